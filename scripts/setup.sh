@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs every Debian package the toolchain needs to build and test.
+# Idempotent and quiet when everything is already there.
+set -euo pipefail
+
+PACKAGES=(
+  cmake ninja-build ccache pkg-config g++ git
+  libmlir-19-dev mlir-19-tools llvm-19-dev llvm-19-tools clang-19 lld-19 libclang-rt-19-dev
+  libsystemc-dev
+  libonnx-dev libprotobuf-dev protobuf-compiler
+  libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libflatbuffers-dev flatbuffers-compiler nlohmann-json3-dev zlib1g-dev
+  libonnx-testdata python3 python3-onnx python3-numpy
+  nodejs npm
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
