@@ -75,8 +75,12 @@ struct LayoutInfo {
 };
 
 const LayoutInfo &layoutInfo(LayoutId id);
-/// All layouts, in Layouts.def order.
+/// All layouts, in Layouts.def order (kNumLayouts of them).
 const LayoutInfo *allLayouts();
+/// True for the short (compressed) encodings: every layout except TIU_long
+/// and the long GDMA layouts (DMA_tensor, DMA_gather, DMA_masked_select).
+/// SYSID and LAR count as short (they are 16 bytes whatever bit 0 says).
+bool isShortForm(LayoutId id);
 
 /// Reads `width` bits at `lsb` of a little-endian word array.
 uint64_t extractBits(const uint64_t *words, unsigned lsb, unsigned width);

@@ -1,0 +1,249 @@
+//===- Bmodel.h - Reading and writing .bmodel files ---------------*- C++
+//-*-===//
+//
+// A .bmodel is a 64-byte header, a FlatBuffer (schema isa/schema/bmodel.fbs)
+// and a binary section holding the coefficients, command streams and the
+// optional firmware blob (bm1684x.md 7.1/7.2). This header exposes the file as
+// plain C++ structs with every field Sophgo's runtime needs for static
+// networks (bm1684x.md 7.3); the FlatBuffers types stay inside Bmodel.cpp.
+//
+// The reader validates everything it reads and throws tpu::Error naming the
+// file, the byte offset and the problem. The writer fills the fields that are
+// derived from others (check_code, cmd_byte sizes, a default subnet, ...),
+// de-duplicates identical blobs and checks every command stream before
+// writing, so it never produces a file the reader rejects.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPU_ISA_BMODEL_H
+#define TPU_ISA_BMODEL_H
+
+#include "tpu/isa/Types.h"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tpu::isa::bmodel {
+
+/// Header constants (bm1684x.md 7.1).
+constexpr uint32_t kMagic = 0xFF55AAEE;
+/// The magic of the older bmtap2 toolchain's files, recognised only to say so.
+constexpr uint32_t kLegacyMagic = 0xFF55AAFF;
+constexpr uint32_t kHeaderSize = 64;
+/// Byte offsets of the header words.
+constexpr size_t kMagicOffset = 0;
+constexpr size_t kHeaderSizeOffset = 4;
+constexpr size_t kFlatbuffersSizeOffset = 8;
+constexpr size_t kBinarySizeOffset = 12;
+constexpr size_t kReservedOffset = 16;
+
+/// What our writer puts into Model.type / Model.chip by default.
+constexpr const char *kModelType = "B";
+constexpr const char *kChipName = "BM1684X";
+/// Another name Sophgo's runtime accepts for the same chip (bm1684x.md 7.4).
+constexpr const char *kChipAlias = "BM1686";
+/// Model.version: Sophgo's tools write "2.2+" followed by the compiler
+/// version; we keep the prefix and name our toolchain after it.
+constexpr const char *kDefaultVersion = "2.2+tpu-open";
+/// File name tpu-mlir gives the firmware blob (bm1684x.md 7.3).
+constexpr const char *kKernelModuleName = "libbm1684x_kernel_module.so";
+
+/// Tensor.mem_type bits.
+constexpr uint32_t kMemTypeTpu = 1u << 0;
+constexpr uint32_t kMemTypeCpu = 1u << 1;
+
+/// Tensor.hidden values tpu-mlir writes.
+constexpr int32_t kHiddenInner = 0;
+constexpr int32_t kHiddenInput = 1;
+constexpr int32_t kHiddenOutput = 2;
+
+/// SubNet.subnet_mode values.
+constexpr int32_t kSubnetTpu = 0;
+constexpr int32_t kSubnetCpu = 1;
+constexpr int32_t kSubnetMerge = 2;
+constexpr int32_t kSubnetSwitch = 3;
+
+/// Size of CoeffMem.check_code (a SHA-256 digest).
+constexpr size_t kCheckCodeSize = 32;
+
+/// A tensor of a net or subnet (schema table Tensor).
+struct Tensor {
+  std::string name;
+  DataType dataType = DataType::F32;
+  /// STORE_MODE_T; BM1684X uses 0 (1N).
+  int32_t gmemStmode = 0;
+  /// Compile-time DDR address.
+  uint64_t deviceAddr = 0;
+  /// Bytes in DDR.
+  uint64_t size = 0;
+  /// One shape per stage; static nets have exactly one.
+  std::vector<std::vector<uint64_t>> shapes;
+  uint32_t memType = kMemTypeTpu;
+  float scale = 1.0f;
+  int32_t zeroPoint = 0;
+  /// kHiddenInput / kHiddenOutput for net inputs and outputs.
+  int32_t hidden = kHiddenInner;
+  /// Position in the input or output list.
+  int32_t index = 0;
+  uint32_t cpuAddr = 0;
+  uint32_t padH = 0;
+
+  bool operator==(const Tensor &o) const;
+  bool operator!=(const Tensor &o) const { return !(*this == o); }
+};
+
+/// One command group: a TIU ("bdc") and a GDMA stream, each ending with its
+/// end command and zero-padded to a multiple of 128 bytes.
+struct CmdGroup {
+  /// Number of commands in each stream, end command included.
+  uint32_t bdcNum = 0;
+  uint32_t gdmaNum = 0;
+  /// The streams. bdc_cmd_byte / gdma_cmd_byte are their sizes.
+  std::vector<uint8_t> tiu;
+  std::vector<uint8_t> gdma;
+
+  bool operator==(const CmdGroup &o) const;
+  bool operator!=(const CmdGroup &o) const { return !(*this == o); }
+};
+
+/// A subnet of a stage. A static single-device network has one TPU subnet
+/// with id 0 whose groups and IO are those of the stage.
+struct SubNet {
+  int32_t id = 0;
+  int32_t mode = kSubnetTpu;
+  int32_t isDynamic = 0;
+  std::vector<CmdGroup> groups;
+  std::vector<Tensor> inputs;
+  std::vector<Tensor> outputs;
+  /// Empty for the last subnet.
+  std::vector<int32_t> nextSubnetIds;
+
+  bool operator==(const SubNet &o) const;
+  bool operator!=(const SubNet &o) const { return !(*this == o); }
+};
+
+/// One stage of a net (schema table NetParameter).
+struct Stage {
+  std::vector<Tensor> inputs;
+  std::vector<Tensor> outputs;
+  /// Compile-time base address and size of the activation memory.
+  uint64_t ctxAddr = 0;
+  uint64_t ctxSize = 0;
+  /// Per-segment activation sizes. Written as {ctxSize} when empty.
+  std::vector<uint64_t> ctxSizes;
+  /// Compile-time base address of the weights and the weights themselves.
+  uint64_t coeffAddr = 0;
+  std::vector<uint8_t> coeff;
+  /// SHA-256 of `coeff` as stored in the file (filled by the reader; the
+  /// writer always computes it from `coeff` and ignores this member).
+  std::vector<uint8_t> checkCode;
+  /// All command groups of all static TPU subnets, in subnet order.
+  std::vector<CmdGroup> groups;
+  /// Written as one TPU subnet with id 0, the stage's groups and IO when
+  /// empty (see defaultSubnet).
+  std::vector<SubNet> subnets;
+  /// io_alone mode (Net.addrMode 1): address and size of the IO region.
+  uint64_t ioAddr = 0;
+  uint64_t ioSize = 0;
+  int32_t isDynamic = 0;
+  int32_t nDynamic = 0;
+  int32_t hWDynamic = 0;
+  uint32_t cpuMemSize = 0;
+  uint32_t coreNum = 0;
+
+  bool operator==(const Stage &o) const;
+  bool operator!=(const Stage &o) const { return !(*this == o); }
+};
+
+struct Net {
+  std::string name;
+  std::vector<Stage> stages;
+  /// 0 basic, 1 io_alone, 2 io_tag, 3 io_tag_fuse.
+  int32_t addrMode = 0;
+
+  bool operator==(const Net &o) const;
+  bool operator!=(const Net &o) const { return !(*this == o); }
+};
+
+/// Device firmware shipped inside the model (bm1684x.md 7.5).
+struct KernelModule {
+  std::string fileName = kKernelModuleName;
+  std::vector<uint8_t> binary;
+
+  bool operator==(const KernelModule &o) const {
+    return fileName == o.fileName && binary == o.binary;
+  }
+};
+
+struct Model {
+  std::string type = kModelType;
+  std::string version = kDefaultVersion;
+  /// C ctime() text in Sophgo's files; any string is accepted.
+  std::string time;
+  std::string chip = kChipName;
+  std::vector<Net> nets;
+  /// Largest ctx_size over all nets. Written as that maximum when 0.
+  uint64_t neuronSize = 0;
+  uint32_t deviceNum = 1;
+  std::optional<KernelModule> kernelModule;
+  /// 0 coefficients not combined, 1 combined.
+  uint32_t bmodelType = 0;
+
+  bool operator==(const Model &o) const;
+  bool operator!=(const Model &o) const { return !(*this == o); }
+};
+
+/// The subnet the writer adds to a stage that has none: TPU, id 0, the
+/// stage's groups and IO tensors, no successor.
+SubNet defaultSubnet(const Stage &stage);
+
+/// The header fields of a bmodel file.
+struct Header {
+  uint32_t magic = kMagic;
+  uint32_t headerSize = kHeaderSize;
+  uint32_t flatbuffersSize = 0;
+  uint32_t binarySize = 0;
+};
+
+/// Reads and checks the 64-byte header of `data` (see parseModel for the
+/// checks). Throws Error.
+Header parseHeader(const uint8_t *data, size_t size,
+                   const std::string &sourceName);
+
+/// Parses and validates a whole bmodel held in memory. `sourceName` (a path)
+/// starts every error message. Throws Error for a short file, a bad magic, an
+/// encrypted file, sizes past the end of the data, a FlatBuffer that fails
+/// verification or lacks a required field, a Binary range outside the binary
+/// section, a cmd_byte that disagrees with its blob, a command stream that
+/// does not decode or whose command count disagrees with bdc_num/gdma_num,
+/// an unknown data type, a chip other than BM1684X, or a subnet whose id is
+/// not its position. Reading never goes outside [data, data + size).
+Model parseModel(const uint8_t *data, size_t size,
+                 const std::string &sourceName);
+
+/// Reads a file and parses it with parseModel.
+Model readModel(const std::string &path);
+
+/// Builds the bytes of a bmodel file. Throws Error for a model that cannot
+/// be written (no nets, a command stream that does not decode or whose count
+/// disagrees with bdcNum/gdmaNum, a section larger than 4 GiB, ...).
+std::vector<uint8_t> serializeModel(const Model &model);
+
+/// Serializes `model` and writes it to `path` through a temporary file in the
+/// same directory, renamed over `path` only when complete.
+void writeModel(const Model &model, const std::string &path);
+
+/// Writes `bytes` to `path` through a temporary file in the same directory
+/// and a rename, so `path` never holds a partial file. Throws Error.
+void writeFileAtomically(const std::string &path,
+                         const std::vector<uint8_t> &bytes);
+
+/// Reads a whole file. Throws Error naming the path when it cannot.
+std::vector<uint8_t> readFile(const std::string &path);
+
+} // namespace tpu::isa::bmodel
+
+#endif // TPU_ISA_BMODEL_H

@@ -1,0 +1,114 @@
+//===- Numerics.h - BM1684X fixed-point and low-precision math ---*- C++
+//-*-===//
+//
+// The one implementation of the hardware's arithmetic primitives: saturation,
+// shift-and-round in every rounding mode, requantisation (multiplier + shift +
+// zero point), fp16/bf16 conversion. The compiler's reference interpreter and
+// the simulator both call these; nothing else re-implements rounding.
+//
+// Rounding-mode semantics follow bm1684x.md 8.1 (RightShiftRound) and the
+// requantisation formulas follow 8.2. Where the public facts are silent the
+// choice made is documented beside the implementation in Numerics.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPU_ISA_NUMERICS_H
+#define TPU_ISA_NUMERICS_H
+
+#include "tpu/isa/Types.h"
+
+#include <cstdint>
+
+namespace tpu::isa {
+
+//===----------------------------------------------------------------------===//
+// Saturation
+//===----------------------------------------------------------------------===//
+
+/// Clamps \p v to the range of the integer precision \p p (Int4, Int8, Int16
+/// or Int32), signed or unsigned. Throws tpu::Error for a float precision.
+int64_t saturate(int64_t v, Prec p, bool isSigned);
+
+int8_t saturateInt8(int64_t v);
+uint8_t saturateUInt8(int64_t v);
+int16_t saturateInt16(int64_t v);
+uint16_t saturateUInt16(int64_t v);
+int32_t saturateInt32(int64_t v);
+uint32_t saturateUInt32(int64_t v);
+
+/// Lowest / highest value of an integer precision (throws for floats).
+int64_t precMin(Prec p, bool isSigned);
+int64_t precMax(Prec p, bool isSigned);
+
+//===----------------------------------------------------------------------===//
+// Integer rounding and requantisation
+//===----------------------------------------------------------------------===//
+
+/// x / 2^shift rounded per \p mode (bm1684x.md 8.1). For shift <= 0 this is
+/// x * 2^-shift, saturated to the int64 range.
+int64_t rightShiftRound(int64_t x, int shift, RoundMode mode);
+
+/// Rounds \p x to an integer per \p mode (ties per mode), saturating to the
+/// int64 range; NaN gives 0.
+int64_t roundToInt(double x, RoundMode mode);
+
+/// Rounds \p x to an integral value per \p mode; the result stays a float
+/// (NaN and infinities are returned unchanged).
+float roundFloat(float x, RoundMode mode);
+
+/// rightShiftRound(v * multiplier, rshift, mode) with an exact 128-bit
+/// product; the result saturates to the int64 range.
+int64_t applyMultiplierAndRShift(int64_t v, int64_t multiplier, int rshift,
+                                 RoundMode mode);
+
+/// saturate(applyMultiplierAndRShift(v, multiplier, rshift, mode) +
+/// zeroPoint, outPrec, outSigned): the fixed-point requantisation of
+/// bm1684x.md 8.2 / 8.3 (rq1).
+int64_t requantize(int64_t v, int64_t multiplier, int rshift, int64_t zeroPoint,
+                   RoundMode mode, Prec outPrec, bool outSigned);
+
+/// TFLite-style multiply (bm1684x.md 8.2): x' = x << max(shift, 0);
+/// t = sat_int32(rightShiftRound(x' * multiplier, 31, HalfUp)); if shift < 0,
+/// t = rightShiftRound(t, -shift, mode). \p shift is a left shift.
+int32_t multiplyByQuantizedMultiplier(int32_t x, int32_t multiplier, int shift,
+                                      RoundMode mode);
+
+/// Splits \p real into multiplier * 2^(shift - 31) with the multiplier in
+/// [2^30, 2^31) (frexp form of bm1684x.md 8.2). \p shift is a left shift.
+void quantizeMultiplier(double real, int32_t &multiplier, int &shift);
+
+/// Finds multiplier / 2^rshift closest to \p scale with rshift in [-32, 30]
+/// and |multiplier| < 2^(bitwidth-1) - 1 (search form of bm1684x.md 8.2).
+/// On equal error the smallest rshift wins.
+void getScaleAndShift(double scale, int64_t &multiplier, int &rshift,
+                      int bitwidth = 32);
+
+//===----------------------------------------------------------------------===//
+// Floating point
+//===----------------------------------------------------------------------===//
+
+uint32_t floatToBits(float f);
+float bitsToFloat(uint32_t b);
+
+/// fp32 -> IEEE binary16, rounded per \p mode, with subnormals, infinities
+/// and quiet NaNs (sign and top payload bits kept).
+uint16_t fp32ToFp16(float x, RoundMode mode = RoundMode::HalfToEven);
+/// Exact widening of a binary16 pattern (every pattern, NaN payload kept).
+float fp16ToFp32(uint16_t h);
+
+/// fp32 -> bfloat16 rounded per \p mode; subnormals are kept (no flush),
+/// NaN stays a quiet NaN.
+uint16_t fp32ToBf16(float x, RoundMode mode = RoundMode::HalfToEven);
+/// Exact widening: the pattern shifted into the top half of an fp32.
+float bf16ToFp32(uint16_t b);
+
+/// Rounds \p x to fp16 or bf16 (nearest-even) and widens it back; identity
+/// for Fp32. Throws tpu::Error for an integer precision.
+float roundToPrec(float x, Prec p);
+
+/// Rounds \p x to an integer per \p mode and saturates it to the integer
+/// precision \p p; NaN gives 0.
+int64_t floatToInt(float x, Prec p, bool isSigned, RoundMode mode);
+
+} // namespace tpu::isa
+
+#endif // TPU_ISA_NUMERICS_H

@@ -1,0 +1,51 @@
+//===- Sha256.h - SHA-256 digest (FIPS 180-4) --------------------*- C++
+//-*-===//
+//
+// SHA-256 for the bmodel's coefficient `check_code` (bm1684x.md 7.2).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPU_ISA_SHA256_H
+#define TPU_ISA_SHA256_H
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace tpu::isa {
+
+/// Size of a SHA-256 digest in bytes.
+constexpr size_t kSha256DigestSize = 32;
+
+using Sha256Digest = std::array<uint8_t, kSha256DigestSize>;
+
+/// Incremental SHA-256: feed any number of update() calls, then finish().
+class Sha256 {
+public:
+  Sha256();
+  void update(const uint8_t *data, size_t size);
+  /// Pads, returns the digest; the object must not be updated afterwards.
+  Sha256Digest finish();
+
+private:
+  static constexpr size_t kBlockSize = 64;
+  void compress(const uint8_t *block);
+
+  std::array<uint32_t, 8> state;
+  std::array<uint8_t, kBlockSize> buffer;
+  size_t buffered = 0;
+  uint64_t totalBytes = 0;
+};
+
+/// Digest of \p size bytes at \p data.
+Sha256Digest sha256(const uint8_t *data, size_t size);
+
+/// Lower-case hexadecimal of \p size bytes.
+std::string hexString(const uint8_t *data, size_t size);
+inline std::string hexString(const Sha256Digest &digest) {
+  return hexString(digest.data(), digest.size());
+}
+
+} // namespace tpu::isa
+
+#endif // TPU_ISA_SHA256_H

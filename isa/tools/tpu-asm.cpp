@@ -1,0 +1,232 @@
+//===- tpu-asm.cpp - Assemble a JSON program into a bmodel ----------------===//
+//
+// tpu-asm prog.json -o prog.bmodel       a bmodel (see BmodelJson.h for the
+//                                        program format)
+// tpu-asm --raw tiu prog.json -o t.bin   one raw command buffer
+// tpu-dis --json a.bmodel | tpu-asm - -o b.bmodel   rebuild a model
+//
+//===----------------------------------------------------------------------===//
+
+#include "tpu/isa/Bmodel.h"
+#include "tpu/isa/BmodelJson.h"
+#include "tpu/isa/Error.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace tpu;
+using namespace tpu::isa;
+
+namespace {
+
+constexpr const char *kTool = "tpu-asm";
+
+constexpr const char *kUsage =
+    R"(usage: tpu-asm [options] PROGRAM.json -o OUTPUT
+
+Assembles a JSON program into a BM1684X bmodel (or, with --raw, into one raw
+command buffer). PROGRAM may be "-" for standard input; `tpu-dis --json`
+output is a valid program.
+
+A program (one net, one stage, one command group):
+  {"chip": "BM1684X", "net": "add",
+   "inputs":  [{"name": "x", "dtype": "F32", "shape": [1, 64, 4, 4],
+                "device_addr": "0x100100000"}],
+   "outputs": [{"name": "y", "dtype": "F32", "shape": [1, 64, 4, 4],
+                "device_addr": "0x100101000"}],
+   "coeff": {"address": "0x100000000", "data": "0000803f"},
+   "ctx_addr": "0x100100000", "ctx_size": 8192,
+   "tiu":  [{"op": "sAR.add", "cmd_id_dep": 1, "opd1_const": 1,
+             "opd1_addr": "f32:1.0", ...}],
+   "gdma": [{"op": "DMA_tensor.none", ...}]}
+Several groups: "groups": [{"tiu": [...], "gdma": [...]}, ...]; several
+nets or stages: "nets": [{"name": ..., "stages": [{...}]}]. Coefficient bytes
+come from "data" (hex) or "file" (a path relative to the program).
+
+A command is {"op": MNEMONIC, field: value, ...} or tpu-dis's form
+{"layout": ..., "fields": {...}}. Values are integers, "0x.." / "0b.."
+strings, negative numbers (two's complement of the field width) or
+"f32:<float>". A missing cmd_id continues from the previous command.
+bdc_num, gdma_num, cmd_byte sizes, tensor sizes, hidden and index are
+computed.
+
+options:
+  -o FILE          output file (required)
+  --raw ENGINE     write the "tiu" or "gdma" stream of the program's only
+                   command group as a raw buffer instead of a bmodel
+  --no-auto-end    do not append end commands to streams that lack one
+  --time TEXT      the model's time string when the program has none
+                   (default: $SOURCE_DATE_EPOCH, else now, in ctime format)
+  -h, --help       print this help
+)";
+
+struct Options {
+  std::string input;
+  std::string output;
+  std::optional<Engine> raw;
+  bool autoEnd = true;
+  std::optional<std::string> time;
+};
+
+[[noreturn]] void usageError(const std::string &msg) {
+  std::fprintf(stderr, "%s: error: %s\n(see %s --help)\n", kTool, msg.c_str(),
+               kTool);
+  std::exit(1);
+}
+
+Options parseArgs(int argc, char **argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc)
+        usageError(a + " needs an argument");
+      return argv[++i];
+    };
+    if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    } else if (a == "-o") {
+      o.output = value();
+    } else if (a == "--raw") {
+      std::string e = value();
+      if (e == "tiu")
+        o.raw = Engine::Tiu;
+      else if (e == "gdma")
+        o.raw = Engine::Gdma;
+      else
+        usageError("--raw takes \"tiu\" or \"gdma\", not \"" + e + "\"");
+    } else if (a == "--no-auto-end") {
+      o.autoEnd = false;
+    } else if (a == "--time") {
+      o.time = value();
+    } else if (a != "-" && a.size() > 1 && a[0] == '-') {
+      usageError("unknown option " + a);
+    } else {
+      if (!o.input.empty())
+        usageError("give one input");
+      o.input = a;
+    }
+  }
+  if (o.input.empty())
+    usageError("no input program");
+  if (o.output.empty())
+    usageError("no output file (-o)");
+  return o;
+}
+
+/// ctime() text of SOURCE_DATE_EPOCH (reproducible builds) or of now.
+std::string defaultTime() {
+  std::time_t t = std::time(nullptr);
+  if (const char *epoch = std::getenv("SOURCE_DATE_EPOCH")) {
+    char *end = nullptr;
+    long long v = std::strtoll(epoch, &end, 10);
+    if (end != epoch && *end == '\0')
+      t = std::time_t(v);
+  }
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof(buf), "%a %b %e %H:%M:%S %Y", &tm);
+  return buf;
+}
+
+std::string readInput(const std::string &path) {
+  if (path == "-") {
+    std::string text;
+    char buf[1 << 16];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof(buf), stdin)) > 0)
+      text.append(buf, n);
+    if (std::ferror(stdin))
+      throw Error("<stdin>: read error");
+    return text;
+  }
+  std::vector<uint8_t> bytes = bmodel::readFile(path);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+std::string dirOf(const std::string &path) {
+  size_t slash = path.rfind('/');
+  if (path == "-" || slash == std::string::npos)
+    return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+/// True when the document is just one group ({"tiu": [...], ...}).
+bool isBareGroup(const nlohmann::json &doc) {
+  static const char *const kGroupKeys[] = {
+      "tiu", "gdma", "bdc_num", "gdma_num", "bdc_cmd_byte", "gdma_cmd_byte"};
+  for (const auto &item : doc.items())
+    if (std::find(std::begin(kGroupKeys), std::end(kGroupKeys), item.key()) ==
+        std::end(kGroupKeys))
+      return false;
+  return true;
+}
+
+std::vector<uint8_t> assemble(const Options &opts) {
+  std::string name = opts.input == "-" ? "<stdin>" : opts.input;
+  std::string text = readInput(opts.input);
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error &e) {
+    // e.byte is the 1-based position where parsing stopped.
+    throw Error(name + ": invalid JSON at byte " + std::to_string(e.byte) +
+                ": " + e.what());
+  }
+  bmodel::AssembleOptions aopts;
+  aopts.autoEnd = opts.autoEnd;
+  aopts.baseDir = dirOf(opts.input);
+  try {
+    if (opts.raw) {
+      bmodel::CmdGroup group;
+      if (doc.is_object() && isBareGroup(doc)) {
+        group = bmodel::groupFromJson(doc, aopts, "");
+      } else {
+        bmodel::Model m = bmodel::modelFromJson(doc, aopts);
+        size_t count = 0;
+        for (const bmodel::Net &net : m.nets)
+          for (const bmodel::Stage &s : net.stages)
+            for (const bmodel::CmdGroup &g : s.groups) {
+              group = g;
+              ++count;
+            }
+        if (count != 1)
+          throw Error("--raw needs a program with exactly one command group, "
+                      "this one has " +
+                      std::to_string(count));
+      }
+      return *opts.raw == Engine::Tiu ? group.tiu : group.gdma;
+    }
+    bmodel::Model model = bmodel::modelFromJson(doc, aopts);
+    if (!doc.contains("time"))
+      model.time = opts.time ? *opts.time : defaultTime();
+    return bmodel::serializeModel(model);
+  } catch (const Error &e) {
+    throw Error(name + ": " + e.what());
+  }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options opts = parseArgs(argc, argv);
+  try {
+    bmodel::writeFileAtomically(opts.output, assemble(opts));
+  } catch (const Error &e) {
+    std::fprintf(stderr, "%s: error: %s\n", kTool, e.what());
+    return 1;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "%s: error: %s: %s\n", kTool, opts.input.c_str(),
+                 e.what());
+    return 1;
+  }
+  return 0;
+}
