@@ -11,7 +11,6 @@ PACKAGES=(
   libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libflatbuffers-dev flatbuffers-compiler nlohmann-json3-dev zlib1g-dev
   libonnx-testdata python3 python3-onnx python3-numpy
-  nodejs npm
 )
 
 missing=()
@@ -20,6 +19,13 @@ for p in "${PACKAGES[@]}"; do
     missing+=("$p")
   fi
 done
+
+# Node.js runs the ONNX Runtime reference (npm onnxruntime-node). A machine
+# may already carry a newer Node.js with its own npm; only add Debian's when
+# there is none, so that a working installation is never replaced.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  missing+=(nodejs npm)
+fi
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
