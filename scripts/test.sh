@@ -6,6 +6,14 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${BUILD_DIR:-$ROOT/build}"
 
 "$ROOT/scripts/setup.sh"
+# Node packages for the ONNX Runtime reference; 77 = npm unreachable, in which
+# case only the real-model tests skip.
+node_status=0
+"$ROOT/scripts/setup_node.sh" || node_status=$?
+if [ "$node_status" -ne 0 ] && [ "$node_status" -ne 77 ]; then
+  echo "test: scripts/setup_node.sh failed ($node_status)" >&2
+  exit "$node_status"
+fi
 "$ROOT/scripts/build.sh"
 
 start=$(date +%s)

@@ -1,0 +1,188 @@
+//===- KernelBench.cpp - Speed of the functional kernels ------------------===//
+//
+// Full-arithmetic convolution (64 -> 64 channels, 3x3, pad 1, 56x56, the
+// ResNet-18 stage-1 conv) through executeTiu, against Eigen doing the same
+// multiply-accumulates as im2col + GEMM; and commands per second of small
+// AR commands. Items/s of the conv benchmarks are MACs/s.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tpusim/Func.h"
+#include "tpusim/Memory.h"
+
+#include "tpu/isa/Command.h"
+#include "tpu/isa/Numerics.h"
+
+#include <Eigen/Dense>
+#include <benchmark/benchmark.h>
+
+#include <random>
+
+using namespace tpu;
+using namespace tpu::sim;
+
+namespace {
+
+constexpr uint32_t kC = 64, kHW = 56, kK = 3, kPad = 1;
+constexpr uint64_t kMacs = uint64_t(kC) * kC * kHW * kHW * kK * kK;
+constexpr unsigned kLaneShift = 18;
+
+/// One output channel per lane; input at lane 0 offset 0, weights at
+/// 128 KiB, output at 192 KiB... sized per precision below.
+TiuOp convOp(isa::Prec p, uint32_t inOff, uint32_t wOff, uint32_t outOff) {
+  isa::cmd::SConv c;
+  c.cmd_short = 1;
+  c.tsk_typ = 0;
+  c.opd0_prec = uint64_t(p);
+  c.res0_prec = uint64_t(isa::isFloat(p) ? p : isa::Prec::Int32);
+  c.opd0_sign = c.opd1_sign = c.opd2_sign = 1;
+  c.opd0_up_pad = c.opd0_dn_pad = c.opd0_lf_pad = c.opd0_rt_pad = kPad;
+  c.res0_n = 1;
+  c.res0_c = kC;
+  c.res0_h = c.res0_w = kHW;
+  c.opd0_c = kC;
+  c.opd0_h = c.opd0_w = kHW;
+  c.opd1_h = c.opd1_w = kK;
+  c.opd0_addr = inOff;
+  c.opd1_addr = wOff;
+  c.res0_addr = outOff;
+  c.opd2_const = c.opd3_const = 1; // no bias / zero point, pad value 0
+  return decodeTiu(isa::encode(c));
+}
+
+void fillRandom(MachineState &m) {
+  std::mt19937 rng(1);
+  std::uniform_int_distribution<int> d(-20, 20);
+  for (unsigned lane = 0; lane < m.lmem.lanes(); ++lane) {
+    uint8_t *p = m.lmem.at(lane, 0, m.lmem.laneBytes());
+    for (uint64_t i = 0; i < m.lmem.laneBytes(); ++i)
+      p[i] = uint8_t(d(rng));
+  }
+}
+
+void BM_ConvFp32(benchmark::State &state) {
+  MachineState m(isa::ChipParams::bm1684x());
+  // Input 64 ch in 64 lanes: 56*56 fp32 = 12.25 KiB per lane; weights
+  // 64*9 fp32 per lane; output 12.25 KiB per lane. Small random integers
+  // as fp32 bit patterns would be denormals; write real floats.
+  std::mt19937 rng(2);
+  std::uniform_real_distribution<float> d(-1, 1);
+  for (unsigned lane = 0; lane < 64; ++lane) {
+    float *in = reinterpret_cast<float *>(m.lmem.at(lane, 0, 0x4000));
+    for (unsigned i = 0; i < 0x1000; ++i)
+      in[i] = d(rng);
+    float *w = reinterpret_cast<float *>(m.lmem.at(lane, 0x8000, 0x1000));
+    for (unsigned i = 0; i < 0x400; ++i)
+      w[i] = d(rng);
+  }
+  TiuOp op = convOp(isa::Prec::Fp32, 0, 0x8000, 0x10000);
+  for (auto _ : state)
+    executeTiu(op, m);
+  state.SetItemsProcessed(int64_t(state.iterations() * kMacs));
+}
+BENCHMARK(BM_ConvFp32)->Unit(benchmark::kMillisecond);
+
+void BM_ConvInt8(benchmark::State &state) {
+  MachineState m(isa::ChipParams::bm1684x());
+  fillRandom(m);
+  TiuOp op = convOp(isa::Prec::Int8, 0, 0x8000, 0x10000);
+  for (auto _ : state)
+    executeTiu(op, m);
+  state.SetItemsProcessed(int64_t(state.iterations() * kMacs));
+}
+BENCHMARK(BM_ConvInt8)->Unit(benchmark::kMillisecond);
+
+void BM_ConvFp16(benchmark::State &state) {
+  MachineState m(isa::ChipParams::bm1684x());
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> d(-1, 1);
+  for (unsigned lane = 0; lane < 64; ++lane) {
+    uint16_t *p = reinterpret_cast<uint16_t *>(m.lmem.at(lane, 0, 0x10000));
+    for (unsigned i = 0; i < 0x8000; ++i)
+      p[i] = isa::fp32ToFp16(d(rng));
+  }
+  TiuOp op = convOp(isa::Prec::Fp16, 0, 0x8000, 0x10000);
+  for (auto _ : state)
+    executeTiu(op, m);
+  state.SetItemsProcessed(int64_t(state.iterations() * kMacs));
+}
+BENCHMARK(BM_ConvFp16)->Unit(benchmark::kMillisecond);
+
+/// The same convolution as im2col + GEMM in Eigen (scalar type T).
+template <typename T> void eigenConv(benchmark::State &state) {
+  using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  std::mt19937 rng(4);
+  std::uniform_int_distribution<int> d(-20, 20);
+  const int pw = kHW + 2 * kPad;
+  Mat in(kC, pw * pw), w(kC, kC * kK * kK), cols(kC * kK * kK, kHW * kHW),
+      out(kC, kHW * kHW);
+  for (Eigen::Index i = 0; i < in.size(); ++i)
+    in.data()[i] = T(d(rng));
+  for (Eigen::Index i = 0; i < w.size(); ++i)
+    w.data()[i] = T(d(rng));
+  for (auto _ : state) {
+    for (uint32_t c = 0; c < kC; ++c)
+      for (uint32_t ky = 0; ky < kK; ++ky)
+        for (uint32_t kx = 0; kx < kK; ++kx) {
+          T *dst = cols.row((c * kK + ky) * kK + kx).data();
+          for (uint32_t y = 0; y < kHW; ++y)
+            for (uint32_t x = 0; x < kHW; ++x)
+              dst[y * kHW + x] = in(c, (y + ky) * pw + x + kx);
+        }
+    out.noalias() = w * cols;
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(int64_t(state.iterations() * kMacs));
+}
+
+void BM_EigenConvFp32(benchmark::State &state) { eigenConv<float>(state); }
+BENCHMARK(BM_EigenConvFp32)->Unit(benchmark::kMillisecond);
+
+void BM_EigenConvInt32(benchmark::State &state) { eigenConv<int32_t>(state); }
+BENCHMARK(BM_EigenConvInt32)->Unit(benchmark::kMillisecond);
+
+/// Small AR commands (1 x 64 x 8 x 8 fp32 add): decoded once, executed.
+void BM_ArAddSmall(benchmark::State &state) {
+  MachineState m(isa::ChipParams::bm1684x());
+  isa::cmd::SAR c;
+  c.cmd_short = 1;
+  c.tsk_typ = 3;
+  c.tsk_eu_typ = 2;
+  c.tsk_opd_num = 2;
+  c.res0_prec = c.opd0_prec = c.opd1_prec = uint64_t(isa::Prec::Fp32);
+  c.opd0_sign = c.opd1_sign = 1;
+  c.res0_n = 1;
+  c.res0_c = 64;
+  c.res0_h = c.res0_w = 8;
+  c.opd1_addr = 0x1000;
+  c.res0_addr = 0x2000;
+  TiuOp op = decodeTiu(isa::encode(c));
+  for (auto _ : state)
+    executeTiu(op, m);
+  state.SetItemsProcessed(int64_t(state.iterations()));
+}
+BENCHMARK(BM_ArAddSmall);
+
+/// The same with decoding from raw bits every time (what a stream runner
+/// does per command).
+void BM_ArAddSmallDecode(benchmark::State &state) {
+  MachineState m(isa::ChipParams::bm1684x());
+  isa::cmd::SAR c;
+  c.cmd_short = 1;
+  c.tsk_typ = 3;
+  c.tsk_eu_typ = 2;
+  c.tsk_opd_num = 2;
+  c.res0_prec = c.opd0_prec = c.opd1_prec = uint64_t(isa::Prec::Int8);
+  c.res0_n = 1;
+  c.res0_c = 64;
+  c.res0_h = c.res0_w = 8;
+  c.opd1_addr = 0x1000;
+  c.res0_addr = 0x2000;
+  isa::RawCommand raw = isa::encode(c);
+  for (auto _ : state)
+    executeTiu(decodeTiu(raw), m);
+  state.SetItemsProcessed(int64_t(state.iterations()));
+}
+BENCHMARK(BM_ArAddSmallDecode);
+
+} // namespace

@@ -1,0 +1,72 @@
+//===- Runner.h - Running a whole bmodel on the simulator ---------*- C++
+//-*-===//
+//
+// What `tpusim run` does, as a library: check that a bmodel is for the
+// simulated chip, place its coefficients and the inputs at the addresses the
+// bmodel gives, run every command group of the net in order and read the
+// outputs back.
+//
+// Input conversion (npz -> tensor data type):
+//  - float tensors (F32, F16, BF16) take any numeric array, converted with
+//    isa numerics (round to nearest even);
+//  - integer tensors take integer arrays whose values fit (an error names the
+//    tensor otherwise), or float arrays, quantised as
+//    saturate(round_half_away(x * scale + zero_point)) with the tensor's
+//    `scale` and `zero_point` (tpu-mlir stores 1/scale for net inputs, so
+//    this divides by the real scale; its model runner rounds the same way).
+// Outputs are written as float32 for float tensors and in their own integer
+// type otherwise (INT4/UINT4 unpacked to int8/uint8), under the tensor names.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPUSIM_RUNNER_H
+#define TPUSIM_RUNNER_H
+
+#include "tpu/isa/Bmodel.h"
+#include "tpu/isa/Npz.h"
+#include "tpusim/Simulator.h"
+
+#include <memory>
+#include <string>
+
+namespace tpu::sim {
+
+class ModelRunner {
+public:
+  /// Picks net `netName` (the first net when empty) and its first stage,
+  /// checks the model's chip against `cfg.chip.name` (or Sophgo's alias for
+  /// it) and that every net is static TPU work, and loads the coefficients.
+  /// `model` must outlive the runner. Throws Error.
+  ModelRunner(const isa::bmodel::Model &model, const SimConfig &cfg,
+              SimMode mode, const std::string &netName = "");
+
+  const isa::bmodel::Net &net() const { return *net_; }
+  const isa::bmodel::Stage &stage() const { return *stage_; }
+
+  /// Converts and places every input tensor. Throws Error naming an input
+  /// that is missing from `inputs`, whose shape differs, or whose values do
+  /// not fit the tensor's type.
+  void setInputs(const npz::Npz &inputs);
+  /// Runs every command group of the stage in order. Throws SimError.
+  void run();
+  /// The output tensors as numpy arrays (see the file comment).
+  npz::Npz outputs() const;
+
+  Simulator &simulator() { return *sim_; }
+  const Simulator &simulator() const { return *sim_; }
+
+private:
+  const isa::bmodel::Net *net_ = nullptr;
+  const isa::bmodel::Stage *stage_ = nullptr;
+  std::unique_ptr<Simulator> sim_;
+};
+
+/// Writes `array` into global memory as tensor `t` (conversion as above);
+/// `source` names the npz in messages.
+void writeTensor(GlobalMemory &gmem, const isa::bmodel::Tensor &t,
+                 const npz::Array &array, const std::string &source);
+/// Reads tensor `t` from global memory as a numpy array.
+npz::Array readTensor(const GlobalMemory &gmem, const isa::bmodel::Tensor &t);
+
+} // namespace tpu::sim
+
+#endif // TPUSIM_RUNNER_H

@@ -1,0 +1,102 @@
+//===- Timing.h - Cycle cost of one command -----------------------*- C++
+//-*-===//
+//
+// The cost formulas of the timing model, as plain functions of a command's
+// work description (Func.h: TiuWork / GdmaWork) and the configuration. They
+// know nothing about SystemC: the engines in lib/model add what depends on
+// other units (waiting for ids, the shared DDR channel). Every constant comes
+// from SimConfig; simulator/docs/timing.md derives each formula.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPUSIM_TIMING_H
+#define TPUSIM_TIMING_H
+
+#include "tpusim/Config.h"
+#include "tpusim/Func.h"
+
+#include <cstdint>
+
+namespace tpu::sim {
+
+/// Which part of the TIU a command occupies.
+enum class TiuUnit : uint8_t {
+  Cube,   ///< conv / matmul: reduces input channels in the cube.
+  Vector, ///< everything else that computes: EU_NUM elements per step.
+  System, ///< SYS commands (end, nop).
+};
+
+/// Local-memory banks an operand range covers, [first, last].
+struct BankSpan {
+  uint64_t first = 0, last = 0;
+  bool overlaps(const BankSpan &o) const {
+    return first <= o.last && o.first <= last;
+  }
+};
+
+/// Banks of the lane bytes [offset, offset + bytes) (bytes > 0).
+BankSpan bankSpan(const isa::ChipParams &chip, uint64_t offset, uint64_t bytes);
+
+/// Number of (read, write) operand pairs of `work` whose bank spans overlap.
+unsigned bankConflictPairs(const TiuWork &work, const isa::ChipParams &chip);
+
+/// Cost of one TIU command in TIU cycles.
+struct TiuCost {
+  TiuUnit unit = TiuUnit::System;
+  /// Fixed part: tiu.cube_startup, tiu.eu_startup or tiu.sys_cycles.
+  uint64_t startupCycles = 0;
+  /// Steps through the cube or the EU (grows with the data).
+  uint64_t streamCycles = 0;
+  /// Extra cycles for reading and writing one bank (0 without conflict).
+  uint64_t conflictCycles = 0;
+  unsigned conflictPairs = 0;
+  /// Multiply-accumulates and the cube's peak for the command's precision
+  /// (0 for non-cube commands), for MAC utilisation.
+  uint64_t macs = 0;
+  uint64_t peakMacsPerCycle = 0;
+
+  uint64_t cycles() const {
+    return startupCycles + streamCycles + conflictCycles;
+  }
+};
+
+/// Cost of a TIU command whose work is `work`:
+///  - cube (work.cubeIcPerStep > 0):
+///      ic     = macs / (outputElements * kernelElements)
+///      stream = ceil(elementsPerLane / cubePixels(prec)) * kernelElements
+///               * ceil(ic / cubeIcPerStep)
+///      startup = tiu.cube_startup
+///  - vector: stream = ceil(ceil(elementsPerLane / EU_NUM(prec))
+///               * kernelElements * iterations / tiu.eu_steps_per_cycle),
+///      startup = tiu.eu_startup
+///  - SYS: startup = tiu.sys_cycles, no stream.
+/// A bank conflict adds ceil(stream * tiu.bank_conflict_pct / 100).
+TiuCost tiuCost(const TiuOp &op, const TiuWork &work, const SimConfig &cfg);
+
+/// Cost of one GDMA command. The engine's own time is in GDMA cycles; the
+/// DDR part depends on other requesters and is resolved by the DDR channel.
+struct GdmaCost {
+  /// gdma.startup (or gdma.sys_cycles for sys commands).
+  uint64_t startupCycles = 0;
+  /// Beats of the GDMA data path: each contiguous run occupies whole beats
+  /// of gdma.datapath_bytes.
+  uint64_t datapathCycles = 0;
+  /// Bytes of DDR channel time the command occupies: each contiguous run
+  /// rounded up to ddr.burst_bytes, plus ddr.run_switch_bytes per jump
+  /// between runs. 0 when the command does not touch DDR.
+  uint64_t ddrBusBytes = 0;
+  uint64_t ddrReadBytes = 0, ddrWriteBytes = 0;
+  uint64_t payloadBytes = 0;
+
+  bool usesDdr() const { return ddrBusBytes != 0; }
+};
+
+GdmaCost gdmaCost(const GdmaOp &op, const GdmaWork &work, const SimConfig &cfg);
+
+/// ceil(a / b) for b > 0.
+inline uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+/// a rounded up to a multiple of b (b > 0).
+inline uint64_t alignUp(uint64_t a, uint64_t b) { return ceilDiv(a, b) * b; }
+
+} // namespace tpu::sim
+
+#endif // TPUSIM_TIMING_H

@@ -1,0 +1,973 @@
+//===- Arith.cpp - Element-wise TIU families
+//--------------------------------===//
+//
+// AR (incl. the sSEG index generators), CMP, LIN, SFU, RQ&DQ and VC
+// (bm1684x.md 4.2, 4.5, 8.3). Decisions where the public facts are silent are
+// in semantics.md ("Arithmetic", "Compare", "Linear", "SFU", "Requantize").
+//
+// Float arithmetic runs in fp32, one rounding (to nearest even) per
+// operation, then one conversion to the result precision; for fp16/bf16
+// operands this equals correctly rounded arithmetic in that precision.
+// Integer arithmetic runs in int64; non-saturating ops wrap to the result
+// width, saturating ops (and every conversion) saturate.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FuncImpl.h"
+
+#include "tpu/isa/Numerics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+namespace tpu::sim {
+namespace detail {
+
+using isa::Prec;
+using isa::RoundMode;
+
+namespace {
+
+// AR sub-ops (bm1684x.md 4.2).
+enum ArEu : unsigned {
+  kMul = 0,
+  kNot = 1,
+  kAdd = 2,
+  kSub = 3,
+  kMax = 4,
+  kMin = 5,
+  kLogicShift = 6,
+  kAnd = 7,
+  kOr = 8,
+  kXor = 9,
+  kSelGt = 10,
+  kSelEq = 11,
+  kDiv = 12,
+  kSelLt = 13,
+  kCast = 14,
+  kAddSat = 15,
+  kSubSat = 16,
+  kClamp = 17,
+  kMac = 18,
+  kCopy = 19,
+  kMulSat = 20,
+  kArithShift = 21,
+  kRotateShift = 22,
+  kMulDHR = 23,
+  kEuIdxGen = 24,
+  kNpuIdxGen = 25,
+  kAbs = 26,
+  kFSubAbs = 27,
+  kCopyMB = 28,
+  kFirstOne = 29,
+  kFirstZero = 30,
+};
+
+/// Ops whose integer form takes an optional right shift in opd2 when
+/// tsk_opd_num = 3 (semantics.md "Arithmetic").
+bool takesShift(unsigned eu) {
+  return eu == kMul || eu == kAdd || eu == kSub || eu == kMac ||
+         eu == kAddSat || eu == kSubSat || eu == kMulSat;
+}
+
+bool saturates(unsigned eu) {
+  return eu == kAddSat || eu == kSubSat || eu == kMulSat || eu == kMulDHR ||
+         eu == kAbs || eu == kCast || eu == kClamp;
+}
+
+bool isFloatOp(unsigned eu) {
+  switch (eu) {
+  case kMul:
+  case kAdd:
+  case kSub:
+  case kMax:
+  case kMin:
+  case kSelGt:
+  case kSelEq:
+  case kSelLt:
+  case kDiv:
+  case kCast:
+  case kClamp:
+  case kMac:
+  case kCopy:
+  case kAbs:
+  case kFSubAbs:
+  case kCopyMB:
+    return true;
+  default:
+    return false;
+  }
+}
+
+bool isUnary(unsigned eu) {
+  return eu == kNot || eu == kCast || eu == kCopy || eu == kAbs ||
+         eu == kCopyMB || eu == kFirstOne || eu == kFirstZero || eu == kClamp;
+}
+
+/// A source operand of an element-wise op: a tensor (broadcast along the
+/// dimensions whose size is 1), an immediate, or absent.
+struct Source {
+  bool present = false;
+  bool isConst = false;
+  Immediate imm;
+  std::unique_ptr<OperandView> view;
+  Shape4 shape{1, 1, 1, 1};
+
+  ElemType type() const { return isConst ? imm.type : view->type(); }
+  void clampIdx(uint32_t &n, uint32_t &c, uint32_t &h, uint32_t &w) const {
+    if (shape.n == 1)
+      n = 0;
+    if (shape.c == 1)
+      c = 0;
+    if (shape.h == 1)
+      h = 0;
+    if (shape.w == 1)
+      w = 0;
+  }
+  int64_t i(uint32_t n, uint32_t c, uint32_t h, uint32_t w) const {
+    if (isConst)
+      return imm.asInt();
+    clampIdx(n, c, h, w);
+    return view->getInt(n, c, h, w);
+  }
+  float f(uint32_t n, uint32_t c, uint32_t h, uint32_t w) const {
+    if (isConst)
+      return imm.asFloat();
+    clampIdx(n, c, h, w);
+    return view->getFloat(n, c, h, w);
+  }
+  double d(uint32_t n, uint32_t c, uint32_t h, uint32_t w) const {
+    if (isConst)
+      return isa::isFloat(imm.type.prec) ? double(imm.asFloat())
+                                         : double(imm.asInt());
+    clampIdx(n, c, h, w);
+    return view->get(n, c, h, w);
+  }
+  /// Row (n, c, h) of `width` elements, broadcast where the shape is 1.
+  void rowF(uint32_t n, uint32_t c, uint32_t h, uint32_t width,
+            float *out) const {
+    if (isConst) {
+      std::fill_n(out, width, imm.asFloat());
+      return;
+    }
+    uint32_t w0 = 0;
+    clampIdx(n, c, h, w0);
+    if (shape.w == 1)
+      std::fill_n(out, width, view->getFloat(n, c, h, 0));
+    else
+      view->rowFloat(n, c, h, out, width);
+  }
+  void rowI(uint32_t n, uint32_t c, uint32_t h, uint32_t width,
+            int64_t *out) const {
+    if (isConst) {
+      std::fill_n(out, width, imm.asInt());
+      return;
+    }
+    uint32_t w0 = 0;
+    clampIdx(n, c, h, w0);
+    if (shape.w == 1)
+      std::fill_n(out, width, view->getInt(n, c, h, 0));
+    else
+      view->rowInt(n, c, h, out, width);
+  }
+  uint64_t bits(uint32_t n, uint32_t c, uint32_t h, uint32_t w) const {
+    if (isConst)
+      return imm.bits;
+    clampIdx(n, c, h, w);
+    return view->bits(n, c, h, w);
+  }
+};
+
+Source makeSource(const TiuOp &op, const MachineState &m,
+                  const LaneGeometry &geo, Opd which, bool isConst,
+                  uint64_t addr, ElemType type, Shape4 shape, unsigned str,
+                  const char *what) {
+  Source s;
+  s.present = true;
+  s.isConst = isConst;
+  s.shape = shape;
+  if (isConst) {
+    s.imm = Immediate{type, addr};
+    return s;
+  }
+  LocalTensor t = tiuTensor(op, geo, which, addr, type, shape, str);
+  s.view = std::make_unique<OperandView>(m, t, what, op);
+  return s;
+}
+
+/// Operand dims of a long AR command: 0 means "as the result"; short forms
+/// were filled with the result dims by decodeTiu.
+Shape4 opdShape(uint64_t n, uint64_t c, uint64_t h, uint64_t w,
+                const Shape4 &res) {
+  auto pick = [](uint64_t v, uint32_t r) { return v == 0 ? r : uint32_t(v); };
+  return {pick(n, res.n), pick(c, res.c), pick(h, res.h), pick(w, res.w)};
+}
+
+template <typename Fn>
+void forEachElement(const Shape4 &s, const ResultView &out, Fn fn) {
+  for (uint32_t n = 0; n < s.n; ++n)
+    for (uint32_t c = 0; c < s.c; ++c) {
+      if (!out.enabled(c))
+        continue;
+      for (uint32_t h = 0; h < s.h; ++h)
+        for (uint32_t w = 0; w < s.w; ++w)
+          fn(n, c, h, w);
+    }
+}
+
+template <typename Fn>
+void forEachRow(const Shape4 &s, const ResultView &out, Fn fn) {
+  for (uint32_t n = 0; n < s.n; ++n)
+    for (uint32_t c = 0; c < s.c; ++c) {
+      if (!out.enabled(c))
+        continue;
+      for (uint32_t h = 0; h < s.h; ++h)
+        fn(n, c, h);
+    }
+}
+
+/// Integer element operation shared by AR and VC. `c` is the third operand
+/// (shift / select value), `hasC` whether it is used.
+int64_t intElement(const TiuOp &op, unsigned eu, int64_t a, int64_t b,
+                   int64_t c, bool hasC, ElemType ta, RoundMode mode) {
+  unsigned wa = isa::precBits(ta.prec);
+  uint64_t ua = wrapBits(a, wa);
+  auto shiftAmount = [](int64_t s) {
+    return int(std::clamp<int64_t>(s, -64, 64));
+  };
+  switch (eu) {
+  case kMul:
+  case kMulSat:
+    return hasC ? isa::rightShiftRound(a * b, shiftAmount(c), mode) : a * b;
+  case kAdd:
+  case kAddSat:
+    return hasC ? isa::rightShiftRound(a + b, shiftAmount(c), mode) : a + b;
+  case kSub:
+  case kSubSat:
+    return hasC ? isa::rightShiftRound(a - b, shiftAmount(c), mode) : a - b;
+  case kMax:
+    return std::max(a, b);
+  case kMin:
+    return std::min(a, b);
+  case kNot:
+    return int64_t(~ua);
+  case kAnd:
+    return int64_t(ua & wrapBits(b, wa));
+  case kOr:
+    return int64_t(ua | wrapBits(b, wa));
+  case kXor:
+    return int64_t(ua ^ wrapBits(b, wa));
+  case kLogicShift: {
+    int s = shiftAmount(b);
+    if (s >= int(wa) || -s >= int(wa))
+      return 0;
+    return s >= 0 ? int64_t(wrapBits(int64_t(ua << s), wa)) : int64_t(ua >> -s);
+  }
+  case kArithShift: {
+    int s = shiftAmount(b);
+    if (s >= 0)
+      return s >= 63 ? 0 : int64_t(uint64_t(a) << s);
+    return isa::rightShiftRound(a, -s, mode);
+  }
+  case kRotateShift: {
+    int s = int(((b % int64_t(wa)) + wa) % wa);
+    if (s == 0)
+      return int64_t(ua);
+    return int64_t(wrapBits(int64_t((ua << s) | (ua >> (wa - s))), wa));
+  }
+  case kMulDHR: {
+    int s = hasC ? shiftAmount(c) : int(wa) - 1;
+    return isa::rightShiftRound(a * b, s, mode);
+  }
+  case kAbs:
+    return a < 0 ? -a : a;
+  case kFSubAbs:
+    return a > b ? a - b : b - a;
+  case kFirstOne:
+  case kFirstZero: {
+    uint64_t v = eu == kFirstOne ? ua : wrapBits(int64_t(~ua), wa);
+    for (unsigned i = 0; i < wa; ++i)
+      if ((v >> i) & 1)
+        return i;
+    return wa;
+  }
+  default:
+    failOp(op, "sub-op " + std::to_string(eu) + " has no integer form");
+  }
+}
+
+float floatElement(const TiuOp &op, unsigned eu, float a, float b) {
+  switch (eu) {
+  case kMul:
+    return a * b;
+  case kAdd:
+    return a + b;
+  case kSub:
+    return a - b;
+  case kMax:
+    return std::isnan(a) || std::isnan(b)
+               ? std::numeric_limits<float>::quiet_NaN()
+               : std::max(a, b);
+  case kMin:
+    return std::isnan(a) || std::isnan(b)
+               ? std::numeric_limits<float>::quiet_NaN()
+               : std::min(a, b);
+  case kDiv:
+    return a / b;
+  case kAbs:
+    return std::fabs(a);
+  case kFSubAbs:
+    return std::fabs(a - b);
+  default:
+    failOp(op, "sub-op " + std::to_string(eu) + " has no float form");
+  }
+}
+
+bool compareHolds(unsigned eu, double a, double b) {
+  switch (eu) {
+  case kSelGt:
+    return a > b;
+  case kSelEq:
+    return a == b;
+  default:
+    return a < b;
+  }
+}
+
+/// Stores an integer result: wrapped to the result width unless the op
+/// saturates (then storeInt saturates).
+void storeIntResult(const ResultView &out, bool sat, uint32_t n, uint32_t c,
+                    uint32_t h, uint32_t w, int64_t v) {
+  ElemType rt = out.type();
+  if (!sat && !isa::isFloat(rt.prec)) {
+    unsigned bits = isa::precBits(rt.prec);
+    out.setBits(n, c, h, w, wrapBits(v, bits));
+    return;
+  }
+  out.setInt(n, c, h, w, v);
+}
+
+//===----------------------------------------------------------------------===//
+// AR
+//===----------------------------------------------------------------------===//
+
+void execIndexGen(const TiuOp &op, MachineState &m) {
+  const isa::cmd::TiuLong &f = op.f;
+  LaneGeometry geo(m.chip);
+  Prec resPrec = precOf(op, f.res0_prec, "res0_prec");
+  Shape4 s{uint32_t(std::max<uint64_t>(f.res0_n, 1)), uint32_t(f.res0_c),
+           uint32_t(std::max<uint64_t>(f.res0_h, 1)), uint32_t(f.res0_w)};
+  LocalTensor t = tiuTensor(op, geo, Opd::Res0, f.res0_addr, {resPrec, false},
+                            s, unsigned(f.res0_str));
+  ResultView out(m, t, "result (res0)", op, tiuLaneMask(op, geo));
+  unsigned eun = geo.euNum(resPrec);
+  forEachElement(s, out, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
+    int64_t v = op.eu == kEuIdxGen ? int64_t((uint64_t(h) * s.w + w) % eun)
+                                   : int64_t(out.lane(c));
+    out.setInt(n, c, h, w, v);
+  });
+}
+
+} // namespace
+
+void execAR(const TiuOp &op, MachineState &m) {
+  const isa::cmd::TiuLong &f = op.f;
+  unsigned eu = op.eu;
+  if (eu == kEuIdxGen || eu == kNpuIdxGen) {
+    execIndexGen(op, m);
+    return;
+  }
+  if (eu > kFirstZero)
+    failOp(op, "AR sub-op " + std::to_string(eu) + " does not exist");
+  LaneGeometry geo(m.chip);
+  const TiuOp &name = op;
+  Shape4 rs{uint32_t(f.res0_n), uint32_t(f.res0_c), uint32_t(f.res0_h),
+            uint32_t(f.res0_w)};
+  Prec p0 = precOf(op, f.opd0_prec, "opd0_prec");
+  Prec p1 = precOf(op, f.opd1_prec, "opd1_prec");
+  Prec p2 = precOf(op, f.opd2_prec, "opd2_prec");
+  Prec pr = precOf(op, f.res0_prec, "res0_prec");
+  bool unary = isUnary(eu);
+  unsigned opdNum = unsigned(f.tsk_opd_num);
+  bool hasC = (opdNum == 3 && (takesShift(eu) || eu == kMulDHR)) ||
+              eu == kSelGt || eu == kSelEq || eu == kSelLt || eu == kClamp;
+  bool resSigned = eu == kCast ? bool(f.opd2_sign)
+                               : bool(f.opd0_sign || (!unary && f.opd1_sign));
+  ElemType t0{p0, bool(f.opd0_sign)}, t1{p1, bool(f.opd1_sign)},
+      t2{p2, bool(f.opd2_sign)}, tr{pr, resSigned};
+
+  Source a = makeSource(
+      op, m, geo, Opd::Opd0, f.opd0_const, f.opd0_addr, t0,
+      opdShape(eu == kCopyMB ? 1 : f.opd0_n, f.opd0_c, f.opd0_h, f.opd0_w, rs),
+      unsigned(f.opd0_str), "opd0");
+  if (eu == kCopyMB)
+    a.shape.n = 1;
+  Source b;
+  if (!unary)
+    b = makeSource(op, m, geo, Opd::Opd1, f.opd1_const, f.opd1_addr, t1,
+                   opdShape(f.opd1_n, f.opd1_c, f.opd1_h, f.opd1_w, rs),
+                   unsigned(f.opd1_str), "opd1");
+  Source c;
+  if (eu == kClamp) {
+    // (1, C, 1, 2): lower bound then upper bound, per channel.
+    if (f.opd2_const)
+      failOp(op, "clamp needs its per-channel bound pair in local memory");
+    c.present = true;
+    c.shape = {1, rs.c, 1, 2};
+    LocalTensor t;
+    t.addr = uint32_t(f.opd2_addr);
+    t.type = t2;
+    t.shape = c.shape;
+    t.stride = {0, 2, 0, 1};
+    c.view = std::make_unique<OperandView>(m, t, "bounds (opd2)", name);
+  } else if (hasC) {
+    c = makeSource(op, m, geo, Opd::Opd2, f.opd2_const, f.opd2_addr, t2,
+                   {1, rs.c, 1, 1}, unsigned(f.opd2_str), "opd2");
+  }
+  LocalTensor rt =
+      tiuTensor(op, geo, Opd::Res0, f.res0_addr, tr, rs, unsigned(f.res0_str));
+  ResultView out(m, rt, "result (res0)", name, tiuLaneMask(op, geo));
+
+  // Rows of the arithmetic loops: (h, w) merge into one row when every
+  // tensor is contiguous across rows (the common EU-aligned/compact case).
+  auto contiguous = [&](const Source &s) {
+    if (!s.present || s.isConst || (s.shape.h == 1 && s.shape.w == 1))
+      return true;
+    const Stride4 &st = s.view->tensor().stride;
+    return s.shape.h == rs.h && s.shape.w == rs.w &&
+           st.h == int64_t(rs.w) * st.w;
+  };
+  bool merge = contiguous(a) && (unary || contiguous(b)) &&
+               (!hasC || contiguous(c)) &&
+               rt.stride.h == int64_t(rs.w) * rt.stride.w;
+  Shape4 rows = merge ? Shape4{rs.n, rs.c, 1, rs.h * rs.w} : rs;
+
+  bool anyFloat =
+      isa::isFloat(p0) || (!unary && isa::isFloat(p1)) || isa::isFloat(pr);
+  bool allFloat =
+      isa::isFloat(p0) && (unary || isa::isFloat(p1)) && isa::isFloat(pr);
+  RoundMode mode = eu == kDiv ? RoundMode::HalfToEven : roundModeOf(op);
+
+  // Ops that only move or compare values work for every type combination.
+  if (eu == kCast) {
+    forEachElement(rs, out,
+                   [&](uint32_t n, uint32_t ch, uint32_t h, uint32_t w) {
+                     if (isa::isFloat(p0))
+                       out.setFloat(n, ch, h, w, a.f(n, ch, h, w), mode);
+                     else if (isa::isFloat(pr))
+                       out.setFloat(n, ch, h, w, float(a.i(n, ch, h, w)), mode);
+                     else
+                       out.setInt(n, ch, h, w, a.i(n, ch, h, w));
+                   });
+    return;
+  }
+  if (eu == kCopy || eu == kCopyMB) {
+    if (p0 != pr)
+      failOp(op, std::string("copy needs equal operand and result types (") +
+                     isa::precName(p0) + " -> " + isa::precName(pr) +
+                     "); use cast");
+    forEachElement(rs, out,
+                   [&](uint32_t n, uint32_t ch, uint32_t h, uint32_t w) {
+                     out.setBits(n, ch, h, w, a.bits(n, ch, h, w));
+                   });
+    return;
+  }
+  if (eu == kSelGt || eu == kSelEq || eu == kSelLt) {
+    forEachElement(
+        rs, out, [&](uint32_t n, uint32_t ch, uint32_t h, uint32_t w) {
+          bool hit = compareHolds(eu, a.d(n, ch, h, w), b.d(n, ch, h, w));
+          if (isa::isFloat(pr))
+            out.setFloat(n, ch, h, w, hit ? c.f(n, ch, h, w) : 0.0f);
+          else
+            out.setInt(n, ch, h, w, hit ? c.i(n, ch, h, w) : 0);
+        });
+    return;
+  }
+  if (eu == kClamp) {
+    forEachElement(
+        rs, out, [&](uint32_t n, uint32_t ch, uint32_t h, uint32_t w) {
+          if (allFloat) {
+            float lo = c.view->getFloat(0, ch, 0, 0);
+            float hi = c.view->getFloat(0, ch, 0, 1);
+            out.setFloat(n, ch, h, w,
+                         std::min(std::max(a.f(n, ch, h, w), lo), hi));
+          } else {
+            int64_t lo = c.view->getInt(0, ch, 0, 0);
+            int64_t hi = c.view->getInt(0, ch, 0, 1);
+            out.setInt(n, ch, h, w,
+                       std::min(std::max(a.i(n, ch, h, w), lo), hi));
+          }
+        });
+    return;
+  }
+
+  if (anyFloat) {
+    if (!allFloat)
+      failOp(op, std::string("mixes integer and float operands (") +
+                     isa::precName(p0) + ", " +
+                     (unary ? "-" : isa::precName(p1)) + " -> " +
+                     isa::precName(pr) + "); convert with cast first");
+    if (!isFloatOp(eu))
+      failOp(op, "has no float form");
+    // Row by row: one type dispatch per row, plain loops inside.
+    uint32_t width = rows.w;
+    std::vector<float> ra(width), rb(width, 0.0f), rr(width);
+    forEachRow(rows, out, [&](uint32_t n, uint32_t ch, uint32_t h) {
+      a.rowF(n, ch, h, width, ra.data());
+      if (!unary)
+        b.rowF(n, ch, h, width, rb.data());
+      switch (eu) {
+      case kMac:
+        out.rowFloat(n, ch, h, rr.data(), width);
+        for (uint32_t w = 0; w < width; ++w) {
+          float p = ra[w] * rb[w];
+          rr[w] = rr[w] + p;
+        }
+        break;
+      case kMul:
+        for (uint32_t w = 0; w < width; ++w)
+          rr[w] = ra[w] * rb[w];
+        break;
+      case kAdd:
+        for (uint32_t w = 0; w < width; ++w)
+          rr[w] = ra[w] + rb[w];
+        break;
+      case kSub:
+        for (uint32_t w = 0; w < width; ++w)
+          rr[w] = ra[w] - rb[w];
+        break;
+      default:
+        for (uint32_t w = 0; w < width; ++w)
+          rr[w] = floatElement(op, eu, ra[w], rb[w]);
+        break;
+      }
+      out.storeRowFloat(n, ch, h, rr.data(), width);
+    });
+    return;
+  }
+
+  if (p0 == Prec::Int4 && eu != kNot && eu != kAnd && eu != kOr && eu != kXor)
+    failOp(op, "int4 operands are supported by not/and/or/xor and cast only");
+  bool sat = saturates(eu);
+  uint32_t width = rows.w;
+  std::vector<int64_t> ra(width), rb(width, 0), rc(width, 0), rr(width);
+  forEachRow(rows, out, [&](uint32_t n, uint32_t ch, uint32_t h) {
+    a.rowI(n, ch, h, width, ra.data());
+    if (!unary)
+      b.rowI(n, ch, h, width, rb.data());
+    if (hasC)
+      c.rowI(n, ch, h, width, rc.data());
+    bool plain = !hasC;
+    if (eu == kMac) {
+      out.rowInt(n, ch, h, rr.data(), width);
+      for (uint32_t w = 0; w < width; ++w) {
+        int64_t prod = ra[w] * rb[w];
+        if (hasC)
+          prod = isa::rightShiftRound(prod, int(rc[w]), mode);
+        rr[w] += prod;
+      }
+    } else if (plain && (eu == kAdd || eu == kAddSat)) {
+      for (uint32_t w = 0; w < width; ++w)
+        rr[w] = ra[w] + rb[w];
+    } else if (plain && (eu == kSub || eu == kSubSat)) {
+      for (uint32_t w = 0; w < width; ++w)
+        rr[w] = ra[w] - rb[w];
+    } else if (plain && (eu == kMul || eu == kMulSat)) {
+      for (uint32_t w = 0; w < width; ++w)
+        rr[w] = ra[w] * rb[w];
+    } else {
+      for (uint32_t w = 0; w < width; ++w)
+        rr[w] = intElement(op, eu, ra[w], rb[w], rc[w], hasC, t0, mode);
+    }
+    out.storeRowInt(n, ch, h, rr.data(), width, !sat);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// CMP
+//===----------------------------------------------------------------------===//
+
+void execCMP(const TiuOp &op, MachineState &m) {
+  const isa::cmd::TiuLong &f = op.f;
+  constexpr unsigned kGtAndSel = 22, kSelGtC = 23, kSelEqC = 24, kLtAndSel = 25,
+                     kSelLtC = 26;
+  if (op.eu < kGtAndSel || op.eu > kSelLtC)
+    failOp(op, "CMP sub-op " + std::to_string(op.eu) + " does not exist");
+  LaneGeometry geo(m.chip);
+  const TiuOp &name = op;
+  Shape4 rs{uint32_t(f.res0_n), uint32_t(f.res0_c), uint32_t(f.res0_h),
+            uint32_t(f.res0_w)};
+  ElemType t0{precOf(op, f.opd0_prec, "opd0_prec"), bool(f.opd0_sign)};
+  ElemType t2{precOf(op, f.opd2_prec, "opd2_prec"), bool(f.opd2_sign)};
+  Source a = makeSource(op, m, geo, Opd::Opd0, f.opd0_const, f.opd0_addr, t0,
+                        rs, unsigned(f.opd0_str), "opd0");
+  Source b = makeSource(op, m, geo, Opd::Opd1, f.opd1_const, f.opd1_addr, t0,
+                        rs, unsigned(f.opd1_str), "opd1");
+  Source tv = makeSource(op, m, geo, Opd::Opd2, f.opd2_const, f.opd2_addr, t2,
+                         rs, unsigned(f.opd2_str), "true value (opd2)");
+  // opd3 has no layout field: EU-aligned.
+  Source fv;
+  fv.present = true;
+  fv.isConst = f.opd3_const;
+  fv.shape = rs;
+  if (fv.isConst) {
+    fv.imm = Immediate{t2, f.opd3_addr};
+  } else {
+    LocalTensor t = tiuTensor(op, geo, Opd::Opd2, f.opd3_addr, t2, rs, 0);
+    fv.view = std::make_unique<OperandView>(m, t, "false value (opd3)", name);
+  }
+  bool twoResults = op.eu == kGtAndSel || op.eu == kLtAndSel;
+  uint64_t mask = tiuLaneMask(op, geo);
+  LocalTensor r0 = tiuTensor(op, geo, Opd::Res0, f.res0_addr,
+                             twoResults ? t0 : t2, rs, unsigned(f.res0_str));
+  ResultView out0(m, r0, "result (res0)", name, mask);
+  std::unique_ptr<ResultView> out1;
+  if (twoResults) {
+    LocalTensor r1 = tiuTensor(op, geo, Opd::Res0, f.res1_addr, t2, rs, 0);
+    out1 = std::make_unique<ResultView>(m, r1, "result (res1)", name, mask);
+  }
+  forEachElement(rs, out0, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
+    double av = a.d(n, c, h, w), bv = b.d(n, c, h, w);
+    bool hit = op.eu == kGtAndSel || op.eu == kSelGtC ? av > bv
+               : op.eu == kSelEqC                     ? av == bv
+                                                      : av < bv;
+    uint64_t sel = hit ? tv.bits(n, c, h, w) : fv.bits(n, c, h, w);
+    if (twoResults) {
+      // res0 receives the winning comparison operand.
+      bool takeA = op.eu == kGtAndSel ? av >= bv : av <= bv;
+      out0.setBits(n, c, h, w, takeA ? a.bits(n, c, h, w) : b.bits(n, c, h, w));
+      out1->setBits(n, c, h, w, sel);
+    } else {
+      out0.setBits(n, c, h, w, sel);
+    }
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// LIN
+//===----------------------------------------------------------------------===//
+
+void execLIN(const TiuOp &op, MachineState &m) {
+  const isa::cmd::TiuLong &f = op.f;
+  constexpr unsigned kLinMac = 1, kSquareSum = 20, kSquareDiff = 21;
+  if (op.eu != kLinMac && op.eu != kSquareSum && op.eu != kSquareDiff)
+    failOp(op, "LIN sub-op " + std::to_string(op.eu) + " does not exist");
+  LaneGeometry geo(m.chip);
+  const TiuOp &name = op;
+  Shape4 rs{uint32_t(f.res0_n), uint32_t(f.res0_c), uint32_t(f.res0_h),
+            uint32_t(f.res0_w)};
+  Prec pr = precOf(op, f.res0_prec, "res0_prec");
+  Prec p0 = precOf(op, f.opd0_prec, "opd0_prec");
+  Prec p1 = precOf(op, f.opd1_prec, "opd1_prec");
+  Prec p2 = precOf(op, f.opd2_prec, "opd2_prec");
+  if (!isa::isFloat(pr) || !isa::isFloat(p0) || !isa::isFloat(p1) ||
+      (op.eu == kLinMac && !isa::isFloat(p2)))
+    failOp(op, "LIN is float-only (fp32/fp16/bf16)");
+  Source a = makeSource(op, m, geo, Opd::Opd0, false, f.opd0_addr, {p0, true},
+                        rs, unsigned(f.opd0_str), "opd0");
+  Source b =
+      makeSource(op, m, geo, Opd::Opd1, f.opd1_const, f.opd1_addr, {p1, true},
+                 {1, rs.c, 1, 1}, unsigned(f.opd1_str), "opd1");
+  Source c;
+  if (op.eu == kLinMac)
+    c = makeSource(op, m, geo, Opd::Opd2, f.opd2_const, f.opd2_addr, {p2, true},
+                   {1, rs.c, 1, 1}, unsigned(f.opd2_str), "opd2");
+  LocalTensor rt = tiuTensor(op, geo, Opd::Res0, f.res0_addr, {pr, true}, rs,
+                             unsigned(f.res0_str));
+  ResultView out(m, rt, "result (res0)", name, tiuLaneMask(op, geo));
+  forEachElement(rs, out, [&](uint32_t n, uint32_t ch, uint32_t h, uint32_t w) {
+    float x = a.f(n, ch, h, w), y = b.f(n, ch, h, w), v;
+    if (op.eu == kLinMac) {
+      v = x * y;
+      v = v + c.f(n, ch, h, w);
+    } else {
+      float s = op.eu == kSquareSum ? x + y : x - y;
+      v = s * s;
+    }
+    out.setFloat(n, ch, h, w, v);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// SFU
+//===----------------------------------------------------------------------===//
+
+void execSFU(const TiuOp &op, MachineState &m) {
+  const isa::cmd::TiuLong &f = op.f;
+  constexpr unsigned kTaylor4x = 12, kTaylor = 13, kNormalize = 15, kRsqrt = 17;
+  if (op.eu != kTaylor4x && op.eu != kTaylor && op.eu != kNormalize &&
+      op.eu != kRsqrt)
+    failOp(op, "SFU sub-op " + std::to_string(op.eu) + " does not exist");
+  LaneGeometry geo(m.chip);
+  const TiuOp &name = op;
+  Shape4 rs{uint32_t(f.res0_n), uint32_t(f.res0_c), uint32_t(f.res0_h),
+            uint32_t(f.res0_w)};
+  Prec p0 = precOf(op, f.opd0_prec, "opd0_prec");
+  Prec pr = precOf(op, f.res0_prec, "res0_prec");
+  if (!isa::isFloat(p0))
+    failOp(op, "SFU input must be a float type");
+  if (op.eu != kNormalize && !isa::isFloat(pr))
+    failOp(op, "SFU result must be a float type");
+  Source a = makeSource(op, m, geo, Opd::Opd0, false, f.opd0_addr, {p0, true},
+                        rs, unsigned(f.opd0_str), "opd0");
+  LocalTensor rt = tiuTensor(op, geo, Opd::Res0, f.res0_addr, {pr, true}, rs,
+                             unsigned(f.res0_str));
+  ResultView out(m, rt, "result (res0)", name, tiuLaneMask(op, geo));
+
+  if (op.eu == kTaylor || op.eu == kTaylor4x) {
+    uint32_t len = uint32_t(f.opd1_n);
+    if (len == 0)
+      failOp(op, "Taylor table length (opd1_n) is zero");
+    // The table: opd1_n coefficients of the input precision, at the same
+    // offset of every lane (channel stride 0).
+    Prec pt = precOf(op, f.opd1_prec, "opd1_prec");
+    LocalTensor tt;
+    tt.addr = uint32_t(f.opd1_addr);
+    tt.type = {pt, true};
+    tt.shape = {1, rs.c, 1, len};
+    tt.stride = {0, 0, 0, 1};
+    OperandView table(m, tt, "coefficient table (opd1)", name);
+    forEachElement(rs, out,
+                   [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
+                     float x = a.f(n, c, h, w);
+                     // Horner from the highest coefficient: y = (..(k[n-1] x +
+                     // k[n-2]) x ..) + k[0].
+                     float y = table.getFloat(0, c, 0, len - 1);
+                     for (uint32_t i = len - 1; i-- > 0;) {
+                       y = y * x;
+                       y = y + table.getFloat(0, c, 0, i);
+                     }
+                     out.setFloat(n, c, h, w, y);
+                   });
+    return;
+  }
+  if (op.eu == kRsqrt) {
+    forEachElement(rs, out,
+                   [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
+                     double x = double(a.f(n, c, h, w));
+                     out.setFloat(n, c, h, w, float(1.0 / std::sqrt(x)));
+                   });
+    return;
+  }
+  // normalize: x = s * 2^e * m with m in [1, 2). Integer result: e; float
+  // result: s * m (semantics.md "SFU").
+  forEachElement(rs, out, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
+    float x = a.f(n, c, h, w);
+    int e = 0;
+    float frac = std::frexp(x, &e); // x = frac * 2^e, |frac| in [0.5, 1)
+    if (x == 0 || !std::isfinite(x)) {
+      if (isa::isFloat(pr))
+        out.setFloat(n, c, h, w, x);
+      else
+        out.setInt(n, c, h, w, 0);
+      return;
+    }
+    if (isa::isFloat(pr))
+      out.setFloat(n, c, h, w, frac * 2.0f);
+    else
+      out.setInt(n, c, h, w, e - 1);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// RQ&DQ
+//===----------------------------------------------------------------------===//
+
+void execRQDQ(const TiuOp &op, MachineState &m) {
+  const isa::cmd::TiuLong &f = op.f;
+  constexpr unsigned kRq0 = 0, kRq1 = 1, kDq0 = 3, kDq1 = 4;
+  if (op.eu != kRq0 && op.eu != kRq1 && op.eu != kDq0 && op.eu != kDq1)
+    failOp(op, "sub-op " + std::to_string(op.eu) +
+                   " (rq2/dq2) is not supported: its parameters are not "
+                   "public");
+  LaneGeometry geo(m.chip);
+  const TiuOp &name = op;
+  Shape4 rs{uint32_t(f.res0_n), uint32_t(f.res0_c), uint32_t(f.res0_h),
+            uint32_t(f.res0_w)};
+  Prec p0 = precOf(op, f.opd0_prec, "opd0_prec");
+  Prec pr = precOf(op, f.res0_prec, "res0_prec");
+  ElemType t0{p0, bool(f.opd0_sign)};
+  ElemType tr{pr, bool(f.opd2_sign)};
+  bool isDq = op.eu == kDq0 || op.eu == kDq1;
+  bool floatOut = op.eu == kDq0;
+  if (floatOut != isa::isFloat(pr))
+    failOp(op,
+           std::string("result type ") + isa::precName(pr) +
+               (floatOut ? " must be a float type" : " must be an integer"));
+  if ((op.eu == kRq1 || isDq) && isa::isFloat(p0))
+    failOp(op, "input must be an integer type");
+  RoundMode mode = roundModeOf(op);
+  Source a = makeSource(op, m, geo, Opd::Opd0, false, f.opd0_addr, t0, rs,
+                        unsigned(f.opd0_str), "opd0");
+  LocalTensor rt =
+      tiuTensor(op, geo, Opd::Res0, f.res0_addr, tr, rs, unsigned(f.res0_str));
+  ResultView out(m, rt, "result (res0)", name, tiuLaneMask(op, geo));
+
+  // Parameters per channel: one record of int32 words at the start of each
+  // channel slot of a (1, C, 1, 1) EU-aligned tensor (bm1684x.md 8.3).
+  constexpr uint32_t kParamWords = 3;
+  std::unique_ptr<OperandView> params;
+  if (!f.opd1_const) {
+    LocalTensor pt;
+    pt.addr = uint32_t(f.opd1_addr);
+    pt.type = {Prec::Int32, true};
+    pt.shape = {1, rs.c, 1, kParamWords};
+    pt.stride = {0, int64_t(geo.euNum(Prec::Int32)), 0, 1};
+    params = std::make_unique<OperandView>(m, pt, "parameters (opd1)", name);
+  }
+  auto word = [&](uint32_t c, uint32_t i) -> uint32_t {
+    return uint32_t(params->bits(0, c, 0, i));
+  };
+  constexpr unsigned kShiftBits = 8, kHalfBits = 16;
+  for (uint32_t c = 0; c < rs.c; ++c) {
+    if (!out.enabled(c))
+      continue;
+    // Decode this channel's parameters.
+    float scale = 0, offset = 0;
+    int64_t mult = 0, zp = 0;
+    int shift = 0;
+    switch (op.eu) {
+    case kRq0:
+      scale =
+          isa::bitsToFloat(f.opd1_const ? uint32_t(f.opd1_addr) : word(c, 0));
+      offset =
+          isa::bitsToFloat(f.opd1_const ? uint32_t(f.opd2_addr) : word(c, 1));
+      break;
+    case kRq1:
+      if (f.opd1_const) {
+        mult = int32_t(uint32_t(f.opd1_addr));
+        shift = int(int8_t(uint8_t(f.opd2_addr & 0xFF)));
+        uint64_t zpBits = (f.opd2_addr >> kShiftBits) & 0xFFFF;
+        zp = f.opd2_sign ? signExtend(zpBits, kHalfBits) : int64_t(zpBits);
+      } else {
+        mult = int32_t(word(c, 0));
+        shift = int(int32_t(word(c, 1)));
+        zp = int32_t(word(c, 2));
+      }
+      break;
+    case kDq0:
+      if (f.opd1_const) {
+        zp = int32_t(uint32_t(f.opd1_addr));
+        scale = isa::bitsToFloat(uint32_t(f.opd2_addr));
+      } else {
+        zp = int32_t(word(c, 0));
+        scale = isa::bitsToFloat(word(c, 1));
+      }
+      break;
+    case kDq1:
+      if (f.opd1_const) {
+        uint64_t zpBits = f.opd1_addr & 0xFFFF;
+        zp = f.opd0_sign ? signExtend(zpBits, kHalfBits) : int64_t(zpBits);
+        shift = int(signExtend((f.opd1_addr >> kHalfBits) & 0xFFFF, kHalfBits));
+        mult = int32_t(uint32_t(f.opd2_addr));
+      } else {
+        zp = int32_t(word(c, 0));
+        mult = int32_t(word(c, 1));
+        shift = int(int32_t(word(c, 2)));
+      }
+      break;
+    }
+    for (uint32_t n = 0; n < rs.n; ++n)
+      for (uint32_t h = 0; h < rs.h; ++h)
+        for (uint32_t w = 0; w < rs.w; ++w) {
+          switch (op.eu) {
+          case kRq0: {
+            float x = a.f(n, c, h, w);
+            float v = x * scale;
+            v = v + offset;
+            out.setFloat(n, c, h, w, v, mode);
+            break;
+          }
+          case kRq1:
+            // The stored shift is a left shift; negative values shift right
+            // (bm1684x.md 8.2).
+            out.setInt(n, c, h, w,
+                       isa::requantize(a.i(n, c, h, w), mult, -shift, zp, mode,
+                                       pr, tr.isSigned));
+            break;
+          case kDq0: {
+            float v = float(a.i(n, c, h, w) - zp);
+            out.setFloat(n, c, h, w, v * scale);
+            break;
+          }
+          case kDq1:
+            out.setInt(n, c, h, w,
+                       isa::applyMultiplierAndRShift(a.i(n, c, h, w) - zp, mult,
+                                                     -shift, mode));
+            break;
+          }
+        }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// VC
+//===----------------------------------------------------------------------===//
+
+void execVC(const TiuOp &op, MachineState &m) {
+  const isa::cmd::TiuLong &f = op.f;
+  unsigned eu = op.eu;
+  static constexpr unsigned kVcOps[] = {
+      kMul,   kAdd,   kSub, kMax,   kMin,    kAnd,    kOr,     kXor,
+      kSelGt, kSelEq, kDiv, kSelLt, kAddSat, kSubSat, kMulSat, kMulDHR};
+  if (std::find(std::begin(kVcOps), std::end(kVcOps), eu) == std::end(kVcOps))
+    failOp(op, "VC sub-op " + std::to_string(eu) + " does not exist");
+  LaneGeometry geo(m.chip);
+  const TiuOp &name = op;
+  if (f.opd0_c == 0)
+    failOp(op, "opd0_c is zero");
+  uint32_t lenA = uint32_t((f.opd0_c - 1) * f.opd0_w + f.opd1_w);
+  Shape4 rs{lenA, uint32_t(f.res0_c), 1, uint32_t(f.res0_w)};
+  Prec p0 = precOf(op, f.opd0_prec, "opd0_prec");
+  Prec p1 = precOf(op, f.opd1_prec, "opd1_prec");
+  Prec pr = precOf(op, f.res0_prec, "res0_prec");
+  ElemType t0{p0, bool(f.opd0_sign)}, t1{p1, bool(f.opd1_sign)},
+      tr{pr, bool(f.opd0_sign || f.opd1_sign)};
+  LocalTensor at = tiuTensor(op, geo, Opd::Opd0, f.opd0_addr, t0,
+                             {1, uint32_t(f.opd0_c), 1, uint32_t(f.opd0_w)}, 0);
+  OperandView a(m, at, "vector A (opd0)", name);
+  LocalTensor bt =
+      tiuTensor(op, geo, Opd::Opd1, f.opd1_addr, t1, {1, rs.c, 1, rs.w}, 0);
+  OperandView b(m, bt, "vector B (opd1)", name);
+  LocalTensor rt = tiuTensor(op, geo, Opd::Res0, f.res0_addr, tr, rs, 0);
+  ResultView out(m, rt, "result (res0)", name, tiuLaneMask(op, geo));
+  uint32_t aw = uint32_t(f.opd0_w);
+  bool allFloat = isa::isFloat(p0) && isa::isFloat(p1) && isa::isFloat(pr);
+  bool anyFloat = isa::isFloat(p0) || isa::isFloat(p1) || isa::isFloat(pr);
+  if (anyFloat && !allFloat)
+    failOp(op, "mixes integer and float operands");
+  // VC select ops write the true value 1 (no third operand in sVC).
+  RoundMode mode = roundModeOf(op);
+  bool sat = saturates(eu);
+  forEachElement(rs, out, [&](uint32_t i, uint32_t c, uint32_t, uint32_t w) {
+    uint32_t ac = i / aw, awi = i % aw;
+    if (eu == kSelGt || eu == kSelEq || eu == kSelLt) {
+      bool hit = compareHolds(eu, a.get(0, ac, 0, awi), b.get(0, c, 0, w));
+      if (allFloat)
+        out.setFloat(i, c, 0, w, hit ? 1.0f : 0.0f);
+      else
+        out.setInt(i, c, 0, w, hit ? 1 : 0);
+      return;
+    }
+    if (allFloat) {
+      out.setFloat(i, c, 0, w,
+                   floatElement(op, eu, a.getFloat(0, ac, 0, awi),
+                                b.getFloat(0, c, 0, w)));
+      return;
+    }
+    int64_t v = intElement(op, eu, a.getInt(0, ac, 0, awi),
+                           b.getInt(0, c, 0, w), 0, false, t0, mode);
+    storeIntResult(out, sat, i, c, 0, w, v);
+  });
+}
+
+} // namespace detail
+} // namespace tpu::sim

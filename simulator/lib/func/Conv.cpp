@@ -1,0 +1,1005 @@
+//===- Conv.cpp - Convolution, pooling/depthwise and matrix multiply ------===//
+//
+// CONV (bm1684x.md 4.5 sCONV), PorD (sPorD), MM (sMM) and MM2 (sMM2).
+//
+// Every kernel first gathers its operands into dense buffers (zero-insertion
+// and padding materialised, weights converted and rotated), then runs a
+// contiguous inner loop, then writes results with one conversion. Integer
+// paths accumulate in int32 (wrapping modulo 2^32, which realistic shapes
+// never reach); float paths accumulate in fp32 in the order stated in
+// semantics.md "Convolution" (products rounded to fp32, which is exact for
+// fp16/bf16 inputs, no fused multiply-add).
+//
+//===----------------------------------------------------------------------===//
+
+#include "FuncImpl.h"
+
+#include "tpu/isa/Numerics.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <memory>
+
+// The fp32 accumulation order is part of the documented semantics: products
+// are rounded before they are added, so the compiler must not fuse them.
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+#if defined(__x86_64__) && defined(__clang__)
+/// Hot loops get an AVX2 variant chosen at load time (the baseline build
+/// targets plain x86-64).
+#define TPUSIM_HOT __attribute__((target_clones("avx2", "default")))
+#else
+#define TPUSIM_HOT
+#endif
+
+namespace tpu::sim {
+namespace detail {
+
+using isa::Prec;
+using isa::RoundMode;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Geometry
+//===----------------------------------------------------------------------===//
+
+/// Output columns of one register tile of the conv kernel (see convTile).
+constexpr unsigned kOxTile = 16;
+
+struct ConvGeom {
+  uint32_t n, ic, ih, iw, oc, oh, ow, kh, kw;
+  uint32_t sh, sw, dh, dw, insH, insW;
+  uint32_t padT, padL;
+  /// Dense padded input plane (covers every position the outputs read).
+  uint32_t vh, vw;
+};
+
+/// A zero stride field means stride 1 (semantics.md "Convolution").
+uint32_t strideOf(uint64_t field) { return field == 0 ? 1 : uint32_t(field); }
+
+ConvGeom convGeom(const TiuOp &op, uint32_t ic) {
+  const isa::cmd::TiuLong &f = op.f;
+  ConvGeom g{};
+  g.n = uint32_t(f.res0_n);
+  g.ic = ic;
+  g.ih = uint32_t(f.opd0_h);
+  g.iw = uint32_t(f.opd0_w);
+  g.oc = uint32_t(f.res0_c);
+  g.oh = uint32_t(f.res0_h);
+  g.ow = uint32_t(f.res0_w);
+  g.kh = uint32_t(f.opd1_h);
+  g.kw = uint32_t(f.opd1_w);
+  g.sh = strideOf(f.res_op_y_str);
+  g.sw = strideOf(f.res_op_x_str);
+  g.dh = uint32_t(f.opd1_y_ins0) + 1;
+  g.dw = uint32_t(f.opd1_x_ins0) + 1;
+  g.insH = uint32_t(f.opd0_y_ins0);
+  g.insW = uint32_t(f.opd0_x_ins0);
+  g.padT = uint32_t(f.opd0_up_pad);
+  g.padL = uint32_t(f.opd0_lf_pad);
+  if (g.n == 0 || g.ic == 0 || g.ih == 0 || g.iw == 0 || g.oc == 0 ||
+      g.oh == 0 || g.ow == 0 || g.kh == 0 || g.kw == 0)
+    failOp(op, "a dimension is zero (n " + std::to_string(g.n) + ", ic " +
+                   std::to_string(g.ic) + ", ih " + std::to_string(g.ih) +
+                   ", iw " + std::to_string(g.iw) + ", oc " +
+                   std::to_string(g.oc) + ", oh " + std::to_string(g.oh) +
+                   ", ow " + std::to_string(g.ow) + ", kh " +
+                   std::to_string(g.kh) + ", kw " + std::to_string(g.kw) + ")");
+  // Padded extent per the output-size formula of bm1684x.md 4.5, widened to
+  // whatever the stated output size reads (extra positions are padding).
+  uint64_t realH = uint64_t(g.ih - 1) * (g.insH + 1) + 1;
+  uint64_t realW = uint64_t(g.iw - 1) * (g.insW + 1) + 1;
+  uint64_t needH = uint64_t(g.oh - 1) * g.sh + uint64_t(g.kh - 1) * g.dh + 1;
+  // The kernel computes whole tiles of kOxTile columns: widen the plane so
+  // the last tile reads padding instead of running off the end.
+  uint64_t needW =
+      (alignUp(g.ow, kOxTile) - 1) * g.sw + uint64_t(g.kw - 1) * g.dw + 1;
+  g.vh = uint32_t(std::max(g.padT + realH + f.opd0_dn_pad, needH));
+  g.vw = uint32_t(std::max(g.padL + realW + f.opd0_rt_pad, needW));
+  return g;
+}
+
+/// Fills `out` (vh x vw) with one input plane: real elements from `load`,
+/// inserted zeros with `ins`, everything else with `pad`.
+template <typename T, typename Load>
+void buildPlane(const ConvGeom &g, T pad, T ins, Load load, T *out) {
+  std::fill(out, out + size_t(g.vh) * g.vw, pad);
+  uint32_t stepH = g.insH + 1, stepW = g.insW + 1;
+  uint64_t realH = uint64_t(g.ih - 1) * stepH + 1;
+  uint64_t realW = uint64_t(g.iw - 1) * stepW + 1;
+  for (uint64_t vy = 0; vy < realH; ++vy) {
+    T *row = out + (g.padT + vy) * g.vw + g.padL;
+    if (vy % stepH) {
+      std::fill(row, row + realW, ins);
+      continue;
+    }
+    uint32_t iy = uint32_t(vy / stepH);
+    if (stepW == 1) {
+      for (uint32_t ix = 0; ix < g.iw; ++ix)
+        row[ix] = load(iy, ix);
+      continue;
+    }
+    std::fill(row, row + realW, ins);
+    for (uint32_t ix = 0; ix < g.iw; ++ix)
+      row[uint64_t(ix) * stepW] = load(iy, ix);
+  }
+}
+
+/// Output channels of one register tile: 16 columns x 4 channels of fp32
+/// are eight AVX2 registers.
+constexpr unsigned kOcTile = 4;
+
+/// One register tile: out[b][j] for NB output channels and kOxTile output
+/// columns from ox0, summing plane[ic][oy*sh + ky*dh][(ox0+j)*sw + kx*dw] *
+/// w[b][ic][ky][kx] over ic, then ky, then kx (the documented order). T is
+/// float or uint32_t (two's-complement int32 arithmetic without overflow UB).
+/// The plane is wide enough that a full tile never reads past it.
+template <typename T, unsigned NB>
+inline __attribute__((always_inline)) void
+convTile(const T *planes, const T *wts, T *out, uint32_t oy, uint32_t ox0,
+         const ConvGeom &g) {
+  T r[NB][kOxTile] = {};
+  size_t plane = size_t(g.vh) * g.vw;
+  size_t kArea = size_t(g.kh) * g.kw;
+  size_t wPerOc = size_t(g.ic) * kArea;
+  for (uint32_t ic = 0; ic < g.ic; ++ic) {
+    for (uint32_t ky = 0; ky < g.kh; ++ky) {
+      const T *row = planes + ic * plane +
+                     (size_t(oy) * g.sh + size_t(ky) * g.dh) * g.vw +
+                     size_t(ox0) * g.sw;
+      const T *w = wts + ic * kArea + size_t(ky) * g.kw;
+      for (uint32_t kx = 0; kx < g.kw; ++kx) {
+        const T *x = row + size_t(kx) * g.dw;
+        T xv[kOxTile];
+        if (g.sw == 1) {
+          for (unsigned j = 0; j < kOxTile; ++j)
+            xv[j] = x[j];
+        } else {
+          for (unsigned j = 0; j < kOxTile; ++j)
+            xv[j] = x[size_t(j) * g.sw];
+        }
+        for (unsigned b = 0; b < NB; ++b) {
+          T wv = w[b * wPerOc + kx];
+          for (unsigned j = 0; j < kOxTile; ++j)
+            r[b][j] = r[b][j] + wv * xv[j];
+        }
+      }
+    }
+  }
+  for (unsigned b = 0; b < NB; ++b)
+    for (unsigned j = 0; j < kOxTile; ++j)
+      out[b * kOxTile + j] = r[b][j];
+}
+
+/// All tiles of one output row for `nb` (<= kOcTile) channels; `out` is
+/// [nb][ow rounded up to kOxTile].
+template <typename T>
+inline __attribute__((always_inline)) void
+convRowImpl(const T *planes, const T *wts, T *out, unsigned nb, uint32_t oy,
+            const ConvGeom &g) {
+  T tile[kOcTile * kOxTile];
+  size_t owPad = alignUp(g.ow, kOxTile);
+  for (uint32_t ox0 = 0; ox0 < g.ow; ox0 += kOxTile) {
+    switch (nb) {
+    case 4:
+      convTile<T, 4>(planes, wts, tile, oy, ox0, g);
+      break;
+    case 3:
+      convTile<T, 3>(planes, wts, tile, oy, ox0, g);
+      break;
+    case 2:
+      convTile<T, 2>(planes, wts, tile, oy, ox0, g);
+      break;
+    default:
+      convTile<T, 1>(planes, wts, tile, oy, ox0, g);
+      break;
+    }
+    for (unsigned b = 0; b < nb; ++b)
+      std::memcpy(out + b * owPad + ox0, tile + b * kOxTile,
+                  sizeof(T) * kOxTile);
+  }
+}
+
+TPUSIM_HOT void convRow(const float *planes, const float *wts, float *out,
+                        unsigned nb, uint32_t oy, const ConvGeom &g) {
+  convRowImpl(planes, wts, out, nb, oy, g);
+}
+
+TPUSIM_HOT void convRow(const uint32_t *planes, const uint32_t *wts,
+                        uint32_t *out, unsigned nb, uint32_t oy,
+                        const ConvGeom &g) {
+  convRowImpl(planes, wts, out, nb, oy, g);
+}
+
+/// Full convolution of one batch: out[oc][oy][ox].
+template <typename T>
+void convPlanes(const T *planes, const T *wts, T *out, const ConvGeom &g) {
+  size_t wPerOc = size_t(g.ic) * g.kh * g.kw;
+  size_t owPad = alignUp(g.ow, kOxTile);
+  std::vector<T> rows(size_t(kOcTile) * owPad);
+  for (uint32_t oc0 = 0; oc0 < g.oc; oc0 += kOcTile) {
+    unsigned nb = std::min<unsigned>(kOcTile, g.oc - oc0);
+    for (uint32_t oy = 0; oy < g.oh; ++oy) {
+      convRow(planes, wts + oc0 * wPerOc, rows.data(), nb, oy, g);
+      for (unsigned b = 0; b < nb; ++b)
+        std::memcpy(out + (size_t(oc0 + b) * g.oh + oy) * g.ow,
+                    rows.data() + size_t(b) * owPad, sizeof(T) * g.ow);
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Operand helpers
+//===----------------------------------------------------------------------===//
+
+/// (1, C, 1, 1) one value per channel (layout code 2), or an immediate.
+struct PerChannel {
+  bool isConst = false;
+  Immediate imm;
+  std::unique_ptr<OperandView> view;
+
+  int64_t getInt(uint32_t c) const {
+    return isConst ? imm.asInt() : view->getInt(0, c, 0, 0);
+  }
+  float getFloat(uint32_t c) const {
+    return isConst ? imm.asFloat() : view->getFloat(0, c, 0, 0);
+  }
+};
+
+PerChannel perChannel(const TiuOp &op, const MachineState &m,
+                      const LaneGeometry &geo, bool isConst, uint64_t addr,
+                      ElemType type, uint32_t c, const char *what) {
+  PerChannel p;
+  p.isConst = isConst;
+  if (isConst) {
+    p.imm = Immediate{type, addr};
+    return p;
+  }
+  LocalTensor t = tiuTensor(op, geo, Opd::Opd2, addr, type, {1, c, 1, 1}, 2);
+  p.view = std::make_unique<OperandView>(m, t, what, op);
+  return p;
+}
+
+/// Pad / insert value pair per input channel (opd3: (1, C, 1, 2), compact)
+/// or one immediate used for both (semantics.md "Padding values").
+struct PadValues {
+  bool isConst = false;
+  Immediate imm;
+  std::unique_ptr<OperandView> view;
+
+  template <typename T> T pad(uint32_t c, bool asFloat) const {
+    if (asFloat)
+      return T(isConst ? imm.asFloat() : view->getFloat(0, c, 0, 0));
+    return T(isConst ? imm.asInt() : view->getInt(0, c, 0, 0));
+  }
+  template <typename T> T ins(uint32_t c, bool asFloat) const {
+    if (asFloat)
+      return T(isConst ? imm.asFloat() : view->getFloat(0, c, 0, 1));
+    return T(isConst ? imm.asInt() : view->getInt(0, c, 0, 1));
+  }
+};
+
+PadValues padValues(const TiuOp &op, const MachineState &m,
+                    const LaneGeometry &geo, ElemType type, uint32_t c) {
+  PadValues p;
+  p.isConst = op.f.opd3_const != 0;
+  if (p.isConst) {
+    p.imm = Immediate{type, op.f.opd3_addr};
+    return p;
+  }
+  LocalTensor t;
+  t.addr = uint32_t(op.f.opd3_addr);
+  t.type = type;
+  t.shape = {1, c, 1, 2};
+  t.stride = {0, 2, 0, 1};
+  p.view = std::make_unique<OperandView>(m, t, "pad values (opd3)", op);
+  return p;
+}
+
+bool isIntPrec(Prec p) { return !isa::isFloat(p); }
+
+/// Converts an int32 accumulator to the integer result precision, with
+/// optional ReLU.
+int64_t finishInt(int64_t v, bool relu) { return relu && v < 0 ? 0 : v; }
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// CONV
+//===----------------------------------------------------------------------===//
+
+void execConv(const TiuOp &op, MachineState &m) {
+  const isa::cmd::TiuLong &f = op.f;
+  LaneGeometry geo(m.chip);
+  Prec inPrec = precOf(op, f.opd0_prec, "opd0_prec");
+  Prec wPrec = precOf(op, f.opd1_prec, "opd1_prec");
+  Prec resPrec = precOf(op, f.res0_prec, "res0_prec");
+  bool isFloatPath = isa::isFloat(inPrec);
+  if (op.eu > 2)
+    failOp(op, "conv sub-op " + std::to_string(op.eu) + " does not exist");
+  if (isFloatPath) {
+    if (wPrec != inPrec)
+      failOp(op, std::string("float conv needs weights of the input "
+                             "precision, got ") +
+                     isa::precName(inPrec) + " x " + isa::precName(wPrec));
+    if (!isa::isFloat(resPrec))
+      failOp(op, std::string("float conv cannot produce ") +
+                     isa::precName(resPrec));
+    if (op.eu != 0)
+      failOp(op, "the wrq variants are integer-only");
+  } else {
+    if (inPrec != Prec::Int8 || wPrec != Prec::Int8)
+      failOp(op,
+             std::string("integer conv supports int8/uint8 operands, got ") +
+                 isa::precName(inPrec) + " x " + isa::precName(wPrec));
+    if (!isIntPrec(resPrec) || resPrec == Prec::Int4)
+      failOp(op, std::string("integer conv cannot produce ") +
+                     isa::precName(resPrec));
+  }
+
+  ConvGeom g = convGeom(op, uint32_t(f.opd0_c));
+  bool inSigned = f.opd0_sign, wSigned = f.opd1_sign;
+  ElemType inType{inPrec, inSigned};
+  ElemType wType{wPrec, wSigned};
+  bool resSigned = f.opd0_sign || f.opd1_sign || f.opd2_sign;
+  ElemType resType{resPrec, resSigned};
+  const TiuOp &name = op;
+
+  // Views (each checked once against its lane).
+  LocalTensor inT = tiuTensor(op, geo, Opd::Opd0, f.opd0_addr, inType,
+                              {g.n, g.ic, g.ih, g.iw}, unsigned(f.opd0_str));
+  OperandView in(m, inT, "input (opd0)", name);
+  LocalTensor outT = tiuTensor(op, geo, Opd::Res0, f.res0_addr, resType,
+                               {g.n, g.oc, g.oh, g.ow}, unsigned(f.res0_str));
+  ResultView out(m, outT, "result (res0)", name, tiuLaneMask(op, geo));
+
+  // Weights: per output channel one slot of ceil(ic/P) blocks of
+  // [kh][kw][P] (bm1684x.md 3.4), P = IC_PARALLEL of the weight type.
+  uint32_t icp = m.chip.icParallel(wPrec);
+  size_t kArea = size_t(g.kh) * g.kw;
+  uint64_t slotElems = ceilDiv(g.ic, icp) * kArea * icp;
+  std::unique_ptr<OperandView> wView;
+  if (!f.opd1_const) {
+    LocalTensor wT;
+    wT.addr = uint32_t(f.opd1_addr);
+    wT.type = wType;
+    wT.shape = {1, g.oc, 1,
+                uint32_t(std::min<uint64_t>(
+                    slotElems, std::numeric_limits<uint32_t>::max()))};
+    wT.stride = {0, int64_t(slotElems), 0, 1};
+    wView = std::make_unique<OperandView>(m, wT, "weights (opd1)", name);
+  }
+  auto weightIndex = [&](uint32_t ic, uint32_t ky, uint32_t kx) {
+    if (f.kernel_rotate) {
+      ky = g.kh - 1 - ky;
+      kx = g.kw - 1 - kx;
+    }
+    return uint64_t(ic / icp) * kArea * icp + (uint64_t(ky) * g.kw + kx) * icp +
+           ic % icp;
+  };
+  size_t wPerOc = size_t(g.ic) * kArea;
+  size_t planeSize = size_t(g.vh) * g.vw;
+  size_t outPlane = size_t(g.oh) * g.ow;
+  bool resAdd = f.res_add;
+  bool relu = f.relu || op.eu == 2;
+
+  if (isFloatPath) {
+    std::vector<float> wts(size_t(g.oc) * wPerOc);
+    Immediate wImm{wType, f.opd1_addr};
+    for (uint32_t oc = 0; oc < g.oc; ++oc)
+      for (uint32_t ic = 0; ic < g.ic; ++ic)
+        for (uint32_t ky = 0; ky < g.kh; ++ky)
+          for (uint32_t kx = 0; kx < g.kw; ++kx) {
+            float v = f.opd1_const
+                          ? wImm.asFloat()
+                          : loadFloat(wView->laneStart(oc),
+                                      uint64_t(wView->index(0, oc, 0, 0)) +
+                                          weightIndex(ic, ky, kx),
+                                      wType);
+            wts[oc * wPerOc + ic * kArea + ky * g.kw + kx] = v;
+          }
+    Prec biasPrec = precOf(op, f.opd2_prec, "opd2_prec");
+    if (!isa::isFloat(biasPrec))
+      failOp(op, "float conv bias (opd2) must be a float type");
+    PerChannel bias = perChannel(op, m, geo, f.opd2_const, f.opd2_addr,
+                                 {biasPrec, true}, g.oc, "bias (opd2)");
+    PadValues pads = padValues(op, m, geo, inType, g.ic);
+    std::vector<float> planes(size_t(g.ic) * planeSize);
+    std::vector<float> acc(size_t(g.oc) * outPlane);
+    for (uint32_t n = 0; n < g.n; ++n) {
+      for (uint32_t ic = 0; ic < g.ic; ++ic)
+        buildPlane<float>(
+            g, pads.pad<float>(ic, true), pads.ins<float>(ic, true),
+            [&](uint32_t y, uint32_t x) { return in.getFloat(n, ic, y, x); },
+            planes.data() + ic * planeSize);
+      convPlanes<float>(planes.data(), wts.data(), acc.data(), g);
+      for (uint32_t oc = 0; oc < g.oc; ++oc) {
+        if (!out.enabled(oc))
+          continue;
+        float b = bias.getFloat(oc);
+        const float *a = acc.data() + oc * outPlane;
+        for (uint32_t oy = 0; oy < g.oh; ++oy)
+          for (uint32_t ox = 0; ox < g.ow; ++ox) {
+            float v = a[size_t(oy) * g.ow + ox] + b;
+            if (resAdd)
+              v = out.getFloat(n, oc, oy, ox) + v;
+            if (relu && v < 0)
+              v = 0;
+            out.setFloat(n, oc, oy, ox, v);
+          }
+      }
+    }
+    return;
+  }
+
+  // Integer path.
+  RoundMode mode = roundModeOf(op);
+  bool wrq = op.eu != 0;
+  int64_t wrqBias = 0;
+  int wrqShift = 0;
+  PerChannel kzp;
+  if (wrq) {
+    if (!f.opd2_const || !f.opd3_const)
+      failOp(op, "conv.wrq needs immediate opd2 (int16 bias) and opd3 "
+                 "(uint8 shift)");
+    wrqBias = Immediate{{Prec::Int16, bool(f.opd2_sign)}, f.opd2_addr}.asInt();
+    wrqShift = int(f.opd3_addr & 0xFF);
+  } else {
+    kzp = perChannel(op, m, geo, f.opd2_const, f.opd2_addr,
+                     {Prec::Int8, bool(f.opd2_sign)}, g.ic,
+                     "kernel zero point (opd2)");
+  }
+  std::vector<uint32_t> wts(size_t(g.oc) * wPerOc);
+  Immediate wImm{wType, f.opd1_addr};
+  for (uint32_t ic = 0; ic < g.ic; ++ic) {
+    int64_t zp = wrq ? 0 : kzp.getInt(ic);
+    for (uint32_t oc = 0; oc < g.oc; ++oc)
+      for (uint32_t ky = 0; ky < g.kh; ++ky)
+        for (uint32_t kx = 0; kx < g.kw; ++kx) {
+          int64_t v = f.opd1_const
+                          ? wImm.asInt()
+                          : loadInt(wView->laneStart(oc),
+                                    uint64_t(wView->index(0, oc, 0, 0)) +
+                                        weightIndex(ic, ky, kx),
+                                    wType);
+          wts[oc * wPerOc + ic * kArea + ky * g.kw + kx] = uint32_t(v - zp);
+        }
+  }
+  PadValues pads;
+  if (!wrq)
+    pads = padValues(op, m, geo, inType, g.ic);
+  std::vector<uint32_t> planes(size_t(g.ic) * planeSize);
+  std::vector<uint32_t> acc(size_t(g.oc) * outPlane);
+  for (uint32_t n = 0; n < g.n; ++n) {
+    for (uint32_t ic = 0; ic < g.ic; ++ic) {
+      uint32_t padV = wrq ? 0 : uint32_t(pads.pad<int64_t>(ic, false));
+      uint32_t insV = wrq ? 0 : uint32_t(pads.ins<int64_t>(ic, false));
+      buildPlane<uint32_t>(
+          g, padV, insV,
+          [&](uint32_t y, uint32_t x) {
+            return uint32_t(in.getInt(n, ic, y, x));
+          },
+          planes.data() + ic * planeSize);
+    }
+    convPlanes<uint32_t>(planes.data(), wts.data(), acc.data(), g);
+    for (uint32_t oc = 0; oc < g.oc; ++oc) {
+      if (!out.enabled(oc))
+        continue;
+      const uint32_t *a = acc.data() + oc * outPlane;
+      for (uint32_t oy = 0; oy < g.oh; ++oy)
+        for (uint32_t ox = 0; ox < g.ow; ++ox) {
+          int64_t v = int32_t(a[size_t(oy) * g.ow + ox]);
+          if (wrq)
+            v = isa::rightShiftRound(v + wrqBias, wrqShift, mode);
+          if (resAdd)
+            v += out.getInt(n, oc, oy, ox);
+          out.setInt(n, oc, oy, ox, finishInt(v, relu));
+        }
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// PorD: depthwise and pooling
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+constexpr unsigned kEuDepthwise = 0, kEuAvgPool = 1, kEuDepthwiseRelu = 2,
+                   kEuMaxPool = 4;
+
+} // namespace
+
+void execPorD(const TiuOp &op, MachineState &m) {
+  const isa::cmd::TiuLong &f = op.f;
+  if (op.eu != kEuDepthwise && op.eu != kEuAvgPool &&
+      op.eu != kEuDepthwiseRelu && op.eu != kEuMaxPool)
+    failOp(op, "ROI pooling/depthwise (eu 5..7) is not supported: the ROI "
+               "box semantics are not public");
+  LaneGeometry geo(m.chip);
+  Prec inPrec = precOf(op, f.opd0_prec, "opd0_prec");
+  Prec resPrec = precOf(op, f.res0_prec, "res0_prec");
+  bool isFloatPath = isa::isFloat(inPrec);
+  if (isFloatPath != isa::isFloat(resPrec))
+    failOp(op, std::string("cannot produce ") + isa::precName(resPrec) +
+                   " from " + isa::precName(inPrec));
+  if (!isFloatPath && (inPrec == Prec::Int4 || inPrec == Prec::Int32))
+    failOp(op, std::string("integer input must be int8 or int16, got ") +
+                   isa::precName(inPrec));
+  bool depthwise = op.eu == kEuDepthwise || op.eu == kEuDepthwiseRelu;
+  ConvGeom g = convGeom(op, uint32_t(f.res0_c));
+  ElemType inType{inPrec, bool(f.opd0_sign)};
+  // Depthwise+relu results are unsigned unless int32 (bm1684x.md 4.5).
+  bool resSigned =
+      op.eu == kEuDepthwiseRelu ? resPrec == Prec::Int32 : bool(f.opd0_sign);
+  ElemType resType{resPrec, resSigned};
+  const TiuOp &name = op;
+  LocalTensor inT = tiuTensor(op, geo, Opd::Opd0, f.opd0_addr, inType,
+                              {g.n, g.ic, g.ih, g.iw}, unsigned(f.opd0_str));
+  OperandView in(m, inT, "input (opd0)", name);
+  LocalTensor outT = tiuTensor(op, geo, Opd::Res0, f.res0_addr, resType,
+                               {g.n, g.oc, g.oh, g.ow}, unsigned(f.res0_str));
+  ResultView out(m, outT, "result (res0)", name, tiuLaneMask(op, geo));
+  PadValues pads = padValues(op, m, geo, inType, g.ic);
+  RoundMode mode = roundModeOf(op);
+  // Integer paths: signed right shift in the low byte of res1_addr.
+  int shift = int(int8_t(uint8_t(f.res1_addr & 0xFF)));
+  size_t kArea = size_t(g.kh) * g.kw;
+  size_t planeSize = size_t(g.vh) * g.vw;
+
+  // Depthwise weights (1, C, kh, kw) compact, or an immediate.
+  ElemType wType{precOf(op, f.opd1_prec, "opd1_prec"), bool(f.opd1_sign)};
+  std::unique_ptr<OperandView> wView;
+  if (depthwise && !f.opd1_const) {
+    LocalTensor wT = tiuTensor(op, geo, Opd::Opd1, f.opd1_addr, wType,
+                               {1, g.oc, g.kh, g.kw}, 1);
+    wView = std::make_unique<OperandView>(m, wT, "weights (opd1)", name);
+  }
+  Immediate wImm{wType, f.opd1_addr};
+  auto weight = [&](uint32_t c, uint32_t ky, uint32_t kx) -> double {
+    if (f.kernel_rotate) {
+      ky = g.kh - 1 - ky;
+      kx = g.kw - 1 - kx;
+    }
+    if (f.opd1_const)
+      return isa::isFloat(wType.prec) ? wImm.asFloat() : double(wImm.asInt());
+    return wView->get(0, c, ky, kx);
+  };
+  PerChannel bias;
+  if (depthwise)
+    bias = perChannel(op, m, geo, f.opd2_const, f.opd2_addr,
+                      {precOf(op, f.opd2_prec, "opd2_prec"), bool(f.opd2_sign)},
+                      g.oc, "bias (opd2)");
+
+  if (isFloatPath) {
+    std::vector<float> plane(planeSize);
+    // Average pooling scale: immediate fp32 in opd1 when opd1_const, else
+    // 1 / (kh * kw) rounded to fp32.
+    float avgScale = f.opd1_const && !depthwise
+                         ? isa::bitsToFloat(uint32_t(f.opd1_addr))
+                         : 1.0f / float(kArea);
+    std::vector<float> w(kArea);
+    for (uint32_t n = 0; n < g.n; ++n)
+      for (uint32_t c = 0; c < g.oc; ++c) {
+        if (!out.enabled(c))
+          continue;
+        buildPlane<float>(
+            g, pads.pad<float>(c, true), pads.ins<float>(c, true),
+            [&](uint32_t y, uint32_t x) { return in.getFloat(n, c, y, x); },
+            plane.data());
+        if (depthwise)
+          for (uint32_t ky = 0; ky < g.kh; ++ky)
+            for (uint32_t kx = 0; kx < g.kw; ++kx)
+              w[ky * g.kw + kx] = float(weight(c, ky, kx));
+        float b = depthwise ? bias.getFloat(c) : 0.0f;
+        for (uint32_t oy = 0; oy < g.oh; ++oy)
+          for (uint32_t ox = 0; ox < g.ow; ++ox) {
+            const float *x =
+                plane.data() + size_t(oy) * g.sh * g.vw + size_t(ox) * g.sw;
+            float acc = op.eu == kEuMaxPool
+                            ? -std::numeric_limits<float>::infinity()
+                            : 0.0f;
+            for (uint32_t ky = 0; ky < g.kh; ++ky)
+              for (uint32_t kx = 0; kx < g.kw; ++kx) {
+                float v = x[size_t(ky) * g.dh * g.vw + size_t(kx) * g.dw];
+                if (op.eu == kEuMaxPool)
+                  acc = std::max(acc, v);
+                else if (depthwise)
+                  acc = acc + v * w[ky * g.kw + kx];
+                else
+                  acc = acc + v;
+              }
+            if (depthwise)
+              acc = acc + b;
+            else if (op.eu == kEuAvgPool)
+              acc = acc * avgScale;
+            if (op.eu == kEuDepthwiseRelu && acc < 0)
+              acc = 0;
+            out.setFloat(n, c, oy, ox, acc);
+          }
+      }
+    return;
+  }
+
+  std::vector<int64_t> plane(planeSize);
+  std::vector<int64_t> w(kArea);
+  // Integer average pooling: multiplier immediate in opd1 when opd1_const,
+  // else 1 (a sum pool), then the shift.
+  int64_t avgMul = f.opd1_const && !depthwise ? wImm.asInt() : 1;
+  for (uint32_t n = 0; n < g.n; ++n)
+    for (uint32_t c = 0; c < g.oc; ++c) {
+      if (!out.enabled(c))
+        continue;
+      buildPlane<int64_t>(
+          g, pads.pad<int64_t>(c, false), pads.ins<int64_t>(c, false),
+          [&](uint32_t y, uint32_t x) { return in.getInt(n, c, y, x); },
+          plane.data());
+      if (depthwise)
+        for (uint32_t ky = 0; ky < g.kh; ++ky)
+          for (uint32_t kx = 0; kx < g.kw; ++kx)
+            w[ky * g.kw + kx] = int64_t(weight(c, ky, kx));
+      int64_t b = depthwise ? bias.getInt(c) : 0;
+      for (uint32_t oy = 0; oy < g.oh; ++oy)
+        for (uint32_t ox = 0; ox < g.ow; ++ox) {
+          const int64_t *x =
+              plane.data() + size_t(oy) * g.sh * g.vw + size_t(ox) * g.sw;
+          int64_t acc =
+              op.eu == kEuMaxPool ? std::numeric_limits<int64_t>::min() : 0;
+          for (uint32_t ky = 0; ky < g.kh; ++ky)
+            for (uint32_t kx = 0; kx < g.kw; ++kx) {
+              int64_t v = x[size_t(ky) * g.dh * g.vw + size_t(kx) * g.dw];
+              if (op.eu == kEuMaxPool)
+                acc = std::max(acc, v);
+              else if (depthwise)
+                acc += v * w[ky * g.kw + kx];
+              else
+                acc += v;
+            }
+          if (op.eu != kEuMaxPool) {
+            if (depthwise)
+              acc += b;
+            else
+              acc *= avgMul;
+            acc = isa::rightShiftRound(acc, shift, mode);
+          }
+          out.setInt(n, c, oy, ox, finishInt(acc, op.eu == kEuDepthwiseRelu));
+        }
+    }
+}
+
+//===----------------------------------------------------------------------===//
+// MM (matrix(w) layout) and MM2 (matrix2 layout)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A dense row-major matrix gathered from local memory.
+template <typename T> struct Dense {
+  uint32_t rows = 0, cols = 0;
+  std::vector<T> v;
+  T &at(uint32_t r, uint32_t c) { return v[size_t(r) * cols + c]; }
+  T at(uint32_t r, uint32_t c) const { return v[size_t(r) * cols + c]; }
+};
+
+/// y[m][j] = sum over k ascending of a[m][k] * b[k][j] (documented order).
+template <typename T>
+inline __attribute__((always_inline)) void
+gemmImpl(const T *a, const T *b, T *y, uint32_t mRows, uint32_t kDim,
+         uint32_t nCols) {
+  for (uint32_t i = 0; i < mRows; ++i) {
+    T *yr = y + size_t(i) * nCols;
+    std::fill(yr, yr + nCols, T(0));
+    for (uint32_t k = 0; k < kDim; ++k) {
+      T av = a[size_t(i) * kDim + k];
+      const T *br = b + size_t(k) * nCols;
+      for (uint32_t j = 0; j < nCols; ++j)
+        yr[j] = yr[j] + av * br[j];
+    }
+  }
+}
+
+TPUSIM_HOT void gemm(const float *a, const float *b, float *y, uint32_t mRows,
+                     uint32_t kDim, uint32_t nCols) {
+  gemmImpl(a, b, y, mRows, kDim, nCols);
+}
+
+TPUSIM_HOT void gemm(const uint32_t *a, const uint32_t *b, uint32_t *y,
+                     uint32_t mRows, uint32_t kDim, uint32_t nCols) {
+  gemmImpl(a, b, y, mRows, kDim, nCols);
+}
+
+/// An element reader of a matrix operand: immediate or view.
+struct MatrixReader {
+  bool isConst = false;
+  Immediate imm;
+  std::unique_ptr<OperandView> view;
+  uint32_t blockW = 1; ///< matrix(w) block width; 0 = matrix2 layout.
+
+  double get(uint32_t r, uint32_t k) const {
+    if (isConst)
+      return isa::isFloat(imm.type.prec) ? double(imm.asFloat())
+                                         : double(imm.asInt());
+    if (blockW == 0)
+      return view->get(0, r, 0, k);
+    return view->get(r, k / blockW, 0, k % blockW);
+  }
+};
+
+MatrixReader matrixW(const TiuOp &op, const MachineState &m,
+                     const LaneGeometry &geo, Opd which, bool isConst,
+                     uint64_t addr, ElemType type, uint32_t rows, uint32_t cols,
+                     uint32_t w, unsigned str, const char *what) {
+  MatrixReader r;
+  r.isConst = isConst;
+  r.blockW = w;
+  if (isConst) {
+    r.imm = Immediate{type, addr};
+    return r;
+  }
+  if (w == 0)
+    failOp(op, std::string(what) + " has block width 0");
+  Shape4 s{rows, uint32_t(ceilDiv(cols, w)), 1, w};
+  LocalTensor t = tiuTensor(op, geo, which, addr, type, s, str);
+  r.view = std::make_unique<OperandView>(m, t, what, op);
+  return r;
+}
+
+MatrixReader matrix2(const TiuOp &op, const MachineState &m,
+                     const LaneGeometry &geo, Opd which, bool isConst,
+                     uint64_t addr, ElemType type, uint32_t rows, uint32_t cols,
+                     const char *what) {
+  MatrixReader r;
+  r.isConst = isConst;
+  r.blockW = 0;
+  if (isConst) {
+    r.imm = Immediate{type, addr};
+    return r;
+  }
+  LocalTensor t = tiuTensor(op, geo, which, addr, type, {1, rows, 1, cols}, 0);
+  r.view = std::make_unique<OperandView>(m, t, what, op);
+  return r;
+}
+
+/// Validates operand precisions of a matrix multiply.
+void checkMatmulTypes(const TiuOp &op, Prec a, Prec b, Prec res) {
+  bool fa = isa::isFloat(a);
+  if (fa != isa::isFloat(b) || (fa && a != b))
+    failOp(op, std::string("operands must have one float type or both be "
+                           "integers, got ") +
+                   isa::precName(a) + " x " + isa::precName(b));
+  if (fa != isa::isFloat(res))
+    failOp(op, std::string("cannot produce ") + isa::precName(res) + " from " +
+                   isa::precName(a));
+  if (!fa && (a != Prec::Int8 && a != Prec::Int16))
+    failOp(op, std::string("integer matmul supports int8/int16, got ") +
+                   isa::precName(a));
+}
+
+} // namespace
+
+void execMM(const TiuOp &op, MachineState &m) {
+  const isa::cmd::TiuLong &f = op.f;
+  if (op.eu < 1 || op.eu > 3)
+    failOp(op, "MM sub-op " + std::to_string(op.eu) + " does not exist");
+  LaneGeometry geo(m.chip);
+  const TiuOp &name = op;
+  Prec aPrec = precOf(op, f.opd0_prec, "opd0_prec");
+  Prec bPrec = precOf(op, f.opd1_prec, "opd1_prec");
+  Prec resPrec = precOf(op, f.res0_prec, "res0_prec");
+  checkMatmulTypes(op, aPrec, bPrec, resPrec);
+  bool isFloatPath = isa::isFloat(aPrec);
+  bool wrq = op.eu != 1;
+  if (wrq && isFloatPath)
+    failOp(op, "the wrq variants are integer-only");
+
+  uint32_t storedRows = uint32_t(f.opd0_n);
+  if (f.opd0_c == 0)
+    failOp(op, "opd0_c (lane columns of the left matrix) is zero");
+  uint32_t storedCols = uint32_t(f.opd0_w * (f.opd0_c - 1) + f.opd1_w);
+  uint32_t mRows = f.left_tran ? storedCols : storedRows;
+  uint32_t kDim = f.left_tran ? storedRows : storedCols;
+  uint32_t nCols = uint32_t(f.res0_c * f.res0_w);
+  if (mRows == 0 || kDim == 0 || nCols == 0)
+    failOp(op, "empty matrix (M " + std::to_string(mRows) + ", K " +
+                   std::to_string(kDim) + ", N " + std::to_string(nCols) + ")");
+  uint32_t resW = uint32_t(f.res0_w);
+  MatrixReader a =
+      matrixW(op, m, geo, Opd::Opd0, f.opd0_const, f.opd0_addr,
+              {aPrec, bool(f.opd0_sign)}, storedRows, storedCols,
+              uint32_t(f.opd0_w), unsigned(f.opd0_str), "left matrix (opd0)");
+  MatrixReader b = matrixW(op, m, geo, Opd::Opd1, f.opd1_const, f.opd1_addr,
+                           {bPrec, bool(f.opd1_sign)}, kDim, nCols, resW,
+                           unsigned(f.opd1_str), "right matrix (opd1)");
+  ElemType resType{resPrec, true};
+  LocalTensor outT =
+      tiuTensor(op, geo, Opd::Res0, f.res0_addr, resType,
+                {mRows, uint32_t(f.res0_c), 1, resW}, unsigned(f.res0_str));
+  ResultView out(m, outT, "result (res0)", name, tiuLaneMask(op, geo));
+
+  if (isFloatPath) {
+    std::vector<float> av(size_t(mRows) * kDim), bv(size_t(kDim) * nCols),
+        yv(size_t(mRows) * nCols);
+    for (uint32_t i = 0; i < mRows; ++i)
+      for (uint32_t k = 0; k < kDim; ++k)
+        av[size_t(i) * kDim + k] =
+            float(f.left_tran ? a.get(k, i) : a.get(i, k));
+    for (uint32_t k = 0; k < kDim; ++k)
+      for (uint32_t j = 0; j < nCols; ++j)
+        bv[size_t(k) * nCols + j] = float(b.get(k, j));
+    gemm(av.data(), bv.data(), yv.data(), mRows, kDim, nCols);
+    Prec biasPrec = precOf(op, f.opd2_prec, "opd2_prec");
+    MatrixReader bias = matrixW(op, m, geo, Opd::Opd2, f.opd2_const,
+                                f.opd2_addr, {biasPrec, true}, 1, nCols, resW,
+                                unsigned(f.opd2_str), "bias (opd2)");
+    for (uint32_t j = 0; j < nCols; ++j) {
+      if (!out.enabled(j / resW))
+        continue;
+      float bj = float(bias.get(0, j));
+      for (uint32_t i = 0; i < mRows; ++i) {
+        float v = yv[size_t(i) * nCols + j] + bj;
+        if (f.res_add)
+          v = out.getFloat(i, j / resW, 0, j % resW) + v;
+        if (f.relu && v < 0)
+          v = 0;
+        out.setFloat(i, j / resW, 0, j % resW, v);
+      }
+    }
+    return;
+  }
+
+  std::vector<uint32_t> av(size_t(mRows) * kDim), bv(size_t(kDim) * nCols),
+      yv(size_t(mRows) * nCols);
+  for (uint32_t i = 0; i < mRows; ++i)
+    for (uint32_t k = 0; k < kDim; ++k)
+      av[size_t(i) * kDim + k] =
+          uint32_t(int64_t(f.left_tran ? a.get(k, i) : a.get(i, k)));
+  for (uint32_t k = 0; k < kDim; ++k)
+    for (uint32_t j = 0; j < nCols; ++j)
+      bv[size_t(k) * nCols + j] = uint32_t(int64_t(b.get(k, j)));
+  gemm(av.data(), bv.data(), yv.data(), mRows, kDim, nCols);
+  RoundMode mode = roundModeOf(op);
+  // mm.normal: opd2 = per-column int8 right shift; wrq: opd2 = per-column
+  // int16 bias, opd3_addr = right shift (semantics.md "Matrix multiply").
+  Prec p2 = wrq ? Prec::Int16 : Prec::Int8;
+  MatrixReader p2r =
+      matrixW(op, m, geo, Opd::Opd2, f.opd2_const, f.opd2_addr,
+              {p2, bool(f.opd2_sign) || !wrq}, 1, nCols, resW,
+              unsigned(f.opd2_str), wrq ? "bias (opd2)" : "shift (opd2)");
+  int wrqShift = int(f.opd3_addr & 0xFF);
+  bool relu = f.relu || op.eu == 3;
+  for (uint32_t j = 0; j < nCols; ++j) {
+    if (!out.enabled(j / resW))
+      continue;
+    int64_t p = int64_t(p2r.get(0, j));
+    for (uint32_t i = 0; i < mRows; ++i) {
+      int64_t v = int32_t(yv[size_t(i) * nCols + j]);
+      if (f.res_add)
+        v += out.getInt(i, j / resW, 0, j % resW);
+      v = wrq ? isa::rightShiftRound(v + p, wrqShift, mode)
+              : isa::rightShiftRound(v, int(p), mode);
+      out.setInt(i, j / resW, 0, j % resW, finishInt(v, relu));
+    }
+  }
+}
+
+void execMM2(const TiuOp &op, MachineState &m) {
+  const isa::cmd::TiuLong &f = op.f;
+  constexpr unsigned kNN = 4, kNT = 5, kTT = 6;
+  if (op.eu != kNN && op.eu != kNT && op.eu != kTT)
+    failOp(op, "MM2 sub-op " + std::to_string(op.eu) + " does not exist");
+  LaneGeometry geo(m.chip);
+  const TiuOp &name = op;
+  Prec aPrec = precOf(op, f.opd0_prec, "opd0_prec");
+  Prec bPrec = precOf(op, f.opd1_prec, "opd1_prec");
+  Prec resPrec = precOf(op, f.res0_prec, "res0_prec");
+  checkMatmulTypes(op, aPrec, bPrec, resPrec);
+  bool isFloatPath = isa::isFloat(aPrec);
+  uint32_t mRows = uint32_t(f.res0_c), nCols = uint32_t(f.res0_w);
+  uint32_t kDim = op.eu == kNN ? uint32_t(f.opd1_c) : uint32_t(f.opd1_w);
+  uint32_t rightStoredRows = op.eu == kNN ? kDim : nCols;
+  uint32_t rightStoredCols = op.eu == kNN ? nCols : kDim;
+  if (op.eu != kNN && f.opd1_c != nCols)
+    failOp(op, "opd1_c (" + std::to_string(f.opd1_c) + ") must equal res0_w (" +
+                   std::to_string(nCols) +
+                   ") when the right matrix is transposed");
+  if (op.eu == kNN && f.opd1_w != nCols)
+    failOp(op, "opd1_w (" + std::to_string(f.opd1_w) + ") must equal res0_w (" +
+                   std::to_string(nCols) + ")");
+  if (mRows == 0 || kDim == 0 || nCols == 0)
+    failOp(op, "empty matrix");
+  bool leftT = op.eu == kTT;
+  MatrixReader a = matrix2(op, m, geo, Opd::Opd0, f.opd0_const, f.opd0_addr,
+                           {aPrec, bool(f.opd0_sign)}, leftT ? kDim : mRows,
+                           leftT ? mRows : kDim, "left matrix (opd0)");
+  MatrixReader b = matrix2(op, m, geo, Opd::Opd1, f.opd1_const, f.opd1_addr,
+                           {bPrec, bool(f.opd1_sign)}, rightStoredRows,
+                           rightStoredCols, "right matrix (opd1)");
+  ElemType resType{resPrec, bool(f.opd0_sign || f.opd1_sign)};
+  LocalTensor outT = tiuTensor(op, geo, Opd::Res0, f.res0_addr, resType,
+                               {1, mRows, 1, nCols}, 0);
+  ResultView out(m, outT, "result (res0)", name, tiuLaneMask(op, geo));
+  auto aAt = [&](uint32_t i, uint32_t k) {
+    return leftT ? a.get(k, i) : a.get(i, k);
+  };
+  auto bAt = [&](uint32_t k, uint32_t j) {
+    return op.eu == kNN ? b.get(k, j) : b.get(j, k);
+  };
+
+  if (isFloatPath) {
+    std::vector<float> av(size_t(mRows) * kDim), bv(size_t(kDim) * nCols),
+        yv(size_t(mRows) * nCols);
+    for (uint32_t i = 0; i < mRows; ++i)
+      for (uint32_t k = 0; k < kDim; ++k)
+        av[size_t(i) * kDim + k] = float(aAt(i, k));
+    for (uint32_t k = 0; k < kDim; ++k)
+      for (uint32_t j = 0; j < nCols; ++j)
+        bv[size_t(k) * nCols + j] = float(bAt(k, j));
+    gemm(av.data(), bv.data(), yv.data(), mRows, kDim, nCols);
+    for (uint32_t i = 0; i < mRows; ++i) {
+      if (!out.enabled(i))
+        continue;
+      for (uint32_t j = 0; j < nCols; ++j) {
+        float v = yv[size_t(i) * nCols + j];
+        if (f.res_add)
+          v = out.getFloat(0, i, 0, j) + v;
+        out.setFloat(0, i, 0, j, v);
+      }
+    }
+    return;
+  }
+
+  // Integer: right-operand zero point. NN/NT: (1, lanes, 1, N) EU-aligned,
+  // each lane holding the per-column vector; TT: (1, M, 1, 1) compact, one
+  // per result row (bm1684x.md 4.5 sMM2).
+  ElemType zpType{bPrec, bool(f.opd1_sign)};
+  std::unique_ptr<OperandView> zpView;
+  Immediate zpImm{zpType, f.opd2_addr};
+  if (!f.opd2_const) {
+    LocalTensor zt = op.eu == kTT
+                         ? tiuTensor(op, geo, Opd::Opd2, f.opd2_addr, zpType,
+                                     {1, mRows, 1, 1}, 1)
+                         : tiuTensor(op, geo, Opd::Opd2, f.opd2_addr, zpType,
+                                     {1, geo.lanes, 1, nCols}, 0);
+    zpView = std::make_unique<OperandView>(m, zt, "zero point (opd2)", name);
+  }
+  unsigned resLane = outT.startLane(geo);
+  unsigned zpLane = f.opd2_const ? 0 : zpView->tensor().startLane(geo);
+  auto zp = [&](uint32_t i, uint32_t j) -> int64_t {
+    if (f.opd2_const)
+      return zpImm.asInt();
+    if (op.eu == kTT)
+      return zpView->getInt(0, i, 0, 0);
+    uint32_t ch = (resLane + i + geo.lanes - zpLane % geo.lanes) % geo.lanes;
+    return zpView->getInt(0, ch, 0, j);
+  };
+  std::vector<uint32_t> av(size_t(mRows) * kDim), bv(size_t(kDim) * nCols);
+  for (uint32_t i = 0; i < mRows; ++i)
+    for (uint32_t k = 0; k < kDim; ++k)
+      av[size_t(i) * kDim + k] = uint32_t(int64_t(aAt(i, k)));
+  for (uint32_t k = 0; k < kDim; ++k)
+    for (uint32_t j = 0; j < nCols; ++j)
+      bv[size_t(k) * nCols + j] = uint32_t(int64_t(bAt(k, j)));
+  for (uint32_t i = 0; i < mRows; ++i) {
+    if (!out.enabled(i))
+      continue;
+    for (uint32_t j = 0; j < nCols; ++j) {
+      uint32_t z = uint32_t(zp(i, j));
+      uint32_t acc = 0;
+      for (uint32_t k = 0; k < kDim; ++k)
+        acc += av[size_t(i) * kDim + k] * (bv[size_t(k) * nCols + j] - z);
+      int64_t v = int32_t(acc);
+      if (f.res_add)
+        v += out.getInt(0, i, 0, j);
+      out.setInt(0, i, 0, j, v);
+    }
+  }
+}
+
+} // namespace detail
+} // namespace tpu::sim

@@ -1,0 +1,921 @@
+//===- Gdma.cpp - GDMA functional kernels and work descriptions -----------===//
+//
+// Every GDMA type of bm1684x.md 5: tensor moves (special functions 0..6),
+// fill, general 1-D copies, matrix moves, cw_transpose, gather/scatter,
+// masked_select and nonzero. Operands are 40-bit unified addresses; the
+// region (local, static, L2, global) comes from isa::classifyAddr. Elements
+// move as bit patterns (GDMA formats carry only a width).
+//
+// A move reads its source into a dense buffer in source (n, c, h, w) order,
+// permutes it into destination order, and writes it; lane masks filter the
+// local side (semantics.md "GDMA").
+//
+//===----------------------------------------------------------------------===//
+
+#include "FuncImpl.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <memory>
+#include <sstream>
+
+namespace tpu::sim {
+
+using isa::GdmaType;
+using isa::MemRegion;
+
+namespace {
+
+using detail::ceilDiv;
+using detail::failOp;
+
+constexpr uint64_t kAllLanes = ~uint64_t(0);
+constexpr unsigned kBitsPerByte = 8;
+
+std::string hex(uint64_t v) {
+  std::ostringstream os;
+  os << "0x" << std::hex << v;
+  return os.str();
+}
+
+// Tensor special functions (bm1684x.md 5.1).
+enum TensorSp : unsigned {
+  kSpNone = 0,
+  kSpNcTrans = 1,
+  kSpCollect = 2,
+  kSpBroadcast = 3,
+  kSpDistribute = 4,
+  kSpBankCopy = 5,
+  kSpBankBroadcast = 6,
+};
+constexpr unsigned kBankCopies = 4;
+
+/// A 4-D tensor in the unified address space.
+struct GTensor {
+  MemRegion region = MemRegion::None;
+  uint64_t addr = 0;
+  Shape4 shape{1, 1, 1, 1};
+  Stride4 stride{0, 0, 0, 0};
+};
+
+/// Element access to the unified address space for one GDMA command.
+class Space {
+public:
+  Space(MachineState &m, const GdmaOp &op, unsigned elemBytes)
+      : m_(m), op_(op), eb_(elemBytes), geo_(m.chip) {}
+
+  MemRegion region(uint64_t addr, const char *what) const {
+    MemRegion r = isa::classifyAddr(m_.chip, addr);
+    if (r == MemRegion::None)
+      throw MemoryError(detail::opName(op_) + ": " + what + " address " +
+                        hex(addr) + " is in no memory region");
+    return r;
+  }
+
+  /// Default strides when stride_enable = 0: dense for flat memories,
+  /// compact per lane for local memory.
+  Stride4 defaultStrides(const GTensor &t) const {
+    const Shape4 &s = t.shape;
+    int64_t hw = int64_t(s.h) * s.w;
+    if (t.region == MemRegion::Local) {
+      unsigned start = localStart(t.addr).first;
+      int64_t slots = int64_t(ceilDiv(uint64_t(start) + s.c, geo_.lanes));
+      return {slots * hw, hw, int64_t(s.w), 1};
+    }
+    return {int64_t(s.c) * hw, hw, int64_t(s.w), 1};
+  }
+
+  std::pair<unsigned, uint64_t> localStart(uint64_t addr) const {
+    uint64_t la = addr - m_.chip.lmemBase;
+    return {unsigned(la >> geo_.laneShift), la & (geo_.laneBytes - 1)};
+  }
+
+  unsigned laneOf(const GTensor &t, uint32_t c) const {
+    return unsigned((localStart(t.addr).first + c) % geo_.lanes);
+  }
+
+  /// Pointer to `count` elements of row (n, c, h) starting at w = 0 when
+  /// they are contiguous (w stride 1); the range is checked.
+  uint8_t *rowPtr(const GTensor &t, uint32_t n, uint32_t c, uint32_t h,
+                  uint64_t bytes) {
+    int64_t off;
+    switch (t.region) {
+    case MemRegion::Local: {
+      auto [start, offset] = localStart(t.addr);
+      uint64_t slot = (uint64_t(start) + c) / geo_.lanes;
+      off = int64_t(n) * t.stride.n + int64_t(slot) * t.stride.c +
+            int64_t(h) * t.stride.h;
+      return m_.lmem.at(unsigned((start + c) % geo_.lanes),
+                        offset + uint64_t(off) * eb_, bytes);
+    }
+    case MemRegion::Static:
+    case MemRegion::L2: {
+      FlatMemory &fm = t.region == MemRegion::Static ? m_.smem : m_.l2;
+      off = int64_t(n) * t.stride.n + int64_t(c) * t.stride.c +
+            int64_t(h) * t.stride.h;
+      return fm.at(t.addr + uint64_t(off) * eb_, bytes);
+    }
+    default:
+      return nullptr;
+    }
+  }
+
+  uint64_t flatAddr(const GTensor &t, uint32_t n, uint32_t c, uint32_t h,
+                    uint32_t w) const {
+    int64_t off = int64_t(n) * t.stride.n + int64_t(c) * t.stride.c +
+                  int64_t(h) * t.stride.h + int64_t(w) * t.stride.w;
+    return t.addr + uint64_t(off) * eb_;
+  }
+
+  /// Reads row (n, c, h): W elements into `out` (packed).
+  void readRow(const GTensor &t, uint32_t n, uint32_t c, uint32_t h,
+               uint8_t *out) {
+    uint32_t w = t.shape.w;
+    if (t.region == MemRegion::Global) {
+      if (t.stride.w == 1) {
+        m_.gmem.read(flatAddr(t, n, c, h, 0), out, uint64_t(w) * eb_);
+        return;
+      }
+      for (uint32_t i = 0; i < w; ++i)
+        m_.gmem.read(flatAddr(t, n, c, h, i), out + size_t(i) * eb_, eb_);
+      return;
+    }
+    uint64_t span = (uint64_t(w - 1) * uint64_t(t.stride.w) + 1) * eb_;
+    const uint8_t *p = rowPtr(t, n, c, h, span);
+    if (t.stride.w == 1) {
+      std::memcpy(out, p, size_t(w) * eb_);
+      return;
+    }
+    for (uint32_t i = 0; i < w; ++i)
+      std::memcpy(out + size_t(i) * eb_, p + uint64_t(i) * t.stride.w * eb_,
+                  eb_);
+  }
+
+  /// Writes row (n, c, h) from `in`; `valid` (optional) skips elements.
+  void writeRow(const GTensor &t, uint32_t n, uint32_t c, uint32_t h,
+                const uint8_t *in, const uint8_t *valid) {
+    uint32_t w = t.shape.w;
+    if (t.region == MemRegion::Global) {
+      if (t.stride.w == 1 && !valid) {
+        m_.gmem.write(flatAddr(t, n, c, h, 0), in, uint64_t(w) * eb_);
+        return;
+      }
+      for (uint32_t i = 0; i < w; ++i)
+        if (!valid || valid[i])
+          m_.gmem.write(flatAddr(t, n, c, h, i), in + size_t(i) * eb_, eb_);
+      return;
+    }
+    uint64_t span = (uint64_t(w - 1) * uint64_t(t.stride.w) + 1) * eb_;
+    uint8_t *p = rowPtr(t, n, c, h, span);
+    if (t.stride.w == 1 && !valid) {
+      std::memcpy(p, in, size_t(w) * eb_);
+      return;
+    }
+    for (uint32_t i = 0; i < w; ++i)
+      if (!valid || valid[i])
+        std::memcpy(p + uint64_t(i) * t.stride.w * eb_, in + size_t(i) * eb_,
+                    eb_);
+  }
+
+  /// Contiguous bytes at a unified address (local memory is contiguous per
+  /// lane; a range may run on into the next lane).
+  void readFlat(uint64_t addr, uint8_t *out, uint64_t bytes, const char *what) {
+    forFlat(
+        addr, bytes, what,
+        [&](uint8_t *p, uint64_t done, uint64_t n, unsigned) {
+          std::memcpy(out + done, p, n);
+        },
+        [&](uint64_t a, uint64_t done, uint64_t n) {
+          m_.gmem.read(a, out + done, n);
+        });
+  }
+  void writeFlat(uint64_t addr, const uint8_t *in, uint64_t bytes,
+                 uint64_t laneMask, const char *what) {
+    forFlat(
+        addr, bytes, what,
+        [&](uint8_t *p, uint64_t done, uint64_t n, unsigned lane) {
+          if ((laneMask >> lane) & 1)
+            std::memcpy(p, in + done, n);
+        },
+        [&](uint64_t a, uint64_t done, uint64_t n) {
+          m_.gmem.write(a, in + done, n);
+        });
+  }
+
+  unsigned elemBytes() const { return eb_; }
+  const LaneGeometry &geo() const { return geo_; }
+
+private:
+  template <typename LocalFn, typename GlobalFn>
+  void forFlat(uint64_t addr, uint64_t bytes, const char *what, LocalFn lf,
+               GlobalFn gf) {
+    MemRegion r = region(addr, what);
+    switch (r) {
+    case MemRegion::Global:
+      gf(addr, 0, bytes);
+      return;
+    case MemRegion::Static:
+      lf(m_.smem.at(addr, bytes), 0, bytes, 0);
+      return;
+    case MemRegion::L2:
+      lf(m_.l2.at(addr, bytes), 0, bytes, 0);
+      return;
+    case MemRegion::Local: {
+      uint64_t done = 0;
+      while (done < bytes) {
+        auto [lane, off] = localStart(addr + done);
+        uint64_t n = std::min(bytes - done, geo_.laneBytes - off);
+        if (lane >= geo_.lanes)
+          throw MemoryError(detail::opName(op_) + ": " + what +
+                            " runs past the end of local memory");
+        lf(m_.lmem.at(lane, off, n), done, n, lane);
+        done += n;
+      }
+      return;
+    }
+    default:
+      return;
+    }
+  }
+
+  MachineState &m_;
+  const GdmaOp &op_;
+  unsigned eb_;
+  LaneGeometry geo_;
+};
+
+unsigned elemBytesOf(const GdmaOp &op, isa::GdmaFormat fmt) {
+  unsigned bits = isa::gdmaFormatBits(fmt);
+  if (bits < kBitsPerByte)
+    failOp(op, "INT4 GDMA moves are not supported; move INT4 data as INT8 "
+               "with W halved (bm1684x.md 5.3)");
+  return bits / kBitsPerByte;
+}
+
+Shape4 srcShapeOf(const isa::cmd::DmaTensor &f) {
+  return {uint32_t(f.src_nsize), uint32_t(f.src_csize), uint32_t(f.src_hsize),
+          uint32_t(f.src_wsize)};
+}
+Shape4 dstShapeOf(const isa::cmd::DmaTensor &f) {
+  return {uint32_t(f.dst_nsize), uint32_t(f.dst_csize), uint32_t(f.dst_hsize),
+          uint32_t(f.dst_wsize)};
+}
+
+std::string shapeText(const Shape4 &s) {
+  return "(" + std::to_string(s.n) + ", " + std::to_string(s.c) + ", " +
+         std::to_string(s.h) + ", " + std::to_string(s.w) + ")";
+}
+
+bool sameShape(const Shape4 &a, const Shape4 &b) {
+  return a.n == b.n && a.c == b.c && a.h == b.h && a.w == b.w;
+}
+
+void checkShape(const GdmaOp &op, const Shape4 &s, const char *what) {
+  if (elementCount(s) == 0)
+    failOp(op, std::string(what) + " shape " + shapeText(s) + " is empty");
+}
+
+/// Builds a tensor operand from the canonical fields.
+GTensor makeTensor(Space &sp, const GdmaOp &op, bool isSrc, Shape4 shape,
+                   bool unitW) {
+  const isa::cmd::DmaTensor &f = op.f;
+  GTensor t;
+  t.addr = isSrc ? op.srcAddr() : op.dstAddr();
+  t.region = sp.region(t.addr, isSrc ? "source" : "destination");
+  t.shape = shape;
+  if (f.stride_enable) {
+    t.stride = isSrc ? Stride4{int64_t(f.src_nstride), int64_t(f.src_cstride),
+                               int64_t(f.src_hstride), int64_t(f.src_wstride)}
+                     : Stride4{int64_t(f.dst_nstride), int64_t(f.dst_cstride),
+                               int64_t(f.dst_hstride), int64_t(f.dst_wstride)};
+    if (unitW)
+      t.stride.w = 1;
+  } else {
+    t.stride = sp.defaultStrides(t);
+  }
+  return t;
+}
+
+/// Reads a whole tensor into a dense buffer in (n, c, h, w) order.
+std::vector<uint8_t> readTensor(Space &sp, const GTensor &t) {
+  unsigned eb = sp.elemBytes();
+  const Shape4 &s = t.shape;
+  std::vector<uint8_t> buf(elementCount(s) * eb);
+  size_t row = size_t(s.w) * eb;
+  uint8_t *p = buf.data();
+  for (uint32_t n = 0; n < s.n; ++n)
+    for (uint32_t c = 0; c < s.c; ++c)
+      for (uint32_t h = 0; h < s.h; ++h, p += row)
+        sp.readRow(t, n, c, h, p);
+  return buf;
+}
+
+/// Writes a dense buffer (destination order) to a tensor; channels in
+/// disabled lanes (local destination) and elements whose `valid` byte is 0
+/// are skipped.
+void writeTensor(Space &sp, const GTensor &t, const uint8_t *buf,
+                 uint64_t laneMask, const std::vector<uint8_t> *valid) {
+  unsigned eb = sp.elemBytes();
+  const Shape4 &s = t.shape;
+  size_t idx = 0;
+  for (uint32_t n = 0; n < s.n; ++n)
+    for (uint32_t c = 0; c < s.c; ++c) {
+      bool on =
+          t.region != MemRegion::Local || ((laneMask >> sp.laneOf(t, c)) & 1);
+      for (uint32_t h = 0; h < s.h; ++h, idx += s.w) {
+        if (on)
+          sp.writeRow(t, n, c, h, buf + idx * eb,
+                      valid ? valid->data() + idx : nullptr);
+      }
+    }
+}
+
+/// Validity per source element when the source is local, the destination
+/// is not, and lanes are masked: elements of disabled lanes are not moved.
+std::unique_ptr<std::vector<uint8_t>> sourceValidity(Space &sp,
+                                                     const GTensor &src,
+                                                     const GTensor &dst,
+                                                     uint64_t laneMask) {
+  if (src.region != MemRegion::Local || dst.region == MemRegion::Local ||
+      laneMask == kAllLanes)
+    return nullptr;
+  const Shape4 &s = src.shape;
+  auto v = std::make_unique<std::vector<uint8_t>>(elementCount(s));
+  size_t idx = 0;
+  size_t hw = size_t(s.h) * s.w;
+  for (uint32_t n = 0; n < s.n; ++n)
+    for (uint32_t c = 0; c < s.c; ++c, idx += hw)
+      std::fill_n(v->begin() + idx, hw,
+                  uint8_t((laneMask >> sp.laneOf(src, c)) & 1));
+  return v;
+}
+
+/// Permutes a dense buffer: dst(n, c, h, w) = src(map(n, c, h, w)).
+template <typename Map>
+std::vector<uint8_t> permute(const std::vector<uint8_t> &src,
+                             const Shape4 &srcShape, const Shape4 &dstShape,
+                             unsigned eb, Map map) {
+  std::vector<uint8_t> out(elementCount(dstShape) * eb);
+  uint8_t *o = out.data();
+  for (uint32_t n = 0; n < dstShape.n; ++n)
+    for (uint32_t c = 0; c < dstShape.c; ++c)
+      for (uint32_t h = 0; h < dstShape.h; ++h)
+        for (uint32_t w = 0; w < dstShape.w; ++w, o += eb) {
+          auto [sn, sc, sh, sw] = map(n, c, h, w);
+          size_t si =
+              ((size_t(sn) * srcShape.c + sc) * srcShape.h + sh) * srcShape.w +
+              sw;
+          std::memcpy(o, src.data() + si * eb, eb);
+        }
+  return out;
+}
+
+struct Idx4 {
+  uint32_t n, c, h, w;
+};
+
+/// The destination shape a tensor special function implies.
+Shape4 tensorDstShape(const GdmaOp &op, const Shape4 &s) {
+  const isa::cmd::DmaTensor &f = op.f;
+  Shape4 given = dstShapeOf(f);
+  Shape4 expect = s;
+  switch (op.special) {
+  case kSpNcTrans:
+    expect = {s.c, s.n, s.h, s.w};
+    break;
+  case kSpCollect:
+  case kSpDistribute:
+    expect = {s.n, s.w, s.h, s.c};
+    break;
+  case kSpBroadcast:
+  case kSpBankBroadcast:
+    expect = {s.n, uint32_t(f.dst_csize), s.h, s.w};
+    break;
+  default:
+    if (!f.nchw_copy)
+      return given; // a reshape: checked by element count
+    break;
+  }
+  if (!f.nchw_copy && !sameShape(given, expect))
+    failOp(op, "destination shape " + shapeText(given) + " does not match " +
+                   shapeText(expect) + " implied by the source shape " +
+                   shapeText(s));
+  return expect;
+}
+
+void execTensor(const GdmaOp &op, MachineState &m, unsigned eb) {
+  const isa::cmd::DmaTensor &f = op.f;
+  if (op.special > kSpBankBroadcast)
+    failOp(op, "tensor special function " + std::to_string(op.special) +
+                   " does not exist");
+  Space sp(m, op, eb);
+  uint64_t mask = op.laneMask();
+  bool isBroadcast =
+      op.special == kSpBroadcast || op.special == kSpBankBroadcast;
+  // Broadcast and distribute ignore the lane mask (bm1684x.md 5.4).
+  if (isBroadcast || op.special == kSpDistribute)
+    mask = kAllLanes;
+  bool unitW = op.special != kSpNone;
+  Shape4 s = srcShapeOf(f);
+  if (isBroadcast)
+    s.c = 1;
+  Shape4 d = f.fill_constant_en && op.special == kSpNone
+                 ? (f.nchw_copy ? s : dstShapeOf(f))
+                 : (checkShape(op, s, "source"), tensorDstShape(op, s));
+  checkShape(op, d, "destination");
+  unsigned copies = op.special == kSpBankCopy || op.special == kSpBankBroadcast
+                        ? kBankCopies
+                        : 1;
+  GTensor dst = makeTensor(sp, op, false, d, unitW);
+  if (copies > 1 && dst.region != MemRegion::Local)
+    failOp(op, "4-bank copies need a local destination");
+
+  std::vector<uint8_t> out;
+  std::unique_ptr<std::vector<uint8_t>> valid;
+  if (f.fill_constant_en) {
+    out.resize(elementCount(d) * eb);
+    uint32_t v = uint32_t(f.constant_value);
+    for (size_t i = 0; i < out.size(); i += eb)
+      std::memcpy(out.data() + i, &v, eb);
+  } else {
+    GTensor src = makeTensor(sp, op, true, s, unitW);
+    std::vector<uint8_t> in = readTensor(sp, src);
+    valid = sourceValidity(sp, src, dst, mask);
+    auto remap = [&](auto map) {
+      out = permute(in, s, d, eb, map);
+      // Validity moves with its element (one byte per element).
+      if (valid)
+        *valid = permute(*valid, s, d, 1, map);
+    };
+    switch (op.special) {
+    case kSpNcTrans:
+      remap([](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
+        return std::array<uint32_t, 4>{c, n, h, w};
+      });
+      break;
+    case kSpCollect:
+    case kSpDistribute:
+      remap([](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
+        return std::array<uint32_t, 4>{n, w, h, c};
+      });
+      break;
+    case kSpBroadcast:
+    case kSpBankBroadcast:
+      remap([](uint32_t n, uint32_t, uint32_t h, uint32_t w) {
+        return std::array<uint32_t, 4>{n, 0, h, w};
+      });
+      break;
+    default:
+      if (elementCount(s) != elementCount(d))
+        failOp(op, "source " + shapeText(s) + " and destination " +
+                       shapeText(d) + " hold different element counts");
+      out = std::move(in); // same order: a copy or a reshape
+      break;
+    }
+  }
+  uint64_t bank = m.chip.bankBytes();
+  for (unsigned k = 0; k < copies; ++k) {
+    GTensor t = dst;
+    t.addr += k * bank;
+    writeTensor(sp, t, out.data(), mask, valid.get());
+  }
+}
+
+void execGeneral(const GdmaOp &op, MachineState &m, unsigned eb) {
+  const isa::cmd::DmaTensor &f = op.f;
+  if (op.special > 1)
+    failOp(op, "general special function " + std::to_string(op.special) +
+                   " does not exist");
+  Space sp(m, op, eb);
+  uint64_t bytes = f.src_cstride * eb; // move length in elements
+  if (bytes == 0)
+    return;
+  std::vector<uint8_t> buf(bytes);
+  if (f.fill_constant_en) {
+    uint32_t v = uint32_t(f.constant_value);
+    for (size_t i = 0; i < bytes; i += eb)
+      std::memcpy(buf.data() + i, &v, eb);
+  } else {
+    sp.readFlat(op.srcAddr(), buf.data(), bytes, "source");
+  }
+  uint64_t dst = op.dstAddr();
+  if (op.special == 1) {
+    // Lane broadcast: the block goes to dst_csize consecutive lanes.
+    if (sp.region(dst, "destination") != MemRegion::Local)
+      failOp(op, "lane broadcast needs a local destination");
+    uint32_t lanes = std::max<uint32_t>(uint32_t(f.dst_csize), 1);
+    for (uint32_t k = 0; k < lanes; ++k)
+      sp.writeFlat(dst + uint64_t(k) * m.chip.lmemBytes, buf.data(), bytes,
+                   op.laneMask(), "destination");
+    return;
+  }
+  sp.region(dst, "destination");
+  sp.writeFlat(dst, buf.data(), bytes, op.laneMask(), "destination");
+}
+
+void execMatrix(const GdmaOp &op, MachineState &m, unsigned eb) {
+  const isa::cmd::DmaTensor &f = op.f;
+  if (op.special > 1)
+    failOp(op, "matrix special function " + std::to_string(op.special) +
+                   " does not exist");
+  Space sp(m, op, eb);
+  bool transpose = op.special == 1;
+  uint64_t srcAddr = op.srcAddr(), dstAddr = op.dstAddr();
+  bool toGlobal =
+      !f.fill_constant_en && sp.region(srcAddr, "source") == MemRegion::Local;
+  // The global side: an R x K matrix with row stride hstride.
+  uint32_t rows = uint32_t(toGlobal ? f.dst_hsize : f.src_hsize);
+  uint32_t cols = uint32_t(toGlobal ? f.dst_wsize : f.src_wsize);
+  if (rows == 0 || cols == 0)
+    failOp(op, "empty matrix");
+  GTensor g;
+  g.addr = toGlobal ? dstAddr : srcAddr;
+  g.region = sp.region(g.addr, toGlobal ? "destination" : "source");
+  g.shape = {1, 1, rows, cols};
+  int64_t rowStride = f.stride_enable
+                          ? int64_t(toGlobal ? f.dst_hstride : f.src_hstride)
+                          : int64_t(cols);
+  g.stride = {0, 0, rowStride, 1};
+  // The local side: matrix(w) layout, rows -> N, column blocks -> C.
+  uint32_t lw = uint32_t(toGlobal ? f.src_wsize : f.dst_wsize);
+  if (lw == 0)
+    failOp(op, "local matrix block width (wsize) is zero");
+  uint32_t lRows = transpose ? cols : rows;
+  uint32_t lCols = transpose ? rows : cols;
+  GTensor l;
+  l.addr = toGlobal ? srcAddr : dstAddr;
+  l.region = sp.region(l.addr, toGlobal ? "source" : "destination");
+  if (l.region != MemRegion::Local && !f.fill_constant_en)
+    failOp(op, "one side of a matrix move must be local memory");
+  l.shape = {lRows, uint32_t(ceilDiv(lCols, lw)), 1, lw};
+  if (f.stride_enable)
+    l.stride =
+        toGlobal
+            ? Stride4{int64_t(f.src_nstride), int64_t(f.src_cstride), 0, 1}
+            : Stride4{int64_t(f.dst_nstride), int64_t(f.dst_cstride), 0, 1};
+  else
+    l.stride = sp.defaultStrides(l);
+  uint64_t mask = op.laneMask();
+
+  // Element (r, k) of the global matrix <-> local (n, c, w).
+  auto localIdx = [&](uint32_t r, uint32_t k) {
+    uint32_t lr = transpose ? k : r, lc = transpose ? r : k;
+    return Idx4{lr, lc / lw, 0, lc % lw};
+  };
+  std::vector<uint8_t> elem(eb);
+  if (toGlobal) {
+    std::vector<uint8_t> rowBuf(size_t(cols) * eb);
+    std::vector<uint8_t> rowValid(cols);
+    for (uint32_t r = 0; r < rows; ++r) {
+      for (uint32_t k = 0; k < cols; ++k) {
+        Idx4 i = localIdx(r, k);
+        rowValid[k] = uint8_t((mask >> sp.laneOf(l, i.c)) & 1);
+        GTensor one = l;
+        one.shape.w = 1;
+        uint8_t *p = sp.rowPtr(one, i.n, i.c, 0, eb);
+        std::memcpy(rowBuf.data() + size_t(k) * eb,
+                    p + uint64_t(i.w) * l.stride.w * eb, eb);
+      }
+      sp.writeRow(g, 0, 0, r, rowBuf.data(),
+                  mask == kAllLanes ? nullptr : rowValid.data());
+    }
+    return;
+  }
+  std::vector<uint8_t> rowBuf(size_t(cols) * eb);
+  uint32_t fillV = uint32_t(f.constant_value);
+  for (uint32_t r = 0; r < rows; ++r) {
+    if (f.fill_constant_en)
+      for (uint32_t k = 0; k < cols; ++k)
+        std::memcpy(rowBuf.data() + size_t(k) * eb, &fillV, eb);
+    else
+      sp.readRow(g, 0, 0, r, rowBuf.data());
+    for (uint32_t k = 0; k < cols; ++k) {
+      Idx4 i = localIdx(r, k);
+      if (!((mask >> sp.laneOf(l, i.c)) & 1))
+        continue;
+      GTensor one = l;
+      one.shape.w = 1;
+      uint8_t *p =
+          sp.rowPtr(one, i.n, i.c, 0, (uint64_t(i.w) * l.stride.w + 1) * eb);
+      std::memcpy(p + uint64_t(i.w) * l.stride.w * eb,
+                  rowBuf.data() + size_t(k) * eb, eb);
+    }
+  }
+}
+
+void execCwTranspose(const GdmaOp &op, MachineState &m, unsigned eb) {
+  const isa::cmd::DmaTensor &f = op.f;
+  Space sp(m, op, eb);
+  Shape4 s = srcShapeOf(f);
+  checkShape(op, s, "source");
+  Shape4 d{s.n, s.w, s.h, s.c};
+  if (!f.nchw_copy && !sameShape(dstShapeOf(f), d))
+    failOp(op, "destination shape " + shapeText(dstShapeOf(f)) +
+                   " is not the C<->W transpose " + shapeText(d));
+  GTensor src = makeTensor(sp, op, true, s, true);
+  GTensor dst = makeTensor(sp, op, false, d, true);
+  std::vector<uint8_t> in = readTensor(sp, src);
+  auto map = [](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
+    return std::array<uint32_t, 4>{n, w, h, c};
+  };
+  std::vector<uint8_t> out = permute(in, s, d, eb, map);
+  uint64_t mask = op.laneMask();
+  auto valid = sourceValidity(sp, src, dst, mask);
+  if (valid)
+    *valid = permute(*valid, s, d, 1, map);
+  writeTensor(sp, dst, out.data(), mask, valid.get());
+}
+
+/// The index of gather/scatter: uint32 elements (bm1684x.md 5.7).
+constexpr unsigned kIndexBytes = 4;
+
+void execGatherScatter(const GdmaOp &op, MachineState &m, unsigned eb) {
+  const isa::cmd::DmaTensor &f = op.f;
+  bool gather = op.type == GdmaType::Gather;
+  Space sp(m, op, eb);
+  Space isp(m, op, kIndexBytes);
+  uint32_t w = uint32_t(f.src_wsize);
+  uint32_t srcC = uint32_t(f.src_csize), idxC = uint32_t(op.index_csize);
+  uint32_t srcH = uint32_t(f.src_hsize);
+  uint32_t dstH = gather ? uint32_t(f.nchw_copy ? f.src_hsize : f.dst_hsize)
+                         : uint32_t(f.dst_hsize);
+  uint32_t idxH = gather ? dstH : srcH; // one index per moved row
+  uint32_t chans = gather ? std::max(srcC, idxC) : uint32_t(f.dst_csize);
+  if (w == 0 || srcC == 0 || idxC == 0 || srcH == 0 || dstH == 0 || chans == 0)
+    failOp(op, "empty gather/scatter shape");
+  if ((srcC != 1 && srcC != chans) || (idxC != 1 && idxC != chans))
+    failOp(op,
+           "source and index channels must be 1 or " + std::to_string(chans));
+  auto strides = [&](uint64_t cs, uint64_t hs, uint32_t h) {
+    return f.stride_enable ? Stride4{0, int64_t(cs), int64_t(hs), 1}
+                           : Stride4{0, int64_t(h) * w, int64_t(w), 1};
+  };
+  GTensor src{sp.region(op.srcAddr(), "source"),
+              op.srcAddr(),
+              {1, srcC, srcH, w},
+              strides(f.src_cstride, f.src_hstride, srcH)};
+  GTensor dst{sp.region(op.dstAddr(), "destination"),
+              op.dstAddr(),
+              {1, gather ? chans : uint32_t(f.dst_csize), dstH, w},
+              strides(f.dst_cstride, f.dst_hstride, dstH)};
+  GTensor idx{isp.region(op.index_start_addr, "index"),
+              op.index_start_addr,
+              {1, idxC, idxH, 1},
+              f.stride_enable ? Stride4{0, int64_t(op.index_cstride),
+                                        int64_t(op.index_hstride), 1}
+                              : Stride4{0, int64_t(idxH), 1, 1}};
+  uint64_t mask = op.laneMask();
+  std::vector<uint8_t> row(size_t(w) * eb);
+  uint32_t fillV = uint32_t(f.constant_value);
+  auto enabled = [&](const GTensor &t, uint32_t c) {
+    return t.region != MemRegion::Local || ((mask >> sp.laneOf(t, c)) & 1);
+  };
+  for (uint32_t c = 0; c < chans; ++c) {
+    if (!enabled(dst, c))
+      continue;
+    for (uint32_t h = 0; h < idxH; ++h) {
+      uint32_t iv;
+      isp.readRow(idx, 0, idxC == 1 ? 0 : c, h,
+                  reinterpret_cast<uint8_t *>(&iv));
+      uint32_t sc = srcC == 1 ? 0 : c;
+      if (gather) {
+        if (iv < srcH) {
+          sp.readRow(src, 0, sc, iv, row.data());
+        } else {
+          for (uint32_t k = 0; k < w; ++k)
+            std::memcpy(row.data() + size_t(k) * eb, &fillV, eb);
+        }
+        sp.writeRow(dst, 0, c, h, row.data(), nullptr);
+      } else {
+        if (iv >= dstH)
+          continue;
+        sp.readRow(src, 0, sc, h, row.data());
+        sp.writeRow(dst, 0, c, iv, row.data(), nullptr);
+      }
+    }
+  }
+}
+
+void execMaskedOrNonzero(const GdmaOp &op, MachineState &m, unsigned eb) {
+  const isa::cmd::DmaTensor &f = op.f;
+  bool nonzero = op.type == GdmaType::Nonzero;
+  Space sp(m, op, eb);
+  Shape4 s = srcShapeOf(f);
+  checkShape(op, s, "source");
+  GTensor src = makeTensor(sp, op, true, s, false);
+  std::vector<uint8_t> in = readTensor(sp, src);
+  std::vector<uint8_t> out;
+  size_t count = elementCount(s);
+  auto isNonzero = [](const uint8_t *p, unsigned bytes) {
+    for (unsigned i = 0; i < bytes; ++i)
+      if (p[i])
+        return true;
+    return false;
+  };
+  if (nonzero) {
+    unsigned ib = elemBytesOf(op, op.index_data_format);
+    for (size_t i = 0; i < count; ++i)
+      if (isNonzero(in.data() + i * eb, eb)) {
+        uint64_t v = op.base_i + i;
+        size_t at = out.size();
+        out.resize(at + ib);
+        std::memcpy(out.data() + at, &v, ib);
+      }
+  } else {
+    unsigned mb = elemBytesOf(op, op.mask_data_format);
+    Space msp(m, op, mb);
+    GTensor mt = src;
+    mt.addr = op.mask_start_addr;
+    mt.region = msp.region(mt.addr, "mask");
+    if (!f.stride_enable)
+      mt.stride = msp.defaultStrides(mt);
+    std::vector<uint8_t> maskBuf = readTensor(msp, mt);
+    for (size_t i = 0; i < count; ++i)
+      if (isNonzero(maskBuf.data() + i * mb, mb))
+        out.insert(out.end(), in.begin() + i * eb, in.begin() + (i + 1) * eb);
+  }
+  if (!out.empty()) {
+    sp.region(op.dstAddr(), "destination");
+    sp.writeFlat(op.dstAddr(), out.data(), out.size(), kAllLanes,
+                 "destination");
+  }
+}
+
+} // namespace
+
+void executeGdma(const GdmaOp &op, MachineState &m) {
+  if (op.type == GdmaType::Sys)
+    return;
+  unsigned eb = elemBytesOf(op, op.format());
+  switch (op.type) {
+  case GdmaType::Tensor:
+    return execTensor(op, m, eb);
+  case GdmaType::General:
+    return execGeneral(op, m, eb);
+  case GdmaType::Matrix:
+    return execMatrix(op, m, eb);
+  case GdmaType::CwTranspose:
+    return execCwTranspose(op, m, eb);
+  case GdmaType::Gather:
+  case GdmaType::Scatter:
+    return execGatherScatter(op, m, eb);
+  case GdmaType::MaskedSelect:
+  case GdmaType::Nonzero:
+    return execMaskedOrNonzero(op, m, eb);
+  default:
+    failOp(op, "cannot be executed");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Work
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Contiguous runs of a strided 4-D access: dimensions merge from the inside
+/// while each stride equals the extent of everything inside it.
+uint64_t runsOf(const Shape4 &s, const Stride4 &st) {
+  uint32_t dims[4] = {s.n, s.c, s.h, s.w};
+  int64_t strides[4] = {st.n, st.c, st.h, st.w};
+  uint64_t runs = 1;
+  int64_t inner = 1;
+  bool merging = true;
+  for (int i = 3; i >= 0; --i) {
+    if (dims[i] == 1)
+      continue;
+    if (merging && strides[i] == inner) {
+      inner *= dims[i];
+      continue;
+    }
+    merging = false;
+    runs *= dims[i];
+  }
+  return runs;
+}
+
+void account(GdmaWork &w, MemRegion r, uint64_t bytes, bool isRead) {
+  if (r == MemRegion::Global)
+    (isRead ? w.ddrReadBytes : w.ddrWriteBytes) += bytes;
+  else if (r == MemRegion::Local)
+    (isRead ? w.localReadBytes : w.localWriteBytes) += bytes;
+}
+
+} // namespace
+
+GdmaWork gdmaWork(const GdmaOp &op, const isa::ChipParams &chip) {
+  GdmaWork w;
+  if (op.type == GdmaType::Sys)
+    return w;
+  const isa::cmd::DmaTensor &f = op.f;
+  auto fmt = isa::gdmaFormatFromCode(unsigned(f.src_data_format));
+  uint64_t eb =
+      fmt ? std::max(1u, isa::gdmaFormatBits(*fmt) / kBitsPerByte) : 1;
+  bool fill = f.fill_constant_en;
+  w.src = fill ? MemRegion::None : isa::classifyAddr(chip, op.srcAddr());
+  w.dst = isa::classifyAddr(chip, op.dstAddr());
+  Shape4 s = srcShapeOf(f);
+  uint64_t srcElems = 0, dstElems = 0;
+  Stride4 srcSt{int64_t(f.src_nstride), int64_t(f.src_cstride),
+                int64_t(f.src_hstride), int64_t(f.src_wstride)};
+  Stride4 dstSt{int64_t(f.dst_nstride), int64_t(f.dst_cstride),
+                int64_t(f.dst_hstride), int64_t(f.dst_wstride)};
+  Shape4 d = f.nchw_copy ? s : dstShapeOf(f);
+  switch (op.type) {
+  case GdmaType::Tensor: {
+    Shape4 sc = s;
+    if (op.special == kSpBroadcast || op.special == kSpBankBroadcast)
+      sc.c = 1;
+    srcElems = fill ? 0 : elementCount(sc);
+    if (f.nchw_copy) {
+      if (op.special == kSpNcTrans)
+        d = {s.c, s.n, s.h, s.w};
+      else if (op.special == kSpCollect || op.special == kSpDistribute)
+        d = {s.n, s.w, s.h, s.c};
+      else if (op.special == kSpBroadcast || op.special == kSpBankBroadcast)
+        d.c = uint32_t(f.dst_csize);
+    }
+    dstElems = elementCount(d);
+    if (op.special == kSpBankCopy || op.special == kSpBankBroadcast)
+      dstElems *= kBankCopies;
+    break;
+  }
+  case GdmaType::CwTranspose:
+    srcElems = elementCount(s);
+    d = {s.n, s.w, s.h, s.c};
+    dstElems = srcElems;
+    break;
+  case GdmaType::General:
+    srcElems = fill ? 0 : f.src_cstride;
+    dstElems = f.src_cstride *
+               (op.special == 1 ? std::max<uint64_t>(f.dst_csize, 1) : 1);
+    s = {1, 1, 1, uint32_t(f.src_cstride)};
+    d = s;
+    srcSt = dstSt = {0, 0, 0, 1};
+    break;
+  case GdmaType::Matrix: {
+    bool toGlobal = w.src == MemRegion::Local;
+    uint64_t rows = toGlobal ? f.dst_hsize : f.src_hsize;
+    uint64_t cols = toGlobal ? f.dst_wsize : f.src_wsize;
+    srcElems = fill ? 0 : rows * cols;
+    dstElems = rows * cols;
+    Shape4 gm{1, 1, uint32_t(rows), uint32_t(cols)};
+    Stride4 gs{0, 0, int64_t(toGlobal ? f.dst_hstride : f.src_hstride), 1};
+    if (!f.stride_enable)
+      gs.h = int64_t(cols);
+    if (toGlobal) {
+      d = gm;
+      dstSt = gs;
+    } else {
+      s = gm;
+      srcSt = gs;
+    }
+    break;
+  }
+  case GdmaType::Gather:
+  case GdmaType::Scatter: {
+    uint64_t rows = op.type == GdmaType::Gather
+                        ? (f.nchw_copy ? f.src_hsize : f.dst_hsize)
+                        : f.src_hsize;
+    uint64_t chans = op.type == GdmaType::Gather
+                         ? std::max<uint64_t>(f.src_csize, op.index_csize)
+                         : f.dst_csize;
+    srcElems = dstElems = rows * chans * f.src_wsize;
+    s = {1, uint32_t(chans), uint32_t(rows), uint32_t(f.src_wsize)};
+    d = s;
+    srcSt = {0, int64_t(f.src_cstride), int64_t(f.src_hstride), 1};
+    dstSt = {0, int64_t(f.dst_cstride), int64_t(f.dst_hstride), 1};
+    account(w, isa::classifyAddr(chip, op.index_start_addr),
+            rows * chans * kIndexBytes, true);
+    break;
+  }
+  case GdmaType::MaskedSelect:
+  case GdmaType::Nonzero:
+    srcElems = dstElems = elementCount(s);
+    d = {1, 1, 1, uint32_t(std::min<uint64_t>(dstElems, UINT32_MAX))};
+    dstSt = {0, 0, 0, 1};
+    if (op.type == GdmaType::MaskedSelect)
+      account(w, isa::classifyAddr(chip, op.mask_start_addr),
+              srcElems * std::max(1u, isa::gdmaFormatBits(op.mask_data_format) /
+                                          kBitsPerByte),
+              true);
+    break;
+  default:
+    break;
+  }
+  w.bytes = dstElems * eb;
+  account(w, w.src, srcElems * eb, true);
+  account(w, w.dst, w.bytes, false);
+  if (!f.stride_enable && op.type != GdmaType::General) {
+    srcSt = {int64_t(s.c) * s.h * s.w, int64_t(s.h) * s.w, int64_t(s.w), 1};
+    dstSt = {int64_t(d.c) * d.h * d.w, int64_t(d.h) * d.w, int64_t(d.w), 1};
+  }
+  if (w.src == MemRegion::Global && srcElems)
+    w.contiguousRuns += runsOf(s, srcSt);
+  if (w.dst == MemRegion::Global && dstElems)
+    w.contiguousRuns += runsOf(d, dstSt);
+  return w;
+}
+
+} // namespace tpu::sim

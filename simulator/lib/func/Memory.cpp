@@ -1,0 +1,179 @@
+//===- Memory.cpp - Storage of the simulated BM1684X ----------------------===//
+
+#include "tpusim/Memory.h"
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+namespace tpu::sim {
+
+namespace {
+
+std::string hex(uint64_t v) {
+  std::ostringstream os;
+  os << "0x" << std::hex << v;
+  return os.str();
+}
+
+/// True when [addr, addr + size) lies inside [base, base + limit) without
+/// overflowing.
+bool inRange(uint64_t addr, uint64_t size, uint64_t base, uint64_t limit) {
+  if (addr < base)
+    return false;
+  uint64_t off = addr - base;
+  return off <= limit && size <= limit - off;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// LocalMemory
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Host-side padding between lanes: one 4 KiB page plus one 64-byte cache
+/// line, so consecutive lanes start in different cache sets.
+constexpr uint64_t kLaneSkew = 4096 + 64;
+} // namespace
+
+LocalMemory::LocalMemory(const isa::ChipParams &chip)
+    : lanes_(chip.npuNum), laneBytes_(chip.lmemBytes),
+      laneStride_(chip.lmemBytes + kLaneSkew),
+      data_(size_t(chip.npuNum) * laneStride_, 0) {}
+
+uint8_t *LocalMemory::at(unsigned lane, uint64_t offset, uint64_t size) {
+  return const_cast<uint8_t *>(
+      static_cast<const LocalMemory *>(this)->at(lane, offset, size));
+}
+
+const uint8_t *LocalMemory::at(unsigned lane, uint64_t offset,
+                               uint64_t size) const {
+  if (lane >= lanes_)
+    throw MemoryError("local memory: lane " + std::to_string(lane) +
+                      " does not exist (" + std::to_string(lanes_) + " lanes)");
+  if (!inRange(offset, size, 0, laneBytes_))
+    throw MemoryError("local memory: " + std::to_string(size) +
+                      " bytes at offset " + hex(offset) + " of lane " +
+                      std::to_string(lane) + " leave the lane (" +
+                      hex(laneBytes_) + " bytes)");
+  return data_.data() + size_t(lane) * laneStride_ + offset;
+}
+
+void LocalMemory::clear() { std::fill(data_.begin(), data_.end(), 0); }
+
+//===----------------------------------------------------------------------===//
+// FlatMemory
+//===----------------------------------------------------------------------===//
+
+FlatMemory::FlatMemory(std::string name, uint64_t base, uint64_t size)
+    : name_(std::move(name)), base_(base), data_(size, 0) {}
+
+bool FlatMemory::contains(uint64_t addr, uint64_t size) const {
+  return inRange(addr, size, base_, data_.size());
+}
+
+uint8_t *FlatMemory::at(uint64_t addr, uint64_t size) {
+  return const_cast<uint8_t *>(
+      static_cast<const FlatMemory *>(this)->at(addr, size));
+}
+
+const uint8_t *FlatMemory::at(uint64_t addr, uint64_t size) const {
+  if (!contains(addr, size))
+    throw MemoryError(name_ + ": " + std::to_string(size) + " bytes at " +
+                      hex(addr) + " leave [" + hex(base_) + ", " +
+                      hex(base_ + data_.size()) + ")");
+  return data_.data() + (addr - base_);
+}
+
+//===----------------------------------------------------------------------===//
+// GlobalMemory
+//===----------------------------------------------------------------------===//
+
+GlobalMemory::GlobalMemory(uint64_t base, uint64_t size)
+    : base_(base), size_(size) {}
+
+bool GlobalMemory::contains(uint64_t addr, uint64_t size) const {
+  return inRange(addr, size, base_, size_);
+}
+
+void GlobalMemory::check(uint64_t addr, uint64_t size) const {
+  if (!contains(addr, size))
+    throw MemoryError("global memory: " + std::to_string(size) + " bytes at " +
+                      hex(addr) + " leave [" + hex(base_) + ", " +
+                      hex(base_ + size_) + ")");
+}
+
+uint8_t *GlobalMemory::page(uint64_t index) {
+  auto &p = pages_[index];
+  if (!p) {
+    p.reset(new uint8_t[kPageBytes]);
+    std::memset(p.get(), 0, kPageBytes);
+  }
+  return p.get();
+}
+
+const uint8_t *GlobalMemory::pageOrNull(uint64_t index) const {
+  auto it = pages_.find(index);
+  return it == pages_.end() ? nullptr : it->second.get();
+}
+
+void GlobalMemory::read(uint64_t addr, void *dst, uint64_t size) const {
+  check(addr, size);
+  auto *out = static_cast<uint8_t *>(dst);
+  uint64_t off = addr - base_;
+  while (size) {
+    uint64_t idx = off / kPageBytes, in = off % kPageBytes;
+    uint64_t n = std::min(size, kPageBytes - in);
+    if (const uint8_t *p = pageOrNull(idx))
+      std::memcpy(out, p + in, n);
+    else
+      std::memset(out, 0, n);
+    out += n;
+    off += n;
+    size -= n;
+  }
+}
+
+void GlobalMemory::write(uint64_t addr, const void *src, uint64_t size) {
+  check(addr, size);
+  auto *in = static_cast<const uint8_t *>(src);
+  uint64_t off = addr - base_;
+  while (size) {
+    uint64_t idx = off / kPageBytes, po = off % kPageBytes;
+    uint64_t n = std::min(size, kPageBytes - po);
+    std::memcpy(page(idx) + po, in, n);
+    in += n;
+    off += n;
+    size -= n;
+  }
+}
+
+void GlobalMemory::fill(uint64_t addr, uint8_t value, uint64_t size) {
+  check(addr, size);
+  uint64_t off = addr - base_;
+  while (size) {
+    uint64_t idx = off / kPageBytes, po = off % kPageBytes;
+    uint64_t n = std::min(size, kPageBytes - po);
+    if (value != 0 || pageOrNull(idx))
+      std::memset(page(idx) + po, value, n);
+    off += n;
+    size -= n;
+  }
+}
+
+uint64_t GlobalMemory::residentBytes() const {
+  return uint64_t(pages_.size()) * kPageBytes;
+}
+
+//===----------------------------------------------------------------------===//
+// MachineState
+//===----------------------------------------------------------------------===//
+
+MachineState::MachineState(const isa::ChipParams &chip)
+    : chip(chip), lmem(chip),
+      smem("static memory", chip.smemBase, chip.smemBytes),
+      l2("L2 SRAM", chip.l2Base, chip.l2Bytes),
+      gmem(chip.gmemBase, chip.gmemBytes) {}
+
+} // namespace tpu::sim

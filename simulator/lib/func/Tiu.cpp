@@ -1,0 +1,275 @@
+//===- Tiu.cpp - TIU dispatch and work descriptions -----------------------===//
+
+#include "FuncImpl.h"
+
+#include <algorithm>
+
+namespace tpu::sim {
+
+using isa::Prec;
+using isa::TiuTask;
+
+void executeTiu(const TiuOp &op, MachineState &m) {
+  using namespace detail;
+  switch (op.task) {
+  case TiuTask::Conv:
+    return execConv(op, m);
+  case TiuTask::PorD:
+    return execPorD(op, m);
+  case TiuTask::MM:
+    return op.eu >= 4 ? execMM2(op, m) : execMM(op, m);
+  case TiuTask::AR:
+    return execAR(op, m);
+  case TiuTask::RQDQ:
+    return execRQDQ(op, m);
+  case TiuTask::TransBC:
+    return execTransBC(op, m);
+  case TiuTask::SG:
+    return execSG(op, m);
+  case TiuTask::SFU:
+    return execSFU(op, m);
+  case TiuTask::LIN:
+    return execLIN(op, m);
+  case TiuTask::CMP:
+    return execCMP(op, m);
+  case TiuTask::VC:
+    return execVC(op, m);
+  case TiuTask::Sys:
+    return; // nop, end, barriers: nothing to compute.
+  default:
+    failOp(op, "task type " + std::to_string(unsigned(op.task)) +
+                   " cannot be executed");
+  }
+}
+
+namespace {
+
+using detail::ceilDiv;
+
+constexpr unsigned kBitsPerByte = 8;
+
+/// Lane-relative byte range of a local tensor (empty for static memory).
+TiuWork::Operand rangeOf(const LocalTensor &t, const LaneGeometry &geo) {
+  TiuWork::Operand r;
+  if (t.addr >= (uint64_t(geo.lanes) << geo.laneShift))
+    return r;
+  const Shape4 &s = t.shape;
+  if (s.n == 0 || s.c == 0 || s.h == 0 || s.w == 0)
+    return r;
+  unsigned start = t.startLane(geo);
+  uint64_t lastSlot = (uint64_t(start) + s.c - 1) / geo.lanes;
+  int64_t maxElem =
+      int64_t(s.n - 1) * t.stride.n + int64_t(lastSlot) * t.stride.c +
+      int64_t(s.h - 1) * t.stride.h + int64_t(s.w - 1) * t.stride.w;
+  r.offset = t.startOffset(geo);
+  r.bytesPerLane = (uint64_t(std::max<int64_t>(maxElem, 0) + 1) *
+                        isa::precBits(t.type.prec) +
+                    kBitsPerByte - 1) /
+                   kBitsPerByte;
+  return r;
+}
+
+Prec precOr(uint64_t code, Prec fallback) {
+  auto p = isa::precFromCode(unsigned(code));
+  return p ? *p : fallback;
+}
+
+/// Adds a tensor operand (unless it is an immediate).
+void addRange(std::vector<TiuWork::Operand> &v, bool isConst,
+              const LocalTensor &t, const LaneGeometry &geo) {
+  if (isConst)
+    return;
+  TiuWork::Operand r = rangeOf(t, geo);
+  if (r.bytesPerLane)
+    v.push_back(r);
+}
+
+LocalTensor plain(uint64_t addr, Prec p, Shape4 s, LocalLayout layout,
+                  const LaneGeometry &geo) {
+  LocalTensor t;
+  t.addr = uint32_t(addr);
+  t.type = {p, true};
+  t.shape = s;
+  unsigned start =
+      t.addr < (uint64_t(geo.lanes) << geo.laneShift) ? t.startLane(geo) : 0;
+  int64_t slots = int64_t(ceilDiv(uint64_t(start) + s.c, geo.lanes));
+  int64_t hw = int64_t(s.h) * s.w;
+  int64_t cs = layout == LocalLayout::Compact
+                   ? hw
+                   : int64_t(detail::alignUp(uint64_t(hw), geo.euNum(p)));
+  t.stride = {slots * cs, cs, int64_t(s.w), 1};
+  return t;
+}
+
+} // namespace
+
+TiuWork tiuWork(const TiuOp &op, const isa::ChipParams &chip) {
+  TiuWork w;
+  const isa::cmd::TiuLong &f = op.f;
+  LaneGeometry geo(chip);
+  Prec p0 = precOr(f.opd0_prec, Prec::Int8);
+  Prec pr = precOr(f.res0_prec, p0);
+  w.computePrec = p0;
+  Shape4 rs{uint32_t(f.res0_n), uint32_t(f.res0_c), uint32_t(f.res0_h),
+            uint32_t(f.res0_w)};
+  auto lanesFor = [&](uint64_t c) {
+    return unsigned(std::min<uint64_t>(c, geo.lanes));
+  };
+  auto slotsFor = [&](uint64_t addr, uint64_t c) {
+    unsigned start = addr < (uint64_t(geo.lanes) << geo.laneShift)
+                         ? unsigned(addr >> geo.laneShift) % geo.lanes
+                         : 0;
+    return ceilDiv(uint64_t(start) + c, geo.lanes);
+  };
+  auto setOutput = [&](Shape4 s, uint64_t addr) {
+    w.outputElements = elementCount(s);
+    w.lanesUsed = lanesFor(s.c);
+    w.elementsPerLane = uint64_t(s.n) * slotsFor(addr, s.c) * s.h * s.w;
+  };
+
+  switch (op.task) {
+  case TiuTask::Conv: {
+    uint64_t ic = f.opd0_c, kArea = f.opd1_h * f.opd1_w;
+    setOutput(rs, f.res0_addr);
+    w.macs = w.outputElements * ic * kArea;
+    w.inputElements = f.res0_n * ic * f.opd0_h * f.opd0_w;
+    w.cubeIcPerStep = unsigned(std::min<uint64_t>(ic, chip.icParallel(p0)));
+    w.kernelElements = kArea;
+    Shape4 is{rs.n, uint32_t(ic), uint32_t(f.opd0_h), uint32_t(f.opd0_w)};
+    addRange(w.reads, false,
+             plain(f.opd0_addr, p0, is, LocalLayout::EuAligned, geo), geo);
+    uint32_t icp = chip.icParallel(p0);
+    Shape4 ws{1, rs.c, 1, uint32_t(ceilDiv(ic, icp) * kArea * icp)};
+    addRange(w.reads, f.opd1_const,
+             plain(f.opd1_addr, p0, ws, LocalLayout::Compact, geo), geo);
+    addRange(w.writes, false,
+             plain(f.res0_addr, pr, rs, LocalLayout::EuAligned, geo), geo);
+    break;
+  }
+  case TiuTask::PorD: {
+    uint64_t kArea = f.opd1_h * f.opd1_w;
+    setOutput(rs, f.res0_addr);
+    w.macs = w.outputElements * kArea;
+    w.inputElements = f.res0_n * f.res0_c * f.opd0_h * f.opd0_w;
+    w.kernelElements = kArea;
+    Shape4 is{rs.n, rs.c, uint32_t(f.opd0_h), uint32_t(f.opd0_w)};
+    addRange(w.reads, false,
+             plain(f.opd0_addr, p0, is, LocalLayout::EuAligned, geo), geo);
+    if (op.eu == 0 || op.eu == 2)
+      addRange(w.reads, f.opd1_const,
+               plain(f.opd1_addr, p0,
+                     {1, rs.c, uint32_t(f.opd1_h), uint32_t(f.opd1_w)},
+                     LocalLayout::Compact, geo),
+               geo);
+    addRange(w.writes, false,
+             plain(f.res0_addr, pr, rs, LocalLayout::EuAligned, geo), geo);
+    break;
+  }
+  case TiuTask::MM: {
+    uint64_t mRows, kDim, nCols;
+    if (op.eu >= 4) {
+      mRows = f.res0_c;
+      nCols = f.res0_w;
+      kDim = op.eu == 4 ? f.opd1_c : f.opd1_w;
+      setOutput({1, uint32_t(mRows), 1, uint32_t(nCols)}, f.res0_addr);
+      addRange(w.reads, f.opd0_const,
+               plain(f.opd0_addr, p0, {1, uint32_t(mRows), 1, uint32_t(kDim)},
+                     LocalLayout::EuAligned, geo),
+               geo);
+      addRange(w.reads, f.opd1_const,
+               plain(f.opd1_addr, p0,
+                     {1, uint32_t(f.opd1_c), 1, uint32_t(f.opd1_w)},
+                     LocalLayout::EuAligned, geo),
+               geo);
+      addRange(w.writes, false,
+               plain(f.res0_addr, pr, {1, uint32_t(mRows), 1, uint32_t(nCols)},
+                     LocalLayout::EuAligned, geo),
+               geo);
+    } else {
+      uint64_t stored = f.opd0_c ? f.opd0_w * (f.opd0_c - 1) + f.opd1_w : 0;
+      mRows = f.left_tran ? stored : f.opd0_n;
+      kDim = f.left_tran ? f.opd0_n : stored;
+      nCols = f.res0_c * f.res0_w;
+      Shape4 os{uint32_t(mRows), rs.c, 1, rs.w};
+      setOutput(os, f.res0_addr);
+      addRange(
+          w.reads, f.opd0_const,
+          plain(f.opd0_addr, p0,
+                {uint32_t(f.opd0_n), uint32_t(f.opd0_c), 1, uint32_t(f.opd0_w)},
+                LocalLayout::EuAligned, geo),
+          geo);
+      addRange(w.reads, f.opd1_const,
+               plain(f.opd1_addr, p0, {uint32_t(kDim), rs.c, 1, rs.w},
+                     LocalLayout::EuAligned, geo),
+               geo);
+      addRange(w.writes, false,
+               plain(f.res0_addr, pr, os, LocalLayout::EuAligned, geo), geo);
+    }
+    w.macs = mRows * kDim * nCols;
+    w.inputElements = mRows * kDim + kDim * nCols;
+    w.cubeIcPerStep = unsigned(std::min<uint64_t>(kDim, chip.icParallel(p0)));
+    w.kernelElements = 1;
+    break;
+  }
+  case TiuTask::VC: {
+    uint64_t lenA = f.opd0_c ? (f.opd0_c - 1) * f.opd0_w + f.opd1_w : 0;
+    Shape4 os{uint32_t(lenA), rs.c, 1, rs.w};
+    setOutput(os, f.res0_addr);
+    w.inputElements = lenA + uint64_t(rs.c) * rs.w;
+    w.kernelElements = 1;
+    addRange(w.writes, false,
+             plain(f.res0_addr, pr, os, LocalLayout::EuAligned, geo), geo);
+    break;
+  }
+  case TiuTask::TransBC:
+  case TiuTask::SG:
+  case TiuTask::AR:
+  case TiuTask::CMP:
+  case TiuTask::LIN:
+  case TiuTask::SFU:
+  case TiuTask::RQDQ: {
+    Shape4 s = rs;
+    s.n = std::max<uint32_t>(s.n, 1);
+    s.h = std::max<uint32_t>(s.h, 1);
+    setOutput(s, f.res0_addr);
+    w.inputElements = w.outputElements;
+    w.kernelElements = 1;
+    if (op.task == TiuTask::SFU) {
+      constexpr unsigned kTaylor4x = 12, kTaylor = 13, kRsqrt = 17;
+      if (op.eu == kTaylor || op.eu == kTaylor4x)
+        w.iterations = unsigned(std::max<uint64_t>(f.opd1_n, 1));
+      else if (op.eu == kRsqrt)
+        w.iterations = unsigned(f.opd2_n_str + 1);
+    }
+    if (op.task == TiuTask::AR && op.eu == 12) // div: iterations - 1
+      w.iterations = unsigned(f.opd2_n_str + 1);
+    bool readsOpd0 = !(op.task == TiuTask::AR && (op.eu == 24 || op.eu == 25));
+    if (readsOpd0 && !(op.task == TiuTask::AR && f.opd0_const))
+      addRange(w.reads, false,
+               plain(f.opd0_addr, p0, s, LocalLayout::EuAligned, geo), geo);
+    bool binary = (op.task == TiuTask::AR && f.tsk_opd_num >= 2) ||
+                  op.task == TiuTask::CMP;
+    if (binary)
+      addRange(w.reads, f.opd1_const,
+               plain(f.opd1_addr, precOr(f.opd1_prec, p0), s,
+                     LocalLayout::EuAligned, geo),
+               geo);
+    if (binary)
+      w.inputElements += w.outputElements;
+    addRange(w.writes, false,
+             plain(f.res0_addr, pr, s, LocalLayout::EuAligned, geo), geo);
+    if (op.task == TiuTask::CMP && (op.eu == 22 || op.eu == 25))
+      addRange(w.writes, false,
+               plain(f.res1_addr, precOr(f.opd2_prec, p0), s,
+                     LocalLayout::EuAligned, geo),
+               geo);
+    break;
+  }
+  case TiuTask::Sys:
+  default:
+    break;
+  }
+  return w;
+}
+
+} // namespace tpu::sim

@@ -1,0 +1,207 @@
+//===- Units.cpp - Queues, scoreboard, local memory and DDR
+//----------------===//
+#include "tpusim/Tpu.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace tpu::sim {
+
+namespace {
+
+/// Transfers whose remaining bytes fall below this have drained (the fluid
+/// model works in doubles; a transfer is never a fraction of a byte).
+constexpr double kDrainedBytes = 1e-6;
+/// Slack when rounding a drain time up to whole picoseconds, so that an
+/// exact result computed with rounding error does not gain a picosecond.
+constexpr double kTimeSlackPs = 1e-6;
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// CommandQueue
+//===----------------------------------------------------------------------===//
+
+CommandQueue::CommandQueue(sc_core::sc_module_name name)
+    : sc_core::sc_module(name) {}
+
+void CommandQueue::load(const CommandStream *stream) {
+  stream_ = stream;
+  next_ = 0;
+}
+
+//===----------------------------------------------------------------------===//
+// IdScoreboard
+//===----------------------------------------------------------------------===//
+
+IdScoreboard::IdScoreboard(sc_core::sc_module_name name)
+    : sc_core::sc_module(name) {}
+
+void IdScoreboard::reset(uint32_t maxTiuId, uint32_t maxGdmaId) {
+  for (Track &t : tracks_) {
+    t.last = 0;
+    t.waiterWants = 0;
+  }
+  track(isa::Engine::Tiu).reachedPs.assign(size_t(maxTiuId) + 1, 0);
+  track(isa::Engine::Gdma).reachedPs.assign(size_t(maxGdmaId) + 1, 0);
+}
+
+uint64_t IdScoreboard::waitFor(isa::Engine producer, uint32_t dep,
+                               const bool &aborted) {
+  if (dep == 0)
+    return 0;
+  Track &t = track(producer);
+  while (t.last < dep && !aborted) {
+    t.waiterWants = dep;
+    sc_core::wait(t.advanced);
+  }
+  t.waiterWants = 0;
+  return aborted ? 0 : t.reachedPs[dep];
+}
+
+void IdScoreboard::publish(isa::Engine producer, uint32_t id, uint64_t atPs) {
+  Track &t = track(producer);
+  if (id <= t.last)
+    return;
+  uint32_t top = std::min<uint32_t>(id, uint32_t(t.reachedPs.size() - 1));
+  for (uint32_t k = t.last + 1; k <= top; ++k)
+    t.reachedPs[k] = atPs;
+  t.last = id;
+  if (t.waiterWants != 0 && t.last >= t.waiterWants)
+    t.advanced.notify();
+}
+
+uint32_t IdScoreboard::completed(isa::Engine producer) const {
+  return track(producer).last;
+}
+
+uint32_t IdScoreboard::waitingFor(isa::Engine waiter) const {
+  isa::Engine producer =
+      waiter == isa::Engine::Tiu ? isa::Engine::Gdma : isa::Engine::Tiu;
+  return track(producer).waiterWants;
+}
+
+void IdScoreboard::wakeAll() {
+  for (Track &t : tracks_)
+    t.advanced.notify(sc_core::SC_ZERO_TIME);
+}
+
+//===----------------------------------------------------------------------===//
+// LocalMemoryUnit
+//===----------------------------------------------------------------------===//
+
+LocalMemoryUnit::LocalMemoryUnit(sc_core::sc_module_name name)
+    : sc_core::sc_module(name) {}
+
+void LocalMemoryUnit::bind(const isa::ChipParams &chip, SimStats &stats) {
+  chip_ = &chip;
+  stats_ = &stats;
+}
+
+void LocalMemoryUnit::tiuAccess(const TiuWork &work) {
+  uint64_t laneBytes = chip_->lmemBytes;
+  auto check = [&](const TiuWork::Operand &o, const char *what, size_t i) {
+    if (o.offset > laneBytes || o.bytesPerLane > laneBytes - o.offset)
+      throw MemoryError(std::string(what) + " " + std::to_string(i) +
+                        " covers lane bytes [" + std::to_string(o.offset) +
+                        ", " + std::to_string(o.offset + o.bytesPerLane) +
+                        "), outside the " + std::to_string(laneBytes) +
+                        "-byte local memory of a lane");
+  };
+  uint64_t lanes = std::max(1u, work.lanesUsed);
+  for (size_t i = 0; i < work.reads.size(); ++i) {
+    check(work.reads[i], "operand", i);
+    stats_->lmemReadBytes += work.reads[i].bytesPerLane * lanes;
+  }
+  for (size_t i = 0; i < work.writes.size(); ++i) {
+    check(work.writes[i], "result", i);
+    stats_->lmemWriteBytes += work.writes[i].bytesPerLane * lanes;
+  }
+}
+
+void LocalMemoryUnit::gdmaAccess(const GdmaWork &work) {
+  stats_->lmemReadBytes += work.localReadBytes;
+  stats_->lmemWriteBytes += work.localWriteBytes;
+}
+
+//===----------------------------------------------------------------------===//
+// DdrChannel
+//===----------------------------------------------------------------------===//
+
+DdrChannel::DdrChannel(sc_core::sc_module_name name)
+    : sc_core::sc_module(name) {
+  SC_METHOD(onChange);
+  sensitive << change_;
+  dont_initialize();
+}
+
+void DdrChannel::configure(double psPerByte, uint64_t latencyPs) {
+  psPerByte_ = psPerByte;
+  latencyPs_ = latencyPs;
+}
+
+void DdrChannel::transfer(Port &port, uint64_t busBytes,
+                          uint64_t startDelayPs) {
+  if (busBytes == 0) {
+    waitPs(startDelayPs);
+    return;
+  }
+  port.remaining = double(busBytes);
+  if (startDelayPs == 0) {
+    advance();
+    active_.push_back(&port);
+  } else {
+    port.joinPs = nowPs() + startDelayPs;
+    pending_.push_back(&port);
+  }
+  reschedule();
+  sc_core::wait(port.done);
+}
+
+void DdrChannel::advance() {
+  uint64_t now = nowPs();
+  if (!active_.empty() && now > lastPs_) {
+    double drained = double(now - lastPs_) / (psPerByte_ * active_.size());
+    for (Port *p : active_)
+      p->remaining -= drained;
+  }
+  lastPs_ = now;
+}
+
+void DdrChannel::reschedule() {
+  change_.cancel();
+  if (active_.empty() && pending_.empty())
+    return;
+  double next = std::numeric_limits<double>::infinity();
+  for (Port *p : active_)
+    next = std::min(next, std::max(0.0, p->remaining) * psPerByte_ *
+                              double(active_.size()));
+  uint64_t now = nowPs();
+  for (Port *p : pending_)
+    next = std::min(next, double(p->joinPs - now));
+  change_.notify(sc_core::sc_time::from_value(
+      static_cast<uint64_t>(std::ceil(std::max(0.0, next - kTimeSlackPs)))));
+}
+
+void DdrChannel::onChange() {
+  // Drain with the set of the last interval, retire what has drained, then
+  // let the transfers whose start has come join.
+  advance();
+  auto drained = [](const Port *p) { return p->remaining <= kDrainedBytes; };
+  for (Port *p : active_)
+    if (drained(p))
+      p->done.notify(sc_core::sc_time::from_value(latencyPs_));
+  active_.erase(std::remove_if(active_.begin(), active_.end(), drained),
+                active_.end());
+  uint64_t now = nowPs();
+  auto joining = [now](const Port *p) { return p->joinPs <= now; };
+  for (Port *p : pending_)
+    if (joining(p))
+      active_.push_back(p);
+  pending_.erase(std::remove_if(pending_.begin(), pending_.end(), joining),
+                 pending_.end());
+  reschedule();
+}
+
+} // namespace tpu::sim

@@ -1,0 +1,280 @@
+//===- Runner.cpp - Running a whole bmodel on the simulator ---------------===//
+#include "tpusim/Runner.h"
+
+#include "tpu/isa/Numerics.h"
+
+#include <cstring>
+
+namespace tpu::sim {
+
+namespace {
+
+using isa::DataType;
+using isa::bmodel::Tensor;
+
+constexpr unsigned kBitsPerByte = 8;
+constexpr unsigned kNibbleBits = 4;
+constexpr uint8_t kNibbleMask = 0xF;
+/// Float inputs are quantised the way tpu-mlir's model runner does.
+constexpr isa::RoundMode kQuantRound = isa::RoundMode::HalfAwayFromZero;
+
+std::vector<int64_t> tensorShape(const Tensor &t) {
+  if (t.shapes.empty())
+    throw Error("tensor '" + t.name + "' has no shape in the bmodel");
+  return std::vector<int64_t>(t.shapes[0].begin(), t.shapes[0].end());
+}
+
+bool isFloatType(DataType t) {
+  return t == DataType::F32 || t == DataType::F16 || t == DataType::BF16;
+}
+
+/// Precision and signedness of an integer tensor type.
+struct IntType {
+  isa::Prec prec;
+  bool isSigned;
+};
+
+std::optional<IntType> intType(DataType t) {
+  switch (t) {
+  case DataType::Int8:
+    return IntType{isa::Prec::Int8, true};
+  case DataType::UInt8:
+    return IntType{isa::Prec::Int8, false};
+  case DataType::Int16:
+    return IntType{isa::Prec::Int16, true};
+  case DataType::UInt16:
+    return IntType{isa::Prec::Int16, false};
+  case DataType::Int32:
+    return IntType{isa::Prec::Int32, true};
+  case DataType::UInt32:
+    return IntType{isa::Prec::Int32, false};
+  case DataType::Int4:
+    return IntType{isa::Prec::Int4, true};
+  case DataType::UInt4:
+    return IntType{isa::Prec::Int4, false};
+  default:
+    return std::nullopt;
+  }
+}
+
+[[noreturn]] void unsupportedType(const Tensor &t) {
+  throw Error("tensor '" + t.name + "' has data type " +
+              isa::dataTypeName(t.dataType) +
+              ", which tpusim cannot convert to or from numpy");
+}
+
+/// Bytes `numel` elements of `t` occupy in global memory.
+uint64_t tensorBytes(const Tensor &t, uint64_t numel) {
+  return (numel * isa::dataTypeBits(t.dataType) + kBitsPerByte - 1) /
+         kBitsPerByte;
+}
+
+bool isFloatArray(npz::DType d) {
+  return d == npz::DType::F32 || d == npz::DType::F16 || d == npz::DType::F64;
+}
+
+/// Stores `v` (already in range) as element `i` of an integer tensor.
+void storeInt(std::vector<uint8_t> &buf, uint64_t i, IntType it, int64_t v) {
+  unsigned bits = isa::precBits(it.prec);
+  if (bits == kNibbleBits) {
+    uint8_t nib = uint8_t(v) & kNibbleMask;
+    uint8_t &b = buf[i / 2];
+    b = (i % 2 == 0) ? uint8_t((b & ~kNibbleMask) | nib)
+                     : uint8_t((b & kNibbleMask) | (nib << kNibbleBits));
+    return;
+  }
+  unsigned bytes = bits / kBitsPerByte;
+  uint64_t u = uint64_t(v);
+  for (unsigned k = 0; k < bytes; ++k)
+    buf[i * bytes + k] = uint8_t(u >> (kBitsPerByte * k));
+}
+
+int64_t loadInt(const std::vector<uint8_t> &buf, uint64_t i, IntType it) {
+  unsigned bits = isa::precBits(it.prec);
+  uint64_t u = 0;
+  if (bits == kNibbleBits) {
+    u = (buf[i / 2] >> ((i % 2) * kNibbleBits)) & kNibbleMask;
+  } else {
+    unsigned bytes = bits / kBitsPerByte;
+    for (unsigned k = 0; k < bytes; ++k)
+      u |= uint64_t(buf[i * bytes + k]) << (kBitsPerByte * k);
+  }
+  if (it.isSigned && bits < 64 && (u >> (bits - 1)) & 1)
+    u |= ~uint64_t(0) << bits;
+  return int64_t(u);
+}
+
+} // namespace
+
+void writeTensor(GlobalMemory &gmem, const Tensor &t, const npz::Array &array,
+                 const std::string &source) {
+  std::vector<int64_t> shape = tensorShape(t);
+  if (array.shape != shape)
+    throw Error("input '" + t.name + "' in " + source + " has shape " +
+                npz::shapeString(array.shape) + ", the bmodel expects " +
+                npz::shapeString(shape));
+  uint64_t numel = array.numel();
+  uint64_t bytes = tensorBytes(t, numel);
+  if (bytes > t.size)
+    throw Error("input '" + t.name + "' needs " + std::to_string(bytes) +
+                " bytes but the bmodel reserves " + std::to_string(t.size));
+  std::vector<uint8_t> buf(bytes, 0);
+
+  if (isFloatType(t.dataType)) {
+    std::vector<float> v = array.toFloat();
+    for (uint64_t i = 0; i < numel; ++i) {
+      if (t.dataType == DataType::F32) {
+        uint32_t b = isa::floatToBits(v[i]);
+        std::memcpy(&buf[4 * i], &b, sizeof(b));
+      } else {
+        uint16_t h = t.dataType == DataType::F16 ? isa::fp32ToFp16(v[i])
+                                                 : isa::fp32ToBf16(v[i]);
+        buf[2 * i] = uint8_t(h);
+        buf[2 * i + 1] = uint8_t(h >> kBitsPerByte);
+      }
+    }
+  } else if (std::optional<IntType> it = intType(t.dataType)) {
+    int64_t lo = isa::precMin(it->prec, it->isSigned);
+    int64_t hi = isa::precMax(it->prec, it->isSigned);
+    if (isFloatArray(array.dtype)) {
+      std::vector<double> v = array.toDouble();
+      for (uint64_t i = 0; i < numel; ++i) {
+        int64_t q = isa::roundToInt(v[i] * t.scale + t.zeroPoint, kQuantRound);
+        storeInt(buf, i, *it, isa::saturate(q, it->prec, it->isSigned));
+      }
+    } else {
+      std::vector<int64_t> v = array.toInt64();
+      for (uint64_t i = 0; i < numel; ++i) {
+        if (v[i] < lo || v[i] > hi)
+          throw Error("input '" + t.name + "' in " + source + ": element " +
+                      std::to_string(i) + " = " + std::to_string(v[i]) +
+                      " does not fit " + isa::dataTypeName(t.dataType));
+        storeInt(buf, i, *it, v[i]);
+      }
+    }
+  } else {
+    unsupportedType(t);
+  }
+  if (!gmem.contains(t.deviceAddr, bytes))
+    throw Error("input '" + t.name + "' lies outside global memory");
+  gmem.write(t.deviceAddr, buf.data(), bytes);
+}
+
+npz::Array readTensor(const GlobalMemory &gmem, const Tensor &t) {
+  std::vector<int64_t> shape = tensorShape(t);
+  uint64_t numel = npz::shapeNumel(shape);
+  uint64_t bytes = tensorBytes(t, numel);
+  if (!gmem.contains(t.deviceAddr, bytes))
+    throw Error("output '" + t.name + "' lies outside global memory");
+  std::vector<uint8_t> buf(bytes);
+  gmem.read(t.deviceAddr, buf.data(), bytes);
+
+  if (isFloatType(t.dataType)) {
+    npz::Array a(npz::DType::F32, shape);
+    float *out = a.as<float>();
+    for (uint64_t i = 0; i < numel; ++i) {
+      if (t.dataType == DataType::F32) {
+        uint32_t b;
+        std::memcpy(&b, &buf[4 * i], sizeof(b));
+        out[i] = isa::bitsToFloat(b);
+      } else {
+        uint16_t h = uint16_t(buf[2 * i] | (buf[2 * i + 1] << kBitsPerByte));
+        out[i] = t.dataType == DataType::F16 ? isa::fp16ToFp32(h)
+                                             : isa::bf16ToFp32(h);
+      }
+    }
+    return a;
+  }
+  std::optional<IntType> it = intType(t.dataType);
+  if (!it)
+    unsupportedType(t);
+  npz::DType dt;
+  switch (isa::precBits(it->prec)) {
+  case 4:
+  case 8:
+    dt = it->isSigned ? npz::DType::I8 : npz::DType::U8;
+    break;
+  case 16:
+    dt = it->isSigned ? npz::DType::I16 : npz::DType::U16;
+    break;
+  default:
+    dt = it->isSigned ? npz::DType::I32 : npz::DType::U32;
+    break;
+  }
+  npz::Array a(dt, shape);
+  size_t elem = npz::dtypeSize(dt);
+  for (uint64_t i = 0; i < numel; ++i) {
+    uint64_t u = uint64_t(loadInt(buf, i, *it));
+    for (size_t k = 0; k < elem; ++k)
+      a.data[i * elem + k] = uint8_t(u >> (kBitsPerByte * k));
+  }
+  return a;
+}
+
+ModelRunner::ModelRunner(const isa::bmodel::Model &model, const SimConfig &cfg,
+                         SimMode mode, const std::string &netName) {
+  bool aliasOk = cfg.chip.name == isa::bmodel::kChipName &&
+                 model.chip == isa::bmodel::kChipAlias;
+  if (model.chip != cfg.chip.name && !aliasOk)
+    throw Error("the bmodel is for chip '" + model.chip +
+                "', but tpusim simulates '" + cfg.chip.name + "'");
+  if (model.nets.empty())
+    throw Error("the bmodel has no net");
+  for (const isa::bmodel::Net &n : model.nets)
+    if (netName.empty() || n.name == netName) {
+      net_ = &n;
+      break;
+    }
+  if (!net_)
+    throw Error("the bmodel has no net called '" + netName + "'");
+  if (net_->stages.empty())
+    throw Error("net '" + net_->name + "' has no stage");
+  stage_ = &net_->stages[0];
+  if (stage_->isDynamic)
+    throw Error("net '" + net_->name +
+                "' is dynamic; tpusim runs static nets only");
+  for (const isa::bmodel::SubNet &s : stage_->subnets)
+    if (s.mode != isa::bmodel::kSubnetTpu || s.isDynamic)
+      throw Error("net '" + net_->name + "' has a subnet (id " +
+                  std::to_string(s.id) +
+                  ") that is not static TPU work; tpusim runs only those");
+
+  sim_ = std::make_unique<Simulator>(cfg, mode);
+  GlobalMemory &gmem = sim_->state().gmem;
+  if (!stage_->coeff.empty()) {
+    if (!gmem.contains(stage_->coeffAddr, stage_->coeff.size()))
+      throw Error("the coefficients (" + std::to_string(stage_->coeff.size()) +
+                  " bytes at the bmodel's coeff address) do not fit global "
+                  "memory");
+    gmem.write(stage_->coeffAddr, stage_->coeff.data(), stage_->coeff.size());
+  }
+}
+
+void ModelRunner::setInputs(const npz::Npz &inputs) {
+  std::string source = inputs.source().empty() ? "the inputs" : inputs.source();
+  for (const Tensor &t : stage_->inputs) {
+    const npz::Array *a = inputs.find(t.name);
+    if (!a) {
+      std::string names;
+      for (const std::string &n : inputs.names())
+        names += (names.empty() ? "" : ", ") + n;
+      throw Error("input '" + t.name + "' is missing from " + source +
+                  " (it holds: " + (names.empty() ? "nothing" : names) + ")");
+    }
+    writeTensor(sim_->state().gmem, t, *a, source);
+  }
+}
+
+void ModelRunner::run() {
+  for (const isa::bmodel::CmdGroup &g : stage_->groups)
+    sim_->runGroup(g.tiu, g.gdma);
+}
+
+npz::Npz ModelRunner::outputs() const {
+  npz::Npz out;
+  for (const Tensor &t : stage_->outputs)
+    out.set(t.name, readTensor(sim_->state().gmem, t));
+  return out;
+}
+
+} // namespace tpu::sim

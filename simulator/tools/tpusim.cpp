@@ -1,0 +1,185 @@
+//===- tpusim.cpp - Run a bmodel on the simulated BM1684X -----------------===//
+//
+//   tpusim run model.bmodel -i in.npz -o out.npz [--config FILE]
+//          [-p key=value ...] [--mode full|functional|timing]
+//          [--stats stats.json] [--trace trace.json] [--net NAME]
+//   tpusim config [--config FILE] [-p key=value ...]
+//
+// `run` prints the end-of-run summary (total cycles, time, per-engine busy
+// share, MAC utilisation, DDR bytes) on stdout. `config` prints every
+// configuration key with its value, unit and description.
+//
+//===----------------------------------------------------------------------===//
+#include "tpu/isa/Bmodel.h"
+#include "tpu/isa/Npz.h"
+#include "tpusim/Runner.h"
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace tpu;
+
+constexpr const char *kTool = "tpusim";
+/// Indentation of the JSON files we write.
+constexpr int kJsonIndent = 1;
+
+const char *kUsage =
+    "usage: tpusim run MODEL.bmodel [-i IN.npz] [-o OUT.npz] [--config FILE]\n"
+    "                  [-p KEY=VALUE]... [--mode full|functional|timing]\n"
+    "                  [--stats STATS.json] [--trace TRACE.json] [--net NAME]\n"
+    "       tpusim config [--config FILE] [-p KEY=VALUE]...\n"
+    "\n"
+    "The default configuration is bm1684x.cfg; --config applies a file on top\n"
+    "of it and -p sets single keys (chip.* keys change the machine shape).\n"
+    "`tpusim config` lists every key.\n";
+
+struct Options {
+  std::string command;
+  std::string model, input, output, stats, trace, net;
+  std::vector<std::string> configFiles, overrides;
+  std::string mode = "full";
+};
+
+Options parseArgs(int argc, char **argv) {
+  Options o;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty())
+    throw Error("missing command\n" + std::string(kUsage));
+  o.command = args[0];
+  if (o.command != "run" && o.command != "config")
+    throw Error("unknown command '" + o.command + "'\n" + kUsage);
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string &a = args[i];
+    auto value = [&]() -> const std::string & {
+      if (i + 1 >= args.size())
+        throw Error("option " + a + " needs a value");
+      return args[++i];
+    };
+    if (a == "-i" || a == "--input")
+      o.input = value();
+    else if (a == "-o" || a == "--output")
+      o.output = value();
+    else if (a == "--config")
+      o.configFiles.push_back(value());
+    else if (a == "-p" || a == "--param")
+      o.overrides.push_back(value());
+    else if (a == "--mode")
+      o.mode = value();
+    else if (a == "--stats")
+      o.stats = value();
+    else if (a == "--trace")
+      o.trace = value();
+    else if (a == "--net")
+      o.net = value();
+    else if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    } else if (!a.empty() && a[0] == '-')
+      throw Error("unknown option '" + a + "'");
+    else if (o.model.empty() && o.command == "run")
+      o.model = a;
+    else
+      throw Error("unexpected argument '" + a + "'");
+  }
+  return o;
+}
+
+sim::SimConfig loadConfig(const Options &o) {
+  sim::SimConfig cfg;
+  try {
+    cfg = sim::SimConfig::defaults();
+  } catch (const Error &e) {
+    // Without the default file (an installed copy of tpusim, say) a complete
+    // --config file still works; validate() names any key it lacks.
+    if (o.configFiles.empty())
+      throw Error(std::string(e.what()) +
+                  " (give a complete configuration with --config FILE)");
+  }
+  for (const std::string &f : o.configFiles)
+    cfg.loadFile(f);
+  for (const std::string &p : o.overrides) {
+    try {
+      cfg.assign(p);
+    } catch (const Error &e) {
+      throw Error("-p " + p + ": " + e.what());
+    }
+  }
+  cfg.validate();
+  return cfg;
+}
+
+void writeJson(const std::string &path, const nlohmann::json &j) {
+  std::string text = j.dump(kJsonIndent) + "\n";
+  isa::bmodel::writeFileAtomically(
+      path, std::vector<uint8_t>(text.begin(), text.end()));
+}
+
+int runConfig(const Options &o) {
+  sim::SimConfig cfg = loadConfig(o);
+  std::vector<std::pair<std::string, std::string>> values = cfg.list();
+  std::vector<sim::ConfigKeyInfo> infos = sim::SimConfig::describe();
+  for (size_t i = 0; i < values.size(); ++i)
+    std::printf("%-26s = %-12s # %s; %s\n", values[i].first.c_str(),
+                values[i].second.c_str(), infos[i].unit.c_str(),
+                infos[i].description.c_str());
+  return 0;
+}
+
+int runModel(const Options &o) {
+  if (o.model.empty())
+    throw Error("run: missing MODEL.bmodel\n" + std::string(kUsage));
+  std::optional<sim::SimMode> mode = sim::simModeFromName(o.mode);
+  if (!mode)
+    throw Error("unknown --mode '" + o.mode +
+                "' (expected full, functional or timing)");
+  if (*mode == sim::SimMode::Timing && !o.output.empty())
+    throw Error("--mode timing computes no values; drop -o or use --mode full");
+  sim::SimConfig cfg = loadConfig(o);
+
+  isa::bmodel::Model model = isa::bmodel::readModel(o.model);
+  sim::ModelRunner runner(model, cfg, *mode, o.net);
+  if (!o.input.empty()) {
+    npz::Npz inputs = npz::readNpz(o.input);
+    inputs.setSource(o.input);
+    runner.setInputs(inputs);
+  } else if (!runner.stage().inputs.empty() && *mode != sim::SimMode::Timing) {
+    throw Error("net '" + runner.net().name + "' has " +
+                std::to_string(runner.stage().inputs.size()) +
+                " input(s); give them with -i IN.npz");
+  }
+  runner.simulator().setTracing(!o.trace.empty());
+  runner.run();
+
+  const sim::Simulator &s = runner.simulator();
+  if (!o.output.empty())
+    npz::writeNpz(o.output, runner.outputs());
+  if (!o.stats.empty())
+    writeJson(o.stats, s.stats().toJson(cfg));
+  if (!o.trace.empty())
+    writeJson(o.trace, sim::traceToJson(s.trace()));
+
+  std::printf("net             : %s (%s, %zu command groups, mode %s)\n",
+              runner.net().name.c_str(), model.chip.c_str(),
+              runner.stage().groups.size(), sim::simModeName(*mode));
+  std::fputs(s.stats().summary(cfg).c_str(), stdout);
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  try {
+    Options o = parseArgs(argc, argv);
+    return o.command == "config" ? runConfig(o) : runModel(o);
+  } catch (const std::exception &e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "%s: error: %s\n", kTool, e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,510 @@
+//===- FuncConvTest.cpp - CONV kernel against a nested-loop reference -----===//
+//
+// Every test builds an sCONV (or long CONV) with the isa typed structs, runs
+// it through encode + decodeTiu + executeTiu, and compares with a reference
+// written here from the documented formulas: output position (oy, ox) reads
+// virtual input row oy*stride + ky*dilation - pad_top; the virtual input has
+// ins0 inserted values between real rows/columns; weights sit per output
+// channel in the 64IC / 32IC / 1IC layouts of bm1684x.md 3.4.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FuncTestUtil.h"
+
+#include <gtest/gtest.h>
+
+// The float reference adds rounded products in a fixed order; keep the
+// compiler from fusing them.
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+
+using namespace tpu;
+using namespace tpu::sim;
+using namespace tpu::sim::test;
+
+namespace {
+
+struct ConvCase {
+  uint32_t n = 1, ic = 3, ih = 5, iw = 5, oc = 2, kh = 3, kw = 3;
+  uint32_t sh = 1, sw = 1, dh = 1, dw = 1, insH = 0, insW = 0;
+  uint32_t padT = 0, padB = 0, padL = 0, padR = 0;
+  bool rotate = false, resAdd = false;
+  Prec in = Prec::Int8, res = Prec::Int32;
+  bool inSigned = true, wSigned = true, zpSigned = true;
+  uint32_t inAddr = laddr(0, 0), wAddr = laddr(0, 0x10000),
+           outAddr = laddr(0, 0x20000), zpAddr = laddr(0, 0x30000),
+           padAddr = laddr(0, 0x31000), biasAddr = laddr(0, 0x32000);
+
+  uint32_t oh() const {
+    return ((ih - 1) * (insH + 1) + padT + padB + 1 - (dh * (kh - 1) + 1)) /
+               sh +
+           1;
+  }
+  uint32_t ow() const {
+    return ((iw - 1) * (insW + 1) + padL + padR + 1 - (dw * (kw - 1) + 1)) /
+               sw +
+           1;
+  }
+  unsigned icp() const {
+    return in == Prec::Int8 ? 64 : (in == Prec::Fp32 ? 1 : 32);
+  }
+};
+
+/// Offset (elements, from the weight base offset in the oc's lane) of
+/// weight (oc, ic, ky, kx).
+uint64_t weightElem(const ConvCase &k, uint32_t oc, uint32_t ic, uint32_t ky,
+                    uint32_t kx) {
+  unsigned start = k.wAddr >> kLaneShift;
+  uint64_t slot = (start + oc) / kLanes;
+  unsigned p = k.icp();
+  uint64_t slotElems = (k.ic + p - 1) / p * k.kh * k.kw * p;
+  return slot * slotElems + (ic / p) * k.kh * k.kw * p +
+         (uint64_t(ky) * k.kw + kx) * p + ic % p;
+}
+
+uint8_t *weightPtr(MachineState &m, const ConvCase &k, uint32_t oc, uint32_t ic,
+                   uint32_t ky, uint32_t kx) {
+  unsigned start = k.wAddr >> kLaneShift;
+  unsigned lane = (start + oc) % kLanes;
+  uint32_t off = k.wAddr & (kLaneBytes - 1);
+  return m.lmem.at(lane, off + weightElem(k, oc, ic, ky, kx) * bytesOf(k.in),
+                   bytesOf(k.in));
+}
+
+/// The value the reference reads at virtual position (vy, vx) of channel
+/// ic: a real element, an inserted value, or padding.
+template <typename T, typename Real>
+T virtualInput(const ConvCase &k, int64_t vy, int64_t vx, T pad, T ins,
+               Real real) {
+  int64_t y = vy - k.padT, x = vx - k.padL;
+  int64_t realH = int64_t(k.ih - 1) * (k.insH + 1) + 1;
+  int64_t realW = int64_t(k.iw - 1) * (k.insW + 1) + 1;
+  if (y < 0 || x < 0 || y >= realH || x >= realW)
+    return pad;
+  if (y % (k.insH + 1) || x % (k.insW + 1))
+    return ins;
+  return real(uint32_t(y / (k.insH + 1)), uint32_t(x / (k.insW + 1)));
+}
+
+isa::cmd::SConv shortConv(const ConvCase &k) {
+  isa::cmd::SConv c;
+  c.cmd_short = 1;
+  c.tsk_typ = 0;
+  c.tsk_eu_typ = 0;
+  c.opd0_sign = k.inSigned;
+  c.opd1_sign = k.wSigned;
+  c.opd2_sign = k.zpSigned;
+  c.res_add = k.resAdd;
+  c.kernel_rotate = k.rotate;
+  c.res0_prec = uint64_t(k.res);
+  c.opd0_prec = uint64_t(k.in);
+  c.opd0_up_pad = k.padT;
+  c.opd0_dn_pad = k.padB;
+  c.opd0_lf_pad = k.padL;
+  c.opd0_rt_pad = k.padR;
+  c.res_op_x_str = k.sw;
+  c.res_op_y_str = k.sh;
+  c.opd0_x_ins0 = k.insW;
+  c.opd0_y_ins0 = k.insH;
+  c.opd1_x_ins0 = k.dw - 1;
+  c.opd1_y_ins0 = k.dh - 1;
+  c.res0_n = k.n;
+  c.res0_c = k.oc;
+  c.res0_h = k.oh();
+  c.res0_w = k.ow();
+  c.opd0_c = k.ic;
+  c.opd0_h = k.ih;
+  c.opd0_w = k.iw;
+  c.opd1_h = k.kh;
+  c.opd1_w = k.kw;
+  c.opd0_addr = k.inAddr;
+  c.opd1_addr = k.wAddr;
+  c.res0_addr = k.outAddr;
+  return c;
+}
+
+/// Int8 conv: random input, weights, kernel zero points and pad pairs;
+/// result compared exactly.
+void checkIntConv(const ConvCase &k, unsigned seed) {
+  MachineState m(isa::ChipParams::bm1684x());
+  std::mt19937 rng(seed);
+  Ref in = euRef(k.inAddr, Prec::Int8, k.n, k.ic, k.ih, k.iw);
+  Ref out = euRef(k.outAddr, k.res, k.n, k.oc, k.oh(), k.ow());
+  // Kernel zero point (1, ic, 1, 1) one per channel slot; pad/insert
+  // pair (1, ic, 1, 2) compact.
+  Ref zp{k.zpAddr, Prec::Int8, 1, k.ic, 1, 1, 0, 1, 0, 0};
+  Ref pads{k.padAddr, Prec::Int8, 1, k.ic, 1, 2, 0, 2, 0, 1};
+  int64_t lo = k.inSigned ? -128 : 0, hi = k.inSigned ? 127 : 255;
+  for (uint32_t n = 0; n < k.n; ++n)
+    for (uint32_t c = 0; c < k.ic; ++c)
+      for (uint32_t y = 0; y < k.ih; ++y)
+        for (uint32_t x = 0; x < k.iw; ++x)
+          refSetBits(m, in, n, c, y, x, uint64_t(randomInt(rng, lo, hi)));
+  std::vector<int64_t> w(size_t(k.oc) * k.ic * k.kh * k.kw);
+  int64_t wlo = k.wSigned ? -128 : 0, whi = k.wSigned ? 127 : 255;
+  for (uint32_t oc = 0; oc < k.oc; ++oc)
+    for (uint32_t ic = 0; ic < k.ic; ++ic)
+      for (uint32_t ky = 0; ky < k.kh; ++ky)
+        for (uint32_t kx = 0; kx < k.kw; ++kx) {
+          int64_t v = randomInt(rng, wlo, whi);
+          w[((size_t(oc) * k.ic + ic) * k.kh + ky) * k.kw + kx] = v;
+          *weightPtr(m, k, oc, ic, ky, kx) = uint8_t(v);
+        }
+  std::vector<int64_t> zps(k.ic), padV(k.ic), insV(k.ic);
+  for (uint32_t c = 0; c < k.ic; ++c) {
+    zps[c] = randomInt(rng, k.zpSigned ? -5 : 0, 5);
+    padV[c] = randomInt(rng, lo, hi);
+    insV[c] = randomInt(rng, lo, hi);
+    refSetBits(m, zp, 0, c, 0, 0, uint64_t(zps[c]));
+    refSetBits(m, pads, 0, c, 0, 0, uint64_t(padV[c]));
+    refSetBits(m, pads, 0, c, 0, 1, uint64_t(insV[c]));
+  }
+  bool resSigned = k.inSigned || k.wSigned || k.zpSigned;
+  std::vector<int64_t> old;
+  if (k.resAdd)
+    for (uint32_t n = 0; n < k.n; ++n)
+      for (uint32_t oc = 0; oc < k.oc; ++oc)
+        for (uint32_t y = 0; y < k.oh(); ++y)
+          for (uint32_t x = 0; x < k.ow(); ++x) {
+            int64_t v = randomInt(rng, -1000, 1000);
+            refSetBits(m, out, n, oc, y, x, uint64_t(v));
+            old.push_back(v);
+          }
+
+  isa::cmd::SConv c = shortConv(k);
+  c.opd2_addr = k.zpAddr;
+  c.opd3_addr = k.padAddr;
+  runTiu(c, m);
+
+  size_t oi = 0;
+  for (uint32_t n = 0; n < k.n; ++n)
+    for (uint32_t oc = 0; oc < k.oc; ++oc)
+      for (uint32_t oy = 0; oy < k.oh(); ++oy)
+        for (uint32_t ox = 0; ox < k.ow(); ++ox) {
+          int64_t acc = 0;
+          for (uint32_t ic = 0; ic < k.ic; ++ic)
+            for (uint32_t ky = 0; ky < k.kh; ++ky)
+              for (uint32_t kx = 0; kx < k.kw; ++kx) {
+                int64_t x = virtualInput<int64_t>(
+                    k, int64_t(oy) * k.sh + int64_t(ky) * k.dh,
+                    int64_t(ox) * k.sw + int64_t(kx) * k.dw, padV[ic], insV[ic],
+                    [&](uint32_t y, uint32_t xx) {
+                      return refGetInt(m, in, k.inSigned, n, ic, y, xx);
+                    });
+                uint32_t wy = k.rotate ? k.kh - 1 - ky : ky;
+                uint32_t wx = k.rotate ? k.kw - 1 - kx : kx;
+                int64_t wv =
+                    w[((size_t(oc) * k.ic + ic) * k.kh + wy) * k.kw + wx];
+                acc += x * (wv - zps[ic]);
+              }
+          if (k.resAdd)
+            acc += old[oi++];
+          int64_t expect = isa::saturate(acc, k.res, resSigned);
+          ASSERT_EQ(refGetInt(m, out, resSigned, n, oc, oy, ox), expect)
+              << "n " << n << " oc " << oc << " oy " << oy << " ox " << ox;
+        }
+}
+
+TEST(FuncConv, Int8PaddingStrideDilationZeroPoints) {
+  ConvCase k;
+  k.n = 2;
+  k.ic = 70; // two 64-channel blocks in the 64IC layout
+  k.ih = 9;
+  k.iw = 11;
+  k.oc = 67; // output channels wrap into a second lane slot
+  k.kh = 3;
+  k.kw = 2;
+  k.sh = 2;
+  k.dw = 2;
+  k.padT = 1;
+  k.padB = 2;
+  k.padR = 1;
+  k.inAddr = laddr(3, 0x100); // start lanes other than 0
+  k.outAddr = laddr(5, 0x20000);
+  k.wAddr = laddr(1, 0x8000);
+  checkIntConv(k, 1);
+}
+
+TEST(FuncConv, Int8UnsignedInsertedZerosRotatedKernel) {
+  ConvCase k;
+  k.ic = 5;
+  k.ih = 4;
+  k.iw = 6;
+  k.oc = 4;
+  k.kh = 3;
+  k.kw = 3;
+  k.insH = 1;
+  k.insW = 2;
+  k.padT = k.padB = k.padL = k.padR = 2;
+  k.rotate = true;
+  k.inSigned = false;
+  k.wSigned = false;
+  k.zpSigned = false;
+  checkIntConv(k, 2);
+}
+
+TEST(FuncConv, Int8SaturatingResultWithResAdd) {
+  ConvCase k;
+  k.ic = 64;
+  k.ih = 4;
+  k.iw = 4;
+  k.oc = 3;
+  k.kh = 2;
+  k.kw = 2;
+  k.res = Prec::Int16;
+  k.resAdd = true;
+  checkIntConv(k, 3);
+  k.res = Prec::Int8; // 64*4 products of up to 2^14 saturate int8
+  checkIntConv(k, 4);
+}
+
+/// Float conv: the reference adds rounded products in the documented order
+/// (ic, then ky, then kx), then the bias, then rounds once to the result.
+void checkFloatConv(const ConvCase &k, unsigned seed) {
+  MachineState m(isa::ChipParams::bm1684x());
+  std::mt19937 rng(seed);
+  Ref in = euRef(k.inAddr, k.in, k.n, k.ic, k.ih, k.iw);
+  Ref out = euRef(k.outAddr, k.res, k.n, k.oc, k.oh(), k.ow());
+  Ref bias{k.biasAddr, Prec::Fp32, 1, k.oc, 1, 1, 0, 1, 0, 0};
+  Ref pads{k.padAddr, k.in, 1, k.ic, 1, 2, 0, 2, 0, 1};
+  for (uint32_t n = 0; n < k.n; ++n)
+    for (uint32_t c = 0; c < k.ic; ++c)
+      for (uint32_t y = 0; y < k.ih; ++y)
+        for (uint32_t x = 0; x < k.iw; ++x)
+          refSetFloat(m, in, n, c, y, x, randomFloat(rng, k.in));
+  std::vector<float> w(size_t(k.oc) * k.ic * k.kh * k.kw);
+  for (uint32_t oc = 0; oc < k.oc; ++oc)
+    for (uint32_t ic = 0; ic < k.ic; ++ic)
+      for (uint32_t ky = 0; ky < k.kh; ++ky)
+        for (uint32_t kx = 0; kx < k.kw; ++kx) {
+          float v = randomFloat(rng, k.in);
+          w[((size_t(oc) * k.ic + ic) * k.kh + ky) * k.kw + kx] = v;
+          uint64_t bits = fToBits(v, k.in);
+          std::memcpy(weightPtr(m, k, oc, ic, ky, kx), &bits, bytesOf(k.in));
+        }
+  std::vector<float> b(k.oc), padV(k.ic), insV(k.ic);
+  for (uint32_t oc = 0; oc < k.oc; ++oc) {
+    b[oc] = randomFloat(rng, Prec::Fp32);
+    refSetFloat(m, bias, 0, oc, 0, 0, b[oc]);
+  }
+  for (uint32_t c = 0; c < k.ic; ++c) {
+    padV[c] = randomFloat(rng, k.in);
+    insV[c] = randomFloat(rng, k.in);
+    refSetFloat(m, pads, 0, c, 0, 0, padV[c]);
+    refSetFloat(m, pads, 0, c, 0, 1, insV[c]);
+  }
+  isa::cmd::SConv c = shortConv(k);
+  c.opd2_addr = k.biasAddr;
+  c.opd3_addr = k.padAddr;
+  runTiu(c, m);
+  for (uint32_t n = 0; n < k.n; ++n)
+    for (uint32_t oc = 0; oc < k.oc; ++oc)
+      for (uint32_t oy = 0; oy < k.oh(); ++oy)
+        for (uint32_t ox = 0; ox < k.ow(); ++ox) {
+          float acc = 0;
+          for (uint32_t ic = 0; ic < k.ic; ++ic)
+            for (uint32_t ky = 0; ky < k.kh; ++ky)
+              for (uint32_t kx = 0; kx < k.kw; ++kx) {
+                float x = virtualInput<float>(
+                    k, int64_t(oy) * k.sh + int64_t(ky) * k.dh,
+                    int64_t(ox) * k.sw + int64_t(kx) * k.dw, padV[ic], insV[ic],
+                    [&](uint32_t y, uint32_t xx) {
+                      return refGetFloat(m, in, n, ic, y, xx);
+                    });
+                uint32_t wy = k.rotate ? k.kh - 1 - ky : ky;
+                uint32_t wx = k.rotate ? k.kw - 1 - kx : kx;
+                float prod =
+                    x * w[((size_t(oc) * k.ic + ic) * k.kh + wy) * k.kw + wx];
+                acc = acc + prod;
+              }
+          acc = acc + b[oc];
+          uint64_t expect = fToBits(acc, k.res);
+          ASSERT_EQ(refGetBits(m, out, n, oc, oy, ox), expect)
+              << "n " << n << " oc " << oc << " oy " << oy << " ox " << ox
+              << ": got " << refGetFloat(m, out, n, oc, oy, ox) << ", want "
+              << bitsToF(expect, k.res);
+        }
+}
+
+TEST(FuncConv, Fp32ExactInDocumentedOrder) {
+  ConvCase k;
+  k.in = k.res = Prec::Fp32;
+  k.n = 2;
+  k.ic = 6;
+  k.ih = 7;
+  k.iw = 8;
+  k.oc = 66;
+  k.kh = 3;
+  k.kw = 3;
+  k.sw = 2;
+  k.dh = 2;
+  k.padT = 2;
+  k.padL = 1;
+  k.padR = 2;
+  k.outAddr = laddr(2, 0x20000);
+  checkFloatConv(k, 10);
+}
+
+TEST(FuncConv, Fp16And32ICLayout) {
+  ConvCase k;
+  k.in = k.res = Prec::Fp16;
+  k.ic = 40; // two 32-channel blocks
+  k.ih = 5;
+  k.iw = 6;
+  k.oc = 5;
+  k.kh = 2;
+  k.kw = 3;
+  k.padL = k.padR = 1;
+  k.insH = 1;
+  k.rotate = true;
+  checkFloatConv(k, 11);
+}
+
+TEST(FuncConv, Bf16WithFp32Result) {
+  ConvCase k;
+  k.in = Prec::Bf16;
+  k.res = Prec::Fp32;
+  k.ic = 33;
+  k.ih = 6;
+  k.iw = 5;
+  k.oc = 3;
+  k.kh = 3;
+  k.kw = 1;
+  k.sh = 2;
+  k.padT = k.padB = 1;
+  checkFloatConv(k, 12);
+}
+
+TEST(FuncConv, WrqShiftsRoundsAndRelus) {
+  // 1x1 conv, ic = 1: acc = x * w, then (acc + bias) >> shift with the
+  // round mode of opd2_n_str (0 = half to even in the short form), then
+  // ReLU for eu 2.
+  MachineState m(isa::ChipParams::bm1684x());
+  ConvCase k;
+  k.ic = 1;
+  k.ih = 1;
+  k.iw = 6;
+  k.oc = 1;
+  k.kh = k.kw = 1;
+  k.res = Prec::Int8;
+  Ref in = euRef(k.inAddr, Prec::Int8, 1, 1, 1, 6);
+  Ref out = euRef(k.outAddr, Prec::Int8, 1, 1, 1, 6);
+  const int8_t xs[6] = {3, 5, -3, -5, 7, -100};
+  for (int i = 0; i < 6; ++i)
+    refSetBits(m, in, 0, 0, 0, i, uint8_t(xs[i]));
+  *weightPtr(m, k, 0, 0, 0, 0) = 2;
+  isa::cmd::SConv c = shortConv(k);
+  c.tsk_eu_typ = 1;
+  c.opd2_const = 1;
+  c.opd2_addr = uint16_t(int16_t(-2)); // bias -2 (int16, signed)
+  c.opd3_const = 1;
+  c.opd3_addr = 2; // >> 2
+  runTiu(c, m);
+  // (2x - 2) / 4: 1.0 -> 1, 2.0 -> 2, -2.0 -> -2, -3.0 -> -3, 3.0 -> 3,
+  // -202/4 = -50.5 -> -50 (half to even).
+  const int8_t want[6] = {1, 2, -2, -3, 3, -50};
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(int8_t(refGetBits(m, out, 0, 0, 0, i)), want[i]) << i;
+  // x = 5: (10 - 2) / 4 = 2; x = 3: 4 / 4 = 1 -- and ties: x = 4 would be
+  // 6/4 = 1.5 -> 2 (even); covered by the -50.5 case above.
+  c.tsk_eu_typ = 2; // wrq + relu
+  runTiu(c, m);
+  const int8_t wantRelu[6] = {1, 2, 0, 0, 3, 0};
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(int8_t(refGetBits(m, out, 0, 0, 0, i)), wantRelu[i]) << i;
+}
+
+TEST(FuncConv, LongFormLaneMaskAndFreeStrideInput) {
+  // Long CONV with tsk_lane_num = lanes 0..1 only, input in free-stride
+  // layout (opd0_str = 3) with padding between rows.
+  MachineState m(isa::ChipParams::bm1684x());
+  std::mt19937 rng(5);
+  const uint32_t ic = 2, ih = 3, iw = 3, oc = 4;
+  Ref in{laddr(0, 0), Prec::Fp32, 1, ic, ih, iw, 64, 32, 8, 1};
+  for (uint32_t c = 0; c < ic; ++c)
+    for (uint32_t y = 0; y < ih; ++y)
+      for (uint32_t x = 0; x < iw; ++x)
+        refSetFloat(m, in, 0, c, y, x, float(randomInt(rng, -4, 4)));
+  ConvCase k;
+  k.in = k.res = Prec::Fp32;
+  k.ic = ic;
+  k.oc = oc;
+  k.kh = k.kw = 1;
+  k.ih = ih;
+  k.iw = iw;
+  for (uint32_t o = 0; o < oc; ++o)
+    for (uint32_t i = 0; i < ic; ++i) {
+      float v = float(o + 1) * (i ? -1.0f : 1.0f);
+      std::memcpy(weightPtr(m, k, o, i, 0, 0), &v, 4);
+    }
+  Ref out = euRef(k.outAddr, Prec::Fp32, 1, oc, ih, iw);
+  for (uint32_t o = 0; o < oc; ++o)
+    refSetFloat(m, out, 0, o, 0, 0, 99.0f);
+  isa::cmd::TiuLong c;
+  c.tsk_typ = 0;
+  c.tsk_lane_num = 0x3;
+  c.opd0_prec = c.opd1_prec = c.res0_prec = uint64_t(Prec::Fp32);
+  c.opd2_prec = uint64_t(Prec::Fp32);
+  c.opd0_sign = c.opd1_sign = 1;
+  c.opd0_str = 3;
+  c.opd0_n_str = 64;
+  c.opd0_c_str = 32;
+  c.opd0_h_str = 8;
+  c.opd0_w_str = 1;
+  c.res0_n = 1;
+  c.res0_c = oc;
+  c.res0_h = ih;
+  c.res0_w = iw;
+  c.opd0_n = 1;
+  c.opd0_c = ic;
+  c.opd0_h = ih;
+  c.opd0_w = iw;
+  c.opd1_h = c.opd1_w = 1;
+  c.opd0_addr = in.addr;
+  c.opd1_addr = k.wAddr;
+  c.opd2_const = 1; // bias 0.0
+  c.opd3_const = 1; // pad 0.0
+  c.res0_addr = k.outAddr;
+  runTiu(c, m);
+  for (uint32_t o = 0; o < oc; ++o)
+    for (uint32_t y = 0; y < ih; ++y)
+      for (uint32_t x = 0; x < iw; ++x) {
+        if (o >= 2) { // lanes 2, 3 masked off: untouched
+          if (y == 0 && x == 0)
+            EXPECT_EQ(refGetFloat(m, out, 0, o, 0, 0), 99.0f);
+          continue;
+        }
+        float want = float(o + 1) * (refGetFloat(m, in, 0, 0, y, x) -
+                                     refGetFloat(m, in, 0, 1, y, x));
+        EXPECT_EQ(refGetFloat(m, out, 0, o, y, x), want);
+      }
+}
+
+TEST(FuncConv, OperandOutsideLocalMemoryThrows) {
+  MachineState m(isa::ChipParams::bm1684x());
+  ConvCase k;
+  k.outAddr = laddr(0, uint32_t(kLaneBytes - 16)); // 2x3x3 int32 > 16 bytes
+  isa::cmd::SConv c = shortConv(k);
+  c.opd2_const = c.opd3_const = 1;
+  EXPECT_THROW(runTiu(c, m), MemoryError);
+}
+
+TEST(FuncConv, RejectsUnsupportedTypes) {
+  MachineState m(isa::ChipParams::bm1684x());
+  ConvCase k;
+  k.in = Prec::Int16;
+  isa::cmd::SConv c = shortConv(k);
+  c.opd2_const = c.opd3_const = 1;
+  try {
+    runTiu(c, m);
+    FAIL() << "int16 conv accepted";
+  } catch (const MemoryError &) {
+    FAIL() << "wrong error type";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("CONV"), std::string::npos)
+        << e.what();
+  }
+}
+
+} // namespace

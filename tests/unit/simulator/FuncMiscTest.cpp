@@ -1,0 +1,586 @@
+//===- FuncMiscTest.cpp - CMP, LIN, SFU, RQ&DQ, TRANS&BC, SG, VC ----------===//
+//
+// Each family against a reference written from bm1684x.md 4.5 / 8.3 and the
+// decisions of simulator/docs/semantics.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FuncTestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+
+using namespace tpu;
+using namespace tpu::sim;
+using namespace tpu::sim::test;
+
+namespace {
+
+TEST(FuncCmp, SelectsAndAndSelVariants) {
+  MachineState m(isa::ChipParams::bm1684x());
+  std::mt19937 rng(41);
+  const uint32_t C = 3, W = 10;
+  Ref a = euRef(laddr(0, 0), Prec::Fp32, 1, C, 1, W);
+  Ref b = euRef(laddr(0, 0x100), Prec::Fp32, 1, C, 1, W);
+  Ref t = euRef(laddr(0, 0x200), Prec::Int16, 1, C, 1, W);
+  Ref r0f = euRef(laddr(0, 0x300), Prec::Fp32, 1, C, 1, W);
+  Ref r0i = euRef(laddr(0, 0x300), Prec::Int16, 1, C, 1, W);
+  Ref r1 = euRef(laddr(0, 0x400), Prec::Int16, 1, C, 1, W);
+  std::vector<float> av, bv;
+  std::vector<int64_t> tv;
+  for (uint32_t c = 0; c < C; ++c)
+    for (uint32_t w = 0; w < W; ++w) {
+      float x = float(randomInt(rng, -2, 2)), y = float(randomInt(rng, -2, 2));
+      int64_t z = randomInt(rng, -1000, 1000);
+      refSetFloat(m, a, 0, c, 0, w, x);
+      refSetFloat(m, b, 0, c, 0, w, y);
+      refSetBits(m, t, 0, c, 0, w, uint16_t(z));
+      av.push_back(x);
+      bv.push_back(y);
+      tv.push_back(z);
+    }
+  for (unsigned eu : {22u, 23u, 24u, 25u, 26u}) {
+    isa::cmd::SCMP cmd;
+    cmd.cmd_short = 1;
+    cmd.tsk_typ = 13;
+    cmd.tsk_eu_typ = eu;
+    cmd.opd0_prec = uint64_t(Prec::Fp32);
+    cmd.opd2_prec = uint64_t(Prec::Int16);
+    cmd.opd0_sign = 1;
+    cmd.res0_n = 1;
+    cmd.res0_c = C;
+    cmd.res0_h = 1;
+    cmd.res0_w = W;
+    cmd.opd0_addr = a.addr;
+    cmd.opd1_addr = b.addr;
+    cmd.opd2_addr = t.addr;
+    cmd.opd3_const = 1;
+    cmd.opd3_addr = uint16_t(-7); // false value
+    cmd.res0_addr = r0f.addr;
+    cmd.res1_addr = r1.addr;
+    runTiu(cmd, m);
+    size_t i = 0;
+    for (uint32_t c = 0; c < C; ++c)
+      for (uint32_t w = 0; w < W; ++w, ++i) {
+        bool hit = eu == 22 || eu == 23 ? av[i] > bv[i]
+                   : eu == 24           ? av[i] == bv[i]
+                                        : av[i] < bv[i];
+        int64_t sel = hit ? tv[i] : -7;
+        if (eu == 22 || eu == 25) {
+          float win =
+              eu == 22 ? std::max(av[i], bv[i]) : std::min(av[i], bv[i]);
+          EXPECT_EQ(refGetFloat(m, r0f, 0, c, 0, w), win) << eu;
+          EXPECT_EQ(refGetInt(m, r1, true, 0, c, 0, w), sel) << eu;
+        } else {
+          EXPECT_EQ(refGetInt(m, r0i, true, 0, c, 0, w), sel) << eu;
+        }
+      }
+  }
+}
+
+TEST(FuncLin, MacSquareSumSquareDiff) {
+  MachineState m(isa::ChipParams::bm1684x());
+  std::mt19937 rng(42);
+  const uint32_t C = 66, W = 7;
+  for (Prec p : {Prec::Fp32, Prec::Bf16}) {
+    Ref a = euRef(laddr(0, 0), p, 1, C, 1, W);
+    Ref mul{laddr(0, 0x1000), p, 1, C, 1, 1, 0, 1, 0, 0};
+    Ref add{laddr(0, 0x1100), p, 1, C, 1, 1, 0, 1, 0, 0};
+    Ref r = euRef(laddr(0, 0x2000), p, 1, C, 1, W);
+    std::vector<float> av, mv(C), dv(C);
+    for (uint32_t c = 0; c < C; ++c) {
+      refSetFloat(m, mul, 0, c, 0, 0, mv[c] = randomFloat(rng, p));
+      refSetFloat(m, add, 0, c, 0, 0, dv[c] = randomFloat(rng, p));
+      for (uint32_t w = 0; w < W; ++w) {
+        av.push_back(randomFloat(rng, p));
+        refSetFloat(m, a, 0, c, 0, w, av.back());
+      }
+    }
+    for (unsigned eu : {1u, 20u, 21u}) {
+      isa::cmd::SLIN cmd;
+      cmd.cmd_short = 1;
+      cmd.tsk_typ = 10;
+      cmd.tsk_eu_typ = eu;
+      cmd.res0_prec = uint64_t(p);
+      cmd.res0_n = 1;
+      cmd.res0_c = C;
+      cmd.res0_h = 1;
+      cmd.res0_w = W;
+      cmd.opd0_addr = a.addr;
+      cmd.opd1_addr = mul.addr;
+      cmd.opd2_addr = add.addr;
+      cmd.res0_addr = r.addr;
+      runTiu(cmd, m);
+      size_t i = 0;
+      for (uint32_t c = 0; c < C; ++c)
+        for (uint32_t w = 0; w < W; ++w, ++i) {
+          float v;
+          if (eu == 1) {
+            v = av[i] * mv[c];
+            v = v + dv[c];
+          } else {
+            float s = eu == 20 ? av[i] + mv[c] : av[i] - mv[c];
+            v = s * s;
+          }
+          ASSERT_EQ(refGetBits(m, r, 0, c, 0, w), fToBits(v, p))
+              << isa::precName(p) << " eu " << eu << " " << i;
+        }
+    }
+  }
+}
+
+TEST(FuncSfu, TaylorRsqrtNormalize) {
+  MachineState m(isa::ChipParams::bm1684x());
+  const uint32_t C = 2, W = 5, L = 4;
+  Ref x = euRef(laddr(0, 0), Prec::Fp32, 1, C, 1, W);
+  const float xs[W] = {0.5f, -1.0f, 2.0f, 0.125f, 3.0f};
+  for (uint32_t c = 0; c < C; ++c)
+    for (uint32_t w = 0; w < W; ++w)
+      refSetFloat(m, x, 0, c, 0, w, xs[w] * float(c + 1));
+  // Table k = {1, 1/2, 1/4, 1/8} at offset 0x100 of both lanes.
+  const float k[L] = {1.0f, 0.5f, 0.25f, 0.125f};
+  for (unsigned lane = 0; lane < C; ++lane)
+    std::memcpy(m.lmem.at(lane, 0x100, sizeof(k)), k, sizeof(k));
+  Ref r = euRef(laddr(0, 0x200), Prec::Fp32, 1, C, 1, W);
+  isa::cmd::SSFU cmd;
+  cmd.cmd_short = 1;
+  cmd.tsk_typ = 9;
+  cmd.tsk_eu_typ = 13;
+  cmd.res0_prec = cmd.opd0_prec = uint64_t(Prec::Fp32);
+  cmd.res0_n = 1;
+  cmd.res0_c = C;
+  cmd.res0_h = 1;
+  cmd.res0_w = W;
+  cmd.opd1_n = L;
+  cmd.opd0_addr = x.addr;
+  cmd.opd1_addr = 0x100;
+  cmd.res0_addr = r.addr;
+  runTiu(cmd, m);
+  for (uint32_t c = 0; c < C; ++c)
+    for (uint32_t w = 0; w < W; ++w) {
+      float v = xs[w] * float(c + 1);
+      // Horner: ((k3 x + k2) x + k1) x + k0, each step rounded to fp32.
+      float y = k[3];
+      for (int i = 2; i >= 0; --i) {
+        y = y * v;
+        y = y + k[i];
+      }
+      EXPECT_EQ(refGetFloat(m, r, 0, c, 0, w), y);
+    }
+  // rsqrt of positive inputs, correctly rounded to fp16.
+  Ref rh = euRef(laddr(0, 0x300), Prec::Fp16, 1, C, 1, W);
+  for (uint32_t w = 0; w < W; ++w)
+    refSetFloat(m, x, 0, 0, 0, w, std::fabs(xs[w]) + 1.0f);
+  cmd.tsk_eu_typ = 17;
+  cmd.res0_c = 1;
+  cmd.res0_prec = uint64_t(Prec::Fp16);
+  cmd.res0_addr = rh.addr;
+  runTiu(cmd, m);
+  for (uint32_t w = 0; w < W; ++w)
+    EXPECT_EQ(refGetBits(m, rh, 0, 0, 0, w),
+              isa::fp32ToFp16(
+                  float(1.0 / std::sqrt(double(std::fabs(xs[w]) + 1.0f)))));
+  // normalize: 12 = 1.5 * 2^3 -> exponent 3 (int result), mantissa 1.5.
+  refSetFloat(m, x, 0, 0, 0, 0, -12.0f);
+  Ref ri = euRef(laddr(0, 0x400), Prec::Int32, 1, 1, 1, 1);
+  cmd.tsk_eu_typ = 15;
+  cmd.res0_w = 1;
+  cmd.res0_prec = uint64_t(Prec::Int32);
+  cmd.res0_addr = ri.addr;
+  runTiu(cmd, m);
+  EXPECT_EQ(refGetInt(m, ri, true, 0, 0, 0, 0), 3);
+  cmd.res0_prec = uint64_t(Prec::Fp32);
+  runTiu(cmd, m);
+  Ref rf = euRef(ri.addr, Prec::Fp32, 1, 1, 1, 1);
+  EXPECT_EQ(refGetFloat(m, rf, 0, 0, 0, 0), -1.5f);
+}
+
+isa::cmd::SRQDQ rqCmd(unsigned eu, Prec in, Prec out, uint32_t c, uint32_t w) {
+  isa::cmd::SRQDQ r;
+  r.cmd_short = 1;
+  r.tsk_typ = 4;
+  r.tsk_eu_typ = eu;
+  r.opd0_prec = uint64_t(in);
+  r.res0_prec = uint64_t(out);
+  r.res0_n = 1;
+  r.res0_c = c;
+  r.res0_h = 1;
+  r.res0_w = w;
+  return r;
+}
+
+TEST(FuncRqDq, FixedPointRequantPerChannelAndImmediate) {
+  MachineState m(isa::ChipParams::bm1684x());
+  std::mt19937 rng(43);
+  const uint32_t C = 65, W = 9;
+  Ref x = euRef(laddr(0, 0), Prec::Int32, 1, C, 1, W);
+  Ref y = euRef(laddr(0, 0x1000), Prec::Int8, 1, C, 1, W);
+  // Params: one record of 3 int32 at the start of each 64-byte channel
+  // slot (EU-aligned (1, C, 1, 1), bm1684x.md 8.3).
+  uint32_t pAddr = laddr(0, 0x2000);
+  std::vector<int64_t> xv, mult(C), zp(C);
+  std::vector<int> shift(C);
+  for (uint32_t c = 0; c < C; ++c) {
+    mult[c] = randomInt(rng, 1 << 20, 1 << 30);
+    shift[c] = -int(randomInt(rng, 20, 34)); // stored left shift: negative
+    zp[c] = randomInt(rng, -20, 20);
+    unsigned lane = c % 64, slot = c / 64;
+    int32_t rec[3] = {int32_t(mult[c]), shift[c], int32_t(zp[c])};
+    std::memcpy(m.lmem.at(lane, 0x2000 + slot * 64, 12), rec, 12);
+    for (uint32_t w = 0; w < W; ++w) {
+      xv.push_back(randomInt(rng, -100000, 100000));
+      refSetBits(m, x, 0, c, 0, w, uint32_t(xv.back()));
+    }
+  }
+  auto r = rqCmd(1, Prec::Int32, Prec::Int8, C, W);
+  r.opd0_sign = r.opd2_sign = 1;
+  r.opd2_n_str = 1; // half away from zero
+  r.opd0_addr = x.addr;
+  r.opd1_addr = pAddr;
+  r.res0_addr = y.addr;
+  runTiu(r, m);
+  size_t i = 0;
+  for (uint32_t c = 0; c < C; ++c)
+    for (uint32_t w = 0; w < W; ++w, ++i) {
+      // x * m / 2^rshift with the product exact (it fits a double's
+      // 53 bits only approximately, so go through int128).
+      __int128 prod = __int128(xv[i]) * mult[c];
+      int rs = -shift[c];
+      __int128 q = prod >> rs, rem = prod - (q << rs);
+      __int128 half = __int128(1) << (rs - 1);
+      bool up = rem > half || (rem == half && prod >= 0);
+      int64_t v = int64_t(q) + (up ? 1 : 0) + zp[c];
+      ASSERT_EQ(refGetInt(m, y, true, 0, c, 0, w),
+                std::clamp<int64_t>(v, -128, 127))
+          << c << " " << w;
+    }
+  // Immediates: multiplier 3, shift -1 (>> 1), zero point 5 (bits 23..8).
+  auto ri = rqCmd(1, Prec::Int32, Prec::Int8, 1, 4);
+  ri.opd0_sign = ri.opd2_sign = 1;
+  ri.opd1_const = 1;
+  ri.opd1_addr = 3;
+  ri.opd2_addr = (5u << 8) | uint8_t(-1);
+  ri.opd0_addr = x.addr;
+  ri.res0_addr = y.addr;
+  const int32_t xs[4] = {1, 3, -5, 100};
+  for (int k = 0; k < 4; ++k)
+    refSetBits(m, x, 0, 0, 0, k, uint32_t(xs[k]));
+  runTiu(ri, m);
+  // 3x/2 rounded half to even: 1.5 -> 2, 4.5 -> 4, -7.5 -> -8, 150 -> 150;
+  // plus 5, saturated: 7, 9, -3, 127.
+  const int64_t want[4] = {7, 9, -3, 127};
+  for (int k = 0; k < 4; ++k)
+    EXPECT_EQ(refGetInt(m, y, true, 0, 0, 0, k), want[k]) << k;
+}
+
+TEST(FuncRqDq, FloatRequantAndDequant) {
+  MachineState m(isa::ChipParams::bm1684x());
+  Ref x = euRef(laddr(0, 0), Prec::Int32, 1, 1, 1, 4);
+  Ref f = euRef(laddr(0, 0x100), Prec::Fp32, 1, 1, 1, 4);
+  Ref y = euRef(laddr(0, 0x200), Prec::Int8, 1, 1, 1, 4);
+  const int32_t xs[4] = {10, 11, -11, 1000};
+  for (int k = 0; k < 4; ++k)
+    refSetBits(m, x, 0, 0, 0, k, uint32_t(xs[k]));
+  // rq0: round(x * 0.25 + 0.5), half to even; 3.0, 3.25, -2.25, 250.5.
+  auto r0 = rqCmd(0, Prec::Int32, Prec::Int8, 1, 4);
+  r0.opd0_sign = r0.opd2_sign = 1;
+  r0.opd1_const = 1;
+  r0.opd1_addr = isa::floatToBits(0.25f);
+  r0.opd2_addr = isa::floatToBits(0.5f);
+  r0.opd0_addr = x.addr;
+  r0.res0_addr = y.addr;
+  runTiu(r0, m);
+  const int64_t want0[4] = {3, 3, -2, 127};
+  for (int k = 0; k < 4; ++k)
+    EXPECT_EQ(refGetInt(m, y, true, 0, 0, 0, k), want0[k]) << k;
+  // dq0: (x - 10) * 0.5 -> fp32.
+  auto d0 = rqCmd(3, Prec::Int32, Prec::Fp32, 1, 4);
+  d0.opd0_sign = 1;
+  d0.opd1_const = 1;
+  d0.opd1_addr = 10;
+  d0.opd2_addr = isa::floatToBits(0.5f);
+  d0.opd0_addr = x.addr;
+  d0.res0_addr = f.addr;
+  runTiu(d0, m);
+  const float want1[4] = {0.0f, 0.5f, -10.5f, 495.0f};
+  for (int k = 0; k < 4; ++k)
+    EXPECT_EQ(refGetFloat(m, f, 0, 0, 0, k), want1[k]) << k;
+  // dq1: ((x - 10) * 3) >> 2 (stored shift -2), half to even, int32 out.
+  Ref yi = euRef(laddr(0, 0x300), Prec::Int32, 1, 1, 1, 4);
+  auto d1 = rqCmd(4, Prec::Int32, Prec::Int32, 1, 4);
+  d1.opd0_sign = d1.opd2_sign = 1;
+  d1.opd1_const = 1;
+  d1.opd1_addr = (uint32_t(uint16_t(-2)) << 16) | 10;
+  d1.opd2_addr = 3;
+  d1.opd0_addr = x.addr;
+  d1.res0_addr = yi.addr;
+  runTiu(d1, m);
+  // 0, 3/4 = 0.75 -> 1, -63/4 = -15.75 -> -16, 2970/4 = 742.5 -> 742.
+  const int64_t want2[4] = {0, 1, -16, 742};
+  for (int k = 0; k < 4; ++k)
+    EXPECT_EQ(refGetInt(m, yi, true, 0, 0, 0, k), want2[k]) << k;
+}
+
+isa::cmd::STransBC tbcCmd(unsigned eu, Prec p) {
+  isa::cmd::STransBC t;
+  t.cmd_short = 1;
+  t.tsk_typ = 5;
+  t.tsk_eu_typ = eu;
+  t.res0_prec = uint64_t(p);
+  return t;
+}
+
+TEST(FuncTransBC, TransposesAndBroadcasts) {
+  MachineState m(isa::ChipParams::bm1684x());
+  const uint32_t N = 2, C = 5, H = 2, W = 3;
+  // eu 1: source (n, W, h, C) EU-aligned -> result (n, C, h, W).
+  Ref src = euRef(laddr(0, 0), Prec::Fp16, N, W, H, C);
+  for (uint32_t n = 0; n < N; ++n)
+    for (uint32_t w = 0; w < W; ++w)
+      for (uint32_t h = 0; h < H; ++h)
+        for (uint32_t c = 0; c < C; ++c)
+          refSetBits(m, src, n, w, h, c, n * 1000 + w * 100 + h * 10 + c);
+  Ref dst = euRef(laddr(3, 0x400), Prec::Fp16, N, C, H, W);
+  auto t = tbcCmd(1, Prec::Fp16);
+  t.res0_n = N;
+  t.res0_c = C;
+  t.res0_h = H;
+  t.res0_w = W;
+  t.opd0_c = W;
+  t.opd0_w = C;
+  t.opd0_addr = src.addr;
+  t.res0_addr = dst.addr;
+  runTiu(t, m);
+  for (uint32_t n = 0; n < N; ++n)
+    for (uint32_t c = 0; c < C; ++c)
+      for (uint32_t h = 0; h < H; ++h)
+        for (uint32_t w = 0; w < W; ++w)
+          ASSERT_EQ(refGetBits(m, dst, n, c, h, w),
+                    n * 1000 + w * 100 + h * 10 + c);
+  // eu 0 reads the same source compact.
+  Ref srcC = compactRef(laddr(0, 0x800), Prec::Fp16, N, W, H, C);
+  for (uint32_t n = 0; n < N; ++n)
+    for (uint32_t w = 0; w < W; ++w)
+      for (uint32_t h = 0; h < H; ++h)
+        for (uint32_t c = 0; c < C; ++c)
+          refSetBits(m, srcC, n, w, h, c, 7 + n * 1000 + w * 100 + h * 10 + c);
+  t.tsk_eu_typ = 0;
+  t.opd0_addr = srcC.addr;
+  runTiu(t, m);
+  EXPECT_EQ(refGetBits(m, dst, 1, 4, 1, 2), 7u + 1000 + 200 + 10 + 4);
+  // eu 3 lane broadcast: (n, 1, h, w) -> (n, C, h, w).
+  Ref one = euRef(laddr(7, 0), Prec::Int8, N, 1, H, W);
+  for (uint32_t n = 0; n < N; ++n)
+    for (uint32_t i = 0; i < H * W; ++i)
+      refSetBits(m, one, n, 0, i / W, i % W, n * 10 + i);
+  Ref bc = euRef(laddr(62, 0x1000), Prec::Int8, N, C, H, W);
+  auto b = tbcCmd(3, Prec::Int8);
+  b.res0_n = N;
+  b.res0_c = C;
+  b.res0_h = H;
+  b.res0_w = W;
+  b.opd0_c = 1;
+  b.opd0_w = W;
+  b.opd0_addr = one.addr;
+  b.res0_addr = bc.addr;
+  runTiu(b, m);
+  for (uint32_t n = 0; n < N; ++n)
+    for (uint32_t c = 0; c < C; ++c)
+      for (uint32_t i = 0; i < H * W; ++i)
+        ASSERT_EQ(refGetBits(m, bc, n, c, i / W, i % W), n * 10 + i);
+  // eu 4 static broadcast from static memory; eu 5 static distribute.
+  const uint32_t smem = 0x09000000;
+  int32_t vec[4] = {11, 22, 33, 44};
+  std::memcpy(m.smem.at(smem, sizeof(vec)), vec, sizeof(vec));
+  Ref sb = euRef(laddr(0, 0x2000), Prec::Int32, 1, 3, 1, 4);
+  auto s = tbcCmd(4, Prec::Int32);
+  s.res0_n = s.res0_h = 1;
+  s.res0_c = 3;
+  s.res0_w = 4;
+  s.opd0_addr = smem;
+  s.res0_addr = sb.addr;
+  runTiu(s, m);
+  for (uint32_t c = 0; c < 3; ++c)
+    for (uint32_t w = 0; w < 4; ++w)
+      EXPECT_EQ(refGetBits(m, sb, 0, c, 0, w), uint64_t(vec[w]));
+  Ref sd = compactRef(laddr(0, 0x3000), Prec::Int32, 1, 4, 1, 1);
+  s.tsk_eu_typ = 5;
+  s.res0_c = 4;
+  s.res0_w = 1;
+  s.res0_addr = sd.addr;
+  runTiu(s, m);
+  for (uint32_t c = 0; c < 4; ++c)
+    EXPECT_EQ(refGetBits(m, sd, 0, c, 0, 0), uint64_t(vec[c]));
+}
+
+TEST(FuncSg, GatherScatterLineMaskSelectNonzero) {
+  MachineState m(isa::ChipParams::bm1684x());
+  const uint32_t C = 2, DW = 6, RW = 5;
+  // pl_gather_d1coor: out[c][w] = data[c][idx[c][w]], fill 99 out of range.
+  Ref data = euRef(laddr(0, 0), Prec::Int16, 1, C, 1, DW);
+  Ref idx = euRef(laddr(0, 0x100), Prec::Int16, 1, C, 1, RW);
+  Ref out = euRef(laddr(0, 0x200), Prec::Int16, 1, C, 1, RW);
+  const uint16_t ix[C][RW] = {{5, 0, 7, 2, 2}, {1, 1, 0, 6, 3}};
+  for (uint32_t c = 0; c < C; ++c) {
+    for (uint32_t w = 0; w < DW; ++w)
+      refSetBits(m, data, 0, c, 0, w, 100 * c + w);
+    for (uint32_t w = 0; w < RW; ++w)
+      refSetBits(m, idx, 0, c, 0, w, ix[c][w]);
+  }
+  isa::cmd::SSG g;
+  g.cmd_short = 1;
+  g.tsk_typ = 6;
+  g.tsk_eu_typ = 0;
+  g.res0_prec = g.opd0_prec = uint64_t(Prec::Int16);
+  g.opd1_prec = uint64_t(Prec::Int16);
+  g.res0_n = 1;
+  g.res0_c = C;
+  g.res0_h = 1;
+  g.res0_w = RW;
+  g.opd0_w = DW;
+  g.opd0_addr = data.addr;
+  g.opd1_addr = idx.addr;
+  g.res0_addr = out.addr;
+  g.opd2_const = 1;
+  g.opd2_addr = 99;
+  runTiu(g, m);
+  for (uint32_t c = 0; c < C; ++c)
+    for (uint32_t w = 0; w < RW; ++w)
+      EXPECT_EQ(refGetBits(m, out, 0, c, 0, w),
+                ix[c][w] < DW ? 100 * c + ix[c][w] : 99u);
+  // pl_scatter_d1coor: out[c][idx[c][w]] = src[c][w] for w < opd0_w.
+  Ref tab = euRef(laddr(0, 0x300), Prec::Int16, 1, C, 1, 8);
+  g.tsk_eu_typ = 3;
+  g.opd0_w = RW;
+  g.res0_w = 8;
+  g.opd0_addr = idx.addr; // scatter the index values themselves
+  g.opd1_addr = idx.addr;
+  g.res0_addr = tab.addr;
+  runTiu(g, m);
+  for (uint32_t c = 0; c < C; ++c)
+    for (uint32_t w = 0; w < RW; ++w)
+      EXPECT_EQ(refGetBits(m, tab, 0, c, 0, ix[c][w]), ix[c][w]);
+  // pe_s_mask_select with count in res1.
+  Ref mk = euRef(laddr(0, 0x400), Prec::Int8, 1, C, 1, DW);
+  const uint8_t mv[C][DW] = {{1, 0, 1, 0, 0, 1}, {0, 0, 0, 0, 1, 0}};
+  for (uint32_t c = 0; c < C; ++c)
+    for (uint32_t w = 0; w < DW; ++w)
+      refSetBits(m, mk, 0, c, 0, w, mv[c][w]);
+  Ref sel = euRef(laddr(0, 0x500), Prec::Int16, 1, C, 1, DW);
+  Ref cnt = compactRef(laddr(0, 0x600), Prec::Int16, 1, C, 1, 1);
+  g.tsk_eu_typ = 8;
+  g.opd0_h = 1;
+  g.opd0_w = DW;
+  g.opd1_prec = uint64_t(Prec::Int8);
+  g.res0_w = DW;
+  g.opd0_addr = data.addr;
+  g.opd1_addr = mk.addr;
+  g.res0_addr = sel.addr;
+  g.res1_addr = cnt.addr;
+  runTiu(g, m);
+  EXPECT_EQ(refGetBits(m, cnt, 0, 0, 0, 0), 3u);
+  EXPECT_EQ(refGetBits(m, cnt, 0, 1, 0, 0), 1u);
+  EXPECT_EQ(refGetBits(m, sel, 0, 0, 0, 0), 0u);
+  EXPECT_EQ(refGetBits(m, sel, 0, 0, 0, 1), 2u);
+  EXPECT_EQ(refGetBits(m, sel, 0, 0, 0, 2), 5u);
+  EXPECT_EQ(refGetBits(m, sel, 0, 1, 0, 0), 104u);
+  // Unsupported variants name themselves.
+  g.tsk_eu_typ = 2;
+  try {
+    runTiu(g, m);
+    FAIL();
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("pl_gather_rec"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(FuncVc, OuterCombination) {
+  MachineState m(isa::ChipParams::bm1684x());
+  // A: 7 elements stored as (1, 2, 1, 4) with 3 in the last lane; B (1, 3,
+  // 1, 2); result (7, 3, 1, 2) = A[i] - B[c][w], int16 wrap.
+  Ref a = euRef(laddr(0, 0), Prec::Int16, 1, 2, 1, 4);
+  Ref b = euRef(laddr(0, 0x100), Prec::Int16, 1, 3, 1, 2);
+  Ref r = euRef(laddr(0, 0x200), Prec::Int16, 7, 3, 1, 2);
+  for (uint32_t i = 0; i < 7; ++i)
+    refSetBits(m, a, 0, i / 4, 0, i % 4, 10 * i);
+  for (uint32_t c = 0; c < 3; ++c)
+    for (uint32_t w = 0; w < 2; ++w)
+      refSetBits(m, b, 0, c, 0, w, c * 2 + w);
+  isa::cmd::SVC v;
+  v.cmd_short = 1;
+  v.tsk_typ = 14;
+  v.tsk_eu_typ = 3;
+  v.opd0_sign = v.opd1_sign = 1;
+  v.res0_prec = v.opd0_prec = v.opd1_prec = uint64_t(Prec::Int16);
+  v.opd0_c = 2;
+  v.opd0_w = 4;
+  v.opd1_w = 3;
+  v.res0_c = 3;
+  v.res0_w = 2;
+  v.opd0_addr = a.addr;
+  v.opd1_addr = b.addr;
+  v.res0_addr = r.addr;
+  runTiu(v, m);
+  for (uint32_t i = 0; i < 7; ++i)
+    for (uint32_t c = 0; c < 3; ++c)
+      for (uint32_t w = 0; w < 2; ++w)
+        EXPECT_EQ(refGetInt(m, r, true, i, c, 0, w),
+                  int64_t(10 * i) - (c * 2 + w));
+}
+
+TEST(FuncTiuWork, ConvMatmulAndVector) {
+  isa::ChipParams chip = isa::ChipParams::bm1684x();
+  isa::cmd::SConv c;
+  c.cmd_short = 1;
+  c.opd0_prec = uint64_t(Prec::Int8);
+  c.res0_prec = uint64_t(Prec::Int32);
+  c.res0_n = 1;
+  c.res0_c = 64;
+  c.res0_h = c.res0_w = 56;
+  c.opd0_c = 64;
+  c.opd0_h = c.opd0_w = 56;
+  c.opd1_h = c.opd1_w = 3;
+  c.res0_addr = 0x20000;
+  c.opd1_addr = 0x10000;
+  TiuWork w = tiuWork(decodeTiu(isa::encode(c)), chip);
+  EXPECT_EQ(w.macs, 64ull * 64 * 56 * 56 * 9);
+  EXPECT_EQ(w.outputElements, 64ull * 56 * 56);
+  EXPECT_EQ(w.cubeIcPerStep, 64u);
+  EXPECT_EQ(w.kernelElements, 9u);
+  EXPECT_EQ(w.lanesUsed, 64u);
+  EXPECT_EQ(w.elementsPerLane, 56ull * 56);
+  ASSERT_EQ(w.writes.size(), 1u);
+  // Output int32 56x56 EU-aligned: align_up(3136, 16) * 4 bytes per lane.
+  EXPECT_EQ(w.writes[0].offset, 0x20000u);
+  EXPECT_EQ(w.writes[0].bytesPerLane, 3136u * 4);
+  ASSERT_EQ(w.reads.size(), 2u);
+  // 64IC weights: one block of 9 * 64 bytes per lane.
+  EXPECT_EQ(w.reads[1].bytesPerLane, 9u * 64);
+  // fp32: the cube takes one input channel per step.
+  c.opd0_prec = c.res0_prec = uint64_t(Prec::Fp32);
+  w = tiuWork(decodeTiu(isa::encode(c)), chip);
+  EXPECT_EQ(w.cubeIcPerStep, 1u);
+  // A 130-channel AR op occupies three slots in its busiest lane.
+  isa::cmd::SAR a;
+  a.cmd_short = 1;
+  a.tsk_typ = 3;
+  a.tsk_eu_typ = 2;
+  a.tsk_opd_num = 2;
+  a.res0_n = 1;
+  a.res0_c = 130;
+  a.res0_h = 1;
+  a.res0_w = 10;
+  w = tiuWork(decodeTiu(isa::encode(a)), chip);
+  EXPECT_EQ(w.outputElements, 1300u);
+  EXPECT_EQ(w.elementsPerLane, 30u);
+  EXPECT_EQ(w.macs, 0u);
+  EXPECT_EQ(w.reads.size(), 2u);
+}
+
+} // namespace
