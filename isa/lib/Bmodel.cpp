@@ -11,6 +11,7 @@
 
 #include "tpu/isa/Command.h"
 #include "tpu/isa/Error.h"
+#include "tpu/isa/Format.h"
 #include "tpu/isa/Sha256.h"
 #include "tpu/isa/bmodel_generated.h"
 
@@ -20,7 +21,6 @@
 #include <cstring>
 #include <fcntl.h>
 #include <limits>
-#include <sstream>
 #include <unistd.h>
 #include <unordered_map>
 
@@ -43,17 +43,11 @@ constexpr uint64_t kMaxFlatbufferSize = FLATBUFFERS_MAX_BUFFER_SIZE;
 /// walk quadratic.
 constexpr unsigned kDiagnosisBudget = 100000;
 
-std::string hex(uint64_t v) {
-  std::ostringstream os;
-  os << "0x" << std::hex << v;
-  return os.str();
-}
-
 /// "<source>: at byte <n> (0x..): <what>".
 [[noreturn]] void fail(const std::string &source, uint64_t offset,
                        const std::string &what) {
   throw Error(source + ": at byte " + std::to_string(offset) + " (" +
-              hex(offset) + "): " + what);
+              formatHex(offset) + "): " + what);
 }
 
 uint32_t readLe32(const uint8_t *p) {
@@ -864,12 +858,12 @@ Header parseHeader(const uint8_t *data, size_t size,
   h.binarySize = readLe32(data + kBinarySizeOffset);
   if (h.magic == kLegacyMagic)
     fail(sourceName, kMagicOffset,
-         "magic " + hex(h.magic) +
+         "magic " + formatHex(h.magic) +
              " marks a bmodel of the older bmtap2 toolchain, which is not "
              "supported");
   if (h.magic != kMagic)
     fail(sourceName, kMagicOffset,
-         "bad magic " + hex(h.magic) + " (expected " + hex(kMagic) +
+         "bad magic " + formatHex(h.magic) + " (expected " + formatHex(kMagic) +
              "): not a bmodel file");
   if (h.headerSize != kHeaderSize)
     fail(sourceName, kHeaderSizeOffset,
@@ -960,17 +954,20 @@ void writeFileAtomically(const std::string &path,
   // A unique name next to the target, so the rename stays in one file
   // system; O_EXCL guards against a stale file of the same name.
   constexpr unsigned kAttempts = 100;
+  // 0666 before the umask, like any file the user creates.
+  constexpr mode_t kFileMode = 0666;
   std::string tmp;
   int fd = -1;
   for (unsigned i = 0; i < kAttempts && fd < 0; ++i) {
     tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(i);
-    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0666);
+    fd =
+        ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, kFileMode);
     if (fd < 0 && errno != EEXIST)
       break;
   }
   if (fd < 0)
-    throw Error(path +
-                ": cannot create a temporary file: " + std::strerror(errno));
+    throw Error(path + ": cannot create temporary file '" + tmp +
+                "': " + std::strerror(errno));
   size_t done = 0;
   while (done < bytes.size()) {
     ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);

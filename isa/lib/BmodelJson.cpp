@@ -4,6 +4,7 @@
 
 #include "tpu/isa/Disasm.h"
 #include "tpu/isa/Error.h"
+#include "tpu/isa/Format.h"
 #include "tpu/isa/Sha256.h"
 
 #include <array>
@@ -38,12 +39,6 @@ std::string join(const std::string &path, const std::string &key) {
 
 std::string at(const std::string &path, size_t i) {
   return path + "[" + std::to_string(i) + "]";
-}
-
-std::string hexNumber(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof(buf), "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
 }
 
 /// Rejects keys outside `allowed` (catches misspelt keys early).
@@ -577,7 +572,7 @@ json tensorToJson(const Tensor &t) {
     j["shape"] = t.shapes.front();
   else
     j["shapes"] = t.shapes;
-  j["device_addr"] = hexNumber(t.deviceAddr);
+  j["device_addr"] = formatHex(t.deviceAddr);
   j["size"] = t.size;
   j["scale"] = t.scale;
   j["zero_point"] = t.zeroPoint;
@@ -616,17 +611,17 @@ json stageToJson(const Stage &s, const ToJsonOptions &opts) {
   json j = json::object();
   j["inputs"] = tensorsToJson(s.inputs);
   j["outputs"] = tensorsToJson(s.outputs);
-  j["ctx_addr"] = hexNumber(s.ctxAddr);
+  j["ctx_addr"] = formatHex(s.ctxAddr);
   j["ctx_size"] = s.ctxSize;
   j["ctx_sizes"] = s.ctxSizes;
   json coeff = json::object();
-  coeff["address"] = hexNumber(s.coeffAddr);
+  coeff["address"] = formatHex(s.coeffAddr);
   coeff["size"] = s.coeff.size();
   coeff["check_code"] = toHex(s.checkCode);
   if (opts.includeData)
     coeff["data"] = toHex(s.coeff);
   j["coeff"] = std::move(coeff);
-  j["io_addr"] = hexNumber(s.ioAddr);
+  j["io_addr"] = formatHex(s.ioAddr);
   j["io_size"] = s.ioSize;
   j["is_dynamic"] = s.isDynamic;
   j["n_dynamic"] = s.nDynamic;
@@ -778,7 +773,7 @@ RawCommand commandFromJson(const json &j, Engine engine, uint32_t defaultCmdId,
     uint64_t v = parseUnsigned(*value, f.width, join(what, name));
     if (v > f.mask())
       fail(join(what, name),
-           hexNumber(v) + " does not fit " + std::to_string(f.width) + " bits");
+           formatHex(v) + " does not fit " + std::to_string(f.width) + " bits");
     c.set(unsigned(idx), v);
   }
 

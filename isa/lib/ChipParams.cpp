@@ -1,7 +1,7 @@
 //===- ChipParams.cpp - BM1684X chip parameters ---------------------------===//
 #include "tpu/isa/ChipParams.h"
 
-#include "Format.h"
+#include "tpu/isa/Format.h"
 
 #include "tpu/isa/Command.h"
 #include "tpu/isa/Error.h"

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "tpu/isa/Command.h"
 
-#include "Format.h"
+#include "tpu/isa/Format.h"
 
 #include <algorithm>
 #include <cstring>
@@ -263,27 +263,11 @@ bool isShortForm(LayoutId id) {
   }
 }
 
-uint64_t extractBits(const uint64_t *words, unsigned lsb, unsigned width) {
-  unsigned word = lsb / 64, shift = lsb % 64;
-  uint64_t v = words[word] >> shift;
-  if (shift + width > 64)
-    v |= words[word + 1] << (64 - shift);
-  return width == 64 ? v : v & ((uint64_t(1) << width) - 1);
-}
-
-void insertBits(uint64_t *words, unsigned lsb, unsigned width, uint64_t value) {
+void detail::throwBadInsert(unsigned lsb, unsigned width, uint64_t value) {
   if (width == 0 || width > 64)
     throw Error("insertBits: invalid field width " + std::to_string(width));
-  uint64_t mask = width == 64 ? ~uint64_t(0) : (uint64_t(1) << width) - 1;
-  if ((value & ~mask) != 0)
-    throw Error("insertBits: value " + formatHex(value) + " does not fit in " +
-                std::to_string(width) + " bits at bit " + std::to_string(lsb));
-  unsigned word = lsb / 64, shift = lsb % 64;
-  words[word] = (words[word] & ~(mask << shift)) | (value << shift);
-  if (shift + width > 64) {
-    unsigned spill = 64 - shift;
-    words[word + 1] = (words[word + 1] & ~(mask >> spill)) | (value >> spill);
-  }
+  throw Error("insertBits: value " + formatHex(value) + " does not fit in " +
+              std::to_string(width) + " bits at bit " + std::to_string(lsb));
 }
 
 //===----------------------------------------------------------------------===//

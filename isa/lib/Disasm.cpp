@@ -1,7 +1,7 @@
 //===- Disasm.cpp - Text and JSON views of BM1684X commands ---------------===//
 #include "tpu/isa/Disasm.h"
 
-#include "Format.h"
+#include "tpu/isa/Format.h"
 
 namespace tpu::isa {
 

@@ -1,7 +1,7 @@
 //===- LocalMem.cpp - Local-memory addressing and tensor layouts ----------===//
 #include "tpu/isa/LocalMem.h"
 
-#include "Format.h"
+#include "tpu/isa/Format.h"
 
 #include "tpu/isa/Error.h"
 

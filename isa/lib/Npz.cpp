@@ -15,19 +15,18 @@
 
 #include "tpu/isa/Npz.h"
 
+#include "tpu/isa/Bmodel.h"
+#include "tpu/isa/Format.h"
 #include "tpu/isa/Numerics.h"
 
 #include <zlib.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fcntl.h>
 #include <limits>
 #include <sstream>
-#include <unistd.h>
 
 namespace tpu::npz {
 
@@ -107,12 +106,6 @@ private:
 void putLE(std::vector<uint8_t> &out, uint64_t v, unsigned width) {
   for (unsigned i = 0; i < width; ++i)
     out.push_back(uint8_t(v >> (8 * i)));
-}
-
-std::string hex32(uint32_t v) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "0x%08x", v);
-  return buf;
 }
 
 //===----------------------------------------------------------------------===//
@@ -667,6 +660,8 @@ constexpr uint32_t kLocalHeaderSig = 0x04034b50;
 constexpr uint32_t kCentralHeaderSig = 0x02014b50;
 constexpr uint32_t kEndSig = 0x06054b50;
 constexpr uint32_t kZip64EndSig = 0x06064b50;
+/// CRC-32 values print as all eight hex digits, as zip tools show them.
+constexpr unsigned kCrcHexDigits = 8;
 constexpr uint32_t kZip64LocatorSig = 0x07064b50;
 constexpr uint16_t kZip64ExtraId = 0x0001;
 
@@ -962,8 +957,9 @@ std::vector<uint8_t> extract(const ByteReader &r, const CentralEntry &e,
   }
   uint32_t crc = crc32Of(out.data(), out.size());
   if (crc != e.crc)
-    throw Error(what + ": bad CRC-32 (directory " + hex32(e.crc) + ", data " +
-                hex32(crc) + ")");
+    throw Error(what + ": bad CRC-32 (directory " +
+                isa::formatHex(e.crc, kCrcHexDigits) + ", data " +
+                isa::formatHex(crc, kCrcHexDigits) + ")");
   return out;
 }
 
@@ -1113,77 +1109,18 @@ std::vector<uint8_t> serializeNpz(const Npz &npz,
 // Files
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-std::vector<uint8_t> readFile(const std::string &path) {
-  FILE *f = std::fopen(path.c_str(), "rb");
-  if (!f)
-    throw Error(path + ": cannot open: " + std::strerror(errno));
-  std::vector<uint8_t> bytes;
-  uint8_t buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0)
-    bytes.insert(bytes.end(), buf, buf + n);
-  bool failed = std::ferror(f);
-  std::fclose(f);
-  if (failed)
-    throw Error(path + ": read error");
-  return bytes;
-}
-
-/// Writes \p bytes to a fresh temporary file next to \p path and renames it
-/// over \p path, so readers never see a half-written file.
-void writeFileAtomic(const std::string &path,
-                     const std::vector<uint8_t> &bytes) {
-  static unsigned counter = 0;
-  std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." +
-                    std::to_string(counter++);
-  // 0666 before the umask, like any file the user creates.
-  constexpr mode_t kFileMode = 0666;
-  int fd =
-      ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, kFileMode);
-  if (fd < 0)
-    throw Error(path + ": cannot create temporary file '" + tmp +
-                "': " + std::strerror(errno));
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw Error(path + ": write error: " + std::strerror(err));
-    }
-    done += size_t(n);
-  }
-  if (::close(fd) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    throw Error(path + ": write error: " + std::strerror(err));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    throw Error(path + ": cannot rename temporary file: " + std::strerror(err));
-  }
-}
-
-} // namespace
-
 Array readNpy(const std::string &path) {
-  std::vector<uint8_t> bytes = readFile(path);
+  std::vector<uint8_t> bytes = isa::bmodel::readFile(path);
   return parseNpy(bytes.data(), bytes.size(), path);
 }
 
 Npz readNpz(const std::string &path) {
-  std::vector<uint8_t> bytes = readFile(path);
+  std::vector<uint8_t> bytes = isa::bmodel::readFile(path);
   return parseNpz(bytes.data(), bytes.size(), path);
 }
 
 void writeNpy(const std::string &path, const Array &array) {
-  writeFileAtomic(path, serializeNpy(array));
+  isa::bmodel::writeFileAtomically(path, serializeNpy(array));
 }
 
 void writeNpz(const std::string &path, const Npz &npz, bool compress) {
@@ -1194,7 +1131,7 @@ void writeNpz(const std::string &path, const Npz &npz, bool compress) {
 
 void writeNpz(const std::string &path, const Npz &npz,
               const NpzWriteOptions &options) {
-  writeFileAtomic(path, serializeNpz(npz, options));
+  isa::bmodel::writeFileAtomically(path, serializeNpz(npz, options));
 }
 
 } // namespace tpu::npz

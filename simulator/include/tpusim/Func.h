@@ -20,7 +20,9 @@
 #include "tpu/isa/Types.h"
 #include "tpusim/Memory.h"
 
+#include <array>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -94,7 +96,34 @@ void executeGdma(const GdmaOp &op, MachineState &m);
 // Work descriptions for the timing model (no arithmetic; O(1) or O(#dims))
 //===----------------------------------------------------------------------===//
 
+/// Up to `N` items stored in place. TiuWork is built for every simulated
+/// command, and a std::vector there would allocate each time.
+template <typename T, size_t N> class FixedList {
+public:
+  /// Throws std::length_error past N items (a kernel listing more operands
+  /// than the capacity below allows).
+  void push_back(const T &item) {
+    if (size_ == N)
+      throw std::length_error("FixedList: more than " + std::to_string(N) +
+                              " items");
+    items_[size_++] = item;
+  }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const T &operator[](size_t i) const { return items_[i]; }
+  const T *begin() const { return items_.data(); }
+  const T *end() const { return items_.data() + size_; }
+
+private:
+  std::array<T, N> items_{};
+  size_t size_ = 0;
+};
+
 struct TiuWork {
+  /// A TIU command reads at most three tensors (opd0, opd1, opd2) and writes
+  /// at most two (res0, res1).
+  static constexpr size_t kMaxReads = 3, kMaxWrites = 2;
+
   /// One local-memory range of an operand, relative to the lane start: the
   /// bytes [offset, offset + bytesPerLane) of every lane it touches.
   struct Operand {
@@ -115,7 +144,8 @@ struct TiuWork {
   uint64_t elementsPerLane = 0;
   /// Extra passes per element (SFU table length, rsqrt/div iterations), >= 1.
   unsigned iterations = 1;
-  std::vector<Operand> reads, writes;
+  FixedList<Operand, kMaxReads> reads;
+  FixedList<Operand, kMaxWrites> writes;
 };
 
 /// The work a TIU command does. Cheap: never touches memory.

@@ -120,6 +120,13 @@ struct Source {
   Immediate imm;
   std::unique_ptr<OperandView> view;
   Shape4 shape{1, 1, 1, 1};
+  /// Rows span (h, w) merged into one row (see `merge` in the AR kernel):
+  /// then only a source with h = w = 1 is broadcast along a row.
+  bool mergedRows = false;
+
+  bool rowBroadcast() const {
+    return shape.w == 1 && (!mergedRows || shape.h == 1);
+  }
 
   ElemType type() const { return isConst ? imm.type : view->type(); }
   void clampIdx(uint32_t &n, uint32_t &c, uint32_t &h, uint32_t &w) const {
@@ -160,7 +167,7 @@ struct Source {
     }
     uint32_t w0 = 0;
     clampIdx(n, c, h, w0);
-    if (shape.w == 1)
+    if (rowBroadcast())
       std::fill_n(out, width, view->getFloat(n, c, h, 0));
     else
       view->rowFloat(n, c, h, out, width);
@@ -173,7 +180,7 @@ struct Source {
     }
     uint32_t w0 = 0;
     clampIdx(n, c, h, w0);
-    if (shape.w == 1)
+    if (rowBroadcast())
       std::fill_n(out, width, view->getInt(n, c, h, 0));
     else
       view->rowInt(n, c, h, out, width);
@@ -449,6 +456,7 @@ void execAR(const TiuOp &op, MachineState &m) {
                (!hasC || contiguous(c)) &&
                rt.stride.h == int64_t(rs.w) * rt.stride.w;
   Shape4 rows = merge ? Shape4{rs.n, rs.c, 1, rs.h * rs.w} : rs;
+  a.mergedRows = b.mergedRows = c.mergedRows = merge;
 
   bool anyFloat =
       isa::isFloat(p0) || (!unary && isa::isFloat(p1)) || isa::isFloat(pr);

@@ -24,52 +24,81 @@ using isa::TiuTask;
 
 namespace {
 
-/// Copy plan from one layout to another: pairs of (source field, target
-/// field) with the same name, computed once per layout.
-struct FieldMap {
-  struct Pair {
-    uint16_t srcLsb, dstLsb;
-    uint8_t width;
-  };
-  std::vector<Pair> pairs;
-};
+/// The members of the typed struct of a layout, in the layout's field order
+/// (the order of LayoutInfo::fields).
+template <typename T> struct Members;
+#define TPU_LAYOUT(Id, Name, Eng, Bits)                                        \
+  template <> struct Members<isa::cmd::Id> {                                   \
+    static constexpr uint64_t isa::cmd::Id::*kList[] = {
+#define TPU_FIELD(Id, Field, Lsb, Width, Reserved, Meaning)                    \
+  &isa::cmd::Id::Field,
+#define TPU_LAYOUT_END(Id)                                                     \
+  }                                                                            \
+  ;                                                                            \
+  }                                                                            \
+  ;
+#include "tpu/isa/Layouts.def"
 
-const FieldMap &fieldMap(LayoutId from, LayoutId to) {
-  static std::array<FieldMap, isa::kNumLayouts> maps[2];
-  static std::once_flag once;
-  std::call_once(once, [] {
+constexpr unsigned kWordBits = 64;
+
+/// Copy plan from every layout of T's engine into the typed struct T (the
+/// long form): one entry per pair of same-named fields, computed once.
+/// Widening runs for every short command, so each entry is a finished
+/// shift, mask and member (no field in the tables straddles a 64-bit word;
+/// the plan checks that once).
+template <typename T> class FieldMap {
+public:
+  struct Copy {
+    unsigned srcWord, srcShift;
+    uint64_t mask;
+    uint64_t T::*member;
+  };
+
+  static const std::vector<Copy> &copies(LayoutId from) {
+    static const std::array<std::vector<Copy>, isa::kNumLayouts> plans =
+        build();
+    return plans[static_cast<unsigned>(from)];
+  }
+
+private:
+  static std::array<std::vector<Copy>, isa::kNumLayouts> build() {
+    std::array<std::vector<Copy>, isa::kNumLayouts> plans;
+    const isa::LayoutInfo &dst = isa::layoutInfo(T::kLayout);
+    static_assert(std::size(Members<T>::kList) > 0);
     for (unsigned i = 0; i < isa::kNumLayouts; ++i) {
       const isa::LayoutInfo &src = isa::allLayouts()[i];
-      LayoutId target = src.engine == isa::Engine::Tiu ? LayoutId::TiuLong
-                                                       : LayoutId::DmaTensor;
-      const isa::LayoutInfo &dst = isa::layoutInfo(target);
-      FieldMap &fm = maps[src.engine == isa::Engine::Tiu ? 0 : 1][i];
+      if (src.engine != dst.engine)
+        continue;
+      bool same = src.id == dst.id; // then every field, like decodeAs
       for (unsigned k = 0; k < src.numFields; ++k) {
         const isa::FieldInfo &sf = src.fields[k];
-        if (sf.reserved)
+        if (sf.reserved && !same)
           continue;
-        int j = dst.findField(sf.name);
-        if (j < 0 || dst.fields[j].reserved)
+        int j = same ? int(k) : dst.findField(sf.name);
+        if (j < 0 || (dst.fields[j].reserved && !same))
           continue;
-        const isa::FieldInfo &df = dst.fields[j];
         // Widths may differ (a short field narrower than the long one);
         // the narrower width is the value's width.
-        fm.pairs.push_back(
-            {sf.lsb, df.lsb, uint8_t(std::min(sf.width, df.width))});
+        unsigned width = std::min(sf.width, dst.fields[j].width);
+        if (sf.lsb % kWordBits + width > kWordBits)
+          throw Error(std::string("widen: field ") + sf.name + " of " +
+                      src.name + " straddles a 64-bit word");
+        uint64_t mask =
+            width == kWordBits ? ~uint64_t(0) : (uint64_t(1) << width) - 1;
+        plans[i].push_back({sf.lsb / kWordBits, sf.lsb % kWordBits, mask,
+                            Members<T>::kList[j]});
       }
     }
-  });
-  return maps[to == LayoutId::TiuLong ? 0 : 1][static_cast<unsigned>(from)];
-}
+    return plans;
+  }
+};
 
-/// Copies same-named fields of `c` into a fresh command of layout `to`
-/// (TiuLong or DmaTensor).
-RawCommand widen(const RawCommand &c, LayoutId to) {
-  RawCommand out(to);
-  for (const FieldMap::Pair &p : fieldMap(c.layout(), to).pairs)
-    isa::insertBits(out.words(), p.dstLsb, p.width,
-                    isa::extractBits(c.words(), p.srcLsb, p.width));
-  return out;
+/// Fills the members of `out` (zero-initialized) from the same-named fields
+/// of `c`.
+template <typename T> void widenInto(const RawCommand &c, T &out) {
+  const uint64_t *src = c.words();
+  for (const auto &p : FieldMap<T>::copies(c.layout()))
+    out.*(p.member) = (src[p.srcWord] >> p.srcShift) & p.mask;
 }
 
 constexpr uint64_t kAllLanes = ~uint64_t(0);
@@ -182,13 +211,9 @@ TiuOp decodeTiu(const RawCommand &c) {
     op.task = TiuTask::Sys;
     op.eu = unsigned(op.f.tsk_eu_typ);
     return op;
-  case LayoutId::TiuLong:
-    op.shortForm = false;
-    op.f = isa::decodeAs<isa::cmd::TiuLong>(c);
-    break;
   default:
-    op.shortForm = true;
-    op.f = isa::decodeAs<isa::cmd::TiuLong>(widen(c, LayoutId::TiuLong));
+    op.shortForm = op.layout != LayoutId::TiuLong;
+    widenInto(c, op.f);
     break;
   }
   op.eu = unsigned(op.f.tsk_eu_typ);
@@ -266,13 +291,13 @@ GdmaOp decodeGdma(const RawCommand &c, const isa::ChipParams &chip) {
                 " is not a GDMA command");
   GdmaOp op;
   op.layout = c.layout();
-  op.f = isa::decodeAs<isa::cmd::DmaTensor>(widen(c, LayoutId::DmaTensor));
+  widenInto(c, op.f);
   switch (op.layout) {
   case LayoutId::DmaTensor:
     break;
   case LayoutId::DmaGather: {
     auto g = isa::decodeAs<isa::cmd::DmaGather>(c);
-    // widen() copied the same-named fields (strides, sizes, addresses,
+    // widenInto() copied the same-named fields (strides, sizes, addresses,
     // masks); the index tensor is kept apart.
     op.index_cstride = g.index_cstride;
     op.index_hstride = g.index_hstride;
@@ -306,7 +331,7 @@ GdmaOp decodeGdma(const RawCommand &c, const isa::ChipParams &chip) {
   case LayoutId::SDmaMatrix: {
     // The short matrix fields carry "S2L name / L2S name" (bm1684x.md 5.9):
     // the first name applies when the source is global, the second when the
-    // source is local. widen() filled the S2L names; move them for L2S.
+    // source is local. widenInto() filled the S2L names; move them for L2S.
     auto s = isa::decodeAs<isa::cmd::SDmaMatrix>(c);
     uint64_t src = joinAddr(s.src_start_addr_l32, s.src_start_addr_h8);
     if (isa::classifyAddr(chip, src) == isa::MemRegion::Local &&

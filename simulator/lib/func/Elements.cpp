@@ -8,12 +8,12 @@
 
 #include "FuncImpl.h"
 
+#include "tpu/isa/Format.h"
 #include "tpu/isa/Numerics.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <sstream>
 
 namespace tpu::sim {
 
@@ -24,12 +24,6 @@ namespace {
 constexpr unsigned kBitsPerByte = 8;
 constexpr unsigned kNibbleBits = 4;
 constexpr uint64_t kNibbleMask = 0xF;
-
-std::string hex(uint64_t v) {
-  std::ostringstream os;
-  os << "0x" << std::hex << v;
-  return os.str();
-}
 
 /// Largest integer magnitude every int64 keeps exactly in a double.
 constexpr double kTwoTo63 = 9223372036854775808.0;
@@ -217,7 +211,7 @@ CheckedElem checkedElem(const MachineState &m, const LocalTensor &t, uint32_t n,
     throw MemoryError("element (" + std::to_string(n) + ", " +
                       std::to_string(c) + ", " + std::to_string(h) + ", " +
                       std::to_string(w) + ") of the local tensor at " +
-                      hex(t.addr) + " leaves its lane");
+                      isa::formatHex(t.addr) + " leaves its lane");
   const uint8_t *lane =
       m.lmem.at(unsigned((start + c) % geo.lanes), 0, geo.laneBytes);
   return {lane + t.startOffset(geo), uint64_t(elem)};
@@ -298,7 +292,8 @@ OperandView::OperandView(const MachineState &m, const LocalTensor &t,
         (uint64_t(maxElem + 1) * bits + kBitsPerByte - 1) / kBitsPerByte;
     if (isa::classifyAddr(m.chip, t.addr) != isa::MemRegion::Static ||
         !m.smem.contains(t.addr, bytes))
-      throw MemoryError(opName(op) + ": " + what + " at " + hex(t.addr) +
+      throw MemoryError(opName(op) + ": " + what + " at " +
+                        isa::formatHex(t.addr) +
                         " is neither in local nor in static memory");
     auto *base = const_cast<uint8_t *>(m.smem.at(t.addr, bytes));
     for (uint32_t c = 0; c < s.c; ++c) {
@@ -311,19 +306,19 @@ OperandView::OperandView(const MachineState &m, const LocalTensor &t,
   unsigned start = t.startLane(geo);
   uint64_t offset = t.startOffset(geo);
   if (bits >= kBitsPerByte && offset % (bits / kBitsPerByte) != 0)
-    throw MemoryError(opName(op) + ": " + what + " at " + hex(t.addr) +
-                      " is not aligned to its " +
+    throw MemoryError(opName(op) + ": " + what + " at " +
+                      isa::formatHex(t.addr) + " is not aligned to its " +
                       std::to_string(bits / kBitsPerByte) + "-byte elements");
   uint64_t lastSlot = (uint64_t(start) + s.c - 1) / geo.lanes;
   int64_t maxElem = inner + int64_t(lastSlot) * t.stride.c;
   if (t.stride.n < 0 || t.stride.c < 0 || t.stride.h < 0 || t.stride.w < 0 ||
       offset * kBitsPerByte + uint64_t(maxElem + 1) * bits >
           geo.laneBytes * kBitsPerByte)
-    throw MemoryError(opName(op) + ": " + what + " at " + hex(t.addr) +
-                      " leaves its lane: it needs " +
+    throw MemoryError(opName(op) + ": " + what + " at " +
+                      isa::formatHex(t.addr) + " leaves its lane: it needs " +
                       std::to_string((uint64_t(maxElem + 1) * bits + 7) / 8) +
-                      " bytes from offset " + hex(offset) + " (lanes hold " +
-                      hex(geo.laneBytes) + ")");
+                      " bytes from offset " + isa::formatHex(offset) +
+                      " (lanes hold " + isa::formatHex(geo.laneBytes) + ")");
   for (uint32_t c = 0; c < s.c; ++c) {
     unsigned lane = unsigned((start + c) % geo.lanes);
     uint64_t slot = (uint64_t(start) + c) / geo.lanes;
@@ -338,7 +333,8 @@ ResultView::ResultView(MachineState &m, const LocalTensor &t, const char *what,
                        const TiuOp &op, uint64_t laneMask)
     : OperandView(m, t, what, op), laneMask_(laneMask) {
   if (t.addr >= m.chip.lmemTotal())
-    throw MemoryError(opName(op) + ": " + what + " at " + hex(t.addr) +
+    throw MemoryError(opName(op) + ": " + what + " at " +
+                      isa::formatHex(t.addr) +
                       " is not in local memory (results are written there)");
 }
 

@@ -14,11 +14,12 @@
 
 #include "FuncImpl.h"
 
+#include "tpu/isa/Format.h"
+
 #include <algorithm>
 #include <array>
 #include <cstring>
 #include <memory>
-#include <sstream>
 
 namespace tpu::sim {
 
@@ -32,12 +33,6 @@ using detail::failOp;
 
 constexpr uint64_t kAllLanes = ~uint64_t(0);
 constexpr unsigned kBitsPerByte = 8;
-
-std::string hex(uint64_t v) {
-  std::ostringstream os;
-  os << "0x" << std::hex << v;
-  return os.str();
-}
 
 // Tensor special functions (bm1684x.md 5.1).
 enum TensorSp : unsigned {
@@ -69,7 +64,7 @@ public:
     MemRegion r = isa::classifyAddr(m_.chip, addr);
     if (r == MemRegion::None)
       throw MemoryError(detail::opName(op_) + ": " + what + " address " +
-                        hex(addr) + " is in no memory region");
+                        isa::formatHex(addr) + " is in no memory region");
     return r;
   }
 

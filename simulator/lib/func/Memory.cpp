@@ -2,19 +2,14 @@
 
 #include "tpusim/Memory.h"
 
+#include "tpu/isa/Format.h"
+
 #include <algorithm>
 #include <cstring>
-#include <sstream>
 
 namespace tpu::sim {
 
 namespace {
-
-std::string hex(uint64_t v) {
-  std::ostringstream os;
-  os << "0x" << std::hex << v;
-  return os.str();
-}
 
 /// True when [addr, addr + size) lies inside [base, base + limit) without
 /// overflowing.
@@ -54,9 +49,9 @@ const uint8_t *LocalMemory::at(unsigned lane, uint64_t offset,
                       " does not exist (" + std::to_string(lanes_) + " lanes)");
   if (!inRange(offset, size, 0, laneBytes_))
     throw MemoryError("local memory: " + std::to_string(size) +
-                      " bytes at offset " + hex(offset) + " of lane " +
-                      std::to_string(lane) + " leave the lane (" +
-                      hex(laneBytes_) + " bytes)");
+                      " bytes at offset " + isa::formatHex(offset) +
+                      " of lane " + std::to_string(lane) + " leave the lane (" +
+                      isa::formatHex(laneBytes_) + " bytes)");
   return data_.data() + size_t(lane) * laneStride_ + offset;
 }
 
@@ -81,8 +76,9 @@ uint8_t *FlatMemory::at(uint64_t addr, uint64_t size) {
 const uint8_t *FlatMemory::at(uint64_t addr, uint64_t size) const {
   if (!contains(addr, size))
     throw MemoryError(name_ + ": " + std::to_string(size) + " bytes at " +
-                      hex(addr) + " leave [" + hex(base_) + ", " +
-                      hex(base_ + data_.size()) + ")");
+                      isa::formatHex(addr) + " leave [" +
+                      isa::formatHex(base_) + ", " +
+                      isa::formatHex(base_ + data_.size()) + ")");
   return data_.data() + (addr - base_);
 }
 
@@ -100,8 +96,9 @@ bool GlobalMemory::contains(uint64_t addr, uint64_t size) const {
 void GlobalMemory::check(uint64_t addr, uint64_t size) const {
   if (!contains(addr, size))
     throw MemoryError("global memory: " + std::to_string(size) + " bytes at " +
-                      hex(addr) + " leave [" + hex(base_) + ", " +
-                      hex(base_ + size_) + ")");
+                      isa::formatHex(addr) + " leave [" +
+                      isa::formatHex(base_) + ", " +
+                      isa::formatHex(base_ + size_) + ")");
 }
 
 uint8_t *GlobalMemory::page(uint64_t index) {

@@ -75,7 +75,8 @@ Prec precOr(uint64_t code, Prec fallback) {
 }
 
 /// Adds a tensor operand (unless it is an immediate).
-void addRange(std::vector<TiuWork::Operand> &v, bool isConst,
+template <size_t N>
+void addRange(FixedList<TiuWork::Operand, N> &v, bool isConst,
               const LocalTensor &t, const LaneGeometry &geo) {
   if (isConst)
     return;
@@ -241,24 +242,31 @@ TiuWork tiuWork(const TiuOp &op, const isa::ChipParams &chip) {
       else if (op.eu == kRsqrt)
         w.iterations = unsigned(f.opd2_n_str + 1);
     }
-    if (op.task == TiuTask::AR && op.eu == 12) // div: iterations - 1
+    // AR sub-ops (bm1684x.md 4.2): div iterates opd2_n_str + 1 times; the
+    // index generators read no tensor.
+    constexpr unsigned kArDiv = 12, kArEuIdxGen = 24, kArNpuIdxGen = 25;
+    // CMP sub-ops that also write the selected value to res1.
+    constexpr unsigned kCmpGtAndSel = 22, kCmpLtAndSel = 25;
+    if (op.task == TiuTask::AR && op.eu == kArDiv)
       w.iterations = unsigned(f.opd2_n_str + 1);
-    bool readsOpd0 = !(op.task == TiuTask::AR && (op.eu == 24 || op.eu == 25));
+    bool readsOpd0 = !(op.task == TiuTask::AR &&
+                       (op.eu == kArEuIdxGen || op.eu == kArNpuIdxGen));
     if (readsOpd0 && !(op.task == TiuTask::AR && f.opd0_const))
       addRange(w.reads, false,
                plain(f.opd0_addr, p0, s, LocalLayout::EuAligned, geo), geo);
     bool binary = (op.task == TiuTask::AR && f.tsk_opd_num >= 2) ||
                   op.task == TiuTask::CMP;
-    if (binary)
+    if (binary) {
       addRange(w.reads, f.opd1_const,
                plain(f.opd1_addr, precOr(f.opd1_prec, p0), s,
                      LocalLayout::EuAligned, geo),
                geo);
-    if (binary)
       w.inputElements += w.outputElements;
+    }
     addRange(w.writes, false,
              plain(f.res0_addr, pr, s, LocalLayout::EuAligned, geo), geo);
-    if (op.task == TiuTask::CMP && (op.eu == 22 || op.eu == 25))
+    if (op.task == TiuTask::CMP &&
+        (op.eu == kCmpGtAndSel || op.eu == kCmpLtAndSel))
       addRange(w.writes, false,
                plain(f.res1_addr, precOr(f.opd2_prec, p0), s,
                      LocalLayout::EuAligned, geo),

@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "tpusim/Tpu.h"
 
-#include <cstdio>
+#include "tpu/isa/Format.h"
 
 namespace tpu::sim {
 
@@ -20,15 +20,22 @@ namespace {
 /// run on it.
 constexpr size_t kEngineStackBytes = size_t(8) << 20;
 
-std::string hexAddr(uint64_t addr) {
-  char buf[24];
-  std::snprintf(buf, sizeof(buf), "0x%llx",
-                static_cast<unsigned long long>(addr));
-  return buf;
-}
-
 isa::Engine otherEngine(isa::Engine e) {
   return e == isa::Engine::Tiu ? isa::Engine::Gdma : isa::Engine::Tiu;
+}
+
+/// Stops the run on the exception `e` that command `index` threw: a memory
+/// fault, a command that decoded but is invalid, or one the model lacks.
+void failCommand(RunContext &ctx, isa::Engine engine, size_t index,
+                 const CommandStream &stream, bool decoded,
+                 const std::exception &e) {
+  if (dynamic_cast<const MemoryError *>(&e))
+    ctx.fail(SimError::Kind::Memory, engine, index, stream, e.what());
+  else if (decoded)
+    ctx.fail(SimError::Kind::InvalidCommand, engine, index, stream, e.what());
+  else
+    ctx.fail(SimError::Kind::UnknownCommand, engine, index, stream,
+             std::string("command not modelled: ") + e.what());
 }
 
 /// `ps` rounded up to the next edge of a clock of `periodPs`.
@@ -143,16 +150,8 @@ bool TiuEngine::step(size_t index, const QueuedCommand &c, uint64_t start) {
       cost = tiuCost(op, work, cfg);
     if (ctx.executes())
       executeTiu(op, *ctx.state);
-  } catch (const MemoryError &e) {
-    ctx.fail(SimError::Kind::Memory, engine_, index, stream, e.what());
-    return false;
   } catch (const std::exception &e) {
-    if (decoded)
-      ctx.fail(SimError::Kind::InvalidCommand, engine_, index, stream,
-               e.what());
-    else
-      ctx.fail(SimError::Kind::UnknownCommand, engine_, index, stream,
-               std::string("command not modelled: ") + e.what());
+    failCommand(ctx, engine_, index, stream, decoded, e);
     return false;
   }
 
@@ -206,7 +205,7 @@ bool GdmaEngine::step(size_t index, const QueuedCommand &c, uint64_t start) {
   GdmaCost cost;
   bool decoded = false;
   try {
-    GdmaOp op = decodeGdma(c.cmd);
+    GdmaOp op = decodeGdma(c.cmd, cfg.chip);
     decoded = true;
     if (op.type != isa::GdmaType::Sys) {
       work = gdmaWork(op, cfg.chip);
@@ -214,10 +213,11 @@ bool GdmaEngine::step(size_t index, const QueuedCommand &c, uint64_t start) {
       // by chip.gmem_bytes; checking them here catches bad addresses in the
       // timing-only mode too, which touches no memory.
       if (work.dst == isa::MemRegion::None)
-        throw MemoryError("destination address " + hexAddr(op.dstAddr()) +
+        throw MemoryError("destination address " +
+                          isa::formatHex(op.dstAddr()) +
                           " is outside every memory");
       if (!op.f.fill_constant_en && work.src == isa::MemRegion::None)
-        throw MemoryError("source address " + hexAddr(op.srcAddr()) +
+        throw MemoryError("source address " + isa::formatHex(op.srcAddr()) +
                           " is outside every memory");
       lmem_.gdmaAccess(work);
     }
@@ -225,16 +225,8 @@ bool GdmaEngine::step(size_t index, const QueuedCommand &c, uint64_t start) {
       cost = gdmaCost(op, work, cfg);
     if (ctx.executes())
       executeGdma(op, *ctx.state);
-  } catch (const MemoryError &e) {
-    ctx.fail(SimError::Kind::Memory, engine_, index, stream, e.what());
-    return false;
   } catch (const std::exception &e) {
-    if (decoded)
-      ctx.fail(SimError::Kind::InvalidCommand, engine_, index, stream,
-               e.what());
-    else
-      ctx.fail(SimError::Kind::UnknownCommand, engine_, index, stream,
-               std::string("command not modelled: ") + e.what());
+    failCommand(ctx, engine_, index, stream, decoded, e);
     return false;
   }
 

@@ -479,3 +479,42 @@ TEST(FuncArith, RejectsMixedTypesAndTypeChangingCopy) {
 }
 
 } // namespace
+
+// A tile of width 1 and height > 1 (a conv output with OW = 1, a reduced
+// column) is contiguous across rows, so the kernel walks it as one merged row
+// of h elements; every element must still come from its own (h, 0) position,
+// not be broadcast from the first one.
+TEST(FuncArith, WidthOneTilesAreNotBroadcastAcrossRows) {
+  ArShape s{2, 3, 6, 1};
+  std::mt19937 rng(31);
+  MachineState m(isa::ChipParams::bm1684x());
+  Ref a = euRef(laddr(0, 0), Prec::Fp32, s.n, s.c, s.h, s.w);
+  Ref b = euRef(laddr(0, 0x1000), Prec::Fp32, s.n, s.c, s.h, s.w);
+  Ref r = euRef(laddr(0, 0x2000), Prec::Fp32, s.n, s.c, s.h, s.w);
+  auto av = fillFloat(m, a, rng);
+  auto bv = fillFloat(m, b, rng);
+  auto cmd = arCmd(2, s, Prec::Fp32, Prec::Fp32, Prec::Fp32, true, true);
+  cmd.opd0_addr = a.addr;
+  cmd.opd1_addr = b.addr;
+  cmd.res0_addr = r.addr;
+  runTiu(cmd, m);
+  each(s, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w, size_t i) {
+    ASSERT_EQ(refGetBits(m, r, n, c, h, w), fToBits(av[i] + bv[i], Prec::Fp32))
+        << "fp32 add at " << i;
+  });
+
+  Ref ai = euRef(laddr(0, 0x3000), Prec::Int8, s.n, s.c, s.h, s.w);
+  Ref bi = euRef(laddr(0, 0x4000), Prec::Int8, s.n, s.c, s.h, s.w);
+  Ref ri = euRef(laddr(0, 0x5000), Prec::Int8, s.n, s.c, s.h, s.w);
+  auto aiv = fillInt(m, ai, rng, -20, 20);
+  auto biv = fillInt(m, bi, rng, -20, 20);
+  auto icmd = arCmd(2, s, Prec::Int8, Prec::Int8, Prec::Int8, true, true);
+  icmd.opd0_addr = ai.addr;
+  icmd.opd1_addr = bi.addr;
+  icmd.res0_addr = ri.addr;
+  runTiu(icmd, m);
+  each(s, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w, size_t i) {
+    ASSERT_EQ(int8_t(refGetBits(m, ri, n, c, h, w)), int8_t(aiv[i] + biv[i]))
+        << "int8 add at " << i;
+  });
+}

@@ -82,10 +82,38 @@ const LayoutInfo *allLayouts();
 /// SYSID and LAR count as short (they are 16 bytes whatever bit 0 says).
 bool isShortForm(LayoutId id);
 
-/// Reads `width` bits at `lsb` of a little-endian word array.
-uint64_t extractBits(const uint64_t *words, unsigned lsb, unsigned width);
-/// Writes `value` into `width` bits at `lsb`; throws Error when it does not fit.
-void insertBits(uint64_t *words, unsigned lsb, unsigned width, uint64_t value);
+// extractBits and insertBits are inline: the simulator's command decode and
+// the stream splitter call them for every field of every command.
+
+/// Reads `width` (1..64) bits at `lsb` of a little-endian word array.
+inline uint64_t extractBits(const uint64_t *words, unsigned lsb,
+                            unsigned width) {
+  unsigned word = lsb / 64, shift = lsb % 64;
+  uint64_t v = words[word] >> shift;
+  if (shift + width > 64)
+    v |= words[word + 1] << (64 - shift);
+  return width == 64 ? v : v & ((uint64_t(1) << width) - 1);
+}
+
+namespace detail {
+/// Throws the Error insertBits reports for a bad width or a value too wide.
+[[noreturn]] void throwBadInsert(unsigned lsb, unsigned width, uint64_t value);
+} // namespace detail
+
+/// Writes `value` into `width` bits at `lsb`; throws Error when `width` is
+/// not 1..64 or `value` does not fit.
+inline void insertBits(uint64_t *words, unsigned lsb, unsigned width,
+                       uint64_t value) {
+  if (width == 0 || width > 64 || (width < 64 && (value >> width) != 0))
+    detail::throwBadInsert(lsb, width, value);
+  uint64_t mask = width == 64 ? ~uint64_t(0) : (uint64_t(1) << width) - 1;
+  unsigned word = lsb / 64, shift = lsb % 64;
+  words[word] = (words[word] & ~(mask << shift)) | (value << shift);
+  if (shift + width > 64) {
+    unsigned spill = 64 - shift;
+    words[word + 1] = (words[word + 1] & ~(mask >> spill)) | (value >> spill);
+  }
+}
 
 /// A command as raw bits plus the layout that gives them meaning.
 class RawCommand {
