@@ -11,6 +11,8 @@ PACKAGES=(
   libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libflatbuffers-dev flatbuffers-compiler nlohmann-json3-dev zlib1g-dev
   libonnx-testdata python3 python3-onnx python3-numpy
+  # ResNet-18 test model, exported with random weights at test time.
+  python3-torch python3-torchvision
 )
 
 missing=()

@@ -1,0 +1,503 @@
+//===- Backend.h - BM1684X command generation for single operations -*- C++
+//-*-===//
+//
+// The open equivalent of the closed "global" kernels of Sophgo's backend: each
+// function below takes one operation on tensors in global memory (DDR),
+// slices it through local memory and appends the TIU and GDMA commands that
+// compute it to a CmdEmitter, with the cmd_id / cmd_id_dep synchronisation
+// between the two engines (bm1684x.md 6).
+//
+// Division of labour with the MLIR side: the caller decides element types,
+// global addresses and the weight blobs (built with the layout helpers at
+// the end of this file); the backend decides slicing, local-memory use, the
+// commands and their ids. Every tensor is static, dense and row-major in DDR.
+//
+// Precision is a parameter of every kernel (F32, F16, BF16 today; the types
+// are the hardware's precision codes so INT8 paths fit the same API).
+// A kernel that cannot run an operation (a shape whose smallest slice does not
+// fit local memory, a field that does not fit its command) throws tpu::Error
+// whose message starts with the kernel and the operation's name, e.g.
+// "conv2d 'layer1.conv': does not fit in local memory: ...".
+//
+// What every kernel supports (F32, F16, BF16 activations throughout):
+//  conv2d           groups, depthwise (sPorD), dilation, strides and pads up
+//                   to 15, fp32 bias, fused activation (Relu inside the
+//                   command, the others as commands on the output tile)
+//  convTranspose2d  strides up to 16, pads, output padding, groups
+//  matmul           batched with broadcasting, right operand [K, N] or
+//                   [N, K], fp32 bias, any K (split K accumulates in fp32)
+//  pool2d           max / avg (count_include_pad either way), global
+//  unary            every UnaryKind (transcendentals in fp32, see
+//                   describeUnaryMethod), binary / binaryConst (add, sub,
+//                   mul, div, max, min, pow) with numpy broadcasting, prelu,
+//                   where, cast
+//  softmax / log-softmax (any axis), layerNorm (trailing axes), reduce
+//  (sum, mean, max, min, sum of squares, L2; the reduced axes adjacent)
+//  permute, concat, slice (negative steps), pad (constant, reflect, edge),
+//  broadcastTo
+//  (expand and tile), copy, gather (int32 indices, negative allowed),
+//  resize (nearest / linear, ONNX coordinate modes)
+//
+// Numerics: conv / matmul accumulate in fp32 inside the cube and round once
+// to the output precision; element-wise AR operations compute in fp32 and
+// round once (correctly rounded for F16 / BF16 operands); the depthwise
+// bias is applied in the activation precision (sPorD's bias operand has the
+// input's type), the convolution bias in fp32.
+//
+// Slicing and overlap: each kernel cuts its work into tiles that fit local
+// memory (batch, channel slots of 64 lanes, rows; columns only for
+// element-wise work), keeps weights resident across the tiles that share
+// them, and double-buffers inputs and outputs so GDMA moves tile i + 1 while
+// the TIU computes tile i (at least four tiles once a tile exceeds 16 KiB per
+// lane). The CmdEmitter derives every cmd_id_dep from the local memory each
+// command reads and writes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPUC_BACKEND_BACKEND_H
+#define TPUC_BACKEND_BACKEND_H
+
+#include "tpu/isa/Bmodel.h"
+#include "tpu/isa/ChipParams.h"
+#include "tpu/isa/Command.h"
+#include "tpu/isa/Error.h"
+#include "tpu/isa/Types.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tpu::backend {
+
+//===----------------------------------------------------------------------===//
+// Tensors and the command emitter
+//===----------------------------------------------------------------------===//
+
+/// A tensor in global memory: `addr` is its 40-bit unified address (DDR
+/// starts at ChipParams::gmemBase), elements dense and row-major, `shape`
+/// outermost first (NCHW for feature maps). A rank-0 tensor is a scalar.
+struct GTensor {
+  uint64_t addr = 0;
+  isa::Prec prec = isa::Prec::Fp32;
+  bool isSigned = true;
+  std::vector<int64_t> shape;
+
+  int64_t numElements() const;
+  uint64_t bytes() const;
+};
+
+/// A byte range of every lane of local memory: [offset, offset + bytes).
+/// Kernels describe the local memory each command reads and writes with
+/// these so the emitter can derive the dependencies.
+struct LocalRange {
+  uint64_t offset = 0;
+  uint64_t bytes = 0;
+};
+
+/// One command group under construction: a TIU and a GDMA stream with id
+/// bookkeeping. Ids start at 1 in each stream; cmd_id_dep = 0 means "no
+/// wait". Commands may be added with an explicit dependency (tiu / gdma) or
+/// with the local memory they touch (tiuAccess / gdmaAccess), in which case
+/// the emitter makes the command wait for the last command of the other
+/// engine that conflicts with it (read-after-write, write-after-read,
+/// write-after-write on overlapping local bytes). The history of local
+/// memory use persists across kernels, so consecutive operations overlap
+/// wherever their local buffers do not conflict. Global memory needs no
+/// tracking: only GDMA touches it, in stream order.
+class CmdEmitter {
+public:
+  explicit CmdEmitter(const isa::ChipParams &chip = isa::ChipParams::bm1684x());
+  ~CmdEmitter();
+  CmdEmitter(CmdEmitter &&) noexcept;
+  CmdEmitter &operator=(CmdEmitter &&) noexcept;
+
+  const isa::ChipParams &chip() const { return chip_; }
+
+  /// Appends a TIU command: sets cmd_id = ++lastTiu and cmd_id_dep =
+  /// `waitGdmaId` (which must be <= lastGdma()). Returns the id.
+  uint32_t tiu(isa::RawCommand c, uint32_t waitGdmaId);
+  /// Appends a GDMA command; `waitTiuId` must be <= lastTiu().
+  uint32_t gdma(isa::RawCommand c, uint32_t waitTiuId);
+
+  /// Appends a command whose dependency follows from the local memory it
+  /// reads and writes (see the class comment).
+  uint32_t tiuAccess(isa::RawCommand c, const std::vector<LocalRange> &reads,
+                     const std::vector<LocalRange> &writes);
+  uint32_t gdmaAccess(isa::RawCommand c, const std::vector<LocalRange> &reads,
+                      const std::vector<LocalRange> &writes);
+
+  uint32_t lastTiu() const { return uint32_t(tiuCmds_.size()); }
+  uint32_t lastGdma() const { return uint32_t(gdmaCmds_.size()); }
+  size_t numTiu() const { return tiuCmds_.size(); }
+  size_t numGdma() const { return gdmaCmds_.size(); }
+  /// The commands so far (without end commands).
+  const std::vector<isa::RawCommand> &tiuCommands() const { return tiuCmds_; }
+  const std::vector<isa::RawCommand> &gdmaCommands() const { return gdmaCmds_; }
+
+  /// True when the next operation should go into a new group because the
+  /// 20-bit ids are close to running out (callers that emit very large
+  /// nets start a fresh emitter then).
+  bool nearIdLimit() const;
+
+  /// Appends the end commands (TIU SYSID sys.end waiting for the last GDMA
+  /// command, GDMA sDMA_sys end waiting for the last TIU command) and packs
+  /// both streams. The emitter is empty afterwards.
+  isa::bmodel::CmdGroup finish();
+
+  /// Global-memory scratch for intermediate results. No kernel needs it
+  /// today (reserved for multi-pass kernels); not owned by the emitter.
+  void setScratch(uint64_t addr, uint64_t bytes) {
+    scratchAddr_ = addr;
+    scratchBytes_ = bytes;
+  }
+  uint64_t scratchAddr() const { return scratchAddr_; }
+  uint64_t scratchBytes() const { return scratchBytes_; }
+
+  /// Internal: the local-memory hazard history (see the class comment).
+  class Tracker;
+
+private:
+  isa::ChipParams chip_;
+  std::vector<isa::RawCommand> tiuCmds_, gdmaCmds_;
+  std::unique_ptr<Tracker> tracker_;
+  uint64_t scratchAddr_ = 0, scratchBytes_ = 0;
+};
+
+//===----------------------------------------------------------------------===//
+// Fused activations
+//===----------------------------------------------------------------------===//
+
+/// Element-wise functions (unary kernels and the activation fused into
+/// conv2d, matmul, binary).
+enum class UnaryKind {
+  None,        ///< Identity (a copy).
+  Relu,        ///< max(x, 0)
+  LeakyRelu,   ///< x >= 0 ? x : alpha * x
+  Clip,        ///< min(max(x, alpha), beta)
+  HardSigmoid, ///< clip(alpha * x + beta, 0, 1)
+  HardSwish,   ///< x * clip(x / 6 + 1/2, 0, 1)
+  Sigmoid,     ///< 1 / (1 + exp(-x))
+  Tanh,
+  Exp,
+  Log,
+  Sqrt,
+  Rsqrt,
+  Erf,
+  Gelu, ///< x * (1 + erf(x / sqrt 2)) / 2
+  Silu, ///< x * sigmoid(x)
+  Abs,
+  Neg,
+  Reciprocal, ///< 1 / x
+  Softplus,   ///< log(1 + exp(x))
+  Mish,       ///< x * tanh(softplus(x))
+  Square,     ///< x * x
+  Floor,
+  Ceil,
+  Round, ///< nearest, ties to even (ONNX Round)
+  Sign,
+  Scale, ///< alpha * x + beta (also mul/add by a constant)
+  Pow,   ///< x ^ alpha (alpha constant; x > 0 unless alpha is an integer)
+};
+
+struct Activation {
+  UnaryKind kind = UnaryKind::None;
+  float alpha = 0.0f;
+  float beta = 0.0f;
+};
+
+/// How each transcendental is computed and its accuracy, for reports.
+std::string describeUnaryMethod(UnaryKind kind);
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+/// 2-D convolution (1-D: rank-3 tensors, H = 1). Input [N, IC, IH, IW],
+/// output [N, OC, OH, OW], float precisions. `filterAddr` holds the filter
+/// as built by reorderConvFilter (depthwise filters included); `biasAddr`
+/// (optional) fp32 [OC]. Pads, strides and dilations up to 15; groups divide
+/// IC and OC; all IC / groups input channels of a group must fit one tile.
+struct ConvParams {
+  std::string name;
+  GTensor input, output;
+  uint64_t filterAddr = 0;
+  std::optional<uint64_t> biasAddr;
+  int64_t kernelH = 1, kernelW = 1;
+  int64_t strideH = 1, strideW = 1;
+  int64_t dilationH = 1, dilationW = 1;
+  int64_t padTop = 0, padBottom = 0, padLeft = 0, padRight = 0;
+  int64_t groups = 1;
+  Activation act; ///< Applied to the result (Relu is fused into the conv).
+};
+void conv2d(CmdEmitter &em, const ConvParams &p);
+
+/// Transposed 2-D convolution: input [N, IC, IH, IW], filter as ONNX
+/// ConvTranspose [IC, OC/groups, KH, KW] reordered by
+/// reorderConvTransposeFilter; output [N, OC, OH, OW] with
+/// OH = (IH - 1) * strideH - padTop - padBottom + dilationH * (KH - 1) + 1
+/// + outputPadH. Computed as a convolution of the zero-inserted input with
+/// the rotated filter.
+struct ConvTransposeParams {
+  std::string name;
+  GTensor input, output;
+  uint64_t filterAddr = 0;
+  std::optional<uint64_t> biasAddr;
+  int64_t kernelH = 1, kernelW = 1;
+  int64_t strideH = 1, strideW = 1;
+  int64_t dilationH = 1, dilationW = 1;
+  int64_t padTop = 0, padBottom = 0, padLeft = 0, padRight = 0;
+  int64_t outputPadH = 0, outputPadW = 0;
+  int64_t groups = 1;
+  Activation act;
+};
+void convTranspose2d(CmdEmitter &em, const ConvTransposeParams &p);
+
+/// Batched matrix multiply: left [..., M, K] x right [..., K, N] (or
+/// [..., N, K] when `rightTransposed`) -> output [..., M, N], batch dims
+/// broadcast numpy-style (a rank-2 right operand is shared by all batches:
+/// a fully connected layer). `biasAddr` (optional) fp32 [N].
+struct MatMulParams {
+  std::string name;
+  GTensor left, right, output;
+  bool rightTransposed = false;
+  std::optional<uint64_t> biasAddr;
+  Activation act;
+};
+void matmul(CmdEmitter &em, const MatMulParams &p);
+
+enum class PoolKind { Max, Avg };
+
+/// 2-D pooling on [N, C, H, W]; a global pool is kernel = (H, W).
+struct PoolParams {
+  std::string name;
+  GTensor input, output;
+  PoolKind kind = PoolKind::Max;
+  int64_t kernelH = 1, kernelW = 1;
+  int64_t strideH = 1, strideW = 1;
+  int64_t dilationH = 1, dilationW = 1;
+  int64_t padTop = 0, padBottom = 0, padLeft = 0, padRight = 0;
+  /// Average pooling: divide by the full window (true) or by the number of
+  /// real input elements under it (false, ONNX's default).
+  bool countIncludePad = false;
+  Activation act;
+};
+void pool2d(CmdEmitter &em, const PoolParams &p);
+
+/// Element-wise unary function; input and output of the same shape (their
+/// precisions may differ: the function is computed, then converted).
+struct UnaryParams {
+  std::string name;
+  GTensor input, output;
+  Activation fn;
+};
+void unary(CmdEmitter &em, const UnaryParams &p);
+
+enum class BinaryKind { Add, Sub, Mul, Div, Max, Min, Pow };
+
+/// Element-wise binary operation with numpy broadcasting: the output shape
+/// is the broadcast of both input shapes. `act` is applied to the result.
+struct BinaryParams {
+  std::string name;
+  GTensor lhs, rhs, output;
+  BinaryKind kind = BinaryKind::Add;
+  Activation act;
+};
+void binary(CmdEmitter &em, const BinaryParams &p);
+
+/// Binary operation with a constant: output = input (op) value, or
+/// value (op) input when `constOnLeft`.
+struct BinaryConstParams {
+  std::string name;
+  GTensor input, output;
+  BinaryKind kind = BinaryKind::Add;
+  float value = 0.0f;
+  bool constOnLeft = false;
+  Activation act;
+};
+void binaryConst(CmdEmitter &em, const BinaryConstParams &p);
+
+/// Parametric ReLU: x >= 0 ? x : slope * x, slope broadcast to x
+/// (numpy rules; typically [C, 1, 1] or [1, C, 1, 1]).
+struct PReluParams {
+  std::string name;
+  GTensor input, slope, output;
+};
+void prelu(CmdEmitter &em, const PReluParams &p);
+
+/// Precision conversion (F32 <-> F16 / BF16, F16 <-> BF16), same shape.
+struct CastParams {
+  std::string name;
+  GTensor input, output;
+};
+void cast(CmdEmitter &em, const CastParams &p);
+
+/// Softmax (or log-softmax) along `axis`.
+struct SoftmaxParams {
+  std::string name;
+  GTensor input, output;
+  int64_t axis = -1;
+  bool log = false;
+};
+void softmax(CmdEmitter &em, const SoftmaxParams &p);
+
+/// Layer normalisation over the dimensions from `axis` to the end:
+/// y = (x - mean) / sqrt(var + eps) * scale + bias; `scaleAddr` and
+/// `biasAddr` (optional) are fp32 with the normalised dims' element count.
+struct LayerNormParams {
+  std::string name;
+  GTensor input, output;
+  int64_t axis = -1;
+  float epsilon = 1e-5f;
+  std::optional<uint64_t> scaleAddr, biasAddr;
+};
+void layerNorm(CmdEmitter &em, const LayerNormParams &p);
+
+enum class ReduceKind { Sum, Mean, Max, Min, Prod, SumSquare, L2 };
+
+/// Reduction over `axes` (any subset; negative counts from the end). The
+/// output holds the kept dims (its shape may or may not keep the reduced
+/// dims as 1: only the element count matters).
+struct ReduceParams {
+  std::string name;
+  GTensor input, output;
+  ReduceKind kind = ReduceKind::Sum;
+  std::vector<int64_t> axes;
+};
+void reduce(CmdEmitter &em, const ReduceParams &p);
+
+/// Transpose: output dim i = input dim order[i].
+struct PermuteParams {
+  std::string name;
+  GTensor input, output;
+  std::vector<int64_t> order;
+};
+void permute(CmdEmitter &em, const PermuteParams &p);
+
+/// Concatenation along `axis` (DMA only).
+struct ConcatParams {
+  std::string name;
+  std::vector<GTensor> inputs;
+  GTensor output;
+  int64_t axis = 0;
+};
+void concat(CmdEmitter &em, const ConcatParams &p);
+
+/// Strided slice: output[i] = input[starts + i * steps] per dim (steps may
+/// be negative; starts already normalised to valid indices). Split is one
+/// slice per output.
+struct SliceParams {
+  std::string name;
+  GTensor input, output;
+  std::vector<int64_t> starts, steps;
+};
+void slice(CmdEmitter &em, const SliceParams &p);
+
+/// How pad() fills the border (ONNX Pad modes).
+enum class PadMode {
+  Constant, ///< `value`
+  Reflect,  ///< mirrored without repeating the edge (pads < dim)
+  Edge,     ///< the edge element repeated
+};
+
+/// Padding: `pads` = [begin_0, ..., begin_{r-1}, end_0, ..., end_{r-1}]
+/// (ONNX order, non-negative).
+struct PadParams {
+  std::string name;
+  GTensor input, output;
+  std::vector<int64_t> pads;
+  float value = 0.0f;
+  PadMode mode = PadMode::Constant;
+};
+void pad(CmdEmitter &em, const PadParams &p);
+
+/// Broadcast copy (ONNX Expand and Tile): output[i] = input[i mod in_dim]
+/// per dim, so `input` dims must divide the output dims (1 = broadcast).
+struct BroadcastParams {
+  std::string name;
+  GTensor input, output;
+};
+void broadcastTo(CmdEmitter &em, const BroadcastParams &p);
+
+/// Copy between tensors of equal element count (reshape, identity).
+void copy(CmdEmitter &em, const std::string &name, const GTensor &input,
+          const GTensor &output);
+
+enum class ResizeMode { Nearest, Linear };
+/// How output coordinates map to input coordinates (ONNX names).
+enum class ResizeCoord {
+  HalfPixel,
+  AlignCorners,
+  Asymmetric,
+  PytorchHalfPixel
+};
+/// Nearest rounding (ONNX nearest_mode).
+enum class NearestMode { RoundPreferFloor, RoundPreferCeil, Floor, Ceil };
+
+/// Resize of the two innermost dims of [N, C, H, W].
+struct ResizeParams {
+  std::string name;
+  GTensor input, output;
+  ResizeMode mode = ResizeMode::Nearest;
+  ResizeCoord coord = ResizeCoord::HalfPixel;
+  NearestMode nearest = NearestMode::RoundPreferFloor;
+  /// Explicit scales (output / input); 0 = derived from the shapes.
+  float scaleH = 0.0f, scaleW = 0.0f;
+};
+void resize(CmdEmitter &em, const ResizeParams &p);
+
+/// Gather along `axis` with an index tensor of int32 (isSigned) values in
+/// [-dim, dim); output shape = input[:axis] + indices + input[axis+1:].
+struct GatherParams {
+  std::string name;
+  GTensor input, indices, output;
+  int64_t axis = 0;
+};
+void gather(CmdEmitter &em, const GatherParams &p);
+
+/// output = cond != 0 ? x : y with numpy broadcasting; cond may be of any
+/// precision (non-zero = true).
+struct WhereParams {
+  std::string name;
+  GTensor cond, x, y, output;
+};
+void where(CmdEmitter &em, const WhereParams &p);
+
+//===----------------------------------------------------------------------===//
+// Weight layouts (pure functions for building the coefficient blob)
+//===----------------------------------------------------------------------===//
+
+/// True when conv2d treats the convolution as depthwise (one input channel
+/// per group, as many groups as output channels).
+bool isDepthwise(int64_t inChannels, int64_t outChannels, int64_t groups);
+
+/// Bytes of a reordered convolution filter.
+uint64_t convFilterBytes(int64_t oc, int64_t icPerGroup, int64_t kh, int64_t kw,
+                         isa::Prec prec, int64_t groups);
+
+/// Reorders an ONNX filter `w` [oc, icPerGroup, kh, kw] (fp32 values) into
+/// the layout conv2d loads, converted to `prec` (round to nearest even):
+/// depthwise: [oc][kh][kw]; otherwise per output channel
+/// [ceil(icPerGroup / P)][kh][kw][P] with P = IC_PARALLEL of `prec`
+/// (bm1684x.md 3.4: 1 for F32, 32 for F16/BF16), missing input channels zero.
+std::vector<uint8_t>
+reorderConvFilter(const float *w, int64_t oc, int64_t icPerGroup, int64_t kh,
+                  int64_t kw, isa::Prec prec, int64_t groups,
+                  const isa::ChipParams &chip = isa::ChipParams::bm1684x());
+
+/// The filter of a ConvTranspose [ic, ocPerGroup, kh, kw] as the equivalent
+/// convolution's reordered filter (in/out channels swapped per group; the
+/// kernel is flipped by the command itself).
+std::vector<uint8_t> reorderConvTransposeFilter(
+    const float *w, int64_t ic, int64_t ocPerGroup, int64_t kh, int64_t kw,
+    isa::Prec prec, int64_t groups,
+    const isa::ChipParams &chip = isa::ChipParams::bm1684x());
+
+/// Converts fp32 values to the bytes of `prec` (F32, F16, BF16; round to
+/// nearest even). Matmul operands and all other weights are stored this way
+/// (plain row-major); biases, layer-norm scales and offsets stay fp32.
+std::vector<uint8_t> encodeFloats(const float *v, size_t count, isa::Prec prec);
+
+} // namespace tpu::backend
+
+#endif // TPUC_BACKEND_BACKEND_H

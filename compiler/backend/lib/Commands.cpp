@@ -1,0 +1,893 @@
+//===- Commands.cpp - TIU and GDMA command builders -----------------------===//
+//
+// One builder per command shape the kernels emit. Each fills the typed
+// command struct of its layout (isa/Command.h), encodes it and hands it to
+// the emitter together with the local memory it reads and writes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Common.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tpu::backend::detail {
+
+namespace {
+
+/// Lane mask enabling every lane (bm1684x.md 5.4).
+constexpr uint64_t kAllLanes32 = 0xFFFFFFFFu;
+/// Largest value of a 16-bit size field (MAX_TPU_DIM).
+constexpr int64_t kMaxDim = 65535;
+constexpr unsigned kAddrLowBits = 32;
+constexpr uint64_t kLow32 = 0xFFFFFFFFu;
+
+unsigned precCode(Prec p) { return static_cast<unsigned>(p); }
+unsigned fmtCode(Prec p) {
+  return static_cast<unsigned>(isa::gdmaFormatFor(p));
+}
+
+/// Sign bit of an operand: floats are marked signed (as in the published
+/// register dump of an fp32 add, bm1684x.md 4.5 sAR).
+unsigned signOf(Prec p, bool isSigned = true) {
+  return isa::isFloat(p) || isSigned ? 1 : 0;
+}
+
+uint64_t unifiedLocal(const isa::ChipParams &chip, uint64_t offset) {
+  return chip.lmemBase + offset;
+}
+
+template <typename T> void setAddrs(T &c, uint64_t src, uint64_t dst) {
+  c.src_start_addr_l32 = src & kLow32;
+  c.src_start_addr_h8 = src >> kAddrLowBits;
+  c.dst_start_addr_l32 = dst & kLow32;
+  c.dst_start_addr_h8 = dst >> kAddrLowBits;
+}
+
+void checkDims(const Shape4 &s, const char *what) {
+  for (uint32_t d : {s.n, s.c, s.h, s.w})
+    if (d == 0 || d > kMaxDim)
+      throw Error(std::string("backend: ") + what + " dimension " +
+                  std::to_string(d) + " is outside 1..65535");
+}
+
+void checkStride(int64_t s) {
+  if (s < 0 || s > int64_t(kLow32))
+    throw Error("backend: GDMA stride " + std::to_string(s) +
+                " does not fit its 32-bit field");
+}
+
+isa::cmd::DmaTensor tensorMove(Prec prec, uint64_t src, const Shape4 &ss,
+                               const Stride4 &st, uint64_t dst,
+                               const Shape4 &ds, const Stride4 &dt) {
+  checkDims(ss, "GDMA source");
+  checkDims(ds, "GDMA destination");
+  for (int64_t s : {st.n, st.c, st.h, st.w, dt.n, dt.c, dt.h, dt.w})
+    checkStride(s);
+  isa::cmd::DmaTensor c;
+  c.stride_enable = 1;
+  c.cmd_type = unsigned(isa::GdmaType::Tensor);
+  c.src_data_format = fmtCode(prec);
+  c.src_nstride = uint64_t(st.n);
+  c.src_cstride = uint64_t(st.c);
+  c.src_hstride = uint64_t(st.h);
+  c.src_wstride = uint64_t(st.w);
+  c.dst_nstride = uint64_t(dt.n);
+  c.dst_cstride = uint64_t(dt.c);
+  c.dst_hstride = uint64_t(dt.h);
+  c.dst_wstride = uint64_t(dt.w);
+  c.src_nsize = ss.n;
+  c.src_csize = ss.c;
+  c.src_hsize = ss.h;
+  c.src_wsize = ss.w;
+  c.dst_nsize = ds.n;
+  c.dst_csize = ds.c;
+  c.dst_hsize = ds.h;
+  c.dst_wsize = ds.w;
+  setAddrs(c, src, dst);
+  c.localmem_mask_l32 = kAllLanes32;
+  c.localmem_mask_h32 = kAllLanes32;
+  return c;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Errors, tensors, allocation
+//===----------------------------------------------------------------------===//
+
+void OpCtx::fail(const std::string &what) const {
+  throw Error(std::string(kernel) + " '" + name + "': " + what);
+}
+
+void withCtx(const OpCtx &ctx, const std::function<void()> &fn) {
+  std::string prefix = std::string(ctx.kernel) + " '";
+  try {
+    fn();
+  } catch (const Error &e) {
+    std::string m = e.what();
+    if (m.rfind(prefix, 0) == 0)
+      throw;
+    ctx.fail(m);
+  }
+}
+
+LocalRange LTensor::range(const isa::ChipParams &chip) const {
+  uint64_t slots = uint64_t(ceilDiv(shape.c, chip.npuNum));
+  int64_t maxElem =
+      int64_t(shape.n - 1) * stride.n + int64_t(slots - 1) * stride.c +
+      int64_t(shape.h - 1) * stride.h + int64_t(shape.w - 1) * stride.w;
+  return {offset,
+          uint64_t(std::max<int64_t>(maxElem, 0) + 1) * elemBytes(prec)};
+}
+
+LTensor LTensor::as(Prec p, Shape4 s) const {
+  LTensor t = *this;
+  t.prec = p;
+  t.shape = s;
+  return t;
+}
+
+LTensor localTensor(const isa::ChipParams &chip, uint64_t offset, Prec prec,
+                    Shape4 shape, isa::LocalLayout layout) {
+  LTensor t;
+  t.offset = offset;
+  t.prec = prec;
+  t.shape = shape;
+  t.stride = isa::localStrides(chip, shape, 0, prec, layout);
+  t.layout = layout == isa::LocalLayout::Compact ? kStrCompact : kStrEuAligned;
+  return t;
+}
+
+LTensor freeTensor(uint64_t offset, Prec prec, Shape4 shape, Stride4 stride) {
+  LTensor t;
+  t.offset = offset;
+  t.prec = prec;
+  t.shape = shape;
+  t.stride = stride;
+  t.layout = kStrFree;
+  return t;
+}
+
+uint64_t euBytes(const isa::ChipParams &chip, Prec prec, Shape4 shape) {
+  return isa::localBytesPerLane(chip, shape, prec);
+}
+
+LocalAlloc::LocalAlloc(const isa::ChipParams &chip, const OpCtx &ctx)
+    : chip_(chip), ctx_(ctx), capacity_(chip.lmemBytes) {}
+
+uint64_t LocalAlloc::alloc(uint64_t bytes, const char *what) {
+  uint64_t at = uint64_t(alignUp(int64_t(used_), int64_t(chip_.localAlign)));
+  if (at + bytes > capacity_)
+    ctx_.fail(std::string("does not fit in local memory: ") + what + " needs " +
+              std::to_string(bytes) + " bytes per lane, " +
+              std::to_string(capacity_ - std::min(at, capacity_)) + " of " +
+              std::to_string(capacity_) + " are left");
+  used_ = at + bytes;
+  return at;
+}
+
+//===----------------------------------------------------------------------===//
+// GDMA
+//===----------------------------------------------------------------------===//
+
+DView denseView(uint64_t addr, Prec prec, Shape4 s) {
+  return {addr,
+          prec,
+          s,
+          {int64_t(s.c) * s.h * s.w, int64_t(s.h) * s.w, int64_t(s.w), 1}};
+}
+
+DView subView(const DView &v, Shape4 at, Shape4 shape) {
+  DView r = v;
+  r.addr += uint64_t(int64_t(at.n) * v.stride.n + int64_t(at.c) * v.stride.c +
+                     int64_t(at.h) * v.stride.h + int64_t(at.w) * v.stride.w) *
+            elemBytes(v.prec);
+  r.shape = shape;
+  return r;
+}
+
+void load(CmdEmitter &em, const DView &src, const LTensor &dst) {
+  isa::cmd::DmaTensor c =
+      tensorMove(src.prec, src.addr, src.shape, src.stride,
+                 unifiedLocal(em.chip(), dst.offset), dst.shape, dst.stride);
+  em.gdmaAccess(isa::encode(c), {}, {dst.range(em.chip())});
+}
+
+void store(CmdEmitter &em, const LTensor &src, const DView &dst) {
+  isa::cmd::DmaTensor c =
+      tensorMove(src.prec, unifiedLocal(em.chip(), src.offset), src.shape,
+                 src.stride, dst.addr, dst.shape, dst.stride);
+  em.gdmaAccess(isa::encode(c), {src.range(em.chip())}, {});
+}
+
+void copyGlobal(CmdEmitter &em, const DView &src, const DView &dst) {
+  // Split the first dimension that is too large, recursively.
+  uint32_t Shape4::*dims[] = {&Shape4::n, &Shape4::c, &Shape4::h, &Shape4::w};
+  for (auto d : dims) {
+    if (src.shape.*d <= kMaxDim)
+      continue;
+    for (Range1 r : splitRange(src.shape.*d, kMaxDim)) {
+      Shape4 at{0, 0, 0, 0}, s = src.shape;
+      at.*d = uint32_t(r.begin);
+      s.*d = uint32_t(r.size);
+      copyGlobal(em, subView(src, at, s), subView(dst, at, s));
+    }
+    return;
+  }
+  isa::cmd::DmaTensor c = tensorMove(src.prec, src.addr, src.shape, src.stride,
+                                     dst.addr, dst.shape, dst.stride);
+  em.gdmaAccess(isa::encode(c), {}, {});
+}
+
+void fillGlobal(CmdEmitter &em, const DView &dst, uint32_t bits) {
+  uint32_t Shape4::*dims[] = {&Shape4::n, &Shape4::c, &Shape4::h, &Shape4::w};
+  for (auto d : dims) {
+    if (dst.shape.*d <= kMaxDim)
+      continue;
+    for (Range1 r : splitRange(dst.shape.*d, kMaxDim)) {
+      Shape4 at{0, 0, 0, 0}, s = dst.shape;
+      at.*d = uint32_t(r.begin);
+      s.*d = uint32_t(r.size);
+      fillGlobal(em, subView(dst, at, s), bits);
+    }
+    return;
+  }
+  isa::cmd::DmaTensor c = tensorMove(dst.prec, dst.addr, dst.shape, dst.stride,
+                                     dst.addr, dst.shape, dst.stride);
+  c.fill_constant_en = 1;
+  c.constant_value = bits;
+  c.src_start_addr_l32 = 0;
+  c.src_start_addr_h8 = 0;
+  em.gdmaAccess(isa::encode(c), {}, {});
+}
+
+void fillLocal(CmdEmitter &em, const LTensor &dst, uint32_t bits) {
+  uint64_t addr = unifiedLocal(em.chip(), dst.offset);
+  isa::cmd::DmaTensor c = tensorMove(dst.prec, addr, dst.shape, dst.stride,
+                                     addr, dst.shape, dst.stride);
+  c.fill_constant_en = 1;
+  c.constant_value = bits;
+  c.src_start_addr_l32 = 0;
+  c.src_start_addr_h8 = 0;
+  em.gdmaAccess(isa::encode(c), {}, {dst.range(em.chip())});
+}
+
+namespace {
+
+isa::cmd::DmaTensor matrixMove(Prec prec, uint32_t rows, uint32_t cols) {
+  if (rows == 0 || cols == 0 || rows > kMaxDim || cols > kMaxDim)
+    throw Error("backend: matrix move of " + std::to_string(rows) + " x " +
+                std::to_string(cols) + " is outside 1..65535");
+  isa::cmd::DmaTensor c;
+  c.stride_enable = 1;
+  c.cmd_type = unsigned(isa::GdmaType::Matrix);
+  c.src_data_format = fmtCode(prec);
+  c.localmem_mask_l32 = kAllLanes32;
+  c.localmem_mask_h32 = kAllLanes32;
+  return c;
+}
+
+} // namespace
+
+void loadMatrix(CmdEmitter &em, uint64_t addr, Prec prec, uint32_t rows,
+                uint32_t cols, uint64_t rowStride, const LTensor &dst,
+                bool transpose) {
+  isa::cmd::DmaTensor c = matrixMove(prec, rows, cols);
+  checkStride(int64_t(rowStride));
+  c.cmd_special_function = transpose ? 1 : 0;
+  uint32_t lRows = transpose ? cols : rows, lCols = transpose ? rows : cols;
+  c.src_hsize = rows;
+  c.src_wsize = cols;
+  c.src_hstride = rowStride;
+  c.src_nsize = 1;
+  c.src_csize = 1;
+  c.dst_nsize = lRows;
+  c.dst_csize = uint32_t(ceilDiv(lCols, dst.shape.w));
+  c.dst_hsize = 1;
+  c.dst_wsize = dst.shape.w;
+  c.dst_nstride = uint64_t(dst.stride.n);
+  c.dst_cstride = uint64_t(dst.stride.c);
+  setAddrs(c, addr, unifiedLocal(em.chip(), dst.offset));
+  em.gdmaAccess(isa::encode(c), {}, {dst.range(em.chip())});
+}
+
+void storeMatrix(CmdEmitter &em, const LTensor &src, uint64_t addr,
+                 uint32_t rows, uint32_t cols, uint64_t rowStride) {
+  isa::cmd::DmaTensor c = matrixMove(src.prec, rows, cols);
+  checkStride(int64_t(rowStride));
+  c.dst_hsize = rows;
+  c.dst_wsize = cols;
+  c.dst_hstride = rowStride;
+  c.dst_nsize = 1;
+  c.dst_csize = 1;
+  c.src_nsize = rows;
+  c.src_csize = uint32_t(ceilDiv(cols, src.shape.w));
+  c.src_hsize = 1;
+  c.src_wsize = src.shape.w;
+  c.src_nstride = uint64_t(src.stride.n);
+  c.src_cstride = uint64_t(src.stride.c);
+  setAddrs(c, unifiedLocal(em.chip(), src.offset), addr);
+  em.gdmaAccess(isa::encode(c), {src.range(em.chip())}, {});
+}
+
+std::vector<int64_t> denseStrides(const std::vector<int64_t> &dims) {
+  std::vector<int64_t> s(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;)
+    s[i - 1] = s[i] * dims[i];
+  return s;
+}
+
+void copyGlobalNd(CmdEmitter &em, Prec prec, uint64_t srcAddr,
+                  std::vector<int64_t> srcStrides, uint64_t dstAddr,
+                  std::vector<int64_t> dstStrides, std::vector<int64_t> dims) {
+  // Drop unit dims, then merge a dim into its inner neighbour when both
+  // sides allow it.
+  std::vector<int64_t> d, ss, ds;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] == 0)
+      return;
+    if (dims[i] == 1)
+      continue;
+    d.push_back(dims[i]);
+    ss.push_back(srcStrides[i]);
+    ds.push_back(dstStrides[i]);
+  }
+  for (size_t i = d.size(); i-- > 1;) {
+    if (ss[i - 1] == ss[i] * d[i] && ds[i - 1] == ds[i] * d[i]) {
+      d[i - 1] *= d[i];
+      ss[i - 1] = ss[i];
+      ds[i - 1] = ds[i];
+      d.erase(d.begin() + i);
+      ss.erase(ss.begin() + i);
+      ds.erase(ds.begin() + i);
+    }
+  }
+  while (d.size() < 4) {
+    d.insert(d.begin(), 1);
+    ss.insert(ss.begin(), 0);
+    ds.insert(ds.begin(), 0);
+  }
+  size_t outer = d.size() - 4;
+  int64_t outerCount = 1;
+  for (size_t i = 0; i < outer; ++i)
+    outerCount *= d[i];
+  unsigned eb = elemBytes(prec);
+  for (int64_t o = 0; o < outerCount; ++o) {
+    int64_t rem = o, so = 0, dof = 0;
+    for (size_t i = outer; i-- > 0;) {
+      int64_t idx = rem % d[i];
+      rem /= d[i];
+      so += idx * ss[i];
+      dof += idx * ds[i];
+    }
+    Shape4 s{uint32_t(d[outer]), uint32_t(d[outer + 1]), uint32_t(d[outer + 2]),
+             uint32_t(d[outer + 3])};
+    auto big = [&](size_t i) { return d[i] > int64_t(UINT32_MAX); };
+    for (size_t i = outer; i < d.size(); ++i)
+      if (big(i))
+        throw Error("backend: copy dimension " + std::to_string(d[i]) +
+                    " is too large");
+    DView src{srcAddr + uint64_t(so) * eb,
+              prec,
+              s,
+              {ss[outer], ss[outer + 1], ss[outer + 2], ss[outer + 3]}};
+    DView dst{dstAddr + uint64_t(dof) * eb,
+              prec,
+              s,
+              {ds[outer], ds[outer + 1], ds[outer + 2], ds[outer + 3]}};
+    copyGlobal(em, src, dst);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// TIU
+//===----------------------------------------------------------------------===//
+
+uint32_t floatBits(float v, Prec p) {
+  switch (p) {
+  case Prec::Fp32:
+    return isa::floatToBits(v);
+  case Prec::Fp16:
+    return isa::fp32ToFp16(v);
+  case Prec::Bf16:
+    return isa::fp32ToBf16(v);
+  default: {
+    int64_t i = isa::floatToInt(v, p, true, isa::RoundMode::HalfToEven);
+    unsigned bits = isa::precBits(p);
+    return bits >= 32 ? uint32_t(i) : uint32_t(i) & ((1u << bits) - 1);
+  }
+  }
+}
+
+Opd Opd::of(const LTensor &t) {
+  Opd o;
+  o.t = t;
+  o.prec = t.prec;
+  return o;
+}
+
+Opd Opd::imm(float v, Prec p) {
+  Opd o;
+  o.isConst = true;
+  o.prec = p;
+  o.bits = floatBits(v, p);
+  return o;
+}
+
+Opd Opd::immInt(int32_t v, Prec p) {
+  Opd o;
+  o.isConst = true;
+  o.prec = p;
+  unsigned bits = isa::precBits(p);
+  o.bits = bits >= 32 ? uint32_t(v) : uint32_t(v) & ((1u << bits) - 1);
+  return o;
+}
+
+namespace {
+
+/// Writes a local operand's address, layout code and free strides into an
+/// sAR command. Strides of dims the tensor does not step through (size 1,
+/// or a single channel slot) are written as 0: the hardware never uses
+/// them and the fields are narrow.
+void setArOperand(isa::cmd::SAR &c, int which, LTensor t, unsigned npu) {
+  if (t.shape.n == 1)
+    t.stride.n = 0;
+  if (t.shape.c <= npu)
+    t.stride.c = 0;
+  if (t.shape.h == 1)
+    t.stride.h = 0;
+  if (t.shape.w == 1)
+    t.stride.w = 0;
+  auto fit16 = [](int64_t v) {
+    if (v < 0 || v > 0xFFFF)
+      throw Error("backend: AR n/c stride " + std::to_string(v) +
+                  " does not fit 16 bits");
+    return uint64_t(v);
+  };
+  auto fit20 = [](int64_t v) {
+    if (v < 0 || v > 0xFFFFF)
+      throw Error("backend: AR h/w stride " + std::to_string(v) +
+                  " does not fit 20 bits");
+    return uint64_t(v);
+  };
+  bool free = t.layout == kStrFree;
+  switch (which) {
+  case 0:
+    c.opd0_addr = t.offset;
+    c.opd0_str = t.layout;
+    if (free) {
+      c.opd0_n_str = fit16(t.stride.n);
+      c.opd0_c_str = fit16(t.stride.c);
+      c.opd0_h_str = fit20(t.stride.h);
+      c.opd0_w_str = fit20(t.stride.w);
+    }
+    break;
+  case 1:
+    c.opd1_addr = t.offset;
+    c.opd1_str = t.layout;
+    if (free) {
+      c.opd1_n_str = fit16(t.stride.n);
+      c.opd1_c_str = fit16(t.stride.c);
+      c.opd1_h_str = fit20(t.stride.h);
+      c.opd1_w_str = fit20(t.stride.w);
+    }
+    break;
+  default:
+    c.res0_addr = t.offset;
+    c.res0_str = t.layout;
+    if (free) {
+      c.res0_n_str = fit16(t.stride.n);
+      c.res0_c_str = fit16(t.stride.c);
+      c.res0_h_str = fit20(t.stride.h);
+      c.res0_w_str = fit20(t.stride.w);
+    }
+    break;
+  }
+}
+
+bool isUnaryAr(ArOp op) {
+  return op == ArOp::Copy || op == ArOp::Cast || op == ArOp::Abs;
+}
+
+} // namespace
+
+void ar(CmdEmitter &em, ArOp op, const LTensor &res, const Opd &a, const Opd &b,
+        isa::RoundMode round) {
+  checkDims(res.shape, "AR result");
+  isa::cmd::SAR c;
+  c.cmd_short = 1;
+  c.tsk_typ = unsigned(isa::TiuTask::AR);
+  c.tsk_eu_typ = unsigned(op);
+  bool unary = isUnaryAr(op);
+  c.tsk_opd_num = unary ? 1 : 2;
+  c.res0_prec = precCode(res.prec);
+  c.opd0_prec = precCode(a.prec);
+  c.opd0_sign = signOf(a.prec);
+  c.opd0_const = a.isConst;
+  c.opd2_n_str = unsigned(round);
+  // Cast: the result's signedness comes from opd2_sign (bm1684x.md 4.5).
+  c.opd2_sign = signOf(res.prec);
+  c.res0_n = res.shape.n;
+  c.res0_c = res.shape.c;
+  c.res0_h = res.shape.h;
+  c.res0_w = res.shape.w;
+  std::vector<LocalRange> reads, writes{res.range(em.chip())};
+  setArOperand(c, 2, res, em.chip().npuNum);
+  if (a.isConst)
+    c.opd0_addr = a.bits;
+  else {
+    setArOperand(c, 0, a.t, em.chip().npuNum);
+    reads.push_back(a.t.range(em.chip()));
+  }
+  if (!unary) {
+    c.opd1_prec = precCode(b.prec);
+    c.opd1_sign = signOf(b.prec);
+    c.opd1_const = b.isConst;
+    if (b.isConst)
+      c.opd1_addr = b.bits;
+    else {
+      setArOperand(c, 1, b.t, em.chip().npuNum);
+      reads.push_back(b.t.range(em.chip()));
+    }
+  }
+  if (op == ArOp::Mac)
+    reads.push_back(res.range(em.chip()));
+  em.tiuAccess(isa::encode(c), reads, writes);
+}
+
+void cmpSelect(CmdEmitter &em, CmpOp op, const LTensor &res, const Opd &a,
+               const Opd &b, const Opd &t, const Opd &f) {
+  checkDims(res.shape, "CMP result");
+  isa::cmd::SCMP c;
+  c.cmd_short = 1;
+  c.tsk_typ = unsigned(isa::TiuTask::CMP);
+  c.tsk_eu_typ = unsigned(op);
+  c.opd0_prec = precCode(a.prec);
+  c.opd0_sign = signOf(a.prec);
+  c.opd2_prec = precCode(res.prec);
+  c.res0_n = res.shape.n;
+  c.res0_c = res.shape.c;
+  c.res0_h = res.shape.h;
+  c.res0_w = res.shape.w;
+  c.res0_addr = res.offset;
+  std::vector<LocalRange> reads;
+  auto operand = [&](const Opd &o, uint64_t &addr, uint64_t &isConst,
+                     uint64_t *str) {
+    isConst = o.isConst;
+    if (o.isConst) {
+      addr = o.bits;
+      return;
+    }
+    if (o.t.layout == kStrFree || (!str && o.t.layout != kStrEuAligned))
+      throw Error("backend: CMP operand must be EU-aligned");
+    addr = o.t.offset;
+    if (str)
+      *str = o.t.layout;
+    reads.push_back(o.t.range(em.chip()));
+  };
+  operand(a, c.opd0_addr, c.opd0_const, &c.opd0_str);
+  operand(b, c.opd1_addr, c.opd1_const, &c.opd1_str);
+  operand(t, c.opd2_addr, c.opd2_const, nullptr);
+  operand(f, c.opd3_addr, c.opd3_const, nullptr);
+  em.tiuAccess(isa::encode(c), reads, {res.range(em.chip())});
+}
+
+void linMac(CmdEmitter &em, const LTensor &res, const LTensor &x, float mul,
+            float add) {
+  checkDims(res.shape, "LIN result");
+  if (x.layout != kStrEuAligned || res.layout != kStrEuAligned ||
+      x.prec != res.prec)
+    throw Error("backend: LIN needs EU-aligned operands of one precision");
+  isa::cmd::SLIN c;
+  c.cmd_short = 1;
+  c.tsk_typ = unsigned(isa::TiuTask::LIN);
+  c.tsk_eu_typ = 1; // mac
+  c.opd1_const = 1;
+  c.opd2_const = 1;
+  c.res0_prec = precCode(res.prec);
+  c.res0_n = res.shape.n;
+  c.res0_c = res.shape.c;
+  c.res0_h = res.shape.h;
+  c.res0_w = res.shape.w;
+  c.res0_addr = res.offset;
+  c.opd0_addr = x.offset;
+  c.opd1_addr = floatBits(mul, res.prec);
+  c.opd2_addr = floatBits(add, res.prec);
+  em.tiuAccess(isa::encode(c), {x.range(em.chip())}, {res.range(em.chip())});
+}
+
+namespace {
+
+constexpr unsigned kSfuTaylor = 13, kSfuNormalize = 15, kSfuRsqrt = 17;
+/// rsqrt iterations - 1 (2-bit field): the most the field allows.
+constexpr unsigned kRsqrtIterField = 3;
+
+isa::cmd::SSFU sfuHead(unsigned eu, const LTensor &res, const LTensor &x) {
+  checkDims(res.shape, "SFU result");
+  if (x.layout != kStrEuAligned || res.layout != kStrEuAligned)
+    throw Error("backend: SFU needs EU-aligned operands");
+  isa::cmd::SSFU c;
+  c.cmd_short = 1;
+  c.tsk_typ = unsigned(isa::TiuTask::SFU);
+  c.tsk_eu_typ = eu;
+  c.res0_prec = precCode(res.prec);
+  c.opd0_prec = precCode(x.prec);
+  c.res0_n = res.shape.n;
+  c.res0_c = res.shape.c;
+  c.res0_h = res.shape.h;
+  c.res0_w = res.shape.w;
+  c.res0_addr = res.offset;
+  c.opd0_addr = x.offset;
+  return c;
+}
+
+} // namespace
+
+void sfuTaylor(CmdEmitter &em, const LTensor &res, const LTensor &x,
+               uint64_t table, unsigned len) {
+  isa::cmd::SSFU c = sfuHead(kSfuTaylor, res, x);
+  c.opd1_n = len;
+  c.opd1_addr = table;
+  em.tiuAccess(isa::encode(c),
+               {x.range(em.chip()), {table, uint64_t(len) * elemBytes(x.prec)}},
+               {res.range(em.chip())});
+}
+
+void sfuRsqrt(CmdEmitter &em, const LTensor &res, const LTensor &x) {
+  isa::cmd::SSFU c = sfuHead(kSfuRsqrt, res, x);
+  c.opd2_n_str = kRsqrtIterField;
+  em.tiuAccess(isa::encode(c), {x.range(em.chip())}, {res.range(em.chip())});
+}
+
+void sfuNormalize(CmdEmitter &em, const LTensor &res, const LTensor &x) {
+  isa::cmd::SSFU c = sfuHead(kSfuNormalize, res, x);
+  em.tiuAccess(isa::encode(c), {x.range(em.chip())}, {res.range(em.chip())});
+}
+
+namespace {
+
+/// Fields sCONV and the long layout share, set for one convolution.
+template <typename T> void fillConv(T &c, const ConvCmd &x) {
+  auto fit4 = [](unsigned v, const char *what) {
+    if (v > 15)
+      throw Error(std::string("backend: conv ") + what + " " +
+                  std::to_string(v) + " does not fit its 4-bit field");
+    return v;
+  };
+  c.tsk_typ = unsigned(isa::TiuTask::Conv);
+  c.tsk_eu_typ = 0; // conv.normal
+  c.opd0_sign = 1;
+  c.opd1_sign = 1;
+  c.opd2_sign = 1;
+  c.res_add = x.accumulate;
+  c.kernel_rotate = x.rotate;
+  c.res0_prec = precCode(x.output.prec);
+  c.opd0_prec = precCode(x.input.prec);
+  c.opd2_const = x.hasBias ? 0 : 1;
+  c.opd0_up_pad = fit4(x.padT, "top pad");
+  c.opd0_dn_pad = fit4(x.padB, "bottom pad");
+  c.opd0_lf_pad = fit4(x.padL, "left pad");
+  c.opd0_rt_pad = fit4(x.padR, "right pad");
+  c.res_op_x_str = fit4(x.strideW, "stride");
+  c.res_op_y_str = fit4(x.strideH, "stride");
+  c.opd3_const = 1; // pad / insert value: immediate 0
+  c.opd0_str = kStrEuAligned;
+  c.res0_addr = x.output.offset;
+  c.opd0_x_ins0 = fit4(x.insW, "inserted zeros");
+  c.opd0_y_ins0 = fit4(x.insH, "inserted zeros");
+  c.opd1_x_ins0 = fit4(x.dilW - 1, "dilation - 1");
+  c.opd1_y_ins0 = fit4(x.dilH - 1, "dilation - 1");
+  c.res0_n = x.output.shape.n;
+  c.res0_c = x.output.shape.c;
+  c.res0_h = x.output.shape.h;
+  c.res0_w = x.output.shape.w;
+  c.opd0_c = x.input.shape.c;
+  c.opd0_h = x.input.shape.h;
+  c.opd0_w = x.input.shape.w;
+  c.opd1_h = x.kh;
+  c.opd1_w = x.kw;
+  c.opd0_addr = x.input.offset;
+  c.opd1_addr = x.weights;
+  c.opd2_addr = x.hasBias ? x.bias : 0;
+  c.opd3_addr = 0;
+}
+
+} // namespace
+
+void conv(CmdEmitter &em, const ConvCmd &x) {
+  checkDims(x.output.shape, "conv result");
+  checkDims(x.input.shape, "conv input");
+  std::vector<LocalRange> reads{x.input.range(em.chip()),
+                                {x.weights, x.weightBytes}};
+  if (x.hasBias)
+    reads.push_back(
+        {x.bias, uint64_t(ceilDiv(x.output.shape.c, em.chip().npuNum)) *
+                     sizeof(float)});
+  if (x.accumulate)
+    reads.push_back(x.output.range(em.chip()));
+  isa::RawCommand raw;
+  if (x.relu) {
+    // sCONV has no relu bit for the float path: the long layout has one.
+    isa::cmd::TiuLong c;
+    fillConv(c, x);
+    c.relu = 1;
+    c.tsk_lane_num = ~uint64_t(0);
+    c.opd0_n = x.output.shape.n;
+    c.opd1_c = x.output.shape.c;
+    c.opd1_prec = precCode(x.input.prec);
+    c.opd2_prec = precCode(Prec::Fp32);
+    c.res0_str = kStrEuAligned;
+    c.opd2_str = 2; // bias: one value per channel
+    raw = isa::encode(c);
+  } else {
+    isa::cmd::SConv c;
+    c.cmd_short = 1;
+    fillConv(c, x);
+    raw = isa::encode(c);
+  }
+  em.tiuAccess(raw, reads, {x.output.range(em.chip())});
+}
+
+void pord(CmdEmitter &em, const PorDCmd &x) {
+  checkDims(x.output.shape, "pooling result");
+  checkDims(x.input.shape, "pooling input");
+  auto fit4 = [](unsigned v, const char *what) {
+    if (v > 15)
+      throw Error(std::string("backend: pooling ") + what + " " +
+                  std::to_string(v) + " does not fit its 4-bit field");
+    return v;
+  };
+  isa::cmd::SPorD c;
+  c.cmd_short = 1;
+  c.tsk_typ = unsigned(isa::TiuTask::PorD);
+  c.tsk_eu_typ = unsigned(x.kind);
+  c.kernel_rotate = x.rotate;
+  c.opd0_sign = 1;
+  c.opd1_sign = 1;
+  c.opd2_sign = 1;
+  c.res0_prec = precCode(x.output.prec);
+  c.opd0_prec = precCode(x.input.prec);
+  c.opd0_x_ins0 = fit4(x.insW, "inserted zeros");
+  c.opd0_y_ins0 = fit4(x.insH, "inserted zeros");
+  c.opd1_x_ins0 = fit4(x.dilW - 1, "dilation - 1");
+  c.opd1_y_ins0 = fit4(x.dilH - 1, "dilation - 1");
+  c.opd0_up_pad = fit4(x.padT, "top pad");
+  c.opd0_dn_pad = fit4(x.padB, "bottom pad");
+  c.opd0_lf_pad = fit4(x.padL, "left pad");
+  c.opd0_rt_pad = fit4(x.padR, "right pad");
+  c.res_op_x_str = fit4(x.strideW, "stride");
+  c.res_op_y_str = fit4(x.strideH, "stride");
+  c.res0_n = x.output.shape.n;
+  c.res0_c = x.output.shape.c;
+  c.res0_h = x.output.shape.h;
+  c.res0_w = x.output.shape.w;
+  c.opd0_h = x.input.shape.h;
+  c.opd0_w = x.input.shape.w;
+  c.opd1_h = x.kh;
+  c.opd1_w = x.kw;
+  c.res0_addr = x.output.offset;
+  c.opd0_addr = x.input.offset;
+  c.opd3_const = 1;
+  c.opd3_addr = x.padBits;
+  std::vector<LocalRange> reads{x.input.range(em.chip())};
+  uint64_t slots = uint64_t(ceilDiv(x.output.shape.c, em.chip().npuNum));
+  if (x.kind == PorDCmd::Depthwise || x.kind == PorDCmd::DepthwiseRelu) {
+    c.opd1_addr = x.weights;
+    reads.push_back({x.weights, slots * x.kh * x.kw * elemBytes(x.input.prec)});
+    c.opd2_const = x.hasBias ? 0 : 1;
+    if (x.hasBias) {
+      c.opd2_addr = x.bias;
+      reads.push_back({x.bias, slots * elemBytes(x.input.prec)});
+    }
+  } else {
+    c.opd2_const = 1;
+    if (x.kind == PorDCmd::AvgPool) {
+      // The average scale as an fp32 immediate in opd1 (semantics.md of
+      // the simulator, "Pooling").
+      c.opd1_const = 1;
+      float scale = x.avgScale != 0.0f ? x.avgScale : 1.0f / float(x.kh * x.kw);
+      c.opd1_addr = isa::floatToBits(scale);
+    }
+  }
+  em.tiuAccess(isa::encode(c), reads, {x.output.range(em.chip())});
+}
+
+void mm(CmdEmitter &em, const MMCmd &x) {
+  if (x.m == 0 || x.k == 0 || x.n == 0 || x.m > kMaxDim)
+    throw Error("backend: matmul of " + std::to_string(x.m) + " x " +
+                std::to_string(x.k) + " x " + std::to_string(x.n) +
+                " is outside the command's range");
+  uint32_t lw = x.left.shape.w, rw = x.output.shape.w;
+  isa::cmd::SMM c;
+  c.cmd_short = 1;
+  c.tsk_typ = unsigned(isa::TiuTask::MM);
+  c.tsk_eu_typ = 1; // mm.normal
+  c.res_add = x.accumulate;
+  c.opd2_const = x.hasBias ? 0 : 1;
+  c.opd0_sign = 1;
+  c.opd1_sign = 1;
+  c.opd2_sign = 1;
+  c.res0_prec = precCode(x.output.prec);
+  c.opd0_prec = precCode(x.left.prec);
+  c.res0_c = uint32_t(ceilDiv(x.n, rw));
+  c.res0_w = rw;
+  c.opd0_n = x.m;
+  c.opd0_c = uint32_t(ceilDiv(x.k, lw));
+  c.opd0_w = lw;
+  c.opd1_w = x.k - lw * (uint32_t(c.opd0_c) - 1);
+  c.res0_addr = x.output.offset;
+  c.opd0_addr = x.left.offset;
+  c.opd1_addr = x.right.offset;
+  c.opd2_addr = x.hasBias ? x.bias.offset : 0;
+  std::vector<LocalRange> reads{x.left.range(em.chip()),
+                                x.right.range(em.chip())};
+  if (x.hasBias)
+    reads.push_back(x.bias.range(em.chip()));
+  if (x.accumulate)
+    reads.push_back(x.output.range(em.chip()));
+  em.tiuAccess(isa::encode(c), reads, {x.output.range(em.chip())});
+}
+
+//===----------------------------------------------------------------------===//
+// Tiling and checks
+//===----------------------------------------------------------------------===//
+
+void pipeline(size_t steps, const std::function<void(size_t)> &load,
+              const std::function<void(size_t)> &compute,
+              const std::function<void(size_t)> &store) {
+  if (steps == 0)
+    return;
+  load(0);
+  for (size_t i = 0; i < steps; ++i) {
+    if (i + 1 < steps)
+      load(i + 1);
+    compute(i);
+    store(i);
+  }
+}
+
+Shape4 shrinkForPipeline(const isa::ChipParams &chip, Shape4 shape, Shape4 t,
+                         const std::function<uint64_t(Shape4)> &bytes) {
+  auto steps = [&] {
+    return ceilDiv(shape.n, t.n) * ceilDiv(shape.c, t.c) *
+           ceilDiv(shape.h, t.h) * ceilDiv(shape.w, t.w);
+  };
+  int64_t npu = chip.npuNum;
+  while (steps() < kMinSteps && bytes(t) > kPipelineBytes) {
+    if (t.n > 1)
+      t.n = uint32_t(ceilDiv(t.n, 2));
+    else if (t.c > npu)
+      t.c = uint32_t(ceilDiv(ceilDiv(t.c, npu), 2) * npu);
+    else if (t.h > 1)
+      t.h = uint32_t(ceilDiv(t.h, 2));
+    else if (t.w > 1)
+      t.w = uint32_t(ceilDiv(t.w, 2));
+    else
+      break;
+  }
+  return t;
+}
+
+std::vector<Range1> splitRange(int64_t total, int64_t chunk) {
+  std::vector<Range1> r;
+  chunk = std::max<int64_t>(chunk, 1);
+  for (int64_t b = 0; b < total; b += chunk)
+    r.push_back({b, std::min(chunk, total - b)});
+  return r;
+}
+
+void requireFloat(const OpCtx &ctx, const GTensor &t, const char *what) {
+  if (!isa::isFloat(t.prec))
+    ctx.fail(std::string(what) + " has precision " + isa::precName(t.prec) +
+             "; this kernel supports F32, F16 and BF16");
+}
+
+void requireElements(const OpCtx &ctx, const GTensor &t, int64_t count,
+                     const char *what) {
+  if (t.numElements() != count)
+    ctx.fail(std::string(what) + " has " + std::to_string(t.numElements()) +
+             " elements, expected " + std::to_string(count));
+}
+
+} // namespace tpu::backend::detail

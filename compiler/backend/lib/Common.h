@@ -1,0 +1,364 @@
+//===- Common.h - Shared pieces of the backend kernels -----------*- C++
+//-*-===//
+//
+// Private to compiler/backend/lib: local tensors and their allocation, the
+// command builders (one function per TIU / GDMA command shape the kernels
+// use, each declaring the local memory it touches so the emitter derives the
+// ids), tiling helpers and the element-wise function sequences.
+//
+// Conventions: every local tensor starts in lane 0 (its TIU address is its
+// byte offset in the lane); channels spread over lanes as bm1684x.md 3.1
+// describes. TIU commands use the short layouts whenever one can express
+// the command; GDMA commands use the long layouts (bm1684x.md 5.1: the
+// runtime sizes every GDMA command except sys as 96 bytes).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPUC_BACKEND_LIB_COMMON_H
+#define TPUC_BACKEND_LIB_COMMON_H
+
+#include "tpuc/Backend/Backend.h"
+
+#include "tpu/isa/LocalMem.h"
+#include "tpu/isa/Numerics.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace tpu::backend::detail {
+
+using isa::Prec;
+using isa::Shape4;
+using isa::Stride4;
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
+
+/// The kernel and operation names for messages.
+struct OpCtx {
+  const char *kernel;
+  std::string name;
+  [[noreturn]] void fail(const std::string &what) const;
+};
+
+/// Runs `fn`, re-throwing errors of the command builders (which do not know
+/// the operation) with the kernel and operation name in front.
+void withCtx(const OpCtx &ctx, const std::function<void()> &fn);
+
+//===----------------------------------------------------------------------===//
+// Local tensors and allocation
+//===----------------------------------------------------------------------===//
+
+/// Layout codes of the TIU `*_str` fields (bm1684x.md 3.2).
+constexpr unsigned kStrEuAligned = 0;
+constexpr unsigned kStrCompact = 1;
+constexpr unsigned kStrFree = 3;
+
+/// A tensor in local memory starting in lane 0 at byte `offset`.
+struct LTensor {
+  uint64_t offset = 0;
+  Prec prec = Prec::Fp32;
+  Shape4 shape{1, 1, 1, 1};
+  Stride4 stride{0, 0, 0, 0};
+  unsigned layout = kStrEuAligned; ///< kStrEuAligned, kStrCompact or kStrFree
+
+  /// Bytes of each lane the tensor spans (from offset).
+  LocalRange range(const isa::ChipParams &chip) const;
+  /// The same memory seen with another precision and shape (layout kept).
+  LTensor as(Prec p, Shape4 s) const;
+};
+
+/// EU-aligned (or compact) tensor at `offset`.
+LTensor localTensor(const isa::ChipParams &chip, uint64_t offset, Prec prec,
+                    Shape4 shape,
+                    isa::LocalLayout layout = isa::LocalLayout::EuAligned);
+/// Tensor with explicit element strides (TIU layout code 3).
+LTensor freeTensor(uint64_t offset, Prec prec, Shape4 shape, Stride4 stride);
+/// Bytes per lane of an EU-aligned tensor of this shape.
+uint64_t euBytes(const isa::ChipParams &chip, Prec prec, Shape4 shape);
+
+/// Bump allocator over one lane's local memory (the same offsets in every
+/// lane). Buffers are aligned to localAlign bytes.
+class LocalAlloc {
+public:
+  LocalAlloc(const isa::ChipParams &chip, const OpCtx &ctx);
+  /// Throws the kernel's "does not fit" error naming `what`.
+  uint64_t alloc(uint64_t bytes, const char *what);
+  uint64_t used() const { return used_; }
+  uint64_t capacity() const { return capacity_; }
+
+private:
+  const isa::ChipParams &chip_;
+  const OpCtx &ctx_;
+  uint64_t used_ = 0, capacity_;
+};
+
+//===----------------------------------------------------------------------===//
+// Global-memory views and GDMA builders
+//===----------------------------------------------------------------------===//
+
+/// A 4-D strided view of global memory (element strides; may be 0 for
+/// broadcast reads).
+struct DView {
+  uint64_t addr = 0;
+  Prec prec = Prec::Fp32;
+  Shape4 shape{1, 1, 1, 1};
+  Stride4 stride{0, 0, 0, 0};
+};
+
+/// Dense row-major 4-D view of a global tensor of dims (n, c, h, w).
+DView denseView(uint64_t addr, Prec prec, Shape4 shape);
+/// The view moved by (n, c, h, w) elements and resized to `shape`.
+DView subView(const DView &v, Shape4 at, Shape4 shape);
+
+/// Global -> local tensor move (DMA_tensor); shapes must have equal element
+/// counts (normally identical).
+void load(CmdEmitter &em, const DView &src, const LTensor &dst);
+/// Local -> global.
+void store(CmdEmitter &em, const LTensor &src, const DView &dst);
+/// Global -> global, 4-D, identical shapes; dims above 65535 are split.
+void copyGlobal(CmdEmitter &em, const DView &src, const DView &dst);
+/// Fills a global view with raw `bits` of its precision.
+void fillGlobal(CmdEmitter &em, const DView &dst, uint32_t bits);
+/// Fills a local tensor with raw `bits` of its precision (GDMA fill).
+void fillLocal(CmdEmitter &em, const LTensor &dst, uint32_t bits);
+/// Global matrix rows x cols (row stride in elements) <-> local matrix(w)
+/// layout tensor (rows, ceil(cols / w), 1, w) (DMA_matrix).
+/// With `transpose`, the global rows x cols matrix lands transposed: local
+/// (cols, ceil(rows / w), 1, w).
+void loadMatrix(CmdEmitter &em, uint64_t addr, Prec prec, uint32_t rows,
+                uint32_t cols, uint64_t rowStride, const LTensor &dst,
+                bool transpose = false);
+void storeMatrix(CmdEmitter &em, const LTensor &src, uint64_t addr,
+                 uint32_t rows, uint32_t cols, uint64_t rowStride);
+
+/// N-d strided global -> global copy: dims merged where both sides allow,
+/// blocks of at most 4 dims and 65535 elements per dim.
+void copyGlobalNd(CmdEmitter &em, Prec prec, uint64_t srcAddr,
+                  std::vector<int64_t> srcStrides, uint64_t dstAddr,
+                  std::vector<int64_t> dstStrides, std::vector<int64_t> dims);
+
+/// Dense row-major strides of `dims`.
+std::vector<int64_t> denseStrides(const std::vector<int64_t> &dims);
+
+//===----------------------------------------------------------------------===//
+// TIU builders
+//===----------------------------------------------------------------------===//
+
+/// A source operand of an element-wise command: a local tensor or an
+/// immediate (raw bits of `prec`).
+struct Opd {
+  bool isConst = false;
+  uint32_t bits = 0;
+  Prec prec = Prec::Fp32;
+  LTensor t;
+
+  static Opd of(const LTensor &t);
+  /// `v` rounded to `p` (F32 / F16 / BF16) or converted to an integer.
+  static Opd imm(float v, Prec p);
+  static Opd immInt(int32_t v, Prec p = Prec::Int32);
+};
+
+/// Raw bits of `v` in precision `p` (float types round to nearest even).
+uint32_t floatBits(float v, Prec p);
+
+/// AR sub-ops used by the kernels (bm1684x.md 4.2).
+enum class ArOp : unsigned {
+  Mul = 0,
+  Add = 2,
+  Sub = 3,
+  Max = 4,
+  Min = 5,
+  LogicShift = 6,
+  Div = 12,
+  Cast = 14,
+  Mac = 18,
+  Copy = 19,
+  Abs = 26,
+};
+
+/// res = a (op) b, element-wise over res.shape (sAR). Unary ops (Copy,
+/// Cast, Abs) ignore `b`. `round` is the rounding of casts.
+void ar(CmdEmitter &em, ArOp op, const LTensor &res, const Opd &a,
+        const Opd &b = Opd(),
+        isa::RoundMode round = isa::RoundMode::HalfToEven);
+
+/// CMP select sub-ops (bm1684x.md 4.2).
+enum class CmpOp : unsigned { SelGt = 23, SelEq = 24, SelLt = 26 };
+/// res = (a cmp b) ? t : f (sCMP); a, b of one type; t, f of res's type.
+/// Tensor operands must be EU-aligned or compact of res's shape.
+void cmpSelect(CmdEmitter &em, CmpOp op, const LTensor &res, const Opd &a,
+               const Opd &b, const Opd &t, const Opd &f);
+
+/// res = x * mul + add (sLIN mac); mul / add immediates of res's type.
+void linMac(CmdEmitter &em, const LTensor &res, const LTensor &x, float mul,
+            float add);
+
+/// SFU: Horner polynomial with `len` fp32 coefficients at local `table`
+/// (the same in every lane, lowest order first): res = sum k_i x^i.
+void sfuTaylor(CmdEmitter &em, const LTensor &res, const LTensor &x,
+               uint64_t table, unsigned len);
+/// SFU rsqrt.
+void sfuRsqrt(CmdEmitter &em, const LTensor &res, const LTensor &x);
+/// SFU normalize: x = sign * m * 2^e with m in [1, 2); a float `res` gets
+/// sign * m, an Int32 `res` gets e.
+void sfuNormalize(CmdEmitter &em, const LTensor &res, const LTensor &x);
+
+/// Convolution of an EU-aligned input tile (n, ic, ih, iw) into an
+/// EU-aligned output tile, weights in the IC_PARALLEL layout, optional fp32
+/// per-channel bias (compact, one value per channel slot).
+struct ConvCmd {
+  LTensor input, output;
+  uint64_t weights = 0;
+  uint64_t weightBytes = 0; ///< per lane, for dependency tracking
+  bool hasBias = false;
+  uint64_t bias = 0;
+  unsigned kh = 1, kw = 1, strideH = 1, strideW = 1, dilH = 1, dilW = 1;
+  unsigned insH = 0, insW = 0; ///< zeros inserted between input rows/cols
+  unsigned padT = 0, padB = 0, padL = 0, padR = 0;
+  bool relu = false;
+  bool rotate = false; ///< kernel rotated 180 degrees
+  bool accumulate = false;
+};
+void conv(CmdEmitter &em, const ConvCmd &c);
+
+/// Depthwise convolution / pooling (sPorD).
+struct PorDCmd {
+  enum Kind { Depthwise = 0, AvgPool = 1, DepthwiseRelu = 2, MaxPool = 4 };
+  Kind kind = MaxPool;
+  LTensor input, output;
+  uint64_t weights = 0; ///< depthwise: (1, c, kh, kw) compact
+  bool hasBias = false;
+  uint64_t bias = 0; ///< depthwise: (1, c, 1, 1) compact, input precision
+  unsigned kh = 1, kw = 1, strideH = 1, strideW = 1, dilH = 1, dilW = 1;
+  unsigned insH = 0, insW = 0;
+  unsigned padT = 0, padB = 0, padL = 0, padR = 0;
+  /// Pad value bits (input precision) and average-pool scale (fp32);
+  /// scale 0 = 1 / (kh * kw).
+  uint32_t padBits = 0;
+  float avgScale = 0.0f;
+  bool rotate = false;
+};
+void pord(CmdEmitter &em, const PorDCmd &c);
+
+/// Matrix multiply (sMM mm.normal): left (M, ceil(K / lw), 1, lw) and right
+/// (K, ceil(N / rw), 1, rw) in matrix(w) layout, result (M, ceil(N / rw),
+/// 1, rw); optional fp32 bias (1, ceil(N / rw), 1, rw).
+struct MMCmd {
+  LTensor left, right, output;
+  uint32_t m = 0, k = 0, n = 0;
+  bool hasBias = false;
+  LTensor bias;
+  bool accumulate = false;
+};
+void mm(CmdEmitter &em, const MMCmd &c);
+
+//===----------------------------------------------------------------------===//
+// Element-wise function sequences
+//===----------------------------------------------------------------------===//
+
+/// Number of fp32 scratch tiles emitUnary needs for `kind` (each as large
+/// as the largest tile), and the bytes of constant tables it needs.
+unsigned unaryTemps(UnaryKind kind);
+uint64_t unaryTableBytes();
+
+/// Scratch for emitUnary: local offsets of `unaryTemps` fp32 tiles, and of
+/// an area of unaryTableBytes() for coefficient tables (filled once per
+/// kernel by prepareUnaryTables).
+struct UnaryScratch {
+  std::vector<uint64_t> temps;
+  uint64_t tables = 0;
+};
+
+/// Writes the coefficient tables `kind` needs into local memory (once per
+/// kernel, before the first emitUnary).
+void prepareUnaryTables(CmdEmitter &em, UnaryKind kind, const UnaryScratch &s);
+
+/// out = fn(in), element-wise over in.shape (both EU-aligned tiles of one
+/// shape). `in` and `out` may be the same tile and may differ in
+/// precision; transcendentals run in fp32 in the temps.
+void emitUnary(CmdEmitter &em, const Activation &fn, const LTensor &in,
+               const LTensor &out, const UnaryScratch &s);
+
+/// out = a ^ b element-wise (fp32 inside: exp(b log a)); needs
+/// unaryTemps(UnaryKind::Pow) + 1 temps and the Pow tables.
+void emitPowTensor(CmdEmitter &em, const LTensor &a, const LTensor &b,
+                   const LTensor &out, const UnaryScratch &s);
+
+//===----------------------------------------------------------------------===//
+// Tiling
+//===----------------------------------------------------------------------===//
+
+/// The largest tile of `shape` (n, c, h, w) whose buffers fit: grows W,
+/// then H, then channel slots, then N (each dim at most 65535). Returns a
+/// tile with a zero dim when not even one element per lane fits.
+Shape4 chooseTile(const isa::ChipParams &chip, Shape4 shape,
+                  const std::function<bool(Shape4)> &fits);
+
+/// One element-wise job: inputs and output views of one 4-D shape (input
+/// strides may be 0 to broadcast).
+struct EltJob {
+  Shape4 shape;
+  std::vector<DView> inputs;
+  DView output;
+};
+
+/// Jobs for an element-wise op whose output has `outDims` and whose inputs
+/// have `inDims` (numpy broadcasting), all dense in global memory.
+std::vector<EltJob> broadcastJobs(const std::vector<GTensor> &inputs,
+                                  const GTensor &output);
+
+/// Runs element-wise jobs tile by tile, double-buffered: loads each input
+/// tile (EU-aligned, the view's precision), calls `compute(inputs, output,
+/// scratch)` and stores the output tile. `temps` fp32 scratch tiles and
+/// the coefficient tables the functions in `tables` need are provided in
+/// the scratch.
+void runEltwise(
+    CmdEmitter &em, const OpCtx &ctx, const std::vector<EltJob> &jobs,
+    Prec outPrec, unsigned temps, const std::vector<UnaryKind> &tables,
+    const std::function<void(const std::vector<LTensor> &, const LTensor &,
+                             const UnaryScratch &)> &compute);
+
+/// Emits steps so that GDMA prefetches step i + 1 while the TIU computes
+/// step i: load(0); then for each i: load(i + 1), compute(i), store(i).
+/// Buffers alternate with i % 2; the emitter derives the waits from the
+/// order of emission, so load(i + 1) must not write anything compute(i)
+/// reads (single-buffered data is loaded from compute(i) instead).
+void pipeline(size_t steps, const std::function<void(size_t)> &load,
+              const std::function<void(size_t)> &compute,
+              const std::function<void(size_t)> &store);
+
+/// Pipelining policy: a kernel whose tiles hold more than kPipelineBytes
+/// per lane is cut into at least kMinSteps steps, so that loads and stores
+/// overlap computation (one big tile would serialise the engines).
+constexpr uint64_t kPipelineBytes = 16 * 1024;
+constexpr int64_t kMinSteps = 4;
+
+/// Halves the tile (n first, then channel slots, rows, columns) until the
+/// shape splits into kMinSteps tiles or a tile's `bytes` fall below
+/// kPipelineBytes.
+Shape4 shrinkForPipeline(const isa::ChipParams &chip, Shape4 shape, Shape4 tile,
+                         const std::function<uint64_t(Shape4)> &bytes);
+
+/// Splits [0, total) into chunks of at most `chunk`.
+struct Range1 {
+  int64_t begin, size;
+};
+std::vector<Range1> splitRange(int64_t total, int64_t chunk);
+
+inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+inline int64_t alignUp(int64_t a, int64_t b) { return ceilDiv(a, b) * b; }
+
+/// Bytes of one element.
+inline unsigned elemBytes(Prec p) { return isa::precBytes(p); }
+
+/// Checks the tensor is float F32 / F16 / BF16.
+void requireFloat(const OpCtx &ctx, const GTensor &t, const char *what);
+/// Checks a dims product.
+void requireElements(const OpCtx &ctx, const GTensor &t, int64_t count,
+                     const char *what);
+
+} // namespace tpu::backend::detail
+
+#endif // TPUC_BACKEND_LIB_COMMON_H

@@ -1,0 +1,607 @@
+//===- Conv.cpp - Convolutions and their weight layouts -------------------===//
+//
+// conv2d and convTranspose2d. Slicing: the output is cut into tiles of
+// (N, output channels, output rows, all columns); all input channels of a
+// group stay in one tile, so one command computes a tile. Weights (and
+// bias) are loaded once per output-channel tile and kept while the spatial
+// tiles of that channel tile run; input and output tiles are
+// double-buffered, so GDMA loads the next input rows while the TIU
+// convolves. The tile search prefers all output channels of a group (their
+// weights loaded once), then as many output rows as fit.
+//
+// A transposed convolution runs as the convolution of the zero-inserted
+// input (opd0_*_ins0 = stride - 1) with the kernel rotated by 180 degrees
+// (kernel_rotate) and pads dilation * (k - 1) - pad; pads that turn
+// negative crop the input instead.
+//
+// Depthwise convolutions (one input channel per group) use sPorD
+// depthwise with (1, C, kh, kw) weights and a per-channel bias in the
+// input precision (converted from the fp32 bias in local memory).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Common.h"
+
+#include <algorithm>
+
+namespace tpu::backend {
+
+using namespace detail;
+
+namespace {
+
+/// Geometry of one convolution (a transposed one already rewritten).
+struct ConvGeo {
+  int64_t n, ic, ih, iw, oc, oh, ow;
+  int64_t groups, icg, ocg;
+  int64_t kh, kw, sh, sw, dh, dw, insH, insW;
+  int64_t padT, padL; ///< May be negative: the input is cropped.
+  bool rotate;
+};
+
+/// The real input rows (or columns) a range of outputs reads, and the
+/// padding the command needs before and after them.
+struct InSpan {
+  int64_t begin = 0, count = 0, padBefore = 0, padAfter = 0;
+};
+
+bool inputSpan(int64_t o0, int64_t oCount, int64_t stride, int64_t pad,
+               int64_t k, int64_t dil, int64_t ins, int64_t inSize,
+               InSpan &span) {
+  int64_t step = ins + 1;
+  int64_t v0 = o0 * stride - pad;
+  int64_t v1 = (o0 + oCount - 1) * stride - pad + (k - 1) * dil + 1;
+  int64_t a = v0 <= 0 ? 0 : ceilDiv(v0, step);
+  if (v1 - 1 < 0)
+    return false;
+  int64_t last = std::min((v1 - 1) / step, inSize - 1);
+  if (last < a)
+    return false;
+  int64_t b = last + 1;
+  span = {a, b - a, a * step - v0, (v1 - 1) - (b - 1) * step};
+  return true;
+}
+
+/// Upper bound of the real rows an output tile of `o` rows reads.
+int64_t rowsFor(int64_t o, int64_t stride, int64_t k, int64_t dil, int64_t ins,
+                int64_t inSize) {
+  int64_t virt = (o - 1) * stride + (k - 1) * dil + 1;
+  return std::min(inSize, virt / (ins + 1) + 1);
+}
+
+struct Plan {
+  int64_t ocT = 0, nT = 0, ohT = 0;
+  unsigned wCopies = 1;
+};
+
+/// Shared driver of conv2d, convTranspose2d and depthwise.
+struct ConvJob {
+  OpCtx ctx;
+  ConvGeo g;
+  Prec inPrec, outPrec;
+  uint64_t inAddr, outAddr, filterAddr;
+  std::optional<uint64_t> biasAddr;
+  Activation act;
+  bool depthwise;
+};
+
+void runConv(CmdEmitter &em, const ConvJob &job) {
+  const isa::ChipParams &chip = em.chip();
+  const ConvGeo &g = job.g;
+  const OpCtx &ctx = job.ctx;
+  int64_t npu = chip.npuNum;
+  unsigned eb = elemBytes(job.inPrec);
+  int64_t kArea = g.kh * g.kw;
+  int64_t icp = chip.icParallel(job.inPrec);
+  // Elements of one output channel's weights (general conv).
+  int64_t icBlocks = ceilDiv(g.icg, icp);
+  int64_t wPerOc = job.depthwise ? kArea : icBlocks * kArea * icp;
+  // Input columns: the whole width span.
+  InSpan cols;
+  if (!inputSpan(0, g.ow, g.sw, g.padL, g.kw, g.dw, g.insW, g.iw, cols))
+    ctx.fail("the output columns read only padding");
+  bool relu = job.act.kind == UnaryKind::Relu;
+  unsigned temps = relu ? 0 : unaryTemps(job.act.kind);
+  bool hasBias = job.biasAddr.has_value();
+  bool fusedAct = job.act.kind == UnaryKind::None || relu;
+
+  LocalAlloc alloc(chip, ctx);
+  UnaryScratch scratch;
+  if (!fusedAct) {
+    scratch.tables = alloc.alloc(unaryTableBytes(), "coefficient tables");
+    prepareUnaryTables(em, job.act.kind, scratch);
+  }
+  uint64_t cap = alloc.capacity() - alloc.used();
+  uint64_t align = chip.localAlign;
+  auto al = [&](uint64_t b) { return uint64_t(alignUp(int64_t(b), align)); };
+  // Channels that share a tile's input: the group's input channels (general)
+  // or the tile's own channels (depthwise).
+  auto inChannels = [&](int64_t ocT) { return job.depthwise ? ocT : g.icg; };
+  auto wBytes = [&](int64_t ocT) {
+    return al(uint64_t(ceilDiv(ocT, npu) * wPerOc) * eb);
+  };
+  auto biasBytes = [&](int64_t ocT) {
+    if (!hasBias)
+      return uint64_t(0);
+    uint64_t slots = uint64_t(ceilDiv(ocT, npu));
+    // Depthwise keeps the fp32 bias and its converted copy.
+    return al(slots * sizeof(float)) + (job.depthwise ? al(slots * eb) : 0);
+  };
+  auto inBytes = [&](int64_t ocT, int64_t nT, int64_t ohT) {
+    int64_t rows = rowsFor(ohT, g.sh, g.kh, g.dh, g.insH, g.ih);
+    return euBytes(chip, job.inPrec,
+                   {uint32_t(nT), uint32_t(inChannels(ocT)), uint32_t(rows),
+                    uint32_t(cols.count)});
+  };
+  auto outShape = [&](int64_t ocT, int64_t nT, int64_t ohT) {
+    return Shape4{uint32_t(nT), uint32_t(ocT), uint32_t(ohT), uint32_t(g.ow)};
+  };
+  auto total = [&](const Plan &p) {
+    Shape4 os = outShape(p.ocT, p.nT, p.ohT);
+    return p.wCopies * (wBytes(p.ocT) + biasBytes(p.ocT)) +
+           2 * al(inBytes(p.ocT, p.nT, p.ohT)) +
+           2 * al(euBytes(chip, job.outPrec, os)) +
+           temps * al(euBytes(chip, Prec::Fp32, os));
+  };
+  // Tile search: output channels (all, then multiples of the lanes), then
+  // rows, then batch.
+  Plan plan;
+  std::vector<int64_t> ocCands{g.ocg};
+  for (int64_t s = ceilDiv(g.ocg, npu) - 1; s >= 1; --s)
+    ocCands.push_back(s * npu);
+  for (int64_t ocT : ocCands) {
+    bool several = ocT < g.ocg || g.groups > 1;
+    for (unsigned copies : {several ? 2u : 1u, 1u}) {
+      Plan p{ocT, 1, 1, copies};
+      if (total(p) > cap)
+        continue;
+      int64_t lo = 1, hi = g.oh;
+      while (lo < hi) {
+        int64_t mid = lo + (hi - lo + 1) / 2;
+        p.ohT = mid;
+        if (total(p) <= cap)
+          lo = mid;
+        else
+          hi = mid - 1;
+      }
+      p.ohT = lo;
+      if (p.ohT == g.oh) {
+        int64_t nlo = 1, nhi = g.n;
+        while (nlo < nhi) {
+          int64_t mid = nlo + (nhi - nlo + 1) / 2;
+          p.nT = mid;
+          if (total(p) <= cap)
+            nlo = mid;
+          else
+            nhi = mid - 1;
+        }
+        p.nT = nlo;
+      }
+      plan = p;
+      break;
+    }
+    if (plan.ocT)
+      break;
+  }
+  if (!plan.ocT) {
+    Plan one{std::min<int64_t>(g.ocg, npu), 1, 1, 1};
+    ctx.fail("does not fit in local memory: one output row of " +
+             std::to_string(one.ocT) + " channels needs " +
+             std::to_string(total(one)) + " bytes per lane (input " +
+             std::to_string(inBytes(one.ocT, 1, 1)) + ", weights " +
+             std::to_string(wBytes(one.ocT)) + "), " + std::to_string(cap) +
+             " are available");
+  }
+
+  // Enough steps to overlap loads with convolutions (rows, then batch:
+  // shrinkForPipeline's order is batch first, which keeps the weights).
+  {
+    Shape4 whole{uint32_t(g.n), uint32_t(g.ocg), uint32_t(g.oh), 1};
+    Shape4 t = shrinkForPipeline(
+        chip, whole,
+        {uint32_t(plan.nT), uint32_t(g.ocg), uint32_t(plan.ohT), 1},
+        [&](Shape4 x) {
+          return inBytes(plan.ocT, x.n, x.h) +
+                 euBytes(chip, job.outPrec, outShape(plan.ocT, x.n, x.h));
+        });
+    int64_t ocSteps = g.groups * ceilDiv(g.ocg, plan.ocT);
+    if (ocSteps == 1) {
+      plan.nT = t.n;
+      plan.ohT = t.h;
+    }
+  }
+
+  // Buffers.
+  std::vector<uint64_t> wBuf(plan.wCopies), bBuf(plan.wCopies),
+      bConv(plan.wCopies);
+  for (unsigned i = 0; i < plan.wCopies; ++i) {
+    wBuf[i] = alloc.alloc(wBytes(plan.ocT), "weights");
+    if (hasBias) {
+      uint64_t slots = uint64_t(ceilDiv(plan.ocT, npu));
+      bBuf[i] = alloc.alloc(slots * sizeof(float), "bias");
+      if (job.depthwise)
+        bConv[i] = alloc.alloc(slots * eb, "bias");
+    }
+  }
+  std::array<uint64_t, 2> inBuf, outBuf;
+  for (auto &b : inBuf)
+    b = alloc.alloc(inBytes(plan.ocT, plan.nT, plan.ohT), "input tile");
+  Shape4 maxOut = outShape(plan.ocT, plan.nT, plan.ohT);
+  for (auto &b : outBuf)
+    b = alloc.alloc(euBytes(chip, job.outPrec, maxOut), "output tile");
+  for (unsigned t = 0; t < temps; ++t)
+    scratch.temps.push_back(
+        alloc.alloc(euBytes(chip, Prec::Fp32, maxOut), "scratch tile"));
+
+  struct Step {
+    int64_t grp, oc0, ocT, n0, nT, oh0, ohT;
+    bool newWeights;
+    unsigned wSlot;
+    InSpan rows;
+  };
+  std::vector<Step> steps;
+  unsigned wTile = 0;
+  for (int64_t grp = 0; grp < g.groups; ++grp)
+    for (Range1 oc : splitRange(g.ocg, plan.ocT)) {
+      bool first = true;
+      for (Range1 n : splitRange(g.n, plan.nT))
+        for (Range1 oh : splitRange(g.oh, plan.ohT)) {
+          Step s{grp,     oc.begin, oc.size,
+                 n.begin, n.size,   oh.begin,
+                 oh.size, first,    wTile % plan.wCopies,
+                 {}};
+          if (!inputSpan(oh.begin, oh.size, g.sh, g.padT, g.kh, g.dh, g.insH,
+                         g.ih, s.rows))
+            ctx.fail("output rows " + std::to_string(oh.begin) + ".." +
+                     std::to_string(oh.begin + oh.size - 1) +
+                     " read only padding; such convolutions are not "
+                     "supported");
+          steps.push_back(s);
+          first = false;
+        }
+      ++wTile;
+    }
+
+  // Channels of the input a step reads (first channel, count).
+  auto inChan = [&](const Step &s) {
+    return job.depthwise ? std::make_pair(s.oc0, s.ocT)
+                         : std::make_pair(s.grp * g.icg, g.icg);
+  };
+  auto inTile = [&](size_t i) {
+    const Step &s = steps[i];
+    return localTensor(chip, inBuf[i % 2], job.inPrec,
+                       {uint32_t(s.nT), uint32_t(inChan(s).second),
+                        uint32_t(s.rows.count), uint32_t(cols.count)});
+  };
+  auto outTile = [&](size_t i) {
+    const Step &s = steps[i];
+    return localTensor(chip, outBuf[i % 2], job.outPrec,
+                       outShape(s.ocT, s.nT, s.ohT));
+  };
+  DView inView = denseView(
+      job.inAddr, job.inPrec,
+      {uint32_t(g.n), uint32_t(g.ic), uint32_t(g.ih), uint32_t(g.iw)});
+  DView outView = denseView(
+      job.outAddr, job.outPrec,
+      {uint32_t(g.n), uint32_t(g.oc), uint32_t(g.oh), uint32_t(g.ow)});
+
+  // Weights of a new channel tile. With two weight buffers they are
+  // prefetched with the step's input; with one they must wait until the
+  // previous step's convolution has been emitted (program order is what
+  // the emitter derives the waits from).
+  bool prefetchWeights = plan.wCopies > 1;
+  auto loadWeights = [&](const Step &s) {
+    int64_t ocAbs = s.grp * g.ocg + s.oc0;
+    // wPerOc elements per output channel, one channel per lane (compact).
+    uint32_t wh = uint32_t(job.depthwise ? g.kh : icBlocks);
+    uint32_t ww = uint32_t(wPerOc / wh);
+    Shape4 ws{1, uint32_t(s.ocT), wh, ww};
+    load(em,
+         denseView(job.filterAddr + uint64_t(ocAbs * wPerOc) * eb, job.inPrec,
+                   ws),
+         localTensor(chip, wBuf[s.wSlot], job.inPrec, ws,
+                     isa::LocalLayout::Compact));
+    if (hasBias) {
+      Shape4 bs{1, uint32_t(s.ocT), 1, 1};
+      load(em,
+           denseView(*job.biasAddr + uint64_t(ocAbs) * sizeof(float),
+                     Prec::Fp32, bs),
+           localTensor(chip, bBuf[s.wSlot], Prec::Fp32, bs,
+                       isa::LocalLayout::Compact));
+    }
+  };
+
+  pipeline(
+      steps.size(),
+      [&](size_t i) {
+        const Step &s = steps[i];
+        if (s.newWeights && prefetchWeights)
+          loadWeights(s);
+        auto [c0, cn] = inChan(s);
+        load(em,
+             subView(inView,
+                     {uint32_t(s.n0), uint32_t(c0), uint32_t(s.rows.begin),
+                      uint32_t(cols.begin)},
+                     {uint32_t(s.nT), uint32_t(cn), uint32_t(s.rows.count),
+                      uint32_t(cols.count)}),
+             inTile(i));
+      },
+      [&](size_t i) {
+        const Step &s = steps[i];
+        if (s.newWeights && !prefetchWeights)
+          loadWeights(s);
+        LTensor out = outTile(i);
+        if (job.depthwise) {
+          Shape4 bs{1, uint32_t(s.ocT), 1, 1};
+          if (hasBias && s.newWeights && job.inPrec != Prec::Fp32)
+            ar(em, ArOp::Cast,
+               localTensor(chip, bConv[s.wSlot], job.inPrec, bs,
+                           isa::LocalLayout::Compact),
+               Opd::of(localTensor(chip, bBuf[s.wSlot], Prec::Fp32, bs,
+                                   isa::LocalLayout::Compact)));
+          PorDCmd c;
+          c.kind = relu ? PorDCmd::DepthwiseRelu : PorDCmd::Depthwise;
+          c.input = inTile(i);
+          c.output = out;
+          c.weights = wBuf[s.wSlot];
+          c.hasBias = hasBias;
+          c.bias = job.inPrec == Prec::Fp32 ? bBuf[s.wSlot] : bConv[s.wSlot];
+          c.kh = unsigned(g.kh);
+          c.kw = unsigned(g.kw);
+          c.strideH = unsigned(g.sh);
+          c.strideW = unsigned(g.sw);
+          c.dilH = unsigned(g.dh);
+          c.dilW = unsigned(g.dw);
+          c.insH = unsigned(g.insH);
+          c.insW = unsigned(g.insW);
+          c.padT = unsigned(s.rows.padBefore);
+          c.padB = unsigned(std::max<int64_t>(s.rows.padAfter, 0));
+          c.padL = unsigned(cols.padBefore);
+          c.padR = unsigned(std::max<int64_t>(cols.padAfter, 0));
+          c.rotate = g.rotate;
+          pord(em, c);
+        } else {
+          ConvCmd c;
+          c.input = inTile(i);
+          c.output = out;
+          c.weights = wBuf[s.wSlot];
+          c.weightBytes = wBytes(s.ocT);
+          c.hasBias = hasBias;
+          c.bias = bBuf[s.wSlot];
+          c.kh = unsigned(g.kh);
+          c.kw = unsigned(g.kw);
+          c.strideH = unsigned(g.sh);
+          c.strideW = unsigned(g.sw);
+          c.dilH = unsigned(g.dh);
+          c.dilW = unsigned(g.dw);
+          c.insH = unsigned(g.insH);
+          c.insW = unsigned(g.insW);
+          c.padT = unsigned(s.rows.padBefore);
+          c.padB = unsigned(std::max<int64_t>(s.rows.padAfter, 0));
+          c.padL = unsigned(cols.padBefore);
+          c.padR = unsigned(std::max<int64_t>(cols.padAfter, 0));
+          c.relu = relu;
+          c.rotate = g.rotate;
+          conv(em, c);
+        }
+        if (!fusedAct)
+          emitUnary(em, job.act, out, out, scratch);
+      },
+      [&](size_t i) {
+        const Step &s = steps[i];
+        Shape4 os = outShape(s.ocT, s.nT, s.ohT);
+        store(em, outTile(i),
+              subView(outView,
+                      {uint32_t(s.n0), uint32_t(s.grp * g.ocg + s.oc0),
+                       uint32_t(s.oh0), 0},
+                      os));
+      });
+}
+
+/// [N, C, H, W] of a rank-4 (or rank-3: H = 1) tensor.
+std::array<int64_t, 4> dims4(const OpCtx &ctx, const GTensor &t,
+                             const char *what) {
+  if (t.shape.size() == 4)
+    return {t.shape[0], t.shape[1], t.shape[2], t.shape[3]};
+  if (t.shape.size() == 3)
+    return {t.shape[0], t.shape[1], 1, t.shape[2]};
+  ctx.fail(std::string(what) + " must have rank 3 or 4, got rank " +
+           std::to_string(t.shape.size()));
+}
+
+void checkParam(const OpCtx &ctx, bool ok, const std::string &what) {
+  if (!ok)
+    ctx.fail(what);
+}
+
+} // namespace
+
+bool isDepthwise(int64_t inChannels, int64_t outChannels, int64_t groups) {
+  return groups > 1 && groups == inChannels && groups == outChannels;
+}
+
+void conv2d(CmdEmitter &em, const ConvParams &p) {
+  OpCtx ctx{"conv2d", p.name};
+  requireFloat(ctx, p.input, "input");
+  requireFloat(ctx, p.output, "output");
+  auto in = dims4(ctx, p.input, "input");
+  auto out = dims4(ctx, p.output, "output");
+  ConvGeo g{};
+  g.n = in[0];
+  g.ic = in[1];
+  g.ih = in[2];
+  g.iw = in[3];
+  g.oc = out[1];
+  g.oh = out[2];
+  g.ow = out[3];
+  g.groups = p.groups;
+  checkParam(ctx, out[0] == g.n, "input and output batch differ");
+  checkParam(ctx, p.groups >= 1 && g.ic % p.groups == 0 && g.oc % p.groups == 0,
+             "groups " + std::to_string(p.groups) +
+                 " must divide the input and output channels");
+  g.icg = g.ic / p.groups;
+  g.ocg = g.oc / p.groups;
+  g.kh = p.kernelH;
+  g.kw = p.kernelW;
+  g.sh = p.strideH;
+  g.sw = p.strideW;
+  g.dh = p.dilationH;
+  g.dw = p.dilationW;
+  g.insH = g.insW = 0;
+  g.padT = p.padTop;
+  g.padL = p.padLeft;
+  g.rotate = false;
+  checkParam(ctx,
+             g.kh >= 1 && g.kw >= 1 && g.sh >= 1 && g.sw >= 1 && g.dh >= 1 &&
+                 g.dw >= 1,
+             "kernel, strides and dilations must be positive");
+  checkParam(ctx,
+             p.padTop >= 0 && p.padBottom >= 0 && p.padLeft >= 0 &&
+                 p.padRight >= 0,
+             "pads must not be negative");
+  int64_t eoh =
+      (g.ih + p.padTop + p.padBottom - g.dh * (g.kh - 1) - 1) / g.sh + 1;
+  int64_t eow =
+      (g.iw + p.padLeft + p.padRight - g.dw * (g.kw - 1) - 1) / g.sw + 1;
+  checkParam(ctx, eoh == g.oh && eow == g.ow,
+             "output is " + std::to_string(g.oh) + " x " +
+                 std::to_string(g.ow) + ", the parameters give " +
+                 std::to_string(eoh) + " x " + std::to_string(eow));
+  ConvJob job{ctx,          g,
+              p.input.prec, p.output.prec,
+              p.input.addr, p.output.addr,
+              p.filterAddr, p.biasAddr,
+              p.act,        isDepthwise(g.ic, g.oc, p.groups)};
+  if (job.depthwise) {
+    // Depthwise runs as one group of all channels.
+    job.g.groups = 1;
+    job.g.icg = job.g.ocg = g.oc;
+  }
+  withCtx(ctx, [&] { runConv(em, job); });
+}
+
+void convTranspose2d(CmdEmitter &em, const ConvTransposeParams &p) {
+  OpCtx ctx{"convTranspose2d", p.name};
+  requireFloat(ctx, p.input, "input");
+  requireFloat(ctx, p.output, "output");
+  auto in = dims4(ctx, p.input, "input");
+  auto out = dims4(ctx, p.output, "output");
+  ConvGeo g{};
+  g.n = in[0];
+  g.ic = in[1];
+  g.ih = in[2];
+  g.iw = in[3];
+  g.oc = out[1];
+  g.oh = out[2];
+  g.ow = out[3];
+  checkParam(ctx, p.groups >= 1 && g.ic % p.groups == 0 && g.oc % p.groups == 0,
+             "groups must divide the input and output channels");
+  g.groups = p.groups;
+  g.icg = g.ic / p.groups;
+  g.ocg = g.oc / p.groups;
+  g.kh = p.kernelH;
+  g.kw = p.kernelW;
+  g.sh = g.sw = 1;
+  g.dh = p.dilationH;
+  g.dw = p.dilationW;
+  g.insH = p.strideH - 1;
+  g.insW = p.strideW - 1;
+  g.padT = g.dh * (g.kh - 1) - p.padTop;
+  g.padL = g.dw * (g.kw - 1) - p.padLeft;
+  g.rotate = true;
+  int64_t eoh = (g.ih - 1) * p.strideH - p.padTop - p.padBottom +
+                g.dh * (g.kh - 1) + 1 + p.outputPadH;
+  int64_t eow = (g.iw - 1) * p.strideW - p.padLeft - p.padRight +
+                g.dw * (g.kw - 1) + 1 + p.outputPadW;
+  checkParam(ctx, eoh == g.oh && eow == g.ow,
+             "output is " + std::to_string(g.oh) + " x " +
+                 std::to_string(g.ow) + ", the parameters give " +
+                 std::to_string(eoh) + " x " + std::to_string(eow));
+  checkParam(ctx,
+             p.strideH >= 1 && p.strideW >= 1 && p.strideH <= 16 &&
+                 p.strideW <= 16,
+             "strides must be in 1..16 (zero insertion is 4 bits)");
+  ConvJob job{ctx,          g,
+              p.input.prec, p.output.prec,
+              p.input.addr, p.output.addr,
+              p.filterAddr, p.biasAddr,
+              p.act,        false};
+  withCtx(ctx, [&] { runConv(em, job); });
+}
+
+//===----------------------------------------------------------------------===//
+// Weight layouts
+//===----------------------------------------------------------------------===//
+
+std::vector<uint8_t> encodeFloats(const float *v, size_t count,
+                                  isa::Prec prec) {
+  if (!isa::isFloat(prec))
+    throw Error(std::string("encodeFloats: ") + isa::precName(prec) +
+                " is not a float precision");
+  unsigned eb = elemBytes(prec);
+  std::vector<uint8_t> out(count * eb);
+  for (size_t i = 0; i < count; ++i) {
+    uint32_t bits = floatBits(v[i], prec);
+    for (unsigned b = 0; b < eb; ++b)
+      out[i * eb + b] = uint8_t(bits >> (8 * b));
+  }
+  return out;
+}
+
+uint64_t convFilterBytes(int64_t oc, int64_t icPerGroup, int64_t kh, int64_t kw,
+                         isa::Prec prec, int64_t groups) {
+  isa::ChipParams chip = isa::ChipParams::bm1684x();
+  if (isDepthwise(groups * icPerGroup, oc, groups))
+    return uint64_t(oc * kh * kw) * elemBytes(prec);
+  int64_t icp = chip.icParallel(prec);
+  return uint64_t(oc * ceilDiv(icPerGroup, icp) * icp * kh * kw) *
+         elemBytes(prec);
+}
+
+std::vector<uint8_t> reorderConvFilter(const float *w, int64_t oc,
+                                       int64_t icPerGroup, int64_t kh,
+                                       int64_t kw, isa::Prec prec,
+                                       int64_t groups,
+                                       const isa::ChipParams &chip) {
+  if (isDepthwise(groups * icPerGroup, oc, groups))
+    return encodeFloats(w, size_t(oc * kh * kw), prec);
+  int64_t icp = chip.icParallel(prec);
+  int64_t blocks = ceilDiv(icPerGroup, icp);
+  int64_t kArea = kh * kw;
+  std::vector<float> r(size_t(oc * blocks * kArea * icp), 0.0f);
+  for (int64_t o = 0; o < oc; ++o)
+    for (int64_t i = 0; i < icPerGroup; ++i)
+      for (int64_t k = 0; k < kArea; ++k)
+        r[size_t(((o * blocks + i / icp) * kArea + k) * icp + i % icp)] =
+            w[size_t((o * icPerGroup + i) * kArea + k)];
+  return encodeFloats(r.data(), r.size(), prec);
+}
+
+std::vector<uint8_t> reorderConvTransposeFilter(const float *w, int64_t ic,
+                                                int64_t ocPerGroup, int64_t kh,
+                                                int64_t kw, isa::Prec prec,
+                                                int64_t groups,
+                                                const isa::ChipParams &chip) {
+  // ONNX [ic, ocPerGroup, kh, kw] -> conv [oc, icPerGroup, kh, kw] per group;
+  // the command rotates the kernel.
+  int64_t icg = ic / groups, oc = ocPerGroup * groups, kArea = kh * kw;
+  std::vector<float> c(size_t(oc * icg * kArea));
+  for (int64_t grp = 0; grp < groups; ++grp)
+    for (int64_t o = 0; o < ocPerGroup; ++o)
+      for (int64_t i = 0; i < icg; ++i)
+        for (int64_t k = 0; k < kArea; ++k)
+          c[size_t((((grp * ocPerGroup + o) * icg) + i) * kArea + k)] =
+              w[size_t(((grp * icg + i) * ocPerGroup + o) * kArea + k)];
+  // Never depthwise-reordered: convTranspose2d always uses the general path.
+  int64_t icp = chip.icParallel(prec);
+  int64_t blocks = ceilDiv(icg, icp);
+  std::vector<float> r(size_t(oc * blocks * kArea * icp), 0.0f);
+  for (int64_t o = 0; o < oc; ++o)
+    for (int64_t i = 0; i < icg; ++i)
+      for (int64_t k = 0; k < kArea; ++k)
+        r[size_t(((o * blocks + i / icp) * kArea + k) * icp + i % icp)] =
+            c[size_t((o * icg + i) * kArea + k)];
+  return encodeFloats(r.data(), r.size(), prec);
+}
+
+} // namespace tpu::backend

@@ -1,0 +1,525 @@
+//===- Elementwise.cpp - Element-wise kernels and their tiling ------------===//
+//
+// Unary functions, binary operations with numpy broadcasting, constants,
+// PReLU, casts and where. All share one engine (runEltwise): the output is
+// described as 4-D jobs whose input views may broadcast (zero strides); each
+// job is cut into tiles that fit local memory, each tile is loaded,
+// computed and stored, double-buffered.
+//
+// Lane mapping: a dense tensor is flattened and laid out as (1, 64, 1, q)
+// plus a remainder of fewer than 64 elements, so every lane works; with
+// broadcasting the merged dims map to (n, c, h, w) and a short channel dim
+// borrows a factor of the innermost one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Common.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tpu::backend {
+
+using namespace detail;
+
+namespace detail {
+
+namespace {
+
+constexpr int64_t kMaxDim = 65535;
+
+/// Largest v in [1, hi] with pred(v) (pred monotone decreasing); 0 if none.
+int64_t largest(int64_t hi, const std::function<bool(int64_t)> &pred) {
+  if (hi < 1 || !pred(1))
+    return 0;
+  int64_t lo = 1;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo + 1) / 2;
+    if (pred(mid))
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
+} // namespace
+
+Shape4 chooseTile(const isa::ChipParams &chip, Shape4 s,
+                  const std::function<bool(Shape4)> &fits) {
+  int64_t npu = chip.npuNum;
+  Shape4 t{1, uint32_t(std::min<int64_t>(s.c, npu)), 1, 1};
+  int64_t maxW = std::min<int64_t>(s.w, kMaxDim);
+  int64_t w = largest(maxW, [&](int64_t v) {
+    return fits({1, t.c, 1, uint32_t(v)});
+  });
+  if (w == 0)
+    return {0, 0, 0, 0};
+  t.w = uint32_t(w);
+  if (t.w < s.w)
+    return t;
+  t.h = uint32_t(largest(std::min<int64_t>(s.h, kMaxDim), [&](int64_t v) {
+    return fits({1, t.c, uint32_t(v), t.w});
+  }));
+  if (t.h < s.h)
+    return t;
+  int64_t slots =
+      largest(ceilDiv(std::min<int64_t>(s.c, kMaxDim), npu), [&](int64_t v) {
+        uint32_t c = uint32_t(
+            std::min<int64_t>(std::min<int64_t>(s.c, kMaxDim), v * npu));
+        return fits({1, c, t.h, t.w});
+      });
+  t.c = uint32_t(std::min<int64_t>(std::min<int64_t>(s.c, kMaxDim),
+                                   std::max<int64_t>(slots, 1) * npu));
+  if (t.c < s.c)
+    return t;
+  t.n = uint32_t(std::max<int64_t>(
+      1, largest(std::min<int64_t>(s.n, kMaxDim), [&](int64_t v) {
+        return fits({uint32_t(v), t.c, t.h, t.w});
+      })));
+  return t;
+}
+
+std::vector<EltJob> broadcastJobs(const std::vector<GTensor> &inputs,
+                                  const GTensor &output) {
+  std::vector<int64_t> out = output.shape;
+  if (out.empty())
+    out = {1};
+  size_t r = out.size();
+  size_t nv = inputs.size() + 1;
+  // strides[v][d]: views 0..n-1 = inputs, n = output.
+  std::vector<std::vector<int64_t>> strides(nv, std::vector<int64_t>(r, 0));
+  for (size_t v = 0; v < inputs.size(); ++v) {
+    std::vector<int64_t> dims = inputs[v].shape;
+    if (dims.size() > r)
+      throw Error("backend: input rank " + std::to_string(dims.size()) +
+                  " exceeds the output rank " + std::to_string(r));
+    dims.insert(dims.begin(), r - dims.size(), 1);
+    std::vector<int64_t> dense = denseStrides(dims);
+    for (size_t d = 0; d < r; ++d) {
+      if (dims[d] != out[d] && dims[d] != 1)
+        throw Error("backend: input dim " + std::to_string(dims[d]) +
+                    " does not broadcast to " + std::to_string(out[d]));
+      strides[v][d] = dims[d] == 1 ? 0 : dense[d];
+    }
+  }
+  strides[nv - 1] = denseStrides(out);
+  // Drop unit dims, merge mergeable neighbours.
+  std::vector<int64_t> dims;
+  std::vector<std::vector<int64_t>> st(nv);
+  for (size_t d = 0; d < r; ++d) {
+    if (out[d] == 1)
+      continue;
+    dims.push_back(out[d]);
+    for (size_t v = 0; v < nv; ++v)
+      st[v].push_back(strides[v][d]);
+  }
+  for (size_t d = dims.size(); d-- > 1;) {
+    bool ok = true;
+    for (size_t v = 0; v < nv && ok; ++v)
+      ok = st[v][d - 1] == st[v][d] * dims[d];
+    if (!ok)
+      continue;
+    dims[d - 1] *= dims[d];
+    dims.erase(dims.begin() + d);
+    for (size_t v = 0; v < nv; ++v) {
+      st[v][d - 1] = st[v][d];
+      st[v].erase(st[v].begin() + d);
+    }
+  }
+  if (dims.empty()) {
+    dims = {1};
+    for (size_t v = 0; v < nv; ++v)
+      st[v] = {1};
+  }
+  auto prec = [&](size_t v) {
+    return v + 1 < nv ? inputs[v].prec : output.prec;
+  };
+  auto addr = [&](size_t v) {
+    return v + 1 < nv ? inputs[v].addr : output.addr;
+  };
+  std::vector<EltJob> jobs;
+  auto emitJob = [&](Shape4 shape, const std::vector<uint64_t> &base,
+                     const std::vector<Stride4> &s) {
+    EltJob j;
+    j.shape = shape;
+    for (size_t v = 0; v < nv; ++v) {
+      DView view{base[v], prec(v), shape, s[v]};
+      if (v + 1 < nv)
+        j.inputs.push_back(view);
+      else
+        j.output = view;
+    }
+    jobs.push_back(j);
+  };
+  int64_t npu = isa::ChipParams::bm1684x().npuNum;
+  size_t k = dims.size();
+  size_t outer = k > 4 ? k - 4 : 0;
+  int64_t outerCount = 1;
+  for (size_t d = 0; d < outer; ++d)
+    outerCount *= dims[d];
+  for (int64_t o = 0; o < outerCount; ++o) {
+    std::vector<uint64_t> base(nv);
+    for (size_t v = 0; v < nv; ++v) {
+      int64_t rem = o, off = 0;
+      for (size_t d = outer; d-- > 0;) {
+        off += (rem % dims[d]) * st[v][d];
+        rem /= dims[d];
+      }
+      base[v] = addr(v) + uint64_t(off) * elemBytes(prec(v));
+    }
+    std::vector<int64_t> dd(dims.begin() + outer, dims.end());
+    std::vector<std::vector<int64_t>> ss(nv);
+    for (size_t v = 0; v < nv; ++v)
+      ss[v].assign(st[v].begin() + outer, st[v].end());
+    size_t kk = dd.size();
+    if (kk == 1) {
+      // Flat: (1, 64, 1, q) and a remainder of r < 64 elements.
+      int64_t e = dd[0], q = e / npu, rem = e % npu;
+      if (q > 0) {
+        std::vector<Stride4> s;
+        for (size_t v = 0; v < nv; ++v)
+          s.push_back({0, q * ss[v][0], 0, ss[v][0]});
+        emitJob({1, uint32_t(npu), 1, uint32_t(q)}, base, s);
+      }
+      if (rem > 0) {
+        std::vector<uint64_t> b2(nv);
+        std::vector<Stride4> s;
+        for (size_t v = 0; v < nv; ++v) {
+          b2[v] = base[v] + uint64_t(q * npu * ss[v][0]) * elemBytes(prec(v));
+          s.push_back({0, ss[v][0], 0, ss[v][0]});
+        }
+        emitJob({1, uint32_t(rem), 1, 1}, b2, s);
+      }
+      continue;
+    }
+    if (kk == 2 && dd[0] < npu) {
+      // (A, B) with few rows: take a factor of B onto the lanes.
+      int64_t b1 = 1;
+      for (int64_t f = std::min<int64_t>(npu, dd[1]); f > 1; --f)
+        if (dd[1] % f == 0) {
+          b1 = f;
+          break;
+        }
+      int64_t b2 = dd[1] / b1;
+      std::vector<Stride4> s;
+      for (size_t v = 0; v < nv; ++v)
+        s.push_back({ss[v][0], b2 * ss[v][1], 0, ss[v][1]});
+      emitJob({uint32_t(dd[0]), uint32_t(b1), 1, uint32_t(b2)}, base, s);
+      continue;
+    }
+    while (dd.size() < 4) {
+      // (A, B) -> (1, A, 1, B); (A, B, C) -> (A, B, 1, C).
+      size_t at = dd.size() == 3 ? 2 : (dd.size() == 2 ? 0 : 0);
+      if (dd.size() == 2) {
+        dd.insert(dd.begin(), 1);
+        dd.insert(dd.begin() + 2, 1);
+        for (size_t v = 0; v < nv; ++v) {
+          ss[v].insert(ss[v].begin(), 0);
+          ss[v].insert(ss[v].begin() + 2, 0);
+        }
+        break;
+      }
+      dd.insert(dd.begin() + at, 1);
+      for (size_t v = 0; v < nv; ++v)
+        ss[v].insert(ss[v].begin() + at, 0);
+    }
+    std::vector<Stride4> s;
+    for (size_t v = 0; v < nv; ++v)
+      s.push_back({ss[v][0], ss[v][1], ss[v][2], ss[v][3]});
+    emitJob(
+        {uint32_t(dd[0]), uint32_t(dd[1]), uint32_t(dd[2]), uint32_t(dd[3])},
+        base, s);
+  }
+  return jobs;
+}
+
+void runEltwise(
+    CmdEmitter &em, const OpCtx &ctx, const std::vector<EltJob> &jobs,
+    Prec outPrec, unsigned temps, const std::vector<UnaryKind> &tables,
+    const std::function<void(const std::vector<LTensor> &, const LTensor &,
+                             const UnaryScratch &)> &compute) {
+  if (jobs.empty())
+    return;
+  const isa::ChipParams &chip = em.chip();
+  LocalAlloc alloc(chip, ctx);
+  UnaryScratch scratch;
+  scratch.tables = alloc.alloc(unaryTableBytes(), "coefficient tables");
+  for (UnaryKind k : tables)
+    prepareUnaryTables(em, k, scratch);
+  size_t nIn = jobs[0].inputs.size();
+  std::vector<Prec> inPrec;
+  for (const DView &v : jobs[0].inputs)
+    inPrec.push_back(v.prec);
+  // Split the free memory in proportion to the element bytes each buffer
+  // holds: two copies of every input and of the output, one of each temp.
+  uint64_t units = 2 * elemBytes(outPrec) + uint64_t(temps) * sizeof(float);
+  for (Prec p : inPrec)
+    units += 2 * elemBytes(p);
+  uint64_t freeBytes = alloc.capacity() - alloc.used();
+  uint64_t align = chip.localAlign;
+  auto budget = [&](Prec p) {
+    return freeBytes / units * elemBytes(p) / align * align;
+  };
+  auto fits = [&](Shape4 t) {
+    for (Prec p : inPrec)
+      if (euBytes(chip, p, t) > budget(p))
+        return false;
+    if (temps && euBytes(chip, Prec::Fp32, t) > budget(Prec::Fp32))
+      return false;
+    return euBytes(chip, outPrec, t) <= budget(outPrec);
+  };
+  struct Step {
+    size_t job;
+    Shape4 at, shape;
+  };
+  std::vector<Step> steps;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    Shape4 s = jobs[j].shape;
+    Shape4 t = chooseTile(chip, s, fits);
+    if (t.w == 0)
+      ctx.fail("does not fit in local memory: not even one element per lane");
+    t = shrinkForPipeline(chip, s, t, [&](Shape4 x) {
+      uint64_t b = euBytes(chip, outPrec, x);
+      for (Prec p : inPrec)
+        b += euBytes(chip, p, x);
+      return b;
+    });
+    for (Range1 n : splitRange(s.n, t.n))
+      for (Range1 c : splitRange(s.c, t.c))
+        for (Range1 h : splitRange(s.h, t.h))
+          for (Range1 w : splitRange(s.w, t.w))
+            steps.push_back({j,
+                             {uint32_t(n.begin), uint32_t(c.begin),
+                              uint32_t(h.begin), uint32_t(w.begin)},
+                             {uint32_t(n.size), uint32_t(c.size),
+                              uint32_t(h.size), uint32_t(w.size)}});
+  }
+  std::vector<std::array<uint64_t, 2>> inBuf(nIn);
+  for (size_t i = 0; i < nIn; ++i)
+    for (auto &b : inBuf[i])
+      b = alloc.alloc(budget(inPrec[i]), "input tile");
+  std::array<uint64_t, 2> outBuf;
+  for (auto &b : outBuf)
+    b = alloc.alloc(budget(outPrec), "output tile");
+  for (unsigned t = 0; t < temps; ++t)
+    scratch.temps.push_back(alloc.alloc(budget(Prec::Fp32), "scratch tile"));
+
+  auto inTile = [&](size_t i, size_t k) {
+    return localTensor(chip, inBuf[k][i % 2], inPrec[k], steps[i].shape);
+  };
+  auto outTile = [&](size_t i) {
+    return localTensor(chip, outBuf[i % 2], outPrec, steps[i].shape);
+  };
+  pipeline(
+      steps.size(),
+      [&](size_t i) {
+        const Step &s = steps[i];
+        for (size_t k = 0; k < nIn; ++k)
+          load(em, subView(jobs[s.job].inputs[k], s.at, s.shape), inTile(i, k));
+      },
+      [&](size_t i) {
+        std::vector<LTensor> ins;
+        for (size_t k = 0; k < nIn; ++k)
+          ins.push_back(inTile(i, k));
+        compute(ins, outTile(i), scratch);
+      },
+      [&](size_t i) {
+        const Step &s = steps[i];
+        store(em, outTile(i), subView(jobs[s.job].output, s.at, s.shape));
+      });
+}
+
+} // namespace detail
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+void checkSameCount(const OpCtx &ctx, const GTensor &in, const GTensor &out) {
+  if (in.numElements() != out.numElements())
+    ctx.fail("input has " + std::to_string(in.numElements()) +
+             " elements, output " + std::to_string(out.numElements()));
+}
+
+/// A dense tensor viewed with the output's shape (for same-count ops).
+GTensor reshaped(const GTensor &t, const std::vector<int64_t> &shape) {
+  GTensor r = t;
+  r.shape = shape;
+  return r;
+}
+
+ArOp arOpOf(BinaryKind k) {
+  switch (k) {
+  case BinaryKind::Add:
+    return ArOp::Add;
+  case BinaryKind::Sub:
+    return ArOp::Sub;
+  case BinaryKind::Mul:
+    return ArOp::Mul;
+  case BinaryKind::Div:
+    return ArOp::Div;
+  case BinaryKind::Max:
+    return ArOp::Max;
+  case BinaryKind::Min:
+    return ArOp::Min;
+  case BinaryKind::Pow:
+    break;
+  }
+  throw Error("backend: pow has no AR form");
+}
+
+} // namespace
+
+void unary(CmdEmitter &em, const UnaryParams &p) {
+  OpCtx ctx{"unary", p.name};
+  requireFloat(ctx, p.input, "input");
+  requireFloat(ctx, p.output, "output");
+  checkSameCount(ctx, p.input, p.output);
+  auto jobs = broadcastJobs({reshaped(p.input, p.output.shape)}, p.output);
+  runEltwise(
+      em, ctx, jobs, p.output.prec, unaryTemps(p.fn.kind), {p.fn.kind},
+      [&](const std::vector<LTensor> &in, const LTensor &out,
+          const UnaryScratch &s) { emitUnary(em, p.fn, in[0], out, s); });
+}
+
+void cast(CmdEmitter &em, const CastParams &p) {
+  OpCtx ctx{"cast", p.name};
+  requireFloat(ctx, p.input, "input");
+  requireFloat(ctx, p.output, "output");
+  checkSameCount(ctx, p.input, p.output);
+  auto jobs = broadcastJobs({reshaped(p.input, p.output.shape)}, p.output);
+  runEltwise(em, ctx, jobs, p.output.prec, 0, {},
+             [&](const std::vector<LTensor> &in, const LTensor &out,
+                 const UnaryScratch &s) {
+               emitUnary(em, {UnaryKind::None}, in[0], out, s);
+             });
+}
+
+void binary(CmdEmitter &em, const BinaryParams &p) {
+  OpCtx ctx{"binary", p.name};
+  requireFloat(ctx, p.lhs, "lhs");
+  requireFloat(ctx, p.rhs, "rhs");
+  requireFloat(ctx, p.output, "output");
+  std::vector<EltJob> jobs;
+  try {
+    jobs = broadcastJobs({p.lhs, p.rhs}, p.output);
+  } catch (const Error &e) {
+    ctx.fail(e.what());
+  }
+  bool isPow = p.kind == BinaryKind::Pow;
+  unsigned temps = std::max(unaryTemps(p.act.kind),
+                            isPow ? unaryTemps(UnaryKind::Pow) + 1 : 0u);
+  std::vector<UnaryKind> tables{p.act.kind};
+  if (isPow)
+    tables.push_back(UnaryKind::Pow);
+  runEltwise(em, ctx, jobs, p.output.prec, temps, tables,
+             [&](const std::vector<LTensor> &in, const LTensor &out,
+                 const UnaryScratch &s) {
+               if (isPow)
+                 emitPowTensor(em, in[0], in[1], out, s);
+               else
+                 ar(em, arOpOf(p.kind), out, Opd::of(in[0]), Opd::of(in[1]));
+               if (p.act.kind != UnaryKind::None)
+                 emitUnary(em, p.act, out, out, s);
+             });
+}
+
+void binaryConst(CmdEmitter &em, const BinaryConstParams &p) {
+  OpCtx ctx{"binary", p.name};
+  requireFloat(ctx, p.input, "input");
+  requireFloat(ctx, p.output, "output");
+  checkSameCount(ctx, p.input, p.output);
+  auto jobs = broadcastJobs({reshaped(p.input, p.output.shape)}, p.output);
+  if (p.kind == BinaryKind::Pow && !p.constOnLeft) {
+    unary(em, {p.name, p.input, p.output, {UnaryKind::Pow, p.value}});
+    if (p.act.kind != UnaryKind::None)
+      unary(em, {p.name, p.output, p.output, p.act});
+    return;
+  }
+  if (p.kind == BinaryKind::Pow) {
+    // c ^ x = exp(x ln c).
+    unary(em, {p.name,
+               p.input,
+               p.output,
+               {UnaryKind::Scale, std::log(p.value), 0.0f}});
+    unary(em, {p.name, p.output, p.output, {UnaryKind::Exp}});
+    if (p.act.kind != UnaryKind::None)
+      unary(em, {p.name, p.output, p.output, p.act});
+    return;
+  }
+  runEltwise(em, ctx, jobs, p.output.prec, unaryTemps(p.act.kind), {p.act.kind},
+             [&](const std::vector<LTensor> &in, const LTensor &out,
+                 const UnaryScratch &s) {
+               Opd x = Opd::of(in[0]);
+               Opd c = Opd::imm(p.value, in[0].prec);
+               if (p.constOnLeft)
+                 ar(em, arOpOf(p.kind), out, c, x);
+               else
+                 ar(em, arOpOf(p.kind), out, x, c);
+               if (p.act.kind != UnaryKind::None)
+                 emitUnary(em, p.act, out, out, s);
+             });
+}
+
+void prelu(CmdEmitter &em, const PReluParams &p) {
+  OpCtx ctx{"prelu", p.name};
+  requireFloat(ctx, p.input, "input");
+  requireFloat(ctx, p.slope, "slope");
+  requireFloat(ctx, p.output, "output");
+  if (p.input.prec != p.output.prec)
+    ctx.fail("input and output must have one precision");
+  std::vector<EltJob> jobs;
+  try {
+    jobs = broadcastJobs({p.input, p.slope}, p.output);
+  } catch (const Error &e) {
+    ctx.fail(e.what());
+  }
+  runEltwise(
+      em, ctx, jobs, p.output.prec, 1, {},
+      [&](const std::vector<LTensor> &in, const LTensor &out,
+          const UnaryScratch &s) {
+        LTensor t = localTensor(em.chip(), s.temps[0], out.prec, out.shape);
+        ar(em, ArOp::Mul, t, Opd::of(in[0]), Opd::of(in[1]));
+        cmpSelect(em, CmpOp::SelGt, out, Opd::of(in[0]),
+                  Opd::imm(0.0f, in[0].prec), Opd::of(in[0]), Opd::of(t));
+      });
+}
+
+void where(CmdEmitter &em, const WhereParams &p) {
+  OpCtx ctx{"where", p.name};
+  requireFloat(ctx, p.x, "x");
+  requireFloat(ctx, p.y, "y");
+  requireFloat(ctx, p.output, "output");
+  if (p.x.prec != p.output.prec || p.y.prec != p.output.prec)
+    ctx.fail("x, y and output must have one precision");
+  std::vector<EltJob> jobs;
+  try {
+    jobs = broadcastJobs({p.cond, p.x, p.y}, p.output);
+  } catch (const Error &e) {
+    ctx.fail(e.what());
+  }
+  runEltwise(em, ctx, jobs, p.output.prec, 0, {},
+             [&](const std::vector<LTensor> &in, const LTensor &out,
+                 const UnaryScratch &) {
+               cmpSelect(em, CmpOp::SelEq, out, Opd::of(in[0]),
+                         Opd::immInt(0, in[0].prec), Opd::of(in[2]),
+                         Opd::of(in[1]));
+             });
+}
+
+void copy(CmdEmitter &em, const std::string &name, const GTensor &input,
+          const GTensor &output) {
+  OpCtx ctx{"copy", name};
+  checkSameCount(ctx, input, output);
+  if (input.prec != output.prec)
+    ctx.fail("copy cannot change the precision (use cast)");
+  if (input.addr == output.addr)
+    return;
+  int64_t e = input.numElements();
+  copyGlobalNd(em, input.prec, input.addr, {1}, output.addr, {1}, {e});
+}
+
+} // namespace tpu::backend

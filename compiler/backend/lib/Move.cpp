@@ -1,0 +1,548 @@
+//===- Move.cpp - Data movement: permute, concat, slice, pad, ... ---------===//
+//
+// Pure data movement runs as strided global-to-global DMA_tensor copies
+// (copyGlobalNd merges what it can and loops over dims beyond four):
+// permute, concat, slice, pad (a fill, then the interior), expand / tile.
+// Gather uses DMA_gather with its index list staged in local memory (where
+// negative indices are wrapped by two TIU commands). Resize runs through
+// local memory: a pass over output columns then one over output rows, each
+// a copy (nearest) or a two-tap blend (linear) of whole columns / rows, in
+// fp32.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Common.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tpu::backend {
+
+using namespace detail;
+
+namespace {
+
+void requireSamePrec(const OpCtx &ctx, const GTensor &a, const GTensor &b) {
+  if (a.prec != b.prec)
+    ctx.fail(std::string("input is ") + isa::precName(a.prec) +
+             " but output is " + isa::precName(b.prec) + " (use cast)");
+}
+
+std::vector<int64_t> dimsOf(const GTensor &t) {
+  return t.shape.empty() ? std::vector<int64_t>{1} : t.shape;
+}
+
+} // namespace
+
+void permute(CmdEmitter &em, const PermuteParams &p) {
+  OpCtx ctx{"permute", p.name};
+  requireSamePrec(ctx, p.input, p.output);
+  size_t r = p.input.shape.size();
+  if (p.order.size() != r)
+    ctx.fail("order has " + std::to_string(p.order.size()) +
+             " entries for rank " + std::to_string(r));
+  std::vector<int64_t> in = p.input.shape, st = denseStrides(in);
+  std::vector<int64_t> out(r), srcStrides(r);
+  std::vector<bool> seen(r, false);
+  for (size_t i = 0; i < r; ++i) {
+    int64_t o = p.order[i] < 0 ? p.order[i] + int64_t(r) : p.order[i];
+    if (o < 0 || o >= int64_t(r) || seen[size_t(o)])
+      ctx.fail("order is not a permutation");
+    seen[size_t(o)] = true;
+    out[i] = in[size_t(o)];
+    srcStrides[i] = st[size_t(o)];
+  }
+  if (out != p.output.shape)
+    ctx.fail("output shape does not match the permuted input");
+  withCtx(ctx, [&] {
+    copyGlobalNd(em, p.input.prec, p.input.addr, srcStrides, p.output.addr,
+                 denseStrides(out), out);
+  });
+}
+
+void concat(CmdEmitter &em, const ConcatParams &p) {
+  OpCtx ctx{"concat", p.name};
+  std::vector<int64_t> out = dimsOf(p.output);
+  int64_t r = int64_t(out.size());
+  int64_t axis = p.axis < 0 ? p.axis + r : p.axis;
+  if (axis < 0 || axis >= r)
+    ctx.fail("axis out of range");
+  std::vector<int64_t> ost = denseStrides(out);
+  int64_t at = 0;
+  unsigned eb = elemBytes(p.output.prec);
+  withCtx(ctx, [&] {
+    for (const GTensor &in : p.inputs) {
+      requireSamePrec(ctx, in, p.output);
+      std::vector<int64_t> d = dimsOf(in);
+      if (int64_t(d.size()) != r)
+        ctx.fail("inputs must have the output's rank");
+      for (int64_t i = 0; i < r; ++i)
+        if (i != axis && d[size_t(i)] != out[size_t(i)])
+          ctx.fail("inputs differ from the output outside the axis");
+      copyGlobalNd(em, in.prec, in.addr, denseStrides(d),
+                   p.output.addr + uint64_t(at * ost[size_t(axis)]) * eb, ost,
+                   d);
+      at += d[size_t(axis)];
+    }
+    if (at != out[size_t(axis)])
+      ctx.fail("inputs cover " + std::to_string(at) + " of " +
+               std::to_string(out[size_t(axis)]) + " along the axis");
+  });
+}
+
+namespace {
+
+/// Copies with possibly negative source strides: dims with a negative
+/// stride are unrolled (one copy per index).
+void copyAnyStride(CmdEmitter &em, Prec prec, uint64_t src,
+                   std::vector<int64_t> ss, uint64_t dst,
+                   std::vector<int64_t> ds, std::vector<int64_t> dims) {
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (ss[i] >= 0)
+      continue;
+    unsigned eb = elemBytes(prec);
+    int64_t count = dims[i], step = ss[i];
+    dims[i] = 1;
+    ss[i] = 0;
+    for (int64_t k = 0; k < count; ++k)
+      copyAnyStride(em, prec, src + uint64_t(k * step * int64_t(eb)), ss,
+                    dst + uint64_t(k * ds[i]) * eb, ds, dims);
+    return;
+  }
+  copyGlobalNd(em, prec, src, ss, dst, ds, dims);
+}
+
+} // namespace
+
+void slice(CmdEmitter &em, const SliceParams &p) {
+  OpCtx ctx{"slice", p.name};
+  requireSamePrec(ctx, p.input, p.output);
+  std::vector<int64_t> in = dimsOf(p.input), out = dimsOf(p.output);
+  size_t r = in.size();
+  if (out.size() != r || p.starts.size() != r || p.steps.size() != r)
+    ctx.fail("starts, steps and output must have the input's rank");
+  std::vector<int64_t> st = denseStrides(in), ss(r);
+  int64_t off = 0;
+  for (size_t i = 0; i < r; ++i) {
+    int64_t last = p.starts[i] + (out[i] - 1) * p.steps[i];
+    if (p.steps[i] == 0 || p.starts[i] < 0 || p.starts[i] >= in[i] ||
+        last < 0 || last >= in[i])
+      ctx.fail("slice of dim " + std::to_string(i) + " leaves the input");
+    off += p.starts[i] * st[i];
+    ss[i] = p.steps[i] * st[i];
+  }
+  withCtx(ctx, [&] {
+    copyAnyStride(em, p.input.prec,
+                  p.input.addr + uint64_t(off) * elemBytes(p.input.prec), ss,
+                  p.output.addr, denseStrides(out), out);
+  });
+}
+
+void pad(CmdEmitter &em, const PadParams &p) {
+  OpCtx ctx{"pad", p.name};
+  requireSamePrec(ctx, p.input, p.output);
+  std::vector<int64_t> in = dimsOf(p.input), out = dimsOf(p.output);
+  size_t r = in.size();
+  if (out.size() != r || p.pads.size() != 2 * r)
+    ctx.fail("pads must have two entries per dim");
+  std::vector<int64_t> ost = denseStrides(out);
+  int64_t off = 0;
+  for (size_t i = 0; i < r; ++i) {
+    if (p.pads[i] < 0 || p.pads[r + i] < 0)
+      ctx.fail("negative pads are not supported (use slice)");
+    if (in[i] + p.pads[i] + p.pads[r + i] != out[i])
+      ctx.fail("output dim " + std::to_string(i) + " does not match the pads");
+    if (p.mode == PadMode::Reflect &&
+        (p.pads[i] >= in[i] || p.pads[r + i] >= in[i]))
+      ctx.fail("reflect pads must be smaller than the dim");
+    off += p.pads[i] * ost[i];
+  }
+  unsigned eb = elemBytes(p.output.prec);
+  withCtx(ctx, [&] {
+    if (p.mode == PadMode::Constant) {
+      int64_t total = p.output.numElements();
+      // The fill as (rows, 65535-wide) plus the rest.
+      constexpr int64_t kRow = 65535;
+      DView all{p.output.addr,
+                p.output.prec,
+                {1, 1, uint32_t(total / kRow), uint32_t(kRow)},
+                {0, 0, kRow, 1}};
+      uint32_t bits = floatBits(p.value, p.output.prec);
+      if (total / kRow)
+        fillGlobal(em, all, bits);
+      if (total % kRow)
+        fillGlobal(em,
+                   denseView(p.output.addr + uint64_t(total / kRow * kRow) * eb,
+                             p.output.prec, {1, 1, 1, uint32_t(total % kRow)}),
+                   bits);
+    }
+    copyGlobalNd(em, p.input.prec, p.input.addr, denseStrides(in),
+                 p.output.addr + uint64_t(off) * eb, ost, in);
+    if (p.mode == PadMode::Constant)
+      return;
+    // Border planes, innermost dim first: a plane of dim d spans the full
+    // (already padded) extent of the inner dims and the interior of the
+    // outer ones, and is copied from inside the output (GDMA runs in order).
+    for (size_t d = r; d-- > 0;) {
+      std::vector<int64_t> plane(r);
+      int64_t base = 0;
+      for (size_t i = 0; i < r; ++i) {
+        plane[i] = i > d ? out[i] : (i == d ? 1 : in[i]);
+        if (i < d)
+          base += p.pads[i] * ost[i];
+      }
+      int64_t begin = p.pads[d], n = in[d];
+      auto copyPlane = [&](int64_t from, int64_t to) {
+        copyGlobalNd(em, p.output.prec,
+                     p.output.addr + uint64_t(base + from * ost[d]) * eb, ost,
+                     p.output.addr + uint64_t(base + to * ost[d]) * eb, ost,
+                     plane);
+      };
+      bool reflect = p.mode == PadMode::Reflect;
+      for (int64_t j = 0; j < begin; ++j)
+        copyPlane(reflect ? 2 * begin - j : begin, j);
+      for (int64_t k = 0; k < p.pads[r + d]; ++k)
+        copyPlane(reflect ? begin + n - 2 - k : begin + n - 1, begin + n + k);
+    }
+  });
+}
+
+void broadcastTo(CmdEmitter &em, const BroadcastParams &p) {
+  OpCtx ctx{"broadcastTo", p.name};
+  requireSamePrec(ctx, p.input, p.output);
+  std::vector<int64_t> out = dimsOf(p.output), in = p.input.shape;
+  if (in.size() > out.size())
+    ctx.fail("input rank exceeds the output rank");
+  in.insert(in.begin(), out.size() - in.size(), 1);
+  std::vector<int64_t> ist = denseStrides(in), ost = denseStrides(out);
+  // Each output dim becomes (repeats, in_dim): source strides (0, dense).
+  std::vector<int64_t> dims, ss, ds;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (in[i] == 0 || out[i] % in[i] != 0)
+      ctx.fail("input dim " + std::to_string(in[i]) + " does not divide " +
+               std::to_string(out[i]));
+    int64_t rep = out[i] / in[i];
+    dims.push_back(rep);
+    ss.push_back(0);
+    ds.push_back(ost[i] * in[i]);
+    dims.push_back(in[i]);
+    ss.push_back(ist[i]);
+    ds.push_back(ost[i]);
+  }
+  withCtx(ctx, [&] {
+    copyGlobalNd(em, p.input.prec, p.input.addr, ss, p.output.addr, ds, dims);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Gather
+//===----------------------------------------------------------------------===//
+
+void gather(CmdEmitter &em, const GatherParams &p) {
+  OpCtx ctx{"gather", p.name};
+  requireSamePrec(ctx, p.input, p.output);
+  if (p.indices.prec != Prec::Int32)
+    ctx.fail("indices must be int32");
+  std::vector<int64_t> in = dimsOf(p.input);
+  int64_t r = int64_t(in.size());
+  int64_t axis = p.axis < 0 ? p.axis + r : p.axis;
+  if (axis < 0 || axis >= r)
+    ctx.fail("axis out of range");
+  int64_t outer = 1, d = in[size_t(axis)], inner = 1;
+  for (int64_t i = 0; i < r; ++i) {
+    if (i < axis)
+      outer *= in[size_t(i)];
+    if (i > axis)
+      inner *= in[size_t(i)];
+  }
+  int64_t nIdx = p.indices.numElements();
+  requireElements(ctx, p.output, outer * nIdx * inner, "output");
+  const isa::ChipParams &chip = em.chip();
+  constexpr int64_t kMax = 65535;
+  unsigned eb = elemBytes(p.input.prec);
+  LocalAlloc alloc(chip, ctx);
+  // Index chunks staged in lane 0: (1, 1, 1, count) int32, plus a temp.
+  int64_t chunk = std::min<int64_t>(
+      nIdx, int64_t((alloc.capacity() / 2 - chip.localAlign) / 4));
+  chunk = std::min<int64_t>(chunk, kMax);
+  uint64_t idxBuf = alloc.alloc(uint64_t(chunk) * 4, "indices");
+  uint64_t tmpBuf = alloc.alloc(uint64_t(chunk) * 4, "indices");
+  withCtx(ctx, [&] {
+    for (Range1 ic : splitRange(nIdx, chunk)) {
+      Shape4 is{1, 1, 1, uint32_t(ic.size)};
+      LTensor idx =
+          localTensor(chip, idxBuf, Prec::Int32, is, isa::LocalLayout::Compact);
+      LTensor tmp =
+          localTensor(chip, tmpBuf, Prec::Int32, is, isa::LocalLayout::Compact);
+      load(em,
+           denseView(p.indices.addr + uint64_t(ic.begin) * 4, Prec::Int32, is),
+           idx);
+      // Negative indices count from the end.
+      ar(em, ArOp::Add, tmp, Opd::of(idx), Opd::immInt(int32_t(d)));
+      LTensor idxEu = localTensor(chip, idxBuf, Prec::Int32, is);
+      cmpSelect(em, CmpOp::SelLt, idxEu, Opd::of(idxEu), Opd::immInt(0),
+                Opd::of(localTensor(chip, tmpBuf, Prec::Int32, is)),
+                Opd::of(idxEu));
+      for (Range1 oc : splitRange(outer, kMax))
+        for (Range1 wc : splitRange(inner, kMax)) {
+          isa::cmd::DmaGather c;
+          c.stride_enable = 1;
+          c.cmd_type = unsigned(isa::GdmaType::Gather);
+          c.src_data_format = unsigned(isa::gdmaFormatFor(p.input.prec));
+          c.src_cstride = uint64_t(d * inner);
+          c.src_hstride = uint64_t(inner);
+          c.dst_cstride = uint64_t(nIdx * inner);
+          c.dst_hstride = uint64_t(inner);
+          c.index_cstride = uint64_t(ic.size);
+          c.index_hstride = 1;
+          c.src_csize = uint64_t(oc.size);
+          c.src_hsize = uint64_t(d);
+          c.src_wsize = uint64_t(wc.size);
+          c.dst_csize = uint64_t(oc.size);
+          c.dst_hsize = uint64_t(ic.size);
+          c.dst_wsize = uint64_t(wc.size);
+          c.index_csize = 1;
+          c.index_hsize = uint64_t(ic.size);
+          uint64_t src =
+              p.input.addr + uint64_t(oc.begin * d * inner + wc.begin) * eb;
+          uint64_t dst =
+              p.output.addr +
+              uint64_t((oc.begin * nIdx + ic.begin) * inner + wc.begin) * eb;
+          uint64_t ia = chip.lmemBase + idxBuf;
+          c.src_start_addr_l32 = src & 0xFFFFFFFFu;
+          c.src_start_addr_h8 = src >> 32;
+          c.dst_start_addr_l32 = dst & 0xFFFFFFFFu;
+          c.dst_start_addr_h8 = dst >> 32;
+          c.index_start_addr_l32 = ia & 0xFFFFFFFFu;
+          c.index_start_addr_h8 = ia >> 32;
+          c.localmem_mask_l32 = 0xFFFFFFFFu;
+          c.localmem_mask_h32 = 0xFFFFFFFFu;
+          em.gdmaAccess(isa::encode(c), {idx.range(chip)}, {});
+        }
+    }
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Resize
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Source coordinate of output index `o` (ONNX coordinate transforms).
+double sourceCoord(ResizeCoord m, int64_t o, int64_t in, int64_t out,
+                   double scale) {
+  switch (m) {
+  case ResizeCoord::HalfPixel:
+    return (double(o) + 0.5) / scale - 0.5;
+  case ResizeCoord::PytorchHalfPixel:
+    return out > 1 ? (double(o) + 0.5) / scale - 0.5 : 0.0;
+  case ResizeCoord::AlignCorners:
+    return out > 1 ? double(o) * double(in - 1) / double(out - 1) : 0.0;
+  case ResizeCoord::Asymmetric:
+    return double(o) / scale;
+  }
+  return 0.0;
+}
+
+int64_t nearestIndex(NearestMode m, double x, int64_t in) {
+  double v;
+  switch (m) {
+  case NearestMode::RoundPreferFloor:
+    v = x == std::floor(x) + 0.5 ? std::floor(x) : std::round(x);
+    break;
+  case NearestMode::RoundPreferCeil:
+    v = x == std::floor(x) + 0.5 ? std::ceil(x) : std::round(x);
+    break;
+  case NearestMode::Floor:
+    v = std::floor(x);
+    break;
+  default:
+    v = std::ceil(x);
+    break;
+  }
+  return std::clamp<int64_t>(int64_t(v), 0, in - 1);
+}
+
+/// One output index: source indices and the weight of the second.
+struct Tap {
+  int64_t i0, i1;
+  float f;
+};
+
+std::vector<Tap> taps(const ResizeParams &p, int64_t in, int64_t out,
+                      float scaleParam) {
+  double scale = scaleParam > 0 ? scaleParam : double(out) / double(in);
+  std::vector<Tap> t(static_cast<size_t>(out));
+  for (int64_t o = 0; o < out; ++o) {
+    double x = sourceCoord(p.coord, o, in, out, scale);
+    if (p.mode == ResizeMode::Nearest) {
+      int64_t i = nearestIndex(p.nearest, x, in);
+      t[size_t(o)] = {i, i, 0.0f};
+    } else {
+      x = std::clamp(x, 0.0, double(in - 1));
+      int64_t i0 = int64_t(std::floor(x));
+      int64_t i1 = std::min(i0 + 1, in - 1);
+      t[size_t(o)] = {i0, i1, float(x - double(i0))};
+    }
+  }
+  return t;
+}
+
+} // namespace
+
+void resize(CmdEmitter &em, const ResizeParams &p) {
+  OpCtx ctx{"resize", p.name};
+  requireFloat(ctx, p.input, "input");
+  requireSamePrec(ctx, p.input, p.output);
+  if (p.input.shape.size() != 4 || p.output.shape.size() != 4)
+    ctx.fail("input and output must have rank 4");
+  int64_t n = p.input.shape[0], c = p.input.shape[1], ih = p.input.shape[2],
+          iw = p.input.shape[3], oh = p.output.shape[2], ow = p.output.shape[3];
+  if (p.output.shape[0] != n || p.output.shape[1] != c)
+    ctx.fail("resize changes only the two innermost dims");
+  std::vector<Tap> rowTaps = taps(p, ih, oh, p.scaleH);
+  std::vector<Tap> colTaps = taps(p, iw, ow, p.scaleW);
+  const isa::ChipParams &chip = em.chip();
+  Prec pr = p.input.prec;
+  constexpr Prec kF32 = Prec::Fp32;
+  bool linear = p.mode == ResizeMode::Linear;
+  // Input rows an output row range reads.
+  auto rowSpan = [&](int64_t o0, int64_t cnt) {
+    int64_t lo = ih, hi = -1;
+    for (int64_t o = o0; o < o0 + cnt; ++o) {
+      const Tap &t = rowTaps[size_t(o)];
+      lo = std::min({lo, t.i0, t.i1});
+      hi = std::max({hi, t.i0, t.i1});
+    }
+    return std::make_pair(lo, hi - lo + 1);
+  };
+  LocalAlloc alloc(chip, ctx);
+  uint64_t cap = alloc.capacity();
+  uint64_t al = chip.localAlign;
+  auto up = [&](uint64_t b) { return uint64_t(alignUp(int64_t(b), al)); };
+  int64_t npu = chip.npuNum;
+  auto bytes = [&](int64_t cT, int64_t ohT) {
+    int64_t rows = 0;
+    for (int64_t o = 0; o < oh; o += ohT)
+      rows = std::max(rows, rowSpan(o, std::min(ohT, oh - o)).second);
+    uint32_t cc = uint32_t(cT);
+    // AR channel strides are 16-bit: a channel's plane must stay below.
+    constexpr int64_t kMaxPlane = 65535 - 64;
+    if (rows * std::max(iw, ow) > kMaxPlane || ohT * ow > kMaxPlane)
+      return ~uint64_t(0) / 2;
+    return 2 * up(euBytes(chip, pr, {1, cc, uint32_t(rows), uint32_t(iw)})) +
+           up(euBytes(chip, kF32, {1, cc, uint32_t(rows), uint32_t(iw)})) +
+           up(euBytes(chip, kF32, {1, cc, uint32_t(rows), uint32_t(ow)})) +
+           up(euBytes(chip, kF32, {1, cc, uint32_t(ohT), uint32_t(ow)})) +
+           2 * up(euBytes(chip, pr, {1, cc, uint32_t(ohT), uint32_t(ow)}));
+  };
+  int64_t cT = std::min(c, npu), ohT = oh;
+  while (ohT > 1 && bytes(cT, ohT) > cap)
+    ohT = (ohT + 1) / 2;
+  if (bytes(cT, ohT) > cap)
+    ctx.fail("does not fit in local memory: one output row needs " +
+             std::to_string(bytes(cT, 1)) + " bytes per lane");
+  int64_t maxRows = 0;
+  for (int64_t o = 0; o < oh; o += ohT)
+    maxRows = std::max(maxRows, rowSpan(o, std::min(ohT, oh - o)).second);
+  Shape4 inMax{1, uint32_t(cT), uint32_t(maxRows), uint32_t(iw)};
+  Shape4 midMax{1, uint32_t(cT), uint32_t(maxRows), uint32_t(ow)};
+  Shape4 outMax{1, uint32_t(cT), uint32_t(ohT), uint32_t(ow)};
+  std::array<uint64_t, 2> inBuf, outBuf;
+  for (auto &b : inBuf)
+    b = alloc.alloc(euBytes(chip, pr, inMax), "input tile");
+  uint64_t xBuf = alloc.alloc(euBytes(chip, kF32, inMax), "fp32 input");
+  uint64_t midBuf = alloc.alloc(euBytes(chip, kF32, midMax), "column pass");
+  uint64_t resBuf = alloc.alloc(euBytes(chip, kF32, outMax), "row pass");
+  for (auto &b : outBuf)
+    b = alloc.alloc(euBytes(chip, pr, outMax), "output tile");
+
+  struct Step {
+    int64_t n0, c0, cT, oh0, ohT, r0, rows;
+  };
+  std::vector<Step> steps;
+  for (int64_t b = 0; b < n; ++b)
+    for (Range1 cr : splitRange(c, cT))
+      for (Range1 hr : splitRange(oh, ohT)) {
+        auto [r0, rows] = rowSpan(hr.begin, hr.size);
+        steps.push_back({b, cr.begin, cr.size, hr.begin, hr.size, r0, rows});
+      }
+  DView inView = denseView(
+      p.input.addr, pr, {uint32_t(n), uint32_t(c), uint32_t(ih), uint32_t(iw)});
+  DView outView =
+      denseView(p.output.addr, pr,
+                {uint32_t(n), uint32_t(c), uint32_t(oh), uint32_t(ow)});
+  unsigned e4 = sizeof(float);
+  withCtx(ctx, [&] {
+    pipeline(
+        steps.size(),
+        [&](size_t i) {
+          const Step &s = steps[i];
+          Shape4 is{1, uint32_t(s.cT), uint32_t(s.rows), uint32_t(iw)};
+          load(em,
+               subView(inView,
+                       {uint32_t(s.n0), uint32_t(s.c0), uint32_t(s.r0), 0}, is),
+               localTensor(chip, inBuf[i % 2], pr, is));
+        },
+        [&](size_t i) {
+          const Step &s = steps[i];
+          uint32_t cc = uint32_t(s.cT), rows = uint32_t(s.rows);
+          LTensor in =
+              localTensor(chip, inBuf[i % 2], pr, {1, cc, rows, uint32_t(iw)});
+          LTensor x = localTensor(chip, xBuf, kF32, in.shape);
+          ar(em, pr == kF32 ? ArOp::Copy : ArOp::Cast, x, Opd::of(in));
+          LTensor mid =
+              localTensor(chip, midBuf, kF32, {1, cc, rows, uint32_t(ow)});
+          // Column pass: mid[:, :, :, o] from x columns.
+          auto col = [&](const LTensor &t, int64_t k) {
+            return freeTensor(t.offset + uint64_t(k) * e4, kF32,
+                              {1, cc, rows, 1},
+                              {t.stride.n, t.stride.c, t.stride.h, 1});
+          };
+          for (int64_t o = 0; o < ow; ++o) {
+            const Tap &t = colTaps[size_t(o)];
+            if (!linear || t.f == 0.0f || t.i0 == t.i1)
+              ar(em, ArOp::Copy, col(mid, o), Opd::of(col(x, t.i0)));
+            else {
+              ar(em, ArOp::Mul, col(mid, o), Opd::of(col(x, t.i0)),
+                 Opd::imm(1.0f - t.f, kF32));
+              ar(em, ArOp::Mac, col(mid, o), Opd::of(col(x, t.i1)),
+                 Opd::imm(t.f, kF32));
+            }
+          }
+          // Row pass into the fp32 result, then the output precision.
+          LTensor res = localTensor(chip, resBuf, kF32,
+                                    {1, cc, uint32_t(s.ohT), uint32_t(ow)});
+          auto row = [&](const LTensor &t, int64_t k) {
+            return freeTensor(t.offset + uint64_t(k * t.stride.h) * e4, kF32,
+                              {1, cc, 1, uint32_t(ow)},
+                              {t.stride.n, t.stride.c, 0, 1});
+          };
+          for (int64_t o = 0; o < s.ohT; ++o) {
+            const Tap &t = rowTaps[size_t(s.oh0 + o)];
+            int64_t a = t.i0 - s.r0, b = t.i1 - s.r0;
+            if (!linear || t.f == 0.0f || a == b)
+              ar(em, ArOp::Copy, row(res, o), Opd::of(row(mid, a)));
+            else {
+              ar(em, ArOp::Mul, row(res, o), Opd::of(row(mid, a)),
+                 Opd::imm(1.0f - t.f, kF32));
+              ar(em, ArOp::Mac, row(res, o), Opd::of(row(mid, b)),
+                 Opd::imm(t.f, kF32));
+            }
+          }
+          LTensor out = localTensor(chip, outBuf[i % 2], pr, res.shape);
+          ar(em, pr == kF32 ? ArOp::Copy : ArOp::Cast, out, Opd::of(res));
+        },
+        [&](size_t i) {
+          const Step &s = steps[i];
+          Shape4 os{1, uint32_t(s.cT), uint32_t(s.ohT), uint32_t(ow)};
+          store(em, localTensor(chip, outBuf[i % 2], pr, os),
+                subView(outView,
+                        {uint32_t(s.n0), uint32_t(s.c0), uint32_t(s.oh0), 0},
+                        os));
+        });
+  });
+}
+
+} // namespace tpu::backend

@@ -1,0 +1,61 @@
+//===- TpuCoreOps.td - Weight and Cast ----------------------*- tablegen -*-===//
+//
+// Constants in the coefficient region and element type conversions.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPUC_DIALECT_TPU_IR_TPUCOREOPS
+#define TPUC_DIALECT_TPU_IR_TPUCOREOPS
+
+include "tpuc/Dialect/Tpu/IR/TpuBase.td"
+
+def Tpu_WeightOp : Tpu_Op<"Weight"> {
+  let summary = "A named constant in the coefficient region";
+  let description = [{
+    The data is the float32 array `name` of the module's weight file (or of
+    the in-memory weight store), in logical row-major order, rounded to the
+    result's element type when read. `layout` tells how the coefficient
+    blob stores it, i.e. what the kernel that reads it expects:
+
+    - `compact`: row-major, as any activation in DDR (default);
+    - `conv_1ic`: an f32 convolution filter, (oc, ic, kh, kw) per output
+      channel, output channel oc of each 64 in lane oc mod 64 (bm1684x.md 3.4);
+    - `conv_32ic`: an f16 / bf16 filter with input channels in blocks of 32,
+      [oc][ic / 32][kh][kw][ic mod 32] (bm1684x.md 3.4);
+    - `depthwise`: a depthwise filter, (c, kh, kw) per channel;
+    - `deconv`: a transposed-convolution filter (ic, oc / group, kh, kw)
+      stored as the equivalent convolution's filter in the conv layout of
+      its type.
+
+    Passes set the layout (`--tpu-weight-reorder`); the codegen converts the
+    logical data into it with the backend's reorder helpers when it writes
+    the coefficient blob, so the IR and the interpreter always see logical
+    data.
+
+    ```mlir
+    %1 = "tpu.Weight"() {name = "conv1_w", layout = "conv_32ic", addr = 4294967296 : i64}
+         : () -> tensor<16x3x3x3xf16>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name,
+                       DefaultValuedAttr<StrAttr, "\"compact\"">:$layout);
+  let results = (outs Tpu_Tensor:$output);
+}
+
+def Tpu_CastOp : Tpu_Op<"Cast"> {
+  let summary = "Converts elements to the result's element type";
+  let description = [{
+    Float to float conversions round to nearest even (isa numerics); to a
+    `!quant.uniform` type the value is x / scale + zero_point rounded half
+    away from zero and saturated; from one, (q - zero_point) * scale. The
+    F16 / BF16 modes put one at each model input and output.
+
+    ```mlir
+    %1 = "tpu.Cast"(%0) {name = "x_f16"} : (tensor<1x3x32x32xf32>) -> tensor<1x3x32x32xf16>
+    %2 = "tpu.Cast"(%0) {name = "x_i8"} : (tensor<1x3x32x32xf32>) -> tensor<1x3x32x32x!quant.uniform<i8:f32, 0.05>>
+    ```
+  }];
+  let arguments = (ins Tpu_Tensor:$input, StrAttr:$name);
+  let results = (outs Tpu_Tensor:$output);
+}
+
+#endif // TPUC_DIALECT_TPU_IR_TPUCOREOPS

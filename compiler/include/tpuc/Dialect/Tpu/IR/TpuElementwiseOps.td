@@ -1,0 +1,114 @@
+//===- TpuElementwiseOps.td - Elementwise ops -----------------*- tablegen -*-===//
+//
+// Binary ops with numpy broadcasting (one vector-unit kernel each) and the
+// unary activations (one op, `tpu.Active`, with a mode: they share one
+// kernel family on the chip).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPUC_DIALECT_TPU_IR_TPUELEMENTWISEOPS
+#define TPUC_DIALECT_TPU_IR_TPUELEMENTWISEOPS
+
+include "tpuc/Dialect/Tpu/IR/TpuBase.td"
+
+class Tpu_BinaryOp<string mnemonic, string formula> : Tpu_Op<mnemonic> {
+  let summary = "Elementwise " # formula # " with numpy broadcasting";
+  let description = [{
+    Both operands broadcast to the result's shape (numpy rules) and have
+    the result's element type; the result is rounded once (after the relu
+    when `do_relu`).
+
+    ```mlir
+    %2 = "tpu.}] # mnemonic # [{"(%0, %1) {name = "y"}
+         : (tensor<1x16x8x8xf16>, tensor<1x16x1x1xf16>) -> tensor<1x16x8x8xf16>
+    ```
+  }];
+  let arguments = (ins Tpu_Tensor:$lhs, Tpu_Tensor:$rhs,
+                       Tpu_DoRelu:$do_relu, Tpu_ReluLimit:$relu_limit,
+                       StrAttr:$name);
+  let results = (outs Tpu_Tensor:$output);
+}
+
+def Tpu_AddOp : Tpu_BinaryOp<"Add", "lhs + rhs">;
+def Tpu_SubOp : Tpu_BinaryOp<"Sub", "lhs - rhs">;
+def Tpu_MulOp : Tpu_BinaryOp<"Mul", "lhs * rhs">;
+def Tpu_DivOp : Tpu_BinaryOp<"Div", "lhs / rhs">;
+def Tpu_MaxOp : Tpu_BinaryOp<"Max", "max(lhs, rhs)">;
+def Tpu_MinOp : Tpu_BinaryOp<"Min", "min(lhs, rhs)">;
+def Tpu_PowOp : Tpu_BinaryOp<"Pow", "pow(lhs, rhs)">;
+
+def Tpu_CompareOp : Tpu_Op<"Compare"> {
+  let summary = "Elementwise comparison giving 0 or 1";
+  let description = [{
+    `mode` is Equal, Greater, GreaterOrEqual, Less or LessOrEqual; operands
+    broadcast numpy-style; the result is 1 where the relation holds, else 0.
+
+    ```mlir
+    %2 = "tpu.Compare"(%0, %1) {name = "m", mode = "Greater"}
+         : (tensor<4x8xf32>, tensor<1xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Tpu_Tensor:$lhs, Tpu_Tensor:$rhs, StrAttr:$mode,
+                       StrAttr:$name);
+  let results = (outs Tpu_Tensor:$output);
+}
+
+def Tpu_WhereOp : Tpu_Op<"Where"> {
+  let summary = "Elementwise select";
+  let description = [{
+    x where cond != 0, else y; all three broadcast numpy-style.
+
+    ```mlir
+    %3 = "tpu.Where"(%0, %1, %2) {name = "sel"}
+         : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<1xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Tpu_Tensor:$cond, Tpu_Tensor:$x, Tpu_Tensor:$y,
+                       StrAttr:$name);
+  let results = (outs Tpu_Tensor:$output);
+}
+
+def Tpu_ActiveOp : Tpu_Op<"Active"> {
+  let summary = "Unary activation selected by `mode`";
+  let description = [{
+    Applies one function to every element, computed in f32 and rounded
+    once. `mode` and its `coeffs`:
+
+    | mode | function | coeffs |
+    |---|---|---|
+    | relu | max(x, 0), clamped to c0 when c0 > 0 | [limit] |
+    | leaky_relu | x < 0 ? c0 * x : x | [alpha] |
+    | clip | min(max(x, c0), c1) | [min, max] |
+    | sigmoid | 1 / (1 + exp(-x)) | |
+    | hard_sigmoid | max(0, min(1, c0 * x + c1)) | [alpha, beta] |
+    | hard_swish | x * max(0, min(1, x / 6 + 1 / 2)) | |
+    | tanh, exp, log, sqrt, erf, abs, neg, reciprocal | as named | |
+    | gelu | x / 2 * (1 + erf(x / sqrt 2)) | |
+    | gelu_tanh | tanh approximation of gelu | |
+    | silu | x * sigmoid(x) | |
+
+    ```mlir
+    %1 = "tpu.Active"(%0) {name = "act", mode = "sigmoid", coeffs = []}
+         : (tensor<1x16x8x8xf16>) -> tensor<1x16x8x8xf16>
+    ```
+  }];
+  let arguments = (ins Tpu_Tensor:$input, StrAttr:$mode,
+                       DefaultValuedAttr<F64ArrayAttr, "{}">:$coeffs,
+                       StrAttr:$name);
+  let results = (outs Tpu_Tensor:$output);
+}
+
+def Tpu_PReluOp : Tpu_Op<"PRelu"> {
+  let summary = "Leaky relu with a per-element slope";
+  let description = [{
+    x < 0 ? slope * x : x, `slope` broadcast numpy-style to x.
+
+    ```mlir
+    %2 = "tpu.PRelu"(%0, %1) {name = "act"}
+         : (tensor<1x16x8x8xf32>, tensor<1x16x1x1xf32>) -> tensor<1x16x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Tpu_Tensor:$input, Tpu_Tensor:$slope, StrAttr:$name);
+  let results = (outs Tpu_Tensor:$output);
+}
+
+#endif // TPUC_DIALECT_TPU_IR_TPUELEMENTWISEOPS

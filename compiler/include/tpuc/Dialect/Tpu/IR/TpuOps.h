@@ -1,0 +1,82 @@
+//===- TpuOps.h - Ops of the tpu dialect --------------------------*- C++
+//-*-===//
+//
+// Declares every op of the `tpu` dialect (tpuc::tpu::<Name>Op) and the
+// helpers that read what passes attach to them: device addresses, weight
+// layouts and the module's memory regions. Include this, not the
+// per-family .h.inc files.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPUC_DIALECT_TPU_IR_TPUOPS_H
+#define TPUC_DIALECT_TPU_IR_TPUOPS_H
+
+#include "tpuc/Dialect/Tpu/IR/TpuDialect.h"
+#include "tpuc/Interfaces/InferenceInterface.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#define GET_OP_CLASSES
+#include "tpuc/Dialect/Tpu/IR/TpuCoreOps.h.inc"
+#define GET_OP_CLASSES
+#include "tpuc/Dialect/Tpu/IR/TpuNNOps.h.inc"
+#define GET_OP_CLASSES
+#include "tpuc/Dialect/Tpu/IR/TpuElementwiseOps.h.inc"
+#define GET_OP_CLASSES
+#include "tpuc/Dialect/Tpu/IR/TpuShapeOps.h.inc"
+
+namespace tpuc::tpu {
+
+/// Name of the attribute holding a result's device address (TpuBase.td).
+inline constexpr llvm::StringLiteral kAddrAttr("addr");
+/// Module attributes written by --tpu-address-assign.
+inline constexpr llvm::StringLiteral kCoeffAddrAttr("tpu.coeff_addr");
+inline constexpr llvm::StringLiteral kCoeffSizeAttr("tpu.coeff_size");
+inline constexpr llvm::StringLiteral kNeuronAddrAttr("tpu.neuron_addr");
+inline constexpr llvm::StringLiteral kNeuronSizeAttr("tpu.neuron_size");
+/// Module attribute written by the lowering: "F32", "F16", "BF16".
+inline constexpr llvm::StringLiteral kModeAttr("tpu.mode");
+/// top.state values of lowered modules.
+inline constexpr llvm::StringLiteral kStateLowered("TPU_LOWERED");
+inline constexpr llvm::StringLiteral kStateAddressed("TPU_ADDRESSED");
+
+/// Weight layouts (tpu.Weight `layout`, see TpuCoreOps.td).
+inline constexpr llvm::StringLiteral kLayoutCompact("compact");
+inline constexpr llvm::StringLiteral kLayoutConv1IC("conv_1ic");
+inline constexpr llvm::StringLiteral kLayoutConv32IC("conv_32ic");
+inline constexpr llvm::StringLiteral kLayoutDepthwise("depthwise");
+inline constexpr llvm::StringLiteral kLayoutDeconv("deconv");
+/// True if \p layout is one of the names above.
+bool isKnownLayout(llvm::StringRef layout);
+
+/// The device address of \p v (a result of a tpu op or top.Input), if
+/// assigned.
+std::optional<uint64_t> getAddress(mlir::Value v);
+/// Records \p addr as the device address of \p v.
+void setAddress(mlir::Value v, uint64_t addr);
+
+/// The element type of a tensor type (the storage type for quantised
+/// types is not unwrapped).
+mlir::Type getElementType(mlir::Value v);
+
+/// Rounds \p x to a value \p elementType holds: identity for f32, nearest
+/// even for f16 / bf16 (isa numerics), round half away from zero and
+/// saturation for integers and the storage of !quant.uniform types.
+float roundToType(float x, mlir::Type elementType);
+/// roundToType over a buffer.
+void roundBuffer(std::vector<float> &data, mlir::Type elementType);
+
+/// The value that aliases the memory of \p v, following tpu.Reshape chains
+/// to the producer that owns the buffer.
+mlir::Value getMemoryRoot(mlir::Value v);
+
+} // namespace tpuc::tpu
+
+#endif // TPUC_DIALECT_TPU_IR_TPUOPS_H

@@ -1,0 +1,49 @@
+//===- Passes.td - Passes on the tpu dialect -------------------*- tablegen -*-===//
+#ifndef TPUC_DIALECT_TPU_TRANSFORMS_PASSES
+#define TPUC_DIALECT_TPU_TRANSFORMS_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def WeightReorder : Pass<"tpu-weight-reorder", "mlir::ModuleOp"> {
+  let summary = "Chooses the coefficient layout of every weight";
+  let description = [{
+    Sets `layout` on each tpu.Weight to the layout the kernel reading it
+    expects: convolution filters `conv_1ic` (f32), `conv_32ic` (f16 / bf16)
+    or `depthwise`; everything else `compact`. A filter weight that other
+    ops also read is duplicated so each copy has one layout. The bytes are
+    produced in that layout when the coefficient blob is written.
+  }];
+  let constructor = "::tpuc::tpu::createWeightReorderPass()";
+}
+
+def AddressAssign : Pass<"tpu-address-assign", "mlir::ModuleOp"> {
+  let summary = "Assigns device (DDR) addresses to weights and activations";
+  let description = [{
+    Coefficients first, from the DDR base (0x1_0000_0000), each at a
+    4 KiB-aligned offset; then the activation (neuron) region, 4 KiB
+    aligned: activations with lifetime-based reuse (first fit, 64-byte
+    aligned), then the model inputs and outputs, which are never reused.
+    Reshapes alias their input. Writes `addr` on every defining op and the
+    region attributes on the module; fails with a clear error when the
+    weights or activations do not fit the global memory.
+  }];
+  let constructor = "::tpuc::tpu::createAddressAssignPass()";
+}
+
+def Codegen : Pass<"tpu-codegen", "mlir::ModuleOp"> {
+  let summary = "Generates BM1684X commands and writes the bmodel";
+  let description = [{
+    Calls the backend kernel of every tpu op in program order, packs the
+    commands into command groups, builds the coefficient blob and writes a
+    .bmodel to `file`. Needs an addressed module (--tpu-address-assign).
+  }];
+  let constructor = "::tpuc::tpu::createCodegenPass()";
+  let options = [
+    Option<"file", "file", "std::string", /*default=*/"\"\"",
+           "Path of the .bmodel to write">,
+    Option<"groupPerOp", "group-per-op", "bool", /*default=*/"false",
+           "One command group per op (default: as few groups as the ids allow)">,
+  ];
+}
+
+#endif // TPUC_DIALECT_TPU_TRANSFORMS_PASSES

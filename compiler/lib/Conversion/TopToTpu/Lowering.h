@@ -1,0 +1,101 @@
+//===- Lowering.h - Shared state of the top-to-tpu lowering -------*- C++
+//-*-===//
+//
+// Private to lib/Conversion/TopToTpu. The pass walks the function in program
+// order and calls, for every top op, the lowering registered under its name
+// (one file per op family registers its ops). A lowering builds the tpu
+// op(s) before the top op, replaces the top op's results and erases it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPUC_LIB_CONVERSION_TOPTOTPU_LOWERING_H
+#define TPUC_LIB_CONVERSION_TOPTOTPU_LOWERING_H
+
+#include "tpuc/Conversion/TopToTpu/TopToTpu.h"
+#include "tpuc/Dialect/Top/IR/TopOps.h"
+#include "tpuc/Dialect/Tpu/IR/TpuOps.h"
+#include "tpuc/Support/Module.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace tpuc::lowering {
+
+using Shape = std::vector<int64_t>;
+
+class Lowering {
+public:
+  Lowering(mlir::ModuleOp module, QuantMode mode);
+
+  mlir::ModuleOp getModule() const { return module; }
+  QuantMode getMode() const { return mode; }
+  mlir::MLIRContext *getContext() const { return context; }
+
+  /// The element type activations have in this mode (f32, f16, bf16).
+  mlir::Type actType() const;
+  /// A ranked tensor of \p shape and \p elementType (default: actType()).
+  mlir::RankedTensorType tensorType(llvm::ArrayRef<int64_t> shape,
+                                    mlir::Type elementType = {}) const;
+  /// \p v's shape with the activation element type.
+  mlir::RankedTensorType actTypeOf(mlir::Value v) const;
+
+  /// True if \p v is produced by top.Weight.
+  static bool isWeight(mlir::Value v);
+  /// The tpu.Weight standing for the top.Weight \p v, of \p elementType and
+  /// \p layout (created once per combination, next to the top.Weight). A
+  /// non-empty \p shape (same element count) replaces v's shape, e.g. the
+  /// (oc, ic, 1, kw) filter of a 1-D conv.
+  mlir::Value weight(mlir::Value v, mlir::Type elementType,
+                     llvm::StringRef layout = tpu::kLayoutCompact,
+                     llvm::ArrayRef<int64_t> shape = {});
+  /// An activation operand in the mode's type: weights become tpu.Weight
+  /// (compact), values of another element type get a tpu.Cast.
+  mlir::Value activation(mlir::OpBuilder &b, mlir::Value v);
+  /// A new weight with \p data (float32, logical order) stored in the
+  /// module's in-memory weight store under a fresh name based on \p base.
+  mlir::Value newWeight(mlir::OpBuilder &b, mlir::Location loc,
+                        llvm::StringRef base, llvm::ArrayRef<int64_t> shape,
+                        llvm::ArrayRef<float> data, mlir::Type elementType);
+  /// The float32 data of the top.Weight \p v (throws tpu::Error when it
+  /// cannot be read).
+  std::vector<float> weightData(mlir::Value v) const;
+
+  /// Emits "<op> '<name>' cannot be lowered to <mode>: <why>" and fails.
+  mlir::LogicalResult unsupported(mlir::Operation *op,
+                                  const llvm::Twine &why) const;
+
+private:
+  mlir::ModuleOp module;
+  mlir::MLIRContext *context;
+  QuantMode mode;
+  std::map<std::tuple<mlir::Operation *, const void *, std::string, Shape>,
+           mlir::Value>
+      weights;
+};
+
+/// Lowers one op; on success the op has been replaced and erased.
+using LowerFn = mlir::LogicalResult (*)(mlir::Operation *op, Lowering &l);
+/// Op name ("top.Conv") -> lowering.
+using LoweringTable = llvm::StringMap<LowerFn>;
+
+void registerNNLowerings(LoweringTable &table);
+void registerElementwiseLowerings(LoweringTable &table);
+void registerShapeLowerings(LoweringTable &table);
+
+/// The integers of an I64ArrayAttr.
+Shape toI64(mlir::ArrayAttr attr);
+/// \p axis in [-rank, rank) made non-negative, or -1 if out of range.
+int64_t normalizeAxis(int64_t axis, int64_t rank);
+/// The framework name of \p op (its `name` attribute).
+llvm::StringRef nameOf(mlir::Operation *op);
+
+/// Replaces \p op's results by \p values and erases it.
+void replaceOp(mlir::Operation *op, mlir::ValueRange values);
+
+} // namespace tpuc::lowering
+
+#endif // TPUC_LIB_CONVERSION_TOPTOTPU_LOWERING_H

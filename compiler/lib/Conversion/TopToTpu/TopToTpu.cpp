@@ -1,0 +1,283 @@
+//===- TopToTpu.cpp - --convert-top-to-tpu
+//---------------------------------===//
+//
+// Walks @main in program order and lowers each top op through the table the
+// op families fill (LowerNN.cpp, LowerElementwise.cpp, LowerShape.cpp).
+// top.Input and top.None stay; top.Weight ops become tpu.Weight ops of the
+// element type and layout their readers need and are erased once unused.
+// In F16 / BF16 the inputs get a tpu.Cast to the mode's type and the
+// returned values a tpu.Cast back to f32: the model's IO stays f32 in DDR,
+// as TPU-MLIR does. The cast at an output carries the output's framework
+// name; its producer is renamed <name>_<mode>.
+//
+//===----------------------------------------------------------------------===//
+// Weights.h names ::tpu::npz as tpu::npz inside namespace tpuc: include it
+// before the tpuc::tpu namespace exists.
+#include "tpuc/Support/Weights.h"
+
+#include "Lowering.h"
+
+#include "tpu/isa/Error.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+
+namespace tpuc {
+
+#define GEN_PASS_DEF_CONVERTTOPTOTPU
+#include "tpuc/Conversion/TopToTpu/Passes.h.inc"
+
+std::optional<QuantMode> parseQuantMode(StringRef text) {
+  std::string upper = text.upper();
+  if (upper == "F32")
+    return QuantMode::F32;
+  if (upper == "F16")
+    return QuantMode::F16;
+  if (upper == "BF16")
+    return QuantMode::BF16;
+  return std::nullopt;
+}
+
+StringRef quantModeName(QuantMode mode) {
+  switch (mode) {
+  case QuantMode::F32:
+    return "F32";
+  case QuantMode::F16:
+    return "F16";
+  case QuantMode::BF16:
+    return "BF16";
+  }
+  return "?";
+}
+
+namespace lowering {
+
+Lowering::Lowering(ModuleOp module, QuantMode mode)
+    : module(module), context(module.getContext()), mode(mode) {}
+
+Type Lowering::actType() const {
+  Builder b(getContext());
+  switch (mode) {
+  case QuantMode::F16:
+    return b.getF16Type();
+  case QuantMode::BF16:
+    return b.getBF16Type();
+  case QuantMode::F32:
+    break;
+  }
+  return b.getF32Type();
+}
+
+RankedTensorType Lowering::tensorType(ArrayRef<int64_t> shape,
+                                      Type elementType) const {
+  return RankedTensorType::get(shape, elementType ? elementType : actType());
+}
+
+RankedTensorType Lowering::actTypeOf(Value v) const {
+  return tensorType(module::getShape(v));
+}
+
+bool Lowering::isWeight(Value v) {
+  return isa_and_nonnull<top::WeightOp>(v.getDefiningOp());
+}
+
+Value Lowering::weight(Value v, Type elementType, StringRef layout,
+                       ArrayRef<int64_t> shape) {
+  auto topWeight = v.getDefiningOp<top::WeightOp>();
+  assert(topWeight && "not a top.Weight");
+  Shape newShape = shape.empty() ? module::getShape(v) : Shape(shape);
+  auto key =
+      std::make_tuple(topWeight.getOperation(),
+                      elementType.getAsOpaquePointer(), layout.str(), newShape);
+  auto it = weights.find(key);
+  if (it != weights.end())
+    return it->second;
+  OpBuilder b(topWeight);
+  b.setInsertionPointAfter(topWeight);
+  auto w = b.create<tpu::WeightOp>(topWeight.getLoc(),
+                                   tensorType(newShape, elementType),
+                                   topWeight.getName(), layout);
+  weights[key] = w.getOutput();
+  return w.getOutput();
+}
+
+Value Lowering::activation(OpBuilder &b, Value v) {
+  if (isWeight(v))
+    return weight(v, actType());
+  if (tpu::getElementType(v) == actType())
+    return v;
+  std::string name = top::getTensorName(v);
+  auto cast = b.create<tpu::CastOp>(v.getLoc(), actTypeOf(v), v,
+                                    (name + "_" + quantModeName(mode).lower()));
+  return cast.getOutput();
+}
+
+Value Lowering::newWeight(OpBuilder &b, Location loc, StringRef base,
+                          ArrayRef<int64_t> shape, ArrayRef<float> data,
+                          Type elementType) {
+  ModuleWeights &store = getWeightRegistry(getContext()).get(module);
+  (void)loadWeights(module);
+  llvm::StringSet<> used;
+  module.walk([&](Operation *op) {
+    if (isa<top::WeightOp, tpu::WeightOp>(op))
+      used.insert(op->getAttrOfType<StringAttr>("name").getValue());
+  });
+  std::string name = base.str();
+  for (unsigned i = 1; used.contains(name) || store.find(name); ++i)
+    name = (base + "_" + Twine(i)).str();
+  store.memory[name] =
+      ::tpu::npz::Array::from<float>(std::vector<int64_t>(shape), data.data());
+  return b.create<tpu::WeightOp>(loc, tensorType(shape, elementType), name,
+                                 tpu::kLayoutCompact);
+}
+
+std::vector<float> Lowering::weightData(Value v) const {
+  return getWeightData(cast<top::WeightOp>(v.getDefiningOp()));
+}
+
+LogicalResult Lowering::unsupported(Operation *op, const Twine &why) const {
+  return op->emitError() << op->getName() << " '" << nameOf(op)
+                         << "' cannot be lowered to " << quantModeName(mode)
+                         << ": " << why;
+}
+
+Shape toI64(ArrayAttr attr) {
+  Shape out;
+  if (!attr)
+    return out;
+  for (Attribute a : attr)
+    out.push_back(cast<IntegerAttr>(a).getInt());
+  return out;
+}
+
+int64_t normalizeAxis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    return -1;
+  return axis < 0 ? axis + rank : axis;
+}
+
+StringRef nameOf(Operation *op) {
+  if (auto name = op->getAttrOfType<StringAttr>("name"))
+    return name.getValue();
+  return "";
+}
+
+void replaceOp(Operation *op, ValueRange values) {
+  op->replaceAllUsesWith(values);
+  op->erase();
+}
+
+} // namespace lowering
+
+using namespace lowering;
+
+LogicalResult lowerTopToTpu(ModuleOp module, QuantMode mode) {
+  LoweringTable table;
+  registerNNLowerings(table);
+  registerElementwiseLowerings(table);
+  registerShapeLowerings(table);
+
+  func::FuncOp func = module::getMainFunc(module);
+  if (!func || func.isExternal())
+    return module.emitError("lowering: the module has no main function");
+  if (failed(loadWeights(module)))
+    return failure();
+  Lowering l(module, mode);
+  Block &body = func.getBody().front();
+  std::string suffix = "_" + quantModeName(mode).lower();
+
+  // Inputs: f32 in DDR, converted once at entry in the 16-bit modes.
+  for (auto input : llvm::make_early_inc_range(body.getOps<top::InputOp>())) {
+    if (mode == QuantMode::F32)
+      continue;
+    OpBuilder b(input);
+    b.setInsertionPointAfter(input);
+    auto cast = b.create<tpu::CastOp>(
+        input.getLoc(), l.actTypeOf(input.getOutput()), input.getOutput(),
+        (input.getName() + suffix).str());
+    input.getOutput().replaceAllUsesExcept(cast.getOutput(), cast);
+  }
+
+  // Every other op, in program order.
+  SmallVector<Operation *> ops;
+  for (Operation &op : body)
+    ops.push_back(&op);
+  for (Operation *op : ops) {
+    if (isa<top::InputOp, top::NoneOp, top::WeightOp>(op) ||
+        op->hasTrait<OpTrait::IsTerminator>())
+      continue;
+    if (op->getDialect() && isa<tpu::TpuDialect>(op->getDialect()))
+      continue;
+    auto it = table.find(op->getName().getStringRef());
+    if (it == table.end())
+      return l.unsupported(op, "no lowering exists for this op");
+    try {
+      if (failed(it->second(op, l)))
+        return failure();
+    } catch (const ::tpu::Error &e) {
+      return op->emitError() << e.what();
+    }
+  }
+
+  // Outputs: back to f32.
+  Operation *terminator = body.getTerminator();
+  for (OpOperand &result : terminator->getOpOperands()) {
+    Value v = result.get();
+    if (tpu::getElementType(v).isF32())
+      continue;
+    Operation *producer = v.getDefiningOp();
+    std::string name = top::getTensorName(v);
+    OpBuilder b(terminator);
+    if (producer && producer->getAttrOfType<StringAttr>("name"))
+      producer->setAttr("name", b.getStringAttr(name + suffix));
+    auto cast = b.create<tpu::CastOp>(
+        v.getLoc(), l.tensorType(module::getShape(v), b.getF32Type()), v, name);
+    result.set(cast.getOutput());
+  }
+
+  // Weights no tpu op reads any more.
+  for (auto w : llvm::make_early_inc_range(body.getOps<top::WeightOp>()))
+    if (w->use_empty())
+      w->erase();
+  for (auto w : llvm::make_early_inc_range(body.getOps<tpu::WeightOp>()))
+    if (w->use_empty())
+      w->erase();
+  for (auto w : body.getOps<top::WeightOp>())
+    return w.emitError("lowering: weight '")
+           << w.getName() << "' is still read by a top op";
+
+  func.setType(FunctionType::get(module.getContext(), func.getArgumentTypes(),
+                                 terminator->getOperandTypes()));
+  module::setState(module, tpu::kStateLowered);
+  module::setChip(module, "BM1684X");
+  module->setAttr(tpu::kModeAttr,
+                  StringAttr::get(module.getContext(), quantModeName(mode)));
+  return success();
+}
+
+namespace {
+
+struct ConvertTopToTpuPass : impl::ConvertTopToTpuBase<ConvertTopToTpuPass> {
+  using ConvertTopToTpuBase::ConvertTopToTpuBase;
+  void runOnOperation() override {
+    std::optional<QuantMode> m = parseQuantMode(mode);
+    if (!m) {
+      getOperation().emitError("convert-top-to-tpu: unknown mode '")
+          << mode << "' (F32, F16 or BF16)";
+      return signalPassFailure();
+    }
+    if (failed(lowerTopToTpu(getOperation(), *m)))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createConvertTopToTpuPass() {
+  return std::make_unique<ConvertTopToTpuPass>();
+}
+
+} // namespace tpuc

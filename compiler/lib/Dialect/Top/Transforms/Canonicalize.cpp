@@ -1,0 +1,463 @@
+//===- Canonicalize.cpp - Folding and fusion patterns of top ops -----------===//
+//
+// The patterns `--canonicalize` applies to top ops:
+//   - constant folding: an op whose operands are all weights is evaluated
+//     with its inference() and replaced by a new weight (dialect pattern);
+//   - BatchNorm after a Conv / ConvTranspose folds into its filter and bias;
+//   - Mul / Add by a per-channel or scalar weight after a Conv folds into
+//     its filter and bias;
+//   - Relu, and Clip with min 0, fuse into the producing Conv,
+//     ConvTranspose, MatMul, Add, Sub, Mul or pool (do_relu / relu_limit);
+//   - identity Reshape / Permute disappear, chains of them merge.
+// Unused side-effect-free ops (everything but top.Input) are erased by the
+// canonicalizer itself.
+//
+// A fused op takes the name of the op it absorbs last, since it now
+// produces that tensor.
+//
+//===----------------------------------------------------------------------===//
+#include "tpuc/Dialect/Top/IR/TopOps.h"
+#include "tpuc/Support/Module.h"
+#include "tpuc/Support/Weights.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
+#include <optional>
+
+using namespace mlir;
+using namespace tpuc;
+using namespace tpuc::top;
+
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+/// The float data of \p v if it is a top.Weight whose data is available.
+std::optional<std::vector<float>> weightValues(Value v) {
+  auto weight = v.getDefiningOp<WeightOp>();
+  if (!weight)
+    return std::nullopt;
+  ModuleOp module = module::getModule(weight);
+  if (!module)
+    return std::nullopt;
+  const tpu::npz::Array *array =
+      findWeight(module, weight.getName(), /*emitErrors=*/false);
+  if (!array ||
+      int64_t(array->numel()) != module::getNumElements(weight.getOutput()))
+    return std::nullopt;
+  return array->toFloat();
+}
+
+/// Creates a weight named after \p base (made unique) before \p anchor.
+Value makeWeight(PatternRewriter &rewriter, Operation *anchor,
+                 llvm::StringRef base, const Shape &shape,
+                 const std::vector<float> &data) {
+  ModuleOp module = module::getModule(anchor);
+  std::string name = uniqueWeightName(module, base);
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(anchor);
+  return createWeight(rewriter, anchor->getLoc(), name, shape, data)
+      .getOutput();
+}
+
+/// A Conv or ConvTranspose producing \p v alone, with constant filter and
+/// bias and no fused relu yet.
+struct FoldableConv {
+  Operation *op = nullptr;
+  bool transposed = false;
+  int64_t outChannels = 0, group = 1;
+  std::vector<float> filter, bias;
+  Shape filterShape;
+  Value filterValue;
+};
+
+std::optional<FoldableConv> matchFoldableConv(Value v) {
+  Operation *op = v.getDefiningOp();
+  if (!op || !isa<ConvOp, ConvTransposeOp>(op) || !v.hasOneUse())
+    return std::nullopt;
+  FoldableConv c;
+  c.op = op;
+  c.transposed = isa<ConvTransposeOp>(op);
+  if (op->getAttrOfType<BoolAttr>("do_relu").getValue())
+    return std::nullopt;
+  c.filterValue = op->getOperand(1);
+  auto filter = weightValues(c.filterValue);
+  if (!filter)
+    return std::nullopt;
+  c.filter = std::move(*filter);
+  c.filterShape = module::getShape(c.filterValue);
+  c.outChannels = module::getShape(v)[1];
+  c.group = op->getAttrOfType<IntegerAttr>("group").getInt();
+  Value bias = op->getOperand(2);
+  if (isNone(bias)) {
+    c.bias.assign(c.outChannels, 0.0f);
+  } else {
+    auto data = weightValues(bias);
+    if (!data)
+      return std::nullopt;
+    c.bias = std::move(*data);
+  }
+  return c;
+}
+
+/// Multiplies the filter weights of output channel oc by scale[oc].
+void scaleFilter(FoldableConv &c, const std::vector<double> &scale) {
+  int64_t total = c.filter.size();
+  if (!c.transposed) {
+    int64_t per = total / c.outChannels;
+    for (int64_t oc = 0; oc < c.outChannels; ++oc)
+      for (int64_t i = 0; i < per; ++i)
+        c.filter[oc * per + i] *= scale[oc];
+    return;
+  }
+  // (C, OC / group, k...): input channel ic belongs to group
+  // ic / (C / group); its j-th filter is output channel g * OCg + j.
+  int64_t inChannels = c.filterShape[0], ocg = c.filterShape[1];
+  int64_t icg = inChannels / c.group;
+  int64_t kernel = total / (inChannels * ocg);
+  for (int64_t ic = 0; ic < inChannels; ++ic)
+    for (int64_t j = 0; j < ocg; ++j) {
+      int64_t oc = (ic / icg) * ocg + j;
+      float *w = c.filter.data() + (ic * ocg + j) * kernel;
+      for (int64_t i = 0; i < kernel; ++i)
+        w[i] *= scale[oc];
+    }
+}
+
+/// Rebuilds the convolution with the new filter and bias data (weights
+/// "<name>_filter" / "<name>_bias"), named \p name, with \p doRelu /
+/// \p reluLimit, replacing \p root.
+void replaceWithConv(PatternRewriter &rewriter, Operation *root,
+                     FoldableConv &c, StringRef name, bool doRelu,
+                     APFloat reluLimit) {
+  Value filter = makeWeight(rewriter, c.op, (name + "_filter").str(),
+                            c.filterShape, c.filter);
+  Value bias = makeWeight(rewriter, c.op, (name + "_bias").str(),
+                          {c.outChannels}, c.bias);
+  SmallVector<NamedAttribute> attrs(c.op->getAttrs());
+  OperationState state(root->getLoc(), c.op->getName());
+  state.addOperands({c.op->getOperand(0), filter, bias});
+  state.addTypes(root->getResultTypes());
+  state.addAttributes(attrs);
+  Operation *conv = rewriter.create(state);
+  conv->setAttr("name", rewriter.getStringAttr(name));
+  conv->setAttr("do_relu", rewriter.getBoolAttr(doRelu));
+  conv->setAttr("relu_limit", rewriter.getF64FloatAttr(
+                                  reluLimit.convertToDouble()));
+  rewriter.replaceOp(root, conv->getResults());
+}
+
+//===----------------------------------------------------------------------===//
+// BatchNorm into Conv
+//===----------------------------------------------------------------------===//
+
+struct FoldBatchNormIntoConv : OpRewritePattern<BatchNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(BatchNormOp bn,
+                                PatternRewriter &rewriter) const override {
+    auto conv = matchFoldableConv(bn.getInput());
+    if (!conv)
+      return rewriter.notifyMatchFailure(bn, "input is no foldable conv");
+    int64_t oc = conv->outChannels;
+    auto mean = weightValues(bn.getMean());
+    auto var = weightValues(bn.getVariance());
+    std::optional<std::vector<float>> scale, bias;
+    if (!isNone(bn.getScale()) && !(scale = weightValues(bn.getScale())))
+      return rewriter.notifyMatchFailure(bn, "scale is not constant");
+    if (!isNone(bn.getBias()) && !(bias = weightValues(bn.getBias())))
+      return rewriter.notifyMatchFailure(bn, "bias is not constant");
+    if (!mean || !var)
+      return rewriter.notifyMatchFailure(bn, "statistics are not constant");
+    // y = (conv + b - mean) * s + beta with s = gamma / sqrt(var + eps).
+    double eps = bn.getEpsilon().convertToDouble();
+    std::vector<double> s(oc);
+    for (int64_t c = 0; c < oc; ++c) {
+      s[c] = (scale ? (*scale)[c] : 1.0) / std::sqrt((*var)[c] + eps);
+      conv->bias[c] = static_cast<float>(
+          (conv->bias[c] - (*mean)[c]) * s[c] + (bias ? (*bias)[c] : 0.0));
+    }
+    scaleFilter(*conv, s);
+    replaceWithConv(rewriter, bn, *conv, bn.getName(), false, APFloat(-1.0));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Mul / Add by a constant into Conv
+//===----------------------------------------------------------------------===//
+
+/// Per-output-channel values of a weight that broadcasts to the conv
+/// output \p outShape only along the channel axis (or is a scalar).
+std::optional<std::vector<double>> channelValues(Value weight,
+                                                 const Shape &outShape) {
+  auto data = weightValues(weight);
+  if (!data)
+    return std::nullopt;
+  Shape ws = module::getShape(weight);
+  if (ws.size() > outShape.size())
+    return std::nullopt;
+  Shape padded(outShape.size() - ws.size(), 1);
+  padded.insert(padded.end(), ws.begin(), ws.end());
+  int64_t channels = outShape[1];
+  for (size_t i = 0; i < padded.size(); ++i) {
+    if (i == 1 ? (padded[i] != 1 && padded[i] != channels) : padded[i] != 1)
+      return std::nullopt;
+  }
+  std::vector<double> out(channels);
+  for (int64_t c = 0; c < channels; ++c)
+    out[c] = data->size() == 1 ? (*data)[0] : (*data)[c];
+  return out;
+}
+
+/// Matches lhs/rhs of a binary op as (conv result, constant per-channel).
+template <typename OpT>
+std::optional<std::pair<FoldableConv, std::vector<double>>>
+matchConvAndConstant(OpT op) {
+  for (auto [convSide, constSide] :
+       {std::pair(op.getLhs(), op.getRhs()), std::pair(op.getRhs(), op.getLhs())}) {
+    auto conv = matchFoldableConv(convSide);
+    if (!conv)
+      continue;
+    Shape out = module::getShape(op.getOutput());
+    if (out != module::getShape(convSide))
+      continue;
+    auto values = channelValues(constSide, out);
+    if (!values)
+      continue;
+    return std::pair(std::move(*conv), std::move(*values));
+  }
+  return std::nullopt;
+}
+
+struct FoldMulIntoConv : OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MulOp mul,
+                                PatternRewriter &rewriter) const override {
+    auto match = matchConvAndConstant(mul);
+    if (!match)
+      return rewriter.notifyMatchFailure(mul, "no conv times a constant");
+    auto &[conv, scale] = *match;
+    for (int64_t c = 0; c < conv.outChannels; ++c)
+      conv.bias[c] = static_cast<float>(conv.bias[c] * scale[c]);
+    scaleFilter(conv, scale);
+    replaceWithConv(rewriter, mul, conv, mul.getName(), mul.getDoRelu(),
+                    mul.getReluLimit());
+    return success();
+  }
+};
+
+struct FoldAddIntoConv : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AddOp add,
+                                PatternRewriter &rewriter) const override {
+    auto match = matchConvAndConstant(add);
+    if (!match)
+      return rewriter.notifyMatchFailure(add, "no conv plus a constant");
+    auto &[conv, shift] = *match;
+    for (int64_t c = 0; c < conv.outChannels; ++c)
+      conv.bias[c] = static_cast<float>(conv.bias[c] + shift[c]);
+    replaceWithConv(rewriter, add, conv, add.getName(), add.getDoRelu(),
+                    add.getReluLimit());
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Relu fusion
+//===----------------------------------------------------------------------===//
+
+/// Sets do_relu / relu_limit / name on the single-use producer of
+/// \p input if it can absorb an activation, and replaces \p act by it.
+LogicalResult fuseActivation(Operation *act, Value input, double limit,
+                             PatternRewriter &rewriter) {
+  Operation *producer = input.getDefiningOp();
+  if (!producer ||
+      !isa<ConvOp, ConvTransposeOp, MatMulOp, AddOp, SubOp, MulOp, MaxPoolOp,
+           AvgPoolOp>(producer))
+    return rewriter.notifyMatchFailure(act, "producer cannot absorb a relu");
+  if (!input.hasOneUse())
+    return rewriter.notifyMatchFailure(act, "producer has other users");
+  if (producer->getAttrOfType<BoolAttr>("do_relu").getValue())
+    return rewriter.notifyMatchFailure(act, "producer already has a relu");
+  StringAttr name = act->getAttrOfType<StringAttr>("name");
+  rewriter.modifyOpInPlace(producer, [&] {
+    producer->setAttr("do_relu", rewriter.getBoolAttr(true));
+    producer->setAttr("relu_limit", rewriter.getF64FloatAttr(limit));
+    producer->setAttr("name", name);
+  });
+  rewriter.replaceOp(act, producer->getResults());
+  return success();
+}
+
+struct FuseRelu : OpRewritePattern<ReluOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReluOp relu,
+                                PatternRewriter &rewriter) const override {
+    return fuseActivation(relu, relu.getInput(),
+                          relu.getReluLimit().convertToDouble(), rewriter);
+  }
+};
+
+struct FuseClip : OpRewritePattern<ClipOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ClipOp clip,
+                                PatternRewriter &rewriter) const override {
+    double lo = clip.getMin().convertToDouble();
+    double hi = clip.getMax().convertToDouble();
+    if (lo != 0.0 || !(hi > 0.0))
+      return rewriter.notifyMatchFailure(clip, "not a (limited) relu");
+    double limit = std::isinf(hi) ? -1.0 : hi;
+    return fuseActivation(clip, clip.getInput(), limit, rewriter);
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Reshape / Permute
+//===----------------------------------------------------------------------===//
+
+struct RemoveIdentityReshape : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getInput().getType() != op.getOutput().getType())
+      return rewriter.notifyMatchFailure(op, "changes the shape");
+    rewriter.replaceOp(op, op.getInput());
+    return success();
+  }
+};
+
+struct MergeReshapes : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getInput().getDefiningOp<ReshapeOp>();
+    auto type = dyn_cast<RankedTensorType>(op.getOutput().getType());
+    if (!inner || !type || !type.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "no reshape of a reshape");
+    rewriter.replaceOpWithNewOp<ReshapeOp>(
+        op, type, inner.getInput(), rewriter.getI64ArrayAttr(type.getShape()),
+        op.getName());
+    return success();
+  }
+};
+
+struct RemoveIdentityPermute : OpRewritePattern<PermuteOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PermuteOp op,
+                                PatternRewriter &rewriter) const override {
+    int64_t i = 0;
+    for (Attribute a : op.getOrder())
+      if (cast<IntegerAttr>(a).getInt() != i++)
+        return rewriter.notifyMatchFailure(op, "not the identity");
+    rewriter.replaceOp(op, op.getInput());
+    return success();
+  }
+};
+
+struct MergePermutes : OpRewritePattern<PermuteOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PermuteOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getInput().getDefiningOp<PermuteOp>();
+    if (!inner)
+      return rewriter.notifyMatchFailure(op, "no permute of a permute");
+    // out axis i = mid axis outer[i] = in axis inner[outer[i]].
+    SmallVector<int64_t> order;
+    for (Attribute a : op.getOrder())
+      order.push_back(cast<IntegerAttr>(
+                          inner.getOrder()[cast<IntegerAttr>(a).getInt()])
+                          .getInt());
+    rewriter.replaceOpWithNewOp<PermuteOp>(op, op.getOutput().getType(),
+                                           inner.getInput(),
+                                           rewriter.getI64ArrayAttr(order),
+                                           op.getName());
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Constant folding
+//===----------------------------------------------------------------------===//
+
+/// Evaluates an op whose operands are all weights (or none) and replaces
+/// its results by new weights named after the results' tensors.
+struct ConstantFold : RewritePattern {
+  explicit ConstantFold(MLIRContext *ctx)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, ctx) {}
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    if (!isa_and_nonnull<TopDialect>(op->getDialect()) ||
+        isa<WeightOp, NoneOp, InputOp>(op) || op->getNumOperands() == 0)
+      return failure();
+    auto infer = dyn_cast<InferenceInterface>(op);
+    if (!infer)
+      return failure();
+    for (Value r : op->getResults())
+      if (!isa<RankedTensorType>(r.getType()) ||
+          !cast<RankedTensorType>(r.getType()).hasStaticShape())
+        return rewriter.notifyMatchFailure(op, "result shape unknown");
+    InferenceContext ctx;
+    for (Value v : op->getOperands()) {
+      if (isNone(v))
+        continue;
+      auto data = weightValues(v);
+      if (!data)
+        return rewriter.notifyMatchFailure(op, "operand is not constant");
+      ctx.set(v, std::move(*data));
+    }
+    if (failed(infer.inference(ctx)))
+      return rewriter.notifyMatchFailure(op, "inference failed");
+    SmallVector<Value> replacements;
+    for (Value r : op->getResults())
+      replacements.push_back(makeWeight(rewriter, op, getTensorName(r),
+                                        module::getShape(r), ctx.get(r)));
+    rewriter.replaceOp(op, replacements);
+    return success();
+  }
+};
+
+} // namespace
+
+void TopDialect::getCanonicalizationPatterns(RewritePatternSet &results) const {
+  results.add<ConstantFold>(getContext());
+}
+
+void BatchNormOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                              MLIRContext *ctx) {
+  results.add<FoldBatchNormIntoConv>(ctx);
+}
+
+void MulOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                        MLIRContext *ctx) {
+  results.add<FoldMulIntoConv>(ctx);
+}
+
+void AddOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                        MLIRContext *ctx) {
+  results.add<FoldAddIntoConv>(ctx);
+}
+
+void ReluOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                         MLIRContext *ctx) {
+  results.add<FuseRelu>(ctx);
+}
+
+void ClipOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                         MLIRContext *ctx) {
+  results.add<FuseClip>(ctx);
+}
+
+void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                            MLIRContext *ctx) {
+  results.add<RemoveIdentityReshape, MergeReshapes>(ctx);
+}
+
+void PermuteOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                            MLIRContext *ctx) {
+  results.add<RemoveIdentityPermute, MergePermutes>(ctx);
+}

@@ -1,0 +1,89 @@
+//===- TpuCoreOps.cpp - Weight and Cast
+//------------------------------------===//
+// Weights.h names ::tpu::npz as tpu::npz inside namespace tpuc: include it
+// before the tpuc::tpu namespace exists.
+#include "tpuc/Support/Weights.h"
+
+#include "TpuCommon.h"
+
+#include "mlir/Dialect/Quant/QuantTypes.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace tpuc;
+using namespace tpuc::tpu;
+using namespace tpuc::tpu::detail;
+
+#define GET_OP_CLASSES
+#include "tpuc/Dialect/Tpu/IR/TpuCoreOps.cpp.inc"
+
+void TpuDialect::registerCoreOps() {
+  addOperations<
+#define GET_OP_LIST
+#include "tpuc/Dialect/Tpu/IR/TpuCoreOps.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// Weight
+//===----------------------------------------------------------------------===//
+
+LogicalResult WeightOp::verify() {
+  if (getName().empty())
+    return emitOpError("needs a non-empty name");
+  if (!cast<RankedTensorType>(getOutput().getType()).hasStaticShape())
+    return emitOpError("needs a static shape");
+  if (!isKnownLayout(getLayout()))
+    return emitOpError("unknown layout '") << getLayout() << "'";
+  int64_t rank = cast<RankedTensorType>(getOutput().getType()).getRank();
+  if ((getLayout() == kLayoutConv1IC || getLayout() == kLayoutConv32IC ||
+       getLayout() == kLayoutDepthwise || getLayout() == kLayoutDeconv) &&
+      rank != 4)
+    return emitOpError("layout '")
+           << getLayout() << "' needs a 4-D (oc, ic, kh, kw) filter";
+  return success();
+}
+
+LogicalResult WeightOp::inference(InferenceContext &ctx) {
+  ModuleOp module = module::getModule(getOperation());
+  const ::tpu::npz::Array *array = findWeight(module, getName());
+  if (!array)
+    return emitOpError("no data for weight '") << getName() << "'";
+  std::vector<float> data = array->toFloat();
+  int64_t want = module::getNumElements(getOutput());
+  if (static_cast<int64_t>(data.size()) != want)
+    return emitOpError("weight '") << getName() << "' has " << data.size()
+                                   << " values, its type " << want;
+  roundBuffer(data, getElementType(getOutput()));
+  ctx.set(getOutput(), std::move(data));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Cast
+//===----------------------------------------------------------------------===//
+
+LogicalResult CastOp::verify() {
+  if (failed(verifyName(*this)))
+    return failure();
+  return checkShape(*this, getOutput(), shapeOf(getInput()), "result");
+}
+
+LogicalResult CastOp::inference(InferenceContext &ctx) {
+  const std::vector<float> &in = ctx.get(getInput());
+  std::vector<float> &out = ctx.output(getOutput());
+  Type from = getElementType(getInput()), to = getElementType(getOutput());
+  auto qFrom = dyn_cast<quant::UniformQuantizedType>(from);
+  auto qTo = dyn_cast<quant::UniformQuantizedType>(to);
+  for (size_t i = 0; i < in.size(); ++i) {
+    double x = in[i];
+    if (qFrom)
+      x = (x - qFrom.getZeroPoint()) * qFrom.getScale();
+    if (qTo)
+      x = x / qTo.getScale() + qTo.getZeroPoint();
+    out[i] = static_cast<float>(x);
+  }
+  roundBuffer(out, to);
+  return success();
+}

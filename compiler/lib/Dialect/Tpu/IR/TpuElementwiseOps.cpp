@@ -1,0 +1,249 @@
+//===- TpuElementwiseOps.cpp - Elementwise ops
+//-----------------------------===//
+//
+// Values are computed in f32 from operands that hold values of their element
+// types and rounded once to the result's type, as the vector unit does for
+// add / sub / mul / max / min (exact result, one rounding). The SFU
+// functions (exp, sigmoid, tanh, ...) are polynomial or table
+// approximations on the chip; here they are the exact functions, so the
+// simulator agrees within the kernels' documented error, not bit for bit.
+//
+//===----------------------------------------------------------------------===//
+#include "TpuCommon.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace tpuc;
+using namespace tpuc::tpu;
+using namespace tpuc::tpu::detail;
+
+#define GET_OP_CLASSES
+#include "tpuc/Dialect/Tpu/IR/TpuElementwiseOps.cpp.inc"
+
+void TpuDialect::registerElementwiseOps() {
+  addOperations<
+#define GET_OP_LIST
+#include "tpuc/Dialect/Tpu/IR/TpuElementwiseOps.cpp.inc"
+      >();
+}
+
+namespace {
+
+/// Verifies operands broadcasting (numpy) to the result's shape.
+LogicalResult verifyBroadcast(Operation *op, ValueRange operands,
+                              Value result) {
+  if (failed(verifyName(op)))
+    return failure();
+  Shape out = shapeOf(operands.front());
+  for (Value v : operands.drop_front()) {
+    std::optional<Shape> s = kernels::broadcastShape(out, shapeOf(v));
+    if (!s)
+      return op->emitOpError("operand shapes ")
+             << shapeStr(out) << " and " << shapeStr(shapeOf(v))
+             << " do not broadcast";
+    out = *s;
+  }
+  return checkShape(op, result, out, "result");
+}
+
+template <typename OpT, typename Fn>
+LogicalResult binaryInference(OpT op, InferenceContext &ctx, Fn fn) {
+  std::vector<float> &out = ctx.output(op.getOutput());
+  kernels::broadcastBinary(shapeOf(op.getLhs()), ctx.get(op.getLhs()).data(),
+                           shapeOf(op.getRhs()), ctx.get(op.getRhs()).data(),
+                           shapeOf(op.getOutput()), out.data(), fn);
+  applyRelu(out, op.getDoRelu(), op.getReluLimit().convertToDouble());
+  roundResult(ctx, op.getOutput());
+  return success();
+}
+
+float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+/// The modes of tpu.Active and how many coeffs each takes.
+struct ActiveMode {
+  llvm::StringLiteral name;
+  unsigned numCoeffs;
+};
+constexpr ActiveMode kActiveModes[] = {
+    {"relu", 1},         {"leaky_relu", 1}, {"clip", 2}, {"sigmoid", 0},
+    {"hard_sigmoid", 2}, {"hard_swish", 0}, {"tanh", 0}, {"exp", 0},
+    {"log", 0},          {"sqrt", 0},       {"erf", 0},  {"abs", 0},
+    {"neg", 0},          {"reciprocal", 0}, {"gelu", 0}, {"gelu_tanh", 0},
+    {"silu", 0},
+};
+
+} // namespace
+
+#define TPU_BINARY(OP, EXPR)                                                   \
+  LogicalResult OP::verify() {                                                 \
+    if (failed(checkSameElementType(*this, getLhs(), getOutput(), "lhs")) ||   \
+        failed(checkSameElementType(*this, getRhs(), getOutput(), "rhs")))     \
+      return failure();                                                        \
+    return verifyBroadcast(*this, getOperands(), getOutput());                 \
+  }                                                                            \
+  LogicalResult OP::inference(InferenceContext &ctx) {                         \
+    return binaryInference(*this, ctx,                                         \
+                           [](float a, float b) -> float { return EXPR; });    \
+  }
+
+TPU_BINARY(AddOp, a + b)
+TPU_BINARY(SubOp, a - b)
+TPU_BINARY(MulOp, a *b)
+TPU_BINARY(DivOp, a / b)
+TPU_BINARY(MaxOp, std::max(a, b))
+TPU_BINARY(MinOp, std::min(a, b))
+TPU_BINARY(PowOp, std::pow(a, b))
+
+#undef TPU_BINARY
+
+//===----------------------------------------------------------------------===//
+// Compare, Where
+//===----------------------------------------------------------------------===//
+
+LogicalResult CompareOp::verify() {
+  StringRef m = getMode();
+  if (m != "Equal" && m != "Greater" && m != "GreaterOrEqual" && m != "Less" &&
+      m != "LessOrEqual")
+    return emitOpError("unknown mode '") << m << "'";
+  return verifyBroadcast(*this, getOperands(), getOutput());
+}
+
+LogicalResult CompareOp::inference(InferenceContext &ctx) {
+  StringRef m = getMode();
+  auto cmp = [m](float a, float b) -> float {
+    bool r = m == "Equal"            ? a == b
+             : m == "Greater"        ? a > b
+             : m == "GreaterOrEqual" ? a >= b
+             : m == "Less"           ? a < b
+                                     : a <= b;
+    return r ? 1.0f : 0.0f;
+  };
+  std::vector<float> &out = ctx.output(getOutput());
+  kernels::broadcastBinary(shapeOf(getLhs()), ctx.get(getLhs()).data(),
+                           shapeOf(getRhs()), ctx.get(getRhs()).data(),
+                           shapeOf(getOutput()), out.data(), cmp);
+  return success();
+}
+
+LogicalResult WhereOp::verify() {
+  return verifyBroadcast(*this, getOperands(), getOutput());
+}
+
+LogicalResult WhereOp::inference(InferenceContext &ctx) {
+  Shape outShape = shapeOf(getOutput());
+  std::vector<float> c(module::getNumElements(getOutput()));
+  std::vector<float> x(c.size()), y(c.size());
+  kernels::broadcastTo(shapeOf(getCond()), ctx.get(getCond()).data(), outShape,
+                       c.data());
+  kernels::broadcastTo(shapeOf(getX()), ctx.get(getX()).data(), outShape,
+                       x.data());
+  kernels::broadcastTo(shapeOf(getY()), ctx.get(getY()).data(), outShape,
+                       y.data());
+  std::vector<float> &out = ctx.output(getOutput());
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = c[i] != 0.0f ? x[i] : y[i];
+  roundResult(ctx, getOutput());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Active
+//===----------------------------------------------------------------------===//
+
+LogicalResult ActiveOp::verify() {
+  if (failed(verifyName(*this)))
+    return failure();
+  const ActiveMode *mode = llvm::find_if(
+      kActiveModes, [&](const ActiveMode &m) { return m.name == getMode(); });
+  if (mode == std::end(kActiveModes))
+    return emitOpError("unknown mode '") << getMode() << "'";
+  if (getCoeffs().size() != mode->numCoeffs)
+    return emitOpError("mode '") << getMode() << "' takes " << mode->numCoeffs
+                                 << " coeffs, has " << getCoeffs().size();
+  if (failed(checkSameElementType(*this, getInput(), getOutput(), "input")))
+    return failure();
+  return checkShape(*this, getOutput(), shapeOf(getInput()), "result");
+}
+
+LogicalResult ActiveOp::inference(InferenceContext &ctx) {
+  std::vector<double> c = toF64(getCoeffs());
+  StringRef m = getMode();
+  const std::vector<float> &in = ctx.get(getInput());
+  std::vector<float> &out = ctx.output(getOutput());
+  auto apply = [&](auto fn) {
+    for (size_t i = 0; i < in.size(); ++i)
+      out[i] = fn(in[i]);
+  };
+  constexpr float kSqrt2OverPi = 0.7978845608f;
+  constexpr float kGeluCubic = 0.044715f;
+  if (m == "relu") {
+    float limit = static_cast<float>(c[0]);
+    apply([&](float x) {
+      float r = std::max(x, 0.0f);
+      return limit > 0 ? std::min(r, limit) : r;
+    });
+  } else if (m == "leaky_relu") {
+    float alpha = static_cast<float>(c[0]);
+    apply([&](float x) { return x < 0 ? alpha * x : x; });
+  } else if (m == "clip") {
+    float lo = static_cast<float>(c[0]), hi = static_cast<float>(c[1]);
+    apply([&](float x) { return std::min(std::max(x, lo), hi); });
+  } else if (m == "sigmoid") {
+    apply(sigmoid);
+  } else if (m == "hard_sigmoid") {
+    float alpha = static_cast<float>(c[0]), beta = static_cast<float>(c[1]);
+    apply([&](float x) { return std::clamp(alpha * x + beta, 0.0f, 1.0f); });
+  } else if (m == "hard_swish") {
+    apply([](float x) { return x * std::clamp(x / 6.0f + 0.5f, 0.0f, 1.0f); });
+  } else if (m == "tanh") {
+    apply([](float x) { return std::tanh(x); });
+  } else if (m == "exp") {
+    apply([](float x) { return std::exp(x); });
+  } else if (m == "log") {
+    apply([](float x) { return std::log(x); });
+  } else if (m == "sqrt") {
+    apply([](float x) { return std::sqrt(x); });
+  } else if (m == "erf") {
+    apply([](float x) { return std::erf(x); });
+  } else if (m == "abs") {
+    apply([](float x) { return std::fabs(x); });
+  } else if (m == "neg") {
+    apply([](float x) { return -x; });
+  } else if (m == "reciprocal") {
+    apply([](float x) { return 1.0f / x; });
+  } else if (m == "gelu") {
+    apply([](float x) {
+      return 0.5f * x * (1.0f + std::erf(x * static_cast<float>(M_SQRT1_2)));
+    });
+  } else if (m == "gelu_tanh") {
+    apply([&](float x) {
+      return 0.5f * x *
+             (1.0f + std::tanh(kSqrt2OverPi * (x + kGeluCubic * x * x * x)));
+    });
+  } else if (m == "silu") {
+    apply([](float x) { return x * sigmoid(x); });
+  } else {
+    return emitOpError("unknown mode '") << m << "'";
+  }
+  roundResult(ctx, getOutput());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// PRelu
+//===----------------------------------------------------------------------===//
+
+LogicalResult PReluOp::verify() {
+  return verifyBroadcast(*this, getOperands(), getOutput());
+}
+
+LogicalResult PReluOp::inference(InferenceContext &ctx) {
+  std::vector<float> &out = ctx.output(getOutput());
+  kernels::broadcastBinary(shapeOf(getInput()), ctx.get(getInput()).data(),
+                           shapeOf(getSlope()), ctx.get(getSlope()).data(),
+                           shapeOf(getOutput()), out.data(),
+                           [](float x, float s) { return x < 0 ? s * x : x; });
+  roundResult(ctx, getOutput());
+  return success();
+}

@@ -1,0 +1,399 @@
+//===- TpuNNOps.cpp - Convolution, matmul, pooling, norms
+//------------------===//
+//
+// Inference runs the float32 reference kernels on operands that already hold
+// values of their element types, then rounds the result once to the
+// result's element type. That matches the BM1684X float kernels where they
+// accumulate in f32 and round the final value (conv, matmul, pooling); the
+// summation order differs (the simulator's cube adds the products in the
+// order of simulator/docs/semantics.md, the interpreter in its own), so
+// results agree within f32 rounding before the final rounding, not bit for
+// bit. Precision points that differ from "f32 inside, round once" are
+// mirrored where the backend documents them: the depthwise bias is rounded
+// to the activation type (sPorD adds it in that type).
+//
+//===----------------------------------------------------------------------===//
+#include "TpuCommon.h"
+
+#include "tpuc/Backend/Backend.h"
+
+using namespace mlir;
+using namespace tpuc;
+using namespace tpuc::tpu;
+using namespace tpuc::tpu::detail;
+
+#define GET_OP_CLASSES
+#include "tpuc/Dialect/Tpu/IR/TpuNNOps.cpp.inc"
+
+void TpuDialect::registerNNOps() {
+  addOperations<
+#define GET_OP_LIST
+#include "tpuc/Dialect/Tpu/IR/TpuNNOps.cpp.inc"
+      >();
+}
+
+namespace {
+
+/// Spatial output extent of a sliding window.
+int64_t windowOut(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb,
+                  int64_t pe) {
+  int64_t span = d * (k - 1) + 1;
+  int64_t padded = in + pb + pe;
+  if (padded < span || s <= 0)
+    return 0;
+  return (padded - span) / s + 1;
+}
+
+/// Checks the 2-D window attributes (kernel, strides, dilations: 2 positive
+/// values; pads: 4 non-negative ones).
+LogicalResult checkWindow(Operation *op, const Shape &k, const Shape &s,
+                          const Shape &d, const Shape &pads) {
+  if (k.size() != 2 || s.size() != 2 || d.size() != 2 || pads.size() != 4)
+    return op->emitOpError("needs 2 kernel_shape, strides and dilations "
+                           "values and 4 pads");
+  auto positive = [](int64_t v) { return v > 0; };
+  if (!llvm::all_of(k, positive) || !llvm::all_of(s, positive) ||
+      !llvm::all_of(d, positive))
+    return op->emitOpError("kernel_shape, strides and dilations must be "
+                           "positive");
+  if (!llvm::all_of(pads, [](int64_t v) { return v >= 0; }))
+    return op->emitOpError("pads must not be negative");
+  return success();
+}
+
+/// (n, c, h, w) of a 3-D (H = 1) or 4-D activation.
+Shape asNCHW(const Shape &s) {
+  if (s.size() == 3)
+    return {s[0], s[1], 1, s[2]};
+  return s;
+}
+
+kernels::ConvParams convParams(Conv2DOp op) {
+  Shape in = asNCHW(shapeOf(op.getInput()));
+  Shape out = asNCHW(shapeOf(op.getOutput()));
+  Shape k = toI64(op.getKernelShape()), s = toI64(op.getStrides());
+  Shape d = toI64(op.getDilations()), pads = toI64(op.getPads());
+  kernels::ConvParams p;
+  p.n = in[0];
+  p.ic = in[1];
+  p.ih = in[2];
+  p.iw = in[3];
+  p.oc = out[1];
+  p.oh = out[2];
+  p.ow = out[3];
+  p.kh = k[0];
+  p.kw = k[1];
+  p.sh = s[0];
+  p.sw = s[1];
+  p.dh = d[0];
+  p.dw = d[1];
+  p.pt = pads[0];
+  p.pl = pads[1];
+  p.pb = pads[2];
+  p.pr = pads[3];
+  p.group = op.getGroup();
+  p.doRelu = op.getDoRelu();
+  p.reluLimit = op.getReluLimit().convertToDouble();
+  return p;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Conv2D
+//===----------------------------------------------------------------------===//
+
+LogicalResult Conv2DOp::verify() {
+  if (failed(verifyName(*this)))
+    return failure();
+  Shape k = toI64(getKernelShape()), s = toI64(getStrides());
+  Shape d = toI64(getDilations()), pads = toI64(getPads());
+  if (failed(checkWindow(*this, k, s, d, pads)))
+    return failure();
+  Shape in = shapeOf(getInput()), w = shapeOf(getFilter());
+  if (in.size() != 3 && in.size() != 4)
+    return emitOpError("input must be 3-D or 4-D, is ") << shapeStr(in);
+  if (in.size() == 3 && (k[0] != 1 || pads[0] != 0 || pads[2] != 0))
+    return emitOpError("a 3-D input needs kernel height 1 and no H pads");
+  Shape nchw = asNCHW(in);
+  int64_t g = getGroup();
+  if (g <= 0 || nchw[1] % g != 0)
+    return emitOpError("group ")
+           << g << " does not divide " << nchw[1] << " input channels";
+  if (w.size() != 4 || w[1] != nchw[1] / g || w[2] != k[0] || w[3] != k[1] ||
+      w[0] % g != 0)
+    return emitOpError("filter shape ")
+           << shapeStr(w) << " does not fit input " << shapeStr(in)
+           << ", group " << g << " and kernel " << shapeStr(k);
+  if (!isNone(getBias()) && module::getNumElements(getBias()) != w[0])
+    return emitOpError("bias needs ") << w[0] << " values";
+  if (failed(checkSameElementType(*this, getFilter(), getInput(), "filter")))
+    return failure();
+  Shape out = {nchw[0], w[0],
+               windowOut(nchw[2], k[0], s[0], d[0], pads[0], pads[2]),
+               windowOut(nchw[3], k[1], s[1], d[1], pads[1], pads[3])};
+  if (in.size() == 3)
+    out = {out[0], out[1], out[3]};
+  return checkShape(*this, getOutput(), out, "result");
+}
+
+LogicalResult Conv2DOp::inference(InferenceContext &ctx) {
+  kernels::ConvParams p = convParams(*this);
+  // The backend runs a depthwise conv on the vector unit (sPorD), which
+  // adds the bias in the input's precision: round it like the kernel does
+  // (compiler/backend/lib/Conv.cpp). The cube adds the f32 bias as is.
+  const float *bias = optionalData(ctx, getBias());
+  std::vector<float> roundedBias;
+  Type et = getElementType(getInput());
+  if (bias && !et.isF32() && ::tpu::backend::isDepthwise(p.ic, p.oc, p.group)) {
+    roundedBias = ctx.get(getBias());
+    roundBuffer(roundedBias, et);
+    bias = roundedBias.data();
+  }
+  std::vector<float> &out = ctx.output(getOutput());
+  kernels::conv2d(p, ctx.get(getInput()).data(), ctx.get(getFilter()).data(),
+                  bias, out.data(), ctx.getNumThreads());
+  roundResult(ctx, getOutput());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Deconv2D
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Output extent of a transposed convolution along one axis.
+int64_t deconvOut(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb,
+                  int64_t pe, int64_t outPad) {
+  return (in - 1) * s + d * (k - 1) + 1 + outPad - pb - pe;
+}
+
+} // namespace
+
+LogicalResult Deconv2DOp::verify() {
+  if (failed(verifyName(*this)))
+    return failure();
+  Shape k = toI64(getKernelShape()), s = toI64(getStrides());
+  Shape d = toI64(getDilations()), pads = toI64(getPads());
+  Shape outPad = toI64(getOutputPadding());
+  if (failed(checkWindow(*this, k, s, d, pads)))
+    return failure();
+  if (outPad.size() != 2)
+    return emitOpError("output_padding needs 2 values");
+  Shape in = shapeOf(getInput()), w = shapeOf(getFilter());
+  if (in.size() != 3 && in.size() != 4)
+    return emitOpError("input must be 3-D or 4-D, is ") << shapeStr(in);
+  Shape nchw = asNCHW(in);
+  int64_t g = getGroup();
+  if (g <= 0 || nchw[1] % g != 0)
+    return emitOpError("group ")
+           << g << " does not divide " << nchw[1] << " input channels";
+  if (w.size() != 4 || w[0] != nchw[1] || w[2] != k[0] || w[3] != k[1])
+    return emitOpError("filter shape ")
+           << shapeStr(w) << " does not fit input " << shapeStr(in)
+           << " and kernel " << shapeStr(k);
+  int64_t oc = w[1] * g;
+  if (!isNone(getBias()) && module::getNumElements(getBias()) != oc)
+    return emitOpError("bias needs ") << oc << " values";
+  if (failed(checkSameElementType(*this, getFilter(), getInput(), "filter")))
+    return failure();
+  Shape out = {
+      nchw[0], oc,
+      deconvOut(nchw[2], k[0], s[0], d[0], pads[0], pads[2], outPad[0]),
+      deconvOut(nchw[3], k[1], s[1], d[1], pads[1], pads[3], outPad[1])};
+  if (in.size() == 3)
+    out = {out[0], out[1], out[3]};
+  return checkShape(*this, getOutput(), out, "result");
+}
+
+LogicalResult Deconv2DOp::inference(InferenceContext &ctx) {
+  Shape in = asNCHW(shapeOf(getInput()));
+  Shape out = asNCHW(shapeOf(getOutput()));
+  Shape k = toI64(getKernelShape()), s = toI64(getStrides());
+  Shape d = toI64(getDilations()), pads = toI64(getPads());
+  kernels::ConvParams p;
+  p.n = in[0];
+  p.ic = in[1];
+  p.ih = in[2];
+  p.iw = in[3];
+  p.oc = out[1];
+  p.oh = out[2];
+  p.ow = out[3];
+  p.kh = k[0];
+  p.kw = k[1];
+  p.sh = s[0];
+  p.sw = s[1];
+  p.dh = d[0];
+  p.dw = d[1];
+  p.pt = pads[0];
+  p.pl = pads[1];
+  p.pb = pads[2];
+  p.pr = pads[3];
+  p.group = getGroup();
+  std::vector<float> &dst = ctx.output(getOutput());
+  kernels::convTranspose2d(
+      p, ctx.get(getInput()).data(), ctx.get(getFilter()).data(),
+      optionalData(ctx, getBias()), dst.data(), ctx.getNumThreads());
+  applyRelu(dst, getDoRelu(), getReluLimit().convertToDouble());
+  roundResult(ctx, getOutput());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// MatMul
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatMulOp::verify() {
+  if (failed(verifyName(*this)))
+    return failure();
+  Shape a = shapeOf(getInput()), b = shapeOf(getRight());
+  std::optional<Shape> out = kernels::matmulShape(a, b, getRightTranspose());
+  if (!out)
+    return emitOpError("operand shapes ")
+           << shapeStr(a) << " and " << shapeStr(b) << " do not multiply";
+  if (!isNone(getBias())) {
+    Shape bias = shapeOf(getBias());
+    std::optional<Shape> withBias = kernels::broadcastShape(*out, bias);
+    if (!withBias || *withBias != *out)
+      return emitOpError("bias shape ")
+             << shapeStr(bias) << " does not broadcast to " << shapeStr(*out);
+  }
+  return checkShape(*this, getOutput(), *out, "result");
+}
+
+LogicalResult MatMulOp::inference(InferenceContext &ctx) {
+  Shape a = shapeOf(getInput()), b = shapeOf(getRight());
+  Shape outShape = shapeOf(getOutput());
+  std::vector<float> &out = ctx.output(getOutput());
+  kernels::matmul(a, ctx.get(getInput()).data(), b, ctx.get(getRight()).data(),
+                  getRightTranspose(), out.data(), ctx.getNumThreads());
+  if (!isNone(getBias())) {
+    std::vector<float> sum(out.size());
+    kernels::broadcastBinary(outShape, out.data(), shapeOf(getBias()),
+                             ctx.get(getBias()).data(), outShape, sum.data(),
+                             [](float x, float y) { return x + y; });
+    out = std::move(sum);
+  }
+  applyRelu(out, getDoRelu(), getReluLimit().convertToDouble());
+  roundResult(ctx, getOutput());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Pool2D
+//===----------------------------------------------------------------------===//
+
+LogicalResult Pool2DOp::verify() {
+  if (failed(verifyName(*this)))
+    return failure();
+  if (getPoolMode() != "max" && getPoolMode() != "avg")
+    return emitOpError("pool_mode must be \"max\" or \"avg\"");
+  Shape k = toI64(getKernelShape()), s = toI64(getStrides());
+  Shape pads = toI64(getPads());
+  if (failed(checkWindow(*this, k, s, {1, 1}, pads)))
+    return failure();
+  Shape in = shapeOf(getInput());
+  if (in.size() != 3 && in.size() != 4)
+    return emitOpError("input must be 3-D or 4-D, is ") << shapeStr(in);
+  if (failed(checkSameElementType(*this, getInput(), getOutput(), "input")))
+    return failure();
+  Shape nchw = asNCHW(in);
+  Shape out = {nchw[0], nchw[1],
+               windowOut(nchw[2], k[0], s[0], 1, pads[0], pads[2]),
+               windowOut(nchw[3], k[1], s[1], 1, pads[1], pads[3])};
+  if (in.size() == 3)
+    out = {out[0], out[1], out[3]};
+  return checkShape(*this, getOutput(), out, "result");
+}
+
+LogicalResult Pool2DOp::inference(InferenceContext &ctx) {
+  kernels::PoolParams p;
+  p.inShape = asNCHW(shapeOf(getInput()));
+  p.outShape = asNCHW(shapeOf(getOutput()));
+  p.kernel = toI64(getKernelShape());
+  p.strides = toI64(getStrides());
+  p.dilations = {1, 1};
+  Shape pads = toI64(getPads()); // t, l, b, r = begins then ends
+  p.pads = pads;
+  p.countIncludePad = getCountIncludePad();
+  std::vector<float> &out = ctx.output(getOutput());
+  if (getPoolMode() == "max")
+    kernels::maxPool(p, ctx.get(getInput()).data(), out.data(),
+                     ctx.getNumThreads());
+  else
+    kernels::avgPool(p, ctx.get(getInput()).data(), out.data(),
+                     ctx.getNumThreads());
+  applyRelu(out, getDoRelu(), getReluLimit().convertToDouble());
+  roundResult(ctx, getOutput());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax
+//===----------------------------------------------------------------------===//
+
+LogicalResult SoftmaxOp::verify() {
+  if (failed(verifyName(*this)))
+    return failure();
+  Shape in = shapeOf(getInput());
+  int64_t axis = static_cast<int64_t>(getAxis());
+  if (axis < 0 || axis >= static_cast<int64_t>(in.size()))
+    return emitOpError("axis ")
+           << axis << " is not in [0, " << in.size() << ")";
+  if (failed(checkSameElementType(*this, getInput(), getOutput(), "input")))
+    return failure();
+  return checkShape(*this, getOutput(), in, "result");
+}
+
+LogicalResult SoftmaxOp::inference(InferenceContext &ctx) {
+  Shape in = shapeOf(getInput());
+  int64_t axis = getAxis();
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < axis; ++i)
+    outer *= in[i];
+  for (size_t i = axis + 1; i < in.size(); ++i)
+    inner *= in[i];
+  std::vector<float> &out = ctx.output(getOutput());
+  kernels::softmax(outer, in[axis], inner, ctx.get(getInput()).data(), getLog(),
+                   out.data());
+  roundResult(ctx, getOutput());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// LayerNorm
+//===----------------------------------------------------------------------===//
+
+LogicalResult LayerNormOp::verify() {
+  if (failed(verifyName(*this)))
+    return failure();
+  Shape in = shapeOf(getInput());
+  int64_t axis = static_cast<int64_t>(getAxis());
+  if (axis < 0 || axis >= static_cast<int64_t>(in.size()))
+    return emitOpError("axis ")
+           << axis << " is not in [0, " << in.size() << ")";
+  int64_t inner = 1;
+  for (size_t i = axis; i < in.size(); ++i)
+    inner *= in[i];
+  for (Value v : {getScale(), getBias()})
+    if (!isNone(v) && module::getNumElements(v) != inner)
+      return emitOpError("scale and bias need ") << inner << " values";
+  return checkShape(*this, getOutput(), in, "result");
+}
+
+LogicalResult LayerNormOp::inference(InferenceContext &ctx) {
+  Shape in = shapeOf(getInput());
+  int64_t axis = static_cast<int64_t>(getAxis());
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < axis; ++i)
+    outer *= in[i];
+  for (size_t i = axis; i < in.size(); ++i)
+    inner *= in[i];
+  std::vector<float> &out = ctx.output(getOutput());
+  kernels::layerNorm(
+      outer, inner, ctx.get(getInput()).data(), optionalData(ctx, getScale()),
+      optionalData(ctx, getBias()), getEpsilon().convertToDouble(), out.data());
+  roundResult(ctx, getOutput());
+  return success();
+}

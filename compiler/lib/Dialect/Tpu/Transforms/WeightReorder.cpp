@@ -1,0 +1,83 @@
+//===- WeightReorder.cpp - --tpu-weight-reorder
+//----------------------------===//
+//
+// Decides the coefficient layout of every weight from the kernel that reads
+// it. Only convolution filters have a special layout on BM1684X's float
+// paths (bm1684x.md 3.4); matmul operands, biases and elementwise operands
+// are stored compact (row-major), which is what the backend kernels load.
+// The byte conversion itself happens when the coefficient blob is built
+// (tpu::backend::reorderConvFilter), so the IR keeps logical data.
+//
+//===----------------------------------------------------------------------===//
+#include "tpuc/Dialect/Tpu/Transforms/Passes.h"
+
+#include "tpuc/Backend/Backend.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+using namespace mlir;
+
+namespace tpuc::tpu {
+
+#define GEN_PASS_DEF_WEIGHTREORDER
+#include "tpuc/Dialect/Tpu/Transforms/Passes.h.inc"
+
+namespace {
+
+/// The layout the backend's conv2d expects for \p conv's filter.
+StringRef convFilterLayout(Conv2DOp conv) {
+  auto filter = cast<RankedTensorType>(conv.getFilter().getType());
+  int64_t oc = filter.getDimSize(0);
+  int64_t icPerGroup = filter.getDimSize(1);
+  int64_t groups = conv.getGroup();
+  if (::tpu::backend::isDepthwise(icPerGroup * groups, oc, groups))
+    return kLayoutDepthwise;
+  return filter.getElementType().isF32() ? kLayoutConv1IC : kLayoutConv32IC;
+}
+
+} // namespace
+
+LogicalResult reorderWeights(ModuleOp module) {
+  WalkResult walk = module.walk([&](Operation *op) {
+    if (!isa<Conv2DOp, Deconv2DOp>(op))
+      return WalkResult::advance();
+    OpOperand &filterOperand = op->getOpOperand(1);
+    auto weight = filterOperand.get().getDefiningOp<WeightOp>();
+    if (!weight) {
+      op->emitOpError("the filter must be a tpu.Weight");
+      return WalkResult::interrupt();
+    }
+    auto conv = dyn_cast<Conv2DOp>(op);
+    StringRef layout = conv ? convFilterLayout(conv) : StringRef(kLayoutDeconv);
+    if (weight.getLayout() == layout)
+      return WalkResult::advance();
+    // Give this conv its own copy when others read the weight too.
+    if (!weight->hasOneUse()) {
+      OpBuilder b(weight);
+      b.setInsertionPointAfter(weight);
+      auto copy = cast<WeightOp>(b.clone(*weight));
+      filterOperand.set(copy.getOutput());
+      weight = copy;
+    }
+    weight.setLayout(layout);
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+namespace {
+
+struct WeightReorderPass : impl::WeightReorderBase<WeightReorderPass> {
+  void runOnOperation() override {
+    if (failed(reorderWeights(getOperation())))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createWeightReorderPass() {
+  return std::make_unique<WeightReorderPass>();
+}
+
+} // namespace tpuc::tpu

@@ -1,0 +1,13 @@
+//===- tpuc-opt.cpp - mlir-opt with the tpuc dialects and passes ----------===//
+#include "tpuc/InitAll.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  tpuc::registerAllDialects(registry);
+  tpuc::registerAllPasses();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "tpuc optimizer driver\n", registry));
+}

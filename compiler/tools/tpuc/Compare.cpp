@@ -1,0 +1,149 @@
+//===- Compare.cpp - tpuc compare: per-tensor similarity of two npz -------===//
+//
+//   tpuc compare actual.npz reference.npz [--tolerance C[,E]]
+//                [--max-abs-rel R] [--names a,b,...]
+//
+// For every tensor in both files (in the order of actual.npz; warns about
+// tensors only in one), prints cosine and Euclidean similarity, SQNR, max
+// absolute error and max |reference| (definitions in tpuc/Support/Compare.h)
+// and PASS/FAIL. Exit status 0 only if at least one tensor was compared and
+// every compared tensor passes.
+//
+//===----------------------------------------------------------------------===//
+#include "Subcommands.h"
+
+#include "tpuc/Support/Compare.h"
+
+#include "tpu/isa/Npz.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr const char *kUsage =
+    "usage: tpuc compare actual.npz reference.npz [--tolerance C[,E]] "
+    "[--max-abs-rel R] [--names a,b,...]\n"
+    "\n"
+    "Per tensor present in both files (a = actual, b = reference):\n"
+    "  cosine  = <a,b> / (||a|| ||b||)\n"
+    "  euclid  = max(0, 1 - ||a-b|| / ||b||)\n"
+    "  sqnr    = 10 log10(||b||^2 / ||a-b||^2) dB\n"
+    "  max|err| = max |a-b|, max|ref| = max |b|\n"
+    "A tensor passes if cosine >= C and euclid >= E (default 0.99,0.90),\n"
+    "no NaN/inf differs, and (with --max-abs-rel R) max|err| <= R * max|ref|.\n"
+    "  --names a,b   compare only these tensors (each must be in both files)\n"
+    "Exit status 0 only if every compared tensor passes.\n";
+
+/// Names listed once each before a warning gets too long.
+constexpr size_t kMaxListedNames = 8;
+
+int fail(const llvm::Twine &message) {
+  llvm::errs() << "tpuc compare: error: " << message << "\n";
+  return 1;
+}
+
+void warnOnlyIn(const std::vector<std::string> &names, llvm::StringRef file) {
+  if (names.empty())
+    return;
+  llvm::errs() << "tpuc compare: warning: " << names.size()
+               << " tensor(s) only in " << file << ":";
+  for (size_t i = 0; i < names.size() && i < kMaxListedNames; ++i)
+    llvm::errs() << " " << names[i];
+  if (names.size() > kMaxListedNames)
+    llvm::errs() << " ...";
+  llvm::errs() << "\n";
+}
+
+} // namespace
+
+int runCompare(int argc, char **argv) {
+  std::vector<std::string> files;
+  tpuc::Tolerance tol;
+  std::vector<std::string> selected;
+  bool haveSelection = false;
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef a = argv[i];
+    bool hasValue = i + 1 < argc;
+    if (a == "-h" || a == "--help") {
+      llvm::outs() << kUsage;
+      return 0;
+    }
+    if (a == "--tolerance") {
+      if (!hasValue)
+        return fail("--tolerance needs COSINE[,EUCLID]");
+      llvm::Expected<tpuc::Tolerance> parsed =
+          tpuc::parseTolerance(argv[++i], tol);
+      if (!parsed)
+        return fail(llvm::toString(parsed.takeError()));
+      tol = *parsed;
+    } else if (a == "--max-abs-rel") {
+      double r;
+      if (!hasValue || llvm::StringRef(argv[++i]).getAsDouble(r) || r < 0)
+        return fail("--max-abs-rel needs a non-negative number");
+      tol.maxAbsRel = r;
+    } else if (a == "--names") {
+      if (!hasValue)
+        return fail("--names needs a comma-separated list");
+      llvm::SmallVector<llvm::StringRef> parts;
+      llvm::StringRef(argv[++i]).split(parts, ',', -1, /*KeepEmpty=*/false);
+      for (llvm::StringRef p : parts)
+        selected.push_back(p.trim().str());
+      haveSelection = true;
+    } else if (a.starts_with("-") && a.size() > 1) {
+      return fail("unknown option '" + a + "'\n" + kUsage);
+    } else {
+      files.push_back(a.str());
+    }
+  }
+  if (files.size() != 2) {
+    llvm::errs() << kUsage;
+    return fail("expected two .npz files");
+  }
+  if (haveSelection && selected.empty())
+    return fail("--names lists no tensor");
+
+  tpu::npz::Npz actual = tpu::npz::readNpz(files[0]);
+  tpu::npz::Npz reference = tpu::npz::readNpz(files[1]);
+
+  std::vector<std::string> names;
+  if (haveSelection) {
+    for (const std::string &name : selected) {
+      if (!actual.contains(name))
+        return fail("'" + name + "' is not in " + files[0]);
+      if (!reference.contains(name))
+        return fail("'" + name + "' is not in " + files[1]);
+      names.push_back(name);
+    }
+  } else {
+    std::vector<std::string> onlyActual, onlyReference;
+    for (const std::string &name : actual.names())
+      (reference.contains(name) ? names : onlyActual).push_back(name);
+    for (const std::string &name : reference.names())
+      if (!actual.contains(name))
+        onlyReference.push_back(name);
+    warnOnlyIn(onlyActual, files[0]);
+    warnOnlyIn(onlyReference, files[1]);
+  }
+  if (names.empty())
+    return fail("no tensor name is in both " + files[0] + " and " + files[1]);
+
+  std::vector<tpuc::TensorComparison> rows;
+  rows.reserve(names.size());
+  for (const std::string &name : names) {
+    const tpu::npz::Array &a = actual.get(name);
+    const tpu::npz::Array &b = reference.get(name);
+    rows.push_back(tpuc::compareTensors(name, a.shape, a.toDouble(), b.shape,
+                                        b.toDouble(), tol));
+  }
+  tpuc::printComparisonTable(llvm::outs(), rows, tol);
+  for (const tpuc::TensorComparison &row : rows)
+    if (!row.pass)
+      return 1;
+  return 0;
+}

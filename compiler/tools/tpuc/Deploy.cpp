@@ -1,0 +1,380 @@
+//===- Deploy.cpp - tpuc deploy: top module -> BM1684X bmodel -------------===//
+//
+//   tpuc deploy model_top.mlir --quantize F32|F16|BF16 --chip bm1684x
+//       -o model.bmodel [--test-input in.npz --test-reference ref.npz
+//       [--tolerance 0.99,0.90]] [--group-per-op] [--chip-param KEY=VALUE]...
+//       [--expose-all]
+//
+// Lowers the top module to tpu ops in the chosen float mode, chooses the
+// weight layouts, assigns DDR addresses and generates the BM1684X commands.
+// Beside the bmodel (stem = the -o path without .bmodel) it keeps, as
+// TPU-MLIR does:
+//   <stem>_tpu.mlir            the module after lowering and weight layouts
+//   <stem>_final.mlir          the same with device addresses
+//   <stem>_tpu_weights.npz     the weights both .mlir files refer to
+// With --test-input the tpu module is interpreted on the inputs, its outputs
+// are written to <stem>_tpu_outputs.npz, and every tensor also in
+// --test-reference is compared with it; a tensor below the tolerance fails
+// the command (exit 1) before any bmodel is written.
+//
+// --expose-all (for debugging) makes every activation a model output, so
+// that `tpusim run` writes all of them and `tpuc compare` against
+// <stem>_tpu_outputs.npz shows the first op whose result differs. Outputs
+// are never reused, so the activation memory grows.
+//
+//===----------------------------------------------------------------------===//
+// Weights.h names ::tpu::npz as tpu::npz inside namespace tpuc: include it
+// before the tpuc::tpu namespace exists.
+#include "tpuc/Support/Weights.h"
+
+#include "Subcommands.h"
+
+#include "tpuc/Conversion/TopToTpu/TopToTpu.h"
+#include "tpuc/Dialect/Top/IR/TopOps.h"
+#include "tpuc/Dialect/Tpu/IR/TpuOps.h"
+#include "tpuc/Dialect/Tpu/Transforms/Passes.h"
+#include "tpuc/InitAll.h"
+#include "tpuc/Interpreter/Interpreter.h"
+#include "tpuc/Support/Compare.h"
+#include "tpuc/Support/Module.h"
+#include "tpuc/Target/BM1684X/Codegen.h"
+
+#include "tpu/isa/Bmodel.h"
+#include "tpu/isa/ChipParams.h"
+#include "tpu/isa/Error.h"
+#include "tpu/isa/Npz.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr const char *kTool = "tpuc deploy";
+
+constexpr const char *kUsage =
+    "usage: tpuc deploy model_top.mlir --quantize MODE --chip bm1684x -o "
+    "model.bmodel [options]\n"
+    "\n"
+    "Compiles a top module for the BM1684X: lowering to the tpu dialect,\n"
+    "weight layouts, DDR addresses, TIU/GDMA commands, .bmodel. Keeps\n"
+    "<stem>_tpu.mlir, <stem>_final.mlir and <stem>_tpu_weights.npz beside the\n"
+    "bmodel.\n"
+    "  --quantize MODE          F32, F16 or BF16\n"
+    "  --chip CHIP              bm1684x (the only chip)\n"
+    "  -o, --output FILE        the .bmodel to write\n"
+    "  --test-input FILE        .npz with one array per model input: run the\n"
+    "                           tpu interpreter on it (outputs to\n"
+    "                           <stem>_tpu_outputs.npz) ...\n"
+    "  --test-reference FILE    ... and compare every tensor it shares with\n"
+    "                           this .npz (e.g. the top / ONNX outputs)\n"
+    "  --tolerance COS,EUCLID   minimum similarities (default 0.99,0.90)\n"
+    "  --group-per-op           one command group per op\n"
+    "  --chip-param KEY=VALUE   override a chip parameter (e.g.\n"
+    "                           gmem_bytes=64M); see `tpusim config`\n"
+    "  --expose-all             debugging: every activation becomes a model\n"
+    "                           output (compare tpusim's outputs with\n"
+    "                           <stem>_tpu_outputs.npz tensor by tensor)\n";
+
+struct DeployOptions {
+  std::string model, output, quantize, chip;
+  std::string testInput, testReference, tolerance = "0.99,0.90";
+  std::vector<std::string> chipParams;
+  bool groupPerOp = false;
+  bool exposeAll = false;
+};
+
+int fail(const llvm::Twine &message) {
+  llvm::outs().flush(); // the comparison table comes before the error
+  llvm::errs() << kTool << ": error: " << message << "\n";
+  return 1;
+}
+
+/// Parses argv; returns -1 to go on, else the exit status.
+int parseArgs(int argc, char **argv, DeployOptions &opts) {
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef a = argv[i];
+    auto value = [&](std::string &out) {
+      if (i + 1 >= argc)
+        return false;
+      out = argv[++i];
+      return true;
+    };
+    std::string v;
+    if (a == "-h" || a == "--help") {
+      llvm::outs() << kUsage;
+      return 0;
+    }
+    bool ok = true;
+    if (a == "-o" || a == "--output")
+      ok = value(opts.output);
+    else if (a == "--quantize")
+      ok = value(opts.quantize);
+    else if (a == "--chip")
+      ok = value(opts.chip);
+    else if (a == "--test-input")
+      ok = value(opts.testInput);
+    else if (a == "--test-reference")
+      ok = value(opts.testReference);
+    else if (a == "--tolerance")
+      ok = value(opts.tolerance);
+    else if (a == "--chip-param") {
+      ok = value(v);
+      opts.chipParams.push_back(v);
+    } else if (a == "--group-per-op")
+      opts.groupPerOp = true;
+    else if (a == "--expose-all")
+      opts.exposeAll = true;
+    else if (a.starts_with("-") && a.size() > 1)
+      return fail("unknown option '" + a + "'\n" + kUsage);
+    else if (opts.model.empty())
+      opts.model = a.str();
+    else
+      return fail("unexpected argument '" + a + "'");
+    if (!ok)
+      return fail(a + " needs a value");
+  }
+  if (opts.model.empty() || opts.output.empty() || opts.quantize.empty() ||
+      opts.chip.empty()) {
+    llvm::errs() << kUsage;
+    return fail("a model, --quantize, --chip and -o are required");
+  }
+  if (!opts.testReference.empty() && opts.testInput.empty())
+    return fail("--test-reference needs --test-input");
+  return -1;
+}
+
+void writeText(const std::string &path, const std::string &text) {
+  tpu::isa::bmodel::writeFileAtomically(
+      path, std::vector<uint8_t>(text.begin(), text.end()));
+}
+
+/// Writes \p module to \p path with top.weight_file pointing at
+/// \p weightsAttr (the in-memory module keeps its own weight file).
+void writeModule(mlir::ModuleOp module, const std::string &path,
+                 llvm::StringRef weightsAttr) {
+  std::string old = tpuc::module::getWeightFile(module).str();
+  tpuc::module::setWeightFile(module, weightsAttr);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module.print(os);
+  os << "\n";
+  os.flush();
+  tpuc::module::setWeightFile(module, old);
+  writeText(path, text);
+}
+
+/// Writes the data of every tpu.Weight of \p module to \p path.
+void writeWeights(mlir::ModuleOp module, const std::string &path) {
+  tpu::npz::Npz npz;
+  module.walk([&](tpuc::tpu::WeightOp w) {
+    std::string name = w.getName().str();
+    if (npz.contains(name))
+      return;
+    const tpu::npz::Array *array =
+        tpuc::findWeight(module, name, /*emitErrors=*/false);
+    if (!array)
+      throw tpu::Error("weight '" + name + "' has no data");
+    npz.set(name, *array);
+  });
+  tpu::npz::writeNpz(path, npz);
+}
+
+/// Appends every activation the function computes (results of tpu ops
+/// other than weights) to its returned values.
+void exposeAll(mlir::ModuleOp module) {
+  mlir::func::FuncOp func = tpuc::module::getMainFunc(module);
+  mlir::Block &body = func.getBody().front();
+  mlir::Operation *terminator = body.getTerminator();
+  llvm::SmallVector<mlir::Value> results(terminator->getOperands());
+  llvm::DenseSet<mlir::Value> returned(results.begin(), results.end());
+  for (mlir::Operation &op : body) {
+    if (&op == terminator || mlir::isa<tpuc::tpu::WeightOp>(op) ||
+        !mlir::isa<tpuc::tpu::TpuDialect>(op.getDialect()))
+      continue;
+    for (mlir::Value r : op.getResults())
+      if (returned.insert(r).second)
+        results.push_back(r);
+  }
+  terminator->setOperands(results);
+  func.setType(mlir::FunctionType::get(module.getContext(),
+                                       func.getArgumentTypes(),
+                                       terminator->getOperandTypes()));
+}
+
+/// Runs the tpu module on \p inputPath; returns every kept tensor by name.
+tpu::npz::Npz interpret(mlir::ModuleOp module, const std::string &inputPath,
+                        std::vector<std::string> &outputNames) {
+  tpu::npz::Npz inputs = tpu::npz::readNpz(inputPath);
+  tpuc::ModuleInterpreter interpreter(module);
+  for (const std::string &name : interpreter.inputNames()) {
+    const tpu::npz::Array *array = inputs.find(name);
+    if (!array)
+      throw tpu::Error(inputPath + ": input '" + name + "' is missing");
+    if (array->shape != interpreter.shape(name))
+      throw tpu::Error(inputPath + ": input '" + name + "' has shape " +
+                       tpu::npz::shapeString(array->shape) +
+                       ", the model wants " +
+                       tpu::npz::shapeString(interpreter.shape(name)));
+    interpreter.setInput(name, array->toFloat());
+  }
+  if (mlir::failed(interpreter.run(/*keepAll=*/true)))
+    throw tpu::Error("interpreting the tpu module failed");
+  tpu::npz::Npz out;
+  for (const std::string &name : interpreter.tensorNames())
+    if (interpreter.hasTensor(name))
+      out.set(name, tpu::npz::Array::from<float>(interpreter.shape(name),
+                                                 interpreter.tensor(name)));
+  outputNames = interpreter.outputNames();
+  return out;
+}
+
+/// Compares the tensors of \p actual that \p reference also holds; prints
+/// the table; true if all pass.
+bool compare(const tpu::npz::Npz &actual, const std::string &referencePath,
+             const tpuc::Tolerance &tol,
+             const std::vector<std::string> &outputNames) {
+  tpu::npz::Npz reference = tpu::npz::readNpz(referencePath);
+  std::vector<tpuc::TensorComparison> rows;
+  for (const std::string &name : actual.names()) {
+    const tpu::npz::Array *ref = reference.find(name);
+    if (!ref)
+      continue;
+    const tpu::npz::Array *act = actual.find(name);
+    rows.push_back(tpuc::compareTensors(name, act->shape, act->toDouble(),
+                                        ref->shape, ref->toDouble(), tol));
+  }
+  for (const std::string &name : outputNames)
+    if (!reference.find(name))
+      throw tpu::Error(referencePath + ": output '" + name +
+                       "' is missing from the reference");
+  tpuc::printComparisonTable(llvm::outs(), rows, tol);
+  return llvm::all_of(rows,
+                      [](const tpuc::TensorComparison &r) { return r.pass; });
+}
+
+} // namespace
+
+int runDeploy(int argc, char **argv) {
+  DeployOptions opts;
+  if (int status = parseArgs(argc, argv, opts); status >= 0)
+    return status;
+
+  std::optional<tpuc::QuantMode> mode = tpuc::parseQuantMode(opts.quantize);
+  if (!mode)
+    return fail("--quantize '" + opts.quantize +
+                "' is not a supported mode (F32, F16, BF16; INT8 comes "
+                "later)");
+  if (llvm::StringRef(opts.chip).lower() != "bm1684x")
+    return fail("--chip '" + opts.chip + "' is not supported (bm1684x)");
+  tpu::isa::ChipParams chip = tpu::isa::ChipParams::bm1684x();
+  for (const std::string &kv : opts.chipParams)
+    chip.assign(kv);
+  chip.validate();
+  llvm::Expected<tpuc::Tolerance> tol = tpuc::parseTolerance(opts.tolerance);
+  if (!tol)
+    return fail("--tolerance: " + llvm::toString(tol.takeError()));
+
+  llvm::SmallString<256> stem(opts.output);
+  if (llvm::sys::path::extension(stem) == ".bmodel")
+    llvm::sys::path::replace_extension(stem, "");
+  std::string tpuPath = (stem + "_tpu.mlir").str();
+  std::string finalPath = (stem + "_final.mlir").str();
+  std::string weightsPath = (stem + "_tpu_weights.npz").str();
+  std::string outputsPath = (stem + "_tpu_outputs.npz").str();
+  std::string weightsAttr = llvm::sys::path::filename(weightsPath).str();
+
+  mlir::DialectRegistry registry;
+  tpuc::registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> buffer =
+      mlir::openInputFile(opts.model, &errorMessage);
+  if (!buffer)
+    return fail("cannot read '" + opts.model + "': " + errorMessage);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  mlir::OwningOpRef<mlir::ModuleOp> owned =
+      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  if (!owned)
+    return fail("cannot parse '" + opts.model + "' as an MLIR module");
+  mlir::ModuleOp module = *owned;
+  llvm::StringRef state = tpuc::module::getState(module);
+  if (state != tpuc::module::kStateTopF32)
+    return fail("'" + opts.model + "' is not a top module (top.state = \"" +
+                state + "\", expected \"" + tpuc::module::kStateTopF32 +
+                "\"); run tpuc transform first");
+  if (mlir::failed(tpuc::loadWeights(module)))
+    return fail("cannot load the weights of '" + opts.model + "'");
+
+  llvm::StringRef modeName = tpuc::quantModeName(*mode);
+  if (mlir::failed(tpuc::lowerTopToTpu(module, *mode)))
+    return fail("lowering to " + modeName + " failed");
+  if (mlir::failed(tpuc::tpu::reorderWeights(module)))
+    return fail("choosing the weight layouts failed");
+  if (mlir::failed(mlir::verify(module)))
+    return fail("the lowered module does not verify");
+  // The model's own outputs, which the reference must hold.
+  std::vector<std::string> modelOutputs;
+  for (mlir::Value v : tpuc::module::getMainFunc(module)
+                           .getBody()
+                           .front()
+                           .getTerminator()
+                           ->getOperands())
+    modelOutputs.push_back(tpuc::top::getTensorName(v));
+  if (opts.exposeAll)
+    exposeAll(module);
+  writeWeights(module, weightsPath);
+  writeModule(module, tpuPath, weightsAttr);
+
+  if (mlir::failed(tpuc::tpu::assignAddresses(module, chip)))
+    return fail("assigning device addresses failed");
+  writeModule(module, finalPath, weightsAttr);
+
+  if (!opts.testInput.empty()) {
+    std::vector<std::string> outputNames;
+    tpu::npz::Npz result = interpret(module, opts.testInput, outputNames);
+    tpu::npz::Npz outputs;
+    for (const std::string &name : outputNames)
+      outputs.set(name, *result.find(name));
+    tpu::npz::writeNpz(outputsPath, outputs, /*compress=*/false);
+    if (!opts.testReference.empty() &&
+        !compare(result, opts.testReference, *tol, modelOutputs))
+      return fail("the " + modeName + " tpu module misses the tolerance " +
+                  opts.tolerance + " against " + opts.testReference +
+                  " (see the table above); no bmodel written");
+  }
+
+  tpuc::bm1684x::CodegenOptions codegen;
+  codegen.groupPerOp = opts.groupPerOp;
+  tpuc::bm1684x::CodegenSummary summary;
+  mlir::FailureOr<tpu::isa::bmodel::Model> model =
+      tpuc::bm1684x::buildBmodel(module, chip, codegen, &summary);
+  if (mlir::failed(model))
+    return fail("generating BM1684X commands failed");
+  tpu::isa::bmodel::writeModel(*model, opts.output);
+  llvm::outs() << kTool << ": " << opts.output << " (" << modeName
+               << "): " << summary.numGroups << " command group(s), "
+               << summary.numTiu << " TIU + " << summary.numGdma
+               << " GDMA commands, " << summary.coeffBytes
+               << " bytes of weights, " << summary.neuronBytes
+               << " bytes of activations\n";
+  tpuc::getWeightRegistry(&context).release(module);
+  return 0;
+}

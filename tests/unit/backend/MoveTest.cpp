@@ -1,0 +1,345 @@
+//===- MoveTest.cpp - permute, concat, slice, pad, expand, gather, resize
+//--===//
+//
+// Data movement is exact: every output element must equal the input
+// element the ONNX definition selects (references computed here by index
+// arithmetic; linear resize by the two-tap formula in double).
+//
+//===----------------------------------------------------------------------===//
+
+#include "BackendTestUtil.h"
+
+using namespace tpu;
+using namespace tpu::backend;
+using namespace tpu::backend::test;
+
+namespace {
+
+std::vector<int64_t> strides(const std::vector<int64_t> &d) {
+  std::vector<int64_t> s(d.size(), 1);
+  for (size_t i = d.size(); i-- > 1;)
+    s[i - 1] = s[i] * d[i];
+  return s;
+}
+
+int64_t count(const std::vector<int64_t> &d) {
+  int64_t n = 1;
+  for (int64_t v : d)
+    n *= v;
+  return n;
+}
+
+/// Multi-index of flat index i.
+std::vector<int64_t> unflat(int64_t i, const std::vector<int64_t> &d) {
+  std::vector<int64_t> idx(d.size());
+  for (size_t k = d.size(); k-- > 0;) {
+    idx[k] = i % d[k];
+    i /= d[k];
+  }
+  return idx;
+}
+
+/// Runs `emit` and compares one output with `want` exactly.
+void runExact(const std::function<void(CmdEmitter &)> &emit,
+              const std::vector<std::pair<GTensor, std::vector<float>>> &ins,
+              const GTensor &out, const std::vector<float> &want,
+              uint64_t lmem = 0) {
+  KernelRun r;
+  if (lmem)
+    r.chip.lmemBytes = lmem;
+  r.emit = emit;
+  r.setup = [&](sim::MachineState &m) {
+    for (auto &[t, v] : ins)
+      writeTensor(m, t, v);
+  };
+  r.check = [&](const sim::MachineState &m, const std::string &what) {
+    expectClose(readTensor(m, out), want, 0, 0, what);
+  };
+  r.run();
+}
+
+} // namespace
+
+TEST(Permute, FourDimsNchwToNhwcF16) {
+  GlobalAlloc ga(isa::ChipParams::bm1684x());
+  std::vector<int64_t> s{2, 3, 4, 5}, order{0, 2, 3, 1}, os{2, 4, 5, 3};
+  GTensor in = ga.tensor(Prec::Fp16, s), out = ga.tensor(Prec::Fp16, os);
+  auto x = randomValues(size_t(count(s)), 1);
+  for (float &v : x)
+    v = roundTo(v, Prec::Fp16);
+  std::vector<float> want(x.size());
+  auto st = strides(s);
+  for (int64_t i = 0; i < count(os); ++i) {
+    auto idx = unflat(i, os);
+    int64_t src = 0;
+    for (size_t k = 0; k < 4; ++k)
+      src += idx[k] * st[size_t(order[k])];
+    want[size_t(i)] = x[size_t(src)];
+  }
+  runExact(
+      [&](CmdEmitter &em) {
+        permute(em, {"p", in, out, order});
+      },
+      {{in, x}}, out, want);
+}
+
+TEST(Permute, SixDims) {
+  GlobalAlloc ga(isa::ChipParams::bm1684x());
+  std::vector<int64_t> s{2, 3, 2, 2, 3, 2}, order{5, 0, 3, 1, 4, 2};
+  std::vector<int64_t> os;
+  for (int64_t o : order)
+    os.push_back(s[size_t(o)]);
+  GTensor in = ga.tensor(Prec::Fp32, s), out = ga.tensor(Prec::Fp32, os);
+  auto x = randomValues(size_t(count(s)), 2);
+  std::vector<float> want(x.size());
+  auto st = strides(s);
+  for (int64_t i = 0; i < count(os); ++i) {
+    auto idx = unflat(i, os);
+    int64_t src = 0;
+    for (size_t k = 0; k < 6; ++k)
+      src += idx[k] * st[size_t(order[k])];
+    want[size_t(i)] = x[size_t(src)];
+  }
+  runExact(
+      [&](CmdEmitter &em) {
+        permute(em, {"p", in, out, order});
+      },
+      {{in, x}}, out, want);
+}
+
+TEST(Concat, MiddleAxis) {
+  GlobalAlloc ga(isa::ChipParams::bm1684x());
+  GTensor a = ga.tensor(Prec::Fp32, {2, 3, 4}),
+          b = ga.tensor(Prec::Fp32, {2, 1, 4}),
+          o = ga.tensor(Prec::Fp32, {2, 4, 4});
+  auto av = randomValues(24, 3), bv = randomValues(8, 4);
+  std::vector<float> want;
+  for (int n = 0; n < 2; ++n) {
+    want.insert(want.end(), av.begin() + n * 12, av.begin() + n * 12 + 12);
+    want.insert(want.end(), bv.begin() + n * 4, bv.begin() + n * 4 + 4);
+  }
+  runExact(
+      [&](CmdEmitter &em) {
+        concat(em, {"cat", {a, b}, o, 1});
+      },
+      {{a, av}, {b, bv}}, o, want);
+}
+
+TEST(Slice, StepsIncludingNegative) {
+  GlobalAlloc ga(isa::ChipParams::bm1684x());
+  std::vector<int64_t> s{4, 10, 6};
+  GTensor in = ga.tensor(Prec::Fp32, s);
+  // [1:4:2, 9:0:-3, 0:6:1]
+  std::vector<int64_t> starts{1, 9, 0}, steps{2, -3, 1}, os{2, 3, 6};
+  GTensor out = ga.tensor(Prec::Fp32, os);
+  auto x = randomValues(size_t(count(s)), 5);
+  std::vector<float> want;
+  auto st = strides(s);
+  for (int64_t i = 0; i < count(os); ++i) {
+    auto idx = unflat(i, os);
+    int64_t src = 0;
+    for (size_t k = 0; k < 3; ++k)
+      src += (starts[k] + idx[k] * steps[k]) * st[k];
+    want.push_back(x[size_t(src)]);
+  }
+  runExact(
+      [&](CmdEmitter &em) {
+        slice(em, {"s", in, out, starts, steps});
+      },
+      {{in, x}}, out, want);
+}
+
+TEST(Pad, ConstantValueBF16) {
+  GlobalAlloc ga(isa::ChipParams::bm1684x());
+  GTensor in = ga.tensor(Prec::Bf16, {1, 2, 3, 3}),
+          out = ga.tensor(Prec::Bf16, {1, 3, 4, 6});
+  std::vector<int64_t> pads{0, 1, 0, 2, 0, 0, 1, 1};
+  auto x = randomValues(18, 6);
+  for (float &v : x)
+    v = roundTo(v, Prec::Bf16);
+  std::vector<float> want(size_t(out.numElements()), -2.5f);
+  for (int64_t c = 0; c < 2; ++c)
+    for (int64_t h = 0; h < 3; ++h)
+      for (int64_t w = 0; w < 3; ++w)
+        want[size_t(((c + 1) * 4 + h) * 6 + w + 2)] =
+            x[size_t((c * 3 + h) * 3 + w)];
+  runExact(
+      [&](CmdEmitter &em) {
+        pad(em, {"pad", in, out, pads, -2.5f});
+      },
+      {{in, x}}, out, want);
+}
+
+TEST(Pad, ReflectAndEdge) {
+  for (PadMode mode : {PadMode::Reflect, PadMode::Edge}) {
+    GlobalAlloc ga(isa::ChipParams::bm1684x());
+    std::vector<int64_t> s{2, 4, 5}, pads{0, 2, 3, 1, 3, 1};
+    std::vector<int64_t> os{3, 9, 9};
+    GTensor in = ga.tensor(Prec::Fp32, s), out = ga.tensor(Prec::Fp32, os);
+    auto x = randomValues(40, 12);
+    std::vector<float> want;
+    auto src = [&](int64_t o, int64_t pb, int64_t n) {
+      int64_t i = o - pb;
+      if (mode == PadMode::Edge)
+        return std::clamp<int64_t>(i, 0, n - 1);
+      if (i < 0)
+        return -i;
+      if (i >= n)
+        return 2 * (n - 1) - i;
+      return i;
+    };
+    for (int64_t a = 0; a < 3; ++a)
+      for (int64_t b = 0; b < 9; ++b)
+        for (int64_t c = 0; c < 9; ++c)
+          want.push_back(
+              x[size_t((src(a, 0, 2) * 4 + src(b, 2, 4)) * 5 + src(c, 3, 5))]);
+    runExact(
+        [&](CmdEmitter &em) {
+          pad(em, {"pad", in, out, pads, 0.0f, mode});
+        },
+        {{in, x}}, out, want);
+  }
+}
+
+TEST(BroadcastTo, ExpandAndTile) {
+  GlobalAlloc ga(isa::ChipParams::bm1684x());
+  GTensor in = ga.tensor(Prec::Fp32, {3, 1, 2}),
+          out = ga.tensor(Prec::Fp32, {2, 3, 4, 4});
+  auto x = randomValues(6, 7);
+  std::vector<float> want(size_t(out.numElements()));
+  for (int64_t i = 0; i < out.numElements(); ++i) {
+    auto idx = unflat(i, {2, 3, 4, 4});
+    want[size_t(i)] = x[size_t(idx[1] * 2 + idx[3] % 2)];
+  }
+  runExact(
+      [&](CmdEmitter &em) {
+        broadcastTo(em, {"bc", in, out});
+      },
+      {{in, x}}, out, want);
+}
+
+TEST(Copy, ReshapeLarge) {
+  GlobalAlloc ga(isa::ChipParams::bm1684x());
+  GTensor in = ga.tensor(Prec::Fp16, {300, 700}),
+          out = ga.tensor(Prec::Fp16, {210000});
+  auto x = randomValues(210000, 8);
+  for (float &v : x)
+    v = roundTo(v, Prec::Fp16);
+  runExact([&](CmdEmitter &em) { copy(em, "cp", in, out); }, {{in, x}}, out, x);
+}
+
+TEST(Gather, NegativeIndicesMiddleAxis) {
+  KernelRun r;
+  GlobalAlloc ga(r.chip);
+  GTensor in = ga.tensor(Prec::Fp32, {3, 7, 5});
+  GTensor idx = ga.tensor(Prec::Int32, {2, 2});
+  GTensor out = ga.tensor(Prec::Fp32, {3, 2, 2, 5});
+  auto x = randomValues(105, 9);
+  std::vector<int32_t> iv{6, -1, 0, -7};
+  std::vector<float> want;
+  for (int a = 0; a < 3; ++a)
+    for (int32_t k : iv) {
+      int32_t j = k < 0 ? k + 7 : k;
+      for (int b = 0; b < 5; ++b)
+        want.push_back(x[size_t((a * 7 + j) * 5 + b)]);
+    }
+  r.emit = [&](CmdEmitter &em) { gather(em, {"g", in, idx, out, 1}); };
+  r.setup = [&](sim::MachineState &m) {
+    writeTensor(m, in, x);
+    m.gmem.write(idx.addr, iv.data(), iv.size() * 4);
+  };
+  r.check = [&](const sim::MachineState &m, const std::string &what) {
+    expectClose(readTensor(m, out), want, 0, 0, what);
+  };
+  r.run();
+}
+
+namespace {
+
+void runResize(ResizeParams p, int64_t ih, int64_t iw, int64_t oh, int64_t ow,
+               uint64_t lmem = 0) {
+  GlobalAlloc ga(isa::ChipParams::bm1684x());
+  p.input = ga.tensor(Prec::Fp32, {1, 70, ih, iw});
+  p.output = ga.tensor(Prec::Fp32, {1, 70, oh, ow});
+  auto x = randomValues(size_t(p.input.numElements()), 10);
+  auto coord = [&](int64_t o, int64_t in, int64_t out) {
+    double s = double(out) / double(in);
+    switch (p.coord) {
+    case ResizeCoord::HalfPixel:
+      return (o + 0.5) / s - 0.5;
+    case ResizeCoord::AlignCorners:
+      return out > 1 ? double(o) * (in - 1) / (out - 1) : 0.0;
+    case ResizeCoord::Asymmetric:
+      return o / s;
+    default:
+      return out > 1 ? (o + 0.5) / s - 0.5 : 0.0;
+    }
+  };
+  std::vector<float> want(size_t(p.output.numElements()));
+  for (int64_t c = 0; c < 70; ++c)
+    for (int64_t y = 0; y < oh; ++y)
+      for (int64_t xx = 0; xx < ow; ++xx) {
+        double sy = coord(y, ih, oh), sx = coord(xx, iw, ow);
+        auto at = [&](int64_t a, int64_t b) {
+          return double(x[size_t((c * ih + a) * iw + b)]);
+        };
+        double v;
+        if (p.mode == ResizeMode::Nearest) {
+          // round_prefer_floor
+          auto nr = [](double t, int64_t n) {
+            double f = std::floor(t);
+            int64_t i = int64_t(t - f > 0.5 ? f + 1 : f);
+            return std::clamp<int64_t>(i, 0, n - 1);
+          };
+          v = at(nr(sy, ih), nr(sx, iw));
+        } else {
+          sy = std::clamp(sy, 0.0, double(ih - 1));
+          sx = std::clamp(sx, 0.0, double(iw - 1));
+          int64_t y0 = int64_t(sy), x0 = int64_t(sx);
+          int64_t y1 = std::min(y0 + 1, ih - 1), x1 = std::min(x0 + 1, iw - 1);
+          double fy = sy - y0, fx = sx - x0;
+          v = (at(y0, x0) * (1 - fx) + at(y0, x1) * fx) * (1 - fy) +
+              (at(y1, x0) * (1 - fx) + at(y1, x1) * fx) * fy;
+        }
+        want[size_t((c * oh + y) * ow + xx)] = float(v);
+      }
+  KernelRun r;
+  if (lmem)
+    r.chip.lmemBytes = lmem;
+  r.emit = [&](CmdEmitter &em) { resize(em, p); };
+  r.setup = [&](sim::MachineState &m) { writeTensor(m, p.input, x); };
+  r.check = [&](const sim::MachineState &m, const std::string &what) {
+    expectClose(readTensor(m, p.output), want, 1e-6f, 1e-6f, what);
+  };
+  r.run();
+}
+
+} // namespace
+
+TEST(Resize, NearestUpsampleTwice) {
+  ResizeParams p;
+  p.name = "up";
+  runResize(p, 5, 4, 10, 8);
+}
+
+TEST(Resize, NearestDownsampleAsymmetric) {
+  ResizeParams p;
+  p.name = "down";
+  p.coord = ResizeCoord::Asymmetric;
+  runResize(p, 9, 7, 4, 3);
+}
+
+TEST(Resize, LinearHalfPixel) {
+  ResizeParams p;
+  p.name = "lin";
+  p.mode = ResizeMode::Linear;
+  runResize(p, 6, 5, 13, 9);
+}
+
+TEST(Resize, LinearAlignCornersSlicedRows) {
+  ResizeParams p;
+  p.name = "lin";
+  p.mode = ResizeMode::Linear;
+  p.coord = ResizeCoord::AlignCorners;
+  runResize(p, 20, 6, 41, 11, 4 * 1024);
+}
