@@ -142,6 +142,16 @@ public:
     return t;
   }
 
+  /// Backend parameters of a one-input, one-output op: its name and the
+  /// GTensors of `input` and `output`; the caller fills the op's attributes.
+  template <typename Params, typename OpT> Params ioParams(OpT op) {
+    Params p;
+    p.name = op.getName().str();
+    p.input = gt(op, op.getInput());
+    p.output = gt(op, op.getOutput());
+    return p;
+  }
+
   std::optional<uint64_t> optionalAddr(Operation *user, Value v) {
     if (top::isNone(v))
       return std::nullopt;
@@ -407,28 +417,19 @@ bool Emitter::emit(backend::CmdEmitter &em, Operation *op) {
         return true;
       })
       .Case<tpu::CastOp>([&](tpu::CastOp o) {
-        backend::CastParams p;
-        p.name = o.getName().str();
-        p.input = gt(o, o.getInput());
-        p.output = gt(o, o.getOutput());
+        auto p = ioParams<backend::CastParams>(o);
         backend::cast(em, p);
         return true;
       })
       .Case<tpu::SoftmaxOp>([&](tpu::SoftmaxOp o) {
-        backend::SoftmaxParams p;
-        p.name = o.getName().str();
-        p.input = gt(o, o.getInput());
-        p.output = gt(o, o.getOutput());
+        auto p = ioParams<backend::SoftmaxParams>(o);
         p.axis = o.getAxis();
         p.log = o.getLog();
         backend::softmax(em, p);
         return true;
       })
       .Case<tpu::LayerNormOp>([&](tpu::LayerNormOp o) {
-        backend::LayerNormParams p;
-        p.name = o.getName().str();
-        p.input = gt(o, o.getInput());
-        p.output = gt(o, o.getOutput());
+        auto p = ioParams<backend::LayerNormParams>(o);
         p.axis = o.getAxis();
         p.epsilon = static_cast<float>(o.getEpsilon().convertToDouble());
         p.scaleAddr = optionalAddr(o, o.getScale());
@@ -437,10 +438,7 @@ bool Emitter::emit(backend::CmdEmitter &em, Operation *op) {
         return true;
       })
       .Case<tpu::ReduceOp>([&](tpu::ReduceOp o) {
-        backend::ReduceParams p;
-        p.name = o.getName().str();
-        p.input = gt(o, o.getInput());
-        p.output = gt(o, o.getOutput());
+        auto p = ioParams<backend::ReduceParams>(o);
         StringRef m = o.getMode();
         p.kind = m == "ReduceMean"  ? backend::ReduceKind::Mean
                  : m == "ReduceMax" ? backend::ReduceKind::Max
@@ -451,10 +449,7 @@ bool Emitter::emit(backend::CmdEmitter &em, Operation *op) {
         return true;
       })
       .Case<tpu::PermuteOp>([&](tpu::PermuteOp o) {
-        backend::PermuteParams p;
-        p.name = o.getName().str();
-        p.input = gt(o, o.getInput());
-        p.output = gt(o, o.getOutput());
+        auto p = ioParams<backend::PermuteParams>(o);
         p.order = toI64(o.getOrder());
         backend::permute(em, p);
         return true;
@@ -470,10 +465,7 @@ bool Emitter::emit(backend::CmdEmitter &em, Operation *op) {
         return true;
       })
       .Case<tpu::SliceOp>([&](tpu::SliceOp o) {
-        backend::SliceParams p;
-        p.name = o.getName().str();
-        p.input = gt(o, o.getInput());
-        p.output = gt(o, o.getOutput());
+        auto p = ioParams<backend::SliceParams>(o);
         p.starts = toI64(o.getOffset());
         p.steps = toI64(o.getSteps());
         backend::slice(em, p);
@@ -483,20 +475,14 @@ bool Emitter::emit(backend::CmdEmitter &em, Operation *op) {
         if (o.getMode() != "constant")
           throw CodegenError{o, "no BM1684X kernel for '" + o.getMode().str() +
                                     "' padding"};
-        backend::PadParams p;
-        p.name = o.getName().str();
-        p.input = gt(o, o.getInput());
-        p.output = gt(o, o.getOutput());
+        auto p = ioParams<backend::PadParams>(o);
         p.pads = toI64(o.getPaddings());
         p.value = static_cast<float>(o.getVal().convertToDouble());
         backend::pad(em, p);
         return true;
       })
       .Case<tpu::InterpOp>([&](tpu::InterpOp o) {
-        backend::ResizeParams p;
-        p.name = o.getName().str();
-        p.input = gt(o, o.getInput());
-        p.output = gt(o, o.getOutput());
+        auto p = ioParams<backend::ResizeParams>(o);
         p.mode = o.getMode() == "linear" ? backend::ResizeMode::Linear
                                          : backend::ResizeMode::Nearest;
         StringRef c = o.getCoordMode();
@@ -537,10 +523,7 @@ bool Emitter::emit(backend::CmdEmitter &em, Operation *op) {
         return true;
       })
       .Case<tpu::TileOp>([&](tpu::TileOp o) {
-        backend::BroadcastParams p;
-        p.name = o.getName().str();
-        p.input = gt(o, o.getInput());
-        p.output = gt(o, o.getOutput());
+        auto p = ioParams<backend::BroadcastParams>(o);
         backend::broadcastTo(em, p);
         return true;
       })
