@@ -791,11 +791,9 @@ void execSFU(const TiuOp &op, MachineState &m) {
 
 void execRQDQ(const TiuOp &op, MachineState &m) {
   const isa::cmd::TiuLong &f = op.f;
-  constexpr unsigned kRq0 = 0, kRq1 = 1, kDq0 = 3, kDq1 = 4;
-  if (op.eu != kRq0 && op.eu != kRq1 && op.eu != kDq0 && op.eu != kDq1)
-    failOp(op, "sub-op " + std::to_string(op.eu) +
-                   " (rq2/dq2) is not supported: its parameters are not "
-                   "public");
+  constexpr unsigned kRq0 = 0, kRq1 = 1, kRq2 = 2, kDq0 = 3, kDq1 = 4, kDq2 = 5;
+  if (op.eu > kDq2)
+    failOp(op, "RQ&DQ sub-op " + std::to_string(op.eu) + " does not exist");
   LaneGeometry geo(m.chip);
   const TiuOp &name = op;
   Shape4 rs{uint32_t(f.res0_n), uint32_t(f.res0_c), uint32_t(f.res0_h),
@@ -804,14 +802,27 @@ void execRQDQ(const TiuOp &op, MachineState &m) {
   Prec pr = precOf(op, f.res0_prec, "res0_prec");
   ElemType t0{p0, bool(f.opd0_sign)};
   ElemType tr{pr, bool(f.opd2_sign)};
-  bool isDq = op.eu == kDq0 || op.eu == kDq1;
-  bool floatOut = op.eu == kDq0;
+  bool isDq = op.eu == kDq0 || op.eu == kDq1 || op.eu == kDq2;
+  bool floatOut = op.eu == kDq0 || op.eu == kDq2;
   if (floatOut != isa::isFloat(pr))
     failOp(op,
            std::string("result type ") + isa::precName(pr) +
                (floatOut ? " must be a float type" : " must be an integer"));
   if ((op.eu == kRq1 || isDq) && isa::isFloat(p0))
     failOp(op, "input must be an integer type");
+  // rq2 / dq2: 16-bit float parameters packed into one 32-bit word
+  // (semantics.md "RQ&DQ"), in the type of the float side.
+  auto isHalf = [](Prec p) { return p == Prec::Fp16 || p == Prec::Bf16; };
+  if (op.eu == kRq2 && !isHalf(p0))
+    failOp(op, std::string("rq2 converts fp16/bf16 input, got ") +
+                   isa::precName(p0));
+  if (op.eu == kDq2 && !isHalf(pr))
+    failOp(op, std::string("dq2 produces fp16/bf16, got ") + isa::precName(pr));
+  Prec halfPrec = op.eu == kRq2 ? p0 : pr;
+  auto halfToFloat = [&](uint32_t bits) {
+    return halfPrec == Prec::Bf16 ? isa::bf16ToFp32(uint16_t(bits))
+                                  : isa::fp16ToFp32(uint16_t(bits));
+  };
   RoundMode mode = roundModeOf(op);
   Source a = makeSource(op, m, geo, Opd::Opd0, false, f.opd0_addr, t0, rs,
                         unsigned(f.opd0_str), "opd0");
@@ -821,13 +832,15 @@ void execRQDQ(const TiuOp &op, MachineState &m) {
 
   // Parameters per channel: one record of int32 words at the start of each
   // channel slot of a (1, C, 1, 1) EU-aligned tensor (bm1684x.md 8.3).
-  constexpr uint32_t kParamWords = 3;
+  uint32_t paramWords = op.eu == kRq1 || op.eu == kDq1   ? 3
+                        : op.eu == kRq2 || op.eu == kDq2 ? 1
+                                                         : 2;
   std::unique_ptr<OperandView> params;
   if (!f.opd1_const) {
     LocalTensor pt;
     pt.addr = uint32_t(f.opd1_addr);
     pt.type = {Prec::Int32, true};
-    pt.shape = {1, rs.c, 1, kParamWords};
+    pt.shape = {1, rs.c, 1, paramWords};
     pt.stride = {0, int64_t(geo.euNum(Prec::Int32)), 0, 1};
     params = std::make_unique<OperandView>(m, pt, "parameters (opd1)", name);
   }
@@ -870,6 +883,22 @@ void execRQDQ(const TiuOp &op, MachineState &m) {
         scale = isa::bitsToFloat(word(c, 1));
       }
       break;
+    case kRq2: {
+      // [15:0] scale, [31:16] offset, both in the input's 16-bit type.
+      uint32_t wd = f.opd1_const ? uint32_t(f.opd1_addr) : word(c, 0);
+      scale = halfToFloat(wd & 0xFFFF);
+      offset = halfToFloat(wd >> kHalfBits);
+      break;
+    }
+    case kDq2: {
+      // [15:0] zero point (int16, sign = opd0_sign), [31:16] scale in the
+      // result's 16-bit type.
+      uint32_t wd = f.opd1_const ? uint32_t(f.opd1_addr) : word(c, 0);
+      zp = f.opd0_sign ? signExtend(wd & 0xFFFF, kHalfBits)
+                       : int64_t(wd & 0xFFFF);
+      scale = halfToFloat(wd >> kHalfBits);
+      break;
+    }
     case kDq1:
       if (f.opd1_const) {
         uint64_t zpBits = f.opd1_addr & 0xFFFF;
@@ -887,7 +916,8 @@ void execRQDQ(const TiuOp &op, MachineState &m) {
       for (uint32_t h = 0; h < rs.h; ++h)
         for (uint32_t w = 0; w < rs.w; ++w) {
           switch (op.eu) {
-          case kRq0: {
+          case kRq0:
+          case kRq2: {
             float x = a.f(n, c, h, w);
             float v = x * scale;
             v = v + offset;
@@ -901,7 +931,8 @@ void execRQDQ(const TiuOp &op, MachineState &m) {
                        isa::requantize(a.i(n, c, h, w), mult, -shift, zp, mode,
                                        pr, tr.isSigned));
             break;
-          case kDq0: {
+          case kDq0:
+          case kDq2: {
             float v = float(a.i(n, c, h, w) - zp);
             out.setFloat(n, c, h, w, v * scale);
             break;

@@ -5,10 +5,12 @@
 // Every kernel first gathers its operands into dense buffers (zero-insertion
 // and padding materialised, weights converted and rotated), then runs a
 // contiguous inner loop, then writes results with one conversion. Integer
-// paths accumulate in int32 (wrapping modulo 2^32, which realistic shapes
-// never reach); float paths accumulate in fp32 in the order stated in
-// semantics.md "Convolution" (products rounded to fp32, which is exact for
-// fp16/bf16 inputs, no fused multiply-add).
+// paths with operands of at most 8 bits accumulate in int32 (wrapping modulo
+// 2^32, which realistic shapes never reach); int16/int32 operands sum exactly
+// (semantics.md "CONV"); float paths accumulate in fp32 in the order stated
+// in semantics.md "Convolution" (products rounded to fp32, which is exact for
+// fp16/bf16 inputs, no fused multiply-add). The ROI variants of PorD pool
+// one window per box (semantics.md "PorD").
 //
 //===----------------------------------------------------------------------===//
 
@@ -308,6 +310,62 @@ bool isIntPrec(Prec p) { return !isa::isFloat(p); }
 /// optional ReLU.
 int64_t finishInt(int64_t v, bool relu) { return relu && v < 0 ? 0 : v; }
 
+/// int64 value of an exact 128-bit sum, saturated to the int64 range.
+int64_t clampToInt64(__int128 v) {
+  if (v > std::numeric_limits<int64_t>::max())
+    return std::numeric_limits<int64_t>::max();
+  if (v < std::numeric_limits<int64_t>::min())
+    return std::numeric_limits<int64_t>::min();
+  return int64_t(v);
+}
+
+/// Integer conv with an operand wider than 8 bits: sum of exact products
+/// in 128 bits (int32 x int32 products need 64), clamped to int64 once,
+/// then bias/shift (wrq), res_add and relu as the int8 path; the store
+/// saturates to the result type. `wts` holds w - kzp per [oc][ic][ky][kx].
+void convWideInt(const ConvGeom &g, const OperandView &in,
+                 const ResultView &out, const std::vector<int64_t> &wts,
+                 const PadValues &pads, bool wrq, int64_t wrqBias, int wrqShift,
+                 RoundMode mode, bool resAdd, bool relu) {
+  size_t kArea = size_t(g.kh) * g.kw;
+  size_t wPerOc = size_t(g.ic) * kArea;
+  size_t planeSize = size_t(g.vh) * g.vw;
+  std::vector<int64_t> planes(size_t(g.ic) * planeSize);
+  for (uint32_t n = 0; n < g.n; ++n) {
+    for (uint32_t ic = 0; ic < g.ic; ++ic)
+      buildPlane<int64_t>(
+          g, wrq ? 0 : pads.pad<int64_t>(ic, false),
+          wrq ? 0 : pads.ins<int64_t>(ic, false),
+          [&](uint32_t y, uint32_t x) { return in.getInt(n, ic, y, x); },
+          planes.data() + ic * planeSize);
+    for (uint32_t oc = 0; oc < g.oc; ++oc) {
+      if (!out.enabled(oc))
+        continue;
+      const int64_t *w = wts.data() + oc * wPerOc;
+      for (uint32_t oy = 0; oy < g.oh; ++oy)
+        for (uint32_t ox = 0; ox < g.ow; ++ox) {
+          __int128 acc = 0;
+          for (uint32_t ic = 0; ic < g.ic; ++ic) {
+            const int64_t *x = planes.data() + ic * planeSize +
+                               size_t(oy) * g.sh * g.vw + size_t(ox) * g.sw;
+            for (uint32_t ky = 0; ky < g.kh; ++ky)
+              for (uint32_t kx = 0; kx < g.kw; ++kx)
+                acc +=
+                    __int128(x[size_t(ky) * g.dh * g.vw + size_t(kx) * g.dw]) *
+                    w[ic * kArea + ky * g.kw + kx];
+          }
+          int64_t v = clampToInt64(acc);
+          if (wrq)
+            v = isa::rightShiftRound(clampToInt64(__int128(v) + wrqBias),
+                                     wrqShift, mode);
+          if (resAdd)
+            v = clampToInt64(__int128(v) + out.getInt(n, oc, oy, ox));
+          out.setInt(n, oc, oy, ox, finishInt(v, relu));
+        }
+    }
+  }
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -334,11 +392,10 @@ void execConv(const TiuOp &op, MachineState &m) {
     if (op.eu != 0)
       failOp(op, "the wrq variants are integer-only");
   } else {
-    if (inPrec != Prec::Int8 || wPrec != Prec::Int8)
-      failOp(op,
-             std::string("integer conv supports int8/uint8 operands, got ") +
-                 isa::precName(inPrec) + " x " + isa::precName(wPrec));
-    if (!isIntPrec(resPrec) || resPrec == Prec::Int4)
+    if (isa::isFloat(wPrec))
+      failOp(op, std::string("integer conv needs integer weights, got ") +
+                     isa::precName(inPrec) + " x " + isa::precName(wPrec));
+    if (!isIntPrec(resPrec))
       failOp(op, std::string("integer conv cannot produce ") +
                      isa::precName(resPrec));
   }
@@ -451,11 +508,17 @@ void execConv(const TiuOp &op, MachineState &m) {
     wrqBias = Immediate{{Prec::Int16, bool(f.opd2_sign)}, f.opd2_addr}.asInt();
     wrqShift = int(f.opd3_addr & 0xFF);
   } else {
+    // Kernel zero point in opd2_prec (INT8 in the short form, 4.5).
+    Prec zpPrec = precOf(op, f.opd2_prec, "opd2_prec");
+    if (isa::isFloat(zpPrec))
+      failOp(op, std::string("the kernel zero point (opd2) of an integer "
+                             "conv must be an integer, got ") +
+                     isa::precName(zpPrec));
     kzp = perChannel(op, m, geo, f.opd2_const, f.opd2_addr,
-                     {Prec::Int8, bool(f.opd2_sign)}, g.ic,
+                     {zpPrec, bool(f.opd2_sign)}, g.ic,
                      "kernel zero point (opd2)");
   }
-  std::vector<uint32_t> wts(size_t(g.oc) * wPerOc);
+  std::vector<int64_t> wts(size_t(g.oc) * wPerOc);
   Immediate wImm{wType, f.opd1_addr};
   for (uint32_t ic = 0; ic < g.ic; ++ic) {
     int64_t zp = wrq ? 0 : kzp.getInt(ic);
@@ -468,12 +531,22 @@ void execConv(const TiuOp &op, MachineState &m) {
                                     uint64_t(wView->index(0, oc, 0, 0)) +
                                         weightIndex(ic, ky, kx),
                                     wType);
-          wts[oc * wPerOc + ic * kArea + ky * g.kw + kx] = uint32_t(v - zp);
+          wts[oc * wPerOc + ic * kArea + ky * g.kw + kx] = v - zp;
         }
   }
   PadValues pads;
   if (!wrq)
     pads = padValues(op, m, geo, inType, g.ic);
+  // Operands of at most 8 bits use the int32 accumulator (wrapping, as the
+  // documented int8 path); wider operands sum exactly (semantics.md "CONV").
+  if (isa::precBits(inPrec) > 8 || isa::precBits(wPrec) > 8) {
+    convWideInt(g, in, out, wts, pads, wrq, wrqBias, wrqShift, mode, resAdd,
+                relu);
+    return;
+  }
+  std::vector<uint32_t> wts32(wts.size());
+  for (size_t i = 0; i < wts.size(); ++i)
+    wts32[i] = uint32_t(wts[i]);
   std::vector<uint32_t> planes(size_t(g.ic) * planeSize);
   std::vector<uint32_t> acc(size_t(g.oc) * outPlane);
   for (uint32_t n = 0; n < g.n; ++n) {
@@ -487,7 +560,7 @@ void execConv(const TiuOp &op, MachineState &m) {
           },
           planes.data() + ic * planeSize);
     }
-    convPlanes<uint32_t>(planes.data(), wts.data(), acc.data(), g);
+    convPlanes<uint32_t>(planes.data(), wts32.data(), acc.data(), g);
     for (uint32_t oc = 0; oc < g.oc; ++oc) {
       if (!out.enabled(oc))
         continue;
@@ -512,16 +585,191 @@ void execConv(const TiuOp &op, MachineState &m) {
 namespace {
 
 constexpr unsigned kEuDepthwise = 0, kEuAvgPool = 1, kEuDepthwiseRelu = 2,
-                   kEuMaxPool = 4;
+                   kEuMaxPool = 4, kEuRoiDepthwise = 5, kEuRoiAvgPool = 6,
+                   kEuRoiMaxPool = 7;
+
+/// One ROI box: int16 [x0, y0, x1, y1] (semantics.md "PorD", ROI variants).
+struct RoiBox {
+  int64_t x0, y0, x1, y1;
+};
+constexpr uint32_t kRoiWords = 4;
+
+/// ROI depthwise / average / max pooling (eu 5, 6, 7). Output (n, c, 0, b)
+/// pools the kh x kw window whose top-left corner is box b's (x0, y0);
+/// window positions right of x1, below y1 or outside the input read the
+/// out-of-range value (immediate opd2, else 0). Stride, dilation,
+/// insertion and padding fields are not used.
+void execPorDRoi(const TiuOp &op, MachineState &m) {
+  const isa::cmd::TiuLong &f = op.f;
+  LaneGeometry geo(m.chip);
+  Prec inPrec = precOf(op, f.opd0_prec, "opd0_prec");
+  Prec resPrec = precOf(op, f.res0_prec, "res0_prec");
+  bool isFloatPath = isa::isFloat(inPrec);
+  if (isFloatPath != isa::isFloat(resPrec))
+    failOp(op, std::string("cannot produce ") + isa::precName(resPrec) +
+                   " from " + isa::precName(inPrec));
+  if (!isFloatPath && (inPrec == Prec::Int4 || inPrec == Prec::Int32))
+    failOp(op, std::string("integer input must be int8 or int16, got ") +
+                   isa::precName(inPrec));
+  uint32_t n = uint32_t(f.res0_n), c = uint32_t(f.res0_c);
+  uint32_t ih = uint32_t(f.opd0_h), iw = uint32_t(f.opd0_w);
+  uint32_t boxes = uint32_t(f.res0_w);
+  uint32_t kh = uint32_t(f.opd1_h), kw = uint32_t(f.opd1_w);
+  if (n == 0 || c == 0 || ih == 0 || iw == 0 || boxes == 0 || kh == 0 ||
+      kw == 0)
+    failOp(op, "a dimension is zero (n " + std::to_string(n) + ", c " +
+                   std::to_string(c) + ", ih " + std::to_string(ih) + ", iw " +
+                   std::to_string(iw) + ", boxes (res0_w) " +
+                   std::to_string(boxes) + ", kh " + std::to_string(kh) +
+                   ", kw " + std::to_string(kw) + ")");
+  if (f.res0_h != 1)
+    failOp(op, "ROI results are one row of res0_w boxes: res0_h must be 1, "
+               "got " +
+                   std::to_string(f.res0_h));
+  bool depthwise = op.eu == kEuRoiDepthwise;
+  bool maxPool = op.eu == kEuRoiMaxPool;
+  ElemType inType{inPrec, bool(f.opd0_sign)};
+  ElemType resType{resPrec, bool(f.opd0_sign)};
+  const TiuOp &name = op;
+  LocalTensor inT = tiuTensor(op, geo, Opd::Opd0, f.opd0_addr, inType,
+                              {n, c, ih, iw}, unsigned(f.opd0_str));
+  OperandView in(m, inT, "input (opd0)", name);
+  LocalTensor outT = tiuTensor(op, geo, Opd::Res0, f.res0_addr, resType,
+                               {n, c, 1, boxes}, unsigned(f.res0_str));
+  ResultView out(m, outT, "result (res0)", name, tiuLaneMask(op, geo));
+
+  // Boxes (opd3): (1, res0_w, 1, 4) int16, compact (bm1684x.md 4.5).
+  LocalTensor boxT;
+  boxT.addr = uint32_t(f.opd3_addr);
+  boxT.type = {Prec::Int16, true};
+  boxT.shape = {1, boxes, 1, kRoiWords};
+  boxT.stride = {0, kRoiWords, 0, 1};
+  OperandView boxView(m, boxT, "ROI boxes (opd3)", name);
+  std::vector<RoiBox> box(boxes);
+  for (uint32_t b = 0; b < boxes; ++b)
+    box[b] = {boxView.getInt(0, b, 0, 0), boxView.getInt(0, b, 0, 1),
+              boxView.getInt(0, b, 0, 2), boxView.getInt(0, b, 0, 3)};
+
+  // Depthwise weights (1, C, kh, kw) compact, or an immediate.
+  ElemType wType{precOf(op, f.opd1_prec, "opd1_prec"), bool(f.opd1_sign)};
+  std::unique_ptr<OperandView> wView;
+  if (depthwise && !f.opd1_const) {
+    LocalTensor wT =
+        tiuTensor(op, geo, Opd::Opd1, f.opd1_addr, wType, {1, c, kh, kw}, 1);
+    wView = std::make_unique<OperandView>(m, wT, "weights (opd1)", name);
+  }
+  Immediate wImm{wType, f.opd1_addr};
+  auto weight = [&](uint32_t ch, uint32_t ky, uint32_t kx) -> double {
+    if (f.kernel_rotate) {
+      ky = kh - 1 - ky;
+      kx = kw - 1 - kx;
+    }
+    if (f.opd1_const)
+      return isa::isFloat(wType.prec) ? wImm.asFloat() : double(wImm.asInt());
+    return wView->get(0, ch, ky, kx);
+  };
+  Immediate except{inType, f.opd2_const ? f.opd2_addr : 0};
+  size_t kArea = size_t(kh) * kw;
+  // The window of box b as input coordinates, or -1 where it reads the
+  // out-of-range value.
+  std::vector<int64_t> at(kArea);
+  auto window = [&](const RoiBox &bx) {
+    for (uint32_t ky = 0; ky < kh; ++ky)
+      for (uint32_t kx = 0; kx < kw; ++kx) {
+        int64_t y = bx.y0 + ky, x = bx.x0 + kx;
+        bool inside = y <= bx.y1 && x <= bx.x1 && y >= 0 && x >= 0 &&
+                      y < int64_t(ih) && x < int64_t(iw);
+        at[ky * kw + kx] = inside ? y * iw + x : -1;
+      }
+  };
+
+  if (isFloatPath) {
+    float exceptV = except.asFloat();
+    // Average scale: immediate fp32 in opd1 when opd1_const, else
+    // 1 / (kh * kw) rounded to fp32 (as plain average pooling).
+    float avgScale = f.opd1_const && !depthwise
+                         ? isa::bitsToFloat(uint32_t(f.opd1_addr))
+                         : 1.0f / float(kArea);
+    std::vector<float> w(kArea);
+    for (uint32_t b = 0; b < boxes; ++b) {
+      window(box[b]);
+      for (uint32_t ch = 0; ch < c; ++ch) {
+        if (!out.enabled(ch))
+          continue;
+        if (depthwise)
+          for (uint32_t ky = 0; ky < kh; ++ky)
+            for (uint32_t kx = 0; kx < kw; ++kx)
+              w[ky * kw + kx] = float(weight(ch, ky, kx));
+        for (uint32_t nn = 0; nn < n; ++nn) {
+          float acc = maxPool ? -std::numeric_limits<float>::infinity() : 0.0f;
+          for (size_t k = 0; k < kArea; ++k) {
+            float v = at[k] < 0 ? exceptV
+                                : in.getFloat(nn, ch, uint32_t(at[k] / iw),
+                                              uint32_t(at[k] % iw));
+            if (maxPool)
+              acc = std::max(acc, v);
+            else if (depthwise)
+              acc = acc + v * w[k];
+            else
+              acc = acc + v;
+          }
+          if (op.eu == kEuRoiAvgPool)
+            acc = acc * avgScale;
+          out.setFloat(nn, ch, 0, b, acc);
+        }
+      }
+    }
+    return;
+  }
+
+  RoundMode mode = roundModeOf(op);
+  int shift = int(int8_t(uint8_t(f.res1_addr & 0xFF)));
+  int64_t exceptV = except.asInt();
+  int64_t avgMul = f.opd1_const && !depthwise ? wImm.asInt() : 1;
+  std::vector<int64_t> w(kArea);
+  for (uint32_t b = 0; b < boxes; ++b) {
+    window(box[b]);
+    for (uint32_t ch = 0; ch < c; ++ch) {
+      if (!out.enabled(ch))
+        continue;
+      if (depthwise)
+        for (uint32_t ky = 0; ky < kh; ++ky)
+          for (uint32_t kx = 0; kx < kw; ++kx)
+            w[ky * kw + kx] = int64_t(weight(ch, ky, kx));
+      for (uint32_t nn = 0; nn < n; ++nn) {
+        int64_t acc = maxPool ? std::numeric_limits<int64_t>::min() : 0;
+        for (size_t k = 0; k < kArea; ++k) {
+          int64_t v = at[k] < 0 ? exceptV
+                                : in.getInt(nn, ch, uint32_t(at[k] / iw),
+                                            uint32_t(at[k] % iw));
+          if (maxPool)
+            acc = std::max(acc, v);
+          else if (depthwise)
+            acc += v * w[k];
+          else
+            acc += v;
+        }
+        if (!maxPool) {
+          if (!depthwise)
+            acc *= avgMul;
+          acc = isa::rightShiftRound(acc, shift, mode);
+        }
+        out.setInt(nn, ch, 0, b, acc);
+      }
+    }
+  }
+}
 
 } // namespace
 
 void execPorD(const TiuOp &op, MachineState &m) {
   const isa::cmd::TiuLong &f = op.f;
+  if (op.eu == kEuRoiDepthwise || op.eu == kEuRoiAvgPool ||
+      op.eu == kEuRoiMaxPool)
+    return execPorDRoi(op, m);
   if (op.eu != kEuDepthwise && op.eu != kEuAvgPool &&
       op.eu != kEuDepthwiseRelu && op.eu != kEuMaxPool)
-    failOp(op, "ROI pooling/depthwise (eu 5..7) is not supported: the ROI "
-               "box semantics are not public");
+    failOp(op, "PorD sub-op " + std::to_string(op.eu) + " does not exist");
   LaneGeometry geo(m.chip);
   Prec inPrec = precOf(op, f.opd0_prec, "opd0_prec");
   Prec resPrec = precOf(op, f.res0_prec, "res0_prec");

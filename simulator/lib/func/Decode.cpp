@@ -199,8 +199,13 @@ TiuOp decodeTiu(const RawCommand &c) {
   op.layout = c.layout();
   switch (op.layout) {
   case LayoutId::Lar:
-    throw Error("LAR (tsk 7) commands are not supported: their operand "
-                "semantics are not public (bm1684x.md 4.5)");
+    // Decided not to execute (semantics.md "Short forms"): the layout is
+    // public, the meaning of its 16-bit addresses, 1-bit strides and
+    // start_tid is not, and no known compiler emits it.
+    throw Error(isa::mnemonic(c) +
+                ": LAR (tsk 7) is not executed: its bit layout is public but "
+                "its operand semantics are not (16-bit addresses, 1-bit "
+                "strides, start_tid; bm1684x.md 4.5)");
   case LayoutId::SysId:
     op.shortForm = false;
     op.f.cmd_id = c.get("cmd_id");
@@ -234,8 +239,11 @@ TiuOp decodeTiu(const RawCommand &c) {
     op.task = static_cast<TiuTask>(task);
     break;
   default:
+    // tsk 12 (SYS_TRWR on a later chip, 16 bytes per the runtime) has no
+    // BM1684X layout; 7 is LAR (above); 8 and 11 exist nowhere.
     throw Error(isa::mnemonic(c) + ": TIU task type " + std::to_string(task) +
-                " has no public semantics and cannot be executed");
+                " has no public BM1684X layout or semantics and cannot be "
+                "executed");
   }
   if (op.shortForm)
     fillShortDefaults(op);

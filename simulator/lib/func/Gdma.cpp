@@ -4,7 +4,8 @@
 // fill, general 1-D copies, matrix moves, cw_transpose, gather/scatter,
 // masked_select and nonzero. Operands are 40-bit unified addresses; the
 // region (local, static, L2, global) comes from isa::classifyAddr. Elements
-// move as bit patterns (GDMA formats carry only a width).
+// move as bit patterns (GDMA formats carry only a width); INT4 elements are
+// nibbles, two per byte, addressed by element offsets (semantics.md "GDMA").
 //
 // A move reads its source into a dense buffer in source (n, c, h, w) order,
 // permutes it into destination order, and writes it; lane masks filter the
@@ -54,11 +55,18 @@ struct GTensor {
   Stride4 stride{0, 0, 0, 0};
 };
 
+constexpr unsigned kNibbleBits = 4;
+constexpr uint8_t kNibbleMask = 0xF;
+
 /// Element access to the unified address space for one GDMA command.
+/// Elements of `elemBits` = 4 (INT4) are nibbles: element e of a tensor
+/// sits in byte e / 2 from its base, even elements in the low nibble
+/// (semantics.md "GDMA"); dense buffers then hold one nibble per byte.
 class Space {
 public:
-  Space(MachineState &m, const GdmaOp &op, unsigned elemBytes)
-      : m_(m), op_(op), eb_(elemBytes), geo_(m.chip) {}
+  Space(MachineState &m, const GdmaOp &op, unsigned elemBits)
+      : m_(m), op_(op), eb_(std::max(1u, elemBits / kBitsPerByte)),
+        nibbles_(elemBits < kBitsPerByte), geo_(m.chip) {}
 
   MemRegion region(uint64_t addr, const char *what) const {
     MemRegion r = isa::classifyAddr(m_.chip, addr);
@@ -123,10 +131,75 @@ public:
     return t.addr + uint64_t(off) * eb_;
   }
 
+  /// Element offset of (n, c, h, w) from the tensor's base (local: inside
+  /// the channel's lane, slot-relative as bm1684x.md 3.1).
+  int64_t elemOffset(const GTensor &t, uint32_t n, uint32_t c, uint32_t h,
+                     uint32_t w) const {
+    int64_t cPart = int64_t(c);
+    if (t.region == MemRegion::Local)
+      cPart = int64_t((uint64_t(localStart(t.addr).first) + c) / geo_.lanes);
+    return int64_t(n) * t.stride.n + cPart * t.stride.c +
+           int64_t(h) * t.stride.h + int64_t(w) * t.stride.w;
+  }
+
+  /// Reads (`write` = false) or writes one element between the tensor and
+  /// `buf` (eb_ bytes; a nibble in the low 4 bits for INT4). A nibble write
+  /// keeps the other nibble of its byte.
+  void accessElem(const GTensor &t, uint32_t n, uint32_t c, uint32_t h,
+                  uint32_t w, uint8_t *buf, bool write) {
+    int64_t e = elemOffset(t, n, c, h, w);
+    uint64_t byteOff = nibbles_ ? uint64_t(e) / 2 : uint64_t(e) * eb_;
+    unsigned len = nibbles_ ? 1 : eb_;
+    uint8_t *p = nullptr;
+    uint8_t globalByte[4];
+    switch (t.region) {
+    case MemRegion::Local: {
+      auto [start, offset] = localStart(t.addr);
+      p = m_.lmem.at(unsigned((start + c) % geo_.lanes), offset + byteOff, len);
+      break;
+    }
+    case MemRegion::Static:
+      p = m_.smem.at(t.addr + byteOff, len);
+      break;
+    case MemRegion::L2:
+      p = m_.l2.at(t.addr + byteOff, len);
+      break;
+    case MemRegion::Global:
+      p = globalByte;
+      if (!write || nibbles_)
+        m_.gmem.read(t.addr + byteOff, p, len);
+      break;
+    default:
+      return;
+    }
+    if (!nibbles_) {
+      if (write)
+        std::memcpy(p, buf, eb_);
+      else
+        std::memcpy(buf, p, eb_);
+    } else {
+      bool high = e & 1;
+      if (write) {
+        uint8_t v = uint8_t(*buf & kNibbleMask);
+        *p = high ? uint8_t((*p & kNibbleMask) | (v << kNibbleBits))
+                  : uint8_t((*p & ~kNibbleMask) | v);
+      } else {
+        *buf = high ? uint8_t(*p >> kNibbleBits) : uint8_t(*p & kNibbleMask);
+      }
+    }
+    if (write && t.region == MemRegion::Global)
+      m_.gmem.write(t.addr + byteOff, p, len);
+  }
+
   /// Reads row (n, c, h): W elements into `out` (packed).
   void readRow(const GTensor &t, uint32_t n, uint32_t c, uint32_t h,
                uint8_t *out) {
     uint32_t w = t.shape.w;
+    if (nibbles_) {
+      for (uint32_t i = 0; i < w; ++i)
+        accessElem(t, n, c, h, i, out + i, false);
+      return;
+    }
     if (t.region == MemRegion::Global) {
       if (t.stride.w == 1) {
         m_.gmem.read(flatAddr(t, n, c, h, 0), out, uint64_t(w) * eb_);
@@ -151,6 +224,14 @@ public:
   void writeRow(const GTensor &t, uint32_t n, uint32_t c, uint32_t h,
                 const uint8_t *in, const uint8_t *valid) {
     uint32_t w = t.shape.w;
+    if (nibbles_) {
+      for (uint32_t i = 0; i < w; ++i)
+        if (!valid || valid[i]) {
+          uint8_t v = in[i];
+          accessElem(t, n, c, h, i, &v, true);
+        }
+      return;
+    }
     if (t.region == MemRegion::Global) {
       if (t.stride.w == 1 && !valid) {
         m_.gmem.write(flatAddr(t, n, c, h, 0), in, uint64_t(w) * eb_);
@@ -198,7 +279,29 @@ public:
         });
   }
 
+  /// Writes `count` elements held one per `eb_` bytes in `dense` to the
+  /// contiguous range at `addr`; nibbles are packed two per byte and an odd
+  /// count keeps the high nibble of the last byte.
+  void writeFlatElems(uint64_t addr, const uint8_t *dense, uint64_t count,
+                      uint64_t laneMask, const char *what) {
+    if (!nibbles_) {
+      writeFlat(addr, dense, count * eb_, laneMask, what);
+      return;
+    }
+    std::vector<uint8_t> packed((count + 1) / 2);
+    for (uint64_t i = 0; i < count; ++i)
+      packed[i / 2] |=
+          uint8_t((dense[i] & kNibbleMask) << ((i & 1) ? kNibbleBits : 0));
+    if (count & 1) {
+      uint8_t old;
+      readFlat(addr + count / 2, &old, 1, what);
+      packed.back() |= uint8_t(old & ~kNibbleMask);
+    }
+    writeFlat(addr, packed.data(), packed.size(), laneMask, what);
+  }
+
   unsigned elemBytes() const { return eb_; }
+  bool nibbles() const { return nibbles_; }
   const LaneGeometry &geo() const { return geo_; }
 
 private:
@@ -236,17 +339,10 @@ private:
 
   MachineState &m_;
   const GdmaOp &op_;
-  unsigned eb_;
+  unsigned eb_;  ///< Bytes per element in dense buffers (1 for INT4).
+  bool nibbles_; ///< INT4: two elements per byte in memory.
   LaneGeometry geo_;
 };
-
-unsigned elemBytesOf(const GdmaOp &op, isa::GdmaFormat fmt) {
-  unsigned bits = isa::gdmaFormatBits(fmt);
-  if (bits < kBitsPerByte)
-    failOp(op, "INT4 GDMA moves are not supported; move INT4 data as INT8 "
-               "with W halved (bm1684x.md 5.3)");
-  return bits / kBitsPerByte;
-}
 
 Shape4 srcShapeOf(const isa::cmd::DmaTensor &f) {
   return {uint32_t(f.src_nsize), uint32_t(f.src_csize), uint32_t(f.src_hsize),
@@ -399,12 +495,13 @@ Shape4 tensorDstShape(const GdmaOp &op, const Shape4 &s) {
   return expect;
 }
 
-void execTensor(const GdmaOp &op, MachineState &m, unsigned eb) {
+void execTensor(const GdmaOp &op, MachineState &m, unsigned bits) {
   const isa::cmd::DmaTensor &f = op.f;
   if (op.special > kSpBankBroadcast)
     failOp(op, "tensor special function " + std::to_string(op.special) +
                    " does not exist");
-  Space sp(m, op, eb);
+  Space sp(m, op, bits);
+  unsigned eb = sp.elemBytes();
   uint64_t mask = op.laneMask();
   bool isBroadcast =
       op.special == kSpBroadcast || op.special == kSpBankBroadcast;
@@ -477,22 +574,29 @@ void execTensor(const GdmaOp &op, MachineState &m, unsigned eb) {
   }
 }
 
-void execGeneral(const GdmaOp &op, MachineState &m, unsigned eb) {
+void execGeneral(const GdmaOp &op, MachineState &m, unsigned bits) {
   const isa::cmd::DmaTensor &f = op.f;
   if (op.special > 1)
     failOp(op, "general special function " + std::to_string(op.special) +
                    " does not exist");
-  Space sp(m, op, eb);
-  uint64_t bytes = f.src_cstride * eb; // move length in elements
-  if (bytes == 0)
+  Space sp(m, op, bits);
+  unsigned eb = sp.elemBytes();
+  uint64_t count = f.src_cstride; // move length in elements
+  if (count == 0)
     return;
-  std::vector<uint8_t> buf(bytes);
+  // Dense elements (one nibble per byte for INT4).
+  std::vector<uint8_t> buf(count * eb);
   if (f.fill_constant_en) {
     uint32_t v = uint32_t(f.constant_value);
-    for (size_t i = 0; i < bytes; i += eb)
+    for (size_t i = 0; i < buf.size(); i += eb)
       std::memcpy(buf.data() + i, &v, eb);
+  } else if (sp.nibbles()) {
+    std::vector<uint8_t> packed((count + 1) / 2);
+    sp.readFlat(op.srcAddr(), packed.data(), packed.size(), "source");
+    for (uint64_t i = 0; i < count; ++i)
+      buf[i] = uint8_t(packed[i / 2] >> ((i & 1) ? kNibbleBits : 0));
   } else {
-    sp.readFlat(op.srcAddr(), buf.data(), bytes, "source");
+    sp.readFlat(op.srcAddr(), buf.data(), buf.size(), "source");
   }
   uint64_t dst = op.dstAddr();
   if (op.special == 1) {
@@ -501,20 +605,21 @@ void execGeneral(const GdmaOp &op, MachineState &m, unsigned eb) {
       failOp(op, "lane broadcast needs a local destination");
     uint32_t lanes = std::max<uint32_t>(uint32_t(f.dst_csize), 1);
     for (uint32_t k = 0; k < lanes; ++k)
-      sp.writeFlat(dst + uint64_t(k) * m.chip.lmemBytes, buf.data(), bytes,
-                   op.laneMask(), "destination");
+      sp.writeFlatElems(dst + uint64_t(k) * m.chip.lmemBytes, buf.data(), count,
+                        op.laneMask(), "destination");
     return;
   }
   sp.region(dst, "destination");
-  sp.writeFlat(dst, buf.data(), bytes, op.laneMask(), "destination");
+  sp.writeFlatElems(dst, buf.data(), count, op.laneMask(), "destination");
 }
 
-void execMatrix(const GdmaOp &op, MachineState &m, unsigned eb) {
+void execMatrix(const GdmaOp &op, MachineState &m, unsigned bits) {
   const isa::cmd::DmaTensor &f = op.f;
   if (op.special > 1)
     failOp(op, "matrix special function " + std::to_string(op.special) +
                    " does not exist");
-  Space sp(m, op, eb);
+  Space sp(m, op, bits);
+  unsigned eb = sp.elemBytes();
   bool transpose = op.special == 1;
   uint64_t srcAddr = op.srcAddr(), dstAddr = op.dstAddr();
   bool toGlobal =
@@ -558,7 +663,6 @@ void execMatrix(const GdmaOp &op, MachineState &m, unsigned eb) {
     uint32_t lr = transpose ? k : r, lc = transpose ? r : k;
     return Idx4{lr, lc / lw, 0, lc % lw};
   };
-  std::vector<uint8_t> elem(eb);
   if (toGlobal) {
     std::vector<uint8_t> rowBuf(size_t(cols) * eb);
     std::vector<uint8_t> rowValid(cols);
@@ -566,11 +670,8 @@ void execMatrix(const GdmaOp &op, MachineState &m, unsigned eb) {
       for (uint32_t k = 0; k < cols; ++k) {
         Idx4 i = localIdx(r, k);
         rowValid[k] = uint8_t((mask >> sp.laneOf(l, i.c)) & 1);
-        GTensor one = l;
-        one.shape.w = 1;
-        uint8_t *p = sp.rowPtr(one, i.n, i.c, 0, eb);
-        std::memcpy(rowBuf.data() + size_t(k) * eb,
-                    p + uint64_t(i.w) * l.stride.w * eb, eb);
+        sp.accessElem(l, i.n, i.c, 0, i.w, rowBuf.data() + size_t(k) * eb,
+                      false);
       }
       sp.writeRow(g, 0, 0, r, rowBuf.data(),
                   mask == kAllLanes ? nullptr : rowValid.data());
@@ -589,19 +690,15 @@ void execMatrix(const GdmaOp &op, MachineState &m, unsigned eb) {
       Idx4 i = localIdx(r, k);
       if (!((mask >> sp.laneOf(l, i.c)) & 1))
         continue;
-      GTensor one = l;
-      one.shape.w = 1;
-      uint8_t *p =
-          sp.rowPtr(one, i.n, i.c, 0, (uint64_t(i.w) * l.stride.w + 1) * eb);
-      std::memcpy(p + uint64_t(i.w) * l.stride.w * eb,
-                  rowBuf.data() + size_t(k) * eb, eb);
+      sp.accessElem(l, i.n, i.c, 0, i.w, rowBuf.data() + size_t(k) * eb, true);
     }
   }
 }
 
-void execCwTranspose(const GdmaOp &op, MachineState &m, unsigned eb) {
+void execCwTranspose(const GdmaOp &op, MachineState &m, unsigned bits) {
   const isa::cmd::DmaTensor &f = op.f;
-  Space sp(m, op, eb);
+  Space sp(m, op, bits);
+  unsigned eb = sp.elemBytes();
   Shape4 s = srcShapeOf(f);
   checkShape(op, s, "source");
   Shape4 d{s.n, s.w, s.h, s.c};
@@ -625,11 +722,12 @@ void execCwTranspose(const GdmaOp &op, MachineState &m, unsigned eb) {
 /// The index of gather/scatter: uint32 elements (bm1684x.md 5.7).
 constexpr unsigned kIndexBytes = 4;
 
-void execGatherScatter(const GdmaOp &op, MachineState &m, unsigned eb) {
+void execGatherScatter(const GdmaOp &op, MachineState &m, unsigned bits) {
   const isa::cmd::DmaTensor &f = op.f;
   bool gather = op.type == GdmaType::Gather;
-  Space sp(m, op, eb);
-  Space isp(m, op, kIndexBytes);
+  Space sp(m, op, bits);
+  unsigned eb = sp.elemBytes();
+  Space isp(m, op, kIndexBytes * kBitsPerByte);
   uint32_t w = uint32_t(f.src_wsize);
   uint32_t srcC = uint32_t(f.src_csize), idxC = uint32_t(op.index_csize);
   uint32_t srcH = uint32_t(f.src_hsize);
@@ -692,10 +790,11 @@ void execGatherScatter(const GdmaOp &op, MachineState &m, unsigned eb) {
   }
 }
 
-void execMaskedOrNonzero(const GdmaOp &op, MachineState &m, unsigned eb) {
+void execMaskedOrNonzero(const GdmaOp &op, MachineState &m, unsigned bits) {
   const isa::cmd::DmaTensor &f = op.f;
   bool nonzero = op.type == GdmaType::Nonzero;
-  Space sp(m, op, eb);
+  Space sp(m, op, bits);
+  unsigned eb = sp.elemBytes();
   Shape4 s = srcShapeOf(f);
   checkShape(op, s, "source");
   GTensor src = makeTensor(sp, op, true, s, false);
@@ -709,7 +808,10 @@ void execMaskedOrNonzero(const GdmaOp &op, MachineState &m, unsigned eb) {
     return false;
   };
   if (nonzero) {
-    unsigned ib = elemBytesOf(op, op.index_data_format);
+    unsigned ibits = isa::gdmaFormatBits(op.index_data_format);
+    if (ibits < kBitsPerByte)
+      failOp(op, "index_data_format INT4 cannot hold element indices");
+    unsigned ib = ibits / kBitsPerByte;
     for (size_t i = 0; i < count; ++i)
       if (isNonzero(in.data() + i * eb, eb)) {
         uint64_t v = op.base_i + i;
@@ -718,8 +820,8 @@ void execMaskedOrNonzero(const GdmaOp &op, MachineState &m, unsigned eb) {
         std::memcpy(out.data() + at, &v, ib);
       }
   } else {
-    unsigned mb = elemBytesOf(op, op.mask_data_format);
-    Space msp(m, op, mb);
+    Space msp(m, op, isa::gdmaFormatBits(op.mask_data_format));
+    unsigned mb = msp.elemBytes();
     GTensor mt = src;
     mt.addr = op.mask_start_addr;
     mt.region = msp.region(mt.addr, "mask");
@@ -730,11 +832,15 @@ void execMaskedOrNonzero(const GdmaOp &op, MachineState &m, unsigned eb) {
       if (isNonzero(maskBuf.data() + i * mb, mb))
         out.insert(out.end(), in.begin() + i * eb, in.begin() + (i + 1) * eb);
   }
-  if (!out.empty()) {
-    sp.region(op.dstAddr(), "destination");
+  if (out.empty())
+    return;
+  sp.region(op.dstAddr(), "destination");
+  if (nonzero)
     sp.writeFlat(op.dstAddr(), out.data(), out.size(), kAllLanes,
                  "destination");
-  }
+  else
+    sp.writeFlatElems(op.dstAddr(), out.data(), out.size() / eb, kAllLanes,
+                      "destination");
 }
 
 } // namespace
@@ -742,22 +848,22 @@ void execMaskedOrNonzero(const GdmaOp &op, MachineState &m, unsigned eb) {
 void executeGdma(const GdmaOp &op, MachineState &m) {
   if (op.type == GdmaType::Sys)
     return;
-  unsigned eb = elemBytesOf(op, op.format());
+  unsigned bits = isa::gdmaFormatBits(op.format());
   switch (op.type) {
   case GdmaType::Tensor:
-    return execTensor(op, m, eb);
+    return execTensor(op, m, bits);
   case GdmaType::General:
-    return execGeneral(op, m, eb);
+    return execGeneral(op, m, bits);
   case GdmaType::Matrix:
-    return execMatrix(op, m, eb);
+    return execMatrix(op, m, bits);
   case GdmaType::CwTranspose:
-    return execCwTranspose(op, m, eb);
+    return execCwTranspose(op, m, bits);
   case GdmaType::Gather:
   case GdmaType::Scatter:
-    return execGatherScatter(op, m, eb);
+    return execGatherScatter(op, m, bits);
   case GdmaType::MaskedSelect:
   case GdmaType::Nonzero:
-    return execMaskedOrNonzero(op, m, eb);
+    return execMaskedOrNonzero(op, m, bits);
   default:
     failOp(op, "cannot be executed");
   }
@@ -805,8 +911,11 @@ GdmaWork gdmaWork(const GdmaOp &op, const isa::ChipParams &chip) {
     return w;
   const isa::cmd::DmaTensor &f = op.f;
   auto fmt = isa::gdmaFormatFromCode(unsigned(f.src_data_format));
-  uint64_t eb =
-      fmt ? std::max(1u, isa::gdmaFormatBits(*fmt) / kBitsPerByte) : 1;
+  uint64_t bits = fmt ? isa::gdmaFormatBits(*fmt) : kBitsPerByte;
+  // Bytes of `elems` elements (INT4: two per byte).
+  auto bytesOf = [](uint64_t elems, uint64_t elemBits) {
+    return (elems * elemBits + kBitsPerByte - 1) / kBitsPerByte;
+  };
   bool fill = f.fill_constant_en;
   w.src = fill ? MemRegion::None : isa::classifyAddr(chip, op.srcAddr());
   w.dst = isa::classifyAddr(chip, op.dstAddr());
@@ -892,15 +1001,14 @@ GdmaWork gdmaWork(const GdmaOp &op, const isa::ChipParams &chip) {
     dstSt = {0, 0, 0, 1};
     if (op.type == GdmaType::MaskedSelect)
       account(w, isa::classifyAddr(chip, op.mask_start_addr),
-              srcElems * std::max(1u, isa::gdmaFormatBits(op.mask_data_format) /
-                                          kBitsPerByte),
+              bytesOf(srcElems, isa::gdmaFormatBits(op.mask_data_format)),
               true);
     break;
   default:
     break;
   }
-  w.bytes = dstElems * eb;
-  account(w, w.src, srcElems * eb, true);
+  w.bytes = bytesOf(dstElems, bits);
+  account(w, w.src, bytesOf(srcElems, bits), true);
   account(w, w.dst, w.bytes, false);
   if (!f.stride_enable && op.type != GdmaType::General) {
     srcSt = {int64_t(s.c) * s.h * s.w, int64_t(s.h) * s.w, int64_t(s.w), 1};

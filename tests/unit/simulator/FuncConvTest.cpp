@@ -493,12 +493,12 @@ TEST(FuncConv, OperandOutsideLocalMemoryThrows) {
 TEST(FuncConv, RejectsUnsupportedTypes) {
   MachineState m(isa::ChipParams::bm1684x());
   ConvCase k;
-  k.in = Prec::Int16;
+  k.res = Prec::Fp32; // an integer conv cannot produce a float
   isa::cmd::SConv c = shortConv(k);
   c.opd2_const = c.opd3_const = 1;
   try {
     runTiu(c, m);
-    FAIL() << "int16 conv accepted";
+    FAIL() << "int8 conv with an fp32 result accepted";
   } catch (const MemoryError &) {
     FAIL() << "wrong error type";
   } catch (const Error &e) {

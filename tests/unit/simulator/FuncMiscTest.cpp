@@ -1,7 +1,7 @@
-//===- FuncMiscTest.cpp - CMP, LIN, SFU, RQ&DQ, TRANS&BC, SG, VC ----------===//
+//===- FuncMiscTest.cpp - CMP, LIN, SFU, RQ&DQ, TRANS&BC, VC --------------===//
 //
 // Each family against a reference written from bm1684x.md 4.5 / 8.3 and the
-// decisions of simulator/docs/semantics.md.
+// decisions of simulator/docs/semantics.md. SG / SGL are in FuncSgTest.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -416,88 +416,6 @@ TEST(FuncTransBC, TransposesAndBroadcasts) {
   runTiu(s, m);
   for (uint32_t c = 0; c < 4; ++c)
     EXPECT_EQ(refGetBits(m, sd, 0, c, 0, 0), uint64_t(vec[c]));
-}
-
-TEST(FuncSg, GatherScatterLineMaskSelectNonzero) {
-  MachineState m(isa::ChipParams::bm1684x());
-  const uint32_t C = 2, DW = 6, RW = 5;
-  // pl_gather_d1coor: out[c][w] = data[c][idx[c][w]], fill 99 out of range.
-  Ref data = euRef(laddr(0, 0), Prec::Int16, 1, C, 1, DW);
-  Ref idx = euRef(laddr(0, 0x100), Prec::Int16, 1, C, 1, RW);
-  Ref out = euRef(laddr(0, 0x200), Prec::Int16, 1, C, 1, RW);
-  const uint16_t ix[C][RW] = {{5, 0, 7, 2, 2}, {1, 1, 0, 6, 3}};
-  for (uint32_t c = 0; c < C; ++c) {
-    for (uint32_t w = 0; w < DW; ++w)
-      refSetBits(m, data, 0, c, 0, w, 100 * c + w);
-    for (uint32_t w = 0; w < RW; ++w)
-      refSetBits(m, idx, 0, c, 0, w, ix[c][w]);
-  }
-  isa::cmd::SSG g;
-  g.cmd_short = 1;
-  g.tsk_typ = 6;
-  g.tsk_eu_typ = 0;
-  g.res0_prec = g.opd0_prec = uint64_t(Prec::Int16);
-  g.opd1_prec = uint64_t(Prec::Int16);
-  g.res0_n = 1;
-  g.res0_c = C;
-  g.res0_h = 1;
-  g.res0_w = RW;
-  g.opd0_w = DW;
-  g.opd0_addr = data.addr;
-  g.opd1_addr = idx.addr;
-  g.res0_addr = out.addr;
-  g.opd2_const = 1;
-  g.opd2_addr = 99;
-  runTiu(g, m);
-  for (uint32_t c = 0; c < C; ++c)
-    for (uint32_t w = 0; w < RW; ++w)
-      EXPECT_EQ(refGetBits(m, out, 0, c, 0, w),
-                ix[c][w] < DW ? 100 * c + ix[c][w] : 99u);
-  // pl_scatter_d1coor: out[c][idx[c][w]] = src[c][w] for w < opd0_w.
-  Ref tab = euRef(laddr(0, 0x300), Prec::Int16, 1, C, 1, 8);
-  g.tsk_eu_typ = 3;
-  g.opd0_w = RW;
-  g.res0_w = 8;
-  g.opd0_addr = idx.addr; // scatter the index values themselves
-  g.opd1_addr = idx.addr;
-  g.res0_addr = tab.addr;
-  runTiu(g, m);
-  for (uint32_t c = 0; c < C; ++c)
-    for (uint32_t w = 0; w < RW; ++w)
-      EXPECT_EQ(refGetBits(m, tab, 0, c, 0, ix[c][w]), ix[c][w]);
-  // pe_s_mask_select with count in res1.
-  Ref mk = euRef(laddr(0, 0x400), Prec::Int8, 1, C, 1, DW);
-  const uint8_t mv[C][DW] = {{1, 0, 1, 0, 0, 1}, {0, 0, 0, 0, 1, 0}};
-  for (uint32_t c = 0; c < C; ++c)
-    for (uint32_t w = 0; w < DW; ++w)
-      refSetBits(m, mk, 0, c, 0, w, mv[c][w]);
-  Ref sel = euRef(laddr(0, 0x500), Prec::Int16, 1, C, 1, DW);
-  Ref cnt = compactRef(laddr(0, 0x600), Prec::Int16, 1, C, 1, 1);
-  g.tsk_eu_typ = 8;
-  g.opd0_h = 1;
-  g.opd0_w = DW;
-  g.opd1_prec = uint64_t(Prec::Int8);
-  g.res0_w = DW;
-  g.opd0_addr = data.addr;
-  g.opd1_addr = mk.addr;
-  g.res0_addr = sel.addr;
-  g.res1_addr = cnt.addr;
-  runTiu(g, m);
-  EXPECT_EQ(refGetBits(m, cnt, 0, 0, 0, 0), 3u);
-  EXPECT_EQ(refGetBits(m, cnt, 0, 1, 0, 0), 1u);
-  EXPECT_EQ(refGetBits(m, sel, 0, 0, 0, 0), 0u);
-  EXPECT_EQ(refGetBits(m, sel, 0, 0, 0, 1), 2u);
-  EXPECT_EQ(refGetBits(m, sel, 0, 0, 0, 2), 5u);
-  EXPECT_EQ(refGetBits(m, sel, 0, 1, 0, 0), 104u);
-  // Unsupported variants name themselves.
-  g.tsk_eu_typ = 2;
-  try {
-    runTiu(g, m);
-    FAIL();
-  } catch (const Error &e) {
-    EXPECT_NE(std::string(e.what()).find("pl_gather_rec"), std::string::npos)
-        << e.what();
-  }
 }
 
 TEST(FuncVc, OuterCombination) {
