@@ -35,8 +35,9 @@ const char *kUsage =
     "                  [--stats STATS.json] [--trace TRACE.json] [--net NAME]\n"
     "       tpusim config [--config FILE] [-p KEY=VALUE]...\n"
     "\n"
-    "The default configuration is bm1684x.cfg; --config applies a file on top\n"
-    "of it and -p sets single keys (chip.* keys change the machine shape).\n"
+    "The default configuration is bm1684x.cfg, built into tpusim; --config\n"
+    "applies a file on top of it and -p sets single keys (chip.* keys change\n"
+    "the machine shape).\n"
     "`tpusim config` lists every key.\n";
 
 struct Options {
@@ -91,16 +92,9 @@ Options parseArgs(int argc, char **argv) {
 }
 
 sim::SimConfig loadConfig(const Options &o) {
-  sim::SimConfig cfg;
-  try {
-    cfg = sim::SimConfig::defaults();
-  } catch (const Error &e) {
-    // Without the default file (an installed copy of tpusim, say) a complete
-    // --config file still works; validate() names any key it lacks.
-    if (o.configFiles.empty())
-      throw Error(std::string(e.what()) +
-                  " (give a complete configuration with --config FILE)");
-  }
+  // The default configuration is compiled in (no file needed at run time);
+  // --config files and -p overrides apply on top of it, in order.
+  sim::SimConfig cfg = sim::SimConfig::defaults();
   for (const std::string &f : o.configFiles)
     cfg.loadFile(f);
   for (const std::string &p : o.overrides) {

@@ -40,12 +40,15 @@ struct SimConfig {
   /// Prefix of the keys that go to `chip`.
   static constexpr const char *kChipPrefix = "chip.";
 
-  /// The default configuration: the file bm1684x.cfg of the source tree's
-  /// simulator/configs (TPUSIM_CONFIG_DIR), complete and validated. The file
-  /// is read once per process.
+  /// The default configuration: simulator/configs/bm1684x.cfg, whose text
+  /// is compiled into the library at build time (so a copied or installed
+  /// binary needs no source tree), complete and validated. Parsed once per
+  /// process.
   static SimConfig defaults();
-  /// Path of the default config file.
-  static std::string defaultPath();
+  /// The text of the built-in default configuration file.
+  static std::string_view defaultText();
+  /// The name the built-in file has in messages.
+  static constexpr const char *kDefaultName = "bm1684x.cfg (built in)";
 
   /// Applies every `key = value` line of a config file (`#` starts a
   /// comment). Throws Error naming the file, line and key on an unknown key,
@@ -79,6 +82,8 @@ struct SimConfig {
   double ddrPsPerByte() const { return kPsPerNs / ddrBandwidthGBps; }
   /// DDR latency in picoseconds.
   uint64_t ddrLatencyPs() const;
+  /// MCU group launch time in picoseconds.
+  uint64_t mcuGroupLaunchPs() const;
   /// Output points per lane and step of the cube for input precision `p`.
   uint64_t cubePixels(isa::Prec p) const;
   /// Peak multiply-accumulates per TIU cycle at precision `p`:

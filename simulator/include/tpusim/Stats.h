@@ -52,6 +52,18 @@
               "share of the total time the GDMA was executing")                \
   TPUSIM_STAT(gdmaWaitCycles, "gdma.wait_cycles", uint64_t, "cycles",          \
               "GDMA cycles spent waiting for a TIU id (cmd_id_dep)")           \
+  TPUSIM_STAT(gdmaLmemConflicts, "gdma.lmem_conflicts", uint64_t, "commands",  \
+              "GDMA commands that moved data into or out of a local-memory "   \
+              "bank while a TIU command used it")                              \
+  TPUSIM_STAT(gdmaLmemConflictCycles, "gdma.lmem_conflict_cycles", uint64_t,   \
+              "cycles",                                                        \
+              "GDMA data-path cycles lost to TIU commands using the same "     \
+              "local-memory banks")                                            \
+  TPUSIM_STAT(mcuLaunchCycles, "mcu.launch_cycles", uint64_t, "cycles",        \
+              "TIU cycles the MCU spent launching command groups")             \
+  TPUSIM_STAT(fetchWaitCycles, "mcu.fetch_wait_cycles", uint64_t, "cycles",    \
+              "TIU cycles (summed over both engines) an engine waited for "    \
+              "its next command to arrive from the command buffer in DDR")     \
   TPUSIM_STAT(gdmaBytes, "gdma.bytes", uint64_t, "bytes",                      \
               "payload bytes the GDMA delivered")                              \
   TPUSIM_STAT(ddrReadBytes, "ddr.read_bytes", uint64_t, "bytes",               \
@@ -89,6 +101,7 @@ struct SimStats {
   /// Raw sums behind the ratios (not reported by themselves).
   uint64_t tiuBusyPs = 0, gdmaBusyPs = 0, totalPs = 0;
   uint64_t tiuWaitPs = 0, gdmaWaitPs = 0, tiuCubePs = 0;
+  uint64_t launchPs = 0, fetchWaitPs = 0;
   /// Sum over cube commands of macs / peakMacsPerCycle, in cycles.
   double idealCubeCycles = 0;
 

@@ -39,6 +39,29 @@ BankSpan bankSpan(const isa::ChipParams &chip, uint64_t offset, uint64_t bytes);
 /// Number of (read, write) operand pairs of `work` whose bank spans overlap.
 unsigned bankConflictPairs(const TiuWork &work, const isa::ChipParams &chip);
 
+/// Set of banks of a lane as a bit mask (bit b = bank b; a chip with more
+/// than 64 banks folds bank b onto bit b mod 64, which can only add
+/// conflicts).
+using BankMask = uint64_t;
+/// Banks of the lane bytes [offset, offset + bytes) (none for bytes = 0).
+BankMask bankMask(const isa::ChipParams &chip, uint64_t offset, uint64_t bytes);
+/// The banks of a span as a mask.
+BankMask spanMask(const BankSpan &span);
+/// Banks every operand and result of `work` touches, in every lane.
+BankMask tiuBanks(const TiuWork &work, const isa::ChipParams &chip);
+
+/// Port words one lane reads to feed the cube the input of one kernel
+/// position for every output point of one (n, channel slot) plane of
+/// `outH` x `outW` points. The cube computes `points` output points per
+/// step in raster order; the inputs of the points of a step that lie in one
+/// output row form one run of ((count - 1) * strideX + 1) elements of
+/// `elemBits` bits, and a lane reads ceil(run bytes / portBytes) words of its
+/// single port per run, at least one step per block of points. With every
+/// run inside one word this is ceil(outH * outW / points).
+uint64_t cubeFetchWords(uint64_t outH, uint64_t outW, uint64_t points,
+                        uint64_t strideX, uint64_t elemBits,
+                        uint64_t portBytes);
+
 /// Cost of one TIU command in TIU cycles.
 struct TiuCost {
   TiuUnit unit = TiuUnit::System;
@@ -49,6 +72,8 @@ struct TiuCost {
   /// Extra cycles for reading and writing one bank (0 without conflict).
   uint64_t conflictCycles = 0;
   unsigned conflictPairs = 0;
+  /// Banks the command's operands and results occupy (in every lane).
+  BankMask banks = 0;
   /// Multiply-accumulates and the cube's peak for the command's precision
   /// (0 for non-cube commands), for MAC utilisation.
   uint64_t macs = 0;
@@ -62,8 +87,10 @@ struct TiuCost {
 /// Cost of a TIU command whose work is `work`:
 ///  - cube (work.cubeIcPerStep > 0):
 ///      ic     = macs / (outputElements * kernelElements)
-///      stream = ceil(elementsPerLane / cubePixels(prec)) * kernelElements
-///               * ceil(ic / cubeIcPerStep)
+///      stream = planes * cubeFetchWords(res0_h, res0_w, cubePixels(prec),
+///               x stride, input element bits, EU_BYTES)
+///               * kernelElements * ceil(ic / cubeIcPerStep)
+///      (conv; matmul: ceil(elementsPerLane / cubePixels(prec)) steps)
 ///      startup = tiu.cube_startup
 ///  - vector: stream = ceil(ceil(elementsPerLane / EU_NUM(prec))
 ///               * kernelElements * iterations / tiu.eu_steps_per_cycle),
@@ -91,6 +118,14 @@ struct GdmaCost {
 };
 
 GdmaCost gdmaCost(const GdmaOp &op, const GdmaWork &work, const SimConfig &cfg);
+
+/// Banks of each lane a GDMA command reads or writes on its local-memory
+/// side(s) (0 when it touches no local memory). The range in a lane starts
+/// at the local address's offset and covers the command's local bytes
+/// divided by the lanes it reaches (all lanes, or the channels of a tensor
+/// when fewer).
+BankMask gdmaBanks(const GdmaOp &op, const GdmaWork &work,
+                   const isa::ChipParams &chip);
 
 /// ceil(a / b) for b > 0.
 inline uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }

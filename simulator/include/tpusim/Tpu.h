@@ -10,7 +10,8 @@
 //   DdrChannel         global memory bandwidth and latency, shared fairly by
 //                      every transfer in flight
 //   TiuEngine          executes TIU commands in order
-//   GdmaEngine         executes GDMA commands in order
+//   GdmaEngine         issues GDMA commands in order, several in flight,
+//                      and completes their ids in order
 //   Tpu                the top module that wires them and runs a group
 //
 // Time advances by whole commands: each command's cost is computed from its
@@ -37,6 +38,8 @@
 #include <systemc>
 
 #include <cstdint>
+#include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -156,6 +159,14 @@ public:
   /// the run is aborted) and returns the time it completed that id (0 for
   /// dep = 0 or an abort).
   uint64_t waitFor(isa::Engine producer, uint32_t dep, const bool &aborted);
+  /// Like waitFor, but waits once on the caller's own event `wake`, which
+  /// the scoreboard notifies when `producer` reaches `dep` and which the
+  /// caller's other sources (its DDR transfers) notify too: true (and
+  /// `donePs` set) once `producer` has published `dep`, false when woken
+  /// before that. (One event instead of an or-list, which SystemC
+  /// allocates on every wait.)
+  bool waitForOr(isa::Engine producer, uint32_t dep, const bool &aborted,
+                 sc_core::sc_event &wake, uint64_t &donePs);
   /// Publishes that `producer` completed `id` at time `atPs` (>= now).
   void publish(isa::Engine producer, uint32_t id, uint64_t atPs);
   uint32_t completed(isa::Engine producer) const;
@@ -171,6 +182,7 @@ private:
     std::vector<uint64_t> reachedPs;
     uint32_t waiterWants = 0; ///< Id the other engine waits for (0: none).
     sc_core::sc_event advanced;
+    sc_core::sc_event *wake = nullptr; ///< Waiter's own event (waitForOr).
   };
   Track &track(isa::Engine e) { return tracks_[e == isa::Engine::Tiu ? 0 : 1]; }
   const Track &track(isa::Engine e) const {
@@ -193,9 +205,32 @@ public:
   /// Counts the local bytes of a GDMA command.
   void gdmaAccess(const GdmaWork &work);
 
+  /// Records that a TIU command uses `banks` during [startPs, endPs).
+  /// Commands are recorded in start order (the TIU runs in order).
+  void tiuBusy(BankMask banks, uint64_t startPs, uint64_t endPs);
+  /// Time in [fromPs, toPs) during which a recorded TIU command uses a bank
+  /// of `banks`, weighted by the share of `banks` it uses (a transfer
+  /// spread over four banks of which the TIU uses one collides in a quarter
+  /// of its beats), in picoseconds.
+  double tiuOverlapPs(BankMask banks, uint64_t fromPs, uint64_t toPs) const;
+  /// Forgets the recorded TIU commands (start of a group).
+  void clearTiuBusy() {
+    tiuRing_.clear();
+    tiuHead_ = 0;
+  }
+
 private:
   const isa::ChipParams *chip_ = nullptr;
   SimStats *stats_ = nullptr;
+  /// The most recent TIU commands (a ring: a GDMA transfer overlaps only a
+  /// few recent ones).
+  struct TiuSpan {
+    BankMask banks;
+    uint64_t startPs, endPs;
+  };
+  static constexpr size_t kTiuRing = 64;
+  std::vector<TiuSpan> tiuRing_;
+  size_t tiuHead_ = 0; ///< Next slot to write once the ring is full.
 };
 
 /// The DDR channel: a fluid model of a shared bus. A transfer of B bus bytes
@@ -208,16 +243,28 @@ public:
   SC_HAS_PROCESS(DdrChannel);
   explicit DdrChannel(sc_core::sc_module_name name);
 
-  /// One requester's handle (holds its completion event).
+  /// One transfer's handle (holds its events); reusable once it drained.
   class Port {
   public:
     Port() = default;
+    /// True once the transfer's last byte has drained.
+    bool drained() const { return drained_; }
+    /// When the last byte drained (valid once drained()).
+    uint64_t drainedPs() const { return drainedPs_; }
+    /// Notified when the last byte drains (the requester's own event,
+    /// which may serve several ports and other sources).
+    void setWake(sc_core::sc_event *wake) { wake_ = wake; }
 
   private:
     friend class DdrChannel;
     double remaining = 0;
     uint64_t joinPs = 0;
+    const Port *after = nullptr; ///< Joins only once this one drained.
+    bool drained_ = true;
+    bool waiting_ = false; ///< transfer() waits for `done`.
+    uint64_t drainedPs_ = 0;
     sc_core::sc_event done;
+    sc_core::sc_event *wake_ = nullptr;
   };
 
   void configure(double psPerByte, uint64_t latencyPs);
@@ -225,6 +272,13 @@ public:
   /// the transfer joins the channel `startDelayPs` from now (the requester's
   /// own start-up, folded in so that it costs no extra wake-up).
   void transfer(Port &port, uint64_t busBytes, uint64_t startDelayPs = 0);
+  /// Queues a transfer without waiting: it joins the channel `startDelayPs`
+  /// from now, but not before `after` (if given) has drained, so that one
+  /// requester's transfers drain in order through its share of the
+  /// channel. It completes ddr.latency after port.drainedPs().
+  void start(Port &port, uint64_t busBytes, uint64_t startDelayPs,
+             const Port *after = nullptr);
+  uint64_t latencyPs() const { return latencyPs_; }
   /// Transfers draining now.
   size_t active() const { return active_.size(); }
 
@@ -246,19 +300,20 @@ private:
 /// Engines are temporally decoupled, like TLM-2.0 loosely-timed initiators:
 /// each keeps its own time (`localPs_`, never behind SystemC time) and
 /// returns control to the SystemC kernel only when it has to interact:
-/// waiting for an id the other engine has not published yet, joining the
-/// shared DDR channel (which needs SystemC time to equal its own), and at the
-/// end of a group. The cycle counts are the same as if every command ended
-/// with a wait, because every start time is computed from published
-/// completion times; the saving is one thread switch per command.
+/// waiting for an id the other engine has not published yet, waiting for a
+/// DDR transfer to drain (GDMA), and at the end of a group. The cycle counts
+/// are the same as if every command ended with a wait, because every start time
+/// is computed from published completion times; the saving is one thread switch
+/// per command.
 class EngineBase : public sc_core::sc_module {
 public:
   EngineBase(sc_core::sc_module_name name, isa::Engine engine,
              CommandQueue &queue, IdScoreboard &scoreboard,
              LocalMemoryUnit &lmem);
 
-  /// Starts executing the loaded queue in the next delta cycle.
-  void begin(RunContext &ctx);
+  /// Starts executing the loaded queue in the next delta cycle; the first
+  /// command may start `launchPs` from now (the MCU's group launch).
+  void begin(RunContext &ctx, uint64_t launchPs = 0);
   bool finished() const { return finished_; }
   uint64_t finishPs() const { return finishPs_; }
   isa::Engine engine() const { return engine_; }
@@ -270,6 +325,19 @@ protected:
   /// `localPs_` to its end. False after an error (recorded in the context).
   virtual bool step(size_t index, const QueuedCommand &c, uint64_t startPs) = 0;
   virtual uint64_t periodPs() const = 0;
+  /// Blocks until the other engine has completed `dep` and returns when it
+  /// did (0 after an abort).
+  virtual uint64_t awaitDependency(uint32_t dep);
+  /// Called after step(): publishes the command's id at `localPs_`.
+  virtual void completed(const QueuedCommand &c);
+  /// Called when a group starts, before its first command.
+  virtual void startGroup() {}
+  /// Called when the queue is done (or the run aborted): completes what is
+  /// still in flight.
+  virtual void finishGroup() {}
+  /// Earliest time command `c` can start: its bytes have been fetched
+  /// from the command buffer in DDR (see timing.md, "MCU").
+  uint64_t fetchedPs(const QueuedCommand &c) const;
   /// Appends a trace event when tracing is on.
   void record(const QueuedCommand &c, size_t index, uint64_t startPs,
               uint64_t cycles, TraceEvent extra);
@@ -282,8 +350,18 @@ protected:
   sc_core::sc_event start_;
   bool finished_ = true;
   uint64_t finishPs_ = 0;
-  /// The engine's own time: when its previous command ended.
+  /// The engine's own time: when its previous command ended (GDMA: when
+  /// its issue stage is free for the next command).
   uint64_t localPs_ = 0;
+  /// When the group's commands start arriving from DDR (after the launch).
+  uint64_t groupStartPs_ = 0;
+  /// Per-group constants of fetchedPs (timed modes).
+  uint64_t fetchBasePs_ = 0;
+  double fetchPsPerByte_ = 0;
+  /// When the whole buffer has arrived: no command waits for its fetch
+  /// after that.
+  uint64_t fetchAllPs_ = 0;
+  uint64_t clockPs_ = 1;
 };
 
 class TiuEngine : public EngineBase {
@@ -308,9 +386,61 @@ private:
   void run() { loop(); }
   bool step(size_t index, const QueuedCommand &c, uint64_t startPs) override;
   uint64_t periodPs() const override;
+  uint64_t awaitDependency(uint32_t dep) override;
+  void completed(const QueuedCommand &) override {}
+  void startGroup() override;
+  void finishGroup() override;
+
+  /// A command issued whose data is not done yet (timed modes).
+  struct InFlight {
+    size_t index = 0;
+    uint64_t seq = 0; ///< Commands issued before it in this group.
+    const QueuedCommand *cmd = nullptr;
+    uint64_t startPs = 0;       ///< Issue start.
+    uint64_t streamStartPs = 0; ///< After the start-up (descriptor decode).
+    uint64_t datapathEndPs = 0; ///< Last beat through the data path.
+    DdrChannel::Port *port = nullptr; ///< Null without DDR traffic.
+    BankMask banks = 0;               ///< Local-memory banks it touches.
+    uint64_t datapathCycles = 0;
+    uint64_t ddrBusBytes = 0;
+    GdmaWork work;
+  };
+  /// Retires the oldest command in flight if its data is done (or, with
+  /// `block`, after waiting for it): publishes its id in order, counts it
+  /// and traces it. False if nothing was retired.
+  bool retireOldest(bool block);
+  /// Retires every command whose data is done, without waiting.
+  void retireReady() {
+    while (retireOldest(false)) {
+    }
+  }
+  /// Counts and traces a command that has no data phase (functional mode).
+  void account(size_t index, const QueuedCommand &c, const GdmaWork &work,
+               uint64_t startPs, uint64_t endPs, uint64_t ddrBusBytes,
+               uint64_t conflictCycles);
 
   DdrChannel &ddr_;
-  DdrChannel::Port port_;
+  /// One DDR port per in-flight slot (command seq uses seq % slots).
+  std::vector<std::unique_ptr<DdrChannel::Port>> ports_;
+  /// Commands in flight, oldest first: a ring of max_outstanding entries.
+  std::vector<InFlight> ring_;
+  size_t ringHead_ = 0, ringCount_ = 0;
+  InFlight &oldest() { return ring_[ringHead_]; }
+  void popOldest() {
+    ringHead_ = (ringHead_ + 1) % ring_.size();
+    --ringCount_;
+  }
+  /// Completion time of the last command of each slot (issue of command
+  /// seq waits for command seq - max_outstanding).
+  std::vector<uint64_t> slotFreePs_;
+  uint64_t issued_ = 0;         ///< Commands issued in this group.
+  uint64_t lastCompletePs_ = 0; ///< Completion of the last retired command.
+  uint64_t lastDatapathEndPs_ = 0;
+  uint64_t busyUntilPs_ = 0; ///< End of the busy time counted so far.
+  /// Woken by a TIU id it waits for or a transfer of its own draining.
+  sc_core::sc_event wake_;
+  const DdrChannel::Port *lastDdrPort_ = nullptr;
+  uint64_t lastDdrSeq_ = 0;
 };
 
 /// The chip: queues, scoreboard, memories and engines, wired once.

@@ -41,6 +41,11 @@ struct TraceEvent {
   uint64_t bytes = 0;
   uint64_t ddrReadBytes = 0;
   uint64_t ddrWriteBytes = 0;
+  /// GDMA: cycles lost to TIU commands using the same local-memory banks.
+  uint64_t conflictCycles = 0;
+  /// GDMA: in-flight slot (index mod gdma.max_outstanding); commands of
+  /// different slots may overlap, so each slot has its own trace track.
+  uint32_t slot = 0;
 };
 
 /// Chrome trace JSON of `events`: {"traceEvents": [...], "displayTimeUnit":

@@ -12,6 +12,8 @@
 
 #include "tpu/isa/Format.h"
 
+#include <cmath>
+
 namespace tpu::sim {
 
 namespace {
@@ -38,6 +40,10 @@ void failCommand(RunContext &ctx, isa::Engine engine, size_t index,
              std::string("command not modelled: ") + e.what());
 }
 
+/// Slack when rounding a fractional cycle count up, so that a whole number
+/// computed with rounding error does not gain a cycle.
+constexpr double kCycleSlack = 1e-9;
+
 /// `ps` rounded up to the next edge of a clock of `periodPs`.
 uint64_t nextEdge(uint64_t ps, uint64_t periodPs) {
   return (ps + periodPs - 1) / periodPs * periodPs;
@@ -55,11 +61,29 @@ EngineBase::EngineBase(sc_core::sc_module_name name, isa::Engine engine,
     : sc_core::sc_module(name), engine_(engine), queue_(queue),
       scoreboard_(scoreboard), lmem_(lmem) {}
 
-void EngineBase::begin(RunContext &ctx) {
+void EngineBase::begin(RunContext &ctx, uint64_t launchPs) {
   ctx_ = &ctx;
   finished_ = false;
-  finishPs_ = localPs_ = nowPs();
+  finishPs_ = nowPs();
+  localPs_ = groupStartPs_ = nowPs() + launchPs;
   start_.notify(sc_core::SC_ZERO_TIME);
+}
+
+uint64_t EngineBase::awaitDependency(uint32_t dep) {
+  return scoreboard_.waitFor(otherEngine(engine_), dep, ctx_->aborted);
+}
+
+void EngineBase::completed(const QueuedCommand &c) {
+  scoreboard_.publish(engine_, isa::cmdId(c.cmd), localPs_);
+}
+
+uint64_t EngineBase::fetchedPs(const QueuedCommand &c) const {
+  // The queue streams the command buffer from DDR at the channel's peak:
+  // the first bytes arrive ddr.latency after the launch, and command i once
+  // its last byte has arrived, on the engine's next clock edge.
+  double bytes = double(c.offset + c.cmd.bytes());
+  uint64_t arrive = fetchBasePs_ + uint64_t(std::ceil(bytes * fetchPsPerByte_));
+  return nextEdge(arrive, clockPs_);
 }
 
 void EngineBase::loop() {
@@ -67,6 +91,13 @@ void EngineBase::loop() {
     sc_core::wait(start_);
     RunContext &ctx = *ctx_;
     uint64_t period = periodPs();
+    clockPs_ = period;
+    fetchBasePs_ = groupStartPs_ + ctx.cfg->ddrLatencyPs();
+    fetchPsPerByte_ = ctx.cfg->ddrPsPerByte();
+    fetchAllPs_ = 0;
+    if (!queue_.stream().commands.empty())
+      fetchAllPs_ = fetchedPs(queue_.stream().commands.back());
+    startGroup();
     uint64_t syncPs = ctx.timed() ? ctx.cfg->syncLatency * period : 0;
     uint64_t &waitSum = engine_ == isa::Engine::Tiu ? ctx.stats->tiuWaitPs
                                                     : ctx.stats->gdmaWaitPs;
@@ -79,20 +110,28 @@ void EngineBase::loop() {
       }
       const QueuedCommand &c = queue_.front();
       uint64_t start = localPs_;
+      if (ctx.timed() && start < fetchAllPs_) {
+        uint64_t fetched = fetchedPs(c);
+        if (fetched > start) {
+          ctx.stats->fetchWaitPs += fetched - start;
+          start = fetched;
+        }
+      }
       if (uint32_t dep = isa::cmdIdDep(c.cmd)) {
-        uint64_t done =
-            scoreboard_.waitFor(otherEngine(engine_), dep, ctx.aborted);
+        uint64_t done = awaitDependency(dep);
         if (ctx.aborted)
           break;
         // Never behind SystemC time (it moved on while we were blocked).
-        start = std::max({start, done + syncPs, nowPs()});
-        waitSum += start - localPs_;
+        uint64_t ready = std::max({start, done + syncPs, nowPs()});
+        waitSum += ready - start;
+        start = ready;
       }
       if (!step(index, c, start))
         break;
-      scoreboard_.publish(engine_, isa::cmdId(c.cmd), localPs_);
+      completed(c);
       queue_.pop();
     }
+    finishGroup();
     // Let SystemC time catch up, so that the next group starts after both
     // engines have finished this one.
     if (localPs_ > nowPs())
@@ -156,8 +195,12 @@ bool TiuEngine::step(size_t index, const QueuedCommand &c, uint64_t start) {
   }
 
   uint64_t cycles = cost.cycles();
-  uint64_t busy = cycles * periodPs();
+  uint64_t busy = cycles * clockPs_;
   localPs_ = start + busy;
+  // GDMA transfers into the banks this command uses pay for it (see
+  // GdmaEngine::retireOldest).
+  if (ctx.timed() && cfg.lmemGdmaConflictPct != 0)
+    lmem_.tiuBusy(cost.banks, start, localPs_);
 
   SimStats &s = *ctx.stats;
   ++s.tiuCommands;
@@ -203,6 +246,7 @@ bool GdmaEngine::step(size_t index, const QueuedCommand &c, uint64_t start) {
 
   GdmaWork work;
   GdmaCost cost;
+  BankMask banks = 0;
   bool decoded = false;
   try {
     GdmaOp op = decodeGdma(c.cmd, cfg.chip);
@@ -221,8 +265,11 @@ bool GdmaEngine::step(size_t index, const QueuedCommand &c, uint64_t start) {
                           " is outside every memory");
       lmem_.gdmaAccess(work);
     }
-    if (ctx.timed())
+    if (ctx.timed()) {
       cost = gdmaCost(op, work, cfg);
+      if (cfg.lmemGdmaConflictPct != 0)
+        banks = gdmaBanks(op, work, cfg.chip);
+    }
     if (ctx.executes())
       executeGdma(op, *ctx.state);
   } catch (const std::exception &e) {
@@ -230,38 +277,181 @@ bool GdmaEngine::step(size_t index, const QueuedCommand &c, uint64_t start) {
     return false;
   }
 
-  uint64_t period = periodPs();
-  uint64_t end = start;
-  if (ctx.timed()) {
-    // Start-up, then the DDR transfer and the data path side by side: the
-    // command ends when the slower of the two is done. The DDR channel is
-    // shared, so joining it brings SystemC time up to this engine's time.
-    uint64_t streamStart = start + cost.startupCycles * period;
-    end = streamStart + cost.datapathCycles * period;
-    if (cost.usesDdr()) {
-      ddr_.transfer(port_, cost.ddrBusBytes, streamStart - nowPs());
-      end = std::max(end, nowPs());
-    }
-    end = nextEdge(end, period);
+  if (!ctx.timed()) {
+    localPs_ = start;
+    account(index, c, work, start, start, 0, 0);
+    scoreboard_.publish(engine_, isa::cmdId(c.cmd), start);
+    return true;
   }
-  localPs_ = end;
 
-  SimStats &s = *ctx.stats;
-  uint64_t busy = end - start;
+  // Issue: up to gdma.max_outstanding commands are in flight; command seq
+  // may issue once command seq - max_outstanding has completed.
+  uint64_t period = clockPs_;
+  uint64_t slots = slotFreePs_.size();
+  while (ringCount_ != 0 && oldest().seq + slots <= issued_)
+    retireOldest(/*block=*/true);
+  if (ctx.aborted)
+    return false;
+  start = std::max({start, slotFreePs_[issued_ % slots], nowPs()});
+
+  // Start-up (descriptor decode, first address), then the data path and the
+  // DDR transfer side by side. The data path is one per engine: beats of
+  // commands in flight follow each other. DDR transfers of this engine
+  // drain in order through its share of the channel; each completes
+  // ddr.latency after its last byte, so the next one's transfer hides it.
+  InFlight &f = ring_[(ringHead_ + ringCount_) % ring_.size()];
+  f = InFlight();
+  f.index = index;
+  f.seq = issued_++;
+  f.cmd = &c;
+  f.startPs = start;
+  f.streamStartPs = start + cost.startupCycles * period;
+  f.datapathCycles = cost.datapathCycles;
+  f.datapathEndPs = std::max(f.streamStartPs, lastDatapathEndPs_) +
+                    cost.datapathCycles * period;
+  lastDatapathEndPs_ = f.datapathEndPs;
+  f.banks = banks;
+  f.ddrBusBytes = cost.ddrBusBytes;
+  f.work = work;
+  if (cost.usesDdr()) {
+    f.port = ports_[f.seq % slots].get();
+    const DdrChannel::Port *after =
+        lastDdrPort_ && lastDdrSeq_ + slots > f.seq ? lastDdrPort_ : nullptr;
+    ddr_.start(*f.port, cost.ddrBusBytes, f.streamStartPs - nowPs(), after);
+    lastDdrPort_ = f.port;
+    lastDdrSeq_ = f.seq;
+  }
+  ++ringCount_;
+  // The issue stage is free for the next command after the start-up.
+  localPs_ = f.streamStartPs;
+  retireReady();
+  return !ctx.aborted;
+}
+
+bool GdmaEngine::retireOldest(bool block) {
+  if (ringCount_ == 0)
+    return false;
+  InFlight &f = oldest();
+  if (f.port && !f.port->drained()) {
+    if (!block)
+      return false;
+    while (!f.port->drained() && !ctx_->aborted)
+      sc_core::wait(wake_); // notified by every drain of this engine's ports
+    if (ctx_->aborted) {
+      ringCount_ = 0;
+      return false;
+    }
+  }
+  const SimConfig &cfg = *ctx_->cfg;
+  uint64_t period = clockPs_;
+  // Beats into banks a TIU command uses at the same time wait for the bank:
+  // the TIU pipeline keeps the single port, the DMA data path stalls. The
+  // TIU thread runs until it blocks on a GDMA id, so once this thread has
+  // yielded, every TIU command that can overlap this one (all that do not
+  // wait for this or a later GDMA id) is recorded; a transfer that waited
+  // for DDR has yielded already, one without DDR traffic yields here.
+  uint64_t conflictCycles = 0;
+  if (f.banks != 0 && f.datapathCycles != 0 && !f.port) {
+    sc_core::wait(sc_core::SC_ZERO_TIME);
+    if (ctx_->aborted) {
+      ringCount_ = 0;
+      return false;
+    }
+  }
+  if (f.banks != 0 && f.datapathCycles != 0) {
+    uint64_t beatsFrom = f.datapathEndPs - f.datapathCycles * period;
+    double overlap = lmem_.tiuOverlapPs(f.banks, beatsFrom, f.datapathEndPs);
+    conflictCycles = uint64_t(std::ceil(
+        overlap / double(period) * double(cfg.lmemGdmaConflictPct) / 100.0 -
+        kCycleSlack));
+  }
+  uint64_t dataEnd = f.datapathEndPs + conflictCycles * period;
+  if (conflictCycles != 0)
+    lastDatapathEndPs_ = std::max(lastDatapathEndPs_, dataEnd);
+  if (f.port)
+    dataEnd = std::max(dataEnd, f.port->drainedPs() + ddr_.latencyPs());
+  // Ids complete in order.
+  uint64_t end = nextEdge(std::max(dataEnd, lastCompletePs_), period);
+  lastCompletePs_ = end;
+  slotFreePs_[f.seq % slotFreePs_.size()] = end;
+  scoreboard_.publish(engine_, isa::cmdId(f.cmd->cmd), end);
+  account(f.index, *f.cmd, f.work, f.startPs, end, f.ddrBusBytes,
+          conflictCycles);
+  popOldest();
+  return true;
+}
+
+uint64_t GdmaEngine::awaitDependency(uint32_t dep) {
+  // While waiting for a TIU id, keep completing the transfers in flight:
+  // the TIU may be waiting for one of them.
+  uint64_t done = 0;
+  isa::Engine tiu = isa::Engine::Tiu;
+  for (;;) {
+    retireReady();
+    if (ctx_->aborted)
+      return 0;
+    if (ringCount_ == 0)
+      return scoreboard_.waitFor(tiu, dep, ctx_->aborted);
+    if (scoreboard_.waitForOr(tiu, dep, ctx_->aborted, wake_, done))
+      return done;
+  }
+}
+
+void GdmaEngine::startGroup() {
+  const SimConfig &cfg = *ctx_->cfg;
+  size_t slots = ctx_->timed() ? size_t(cfg.gdmaMaxOutstanding) : 1;
+  while (ports_.size() < slots) {
+    ports_.push_back(std::make_unique<DdrChannel::Port>());
+    ports_.back()->setWake(&wake_);
+  }
+  slotFreePs_.assign(slots, localPs_);
+  if (ring_.size() != slots)
+    ring_.assign(slots, InFlight());
+  ringHead_ = ringCount_ = 0;
+  issued_ = 0;
+  lastCompletePs_ = lastDatapathEndPs_ = localPs_;
+  busyUntilPs_ = 0;
+  lastDdrPort_ = nullptr;
+  lastDdrSeq_ = 0;
+}
+
+void GdmaEngine::finishGroup() {
+  while (ringCount_ != 0 && !ctx_->aborted)
+    retireOldest(/*block=*/true);
+  ringCount_ = 0;
+  localPs_ = std::max(localPs_, lastCompletePs_);
+}
+
+void GdmaEngine::account(size_t index, const QueuedCommand &c,
+                         const GdmaWork &work, uint64_t startPs, uint64_t endPs,
+                         uint64_t ddrBusBytes, uint64_t conflictCycles) {
+  SimStats &s = *ctx_->stats;
+  // Busy = time with at least one command in flight (commands overlap).
+  uint64_t busyFrom = std::max(startPs, busyUntilPs_);
+  if (endPs > busyFrom)
+    s.gdmaBusyPs += endPs - busyFrom;
+  busyUntilPs_ = std::max(busyUntilPs_, endPs);
   ++s.gdmaCommands;
-  s.gdmaBusyPs += busy;
   s.gdmaBytes += work.bytes;
   s.ddrReadBytes += work.ddrReadBytes;
   s.ddrWriteBytes += work.ddrWriteBytes;
-  s.ddrBusBytes += cost.ddrBusBytes;
-  if (ctx.trace) {
+  s.ddrBusBytes += ddrBusBytes;
+  if (conflictCycles != 0) {
+    ++s.gdmaLmemConflicts;
+    s.gdmaLmemConflictCycles += conflictCycles;
+  }
+  if (ctx_->trace) {
     TraceEvent ev;
     ev.bytes = work.bytes;
     ev.ddrReadBytes = work.ddrReadBytes;
     ev.ddrWriteBytes = work.ddrWriteBytes;
-    record(c, index, start, busy / period, std::move(ev));
+    ev.conflictCycles = conflictCycles;
+    ev.slot = slotFreePs_.empty() ? 0 : uint32_t(index % slotFreePs_.size());
+    uint64_t saved = localPs_;
+    localPs_ = endPs; // record() takes the end from localPs_
+    record(c, index, startPs, (endPs - startPs) / clockPs_, std::move(ev));
+    localPs_ = saved;
   }
-  return true;
 }
 
 } // namespace tpu::sim

@@ -48,9 +48,13 @@ void Tpu::runGroup(RunContext &ctx, const CommandStream &tiuStream,
   tiuQueue.load(&tiuStream);
   gdmaQueue.load(&gdmaStream);
   lmem.bind(ctx.state->chip, *ctx.stats);
+  lmem.clearTiuBusy();
   ddr.configure(ctx.cfg->ddrPsPerByte(), ctx.cfg->ddrLatencyPs());
-  tiu.begin(ctx);
-  gdma.begin(ctx);
+  // The MCU starts both engines on the group (timing.md, "MCU").
+  uint64_t launch = ctx.timed() ? ctx.cfg->mcuGroupLaunchPs() : 0;
+  ctx.stats->launchPs += launch;
+  tiu.begin(ctx, launch);
+  gdma.begin(ctx, launch);
   sc_core::sc_start();
 
   if (!ctx.error && !(tiu.finished() && gdma.finished()))

@@ -60,6 +60,23 @@ uint64_t IdScoreboard::waitFor(isa::Engine producer, uint32_t dep,
   return aborted ? 0 : t.reachedPs[dep];
 }
 
+bool IdScoreboard::waitForOr(isa::Engine producer, uint32_t dep,
+                             const bool &aborted, sc_core::sc_event &wake,
+                             uint64_t &donePs) {
+  Track &t = track(producer);
+  if (t.last < dep && !aborted) {
+    t.waiterWants = dep;
+    t.wake = &wake;
+    sc_core::wait(wake);
+    t.wake = nullptr;
+    t.waiterWants = 0;
+  }
+  if (aborted || t.last < dep)
+    return false;
+  donePs = t.reachedPs[dep];
+  return true;
+}
+
 void IdScoreboard::publish(isa::Engine producer, uint32_t id, uint64_t atPs) {
   Track &t = track(producer);
   if (id <= t.last)
@@ -68,8 +85,11 @@ void IdScoreboard::publish(isa::Engine producer, uint32_t id, uint64_t atPs) {
   for (uint32_t k = t.last + 1; k <= top; ++k)
     t.reachedPs[k] = atPs;
   t.last = id;
-  if (t.waiterWants != 0 && t.last >= t.waiterWants)
+  if (t.waiterWants != 0 && t.last >= t.waiterWants) {
     t.advanced.notify();
+    if (t.wake)
+      t.wake->notify();
+  }
 }
 
 uint32_t IdScoreboard::completed(isa::Engine producer) const {
@@ -83,8 +103,11 @@ uint32_t IdScoreboard::waitingFor(isa::Engine waiter) const {
 }
 
 void IdScoreboard::wakeAll() {
-  for (Track &t : tracks_)
+  for (Track &t : tracks_) {
     t.advanced.notify(sc_core::SC_ZERO_TIME);
+    if (t.wake)
+      t.wake->notify(sc_core::SC_ZERO_TIME);
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -125,6 +148,43 @@ void LocalMemoryUnit::gdmaAccess(const GdmaWork &work) {
   stats_->lmemWriteBytes += work.localWriteBytes;
 }
 
+void LocalMemoryUnit::tiuBusy(BankMask banks, uint64_t startPs,
+                              uint64_t endPs) {
+  if (banks == 0 || endPs <= startPs)
+    return;
+  TiuSpan span{banks, startPs, endPs};
+  if (tiuRing_.size() < kTiuRing) {
+    tiuRing_.push_back(span);
+    return;
+  }
+  tiuRing_[tiuHead_] = span;
+  tiuHead_ = (tiuHead_ + 1) % kTiuRing;
+}
+
+double LocalMemoryUnit::tiuOverlapPs(BankMask banks, uint64_t fromPs,
+                                     uint64_t toPs) const {
+  if (banks == 0 || toPs <= fromPs)
+    return 0;
+  double total = 0;
+  double bankCount = double(__builtin_popcountll(banks));
+  // Newest first: the TIU runs in order, so end times only grow and the
+  // walk stops at the first command that ended before the window.
+  size_t n = tiuRing_.size();
+  size_t newest = n < kTiuRing ? n : tiuHead_ + kTiuRing;
+  for (size_t k = 0; k < n; ++k) {
+    const TiuSpan &t = tiuRing_[(newest - 1 - k) % kTiuRing];
+    if (t.endPs <= fromPs)
+      break;
+    BankMask shared = t.banks & banks;
+    uint64_t from = std::max(fromPs, t.startPs), to = std::min(toPs, t.endPs);
+    if (shared == 0 || to <= from)
+      continue;
+    total +=
+        double(to - from) * double(__builtin_popcountll(shared)) / bankCount;
+  }
+  return total;
+}
+
 //===----------------------------------------------------------------------===//
 // DdrChannel
 //===----------------------------------------------------------------------===//
@@ -147,8 +207,18 @@ void DdrChannel::transfer(Port &port, uint64_t busBytes,
     waitPs(startDelayPs);
     return;
   }
+  start(port, busBytes, startDelayPs);
+  port.waiting_ = true;
+  sc_core::wait(port.done);
+  port.waiting_ = false;
+}
+
+void DdrChannel::start(Port &port, uint64_t busBytes, uint64_t startDelayPs,
+                       const Port *after) {
   port.remaining = double(busBytes);
-  if (startDelayPs == 0) {
+  port.drained_ = false;
+  port.after = after && !after->drained_ ? after : nullptr;
+  if (startDelayPs == 0 && !port.after) {
     advance();
     active_.push_back(&port);
   } else {
@@ -156,7 +226,6 @@ void DdrChannel::transfer(Port &port, uint64_t busBytes,
     pending_.push_back(&port);
   }
   reschedule();
-  sc_core::wait(port.done);
 }
 
 void DdrChannel::advance() {
@@ -179,7 +248,10 @@ void DdrChannel::reschedule() {
                               double(active_.size()));
   uint64_t now = nowPs();
   for (Port *p : pending_)
-    next = std::min(next, double(p->joinPs - now));
+    if (!p->after) // the others join when their predecessor drains
+      next = std::min(next, double(p->joinPs - now));
+  if (std::isinf(next))
+    return;
   change_.notify(sc_core::sc_time::from_value(
       static_cast<uint64_t>(std::ceil(std::max(0.0, next - kTimeSlackPs)))));
 }
@@ -188,14 +260,23 @@ void DdrChannel::onChange() {
   // Drain with the set of the last interval, retire what has drained, then
   // let the transfers whose start has come join.
   advance();
+  uint64_t now = nowPs();
   auto drained = [](const Port *p) { return p->remaining <= kDrainedBytes; };
   for (Port *p : active_)
-    if (drained(p))
-      p->done.notify(sc_core::sc_time::from_value(latencyPs_));
+    if (drained(p)) {
+      p->drained_ = true;
+      p->drainedPs_ = now;
+      if (p->wake_)
+        p->wake_->notify();
+      if (p->waiting_)
+        p->done.notify(sc_core::sc_time::from_value(latencyPs_));
+    }
   active_.erase(std::remove_if(active_.begin(), active_.end(), drained),
                 active_.end());
-  uint64_t now = nowPs();
-  auto joining = [now](const Port *p) { return p->joinPs <= now; };
+  for (Port *p : pending_)
+    if (p->after && p->after->drained_)
+      p->after = nullptr;
+  auto joining = [now](const Port *p) { return !p->after && p->joinPs <= now; };
   for (Port *p : pending_)
     if (joining(p))
       active_.push_back(p);

@@ -107,8 +107,13 @@ uint64_t periodPs(double freqMhz) {
 
 } // namespace
 
-std::string SimConfig::defaultPath() {
-  return std::string(TPUSIM_CONFIG_DIR) + "/bm1684x.cfg";
+std::string_view SimConfig::defaultText() {
+  // simulator/configs/bm1684x.cfg as a raw string literal, generated at
+  // build time by simulator/cmake/EmbedText.cmake.
+  static const char kText[] =
+#include "tpusim/DefaultConfig.inc"
+      ;
+  return {kText, sizeof(kText) - 1};
 }
 
 SimConfig SimConfig::defaults() {
@@ -116,7 +121,7 @@ SimConfig SimConfig::defaults() {
   static SimConfig cached;
   std::call_once(once, [] {
     SimConfig c;
-    c.loadFile(defaultPath());
+    c.loadText(defaultText(), kDefaultName);
     c.validate();
     cached = c;
   });
@@ -205,6 +210,7 @@ void SimConfig::validate() const {
   positive("tiu.cube_pixels_32bit", double(cubePixels32));
   positive("tiu.eu_steps_per_cycle", double(euStepsPerCycle));
   positive("gdma.datapath_bytes", double(gdmaDatapathBytes));
+  positive("gdma.max_outstanding", double(gdmaMaxOutstanding));
   positive("ddr.bandwidth_gbps", ddrBandwidthGBps);
   positive("ddr.burst_bytes", double(ddrBurstBytes));
   chip.validate();
@@ -235,6 +241,10 @@ uint64_t SimConfig::gdmaPeriodPs() const { return periodPs(gdmaFreqMhz); }
 
 uint64_t SimConfig::ddrLatencyPs() const {
   return static_cast<uint64_t>(std::llround(ddrLatencyNs * kPsPerNs));
+}
+
+uint64_t SimConfig::mcuGroupLaunchPs() const {
+  return static_cast<uint64_t>(std::llround(mcuGroupLaunchNs * kPsPerNs));
 }
 
 uint64_t SimConfig::cubePixels(isa::Prec p) const {

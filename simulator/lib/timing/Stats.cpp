@@ -27,6 +27,8 @@ void SimStats::finish(const SimConfig &cfg) {
   tiuCubeCycles = tiuCubePs / tiuPeriod;
   gdmaBusyCycles = gdmaBusyPs / gdmaPeriod;
   gdmaWaitCycles = gdmaWaitPs / gdmaPeriod;
+  mcuLaunchCycles = launchPs / tiuPeriod;
+  fetchWaitCycles = fetchWaitPs / tiuPeriod;
   tiuBusyShare = ratio(double(tiuBusyPs), double(totalPs));
   gdmaBusyShare = ratio(double(gdmaBusyPs), double(totalPs));
   macUtilisation = ratio(idealCubeCycles, double(totalPs) / double(tiuPeriod));

@@ -2,6 +2,7 @@
 #include "tpusim/Timing.h"
 
 #include <algorithm>
+#include <numeric>
 
 namespace tpu::sim {
 
@@ -9,6 +10,9 @@ namespace {
 
 /// Percent base of tiu.bank_conflict_pct.
 constexpr uint64_t kPercent = 100;
+/// Bits of a BankMask.
+constexpr uint64_t kMaskBits = 64;
+constexpr uint64_t kBitsPerByte = 8;
 
 /// Input channels one output point reduces over: macs per output point
 /// divided by the kernel size (both conv and matmul count macs as
@@ -41,6 +45,63 @@ unsigned bankConflictPairs(const TiuWork &work, const isa::ChipParams &chip) {
   return pairs;
 }
 
+BankMask bankMask(const isa::ChipParams &chip, uint64_t offset,
+                  uint64_t bytes) {
+  if (bytes == 0)
+    return 0;
+  return spanMask(bankSpan(chip, offset, bytes));
+}
+
+BankMask spanMask(const BankSpan &span) {
+  uint64_t count = span.last - span.first + 1;
+  if (count >= kMaskBits)
+    return ~BankMask(0);
+  // `count` bits from bit first (mod 64), wrapping around.
+  BankMask run = (BankMask(1) << count) - 1;
+  unsigned shift = unsigned(span.first % kMaskBits);
+  return shift == 0 ? run : (run << shift) | (run >> (kMaskBits - shift));
+}
+
+BankMask tiuBanks(const TiuWork &work, const isa::ChipParams &chip) {
+  BankMask mask = 0;
+  for (const TiuWork::Operand &r : work.reads)
+    mask |= bankMask(chip, r.offset, r.bytesPerLane);
+  for (const TiuWork::Operand &w : work.writes)
+    mask |= bankMask(chip, w.offset, w.bytesPerLane);
+  return mask;
+}
+
+uint64_t cubeFetchWords(uint64_t outH, uint64_t outW, uint64_t points,
+                        uint64_t strideX, uint64_t elemBits,
+                        uint64_t portBytes) {
+  uint64_t total = outH * outW;
+  if (total == 0 || points == 0)
+    return 0;
+  strideX = std::max<uint64_t>(1, strideX);
+  // Words of the steps covering the points [begin, end) (block-aligned).
+  auto words = [&](uint64_t begin, uint64_t end) {
+    uint64_t sum = 0;
+    for (uint64_t block = begin; block < end; block += points) {
+      uint64_t blockEnd = std::min(block + points, end);
+      for (uint64_t p = block; p < blockEnd;) {
+        uint64_t runEnd = std::min(blockEnd, (p / outW + 1) * outW);
+        uint64_t elems = (runEnd - p - 1) * strideX + 1;
+        sum += ceilDiv(ceilDiv(elems * elemBits, kBitsPerByte), portBytes);
+        p = runEnd;
+      }
+    }
+    return sum;
+  };
+  // Blocks start every `points` points and rows every outW, so the pattern
+  // of runs repeats every lcm(points, outW) points: cost one period, then
+  // the remainder.
+  uint64_t period = std::lcm(points, outW);
+  if (total <= period)
+    return words(0, total);
+  uint64_t periods = total / period;
+  return periods * words(0, period) + words(periods * period, total);
+}
+
 TiuCost tiuCost(const TiuOp &op, const TiuWork &work, const SimConfig &cfg) {
   TiuCost cost;
   if (op.task == isa::TiuTask::Sys) {
@@ -53,9 +114,22 @@ TiuCost tiuCost(const TiuOp &op, const TiuWork &work, const SimConfig &cfg) {
     cost.unit = TiuUnit::Cube;
     cost.startupCycles = cfg.cubeStartup;
     uint64_t icSteps = ceilDiv(reductionChannels(work), work.cubeIcPerStep);
-    cost.streamCycles =
-        ceilDiv(work.elementsPerLane, cfg.cubePixels(work.computePrec)) *
-        kernel * icSteps;
+    uint64_t points = cfg.cubePixels(work.computePrec);
+    uint64_t plane = uint64_t(op.f.res0_h) * op.f.res0_w;
+    uint64_t steps;
+    if (op.task == isa::TiuTask::Conv && plane != 0 &&
+        work.elementsPerLane % plane == 0) {
+      // Each (n, channel slot) plane is fed run by run through the lane's
+      // port (cubeFetchWords); a step whose inputs fit one word costs one
+      // cycle.
+      steps =
+          work.elementsPerLane / plane *
+          cubeFetchWords(op.f.res0_h, op.f.res0_w, points, op.f.res_op_x_str,
+                         isa::precBits(work.computePrec), cfg.chip.euBytes);
+    } else {
+      steps = ceilDiv(work.elementsPerLane, points);
+    }
+    cost.streamCycles = steps * kernel * icSteps;
     cost.macs = work.macs;
     cost.peakMacsPerCycle = cfg.peakMacsPerCycle(work.computePrec);
   } else {
@@ -66,7 +140,26 @@ TiuCost tiuCost(const TiuOp &op, const TiuWork &work, const SimConfig &cfg) {
         kernel * std::max(1u, work.iterations);
     cost.streamCycles = ceilDiv(steps, cfg.euStepsPerCycle);
   }
-  cost.conflictPairs = bankConflictPairs(work, cfg.chip);
+  // Bank spans of every operand and result, once: for the conflicts inside
+  // the command and for the banks it holds (TIU/GDMA contention).
+  uint64_t bank = cfg.chip.bankBytes();
+  BankSpan readSpans[TiuWork::kMaxReads], writeSpans[TiuWork::kMaxWrites];
+  size_t reads = 0, writes = 0;
+  for (const TiuWork::Operand &r : work.reads)
+    if (r.bytesPerLane != 0) {
+      BankSpan &span = readSpans[reads++];
+      span = {r.offset / bank, (r.offset + r.bytesPerLane - 1) / bank};
+      cost.banks |= spanMask(span);
+    }
+  for (const TiuWork::Operand &w : work.writes)
+    if (w.bytesPerLane != 0) {
+      BankSpan &span = writeSpans[writes++];
+      span = {w.offset / bank, (w.offset + w.bytesPerLane - 1) / bank};
+      cost.banks |= spanMask(span);
+    }
+  for (size_t i = 0; i < reads; ++i)
+    for (size_t j = 0; j < writes; ++j)
+      cost.conflictPairs += readSpans[i].overlaps(writeSpans[j]);
   if (cost.conflictPairs > 0)
     cost.conflictCycles =
         ceilDiv(cost.streamCycles * cfg.bankConflictPct, kPercent);
@@ -101,6 +194,27 @@ GdmaCost gdmaCost(const GdmaOp &op, const GdmaWork &work,
         runs * alignUp(ceilDiv(ddrBytes, runs), cfg.ddrBurstBytes) +
         (runs - sides) * cfg.ddrRunSwitchBytes;
   return cost;
+}
+
+BankMask gdmaBanks(const GdmaOp &op, const GdmaWork &work,
+                   const isa::ChipParams &chip) {
+  if (op.type == isa::GdmaType::Sys)
+    return 0;
+  BankMask mask = 0;
+  auto side = [&](uint64_t unified, uint64_t bytes, uint64_t channels) {
+    if (bytes == 0)
+      return;
+    uint64_t lanes = chip.npuNum;
+    if (op.type == isa::GdmaType::Tensor && channels != 0)
+      lanes = std::min<uint64_t>(lanes, channels);
+    uint64_t offset = unified & (chip.lmemBytes - 1);
+    mask |= bankMask(chip, offset, ceilDiv(bytes, lanes));
+  };
+  if (work.src == isa::MemRegion::Local)
+    side(op.srcAddr(), work.localReadBytes, op.f.src_csize);
+  if (work.dst == isa::MemRegion::Local)
+    side(op.dstAddr(), work.localWriteBytes, op.f.dst_csize);
+  return mask;
 }
 
 } // namespace tpu::sim

@@ -1,6 +1,8 @@
 //===- Trace.cpp - Chrome / Perfetto trace of a run -----------------------===//
 #include "tpusim/Trace.h"
 
+#include <algorithm>
+
 namespace tpu::sim {
 
 namespace {
@@ -10,6 +12,10 @@ constexpr double kPsPerUs = 1e6;
 /// One process, one thread (track) per engine.
 constexpr int kPid = 0;
 int trackOf(isa::Engine e) { return e == isa::Engine::Tiu ? 0 : 1; }
+/// GDMA slot s > 0 (commands in flight beside slot 0's) gets track 1 + s.
+int trackOf(const TraceEvent &ev) {
+  return trackOf(ev.engine) + (ev.engine == isa::Engine::Gdma ? ev.slot : 0);
+}
 
 } // namespace
 
@@ -25,6 +31,16 @@ nlohmann::json traceToJson(const std::vector<TraceEvent> &events) {
                     {"pid", kPid},
                     {"tid", trackOf(e)},
                     {"args", {{"name", isa::engineName(e)}}}});
+  uint32_t slots = 1;
+  for (const TraceEvent &ev : events)
+    if (ev.engine == isa::Engine::Gdma)
+      slots = std::max(slots, ev.slot + 1);
+  for (uint32_t s = 1; s < slots; ++s)
+    list.push_back({{"name", "thread_name"},
+                    {"ph", "M"},
+                    {"pid", kPid},
+                    {"tid", trackOf(isa::Engine::Gdma) + int(s)},
+                    {"args", {{"name", "GDMA #" + std::to_string(s + 1)}}}});
   for (const TraceEvent &ev : events) {
     nlohmann::json args = {{"group", ev.group},
                            {"index", ev.index},
@@ -39,12 +55,13 @@ nlohmann::json traceToJson(const std::vector<TraceEvent> &events) {
       args["bytes"] = ev.bytes;
       args["ddr_read_bytes"] = ev.ddrReadBytes;
       args["ddr_write_bytes"] = ev.ddrWriteBytes;
+      args["lmem_conflict_cycles"] = ev.conflictCycles;
     }
     list.push_back({{"name", ev.name},
                     {"cat", isa::engineName(ev.engine)},
                     {"ph", "X"},
                     {"pid", kPid},
-                    {"tid", trackOf(ev.engine)},
+                    {"tid", trackOf(ev)},
                     {"ts", double(ev.startPs) / kPsPerUs},
                     {"dur", double(ev.endPs - ev.startPs) / kPsPerUs},
                     {"args", args}});

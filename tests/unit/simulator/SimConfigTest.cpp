@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 using namespace tpu;
 using namespace tpu::sim;
 
@@ -23,6 +26,23 @@ TEST(SimConfig, DefaultsLoadEveryKeyAndValidate) {
   EXPECT_EQ(cfg.gdmaPeriodPs(), 1000u);
   // 64 GB/s = 64 bytes per ns = 15.625 ps per byte.
   EXPECT_DOUBLE_EQ(cfg.ddrPsPerByte(), 15.625);
+}
+
+TEST(SimConfig, DefaultsAreTheConfigFileBuiltIn) {
+  // The text compiled into the library is simulator/configs/bm1684x.cfg as
+  // it is now (the build regenerates it when the file changes), so tpusim
+  // needs no source tree at run time.
+  std::string path =
+      std::string(TPU_TEST_DATA_DIR) + "/../../simulator/configs/bm1684x.cfg";
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(in) << path;
+  std::ostringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(std::string(SimConfig::defaultText()), text.str());
+  // Loading that file by name gives the same values as the defaults.
+  SimConfig fromFile;
+  fromFile.loadFile(path);
+  EXPECT_EQ(fromFile.list(), SimConfig::defaults().list());
 }
 
 TEST(SimConfig, OverridesReachTimingAndChipKeys) {
@@ -49,6 +69,10 @@ TEST(SimConfig, RejectsUnknownKeysAndBadValues) {
   EXPECT_THROW(cfg.assign("tiu.cube_startup"), Error);
   cfg.set("ddr.bandwidth_gbps", "0");
   EXPECT_THROW(cfg.validate(), Error);
+  // At least one GDMA command must be able to be in flight.
+  SimConfig none = SimConfig::defaults();
+  none.set("gdma.max_outstanding", "0");
+  EXPECT_THROW(none.validate(), Error);
 }
 
 TEST(SimConfig, FileMustSetEveryTimingKey) {

@@ -165,19 +165,34 @@ TEST(SimLayer, ConvRequantMatchesReferenceAndDerivation) {
   const SimConfig &cfg = sim->config();
   uint64_t s = cfg.syncLatency;
   // Loads: input 8*4*4 = 128 bytes, weights 4 * 576 = 2304 bytes, each one
-  // contiguous DDR run, back to back.
-  uint64_t loads =
-      soloDmaCycles(cfg, kIc * kIh * kIw) + soloDmaCycles(cfg, kOc * kWRow);
+  // contiguous DDR run. The first starts at Fg (launch and fetch of the
+  // 96-byte DMA_tensor). With two commands in flight the weights load is
+  // issued one start-up later and, the input having drained by then, runs
+  // like a solo load: GDMA id 2 completes at Fg + startup + L(2304), after
+  // the input load (Fg + L(128)).
+  ASSERT_GE(cfg.gdmaMaxOutstanding, 2u);
+  uint64_t inBytes = kIc * kIh * kIw, wBytes = kOc * kWRow;
+  ASSERT_LE(cfg.gdmaStartup +
+                ddrCycles(cfg, alignUp(inBytes, cfg.ddrBurstBytes)),
+            2 * cfg.gdmaStartup);
+  uint64_t fg =
+      fetchedCycles(cfg, isa::layoutInfo(isa::LayoutId::DmaTensor).bytes());
+  uint64_t loads = fg + cfg.gdmaStartup + soloDmaCycles(cfg, wBytes);
+  ASSERT_GT(loads, fg + soloDmaCycles(cfg, inBytes));
   // Conv (waits for GDMA id 2): one channel slot per lane, 2x2 outputs per
-  // lane -> ceil(4 / cube_pixels) steps, 9 kernel positions, ceil(8 / 8)
+  // lane: one step of cube_pixels = 4 points, but the 4 points lie in two
+  // output rows, so the lane reads two input runs (two port words) per
+  // kernel position: 2 cycles x 9 kernel positions x ceil(8 / 8)
   // input-channel steps (8 input channels fit one step).
+  ASSERT_EQ(cfg.cubePixels(Prec::Int8), uint64_t(kOh * kOw));
   uint64_t conv =
       cfg.cubeStartup +
-      ceilDiv(kOh * kOw, cfg.cubePixels(Prec::Int8)) * kK * kK *
+      2 * kK * kK *
           ceilDiv(kIc, std::min(kIc, cfg.chip.icParallel(Prec::Int8)));
   // Requant: 4 int32 elements per lane -> ceil(4 / EU_NUM(int32)) steps.
   uint64_t rq = vectorCycles(cfg, kOh * kOw, Prec::Int32);
-  // Store (waits for TIU id 2): 16 bytes, one run.
+  // Store (waits for TIU id 2; its slot was freed by the input load long
+  // before): 16 bytes, one run, nothing else in flight.
   uint64_t st = soloDmaCycles(cfg, kOc * kOh * kOw);
   // TIU end waits for the store, GDMA end for the TIU end.
   uint64_t total = loads + s + conv + rq + s + st + s + cfg.tiuSysCycles + s +

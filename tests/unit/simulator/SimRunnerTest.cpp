@@ -153,17 +153,21 @@ TEST(SimRunner, IntegerInputsPassUnchanged) {
   ASSERT_EQ(y.dtype, npz::DType::I16);
   EXPECT_EQ(std::vector<int16_t>(y.as<int16_t>(), y.as<int16_t>() + 4),
             (std::vector<int16_t>{-32768, -1, 0, 32767}));
-  // The copy costs what a solo 8-byte DMA costs, plus the end commands:
-  // the TIU end waits for GDMA id 1; the GDMA end has no dependency.
+  // The copy starts when its command has arrived after the group launch
+  // (F = fetchedCycles of the 96-byte DMA_tensor) and costs what a solo
+  // 8-byte DMA costs. The GDMA end has no dependency: it is issued while the
+  // copy is in flight (gdma.max_outstanding >= 2) and completes with it,
+  // ids completing in order. The TIU end waits for GDMA id 1, S later.
   const SimConfig &cfg = r.simulator().config();
+  ASSERT_GE(cfg.gdmaMaxOutstanding, 2u);
   // Reading and writing DDR: two runs (one per side), each one burst.
   uint64_t bus = 2 * cfg.ddrBurstBytes;
   uint64_t dma =
       cfg.gdmaStartup + std::max(ceilDiv(8, cfg.gdmaDatapathBytes),
                                  ddrLatencyCycles(cfg) + ddrCycles(cfg, bus));
-  EXPECT_EQ(r.simulator().cycles(),
-            std::max(dma + cfg.gdmaSysCycles,
-                     dma + cfg.syncLatency + cfg.tiuSysCycles));
+  uint64_t copyBytes = isa::layoutInfo(isa::LayoutId::DmaTensor).bytes();
+  EXPECT_EQ(r.simulator().cycles(), fetchedCycles(cfg, copyBytes) + dma +
+                                        cfg.syncLatency + cfg.tiuSysCycles);
 }
 
 } // namespace

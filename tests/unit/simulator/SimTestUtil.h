@@ -19,6 +19,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -178,6 +179,23 @@ inline uint64_t soloDmaCycles(const SimConfig &cfg, uint64_t bytes) {
   uint64_t beats = ceilDiv(bytes, cfg.gdmaDatapathBytes);
   uint64_t ddr = ddrLatencyCycles(cfg) + ddrCycles(cfg, bus);
   return cfg.gdmaStartup + std::max(beats, ddr);
+}
+
+/// MCU group launch (mcu.group_launch_ns) in TIU cycles.
+inline uint64_t launchCycles(const SimConfig &cfg) {
+  EXPECT_EQ(cfg.mcuGroupLaunchPs() % cfg.tiuPeriodPs(), 0u);
+  return cfg.mcuGroupLaunchPs() / cfg.tiuPeriodPs();
+}
+
+/// Cycles from the start of a group until the command whose last byte is
+/// byte `bytesThrough` of its engine's command buffer has arrived: the MCU
+/// launch, then ddr.latency and the buffer's bytes at the DDR peak, on the
+/// next edge of the (1 GHz) engine clock. A group's first command of b
+/// bytes can start at fetchedCycles(cfg, b).
+inline uint64_t fetchedCycles(const SimConfig &cfg, uint64_t bytesThrough) {
+  double ps = double(cfg.ddrLatencyPs()) +
+              std::ceil(double(bytesThrough) * cfg.ddrPsPerByte());
+  return launchCycles(cfg) + ceilDiv(uint64_t(ps), cfg.tiuPeriodPs());
 }
 
 /// Cycles of a vector TIU command over `perLane` elements per lane of
