@@ -404,6 +404,7 @@ Opd Opd::of(const LTensor &t) {
   Opd o;
   o.t = t;
   o.prec = t.prec;
+  o.isSigned = t.isSigned;
   return o;
 }
 
@@ -503,11 +504,11 @@ void ar(CmdEmitter &em, ArOp op, const LTensor &res, const Opd &a, const Opd &b,
   c.tsk_opd_num = unary ? 1 : 2;
   c.res0_prec = precCode(res.prec);
   c.opd0_prec = precCode(a.prec);
-  c.opd0_sign = signOf(a.prec);
+  c.opd0_sign = signOf(a.prec, a.isSigned);
   c.opd0_const = a.isConst;
   c.opd2_n_str = unsigned(round);
   // Cast: the result's signedness comes from opd2_sign (bm1684x.md 4.5).
-  c.opd2_sign = signOf(res.prec);
+  c.opd2_sign = signOf(res.prec, res.isSigned);
   c.res0_n = res.shape.n;
   c.res0_c = res.shape.c;
   c.res0_h = res.shape.h;
@@ -522,7 +523,7 @@ void ar(CmdEmitter &em, ArOp op, const LTensor &res, const Opd &a, const Opd &b,
   }
   if (!unary) {
     c.opd1_prec = precCode(b.prec);
-    c.opd1_sign = signOf(b.prec);
+    c.opd1_sign = signOf(b.prec, b.isSigned);
     c.opd1_const = b.isConst;
     if (b.isConst)
       c.opd1_addr = b.bits;
@@ -544,7 +545,7 @@ void cmpSelect(CmdEmitter &em, CmpOp op, const LTensor &res, const Opd &a,
   c.tsk_typ = unsigned(isa::TiuTask::CMP);
   c.tsk_eu_typ = unsigned(op);
   c.opd0_prec = precCode(a.prec);
-  c.opd0_sign = signOf(a.prec);
+  c.opd0_sign = signOf(a.prec, a.isSigned);
   c.opd2_prec = precCode(res.prec);
   c.res0_n = res.shape.n;
   c.res0_c = res.shape.c;

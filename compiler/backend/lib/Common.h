@@ -62,6 +62,8 @@ struct LTensor {
   Shape4 shape{1, 1, 1, 1};
   Stride4 stride{0, 0, 0, 0};
   unsigned layout = kStrEuAligned; ///< kStrEuAligned, kStrCompact or kStrFree
+  /// Integer elements are signed (the command's sign bits); floats ignore it.
+  bool isSigned = true;
 
   /// Bytes of each lane the tensor spans (from offset).
   LocalRange range(const isa::ChipParams &chip) const;
@@ -152,6 +154,7 @@ struct Opd {
   bool isConst = false;
   uint32_t bits = 0;
   Prec prec = Prec::Fp32;
+  bool isSigned = true; ///< integer operands only
   LTensor t;
 
   static Opd of(const LTensor &t);
@@ -179,7 +182,8 @@ enum class ArOp : unsigned {
 };
 
 /// res = a (op) b, element-wise over res.shape (sAR). Unary ops (Copy,
-/// Cast, Abs) ignore `b`. `round` is the rounding of casts.
+/// Cast, Abs) ignore `b`. `round` is the rounding of casts (which saturate
+/// to an integer result; its signedness is res.isSigned).
 void ar(CmdEmitter &em, ArOp op, const LTensor &res, const Opd &a,
         const Opd &b = Opd(),
         isa::RoundMode round = isa::RoundMode::HalfToEven);

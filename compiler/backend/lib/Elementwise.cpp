@@ -1,10 +1,10 @@
 //===- Elementwise.cpp - Element-wise kernels and their tiling ------------===//
 //
 // Unary functions, binary operations with numpy broadcasting, constants,
-// PReLU, casts and where. All share one engine (runEltwise): the output is
-// described as 4-D jobs whose input views may broadcast (zero strides); each
-// job is cut into tiles that fit local memory, each tile is loaded,
-// computed and stored, double-buffered.
+// PReLU, casts (float and integer types), comparisons and where. All share
+// one engine (runEltwise): the output is described as 4-D jobs whose input
+// views may broadcast (zero strides); each job is cut into tiles that fit
+// local memory, each tile is loaded, computed and stored, double-buffered.
 //
 // Lane mapping: a dense tensor is flattened and laid out as (1, 64, 1, q)
 // plus a remainder of fewer than 64 elements, so every lane works; with
@@ -385,16 +385,57 @@ void unary(CmdEmitter &em, const UnaryParams &p) {
           const UnaryScratch &s) { emitUnary(em, p.fn, in[0], out, s); });
 }
 
+namespace {
+
+bool isIntPrec(Prec p) {
+  return p == Prec::Int8 || p == Prec::Int16 || p == Prec::Int32;
+}
+
+void requireCastable(const OpCtx &ctx, const GTensor &t, const char *what) {
+  if (!isa::isFloat(t.prec) && !isIntPrec(t.prec))
+    ctx.fail(std::string(what) + " has precision " + isa::precName(t.prec) +
+             "; cast supports F32, F16, BF16, Int8, Int16 and Int32");
+}
+
+} // namespace
+
 void cast(CmdEmitter &em, const CastParams &p) {
   OpCtx ctx{"cast", p.name};
-  requireFloat(ctx, p.input, "input");
-  requireFloat(ctx, p.output, "output");
+  requireCastable(ctx, p.input, "input");
+  requireCastable(ctx, p.output, "output");
   checkSameCount(ctx, p.input, p.output);
+  if (p.viaInt) {
+    requireFloat(ctx, p.input, "input (with an integer step)");
+    requireFloat(ctx, p.output, "output (with an integer step)");
+    if (!isIntPrec(p.viaInt->prec))
+      ctx.fail(std::string("the intermediate type ") +
+               isa::precName(p.viaInt->prec) + " is not Int8, Int16 or Int32");
+  }
   auto jobs = broadcastJobs({reshaped(p.input, p.output.shape)}, p.output);
-  runEltwise(em, ctx, jobs, p.output.prec, 0, {},
-             [&](const std::vector<LTensor> &in, const LTensor &out,
+  bool sameType =
+      p.input.prec == p.output.prec &&
+      (isa::isFloat(p.input.prec) || p.input.isSigned == p.output.isSigned);
+  runEltwise(em, ctx, jobs, p.output.prec, p.viaInt ? 1 : 0, {},
+             [&](const std::vector<LTensor> &ins, const LTensor &res,
                  const UnaryScratch &s) {
-               emitUnary(em, {UnaryKind::None}, in[0], out, s);
+               LTensor in = ins[0], out = res;
+               in.isSigned = p.input.isSigned;
+               out.isSigned = p.output.isSigned;
+               if (p.viaInt) {
+                 // The integer tile lives in the fp32 scratch tile (never
+                 // larger for the same shape).
+                 LTensor t = localTensor(em.chip(), s.temps[0], p.viaInt->prec,
+                                         in.shape);
+                 t.isSigned = p.viaInt->isSigned;
+                 ar(em, ArOp::Cast, t, Opd::of(in), Opd(), p.round);
+                 // Back to float: integers round to nearest even like every
+                 // other activation rounding.
+                 ar(em, ArOp::Cast, out, Opd::of(t));
+               } else if (sameType) {
+                 ar(em, ArOp::Copy, out, Opd::of(in));
+               } else {
+                 ar(em, ArOp::Cast, out, Opd::of(in), Opd(), p.round);
+               }
              });
 }
 
@@ -507,6 +548,129 @@ void where(CmdEmitter &em, const WhereParams &p) {
                cmpSelect(em, CmpOp::SelEq, out, Opd::of(in[0]),
                          Opd::immInt(0, in[0].prec), Opd::of(in[2]),
                          Opd::of(in[1]));
+             });
+}
+
+//===----------------------------------------------------------------------===//
+// Compare
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// out = (a kind b) ? 1 : 0 with sCMP selects. Le / Ge take two commands
+/// (equality into `eqTmp`, then the strict relation choosing between 1 and
+/// it) so that NaN compares false, as ONNX requires; Ne is Eq with the
+/// selected values swapped (NaN != x is true).
+void emitCompare(CmdEmitter &em, CompareKind kind, const LTensor &out,
+                 const Opd &a, const Opd &b, const LTensor &eqTmp) {
+  Opd one = Opd::imm(1.0f, out.prec), zero = Opd::imm(0.0f, out.prec);
+  switch (kind) {
+  case CompareKind::Eq:
+    cmpSelect(em, CmpOp::SelEq, out, a, b, one, zero);
+    return;
+  case CompareKind::Ne:
+    cmpSelect(em, CmpOp::SelEq, out, a, b, zero, one);
+    return;
+  case CompareKind::Lt:
+    cmpSelect(em, CmpOp::SelLt, out, a, b, one, zero);
+    return;
+  case CompareKind::Gt:
+    cmpSelect(em, CmpOp::SelGt, out, a, b, one, zero);
+    return;
+  case CompareKind::Le:
+  case CompareKind::Ge:
+    cmpSelect(em, CmpOp::SelEq, eqTmp, a, b, one, zero);
+    cmpSelect(em, kind == CompareKind::Le ? CmpOp::SelLt : CmpOp::SelGt, out, a,
+              b, one, Opd::of(eqTmp));
+    return;
+  }
+}
+
+bool needsEqTemp(CompareKind k) {
+  return k == CompareKind::Le || k == CompareKind::Ge;
+}
+
+/// The relation with its operands swapped: (c kind x) == (x mirrored c).
+CompareKind mirrored(CompareKind k) {
+  switch (k) {
+  case CompareKind::Lt:
+    return CompareKind::Gt;
+  case CompareKind::Gt:
+    return CompareKind::Lt;
+  case CompareKind::Le:
+    return CompareKind::Ge;
+  case CompareKind::Ge:
+    return CompareKind::Le;
+  default:
+    return k;
+  }
+}
+
+} // namespace
+
+void compare(CmdEmitter &em, const CompareParams &p) {
+  OpCtx ctx{"compare", p.name};
+  requireFloat(ctx, p.lhs, "lhs");
+  requireFloat(ctx, p.rhs, "rhs");
+  requireCastable(ctx, p.output, "output");
+  std::vector<EltJob> jobs;
+  try {
+    jobs = broadcastJobs({p.lhs, p.rhs}, p.output);
+  } catch (const Error &e) {
+    ctx.fail(e.what());
+  }
+  // sCMP compares operands of one type: mixed precisions meet in fp32
+  // (exact: every F16 / BF16 value is an fp32 value).
+  bool mixed = p.lhs.prec != p.rhs.prec;
+  unsigned temps = (mixed ? 2 : 0) + (needsEqTemp(p.kind) ? 1 : 0);
+  runEltwise(
+      em, ctx, jobs, p.output.prec, temps, {},
+      [&](const std::vector<LTensor> &in, const LTensor &res,
+          const UnaryScratch &s) {
+        LTensor out = res;
+        out.isSigned = p.output.isSigned;
+        Opd a = Opd::of(in[0]), b = Opd::of(in[1]);
+        unsigned next = 0;
+        if (mixed) {
+          LTensor fa =
+              localTensor(em.chip(), s.temps[next++], Prec::Fp32, in[0].shape);
+          LTensor fb =
+              localTensor(em.chip(), s.temps[next++], Prec::Fp32, in[1].shape);
+          ar(em, in[0].prec == Prec::Fp32 ? ArOp::Copy : ArOp::Cast, fa, a);
+          ar(em, in[1].prec == Prec::Fp32 ? ArOp::Copy : ArOp::Cast, fb, b);
+          a = Opd::of(fa);
+          b = Opd::of(fb);
+        }
+        LTensor eq;
+        if (needsEqTemp(p.kind)) {
+          eq = localTensor(em.chip(), s.temps[next], out.prec, out.shape);
+          eq.isSigned = out.isSigned;
+        }
+        emitCompare(em, p.kind, out, a, b, eq);
+      });
+}
+
+void compareConst(CmdEmitter &em, const CompareConstParams &p) {
+  OpCtx ctx{"compare", p.name};
+  requireFloat(ctx, p.input, "input");
+  requireCastable(ctx, p.output, "output");
+  checkSameCount(ctx, p.input, p.output);
+  auto jobs = broadcastJobs({reshaped(p.input, p.output.shape)}, p.output);
+  runEltwise(em, ctx, jobs, p.output.prec, needsEqTemp(p.kind) ? 1 : 0, {},
+             [&](const std::vector<LTensor> &in, const LTensor &res,
+                 const UnaryScratch &s) {
+               LTensor out = res;
+               out.isSigned = p.output.isSigned;
+               Opd x = Opd::of(in[0]);
+               Opd c = Opd::imm(p.value, in[0].prec);
+               LTensor eq;
+               if (needsEqTemp(p.kind)) {
+                 eq = localTensor(em.chip(), s.temps[0], out.prec, out.shape);
+                 eq.isSigned = out.isSigned;
+               }
+               // The tensor stays opd0: (c kind x) is (x mirrored c).
+               emitCompare(em, p.constOnLeft ? mirrored(p.kind) : p.kind, out,
+                           x, c, eq);
              });
 }
 

@@ -4,10 +4,10 @@
 // (copyGlobalNd merges what it can and loops over dims beyond four):
 // permute, concat, slice, pad (a fill, then the interior), expand / tile.
 // Gather uses DMA_gather with its index list staged in local memory (where
-// negative indices are wrapped by two TIU commands). Resize runs through
-// local memory: a pass over output columns then one over output rows, each
-// a copy (nearest) or a two-tap blend (linear) of whole columns / rows, in
-// fp32.
+// float-encoded indices are converted and negative ones wrapped by TIU
+// commands). Resize runs through local memory: a pass over output columns
+// then one over output rows, each a copy (nearest) or a two-tap blend
+// (linear) of whole columns / rows, in fp32.
 //
 //===----------------------------------------------------------------------===//
 
@@ -241,8 +241,10 @@ void broadcastTo(CmdEmitter &em, const BroadcastParams &p) {
 void gather(CmdEmitter &em, const GatherParams &p) {
   OpCtx ctx{"gather", p.name};
   requireSamePrec(ctx, p.input, p.output);
-  if (p.indices.prec != Prec::Int32)
-    ctx.fail("indices must be int32");
+  Prec ip = p.indices.prec;
+  if (ip != Prec::Int32 && !isa::isFloat(ip))
+    ctx.fail(std::string("indices have precision ") + isa::precName(ip) +
+             "; gather takes Int32 or float-encoded (F32, F16, BF16) indices");
   std::vector<int64_t> in = dimsOf(p.input);
   int64_t r = int64_t(in.size());
   int64_t axis = p.axis < 0 ? p.axis + r : p.axis;
@@ -274,10 +276,24 @@ void gather(CmdEmitter &em, const GatherParams &p) {
           localTensor(chip, idxBuf, Prec::Int32, is, isa::LocalLayout::Compact);
       LTensor tmp =
           localTensor(chip, tmpBuf, Prec::Int32, is, isa::LocalLayout::Compact);
-      load(em,
-           denseView(p.indices.addr + uint64_t(ic.begin) * 4, Prec::Int32, is),
-           idx);
-      // Negative indices count from the end.
+      if (ip == Prec::Int32) {
+        load(em, denseView(p.indices.addr + uint64_t(ic.begin) * 4, ip, is),
+             idx);
+      } else {
+        // Float-encoded indices: staged in the temp, converted toward zero
+        // (saturating: huge values stay out of range).
+        LTensor raw =
+            localTensor(chip, tmpBuf, ip, is, isa::LocalLayout::Compact);
+        load(em,
+             denseView(p.indices.addr + uint64_t(ic.begin) * elemBytes(ip), ip,
+                       is),
+             raw);
+        ar(em, ArOp::Cast, idx, Opd::of(raw), Opd(),
+           isa::RoundMode::TowardsZero);
+      }
+      // Negative indices count from the end; what is still out of range
+      // becomes a huge unsigned index, for which DMA_gather writes its
+      // constant (zero).
       ar(em, ArOp::Add, tmp, Opd::of(idx), Opd::immInt(int32_t(d)));
       LTensor idxEu = localTensor(chip, idxBuf, Prec::Int32, is);
       cmpSelect(em, CmpOp::SelLt, idxEu, Opd::of(idxEu), Opd::immInt(0),
@@ -303,6 +319,7 @@ void gather(CmdEmitter &em, const GatherParams &p) {
           c.dst_wsize = uint64_t(wc.size);
           c.index_csize = 1;
           c.index_hsize = uint64_t(ic.size);
+          c.constant_value = 0; // written for out-of-range indices
           uint64_t src =
               p.input.addr + uint64_t(oc.begin * d * inner + wc.begin) * eb;
           uint64_t dst =

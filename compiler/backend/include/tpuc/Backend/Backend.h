@@ -27,16 +27,19 @@
 //  matmul           batched with broadcasting, right operand [K, N] or
 //                   [N, K], fp32 bias, any K (split K accumulates in fp32)
 //  pool2d           max / avg (count_include_pad either way), global
+//  pool3d           max / avg over (D, H, W): 2-D pooling of every depth
+//                   slice, combined across depth
 //  unary            every UnaryKind (transcendentals in fp32, see
 //                   describeUnaryMethod), binary / binaryConst (add, sub,
 //                   mul, div, max, min, pow) with numpy broadcasting, prelu,
-//                   where, cast
+//                   where, compare / compareConst (eq, ne, lt, le, gt, ge),
+//                   cast (float and integer types, any round mode)
 //  softmax / log-softmax (any axis), layerNorm (trailing axes), reduce
 //  (sum, mean, max, min, sum of squares, L2; the reduced axes adjacent)
 //  permute, concat, slice (negative steps), pad (constant, reflect, edge),
 //  broadcastTo
-//  (expand and tile), copy, gather (int32 indices, negative allowed),
-//  resize (nearest / linear, ONNX coordinate modes)
+//  (expand and tile), copy, gather (int32 or float-encoded indices,
+//  negative allowed), resize (nearest / linear, ONNX coordinate modes)
 //
 // Numerics: conv / matmul accumulate in fp32 inside the cube and round once
 // to the output precision; element-wise AR operations compute in fp32 and
@@ -284,6 +287,29 @@ struct PoolParams {
 };
 void pool2d(CmdEmitter &em, const PoolParams &p);
 
+/// 3-D pooling on [N, C, D, H, W] -> [N, C, OD, OH, OW] (ONNX MaxPool /
+/// AveragePool with three spatial dims; ceil mode folded into the end pads
+/// as the frontend does). Every depth slice is pooled over (H, W) by sPorD
+/// into fp32, then the slices of each output depth are combined by AR max /
+/// add; averages divide the fp32 sum by the window's element count once.
+/// H / W pads and strides up to 15 (sPorD fields); depth kernel, stride,
+/// dilation and pads are free. Windows must not overhang the pads (the
+/// ONNX output-size formula guarantees it).
+struct Pool3dParams {
+  std::string name;
+  GTensor input, output;
+  PoolKind kind = PoolKind::Max;
+  int64_t kernelD = 1, kernelH = 1, kernelW = 1;
+  int64_t strideD = 1, strideH = 1, strideW = 1;
+  int64_t dilationD = 1, dilationH = 1, dilationW = 1;
+  int64_t padFront = 0, padBack = 0, padTop = 0, padBottom = 0, padLeft = 0,
+          padRight = 0;
+  /// As PoolParams::countIncludePad.
+  bool countIncludePad = false;
+  Activation act;
+};
+void pool3d(CmdEmitter &em, const Pool3dParams &p);
+
 /// Element-wise unary function; input and output of the same shape (their
 /// precisions may differ: the function is computed, then converted).
 struct UnaryParams {
@@ -317,6 +343,33 @@ struct BinaryConstParams {
 };
 void binaryConst(CmdEmitter &em, const BinaryConstParams &p);
 
+/// Element-wise comparisons (ONNX Equal, Less, LessOrEqual, Greater,
+/// GreaterOrEqual; Ne = Not(Equal)). NaN compares false except for Ne.
+enum class CompareKind { Eq, Ne, Lt, Le, Gt, Ge };
+
+/// output = (lhs kind rhs) ? 1 : 0 with numpy broadcasting (a scalar rhs is
+/// a rank-0 or [1] tensor). lhs and rhs are F32 / F16 / BF16 (compared in
+/// fp32 when their precisions differ, exactly otherwise); the output may
+/// have any precision (float or integer 0 / 1).
+struct CompareParams {
+  std::string name;
+  GTensor lhs, rhs, output;
+  CompareKind kind = CompareKind::Eq;
+};
+void compare(CmdEmitter &em, const CompareParams &p);
+
+/// Comparison with a constant: output = (input kind value) ? 1 : 0, or
+/// (value kind input) when `constOnLeft`. `value` is rounded to the input's
+/// precision first (as a constant tensor of that type would be).
+struct CompareConstParams {
+  std::string name;
+  GTensor input, output;
+  CompareKind kind = CompareKind::Eq;
+  float value = 0.0f;
+  bool constOnLeft = false;
+};
+void compareConst(CmdEmitter &em, const CompareConstParams &p);
+
 /// Parametric ReLU: x >= 0 ? x : slope * x, slope broadcast to x
 /// (numpy rules; typically [C, 1, 1] or [1, C, 1, 1]).
 struct PReluParams {
@@ -325,10 +378,29 @@ struct PReluParams {
 };
 void prelu(CmdEmitter &em, const PReluParams &p);
 
-/// Precision conversion (F32 <-> F16 / BF16, F16 <-> BF16), same shape.
+/// An integer element type (Int8, Int16 or Int32, signed or not).
+struct IntType {
+  isa::Prec prec = isa::Prec::Int32;
+  bool isSigned = true;
+};
+
+/// Element type conversion by the AR data-convert command, same element
+/// count: any of F32, F16, BF16, Int8, Int16, Int32 (GTensor::isSigned
+/// selects uint8 / uint16 / uint32) to any other. Float to integer rounds
+/// per `round` and saturates to the integer range (NaN gives 0); float to
+/// float rounds per `round`; integer to float converts through fp32 (exact
+/// for int8 / int16), then rounds per `round`; integer to integer
+/// saturates.
+///
+/// With `viaInt` (float input and output only) the value is first
+/// converted to that integer type (round + saturate) and then back to the
+/// output's float type (nearest even): the float-mode form of ONNX Cast to
+/// an integer type (top.Cast keeps floats; pass RoundMode::TowardsZero).
 struct CastParams {
   std::string name;
   GTensor input, output;
+  isa::RoundMode round = isa::RoundMode::HalfToEven;
+  std::optional<IntType> viaInt = std::nullopt;
 };
 void cast(CmdEmitter &em, const CastParams &p);
 
@@ -446,8 +518,13 @@ struct ResizeParams {
 };
 void resize(CmdEmitter &em, const ResizeParams &p);
 
-/// Gather along `axis` with an index tensor of int32 (isSigned) values in
-/// [-dim, dim); output shape = input[:axis] + indices + input[axis+1:].
+/// Gather along `axis` (ONNX Gather); output shape = input[:axis] +
+/// indices + input[axis+1:]. `indices` is Int32 or float-encoded (F32, F16,
+/// BF16: the tpu dialect's activations; converted toward zero, saturating).
+/// Indices in [-dim, 0) count from the end (ONNX); indices outside
+/// [-dim, dim) select zeros (ONNX calls them an error; DMA_gather writes its
+/// constant for them). The indices are read at run time (the output of an
+/// earlier operation is fine).
 struct GatherParams {
   std::string name;
   GTensor input, indices, output;
