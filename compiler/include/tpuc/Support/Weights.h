@@ -1,8 +1,8 @@
-//===- Weights.h - Weight data of top.Weight ops ------------------*- C++ -*-===//
+//===- Weights.h - Weight data of top.Weight ops ----------------*- C++ -*-===//
 //
 // The data of every top.Weight op is the array of the same name in the
 // module's weight file (module attribute top.weight_file, relative to the
-// .mlir file; npz via tpu::npz). Weights that passes or the importer create
+// .mlir file; npz via ::tpu::npz). Weights that passes or the importer create
 // live in an in-memory store until saveWeights() writes all weights the
 // module uses to a new npz file.
 //
@@ -53,11 +53,11 @@ struct ModuleWeights {
   /// The top.weight_file value the file was loaded for.
   std::string loadedAttr;
   bool loaded = false;
-  tpu::npz::Npz file;
-  std::map<std::string, tpu::npz::Array> memory;
+  ::tpu::npz::Npz file;
+  std::map<std::string, ::tpu::npz::Array> memory;
 
   /// The array called \p name (memory first, then file) or nullptr.
-  const tpu::npz::Array *find(llvm::StringRef name) const;
+  const ::tpu::npz::Array *find(llvm::StringRef name) const;
 };
 
 /// Per-context registry of module weights (owned by the top dialect).
@@ -90,11 +90,11 @@ mlir::LogicalResult loadWeights(mlir::ModuleOp module,
 
 /// The stored array of weight \p name of \p module (loading the file if
 /// needed); nullptr (and an error on \p module when \p emitErrors) if absent.
-const tpu::npz::Array *findWeight(mlir::ModuleOp module, llvm::StringRef name,
-                                  bool emitErrors = true);
+const ::tpu::npz::Array *findWeight(mlir::ModuleOp module, llvm::StringRef name,
+                                    bool emitErrors = true);
 
 /// The data of \p op as float32 (integer arrays converted). Throws
-/// tpu::Error naming the weight and the file if the data is missing or its
+/// ::tpu::Error naming the weight and the file if the data is missing or its
 /// element count differs from the op's type.
 std::vector<float> getWeightData(top::WeightOp op);
 /// As getWeightData, but reports problems as an error on \p op.
@@ -107,7 +107,7 @@ std::string uniqueWeightName(mlir::ModuleOp module, llvm::StringRef base);
 /// Creates a top.Weight op named \p name of type tensor<shape x f32> at the
 /// builder's insertion point and stores \p data (float32) in the in-memory
 /// store of the enclosing module, replacing an array of that name. The
-/// builder must insert inside a module. Throws tpu::Error if the element
+/// builder must insert inside a module. Throws ::tpu::Error if the element
 /// count of \p shape differs from data.size().
 top::WeightOp createWeight(mlir::OpBuilder &builder, mlir::Location loc,
                            llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
@@ -115,7 +115,7 @@ top::WeightOp createWeight(mlir::OpBuilder &builder, mlir::Location loc,
 /// As above with an array of any dtype (kept as is in the saved file; read
 /// as float). The op's type is tensor<array.shape x f32>.
 top::WeightOp createWeight(mlir::OpBuilder &builder, mlir::Location loc,
-                           llvm::StringRef name, tpu::npz::Array array);
+                           llvm::StringRef name, ::tpu::npz::Array array);
 
 /// Writes every weight \p module uses (each top.Weight name once, in IR
 /// order) to \p npzPath and sets top.weight_file to \p attrValue (default:

@@ -2,11 +2,11 @@
 //-*-===//
 //
 // Turns an addressed tpu module (after --tpu-address-assign) into a bmodel:
-// for every tpu op in program order the backend kernel of its family
-// (tpu::backend, compiler/backend) appends TIU / GDMA commands to a
-// CmdEmitter; the coefficient blob holds every tpu.Weight at its address in
-// its layout; the IO tensors are the top.Input results and the returned
-// values.
+// every tpu op in program order appends the TIU / GDMA commands of its
+// backend kernel (::tpu::backend, compiler/backend) to a CmdEmitter through
+// its codegenBM1684X method (CodegenInterface.h); the coefficient blob holds
+// every tpu.Weight at its address in its layout; the IO tensors are the
+// top.Input results and the returned values.
 //
 // Command groups: by default one CmdEmitter collects the ops in program
 // order and a new group starts only when its 20-bit ids near their limit,
@@ -65,7 +65,7 @@ uint64_t getWeightBytes(mlir::Operation *weightOp,
 
 /// Builds the bmodel of \p module for \p chip. Errors are emitted as
 /// diagnostics on the failing op (a missing address, an op without a
-/// kernel, a kernel's tpu::Error) and give failure().
+/// kernel, a kernel's ::tpu::Error) and give failure().
 mlir::FailureOr<::tpu::isa::bmodel::Model>
 buildBmodel(mlir::ModuleOp module, const ::tpu::isa::ChipParams &chip,
             const CodegenOptions &options, CodegenSummary *summary = nullptr);

@@ -13,6 +13,7 @@ include "mlir/IR/OpBase.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "tpuc/Interfaces/InferenceInterface.td"
+include "tpuc/Target/BM1684X/CodegenInterface.td"
 
 def Tpu_Dialect : Dialect {
   let name = "tpu";
@@ -82,5 +83,9 @@ class Tpu_Op<string mnemonic, list<Trait> traits = []> :
       DeclareOpInterfaceMethods<InferenceInterface>])> {
   let hasVerifier = 1;
 }
+
+/// Ops with a BM1684X kernel: they define codegenBM1684X in
+/// lib/Target/BM1684X/Codegen/ (see tpuc/Target/BM1684X/CodegenInterface.h).
+def Tpu_BM1684XCodegen : DeclareOpInterfaceMethods<BM1684XCodegenInterface>;
 
 #endif // TPUC_DIALECT_TPU_IR_TPUBASE

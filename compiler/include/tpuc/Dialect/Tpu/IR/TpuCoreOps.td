@@ -41,7 +41,7 @@ def Tpu_WeightOp : Tpu_Op<"Weight"> {
   let results = (outs Tpu_Tensor:$output);
 }
 
-def Tpu_CastOp : Tpu_Op<"Cast"> {
+def Tpu_CastOp : Tpu_Op<"Cast", [Tpu_BM1684XCodegen]> {
   let summary = "Converts elements to the result's element type";
   let description = [{
     Float to float conversions round to nearest even (isa numerics); to a

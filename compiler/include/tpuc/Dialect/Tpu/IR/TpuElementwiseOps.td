@@ -10,7 +10,8 @@
 
 include "tpuc/Dialect/Tpu/IR/TpuBase.td"
 
-class Tpu_BinaryOp<string mnemonic, string formula> : Tpu_Op<mnemonic> {
+class Tpu_BinaryOp<string mnemonic, string formula>
+    : Tpu_Op<mnemonic, [Tpu_BM1684XCodegen]> {
   let summary = "Elementwise " # formula # " with numpy broadcasting";
   let description = [{
     Both operands broadcast to the result's shape (numpy rules) and have
@@ -52,7 +53,7 @@ def Tpu_CompareOp : Tpu_Op<"Compare"> {
   let results = (outs Tpu_Tensor:$output);
 }
 
-def Tpu_WhereOp : Tpu_Op<"Where"> {
+def Tpu_WhereOp : Tpu_Op<"Where", [Tpu_BM1684XCodegen]> {
   let summary = "Elementwise select";
   let description = [{
     x where cond != 0, else y; all three broadcast numpy-style.
@@ -67,7 +68,7 @@ def Tpu_WhereOp : Tpu_Op<"Where"> {
   let results = (outs Tpu_Tensor:$output);
 }
 
-def Tpu_ActiveOp : Tpu_Op<"Active"> {
+def Tpu_ActiveOp : Tpu_Op<"Active", [Tpu_BM1684XCodegen]> {
   let summary = "Unary activation selected by `mode`";
   let description = [{
     Applies one function to every element, computed in f32 and rounded
@@ -97,7 +98,7 @@ def Tpu_ActiveOp : Tpu_Op<"Active"> {
   let results = (outs Tpu_Tensor:$output);
 }
 
-def Tpu_PReluOp : Tpu_Op<"PRelu"> {
+def Tpu_PReluOp : Tpu_Op<"PRelu", [Tpu_BM1684XCodegen]> {
   let summary = "Leaky relu with a per-element slope";
   let description = [{
     x < 0 ? slope * x : x, `slope` broadcast numpy-style to x.

@@ -9,7 +9,7 @@
 
 include "tpuc/Dialect/Tpu/IR/TpuBase.td"
 
-def Tpu_Conv2DOp : Tpu_Op<"Conv2D"> {
+def Tpu_Conv2DOp : Tpu_Op<"Conv2D", [Tpu_BM1684XCodegen]> {
   let summary = "2-D grouped convolution on the cube";
   let description = [{
     Input (N, IC, H, W) (or (N, IC, W), read as H = 1), filter
@@ -34,7 +34,7 @@ def Tpu_Conv2DOp : Tpu_Op<"Conv2D"> {
   let results = (outs Tpu_Tensor:$output);
 }
 
-def Tpu_Deconv2DOp : Tpu_Op<"Deconv2D"> {
+def Tpu_Deconv2DOp : Tpu_Op<"Deconv2D", [Tpu_BM1684XCodegen]> {
   let summary = "2-D grouped transposed convolution";
   let description = [{
     ONNX ConvTranspose on (N, IC, H, W) (or (N, IC, W), H = 1) with the
@@ -62,7 +62,7 @@ def Tpu_Deconv2DOp : Tpu_Op<"Deconv2D"> {
   let results = (outs Tpu_Tensor:$output);
 }
 
-def Tpu_MatMulOp : Tpu_Op<"MatMul"> {
+def Tpu_MatMulOp : Tpu_Op<"MatMul", [Tpu_BM1684XCodegen]> {
   let summary = "Batched matrix product with optional bias and relu";
   let description = [{
     numpy matmul of `input` and `right` (its last two axes swapped first
@@ -83,7 +83,7 @@ def Tpu_MatMulOp : Tpu_Op<"MatMul"> {
   let results = (outs Tpu_Tensor:$output);
 }
 
-def Tpu_Pool2DOp : Tpu_Op<"Pool2D"> {
+def Tpu_Pool2DOp : Tpu_Op<"Pool2D", [Tpu_BM1684XCodegen]> {
   let summary = "2-D max or average pooling";
   let description = [{
     `pool_mode` is "max" (padding never wins) or "avg" (divisor: the real
@@ -105,7 +105,7 @@ def Tpu_Pool2DOp : Tpu_Op<"Pool2D"> {
   let results = (outs Tpu_Tensor:$output);
 }
 
-def Tpu_SoftmaxOp : Tpu_Op<"Softmax"> {
+def Tpu_SoftmaxOp : Tpu_Op<"Softmax", [Tpu_BM1684XCodegen]> {
   let summary = "Softmax (or log-softmax) along one axis";
   let description = [{
     exp(x - max) / sum(exp(x - max)) along `axis`; `log` gives
@@ -121,7 +121,7 @@ def Tpu_SoftmaxOp : Tpu_Op<"Softmax"> {
   let results = (outs Tpu_Tensor:$output);
 }
 
-def Tpu_LayerNormOp : Tpu_Op<"LayerNorm"> {
+def Tpu_LayerNormOp : Tpu_Op<"LayerNorm", [Tpu_BM1684XCodegen]> {
   let summary = "Layer normalisation over the trailing axes";
   let description = [{
     Mean and biased variance over axes [axis, rank), then the optional

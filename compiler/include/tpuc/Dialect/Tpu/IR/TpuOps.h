@@ -12,6 +12,7 @@
 
 #include "tpuc/Dialect/Tpu/IR/TpuDialect.h"
 #include "tpuc/Interfaces/InferenceInterface.h"
+#include "tpuc/Target/BM1684X/CodegenInterface.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"

@@ -24,7 +24,7 @@ def Tpu_ReshapeOp : Tpu_Op<"Reshape"> {
   let results = (outs Tpu_Tensor:$output);
 }
 
-def Tpu_PermuteOp : Tpu_Op<"Permute"> {
+def Tpu_PermuteOp : Tpu_Op<"Permute", [Tpu_BM1684XCodegen]> {
   let summary = "Transpose: output axis i is input axis order[i]";
   let description = [{
     ```mlir
@@ -36,7 +36,7 @@ def Tpu_PermuteOp : Tpu_Op<"Permute"> {
   let results = (outs Tpu_Tensor:$output);
 }
 
-def Tpu_ConcatOp : Tpu_Op<"Concat"> {
+def Tpu_ConcatOp : Tpu_Op<"Concat", [Tpu_BM1684XCodegen]> {
   let summary = "Joins tensors along an axis";
   let description = [{
     `axis` is non-negative; all inputs agree on the other axes.
@@ -51,7 +51,7 @@ def Tpu_ConcatOp : Tpu_Op<"Concat"> {
   let results = (outs Tpu_Tensor:$output);
 }
 
-def Tpu_SliceOp : Tpu_Op<"Slice"> {
+def Tpu_SliceOp : Tpu_Op<"Slice", [Tpu_BM1684XCodegen]> {
   let summary = "Strided slice with normalised starts";
   let description = [{
     Per axis: first element `offset[i]` (in range), step `steps[i]`
@@ -67,7 +67,7 @@ def Tpu_SliceOp : Tpu_Op<"Slice"> {
   let results = (outs Tpu_Tensor:$output);
 }
 
-def Tpu_PadOp : Tpu_Op<"Pad"> {
+def Tpu_PadOp : Tpu_Op<"Pad", [Tpu_BM1684XCodegen]> {
   let summary = "Pads every axis";
   let description = [{
     `paddings` holds the begin pads of every axis, then the end pads
@@ -84,7 +84,7 @@ def Tpu_PadOp : Tpu_Op<"Pad"> {
   let results = (outs Tpu_Tensor:$output);
 }
 
-def Tpu_InterpOp : Tpu_Op<"Interp"> {
+def Tpu_InterpOp : Tpu_Op<"Interp", [Tpu_BM1684XCodegen]> {
   let summary = "Resizes the last two axes";
   let description = [{
     As top.Interp: `mode` nearest / linear, `coord_mode`, `nearest_mode`,
@@ -102,7 +102,7 @@ def Tpu_InterpOp : Tpu_Op<"Interp"> {
   let results = (outs Tpu_Tensor:$output);
 }
 
-def Tpu_ReduceOp : Tpu_Op<"Reduce"> {
+def Tpu_ReduceOp : Tpu_Op<"Reduce", [Tpu_BM1684XCodegen]> {
   let summary = "Mean, max, min or sum over axes";
   let description = [{
     `mode` is "ReduceMean", "ReduceMax", "ReduceMin" or "ReduceSum"; `axes`
@@ -119,7 +119,7 @@ def Tpu_ReduceOp : Tpu_Op<"Reduce"> {
   let results = (outs Tpu_Tensor:$output);
 }
 
-def Tpu_GatherOp : Tpu_Op<"Gather"> {
+def Tpu_GatherOp : Tpu_Op<"Gather", [Tpu_BM1684XCodegen]> {
   let summary = "Takes entries along an axis by index";
   let description = [{
     ONNX Gather with a non-negative `axis`; `indices` holds integers
@@ -135,7 +135,7 @@ def Tpu_GatherOp : Tpu_Op<"Gather"> {
   let results = (outs Tpu_Tensor:$output);
 }
 
-def Tpu_TileOp : Tpu_Op<"Tile"> {
+def Tpu_TileOp : Tpu_Op<"Tile", [Tpu_BM1684XCodegen]> {
   let summary = "Broadcasts or repeats a tensor to the result's shape";
   let description = [{
     Covers ONNX Expand and Tile: result axis i repeats the input

@@ -1,0 +1,83 @@
+//===- Move.cpp - BM1684X codegen of the data-movement ops ---------------===//
+//
+// tpu.Permute, Concat, Slice, Pad, Interp (resize), Gather and Tile
+// (broadcastTo). tpu.Reshape emits nothing: it aliases its input.
+//
+//===----------------------------------------------------------------------===//
+#include "../CodegenContext.h"
+
+using namespace mlir;
+namespace backend = ::tpu::backend;
+
+namespace tpuc::tpu {
+
+using namespace bm1684x;
+
+void PermuteOp::codegenBM1684X(CodegenContext &ctx) {
+  auto p = ctx.ioParams<backend::PermuteParams>(*this);
+  p.order = toI64(getOrder());
+  backend::permute(ctx.emitter(), p);
+}
+
+void ConcatOp::codegenBM1684X(CodegenContext &ctx) {
+  backend::ConcatParams p;
+  p.name = getName().str();
+  for (Value v : getInputs())
+    p.inputs.push_back(ctx.tensor(*this, v));
+  p.output = ctx.tensor(*this, getOutput());
+  p.axis = getAxis();
+  backend::concat(ctx.emitter(), p);
+}
+
+void SliceOp::codegenBM1684X(CodegenContext &ctx) {
+  auto p = ctx.ioParams<backend::SliceParams>(*this);
+  p.starts = toI64(getOffset());
+  p.steps = toI64(getSteps());
+  backend::slice(ctx.emitter(), p);
+}
+
+void PadOp::codegenBM1684X(CodegenContext &ctx) {
+  if (getMode() != "constant")
+    throw CodegenError{*this, "no BM1684X kernel for '" + getMode().str() +
+                                  "' padding"};
+  auto p = ctx.ioParams<backend::PadParams>(*this);
+  p.pads = toI64(getPaddings());
+  p.value = static_cast<float>(getVal().convertToDouble());
+  backend::pad(ctx.emitter(), p);
+}
+
+void InterpOp::codegenBM1684X(CodegenContext &ctx) {
+  auto p = ctx.ioParams<backend::ResizeParams>(*this);
+  p.mode = getMode() == "linear" ? backend::ResizeMode::Linear
+                                 : backend::ResizeMode::Nearest;
+  StringRef c = getCoordMode();
+  p.coord = c == "align_corners"        ? backend::ResizeCoord::AlignCorners
+            : c == "asymmetric"         ? backend::ResizeCoord::Asymmetric
+            : c == "pytorch_half_pixel" ? backend::ResizeCoord::PytorchHalfPixel
+                                        : backend::ResizeCoord::HalfPixel;
+  StringRef n = getNearestMode();
+  p.nearest = n == "round_prefer_ceil" ? backend::NearestMode::RoundPreferCeil
+              : n == "floor"           ? backend::NearestMode::Floor
+              : n == "ceil"            ? backend::NearestMode::Ceil
+                                       : backend::NearestMode::RoundPreferFloor;
+  p.scaleH = static_cast<float>(getScaleH().convertToDouble());
+  p.scaleW = static_cast<float>(getScaleW().convertToDouble());
+  backend::resize(ctx.emitter(), p);
+}
+
+void GatherOp::codegenBM1684X(CodegenContext &ctx) {
+  backend::GatherParams p;
+  p.name = getName().str();
+  p.input = ctx.tensor(*this, getInput());
+  p.indices = ctx.tensor(*this, getIndices());
+  p.output = ctx.tensor(*this, getOutput());
+  p.axis = getAxis();
+  backend::gather(ctx.emitter(), p);
+}
+
+void TileOp::codegenBM1684X(CodegenContext &ctx) {
+  backend::broadcastTo(ctx.emitter(),
+                       ctx.ioParams<backend::BroadcastParams>(*this));
+}
+
+} // namespace tpuc::tpu

@@ -1,0 +1,102 @@
+//===- CodegenContext.h - Helpers of the BM1684X op codegen -----*- C++ -*-===//
+//
+// What the codegenBM1684X methods (Codegen/*.cpp, see
+// tpuc/Target/BM1684X/CodegenInterface.h) share: the command emitter, the
+// GTensor of an SSA value (device address, precision, shape), the common
+// parameter fillers, and CodegenError for what a kernel cannot do.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPUC_LIB_TARGET_BM1684X_CODEGENCONTEXT_H
+#define TPUC_LIB_TARGET_BM1684X_CODEGENCONTEXT_H
+
+#include "tpuc/Dialect/Tpu/IR/TpuOps.h"
+#include "tpuc/Target/BM1684X/Codegen.h"
+
+#include "tpuc/Backend/Backend.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tpuc::bm1684x {
+
+/// A codegen failure on \p op; the driver emits it as "codegen: <message>"
+/// at the op's location.
+struct CodegenError {
+  mlir::Operation *op;
+  std::string message;
+};
+
+/// The state the ops' codegenBM1684X methods emit into.
+class CodegenContext {
+public:
+  CodegenContext(mlir::ModuleOp module, ::tpu::backend::CmdEmitter &em)
+      : module(module), em(em) {}
+
+  /// The emitter the backend kernels append commands to.
+  ::tpu::backend::CmdEmitter &emitter() { return em; }
+
+  /// The GTensor of \p v (device address, precision, shape; \p shape
+  /// overrides the value's). Throws CodegenError on \p user if \p v has no
+  /// address or no BM1684X precision.
+  ::tpu::backend::GTensor
+  tensor(mlir::Operation *user, mlir::Value v,
+         std::optional<std::vector<int64_t>> shape = {}) const;
+
+  /// The device address of the optional operand \p v (none for top.None).
+  std::optional<uint64_t> optionalAddr(mlir::Operation *user,
+                                       mlir::Value v) const;
+
+  /// Backend parameters of a one-input, one-output op: its name and the
+  /// GTensors of `input` and `output`; the caller fills the op's attributes.
+  template <typename Params, typename OpT> Params ioParams(OpT op) const {
+    Params p;
+    p.name = op.getName().str();
+    p.input = tensor(op, op.getInput());
+    p.output = tensor(op, op.getOutput());
+    return p;
+  }
+
+  /// The value of a one-element tpu.Weight (rounded to its type), else none.
+  std::optional<float> scalarWeight(mlir::Value v) const;
+
+private:
+  mlir::ModuleOp module;
+  ::tpu::backend::CmdEmitter &em;
+};
+
+/// Shape of \p v as (n, c, h, w) for the 2-D kernels (a 3-D tensor is
+/// (n, c, 1, w)).
+std::vector<int64_t> nchw(mlir::Value v);
+
+/// The integers of an I64ArrayAttr.
+std::vector<int64_t> toI64(mlir::ArrayAttr attr);
+
+/// Sets the 2-D window fields of a kernel's parameters (conv, deconv,
+/// pool) from the op's kernel_shape, strides and pads (top, left, bottom,
+/// right).
+template <typename Params>
+void setWindow(Params &p, mlir::ArrayAttr kernel, mlir::ArrayAttr strides,
+               mlir::ArrayAttr pads) {
+  std::vector<int64_t> k = toI64(kernel), s = toI64(strides),
+                       tlbr = toI64(pads);
+  p.kernelH = k[0];
+  p.kernelW = k[1];
+  p.strideH = s[0];
+  p.strideW = s[1];
+  p.padTop = tlbr[0];
+  p.padLeft = tlbr[1];
+  p.padBottom = tlbr[2];
+  p.padRight = tlbr[3];
+}
+
+/// The fused activation of an op's do_relu / relu_limit: none, Relu, or
+/// Clip(0, limit) when the limit is positive.
+::tpu::backend::Activation fusedActivation(bool doRelu, double limit);
+
+} // namespace tpuc::bm1684x
+
+#endif // TPUC_LIB_TARGET_BM1684X_CODEGENCONTEXT_H
