@@ -6,21 +6,31 @@
 # real-model-* tests hold to ONNX Runtime).
 #
 #   real_model.sh MODEL --mode F32|F16|BF16 --bin BUILD/bin --work DIR
+#                 [--qtable-auto | --qtable FILE]
 #
-# Gates (cosine, Euclidean similarity) per mode; looser than the default
-# model's because these nets are deep (the errors of 16-bit storage add up
-# over tens of layers: in BF16 a one-ulp difference in an early layer, from
-# another summation order, grows to a cosine of about 0.9993 at the output of
-# ppocr_rec although the early layers agree bit for bit):
-#   sim vs tpu interpreter: F32 0.99999,0.999   F16 0.9999,0.98   BF16 0.999,0.9
+# --qtable-auto runs `tpuc qtable` on the test input first and deploys with
+# the table it writes (the ops whose values the 16-bit mode cannot hold stay
+# F32: openWakeWord's melspectrogram reads int16-scale audio); --qtable
+# passes a given quantize table to `tpuc deploy --quantize-table`.
+#
+# Gates (cosine, Euclidean similarity) per mode. The tpu interpreter
+# evaluates every op in the order and at the intermediate precisions of the
+# backend's commands (compiler/include/tpuc/Dialect/Tpu/IR/ChipMath.h), so
+# tpusim matches it bit for bit in every mode on every model (measured: all
+# tensors of all five models identical); the vs-tpu gates are the issue's
+# minimums. Against the top reference the errors of 16-bit storage add up
+# over tens of layers, hence looser gates than the default model's:
+#   sim vs tpu interpreter: F32 0.99999,0.9999  F16 0.9999,0.999  BF16 0.9999,0.999
 #   sim vs top reference:   F32 0.9999,0.99     F16 0.999,0.95    BF16 0.99,0.85
 # Exit 77 (skipped) when the model cannot be fetched (no network, no npm).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-MODEL="" MODE=F32 BIN="" WORK=""
+MODEL="" MODE=F32 BIN="" WORK="" QTABLE="" QTABLE_AUTO=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --mode) MODE="$2"; shift ;;
+    --qtable) QTABLE="$(realpath "$2")"; shift ;;
+    --qtable-auto) QTABLE_AUTO=1 ;;
     --bin) BIN="$2"; shift ;;
     --work) WORK="$2"; shift ;;
     -*) echo "real_model.sh: unknown option '$1'" >&2; exit 2 ;;
@@ -29,11 +39,14 @@ while [ $# -gt 0 ]; do
   shift
 done
 [ -n "$MODEL" ] && [ -n "$BIN" ] && [ -n "$WORK" ] || {
-  echo "usage: real_model.sh MODEL --mode M --bin DIR --work DIR" >&2; exit 2; }
+  echo "usage: real_model.sh MODEL --mode M --bin DIR --work DIR" \
+       "[--qtable-auto | --qtable FILE]" >&2; exit 2; }
+[ "$QTABLE_AUTO" = 1 ] && [ -n "$QTABLE" ] && {
+  echo "real_model.sh: --qtable-auto and --qtable exclude each other" >&2; exit 2; }
 case "$MODE" in
-  F32) vs_tpu=0.99999,0.999; vs_ref=0.9999,0.99 ;;
-  F16) vs_tpu=0.9999,0.98;   vs_ref=0.999,0.95 ;;
-  BF16) vs_tpu=0.999,0.9;    vs_ref=0.99,0.85 ;;
+  F32) vs_tpu=0.99999,0.9999; vs_ref=0.9999,0.99 ;;
+  F16) vs_tpu=0.9999,0.999;    vs_ref=0.999,0.95 ;;
+  BF16) vs_tpu=0.9999,0.999;   vs_ref=0.99,0.85 ;;
   *) echo "unknown mode $MODE" >&2; exit 2 ;;
 esac
 
@@ -59,9 +72,18 @@ set -x
 /usr/bin/python3 "$ROOT/scripts/make_inputs.py" "$MODEL" input.npz
 "$BIN/tpuc" transform "$CACHE/$FILE" -o model_top.mlir --input-shapes "$SHAPES" \
   --test-input input.npz --test-result reference.npz
+qtable_opts=()
+if [ "$QTABLE_AUTO" = 1 ]; then
+  "$BIN/tpuc" qtable model_top.mlir --test-input input.npz --mode "$MODE" \
+    -o "model_$m.qtable"
+  cat "model_$m.qtable"
+  qtable_opts=(--quantize-table "model_$m.qtable")
+elif [ -n "$QTABLE" ]; then
+  qtable_opts=(--quantize-table "$QTABLE")
+fi
 "$BIN/tpuc" deploy model_top.mlir --quantize "$MODE" --chip bm1684x \
   -o "model_$m.bmodel" --test-input input.npz --test-reference reference.npz \
-  --tolerance "$vs_ref"
+  --tolerance "$vs_ref" "${qtable_opts[@]}"
 "$BIN/tpusim" run "model_$m.bmodel" -i input.npz -o sim.npz --stats stats.json
 "$BIN/tpuc" compare sim.npz "model_${m}_tpu_outputs.npz" --tolerance "$vs_tpu"
 "$BIN/tpuc" compare sim.npz reference.npz --tolerance "$vs_ref"

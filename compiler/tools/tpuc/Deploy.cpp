@@ -1,11 +1,13 @@
 //===- Deploy.cpp - tpuc deploy: top module -> BM1684X bmodel -------------===//
 //
 //   tpuc deploy model_top.mlir --quantize F32|F16|BF16 --chip bm1684x
-//       -o model.bmodel [--test-input in.npz --test-reference ref.npz
-//       [--tolerance 0.99,0.90]] [--group-per-op] [--chip-param KEY=VALUE]...
-//       [--expose-all]
+//       -o model.bmodel [--quantize-table FILE] [--test-input in.npz
+//       --test-reference ref.npz [--tolerance 0.99,0.90]] [--group-per-op]
+//       [--chip-param KEY=VALUE]... [--expose-all]
 //
-// Lowers the top module to tpu ops in the chosen float mode, chooses the
+// Lowers the top module to tpu ops in the chosen float mode (ops listed in
+// the quantize table, TPU-MLIR's --quantize_table format, in their own
+// mode, with casts at the precision boundaries), chooses the
 // weight layouts, assigns DDR addresses and generates the BM1684X commands.
 // Beside the bmodel (stem = the -o path without .bmodel) it keeps, as
 // TPU-MLIR does:
@@ -15,7 +17,10 @@
 // With --test-input the tpu module is interpreted on the inputs, its outputs
 // are written to <stem>_tpu_outputs.npz, and every tensor also in
 // --test-reference is compared with it; a tensor below the tolerance fails
-// the command (exit 1) before any bmodel is written.
+// the command (exit 1) before any bmodel is written. So do inf / NaN in an
+// output that a 16-bit op produced from finite values (where the reference,
+// if given, is finite): the error names the first such op and suggests
+// `tpuc qtable` to keep the overflowing ops in F32.
 //
 // --expose-all (for debugging) makes every activation a model output, so
 // that `tpusim run` writes all of them and `tpuc compare` against
@@ -52,11 +57,14 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -74,6 +82,9 @@ constexpr const char *kUsage =
     "<stem>_tpu.mlir, <stem>_final.mlir and <stem>_tpu_weights.npz beside the\n"
     "bmodel.\n"
     "  --quantize MODE          F32, F16 or BF16\n"
+    "  --quantize-table FILE    per-op modes overriding --quantize: lines\n"
+    "                           'op_name F32|F16|BF16', '#' comments (see\n"
+    "                           tpuc qtable)\n"
     "  --chip CHIP              bm1684x (the only chip)\n"
     "  -o, --output FILE        the .bmodel to write\n"
     "  --test-input FILE        .npz with one array per model input: run the\n"
@@ -90,7 +101,7 @@ constexpr const char *kUsage =
     "                           <stem>_tpu_outputs.npz tensor by tensor)\n";
 
 struct DeployOptions {
-  std::string model, output, quantize, chip;
+  std::string model, output, quantize, chip, quantizeTable;
   std::string testInput, testReference, tolerance = "0.99,0.90";
   std::vector<std::string> chipParams;
   bool groupPerOp = false;
@@ -123,6 +134,8 @@ int parseArgs(int argc, char **argv, DeployOptions &opts) {
       ok = value(opts.output);
     else if (a == "--quantize")
       ok = value(opts.quantize);
+    else if (a == "--quantize-table")
+      ok = value(opts.quantizeTable);
     else if (a == "--chip")
       ok = value(opts.chip);
     else if (a == "--test-input")
@@ -242,6 +255,93 @@ tpu::npz::Npz interpret(mlir::ModuleOp module, const std::string &inputPath,
   return out;
 }
 
+/// The number of inf / NaN values in \p array.
+size_t countNonFinite(const tpu::npz::Array &array) {
+  size_t n = 0;
+  for (double x : array.toDouble())
+    n += !std::isfinite(x);
+  return n;
+}
+
+/// The largest |x| over the finite values of \p array.
+double maxAbsFinite(const tpu::npz::Array &array) {
+  double m = 0;
+  for (double x : array.toDouble())
+    if (std::isfinite(x))
+      m = std::max(m, std::fabs(x));
+  return m;
+}
+
+/// When a model output holds inf / NaN (and the reference, if given, holds
+/// none there): describes the first tpu op of a 16-bit result type whose
+/// result has inf / NaN although all it reads is finite, i.e. where the
+/// 16-bit type overflowed. Empty when there is no such output or op.
+std::string findOverflow(mlir::ModuleOp module, const tpu::npz::Npz &result,
+                         const std::vector<std::string> &outputNames,
+                         const std::string &referencePath) {
+  std::optional<tpu::npz::Npz> reference;
+  if (!referencePath.empty())
+    reference = tpu::npz::readNpz(referencePath);
+  std::string badOutput;
+  size_t badCount = 0;
+  for (const std::string &name : outputNames) {
+    const tpu::npz::Array *out = result.find(name);
+    if (!out || !(badCount = countNonFinite(*out)))
+      continue;
+    const tpu::npz::Array *ref = reference ? reference->find(name) : nullptr;
+    if (ref && countNonFinite(*ref))
+      continue; // the f32 model computes inf / NaN there itself
+    badOutput = name;
+    break;
+  }
+  if (badOutput.empty())
+    return "";
+  mlir::Block &body = tpuc::module::getMainFunc(module).getBody().front();
+  for (mlir::Operation &op : body) {
+    if (!mlir::isa_and_nonnull<tpuc::tpu::TpuDialect>(op.getDialect()) ||
+        mlir::isa<tpuc::tpu::WeightOp>(op))
+      continue;
+    bool overflows = false;
+    mlir::Type type;
+    for (mlir::Value r : op.getResults()) {
+      mlir::Type t = tpuc::tpu::getElementType(r);
+      const tpu::npz::Array *a = result.find(tpuc::top::getTensorName(r));
+      if ((t.isF16() || t.isBF16()) && a && countNonFinite(*a)) {
+        overflows = true;
+        type = t;
+      }
+    }
+    if (!overflows)
+      continue;
+    double inMax = 0;
+    bool inputsFinite = true;
+    for (mlir::Value v : op.getOperands()) {
+      const tpu::npz::Array *a = nullptr;
+      if (auto w = v.getDefiningOp<tpuc::tpu::WeightOp>())
+        a = tpuc::findWeight(module, w.getName(), /*emitErrors=*/false);
+      else if (!tpuc::top::isNone(v))
+        a = result.find(tpuc::top::getTensorName(v));
+      if (!a)
+        continue;
+      inputsFinite = inputsFinite && countNonFinite(*a) == 0;
+      inMax = std::max(inMax, maxAbsFinite(*a));
+    }
+    if (!inputsFinite)
+      continue;
+    bool f16 = type.isF16();
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "output '" << badOutput << "' has " << badCount
+       << " inf/NaN value(s); the first op to overflow is " << op.getName()
+       << " '" << tpuc::top::getTensorName(op.getResult(0)) << "' ("
+       << (f16 ? "f16" : "bf16") << ", its inputs are finite with max |x| = "
+       << llvm::formatv("{0:e2}", inMax).str() << "; "
+       << (f16 ? "f16 holds |x| <= 65504" : "bf16 holds |x| <= 3.39e38") << ")";
+    return os.str();
+  }
+  return "";
+}
+
 /// Compares the tensors of \p actual that \p reference also holds; prints
 /// the table; true if all pass.
 bool compare(const tpu::npz::Npz &actual, const std::string &referencePath,
@@ -323,8 +423,20 @@ int runDeploy(int argc, char **argv) {
   if (mlir::failed(tpuc::loadWeights(module)))
     return fail("cannot load the weights of '" + opts.model + "'");
 
+  std::optional<tpuc::QuantTable> table;
+  if (!opts.quantizeTable.empty()) {
+    llvm::Expected<tpuc::QuantTable> parsed =
+        tpuc::readQuantTable(opts.quantizeTable);
+    if (!parsed)
+      return fail(llvm::toString(parsed.takeError()));
+    table = std::move(*parsed);
+    if (llvm::Error e = tpuc::checkQuantTable(module, *table))
+      return fail(llvm::toString(std::move(e)) + " (" + opts.model + ")");
+  }
+
   llvm::StringRef modeName = tpuc::quantModeName(*mode);
-  if (mlir::failed(tpuc::lowerTopToTpu(module, *mode)))
+  if (mlir::failed(
+          tpuc::lowerTopToTpu(module, *mode, table ? &*table : nullptr)))
     return fail("lowering to " + modeName + " failed");
   if (mlir::failed(tpuc::tpu::reorderWeights(module)))
     return fail("choosing the weight layouts failed");
@@ -354,6 +466,17 @@ int runDeploy(int argc, char **argv) {
     for (const std::string &name : outputNames)
       outputs.set(name, *result.find(name));
     tpu::npz::writeNpz(outputsPath, outputs, /*compress=*/false);
+    std::string overflow =
+        findOverflow(module, result, outputNames, opts.testReference);
+    if (!overflow.empty()) {
+      llvm::SmallString<256> qtablePath(stem);
+      qtablePath += ".qtable";
+      return fail(overflow + ".\nKeep the ops that overflow in F32 with a " +
+                  "quantize table:\n  tpuc qtable " + opts.model +
+                  " --test-input " + opts.testInput + " --mode " + modeName +
+                  " -o " + qtablePath + "\nthen deploy again with " +
+                  "--quantize-table " + qtablePath + "; no bmodel written");
+    }
     if (!opts.testReference.empty() &&
         !compare(result, opts.testReference, *tol, modelOutputs))
       return fail("the " + modeName + " tpu module misses the tolerance " +
@@ -369,7 +492,16 @@ int runDeploy(int argc, char **argv) {
   if (mlir::failed(model))
     return fail("generating BM1684X commands failed");
   tpu::isa::bmodel::writeModel(*model, opts.output);
-  llvm::outs() << kTool << ": " << opts.output << " (" << modeName
+  std::string modes = modeName.str();
+  if (table) {
+    std::map<std::string, unsigned> perMode;
+    for (const auto &entry : table->entries)
+      ++perMode[tpuc::quantModeName(entry.second.mode).str()];
+    for (const auto &[m, n] : perMode)
+      modes += ", " + std::to_string(n) + " op(s) " + m;
+    modes += " by " + opts.quantizeTable;
+  }
+  llvm::outs() << kTool << ": " << opts.output << " (" << modes
                << "): " << summary.numGroups << " command group(s), "
                << summary.numTiu << " TIU + " << summary.numGdma
                << " GDMA commands, " << summary.coeffBytes

@@ -23,9 +23,15 @@ int runRun(int argc, char **argv);
 /// [--max-abs-rel R] [--names a,b]`: per-tensor similarity (Compare.cpp).
 int runCompare(int argc, char **argv);
 
+/// `tpuc qtable model_top.mlir --test-input in.npz --mode F16|BF16 -o
+/// model.qtable [--margin M]`: the ops a 16-bit mode must keep in F32, as a
+/// quantize table for deploy (Qtable.cpp).
+int runQtable(int argc, char **argv);
+
 /// `tpuc deploy model_top.mlir --quantize F32|F16|BF16 --chip bm1684x -o
-/// model.bmodel [--test-input in.npz --test-reference ref.npz]`: lowers,
-/// assigns addresses and writes the bmodel (Deploy.cpp).
+/// model.bmodel [--quantize-table FILE] [--test-input in.npz
+/// --test-reference ref.npz]`: lowers, assigns addresses and writes the
+/// bmodel (Deploy.cpp).
 int runDeploy(int argc, char **argv);
 
 #endif // TPUC_TOOLS_TPUC_SUBCOMMANDS_H

@@ -28,6 +28,8 @@ struct Subcommand {
 const Subcommand kSubcommands[] = {
     {"transform", runTransform,
      "import an ONNX model into the top dialect (.mlir + weight .npz)"},
+    {"qtable", runQtable,
+     "quantize table keeping in F32 the ops a 16-bit mode overflows"},
     {"deploy", runDeploy,
      "compile a top module for the BM1684X (tpu dialect, bmodel)"},
     {"run", runRun, "interpret a top module on the inputs of an .npz file"},

@@ -5,6 +5,8 @@
 // order and calls, for every top op, the lowering registered under its name
 // (one file per op family registers its ops). A lowering builds the tpu
 // op(s) before the top op, replaces the top op's results and erases it.
+// Each op is lowered in its own mode (the module's, or the quantize
+// table's); getMode() / actType() answer for the op being lowered.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPUC_LIB_CONVERSION_TOPTOTPU_LOWERING_H
@@ -16,6 +18,7 @@
 #include "tpuc/Support/Module.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <map>
@@ -32,11 +35,16 @@ public:
   Lowering(mlir::ModuleOp module, QuantMode mode);
 
   mlir::ModuleOp getModule() const { return module; }
+  /// The mode of the op being lowered.
   QuantMode getMode() const { return mode; }
+  /// Switches to the mode of the next op to lower.
+  void setMode(QuantMode m) { mode = m; }
   mlir::MLIRContext *getContext() const { return context; }
 
   /// The element type activations have in this mode (f32, f16, bf16).
   mlir::Type actType() const;
+  /// The activation element type of \p m.
+  mlir::Type actType(QuantMode m) const;
   /// A ranked tensor of \p shape and \p elementType (default: actType()).
   mlir::RankedTensorType tensorType(llvm::ArrayRef<int64_t> shape,
                                     mlir::Type elementType = {}) const;
@@ -55,6 +63,12 @@ public:
   /// An activation operand in the mode's type: weights become tpu.Weight
   /// (compact), values of another element type get a tpu.Cast.
   mlir::Value activation(mlir::OpBuilder &b, mlir::Value v);
+  /// \p v converted to \p elementType: one tpu.Cast per value and type,
+  /// named <v's name>_<type> and placed right after v's definition so that
+  /// it serves every later reader.
+  mlir::Value castTo(mlir::Value v, mlir::Type elementType);
+  /// The cast castTo(v, elementType) made, or null.
+  mlir::Value findCast(mlir::Value v, mlir::Type elementType) const;
   /// A new weight with \p data (float32, logical order) stored in the
   /// module's in-memory weight store under a fresh name based on \p base.
   mlir::Value newWeight(mlir::OpBuilder &b, mlir::Location loc,
@@ -75,7 +89,11 @@ private:
   std::map<std::tuple<mlir::Operation *, const void *, std::string, Shape>,
            mlir::Value>
       weights;
+  llvm::DenseMap<std::pair<mlir::Value, mlir::Type>, mlir::Value> casts;
 };
+
+/// "f32", "f16", "bf16": the suffix of a value's name in that type.
+std::string typeSuffix(mlir::Type elementType);
 
 /// Lowers one op; on success the op has been replaced and erased.
 using LowerFn = mlir::LogicalResult (*)(mlir::Operation *op, Lowering &l);

@@ -10,6 +10,12 @@
 // as TPU-MLIR does. The cast at an output carries the output's framework
 // name; its producer is renamed <name>_<mode>.
 //
+// With a quantize table (QuantTable.cpp) each listed op is lowered in its
+// own mode. Values meet readers of another float type through a tpu.Cast,
+// made once per value and type right after the value's definition and
+// named <value>_<type> (an input read by F16 and F32 ops gets x_f16 for the
+// former and stays f32 for the latter: no needless rounding).
+//
 //===----------------------------------------------------------------------===//
 // Weights.h names ::tpu::npz as tpu::npz inside namespace tpuc: include it
 // before the tpuc::tpu namespace exists.
@@ -22,6 +28,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 
@@ -58,9 +65,11 @@ namespace lowering {
 Lowering::Lowering(ModuleOp module, QuantMode mode)
     : module(module), context(module.getContext()), mode(mode) {}
 
-Type Lowering::actType() const {
+Type Lowering::actType() const { return actType(mode); }
+
+Type Lowering::actType(QuantMode m) const {
   Builder b(getContext());
-  switch (mode) {
+  switch (m) {
   case QuantMode::F16:
     return b.getF16Type();
   case QuantMode::BF16:
@@ -104,15 +113,44 @@ Value Lowering::weight(Value v, Type elementType, StringRef layout,
   return w.getOutput();
 }
 
-Value Lowering::activation(OpBuilder &b, Value v) {
+Value Lowering::activation(OpBuilder &, Value v) {
   if (isWeight(v))
     return weight(v, actType());
   if (tpu::getElementType(v) == actType())
     return v;
-  std::string name = top::getTensorName(v);
-  auto cast = b.create<tpu::CastOp>(v.getLoc(), actTypeOf(v), v,
-                                    (name + "_" + quantModeName(mode).lower()));
-  return cast.getOutput();
+  return castTo(v, actType());
+}
+
+Value Lowering::castTo(Value v, Type elementType) {
+  auto key = std::make_pair(v, elementType);
+  if (Value c = casts.lookup(key))
+    return c;
+  OpBuilder b(getContext());
+  b.setInsertionPointAfterValue(v);
+  std::string name = top::getTensorName(v) + "_" + typeSuffix(elementType);
+  Value c = b.create<tpu::CastOp>(v.getLoc(),
+                                  tensorType(module::getShape(v), elementType),
+                                  v, name)
+                .getOutput();
+  casts[key] = c;
+  return c;
+}
+
+Value Lowering::findCast(Value v, Type elementType) const {
+  return casts.lookup(std::make_pair(v, elementType));
+}
+
+std::string typeSuffix(Type elementType) {
+  if (elementType.isF16())
+    return "f16";
+  if (elementType.isBF16())
+    return "bf16";
+  if (elementType.isF32())
+    return "f32";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  elementType.print(os);
+  return os.str();
 }
 
 Value Lowering::newWeight(OpBuilder &b, Location loc, StringRef base,
@@ -174,34 +212,51 @@ void replaceOp(Operation *op, ValueRange values) {
 
 using namespace lowering;
 
-LogicalResult lowerTopToTpu(ModuleOp module, QuantMode mode) {
-  LoweringTable table;
-  registerNNLowerings(table);
-  registerElementwiseLowerings(table);
-  registerShapeLowerings(table);
+namespace {
+
+/// The mode \p table gives \p op (by its name, else by a result's name),
+/// else \p fallback.
+QuantMode modeOf(Operation *op, const QuantTable *table, QuantMode fallback) {
+  if (!table)
+    return fallback;
+  auto it = table->entries.find(nameOf(op));
+  if (it != table->entries.end())
+    return it->second.mode;
+  for (Value r : op->getResults()) {
+    it = table->entries.find(top::getTensorName(r));
+    if (it != table->entries.end())
+      return it->second.mode;
+  }
+  return fallback;
+}
+
+} // namespace
+
+LogicalResult lowerTopToTpu(ModuleOp module, QuantMode mode,
+                            const QuantTable *table) {
+  LoweringTable lowerings;
+  registerNNLowerings(lowerings);
+  registerElementwiseLowerings(lowerings);
+  registerShapeLowerings(lowerings);
 
   func::FuncOp func = module::getMainFunc(module);
   if (!func || func.isExternal())
     return module.emitError("lowering: the module has no main function");
+  if (table) {
+    if (llvm::Error e = checkQuantTable(module, *table)) {
+      module.emitError() << llvm::toString(std::move(e));
+      return failure();
+    }
+  }
   if (failed(loadWeights(module)))
     return failure();
   Lowering l(module, mode);
   Block &body = func.getBody().front();
-  std::string suffix = "_" + quantModeName(mode).lower();
 
-  // Inputs: f32 in DDR, converted once at entry in the 16-bit modes.
-  for (auto input : llvm::make_early_inc_range(body.getOps<top::InputOp>())) {
-    if (mode == QuantMode::F32)
-      continue;
-    OpBuilder b(input);
-    b.setInsertionPointAfter(input);
-    auto cast = b.create<tpu::CastOp>(
-        input.getLoc(), l.actTypeOf(input.getOutput()), input.getOutput(),
-        (input.getName() + suffix).str());
-    input.getOutput().replaceAllUsesExcept(cast.getOutput(), cast);
-  }
+  // Inputs stay f32 in DDR: the readers' activation() casts them once per
+  // type, right after the top.Input.
 
-  // Every other op, in program order.
+  // Every other op, in program order, each in its mode.
   SmallVector<Operation *> ops;
   for (Operation &op : body)
     ops.push_back(&op);
@@ -211,8 +266,9 @@ LogicalResult lowerTopToTpu(ModuleOp module, QuantMode mode) {
       continue;
     if (op->getDialect() && isa<tpu::TpuDialect>(op->getDialect()))
       continue;
-    auto it = table.find(op->getName().getStringRef());
-    if (it == table.end())
+    l.setMode(modeOf(op, table, mode));
+    auto it = lowerings.find(op->getName().getStringRef());
+    if (it == lowerings.end())
       return l.unsupported(op, "no lowering exists for this op");
     try {
       if (failed(it->second(op, l)))
@@ -222,20 +278,34 @@ LogicalResult lowerTopToTpu(ModuleOp module, QuantMode mode) {
     }
   }
 
-  // Outputs: back to f32.
+  // Outputs: back to f32. The cast takes the output's name (reusing the
+  // f32 cast an F32 reader already made), the producer <name>_<type>.
   Operation *terminator = body.getTerminator();
+  Type f32 = Builder(module.getContext()).getF32Type();
+  llvm::DenseMap<Value, Value> outputCasts;
   for (OpOperand &result : terminator->getOpOperands()) {
     Value v = result.get();
-    if (tpu::getElementType(v).isF32())
+    Type type = tpu::getElementType(v);
+    if (type.isF32())
       continue;
+    if (Value done = outputCasts.lookup(v)) {
+      result.set(done);
+      continue;
+    }
     Operation *producer = v.getDefiningOp();
     std::string name = top::getTensorName(v);
     OpBuilder b(terminator);
+    Value cast = l.findCast(v, f32);
+    if (cast)
+      cast.getDefiningOp()->setAttr("name", b.getStringAttr(name));
+    else
+      cast = b.create<tpu::CastOp>(
+                  v.getLoc(), l.tensorType(module::getShape(v), f32), v, name)
+                 .getOutput();
     if (producer && producer->getAttrOfType<StringAttr>("name"))
-      producer->setAttr("name", b.getStringAttr(name + suffix));
-    auto cast = b.create<tpu::CastOp>(
-        v.getLoc(), l.tensorType(module::getShape(v), b.getF32Type()), v, name);
-    result.set(cast.getOutput());
+      producer->setAttr("name", b.getStringAttr(name + "_" + typeSuffix(type)));
+    outputCasts[v] = cast;
+    result.set(cast);
   }
 
   // Weights no tpu op reads any more.
@@ -269,7 +339,16 @@ struct ConvertTopToTpuPass : impl::ConvertTopToTpuBase<ConvertTopToTpuPass> {
           << mode << "' (F32, F16 or BF16)";
       return signalPassFailure();
     }
-    if (failed(lowerTopToTpu(getOperation(), *m)))
+    std::optional<QuantTable> table;
+    if (!qtable.empty()) {
+      llvm::Expected<QuantTable> parsed = readQuantTable(qtable);
+      if (!parsed) {
+        getOperation().emitError(llvm::toString(parsed.takeError()));
+        return signalPassFailure();
+      }
+      table = std::move(*parsed);
+    }
+    if (failed(lowerTopToTpu(getOperation(), *m, table ? &*table : nullptr)))
       signalPassFailure();
   }
 };

@@ -6,9 +6,13 @@
 #include "tpuc/Dialect/Tpu/IR/TpuOps.h"
 
 #include "mlir/Pass/Pass.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Error.h"
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace tpuc {
 
@@ -20,11 +24,40 @@ std::optional<QuantMode> parseQuantMode(llvm::StringRef text);
 /// "F32", "F16", "BF16".
 llvm::StringRef quantModeName(QuantMode mode);
 
-/// Lowers every top op of \p module's functions to tpu ops in \p mode (see
-/// the ConvertTopToTpu pass). Errors are emitted on the failing op.
-mlir::LogicalResult lowerTopToTpu(mlir::ModuleOp module, QuantMode mode);
+/// Per-op float modes overriding the module's mode: TPU-MLIR's quantize
+/// table (`model_deploy --quantize_table`). One `op_name MODE` per line,
+/// `#` starts a comment, blank lines are ignored. Op names are the top ops'
+/// framework names (a multi-result op's result names also select it).
+struct QuantTable {
+  struct Entry {
+    QuantMode mode;
+    unsigned line; ///< 1-based line of the entry in `path`
+  };
+  std::string path; ///< for messages: "<path>:<line>: ..."
+  llvm::StringMap<Entry> entries;
+  /// Entry names in file order (for messages and deterministic checks).
+  std::vector<std::string> order;
+};
 
-/// --convert-top-to-tpu=mode=F16
+/// Parses the text of a quantize table; \p path only names the source in
+/// errors ("<path>:<line>: ..."). Modes the lowering does not have yet
+/// (INT8 and TPU-MLIR's other integer modes) and unknown modes are errors.
+llvm::Expected<QuantTable> parseQuantTable(llvm::StringRef text,
+                                           llvm::StringRef path);
+/// Reads and parses the quantize table file \p path.
+llvm::Expected<QuantTable> readQuantTable(llvm::StringRef path);
+/// Fails with "<path>:<line>: ..." for the first entry that names no top
+/// op of \p module (inputs and weights are not ops the table can select).
+llvm::Error checkQuantTable(mlir::ModuleOp module, const QuantTable &table);
+
+/// Lowers every top op of \p module's functions to tpu ops in \p mode (see
+/// the ConvertTopToTpu pass), or in the mode \p table gives the op; casts
+/// join values of different float types. Errors are emitted on the failing
+/// op (a table entry naming no op: on the module).
+mlir::LogicalResult lowerTopToTpu(mlir::ModuleOp module, QuantMode mode,
+                                  const QuantTable *table = nullptr);
+
+/// --convert-top-to-tpu=mode=F16 [qtable=FILE]
 std::unique_ptr<mlir::Pass> createConvertTopToTpuPass();
 
 #define GEN_PASS_DECL

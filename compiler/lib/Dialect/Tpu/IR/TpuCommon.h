@@ -9,6 +9,7 @@
 #define TPUC_LIB_DIALECT_TPU_IR_TPUCOMMON_H
 
 #include "tpuc/Dialect/Top/IR/TopOps.h"
+#include "tpuc/Dialect/Tpu/IR/ChipMath.h"
 #include "tpuc/Dialect/Tpu/IR/TpuOps.h"
 #include "tpuc/Interpreter/Kernels.h"
 #include "tpuc/Support/Module.h"
@@ -104,6 +105,16 @@ inline const float *optionalData(InferenceContext &ctx, mlir::Value v) {
 /// every inference: the hardware writes the result in that type).
 inline void roundResult(InferenceContext &ctx, mlir::Value v) {
   roundBuffer(ctx.output(v), getElementType(v));
+}
+
+/// The precision ChipMath rounds to for element type \p t (Fp32, i.e. no
+/// rounding, for anything but f16 / bf16).
+inline chip::Prec chipPrec(mlir::Type t) {
+  if (t.isF16())
+    return chip::Prec::Fp16;
+  if (t.isBF16())
+    return chip::Prec::Bf16;
+  return chip::Prec::Fp32;
 }
 
 /// Relu with the optional upper limit, as the kernels apply it before the

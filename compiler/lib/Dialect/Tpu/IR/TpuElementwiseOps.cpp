@@ -3,10 +3,11 @@
 //
 // Values are computed in f32 from operands that hold values of their element
 // types and rounded once to the result's type, as the vector unit does for
-// add / sub / mul / max / min (exact result, one rounding). The SFU
-// functions (exp, sigmoid, tanh, ...) are polynomial or table
-// approximations on the chip; here they are the exact functions, so the
-// simulator agrees within the kernels' documented error, not bit for bit.
+// add / sub / mul / div / max / min (one fp32 operation, one rounding). The
+// activations and powers evaluate the backend's command sequences
+// (ChipMath.h: its polynomials, its constants as immediates of the tensor
+// type where the backend computes in that type), so the simulator agrees
+// bit for bit.
 //
 //===----------------------------------------------------------------------===//
 #include "TpuCommon.h"
@@ -58,8 +59,6 @@ LogicalResult binaryInference(OpT op, InferenceContext &ctx, Fn fn) {
   return success();
 }
 
-float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
-
 /// The modes of tpu.Active and how many coeffs each takes.
 struct ActiveMode {
   llvm::StringLiteral name;
@@ -93,9 +92,42 @@ TPU_BINARY(MulOp, a *b)
 TPU_BINARY(DivOp, a / b)
 TPU_BINARY(MaxOp, std::max(a, b))
 TPU_BINARY(MinOp, std::min(a, b))
-TPU_BINARY(PowOp, std::pow(a, b))
 
 #undef TPU_BINARY
+
+LogicalResult PowOp::verify() {
+  if (failed(checkSameElementType(*this, getLhs(), getOutput(), "lhs")) ||
+      failed(checkSameElementType(*this, getRhs(), getOutput(), "rhs")))
+    return failure();
+  return verifyBroadcast(*this, getOperands(), getOutput());
+}
+
+LogicalResult PowOp::inference(InferenceContext &ctx) {
+  // As the BM1684X codegen emits it (lib/Target/BM1684X): x ^ c with a
+  // one-element weight c is the unary power (x * x in the result type for
+  // c = 2); anything else is exp(y * log x) in fp32.
+  chip::Prec p = chipPrec(getElementType(getOutput()));
+  auto isScalarWeight = [](Value v) {
+    return v.getDefiningOp<WeightOp>() && module::getNumElements(v) == 1;
+  };
+  if (isScalarWeight(getRhs()) && !isScalarWeight(getLhs()) &&
+      module::getNumElements(getLhs()) == module::getNumElements(getOutput()) &&
+      !getDoRelu()) {
+    float c = ctx.get(getRhs())[0];
+    const std::vector<float> &in = ctx.get(getLhs());
+    std::vector<float> &out = ctx.output(getOutput());
+    for (size_t i = 0; i < in.size(); ++i)
+      out[i] = c == 2.0f ? chip::roundTo(in[i] * in[i], p)
+                         : chip::powConst(in[i], c);
+    roundResult(ctx, getOutput());
+    return success();
+  }
+  return binaryInference(*this, ctx, [](float a, float b) -> float {
+    float d = chip::log(a);
+    d = d * b;
+    return chip::exp(d);
+  });
+}
 
 //===----------------------------------------------------------------------===//
 // Compare, Where
@@ -171,41 +203,47 @@ LogicalResult ActiveOp::inference(InferenceContext &ctx) {
   StringRef m = getMode();
   const std::vector<float> &in = ctx.get(getInput());
   std::vector<float> &out = ctx.output(getOutput());
+  // The precision of the backend's direct (non-staged) commands.
+  chip::Prec p = chipPrec(getElementType(getOutput()));
   auto apply = [&](auto fn) {
-    for (size_t i = 0; i < in.size(); ++i)
-      out[i] = fn(in[i]);
+    ctx.parallelFor(static_cast<int64_t>(in.size()),
+                    kernels::kMinParallelElements, [&](int64_t b, int64_t e) {
+                      for (int64_t i = b; i < e; ++i)
+                        out[i] = fn(in[i]);
+                    });
   };
   constexpr float kSqrt2OverPi = 0.7978845608f;
   constexpr float kGeluCubic = 0.044715f;
   if (m == "relu") {
+    // relu with a limit runs as clip(0, limit).
     float limit = static_cast<float>(c[0]);
-    apply([&](float x) {
-      float r = std::max(x, 0.0f);
-      return limit > 0 ? std::min(r, limit) : r;
-    });
+    if (limit > 0)
+      apply([&](float x) { return chip::clip(x, 0.0f, limit, p); });
+    else
+      apply([](float x) { return std::max(x, 0.0f); });
   } else if (m == "leaky_relu") {
     float alpha = static_cast<float>(c[0]);
-    apply([&](float x) { return x < 0 ? alpha * x : x; });
+    apply([&](float x) { return chip::leakyRelu(x, alpha, p); });
   } else if (m == "clip") {
     float lo = static_cast<float>(c[0]), hi = static_cast<float>(c[1]);
-    apply([&](float x) { return std::min(std::max(x, lo), hi); });
+    apply([&](float x) { return chip::clip(x, lo, hi, p); });
   } else if (m == "sigmoid") {
-    apply(sigmoid);
+    apply([](float x) { return chip::sigmoid(x); });
   } else if (m == "hard_sigmoid") {
     float alpha = static_cast<float>(c[0]), beta = static_cast<float>(c[1]);
-    apply([&](float x) { return std::clamp(alpha * x + beta, 0.0f, 1.0f); });
+    apply([&](float x) { return chip::hardSigmoid(x, alpha, beta, p); });
   } else if (m == "hard_swish") {
-    apply([](float x) { return x * std::clamp(x / 6.0f + 0.5f, 0.0f, 1.0f); });
+    apply([&](float x) { return chip::hardSwish(x, p); });
   } else if (m == "tanh") {
-    apply([](float x) { return std::tanh(x); });
+    apply([](float x) { return chip::tanh(x); });
   } else if (m == "exp") {
-    apply([](float x) { return std::exp(x); });
+    apply([](float x) { return chip::exp(x); });
   } else if (m == "log") {
-    apply([](float x) { return std::log(x); });
+    apply([](float x) { return chip::log(x); });
   } else if (m == "sqrt") {
-    apply([](float x) { return std::sqrt(x); });
+    apply([](float x) { return chip::sqrt(x); });
   } else if (m == "erf") {
-    apply([](float x) { return std::erf(x); });
+    apply([](float x) { return chip::erf(x); });
   } else if (m == "abs") {
     apply([](float x) { return std::fabs(x); });
   } else if (m == "neg") {
@@ -213,16 +251,15 @@ LogicalResult ActiveOp::inference(InferenceContext &ctx) {
   } else if (m == "reciprocal") {
     apply([](float x) { return 1.0f / x; });
   } else if (m == "gelu") {
-    apply([](float x) {
-      return 0.5f * x * (1.0f + std::erf(x * static_cast<float>(M_SQRT1_2)));
-    });
+    apply([](float x) { return chip::gelu(x); });
   } else if (m == "gelu_tanh") {
+    // No BM1684X kernel (codegen rejects it): the formula in f32.
     apply([&](float x) {
       return 0.5f * x *
              (1.0f + std::tanh(kSqrt2OverPi * (x + kGeluCubic * x * x * x)));
     });
   } else if (m == "silu") {
-    apply([](float x) { return x * sigmoid(x); });
+    apply([](float x) { return chip::silu(x); });
   } else {
     return emitOpError("unknown mode '") << m << "'";
   }

@@ -1,16 +1,11 @@
 //===- TpuNNOps.cpp - Convolution, matmul, pooling, norms
 //------------------===//
 //
-// Inference runs the float32 reference kernels on operands that already hold
-// values of their element types, then rounds the result once to the
-// result's element type. That matches the BM1684X float kernels where they
-// accumulate in f32 and round the final value (conv, matmul, pooling); the
-// summation order differs (the simulator's cube adds the products in the
-// order of simulator/docs/semantics.md, the interpreter in its own), so
-// results agree within f32 rounding before the final rounding, not bit for
-// bit. Precision points that differ from "f32 inside, round once" are
-// mirrored where the backend documents them: the depthwise bias is rounded
-// to the activation type (sPorD adds it in that type).
+// Inference computes what the BM1684X commands of each op compute
+// (ChipMath.h): the same fp32 summation order and intermediate precisions
+// as the backend's kernels executed by the simulator, then one rounding to
+// the result's element type. The simulator's outputs then agree bit for bit
+// (simulator/docs/semantics.md states its order).
 //
 //===----------------------------------------------------------------------===//
 #include "TpuCommon.h"
@@ -139,20 +134,19 @@ LogicalResult Conv2DOp::verify() {
 
 LogicalResult Conv2DOp::inference(InferenceContext &ctx) {
   kernels::ConvParams p = convParams(*this);
-  // The backend runs a depthwise conv on the vector unit (sPorD), which
-  // adds the bias in the input's precision: round it like the kernel does
-  // (compiler/backend/lib/Conv.cpp). The cube adds the f32 bias as is.
+  const float *in = ctx.get(getInput()).data();
+  const float *filter = ctx.get(getFilter()).data();
   const float *bias = optionalData(ctx, getBias());
-  std::vector<float> roundedBias;
-  Type et = getElementType(getInput());
-  if (bias && !et.isF32() && ::tpu::backend::isDepthwise(p.ic, p.oc, p.group)) {
-    roundedBias = ctx.get(getBias());
-    roundBuffer(roundedBias, et);
-    bias = roundedBias.data();
-  }
   std::vector<float> &out = ctx.output(getOutput());
-  kernels::conv2d(p, ctx.get(getInput()).data(), ctx.get(getFilter()).data(),
-                  bias, out.data(), ctx.getNumThreads());
+  // The backend runs a depthwise conv on the vector unit (sPorD, which adds
+  // the bias in the input's precision), any other on the cube, one group
+  // per command (compiler/backend/lib/Conv.cpp).
+  if (::tpu::backend::isDepthwise(p.ic, p.oc, p.group))
+    chip::depthwise(p, in, filter, bias, chipPrec(getElementType(getInput())),
+                    out.data(), ctx.getNumThreads());
+  else
+    chip::conv2d(p, in, filter, bias, out.data(), ctx.getNumThreads());
+  applyRelu(out, p.doRelu, p.reluLimit);
   roundResult(ctx, getOutput());
   return success();
 }
@@ -232,9 +226,8 @@ LogicalResult Deconv2DOp::inference(InferenceContext &ctx) {
   p.pr = pads[3];
   p.group = getGroup();
   std::vector<float> &dst = ctx.output(getOutput());
-  kernels::convTranspose2d(
-      p, ctx.get(getInput()).data(), ctx.get(getFilter()).data(),
-      optionalData(ctx, getBias()), dst.data(), ctx.getNumThreads());
+  chip::deconv2d(p, ctx.get(getInput()).data(), ctx.get(getFilter()).data(),
+                 optionalData(ctx, getBias()), dst.data(), ctx.getNumThreads());
   applyRelu(dst, getDoRelu(), getReluLimit().convertToDouble());
   roundResult(ctx, getOutput());
   return success();
@@ -266,8 +259,9 @@ LogicalResult MatMulOp::inference(InferenceContext &ctx) {
   Shape a = shapeOf(getInput()), b = shapeOf(getRight());
   Shape outShape = shapeOf(getOutput());
   std::vector<float> &out = ctx.output(getOutput());
-  kernels::matmul(a, ctx.get(getInput()).data(), b, ctx.get(getRight()).data(),
-                  getRightTranspose(), out.data(), ctx.getNumThreads());
+  // MM sums over K ascending and adds the fp32 bias after the products.
+  chip::matmul(a, ctx.get(getInput()).data(), b, ctx.get(getRight()).data(),
+               getRightTranspose(), out.data(), ctx.getNumThreads());
   if (!isNone(getBias())) {
     std::vector<float> sum(out.size());
     kernels::broadcastBinary(outShape, out.data(), shapeOf(getBias()),
@@ -322,8 +316,8 @@ LogicalResult Pool2DOp::inference(InferenceContext &ctx) {
     kernels::maxPool(p, ctx.get(getInput()).data(), out.data(),
                      ctx.getNumThreads());
   else
-    kernels::avgPool(p, ctx.get(getInput()).data(), out.data(),
-                     ctx.getNumThreads());
+    chip::avgPool2d(p, ctx.get(getInput()).data(), out.data(),
+                    ctx.getNumThreads());
   applyRelu(out, getDoRelu(), getReluLimit().convertToDouble());
   roundResult(ctx, getOutput());
   return success();
@@ -355,8 +349,8 @@ LogicalResult SoftmaxOp::inference(InferenceContext &ctx) {
   for (size_t i = axis + 1; i < in.size(); ++i)
     inner *= in[i];
   std::vector<float> &out = ctx.output(getOutput());
-  kernels::softmax(outer, in[axis], inner, ctx.get(getInput()).data(), getLog(),
-                   out.data());
+  chip::softmax(outer, in[axis], inner, ctx.get(getInput()).data(), getLog(),
+                out.data());
   roundResult(ctx, getOutput());
   return success();
 }
@@ -391,9 +385,10 @@ LogicalResult LayerNormOp::inference(InferenceContext &ctx) {
   for (size_t i = axis; i < in.size(); ++i)
     inner *= in[i];
   std::vector<float> &out = ctx.output(getOutput());
-  kernels::layerNorm(
-      outer, inner, ctx.get(getInput()).data(), optionalData(ctx, getScale()),
-      optionalData(ctx, getBias()), getEpsilon().convertToDouble(), out.data());
+  chip::layerNorm(outer, inner, ctx.get(getInput()).data(),
+                  optionalData(ctx, getScale()), optionalData(ctx, getBias()),
+                  static_cast<float>(getEpsilon().convertToDouble()),
+                  out.data());
   roundResult(ctx, getOutput());
   return success();
 }

@@ -1,8 +1,8 @@
 //===- TpuShapeOps.cpp - Data movement and reductions
 //----------------------===//
 //
-// Data movement is exact in every element type; Interp (linear) and Reduce
-// (mean, sum) compute in f32 and round once.
+// Data movement is exact in every element type; Interp (linear) computes in
+// f32 and rounds once; Reduce follows the backend's order (ChipMath.h).
 //
 //===----------------------------------------------------------------------===//
 #include "TpuCommon.h"
@@ -279,32 +279,60 @@ LogicalResult ReduceOp::verify() {
 
 LogicalResult ReduceOp::inference(InferenceContext &ctx) {
   Shape in = shapeOf(getInput()), axes = toI64(getAxes());
-  Shape reduced = in;
-  for (int64_t a : axes)
-    reduced[a] = 1;
-  Shape outStrides = stridesOf(reduced);
   StringRef m = getMode();
-  bool isMax = m == "ReduceMax", isMin = m == "ReduceMin";
-  double init = isMax   ? -std::numeric_limits<double>::infinity()
-                : isMin ? std::numeric_limits<double>::infinity()
-                        : 0.0;
-  std::vector<double> acc(module::getNumElements(getOutput()), init);
-  const std::vector<float> &src = ctx.get(getInput());
-  forEachIndex(in, [&](int64_t flat, const Shape &idx) {
-    int64_t o = 0;
-    for (size_t d = 0; d < idx.size(); ++d)
-      o += (reduced[d] == 1 ? 0 : idx[d]) * outStrides[d];
-    double x = src[flat];
-    acc[o] = isMax   ? std::max(acc[o], x)
-             : isMin ? std::min(acc[o], x)
-                     : acc[o] + x;
-  });
-  int64_t count = 1;
+  // The backend reduces one merged axis of (outer, d, inner): the reduced
+  // axes other than unit ones must be adjacent (compiler/backend/lib/
+  // Norm.cpp rejects the rest). It sums in index order from +0 and scales
+  // a mean by fl32(1 / d).
+  Shape real;
   for (int64_t a : axes)
-    count *= in[a];
+    if (in[a] != 1)
+      real.push_back(a);
+  bool adjacent = true;
+  for (size_t i = 1; i < real.size(); ++i)
+    for (int64_t d = real[i - 1] + 1; d < real[i]; ++d)
+      adjacent = adjacent && in[d] == 1;
   std::vector<float> &out = ctx.output(getOutput());
-  for (size_t i = 0; i < out.size(); ++i)
-    out[i] = static_cast<float>(m == "ReduceMean" ? acc[i] / count : acc[i]);
+  const std::vector<float> &src = ctx.get(getInput());
+  if (!adjacent) {
+    // No BM1684X kernel (codegen rejects it): fp32 sums in index order.
+    Shape reduced = in;
+    for (int64_t a : axes)
+      reduced[a] = 1;
+    Shape outStrides = stridesOf(reduced);
+    bool isMax = m == "ReduceMax", isMin = m == "ReduceMin";
+    float init = isMax   ? -std::numeric_limits<float>::infinity()
+                 : isMin ? std::numeric_limits<float>::infinity()
+                         : 0.0f;
+    std::fill(out.begin(), out.end(), init);
+    int64_t count = 1;
+    forEachIndex(in, [&](int64_t flat, const Shape &idx) {
+      int64_t o = 0;
+      for (size_t d = 0; d < idx.size(); ++d)
+        o += (reduced[d] == 1 ? 0 : idx[d]) * outStrides[d];
+      float x = src[flat];
+      out[o] = isMax   ? std::max(out[o], x)
+               : isMin ? std::min(out[o], x)
+                       : out[o] + x;
+    });
+    for (int64_t a : axes)
+      count *= in[a];
+    if (m == "ReduceMean")
+      for (float &v : out)
+        v = v * (1.0f / float(count));
+    roundResult(ctx, getOutput());
+    return success();
+  }
+  int64_t first = real.empty() ? 0 : real.front();
+  int64_t last = real.empty() ? -1 : real.back();
+  int64_t outer = 1, d = 1, inner = 1;
+  for (int64_t i = 0; i < static_cast<int64_t>(in.size()); ++i)
+    (i < first ? outer : i <= last ? d : inner) *= in[i];
+  chip::ReduceMode mode = m == "ReduceMean"  ? chip::ReduceMode::Mean
+                          : m == "ReduceMax" ? chip::ReduceMode::Max
+                          : m == "ReduceMin" ? chip::ReduceMode::Min
+                                             : chip::ReduceMode::Sum;
+  chip::reduce(mode, outer, d, inner, src.data(), out.data());
   roundResult(ctx, getOutput());
   return success();
 }

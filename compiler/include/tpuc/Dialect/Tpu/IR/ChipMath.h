@@ -1,0 +1,139 @@
+//===- ChipMath.h - Float arithmetic of the BM1684X programs ---*- C++ -*-===//
+//
+// What the commands the backend (compiler/backend) emits for one op compute,
+// evaluated on the host in the same order and at the same precisions, so
+// that the tpu dialect's interpreter reproduces tpusim bit for bit (the
+// simulator's rules are simulator/docs/semantics.md):
+//
+//  * every step is one fp32 operation rounded to nearest even (products are
+//    never fused with additions: this file is compiled without FP
+//    contraction), then one rounding to the result type;
+//  * CONV sums over input channels, then kernel rows, then kernel columns,
+//    from +0, and adds the fp32 bias last; the depthwise PorD sums over the
+//    kernel window and adds a bias rounded to the input type; MM sums over
+//    K ascending and adds the fp32 bias last;
+//  * pooling and reductions sum along the window / axis in index order and
+//    scale by fl32(1 / count);
+//  * transcendentals run the backend's fp32 sequences (Unary.cpp): the same
+//    constants, Horner polynomials, Cody-Waite reductions and selects.
+//
+// Each function names the backend kernel it follows. When a backend kernel
+// changes its order or its intermediate precisions, the function here must
+// change with it (tests/unit/compiler/ChipMathTest.cpp pins the order, the
+// end-to-end tests compare tpusim with the interpreter).
+//
+// Inputs hold values of their element type already; `Prec` selects the
+// type the result (and, where the backend does so, immediates) is rounded
+// to. Fp32 makes those roundings the identity.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPUC_DIALECT_TPU_IR_CHIPMATH_H
+#define TPUC_DIALECT_TPU_IR_CHIPMATH_H
+
+#include "tpuc/Interpreter/Kernels.h"
+
+#include "tpu/isa/Types.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace tpuc::tpu::chip {
+
+using Prec = ::tpu::isa::Prec;
+
+/// Rounds to \p p (nearest even); identity for Fp32.
+float roundTo(float x, Prec p);
+
+//===----------------------------------------------------------------------===//
+// Convolution and matrix products (backend Conv.cpp, MatMul.cpp)
+//===----------------------------------------------------------------------===//
+
+/// conv2d: one CONV per group (per tile; a tile holds all input channels of
+/// its group). acc = +0; for ic, ky, kx: acc = fl32(acc + x * w); acc =
+/// fl32(acc + bias[oc]) (fp32 bias); relu (limit) and the rounding to
+/// \p out are left to the caller. filter is (oc, ic / group, kh, kw); bias
+/// may be null. Depthwise layers (backend::isDepthwise) use depthwise().
+void conv2d(const kernels::ConvParams &p, const float *in, const float *filter,
+            const float *bias, float *out, unsigned numThreads);
+
+/// The depthwise PorD: acc = +0; for ky, kx: acc = fl32(acc + x * w); acc =
+/// fl32(acc + bias[c]) with the bias rounded to \p inPrec (the backend
+/// casts the fp32 bias to the input type). filter is (c, 1, kh, kw).
+void depthwise(const kernels::ConvParams &p, const float *in,
+               const float *filter, const float *bias, Prec inPrec, float *out,
+               unsigned numThreads);
+
+/// convTranspose2d: the CONV of the zero-inserted input with the kernel
+/// rotated by 180 degrees (backend Conv.cpp), summed over the group's input
+/// channels, then the virtual kernel rows and columns; then the fp32 bias.
+/// filter is ONNX's (ic, oc / group, kh, kw).
+void deconv2d(const kernels::ConvParams &p, const float *in,
+              const float *filter, const float *bias, float *out,
+              unsigned numThreads);
+
+/// numpy matmul (kernels::matmulShape's shapes) as MM sums it: over K
+/// ascending from +0. The bias is added by the caller.
+void matmul(const kernels::Shape &shapeA, const float *a,
+            const kernels::Shape &shapeB, const float *b, bool transB,
+            float *out, unsigned numThreads);
+
+//===----------------------------------------------------------------------===//
+// Pooling and reductions (backend Pool.cpp, Norm.cpp)
+//===----------------------------------------------------------------------===//
+
+/// 2-D average pooling of (n, c, ih, iw): the window sum in (ky, kx) order
+/// (padding adds +0), then fl32(sum * fl32(1 / (kh * kw))), or, with
+/// padding that does not count, fl32(sum / real elements). Not rounded.
+void avgPool2d(const kernels::PoolParams &p, const float *in, float *out,
+               unsigned numThreads);
+
+/// Reduction of (outer, d, inner) along d in index order: sum, mean
+/// (fl32(sum * fl32(1 / d))), max or min. Not rounded.
+enum class ReduceMode { Sum, Mean, Max, Min };
+void reduce(ReduceMode mode, int64_t outer, int64_t d, int64_t inner,
+            const float *in, float *out);
+
+/// Softmax / log-softmax along d of (outer, d, inner): m = max; e =
+/// exp(x - m); s = sum e; y = e / s, or (x - m) - log(s). Not rounded (the
+/// last AR writes the result type).
+void softmax(int64_t outer, int64_t d, int64_t inner, const float *in, bool log,
+             float *out);
+
+/// Layer normalisation over the inner \p d elements of each of \p outer
+/// rows: mean = fl32(sum x * fl32(1/d)); v = x - mean; var = fl32(sum v*v *
+/// fl32(1/d)); r = rsqrt(var + eps); y = v * r, then * scale, + bias (fp32,
+/// either may be null). Not rounded.
+void layerNorm(int64_t outer, int64_t d, const float *in, const float *scale,
+               const float *bias, float eps, float *out);
+
+//===----------------------------------------------------------------------===//
+// Element-wise functions (backend Unary.cpp)
+//===----------------------------------------------------------------------===//
+
+/// The fp32 sequences, for an fp32 input (the backend stages the input to
+/// fp32 first, exactly). Not rounded to the result type.
+float exp(float x);
+float log(float x);
+float erf(float x);
+float sigmoid(float x);
+float tanh(float x);
+float silu(float x);
+float gelu(float x);
+/// 1 / rsqrt(x).
+float sqrt(float x);
+/// The SFU rsqrt: 1 / sqrt(x) in double, rounded to fp32.
+float rsqrt(float x);
+/// x ^ a for a constant exponent: integer |a| <= 16 by binary powering
+/// (and a reciprocal for a < 0), 0.5 / -0.5 by rsqrt, else exp(a log x).
+float powConst(float x, float a);
+
+/// The functions computed in the output type (each command rounds to \p p;
+/// constants are immediates of \p p).
+float leakyRelu(float x, float alpha, Prec p);
+float clip(float x, float lo, float hi, Prec p);
+float hardSigmoid(float x, float alpha, float beta, Prec p);
+float hardSwish(float x, Prec p);
+
+} // namespace tpuc::tpu::chip
+
+#endif // TPUC_DIALECT_TPU_IR_CHIPMATH_H

@@ -1,0 +1,602 @@
+//===- ChipMath.cpp - The float arithmetic of the BM1684X programs --------===//
+//
+// See ChipMath.h. The loops are arranged for speed (output columns
+// innermost, so they vectorise) but every output element sees exactly the
+// sequence of fp32 operations its command performs in the simulator.
+//
+//===----------------------------------------------------------------------===//
+#include "tpuc/Dialect/Tpu/IR/ChipMath.h"
+
+#include "tpu/isa/Numerics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <iterator>
+#include <limits>
+
+// The order of fp32 roundings is the point of this file: a product must be
+// rounded before it is added, as the simulator does.
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+namespace tpuc::tpu::chip {
+
+namespace isa = ::tpu::isa;
+
+float roundTo(float x, Prec p) {
+  return p == Prec::Fp32 ? x : isa::roundToPrec(x, p);
+}
+
+namespace {
+
+/// Output range [lo, hi) along one axis whose input index o * stride +
+/// offset lies in [0, size).
+void validRange(int64_t offset, int64_t stride, int64_t size, int64_t outSize,
+                int64_t &lo, int64_t &hi) {
+  lo = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
+  int64_t top = size - 1 - offset;
+  hi = top < 0 ? 0 : top / stride + 1;
+  lo = std::min(lo, outSize);
+  hi = std::clamp(hi, lo, outSize);
+}
+
+/// acc[o] = fl32(acc[o] + fl32(w * x[o * stride])) for o in [lo, hi).
+inline void macRow(float *acc, const float *x, float w, int64_t stride,
+                   int64_t lo, int64_t hi) {
+  if (stride == 1) {
+    for (int64_t o = lo; o < hi; ++o)
+      acc[o] = acc[o] + w * x[o];
+  } else {
+    for (int64_t o = lo; o < hi; ++o)
+      acc[o] = acc[o] + w * x[o * stride];
+  }
+}
+
+/// The AR max / min of the simulator: a NaN operand wins.
+inline float arMax(float a, float b) {
+  return std::isnan(a) || std::isnan(b)
+             ? std::numeric_limits<float>::quiet_NaN()
+             : std::max(a, b);
+}
+inline float arMin(float a, float b) {
+  return std::isnan(a) || std::isnan(b)
+             ? std::numeric_limits<float>::quiet_NaN()
+             : std::min(a, b);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Convolution and matrix products
+//===----------------------------------------------------------------------===//
+
+void conv2d(const kernels::ConvParams &p, const float *in, const float *filter,
+            const float *bias, float *out, unsigned numThreads) {
+  int64_t icg = p.ic / p.group, ocg = p.oc / p.group;
+  int64_t inPlane = p.ih * p.iw, outPlane = p.oh * p.ow;
+  int64_t kArea = p.kh * p.kw;
+  // Valid output columns per kernel column.
+  std::vector<int64_t> oxLo(p.kw), oxHi(p.kw);
+  for (int64_t kx = 0; kx < p.kw; ++kx)
+    validRange(kx * p.dw - p.pl, p.sw, p.iw, p.ow, oxLo[kx], oxHi[kx]);
+  kernels::parallelFor(numThreads, p.n * p.oc, 1, [&](int64_t b, int64_t e) {
+    std::vector<float> acc(p.ow);
+    for (int64_t idx = b; idx < e; ++idx) {
+      int64_t n = idx / p.oc, oc = idx % p.oc, g = oc / ocg;
+      const float *src = in + (n * p.ic + g * icg) * inPlane;
+      const float *w = filter + oc * icg * kArea;
+      float *dst = out + idx * outPlane;
+      for (int64_t oy = 0; oy < p.oh; ++oy) {
+        std::fill(acc.begin(), acc.end(), 0.0f);
+        for (int64_t c = 0; c < icg; ++c) {
+          const float *plane = src + c * inPlane;
+          for (int64_t ky = 0; ky < p.kh; ++ky) {
+            int64_t iy = oy * p.sh + ky * p.dh - p.pt;
+            if (iy < 0 || iy >= p.ih)
+              continue; // padding adds +0
+            const float *row = plane + iy * p.iw;
+            const float *wr = w + (c * p.kh + ky) * p.kw;
+            for (int64_t kx = 0; kx < p.kw; ++kx)
+              macRow(acc.data(), row + kx * p.dw - p.pl, wr[kx], p.sw, oxLo[kx],
+                     oxHi[kx]);
+          }
+        }
+        float bv = bias ? bias[oc] : 0.0f;
+        for (int64_t ox = 0; ox < p.ow; ++ox)
+          dst[oy * p.ow + ox] = acc[ox] + bv;
+      }
+    }
+  });
+}
+
+void depthwise(const kernels::ConvParams &p, const float *in,
+               const float *filter, const float *bias, Prec inPrec, float *out,
+               unsigned numThreads) {
+  int64_t inPlane = p.ih * p.iw, outPlane = p.oh * p.ow;
+  std::vector<int64_t> oxLo(p.kw), oxHi(p.kw);
+  for (int64_t kx = 0; kx < p.kw; ++kx)
+    validRange(kx * p.dw - p.pl, p.sw, p.iw, p.ow, oxLo[kx], oxHi[kx]);
+  kernels::parallelFor(numThreads, p.n * p.oc, 1, [&](int64_t b, int64_t e) {
+    for (int64_t idx = b; idx < e; ++idx) {
+      int64_t n = idx / p.oc, c = idx % p.oc;
+      const float *src = in + (n * p.ic + c) * inPlane;
+      float *dst = out + idx * outPlane;
+      std::fill(dst, dst + outPlane, 0.0f); // +0: padding adds nothing
+      for (int64_t ky = 0; ky < p.kh; ++ky) {
+        int64_t oyLo, oyHi;
+        validRange(ky * p.dh - p.pt, p.sh, p.ih, p.oh, oyLo, oyHi);
+        for (int64_t kx = 0; kx < p.kw; ++kx) {
+          float w = filter[(c * p.kh + ky) * p.kw + kx];
+          for (int64_t oy = oyLo; oy < oyHi; ++oy)
+            macRow(dst + oy * p.ow,
+                   src + (oy * p.sh + ky * p.dh - p.pt) * p.iw + kx * p.dw -
+                       p.pl,
+                   w, p.sw, oxLo[kx], oxHi[kx]);
+        }
+      }
+      if (bias) {
+        float bv = roundTo(bias[c], inPrec);
+        for (int64_t i = 0; i < outPlane; ++i)
+          dst[i] = dst[i] + bv;
+      }
+    }
+  });
+}
+
+void deconv2d(const kernels::ConvParams &p, const float *in,
+              const float *filter, const float *bias, float *out,
+              unsigned numThreads) {
+  int64_t icg = p.ic / p.group, ocg = p.oc / p.group;
+  int64_t inPlane = p.ih * p.iw, outPlane = p.oh * p.ow;
+  int64_t kArea = p.kh * p.kw;
+  // The equivalent convolution: stride 1 over the input with sh - 1 / sw - 1
+  // zeros inserted, pads d * (k - 1) - pad (negative: cropped), kernel
+  // rotated. Virtual row oy + ky * dh - padT holds input row (that) / sh
+  // when it is a multiple of sh.
+  int64_t padT = p.dh * (p.kh - 1) - p.pt;
+  int64_t padL = p.dw * (p.kw - 1) - p.pl;
+  kernels::parallelFor(numThreads, p.n * p.oc, 1, [&](int64_t b, int64_t e) {
+    std::vector<float> acc(p.ow);
+    for (int64_t idx = b; idx < e; ++idx) {
+      int64_t n = idx / p.oc, oc = idx % p.oc, g = oc / ocg, o = oc % ocg;
+      float *dst = out + idx * outPlane;
+      for (int64_t oy = 0; oy < p.oh; ++oy) {
+        std::fill(acc.begin(), acc.end(), 0.0f);
+        for (int64_t c = 0; c < icg; ++c) {
+          const float *plane = in + (n * p.ic + g * icg + c) * inPlane;
+          // ONNX filter (ic, ocg, kh, kw); the command reads it rotated.
+          const float *w = filter + ((g * icg + c) * ocg + o) * kArea;
+          for (int64_t ky = 0; ky < p.kh; ++ky) {
+            int64_t vy = oy + ky * p.dh - padT;
+            if (vy < 0 || vy % p.sh != 0 || vy / p.sh >= p.ih)
+              continue;
+            const float *row = plane + (vy / p.sh) * p.iw;
+            for (int64_t kx = 0; kx < p.kw; ++kx) {
+              float wv = w[(p.kh - 1 - ky) * p.kw + (p.kw - 1 - kx)];
+              // Columns whose virtual column ox + off is a real one.
+              int64_t off = kx * p.dw - padL;
+              int64_t ox = off >= 0 ? 0 : -off;
+              int64_t r = (ox + off) % p.sw;
+              if (r)
+                ox += p.sw - r;
+              for (; ox < p.ow; ox += p.sw) {
+                int64_t ix = (ox + off) / p.sw;
+                if (ix >= p.iw)
+                  break;
+                acc[ox] = acc[ox] + wv * row[ix];
+              }
+            }
+          }
+        }
+        float bv = bias ? bias[oc] : 0.0f;
+        for (int64_t ox = 0; ox < p.ow; ++ox)
+          dst[oy * p.ow + ox] = acc[ox] + bv;
+      }
+    }
+  });
+}
+
+namespace {
+
+/// c (m x n) = a (m x k) * b (k x n), each element summed over k ascending.
+void gemmOrdered(int64_t m, int64_t n, int64_t k, const float *a,
+                 const float *b, float *c, unsigned numThreads) {
+  int64_t grain =
+      std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(1, n * k));
+  kernels::parallelFor(numThreads, m, grain, [&](int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; ++i) {
+      float *row = c + i * n;
+      std::fill(row, row + n, 0.0f);
+      for (int64_t kk = 0; kk < k; ++kk) {
+        float av = a[i * k + kk];
+        const float *brow = b + kk * n;
+        for (int64_t j = 0; j < n; ++j)
+          row[j] = row[j] + av * brow[j];
+      }
+    }
+  });
+}
+
+} // namespace
+
+void matmul(const kernels::Shape &shapeA, const float *a,
+            const kernels::Shape &shapeB, const float *b, bool transB,
+            float *out, unsigned numThreads) {
+  kernels::Shape sa = shapeA, sb = shapeB;
+  if (sa.size() == 1)
+    sa.insert(sa.begin(), 1);
+  if (sb.size() == 1) {
+    sb.push_back(1);
+    if (transB)
+      std::swap(sb[0], sb[1]);
+  }
+  int64_t m = sa[sa.size() - 2], k = sa.back();
+  int64_t n = transB ? sb[sb.size() - 2] : sb.back();
+  kernels::Shape batchA(sa.begin(), sa.end() - 2),
+      batchB(sb.begin(), sb.end() - 2);
+  kernels::Shape batch = *kernels::broadcastShape(batchA, batchB);
+  int64_t numBatch = kernels::numElements(batch);
+  int64_t numB = kernels::numElements(batchB);
+  int64_t sizeA = m * k, sizeB = k * n, sizeC = m * n;
+  // Right operands as (k x n).
+  std::vector<float> bt;
+  const float *right = b;
+  if (transB) {
+    bt.resize(size_t(numB * sizeB));
+    for (int64_t i = 0; i < numB; ++i)
+      for (int64_t r = 0; r < n; ++r)
+        for (int64_t kk = 0; kk < k; ++kk)
+          bt[size_t(i * sizeB + kk * n + r)] = b[i * sizeB + r * k + kk];
+    right = bt.data();
+  }
+  if (numB == 1 && kernels::numElements(batchA) == numBatch) {
+    gemmOrdered(numBatch * m, n, k, a, right, out, numThreads);
+    return;
+  }
+  size_t rank = batch.size();
+  kernels::Shape padA(rank - batchA.size(), 1), padB(rank - batchB.size(), 1);
+  padA.insert(padA.end(), batchA.begin(), batchA.end());
+  padB.insert(padB.end(), batchB.begin(), batchB.end());
+  auto offsetOf = [&](int64_t idx, const kernels::Shape &dims) {
+    int64_t off = 0, stride = 1;
+    for (size_t i = rank; i-- > 0;) {
+      int64_t coord = idx % batch[i];
+      idx /= batch[i];
+      if (dims[i] != 1)
+        off += coord * stride;
+      stride *= dims[i];
+    }
+    return off;
+  };
+  kernels::parallelFor(numThreads, numBatch, 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t i = b0; i < b1; ++i)
+      gemmOrdered(m, n, k, a + offsetOf(i, padA) * sizeA,
+                  right + offsetOf(i, padB) * sizeB, out + i * sizeC, 1);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling and reductions
+//===----------------------------------------------------------------------===//
+
+void avgPool2d(const kernels::PoolParams &p, const float *in, float *out,
+               unsigned numThreads) {
+  int64_t planes = p.inShape[0] * p.inShape[1];
+  int64_t ih = p.inShape[2], iw = p.inShape[3];
+  int64_t oh = p.outShape[2], ow = p.outShape[3];
+  int64_t kh = p.kernel[0], kw = p.kernel[1];
+  int64_t sh = p.strides[0], sw = p.strides[1];
+  int64_t pt = p.pads[0], pl = p.pads[1], pb = p.pads[2], pr = p.pads[3];
+  bool countReal = !p.countIncludePad && (pt || pl || pb || pr);
+  float scale = 1.0f / float(kh * kw);
+  kernels::parallelFor(numThreads, planes, 1, [&](int64_t b, int64_t e) {
+    for (int64_t pIdx = b; pIdx < e; ++pIdx) {
+      const float *src = in + pIdx * ih * iw;
+      float *dst = out + pIdx * oh * ow;
+      for (int64_t oy = 0; oy < oh; ++oy)
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          float acc = 0.0f, count = 0.0f;
+          for (int64_t ky = 0; ky < kh; ++ky) {
+            int64_t iy = oy * sh + ky - pt;
+            if (iy < 0 || iy >= ih)
+              continue;
+            for (int64_t kx = 0; kx < kw; ++kx) {
+              int64_t ix = ox * sw + kx - pl;
+              if (ix < 0 || ix >= iw)
+                continue;
+              acc = acc + src[iy * iw + ix];
+              count = count + 1.0f;
+            }
+          }
+          dst[oy * ow + ox] = countReal ? acc / count : acc * scale;
+        }
+    }
+  });
+}
+
+void reduce(ReduceMode mode, int64_t outer, int64_t d, int64_t inner,
+            const float *in, float *out) {
+  bool isMax = mode == ReduceMode::Max, isMin = mode == ReduceMode::Min;
+  float scale = mode == ReduceMode::Mean ? 1.0f / float(d) : 1.0f;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const float *x = in + o * d * inner + i;
+      float acc;
+      if (isMax || isMin) {
+        // min runs as -max(-x) (exact negations).
+        acc = -std::numeric_limits<float>::infinity();
+        for (int64_t j = 0; j < d; ++j)
+          acc = std::max(acc, isMin ? -x[j * inner] : x[j * inner]);
+        acc = isMin ? -acc : acc;
+      } else {
+        acc = 0.0f;
+        for (int64_t j = 0; j < d; ++j)
+          acc = acc + x[j * inner];
+        acc = acc * scale;
+      }
+      out[o * inner + i] = acc;
+    }
+}
+
+void softmax(int64_t outer, int64_t d, int64_t inner, const float *in, bool log,
+             float *out) {
+  std::vector<float> diff(d), ex(d);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const float *x = in + o * d * inner + i;
+      float *y = out + o * d * inner + i;
+      float m = -std::numeric_limits<float>::infinity();
+      for (int64_t j = 0; j < d; ++j)
+        m = std::max(m, x[j * inner]);
+      float sum = 0.0f;
+      for (int64_t j = 0; j < d; ++j) {
+        diff[j] = x[j * inner] - m;
+        ex[j] = chip::exp(diff[j]);
+      }
+      for (int64_t j = 0; j < d; ++j)
+        sum = sum + ex[j];
+      sum = sum * 1.0f; // the pooling's scale
+      if (log) {
+        float ls = chip::log(sum);
+        for (int64_t j = 0; j < d; ++j)
+          y[j * inner] = diff[j] - ls;
+      } else {
+        for (int64_t j = 0; j < d; ++j)
+          y[j * inner] = ex[j] / sum;
+      }
+    }
+}
+
+void layerNorm(int64_t outer, int64_t d, const float *in, const float *scale,
+               const float *bias, float eps, float *out) {
+  float inv = 1.0f / float(d);
+  std::vector<float> v(d);
+  for (int64_t o = 0; o < outer; ++o) {
+    const float *x = in + o * d;
+    float *y = out + o * d;
+    float mean = 0.0f;
+    for (int64_t j = 0; j < d; ++j)
+      mean = mean + x[j];
+    mean = mean * inv;
+    float var = 0.0f;
+    for (int64_t j = 0; j < d; ++j) {
+      v[j] = x[j] - mean;
+      var = var + v[j] * v[j];
+    }
+    var = var * inv;
+    var = var + eps;
+    float r = rsqrt(var);
+    for (int64_t j = 0; j < d; ++j) {
+      float t = v[j] * r;
+      if (scale)
+        t = t * scale[j];
+      if (bias)
+        t = t + bias[j];
+      y[j] = t;
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Element-wise functions (the constants and sequences of backend Unary.cpp)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+constexpr float kExpLow = -87.0f;
+constexpr float kExpHigh = 88.0f;
+constexpr float kLog2E = 1.44269504088896341f;
+constexpr float kLn2Hi = 0.693359375f;
+constexpr float kLn2Lo = -2.12194440e-4f;
+constexpr int32_t kExpBias = 127;
+constexpr int32_t kMantBits = 23;
+constexpr float kExpTable[] = {1.0f,          1.0f,          0.5f,
+                               1.0f / 6.0f,   1.0f / 24.0f,  1.0f / 120.0f,
+                               1.0f / 720.0f, 1.0f / 5040.0f};
+constexpr float kLogTable[] = {2.0f,        2.0f / 3.0f, 2.0f / 5.0f,
+                               2.0f / 7.0f, 2.0f / 9.0f, 2.0f / 11.0f};
+constexpr float kSqrt2 = 1.41421356237309505f;
+constexpr float kErfP = 0.3275911f;
+constexpr float kErfTable[] = {0.0f,         0.254829592f,  -0.284496736f,
+                               1.421413741f, -1.453152027f, 1.061405429f};
+constexpr float kInvSqrt2 = 0.70710678118654752f;
+constexpr float kErfSmall = 0.5f;
+constexpr float kTwoOverSqrtPi = 1.12837916709551257f;
+constexpr float kErfSmallTable[] = {
+    kTwoOverSqrtPi,          -kTwoOverSqrtPi / 3.0f,
+    kTwoOverSqrtPi / 10.0f,  -kTwoOverSqrtPi / 42.0f,
+    kTwoOverSqrtPi / 216.0f, -kTwoOverSqrtPi / 1320.0f};
+constexpr float kTanhSmall = 0.25f;
+constexpr float kTanhTable[] = {1.0f, -1.0f / 3.0f, 2.0f / 15.0f,
+                                -17.0f / 315.0f, 62.0f / 2835.0f};
+constexpr int kMaxIntPow = 16;
+
+/// The SFU Taylor command: Horner from the highest coefficient.
+template <size_t N> float horner(const float (&k)[N], float x) {
+  float y = k[N - 1];
+  for (size_t i = N - 1; i-- > 0;) {
+    y = y * x;
+    y = y + k[i];
+  }
+  return y;
+}
+
+/// AR mac: fl32(old + fl32(a * b)).
+inline float mac(float old, float a, float b) { return old + a * b; }
+
+/// AR cast fp32 -> int32, nearest even, saturating.
+inline int32_t toInt32(float x) {
+  return int32_t(
+      isa::floatToInt(x, Prec::Int32, true, isa::RoundMode::HalfToEven));
+}
+
+} // namespace
+
+float exp(float x) {
+  float t1 = arMax(x, kExpLow);
+  t1 = arMin(t1, kExpHigh);
+  float d = t1 * kLog2E;
+  int32_t n = toInt32(d);
+  d = float(n);
+  t1 = mac(t1, d, -kLn2Hi);
+  t1 = mac(t1, d, -kLn2Lo);
+  d = horner(kExpTable, t1);
+  // 2^n from the exponent bits (int32 add wraps, the shift is logical).
+  uint32_t bits = uint32_t(n) + uint32_t(kExpBias);
+  bits <<= kMantBits;
+  return d * isa::bitsToFloat(bits);
+}
+
+float log(float x) {
+  // SFU normalize: x = s * m * 2^e, m in [1, 2); 0 / inf / NaN give e = 0
+  // and m = x.
+  int32_t e = 0;
+  float t1 = x;
+  if (x != 0 && std::isfinite(x)) {
+    int ex = 0;
+    float frac = std::frexp(x, &ex);
+    e = ex - 1;
+    t1 = frac * 2.0f;
+  }
+  float d = float(e);
+  float t2 = d + 1.0f;
+  d = t1 > kSqrt2 ? t2 : d;
+  t2 = t1 * 0.5f;
+  t1 = t1 > kSqrt2 ? t2 : t1;
+  t2 = t1 + 1.0f;
+  t1 = t1 - 1.0f;
+  t1 = t1 / t2;
+  t2 = t1 * t1;
+  t2 = horner(kLogTable, t2);
+  t2 = t2 * t1;
+  t2 = mac(t2, d, kLn2Lo);
+  d = d * kLn2Hi;
+  d = d + t2;
+  return x > 0.0f ? d : -std::numeric_limits<float>::infinity();
+}
+
+float erf(float x) {
+  float t1 = std::fabs(x);
+  float d = t1 * kErfP;
+  d = d + 1.0f;
+  d = 1.0f / d;
+  d = horner(kErfTable, d);
+  t1 = t1 * t1;
+  t1 = t1 * -1.0f;
+  t1 = chip::exp(t1);
+  d = d * t1;
+  d = 1.0f - d;
+  t1 = d * -1.0f;
+  d = x < 0.0f ? t1 : d;
+  // Small arguments: the Maclaurin series.
+  t1 = x * x;
+  t1 = horner(kErfSmallTable, t1);
+  t1 = t1 * x;
+  return std::fabs(x) < kErfSmall ? t1 : d;
+}
+
+float sigmoid(float x) {
+  float d = x * -1.0f;
+  d = chip::exp(d);
+  d = d + 1.0f;
+  return 1.0f / d;
+}
+
+float tanh(float x) {
+  float d = x * 2.0f;
+  d = chip::exp(d);
+  d = d + 1.0f;
+  d = 2.0f / d;
+  d = 1.0f - d;
+  float t1 = x * x;
+  t1 = horner(kTanhTable, t1);
+  t1 = t1 * x;
+  return std::fabs(x) < kTanhSmall ? t1 : d;
+}
+
+float silu(float x) { return sigmoid(x) * x; }
+
+float gelu(float x) {
+  float u = x * kInvSqrt2;
+  float d = chip::erf(u);
+  d = d + 1.0f;
+  d = d * x;
+  return d * 0.5f;
+}
+
+float rsqrt(float x) { return float(1.0 / std::sqrt(double(x))); }
+
+float sqrt(float x) { return 1.0f / rsqrt(x); }
+
+float powConst(float x, float a) {
+  if (a == std::round(a) && std::fabs(a) <= kMaxIntPow) {
+    int n = int(a), m = n < 0 ? -n : n;
+    if (m == 0)
+      return 1.0f;
+    float t = x, d = 0.0f;
+    bool have = false;
+    while (m) {
+      if (m & 1) {
+        d = have ? d * t : t;
+        have = true;
+      }
+      m >>= 1;
+      if (m)
+        t = t * t;
+    }
+    return n < 0 ? 1.0f / d : d;
+  }
+  if (a == 0.5f)
+    return sqrt(x);
+  if (a == -0.5f)
+    return rsqrt(x);
+  float d = chip::log(x);
+  d = d * a;
+  return chip::exp(d);
+}
+
+float leakyRelu(float x, float alpha, Prec p) {
+  float t = roundTo(x * roundTo(alpha, p), p);
+  return alpha <= 1.0f ? arMax(x, t) : arMin(x, t);
+}
+
+float clip(float x, float lo, float hi, Prec p) {
+  return arMin(arMax(x, roundTo(lo, p)), roundTo(hi, p));
+}
+
+float hardSigmoid(float x, float alpha, float beta, Prec p) {
+  // LIN mac with immediates of the tensor type, one rounding; then clamps.
+  float t = roundTo(x * roundTo(alpha, p) + roundTo(beta, p), p);
+  t = arMax(t, 0.0f);
+  return arMin(t, 1.0f);
+}
+
+float hardSwish(float x, Prec p) {
+  return roundTo(x * hardSigmoid(x, 1.0f / 6.0f, 0.5f, p), p);
+}
+
+} // namespace tpuc::tpu::chip

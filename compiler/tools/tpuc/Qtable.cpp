@@ -1,0 +1,346 @@
+//===- Qtable.cpp - tpuc qtable: which ops a 16-bit mode must keep in F32 -===//
+//
+//   tpuc qtable model_top.mlir --test-input in.npz --mode F16|BF16
+//       -o model.qtable [--margin M] [--threads N]
+//
+// In the spirit of TPU-MLIR's fp_forward / run_qtable: runs the top (f32)
+// interpreter on the test input and writes a quantize table (the format of
+// `tpuc deploy --quantize-table`) that keeps in F32 every op whose values do
+// not fit the 16-bit type:
+//   - an op that reads or writes a value (an activation or a weight) with
+//     |x| * M > the largest finite value of the type (f16 65504, bf16
+//     3.39e38) on the test input. The margin M (default 2, one binade) is
+//     headroom for inputs louder than the test input; inf and NaN that the
+//     f32 model computes itself (e.g. a Clip bound of +inf) are no overflow
+//     of the 16-bit type and are ignored;
+//   - then, to avoid cast round trips, an op between such ops: a data
+//     movement op (reshape, permute, slice, ...) that only F32 ops read,
+//     and any op that reads only F32 values (or model inputs) and that only
+//     F32 ops read. This keeps e.g. a model input that only F32 ops read in
+//     f32 instead of rounding it to f16 and back.
+// Each line says why in a comment (the largest |x| seen).
+//
+//===----------------------------------------------------------------------===//
+// Weights.h names ::tpu::npz as tpu::npz inside namespace tpuc: include it
+// before the tpuc::tpu namespace exists.
+#include "tpuc/Support/Weights.h"
+
+#include "Subcommands.h"
+
+#include "tpuc/Conversion/TopToTpu/TopToTpu.h"
+#include "tpuc/Dialect/Top/IR/TopOps.h"
+#include "tpuc/InitAll.h"
+#include "tpuc/Interpreter/Interpreter.h"
+#include "tpuc/Support/Module.h"
+
+#include "tpu/isa/Bmodel.h"
+#include "tpu/isa/Npz.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr const char *kTool = "tpuc qtable";
+
+constexpr const char *kUsage =
+    "usage: tpuc qtable model_top.mlir --test-input in.npz --mode F16|BF16 "
+    "-o model.qtable [--margin M] [--threads N]\n"
+    "\n"
+    "Runs the top interpreter on the test input and writes a quantize table\n"
+    "(for tpuc deploy --quantize-table) keeping in F32 every op that reads\n"
+    "or writes a value the 16-bit type cannot hold, and the ops between\n"
+    "such ops (no cast round trips).\n"
+    "  --test-input FILE   .npz with one array per model input\n"
+    "  --mode MODE         the 16-bit mode the model is deployed in: F16 or\n"
+    "                      BF16\n"
+    "  -o, --output FILE   the quantize table to write\n"
+    "  --margin M          an op stays F32 when |x| * M exceeds the type's\n"
+    "                      largest finite value (default 2: one binade of\n"
+    "                      headroom for louder inputs)\n"
+    "  --threads N         threads for the interpreter (default: all cores)\n";
+
+struct QtableOptions {
+  std::string model, input, output, mode;
+  double margin = 2.0;
+  unsigned threads = 0;
+};
+
+int fail(const llvm::Twine &message) {
+  llvm::errs() << kTool << ": error: " << message << "\n";
+  return 1;
+}
+
+int parseArgs(int argc, char **argv, QtableOptions &opts) {
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef a = argv[i];
+    auto value = [&](std::string &out) {
+      if (i + 1 >= argc)
+        return false;
+      out = argv[++i];
+      return true;
+    };
+    if (a == "-h" || a == "--help") {
+      llvm::outs() << kUsage;
+      return 0;
+    }
+    std::string v;
+    bool ok = true;
+    if (a == "--test-input" || a == "-i")
+      ok = value(opts.input);
+    else if (a == "-o" || a == "--output")
+      ok = value(opts.output);
+    else if (a == "--mode" || a == "--quantize")
+      ok = value(opts.mode);
+    else if (a == "--margin") {
+      ok = value(v);
+      if (ok && (llvm::StringRef(v).getAsDouble(opts.margin) ||
+                 !(opts.margin >= 1.0) || !std::isfinite(opts.margin)))
+        return fail("--margin needs a number >= 1, got '" + v + "'");
+    } else if (a == "--threads") {
+      ok = value(v);
+      if (ok && (!llvm::to_integer(v, opts.threads) || opts.threads == 0))
+        return fail("--threads needs a positive integer, got '" + v + "'");
+    } else if (a.starts_with("-") && a.size() > 1)
+      return fail("unknown option '" + a + "'\n" + kUsage);
+    else if (opts.model.empty())
+      opts.model = a.str();
+    else
+      return fail("unexpected argument '" + a + "'");
+    if (!ok)
+      return fail(a + " needs a value");
+  }
+  if (opts.model.empty() || opts.input.empty() || opts.output.empty() ||
+      opts.mode.empty()) {
+    llvm::errs() << kUsage;
+    return fail("a model, --test-input, --mode and -o are required");
+  }
+  return -1;
+}
+
+/// The largest |x| over the finite values of \p data (0 if none).
+double maxAbsFinite(const std::vector<float> &data) {
+  double m = 0;
+  for (float x : data)
+    if (std::isfinite(x))
+      m = std::max(m, static_cast<double>(std::fabs(x)));
+  return m;
+}
+
+/// Ops that only move or select values: kept F32 when only F32 ops read
+/// them, so that a value crosses the precision boundary once.
+bool isDataMovement(mlir::Operation *op) {
+  return mlir::isa<tpuc::top::ReshapeOp, tpuc::top::PermuteOp,
+                   tpuc::top::SliceOp, tpuc::top::SplitOp, tpuc::top::ConcatOp,
+                   tpuc::top::PadOp, tpuc::top::TileOp, tpuc::top::ExpandOp,
+                   tpuc::top::GatherOp>(op);
+}
+
+struct Decision {
+  bool keepF32 = false;
+  std::string why;
+};
+
+std::string formatValue(double x) { return llvm::formatv("{0:e2}", x).str(); }
+
+} // namespace
+
+int runQtable(int argc, char **argv) {
+  QtableOptions opts;
+  if (int status = parseArgs(argc, argv, opts); status >= 0)
+    return status;
+  std::optional<tpuc::QuantMode> mode = tpuc::parseQuantMode(opts.mode);
+  if (!mode || *mode == tpuc::QuantMode::F32)
+    return fail("--mode '" + opts.mode +
+                "' is not a 16-bit float mode (F16 or BF16; F32 holds every "
+                "value of the top interpreter)");
+  llvm::StringRef modeName = tpuc::quantModeName(*mode);
+  // The largest finite values: f16 (1 + 1023/1024) * 2^15, bf16
+  // (1 + 127/128) * 2^127.
+  const double maxFinite =
+      *mode == tpuc::QuantMode::F16 ? 65504.0 : 3.3895313892515355e38;
+  const double limit = maxFinite / opts.margin;
+
+  tpu::npz::Npz inputs = tpu::npz::readNpz(opts.input);
+
+  mlir::DialectRegistry registry;
+  tpuc::registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> buffer =
+      mlir::openInputFile(opts.model, &errorMessage);
+  if (!buffer)
+    return fail("cannot read '" + opts.model + "': " + errorMessage);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  mlir::OwningOpRef<mlir::ModuleOp> owned =
+      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  if (!owned)
+    return fail("cannot parse '" + opts.model + "' as an MLIR module");
+  mlir::ModuleOp module = *owned;
+  llvm::StringRef state = tpuc::module::getState(module);
+  if (state != tpuc::module::kStateTopF32)
+    return fail("'" + opts.model + "' is not a top module (top.state = \"" +
+                state + "\", expected \"" + tpuc::module::kStateTopF32 +
+                "\"); run tpuc transform first");
+  mlir::func::FuncOp func = tpuc::module::getMainFunc(module);
+  if (!func || func.isExternal())
+    return fail("'" + opts.model + "' has no main function");
+  if (mlir::failed(tpuc::loadWeights(module)))
+    return fail("cannot load the weights of '" + opts.model + "'");
+
+  tpuc::ModuleInterpreter interpreter(module);
+  if (opts.threads)
+    interpreter.setNumThreads(opts.threads);
+  for (const std::string &name : interpreter.inputNames()) {
+    const tpu::npz::Array *array = inputs.find(name);
+    if (!array)
+      return fail(opts.input + ": input '" + name + "' is missing");
+    if (array->shape != interpreter.shape(name))
+      return fail(opts.input + ": input '" + name + "' has shape " +
+                  tpu::npz::shapeString(array->shape) + ", the model wants " +
+                  tpu::npz::shapeString(interpreter.shape(name)));
+    interpreter.setInput(name, array->toFloat());
+  }
+  if (mlir::failed(interpreter.run(/*keepAll=*/true)))
+    return fail("interpreting '" + opts.model + "' failed");
+
+  // The ops a table can name, in program order.
+  mlir::Block &body = func.getBody().front();
+  std::vector<mlir::Operation *> ops;
+  for (mlir::Operation &op : body)
+    if (mlir::isa_and_nonnull<tpuc::top::TopDialect>(op.getDialect()) &&
+        !mlir::isa<tpuc::top::InputOp, tpuc::top::NoneOp, tpuc::top::WeightOp>(
+            op) &&
+        op.getAttrOfType<mlir::StringAttr>("name"))
+      ops.push_back(&op);
+
+  // 1. Values out of range.
+  llvm::DenseMap<mlir::Operation *, Decision> decisions;
+  for (mlir::Operation *op : ops) {
+    double worst = 0;
+    std::string what;
+    auto consider = [&](double m, const std::string &desc) {
+      if (m > worst) {
+        worst = m;
+        what = desc;
+      }
+    };
+    for (mlir::Value r : op->getResults()) {
+      std::string name = tpuc::top::getTensorName(r);
+      if (interpreter.hasTensor(name))
+        consider(maxAbsFinite(interpreter.tensor(name)),
+                 op->getNumResults() > 1 ? "result '" + name + "'"
+                                         : std::string("result"));
+    }
+    for (mlir::Value v : op->getOperands()) {
+      if (tpuc::top::isNone(v))
+        continue;
+      if (auto w = v.getDefiningOp<tpuc::top::WeightOp>()) {
+        consider(maxAbsFinite(tpuc::getWeightData(w)),
+                 "weight '" + w.getName().str() + "'");
+        continue;
+      }
+      std::string name = tpuc::top::getTensorName(v);
+      if (interpreter.hasTensor(name))
+        consider(maxAbsFinite(interpreter.tensor(name)),
+                 "input '" + name + "'");
+    }
+    if (worst > limit)
+      decisions[op] = {true, what + " max |x| = " + formatValue(worst) + " > " +
+                                 formatValue(limit)};
+  }
+  unsigned overflowing = decisions.size();
+
+  // 2. Ops between F32 ops, until nothing changes.
+  auto isF32 = [&](mlir::Value v) {
+    mlir::Operation *def = v.getDefiningOp();
+    if (!def || tpuc::top::isNone(v) ||
+        mlir::isa<tpuc::top::InputOp, tpuc::top::WeightOp>(def))
+      return true; // model inputs are f32; weights take the reader's type
+    auto it = decisions.find(def);
+    return it != decisions.end() && it->second.keepF32;
+  };
+  auto readersF32 = [&](mlir::Operation *op) {
+    bool any = false;
+    for (mlir::Operation *user : op->getUsers()) {
+      any = true;
+      if (user->hasTrait<mlir::OpTrait::IsTerminator>())
+        continue; // outputs are f32
+      auto it = decisions.find(user);
+      if (it == decisions.end() || !it->second.keepF32)
+        return false;
+    }
+    return any;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (mlir::Operation *op : llvm::reverse(ops)) {
+      if (decisions.count(op) || !readersF32(op))
+        continue;
+      if (isDataMovement(op)) {
+        decisions[op] = {true, "data movement that only F32 ops read"};
+        changed = true;
+      } else if (llvm::all_of(op->getOperands(), isF32)) {
+        decisions[op] = {true, "between F32 ops (no cast round trip)"};
+        changed = true;
+      }
+    }
+  }
+
+  size_t width = 0;
+  for (mlir::Operation *op : ops)
+    if (decisions.count(op))
+      width =
+          std::max(width, op->getAttrOfType<mlir::StringAttr>("name").size());
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "# Quantize table for tpuc deploy --quantize " << modeName
+     << " --quantize-table <this file>\n"
+     << "# written by: tpuc qtable " << opts.model << " --test-input "
+     << opts.input << " --mode " << modeName << " --margin "
+     << llvm::format("%g", opts.margin) << "\n"
+     << "# An op stays F32 when a value it reads or writes has |x| > "
+     << formatValue(limit) << " (the largest finite "
+     << (*mode == tpuc::QuantMode::F16 ? "f16" : "bf16") << ", "
+     << formatValue(maxFinite) << ", / margin "
+     << llvm::format("%g", opts.margin) << ") on the test input,\n"
+     << "# or sits between such ops.\n"
+     << "# op_name  mode  # why\n";
+  unsigned kept = 0;
+  for (mlir::Operation *op : ops) {
+    auto it = decisions.find(op);
+    if (it == decisions.end())
+      continue;
+    ++kept;
+    std::string name =
+        op->getAttrOfType<mlir::StringAttr>("name").getValue().str();
+    os << llvm::left_justify(name, width) << " F32  # " << op->getName() << ": "
+       << it->second.why << "\n";
+  }
+  os.flush();
+  tpu::isa::bmodel::writeFileAtomically(
+      opts.output, std::vector<uint8_t>(text.begin(), text.end()));
+  llvm::outs() << kTool << ": " << opts.output << ": " << kept << " of "
+               << ops.size() << " ops stay F32 in " << modeName << " ("
+               << overflowing << " out of range, " << kept - overflowing
+               << " between them)\n";
+  tpuc::getWeightRegistry(&context).release(module);
+  return 0;
+}
