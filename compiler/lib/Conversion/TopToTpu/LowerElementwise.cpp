@@ -132,23 +132,56 @@ LogicalResult lowerGelu(Operation *o, Lowering &l) {
   return makeActive(o, l, "gelu");
 }
 
-/// Cast keeps float32 values in top; in a float mode only the identity
-/// casts (to f32 / f64) and the rounding casts to the mode's own type lower.
+/// The integer type a float-mode cast to the ONNX integer type \p to goes
+/// through, or null. The chip has no 64-bit integers: int64 / uint64 go
+/// through int32 / uint32, so their values saturate at that range (the
+/// tpu.Cast description says so).
+Type castIntType(MLIRContext *ctx, StringRef to) {
+  auto signless = [&](unsigned w) { return IntegerType::get(ctx, w); };
+  auto unsignedT = [&](unsigned w) {
+    return IntegerType::get(ctx, w, IntegerType::Unsigned);
+  };
+  if (to == "int8")
+    return signless(8);
+  if (to == "uint8")
+    return unsignedT(8);
+  if (to == "int16")
+    return signless(16);
+  if (to == "uint16")
+    return unsignedT(16);
+  if (to == "int32" || to == "int64")
+    return signless(32);
+  if (to == "uint32" || to == "uint64")
+    return unsignedT(32);
+  return {};
+}
+
+/// Cast keeps float32 values in top; in a float mode the identity casts
+/// (to f32 / f64, to the mode's own type) become aliases and the casts to
+/// an integer type a tpu.Cast through that type (toward zero, saturating).
 LogicalResult lowerCast(Operation *o, Lowering &l) {
   auto op = cast<top::CastOp>(o);
   StringRef to = op.getTo();
   OpBuilder b(o);
-  Value x = l.activation(b, op.getInput());
   bool identity = to == "f32" || to == "f64" ||
                   (to == "f16" && l.getMode() == QuantMode::F16) ||
                   (to == "bf16" && l.getMode() == QuantMode::BF16);
-  if (!identity)
+  Type viaInt = castIntType(l.getContext(), to);
+  if (!identity && !viaInt)
     return l.unsupported(o, "a cast to '" + to +
                                 "' has no float-mode kernel (values are "
-                                "rounded to an integer or another float type)");
-  auto r = b.create<tpu::ReshapeOp>(op.getLoc(), l.actTypeOf(op.getOutput()), x,
-                                    op.getName());
-  replaceOp(o, r.getOutput());
+                                "rounded to another float type or to bool)");
+  Value x = l.activation(b, op.getInput());
+  Value r;
+  if (identity)
+    r = b.create<tpu::ReshapeOp>(op.getLoc(), l.actTypeOf(op.getOutput()), x,
+                                 op.getName())
+            .getOutput();
+  else
+    r = b.create<tpu::CastOp>(op.getLoc(), l.actTypeOf(op.getOutput()), x,
+                              op.getName(), TypeAttr::get(viaInt))
+            .getOutput();
+  replaceOp(o, r);
   return success();
 }
 

@@ -4,7 +4,8 @@
 // Filters and matmul weights take the mode's element type; biases and the
 // LayerNorm scale / bias stay f32, which is what the BM1684X float kernels
 // read (bm1684x.md 8.4). The filter layout is chosen later by
-// --tpu-weight-reorder.
+// --tpu-weight-reorder. 1-D and 2-D pools become tpu.Pool2D, 3-D pools
+// tpu.Pool3D.
 //
 //===----------------------------------------------------------------------===//
 #include "Lowering.h"
@@ -221,9 +222,38 @@ LogicalResult lowerMatMul(Operation *o, Lowering &l) {
   return success();
 }
 
+/// A 3-D pool (rank-5 input): tpu.Pool3D with the pads in ONNX order
+/// (front, top, left, back, bottom, right).
+template <typename PoolOpT>
+LogicalResult lowerPool3D(PoolOpT op, Lowering &l, StringRef mode) {
+  Operation *o = op.getOperation();
+  Shape k = toI64(op.getKernelShape()), s = toI64(op.getStrides());
+  Shape d = toI64(op.getDilations()), p = toI64(op.getPads());
+  if (module::getShape(op.getInput()).size() != 5 || s.size() != 3 ||
+      p.size() != 6)
+    return l.unsupported(o, "a 3-D window needs a 5-D input, 3 strides and "
+                            "6 pads");
+  if (llvm::any_of(d, [](int64_t v) { return v != 1; }))
+    return l.unsupported(o, "dilated pooling is not supported");
+  for (int i = 0; i < 3; ++i)
+    if (p[i] >= k[i] || p[i + 3] >= k[i])
+      return l.unsupported(o, "pads must be smaller than the kernel (a window "
+                              "of padding only has no value)");
+  OpBuilder b(o);
+  Value input = l.activation(b, op.getInput());
+  auto pool = b.create<tpu::Pool3DOp>(
+      op.getLoc(), l.actTypeOf(op.getOutput()), input, mode,
+      op.getKernelShape(), op.getStrides(), op.getPads(),
+      op.getCountIncludePad(), op.getDoRelu(), op.getReluLimit(), op.getName());
+  replaceOp(o, pool.getOutput());
+  return success();
+}
+
 template <typename PoolOpT>
 LogicalResult lowerPool(Operation *o, Lowering &l, StringRef mode) {
   auto op = cast<PoolOpT>(o);
+  if (op.getKernelShape().size() == 3)
+    return lowerPool3D(op, l, mode);
   FailureOr<Window> w = window2d(o, l, op.getKernelShape(), op.getStrides(),
                                  op.getDilations(), op.getPads());
   if (failed(w))

@@ -3,7 +3,7 @@
 //
 // Attributes are normalised on the way down: axes non-negative, slice starts
 // clamped into the input (ONNX rules), Split becomes one Slice per output,
-// Expand and Tile become tpu.Tile.
+// Expand and Tile become tpu.Tile. Gather indices may be computed.
 //
 //===----------------------------------------------------------------------===//
 #include "Lowering.h"
@@ -153,11 +153,17 @@ LogicalResult lowerGather(Operation *o, Lowering &l) {
   int64_t axis = normalizeAxis(op.getAxis(), in.size());
   if (axis < 0)
     return l.unsupported(o, "axis out of range");
-  if (!Lowering::isWeight(op.getIndices()))
-    return l.unsupported(o, "the indices must be a weight");
   OpBuilder b(o);
   Value x = l.activation(b, op.getInput());
-  Value indices = l.weight(op.getIndices(), b.getIntegerType(32));
+  // Constant indices are stored as i32. Computed ones are read in the float
+  // type they were produced in (the kernel converts them toward zero): no
+  // cast to the mode's type, so that f32 indices (a model input, an op
+  // kept in F32) stay exact beyond 2048 (f16) / 256 (bf16).
+  Value indices = op.getIndices();
+  if (Lowering::isWeight(indices))
+    indices = l.weight(indices, b.getIntegerType(32));
+  else if (!isa<FloatType>(tpu::getElementType(indices)))
+    indices = l.activation(b, indices);
   auto r = b.create<tpu::GatherOp>(op.getLoc(), l.actTypeOf(op.getOutput()), x,
                                    indices, axis, op.getName());
   replaceOp(o, r.getOutput());

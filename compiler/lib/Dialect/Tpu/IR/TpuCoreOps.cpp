@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Quant/QuantTypes.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -67,6 +68,16 @@ LogicalResult WeightOp::inference(InferenceContext &ctx) {
 LogicalResult CastOp::verify() {
   if (failed(verifyName(*this)))
     return failure();
+  if (std::optional<Type> via = getViaInt()) {
+    auto i = dyn_cast<IntegerType>(*via);
+    if (!i || (i.getWidth() != 8 && i.getWidth() != 16 && i.getWidth() != 32))
+      return emitOpError("via_int must be an 8-, 16- or 32-bit integer type, "
+                         "not ")
+             << *via;
+    if (!isa<FloatType>(getElementType(getInput())) ||
+        !isa<FloatType>(getElementType(getOutput())))
+      return emitOpError("via_int needs a float input and result");
+  }
   return checkShape(*this, getOutput(), shapeOf(getInput()), "result");
 }
 
@@ -74,6 +85,21 @@ LogicalResult CastOp::inference(InferenceContext &ctx) {
   const std::vector<float> &in = ctx.get(getInput());
   std::vector<float> &out = ctx.output(getOutput());
   Type from = getElementType(getInput()), to = getElementType(getOutput());
+  if (std::optional<Type> via = getViaInt()) {
+    // Toward zero, saturating (NaN gives 0), then nearest even: the AR
+    // casts of the backend's cast kernel.
+    auto i = cast<IntegerType>(*via);
+    unsigned w = i.getWidth();
+    double lo = i.isUnsigned() ? 0.0 : -std::ldexp(1.0, w - 1);
+    double hi =
+        i.isUnsigned() ? std::ldexp(1.0, w) - 1 : std::ldexp(1.0, w - 1) - 1;
+    for (size_t k = 0; k < in.size(); ++k)
+      out[k] = std::isnan(in[k]) ? 0.0f
+                                 : static_cast<float>(std::clamp(
+                                       std::trunc(double(in[k])), lo, hi));
+    roundBuffer(out, to);
+    return success();
+  }
   auto qFrom = dyn_cast<quant::UniformQuantizedType>(from);
   auto qTo = dyn_cast<quant::UniformQuantizedType>(to);
   for (size_t i = 0; i < in.size(); ++i) {

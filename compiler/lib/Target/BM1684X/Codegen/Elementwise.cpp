@@ -1,12 +1,15 @@
 //===- Elementwise.cpp - BM1684X codegen of the element-wise ops ---------===//
 //
 // The binary ops (backend binary, binaryConst, or unary for x ^ c),
-// tpu.Active (unary), tpu.PRelu, tpu.Where and tpu.Cast.
+// tpu.Active (unary), tpu.PRelu, tpu.Compare (compare, compareConst),
+// tpu.Where and tpu.Cast.
 //
 //===----------------------------------------------------------------------===//
 #include "../CodegenContext.h"
 
 #include "tpuc/Support/Module.h"
+
+#include "mlir/Dialect/Quant/QuantTypes.h"
 
 using namespace mlir;
 namespace backend = ::tpu::backend;
@@ -157,8 +160,66 @@ void WhereOp::codegenBM1684X(CodegenContext &ctx) {
   backend::where(ctx.emitter(), p);
 }
 
+void CompareOp::codegenBM1684X(CodegenContext &ctx) {
+  static const std::pair<StringRef, backend::CompareKind> kKinds[] = {
+      {"Equal", backend::CompareKind::Eq},
+      {"Greater", backend::CompareKind::Gt},
+      {"GreaterOrEqual", backend::CompareKind::Ge},
+      {"Less", backend::CompareKind::Lt},
+      {"LessOrEqual", backend::CompareKind::Le},
+  };
+  auto it =
+      llvm::find_if(kKinds, [&](auto &e) { return e.first == getMode(); });
+  if (it == std::end(kKinds))
+    throw CodegenError{*this, "no BM1684X kernel for comparison '" +
+                                  getMode().str() + "'"};
+  backend::CompareKind k = it->second;
+  Value lhs = getLhs(), rhs = getRhs(), out = getOutput();
+  // A one-element weight against a full-size tensor: an immediate. The
+  // weight is already of the tensor's type, so the kernel's rounding of the
+  // immediate to that type leaves it unchanged.
+  std::optional<float> lc = ctx.scalarWeight(lhs), rc = ctx.scalarWeight(rhs);
+  Value tensor = rc ? lhs : rhs;
+  if ((lc || rc) && !(lc && rc) &&
+      module::getNumElements(tensor) == module::getNumElements(out) &&
+      tpu::getElementType(tensor) == tpu::getElementType(rc ? rhs : lhs)) {
+    backend::CompareConstParams p;
+    p.name = getName().str();
+    p.input = ctx.tensor(*this, tensor, module::getShape(out));
+    p.output = ctx.tensor(*this, out);
+    p.kind = k;
+    p.value = rc ? *rc : *lc;
+    p.constOnLeft = !rc;
+    backend::compareConst(ctx.emitter(), p);
+    return;
+  }
+  backend::CompareParams p;
+  p.name = getName().str();
+  p.lhs = ctx.tensor(*this, lhs);
+  p.rhs = ctx.tensor(*this, rhs);
+  p.output = ctx.tensor(*this, out);
+  p.kind = k;
+  backend::compare(ctx.emitter(), p);
+}
+
 void CastOp::codegenBM1684X(CodegenContext &ctx) {
-  backend::cast(ctx.emitter(), ctx.ioParams<backend::CastParams>(*this));
+  Type from = tpu::getElementType(getInput()),
+       to = tpu::getElementType(getOutput());
+  if (isa<quant::QuantizedType>(from) || isa<quant::QuantizedType>(to))
+    throw CodegenError{*this, "no BM1684X kernel for a cast to or from a "
+                              "quantised type (scale, zero point)"};
+  auto p = ctx.ioParams<backend::CastParams>(*this);
+  if (std::optional<Type> via = getViaInt()) {
+    std::optional<::tpu::isa::Prec> prec = getPrec(*via);
+    if (!prec)
+      throw CodegenError{*this, "no BM1684X integer type for via_int"};
+    p.viaInt = backend::IntType{*prec, isSignedType(*via)};
+    p.round = ::tpu::isa::RoundMode::TowardsZero;
+  } else if (isa<FloatType>(from) && isa<IntegerType>(to)) {
+    // As the interpreter rounds to an integer type (tpu::roundToType).
+    p.round = ::tpu::isa::RoundMode::HalfAwayFromZero;
+  }
+  backend::cast(ctx.emitter(), p);
 }
 
 } // namespace tpuc::tpu

@@ -37,11 +37,18 @@ void SliceOp::codegenBM1684X(CodegenContext &ctx) {
 }
 
 void PadOp::codegenBM1684X(CodegenContext &ctx) {
-  if (getMode() != "constant")
-    throw CodegenError{*this, "no BM1684X kernel for '" + getMode().str() +
-                                  "' padding"};
+  StringRef m = getMode();
+  backend::PadMode mode = m == "reflect" ? backend::PadMode::Reflect
+                          : m == "edge"  ? backend::PadMode::Edge
+                                         : backend::PadMode::Constant;
+  if (mode == backend::PadMode::Constant && m != "constant")
+    throw CodegenError{*this,
+                       "no BM1684X kernel for '" + m.str() + "' padding"};
   auto p = ctx.ioParams<backend::PadParams>(*this);
   p.pads = toI64(getPaddings());
+  // Reflect pads of at least the axis size (the interpreter reflects
+  // periodically) are rejected by the kernel, naming the op.
+  p.mode = mode;
   p.value = static_cast<float>(getVal().convertToDouble());
   backend::pad(ctx.emitter(), p);
 }

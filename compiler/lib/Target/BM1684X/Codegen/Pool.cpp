@@ -1,4 +1,4 @@
-//===- Pool.cpp - BM1684X codegen of tpu.Pool2D --------------------------===//
+//===- Pool.cpp - BM1684X codegen of tpu.Pool2D and tpu.Pool3D -----------===//
 #include "../CodegenContext.h"
 
 using namespace mlir;
@@ -19,6 +19,29 @@ void Pool2DOp::codegenBM1684X(CodegenContext &ctx) {
   p.countIncludePad = getCountIncludePad();
   p.act = fusedActivation(getDoRelu(), getReluLimit().convertToDouble());
   backend::pool2d(ctx.emitter(), p);
+}
+
+void Pool3DOp::codegenBM1684X(CodegenContext &ctx) {
+  auto p = ctx.ioParams<backend::Pool3dParams>(*this);
+  p.kind =
+      getPoolMode() == "max" ? backend::PoolKind::Max : backend::PoolKind::Avg;
+  std::vector<int64_t> k = toI64(getKernelShape()), s = toI64(getStrides()),
+                       pads = toI64(getPads()); // begins (d, h, w), then ends
+  p.kernelD = k[0];
+  p.kernelH = k[1];
+  p.kernelW = k[2];
+  p.strideD = s[0];
+  p.strideH = s[1];
+  p.strideW = s[2];
+  p.padFront = pads[0];
+  p.padTop = pads[1];
+  p.padLeft = pads[2];
+  p.padBack = pads[3];
+  p.padBottom = pads[4];
+  p.padRight = pads[5];
+  p.countIncludePad = getCountIncludePad();
+  p.act = fusedActivation(getDoRelu(), getReluLimit().convertToDouble());
+  backend::pool3d(ctx.emitter(), p);
 }
 
 } // namespace tpuc::tpu

@@ -49,13 +49,30 @@ def Tpu_CastOp : Tpu_Op<"Cast", [Tpu_BM1684XCodegen]> {
     away from zero and saturated; from one, (q - zero_point) * scale. The
     F16 / BF16 modes put one at each model input and output.
 
+    With `via_int` (an integer type: i8, ui8, i16, ui16, i32 or ui32; float
+    input and result only) each value is first converted to that integer
+    type, rounding toward zero and saturating (NaN gives 0), then to the
+    result type (nearest even): the float-mode form of ONNX Cast to an
+    integer type (top.Cast keeps float values). A cast to int64 / uint64
+    goes through i32 / ui32 (the chip has no 64-bit integers), so values
+    beyond their range saturate there.
+
     ```mlir
     %1 = "tpu.Cast"(%0) {name = "x_f16"} : (tensor<1x3x32x32xf32>) -> tensor<1x3x32x32xf16>
     %2 = "tpu.Cast"(%0) {name = "x_i8"} : (tensor<1x3x32x32xf32>) -> tensor<1x3x32x32x!quant.uniform<i8:f32, 0.05>>
+    %3 = "tpu.Cast"(%0) {name = "x_int", via_int = i32} : (tensor<1x3x32x32xf32>) -> tensor<1x3x32x32xf32>
     ```
   }];
-  let arguments = (ins Tpu_Tensor:$input, StrAttr:$name);
+  let arguments = (ins Tpu_Tensor:$input, StrAttr:$name,
+                       OptionalAttr<TypeAttr>:$via_int);
   let results = (outs Tpu_Tensor:$output);
+  let builders = [
+    // A plain conversion (no via_int).
+    OpBuilder<(ins "::mlir::Type":$output, "::mlir::Value":$input,
+                   "::llvm::StringRef":$name), [{
+      build($_builder, $_state, output, input, name, ::mlir::TypeAttr());
+    }]>
+  ];
 }
 
 #endif // TPUC_DIALECT_TPU_IR_TPUCOREOPS

@@ -37,11 +37,14 @@ def Tpu_MaxOp : Tpu_BinaryOp<"Max", "max(lhs, rhs)">;
 def Tpu_MinOp : Tpu_BinaryOp<"Min", "min(lhs, rhs)">;
 def Tpu_PowOp : Tpu_BinaryOp<"Pow", "pow(lhs, rhs)">;
 
-def Tpu_CompareOp : Tpu_Op<"Compare"> {
+def Tpu_CompareOp : Tpu_Op<"Compare", [Tpu_BM1684XCodegen]> {
   let summary = "Elementwise comparison giving 0 or 1";
   let description = [{
     `mode` is Equal, Greater, GreaterOrEqual, Less or LessOrEqual; operands
     broadcast numpy-style; the result is 1 where the relation holds, else 0.
+    The operands are compared exactly in their element type (NaN compares
+    false); a one-element weight operand runs as a comparison with an
+    immediate on the BM1684X.
 
     ```mlir
     %2 = "tpu.Compare"(%0, %1) {name = "m", mode = "Greater"}

@@ -105,6 +105,36 @@ def Tpu_Pool2DOp : Tpu_Op<"Pool2D", [Tpu_BM1684XCodegen]> {
   let results = (outs Tpu_Tensor:$output);
 }
 
+def Tpu_Pool3DOp : Tpu_Op<"Pool3D", [Tpu_BM1684XCodegen]> {
+  let summary = "3-D max or average pooling";
+  let description = [{
+    ONNX MaxPool / AveragePool on (N, C, D, H, W). `kernel_shape` and
+    `strides` are (d, h, w); `pads` are the begins (front, top, left), then
+    the ends (back, bottom, right). `pool_mode` "max": padding never wins;
+    "avg": the divisor is kd * kh * kw with `count_include_pad`, else the
+    number of real elements under the window.
+
+    Evaluated as the BM1684X kernel does (backend pool3d): every depth
+    slice is pooled over (H, W) into f32 (the window's maximum, or its sum
+    in (ky, kx) order), the depth taps of each output are combined in order
+    (max, or an f32 sum), an average divides that sum once by the divisor;
+    then the relu, and one rounding to the result type.
+
+    ```mlir
+    %1 = "tpu.Pool3D"(%0) {name = "pool", pool_mode = "avg", kernel_shape = [2, 3, 3],
+           strides = [2, 2, 2], pads = [0, 1, 1, 0, 1, 1]}
+         : (tensor<1x4x8x8x8xf32>) -> tensor<1x4x4x4x4xf32>
+    ```
+  }];
+  let arguments = (ins Tpu_Tensor:$input, StrAttr:$pool_mode,
+                       I64ArrayAttr:$kernel_shape, I64ArrayAttr:$strides,
+                       I64ArrayAttr:$pads,
+                       DefaultValuedAttr<BoolAttr, "false">:$count_include_pad,
+                       Tpu_DoRelu:$do_relu, Tpu_ReluLimit:$relu_limit,
+                       StrAttr:$name);
+  let results = (outs Tpu_Tensor:$output);
+}
+
 def Tpu_SoftmaxOp : Tpu_Op<"Softmax", [Tpu_BM1684XCodegen]> {
   let summary = "Softmax (or log-softmax) along one axis";
   let description = [{

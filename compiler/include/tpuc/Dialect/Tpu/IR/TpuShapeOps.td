@@ -71,7 +71,9 @@ def Tpu_PadOp : Tpu_Op<"Pad", [Tpu_BM1684XCodegen]> {
   let summary = "Pads every axis";
   let description = [{
     `paddings` holds the begin pads of every axis, then the end pads
-    (non-negative); `mode` is "constant" (fill `val`), "reflect" or "edge".
+    (non-negative); `mode` is "constant" (fill `val`), "reflect" (mirror
+    without repeating the edge; pads smaller than the axis) or "edge"
+    (repeat the edge element).
 
     ```mlir
     %1 = "tpu.Pad"(%0) {name = "p", paddings = [0, 0, 1, 1, 0, 0, 1, 1], mode = "constant", val = 0.0 : f64}
@@ -123,7 +125,11 @@ def Tpu_GatherOp : Tpu_Op<"Gather", [Tpu_BM1684XCodegen]> {
   let summary = "Takes entries along an axis by index";
   let description = [{
     ONNX Gather with a non-negative `axis`; `indices` holds integers
-    (negative ones count from the end) in an f32 or integer tensor.
+    (negative ones count from the end) in an i32 tensor (a weight) or in a
+    float tensor (f32, f16 or bf16: a model input or another op's result,
+    in the type it was computed in; values are converted toward zero). The
+    indices are read at run time; f16 / bf16 hold every integer only up to
+    2048 / 256.
 
     ```mlir
     %2 = "tpu.Gather"(%0, %1) {name = "g", axis = 0 : i64}
