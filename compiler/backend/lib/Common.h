@@ -82,6 +82,12 @@ uint64_t euBytes(const isa::ChipParams &chip, Prec prec, Shape4 shape);
 
 /// Bump allocator over one lane's local memory (the same offsets in every
 /// lane). Buffers are aligned to localAlign bytes.
+///
+/// Local memory is cut into single-ported banks (chip.bankBytes()); a TIU
+/// command whose result shares a bank with an operand loses cycles to the
+/// collisions (simulator/docs/timing.md, "Bank conflicts"). Kernels allocate
+/// the buffers one command reads first, then call startNewBank before the
+/// buffers it writes, so that the two sets share no bank when memory allows.
 class LocalAlloc {
 public:
   LocalAlloc(const isa::ChipParams &chip, const OpCtx &ctx);
@@ -89,6 +95,22 @@ public:
   uint64_t alloc(uint64_t bytes, const char *what);
   uint64_t used() const { return used_; }
   uint64_t capacity() const { return capacity_; }
+  /// Bytes from `offset` up to the next bank boundary (0 on a boundary).
+  uint64_t toNextBank(uint64_t offset) const {
+    uint64_t bank = chip_.bankBytes();
+    return (bank - offset % bank) % bank;
+  }
+  /// Moves the next buffer to the start of a bank, so that buffers allocated
+  /// from now on share no bank with earlier ones, if `bytesAfter` more bytes
+  /// (the buffers still to come, each localAlign-aligned) fit behind it;
+  /// otherwise keeps the placement dense. Returns whether it moved.
+  bool startNewBank(uint64_t bytesAfter) {
+    uint64_t at = used_ + toNextBank(used_);
+    if (at + bytesAfter > capacity_)
+      return false;
+    used_ = at;
+    return true;
+  }
 
 private:
   const isa::ChipParams &chip_;

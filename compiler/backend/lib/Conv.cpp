@@ -7,7 +7,10 @@
 // tiles of that channel tile run; input and output tiles are
 // double-buffered, so GDMA loads the next input rows while the TIU
 // convolves. The tile search prefers all output channels of a group (their
-// weights loaded once), then as many output rows as fit.
+// weights loaded once), then as many output rows as fit. The output tiles
+// start on a new local-memory bank behind the weights and input tiles when
+// that costs at most some rows, so a convolution never writes a bank it
+// reads (LocalAlloc::startNewBank).
 //
 // A transposed convolution runs as the convolution of the zero-inserted
 // input (opd0_*_ins0 = stride - 1) with the kernel rotated by 180 degrees
@@ -136,15 +139,28 @@ void runConv(CmdEmitter &em, const ConvJob &job) {
   auto outShape = [&](int64_t ocT, int64_t nT, int64_t ohT) {
     return Shape4{uint32_t(nT), uint32_t(ocT), uint32_t(ohT), uint32_t(g.ow)};
   };
-  auto total = [&](const Plan &p) {
-    Shape4 os = outShape(p.ocT, p.nT, p.ohT);
+  // The buffers the convolution reads (weights, bias, input tiles) come
+  // first, the ones it writes (output tiles, activation scratch) after them.
+  auto readBytes = [&](const Plan &p) {
     return p.wCopies * (wBytes(p.ocT) + biasBytes(p.ocT)) +
-           2 * al(inBytes(p.ocT, p.nT, p.ohT)) +
-           2 * al(euBytes(chip, job.outPrec, os)) +
+           2 * al(inBytes(p.ocT, p.nT, p.ohT));
+  };
+  auto writeBytes = [&](const Plan &p) {
+    Shape4 os = outShape(p.ocT, p.nT, p.ohT);
+    return 2 * al(euBytes(chip, job.outPrec, os)) +
            temps * al(euBytes(chip, Prec::Fp32, os));
   };
+  // With `apart`, the written buffers start on a new bank, so that the
+  // command's result shares no bank with its operands (bank conflicts).
+  uint64_t base = al(alloc.used());
+  auto total = [&](const Plan &p, bool apart) {
+    uint64_t r = readBytes(p);
+    return r + (apart ? alloc.toNextBank(base + r) : 0) + writeBytes(p);
+  };
   // Tile search: output channels (all, then multiples of the lanes), then
-  // rows, then batch.
+  // rows, then batch. Keeping reads and writes in separate banks comes
+  // after the channel tile (which decides how often the input is loaded)
+  // but before the row count.
   Plan plan;
   std::vector<int64_t> ocCands{g.ocg};
   for (int64_t s = ceilDiv(g.ocg, npu) - 1; s >= 1; --s)
@@ -153,13 +169,15 @@ void runConv(CmdEmitter &em, const ConvJob &job) {
     bool several = ocT < g.ocg || g.groups > 1;
     for (unsigned copies : {several ? 2u : 1u, 1u}) {
       Plan p{ocT, 1, 1, copies};
-      if (total(p) > cap)
+      if (total(p, false) > cap)
         continue;
+      bool apart = total(p, true) <= cap;
+      auto fits = [&](const Plan &q) { return total(q, apart) <= cap; };
       int64_t lo = 1, hi = g.oh;
       while (lo < hi) {
         int64_t mid = lo + (hi - lo + 1) / 2;
         p.ohT = mid;
-        if (total(p) <= cap)
+        if (fits(p))
           lo = mid;
         else
           hi = mid - 1;
@@ -170,7 +188,7 @@ void runConv(CmdEmitter &em, const ConvJob &job) {
         while (nlo < nhi) {
           int64_t mid = nlo + (nhi - nlo + 1) / 2;
           p.nT = mid;
-          if (total(p) <= cap)
+          if (fits(p))
             nlo = mid;
           else
             nhi = mid - 1;
@@ -187,7 +205,7 @@ void runConv(CmdEmitter &em, const ConvJob &job) {
     Plan one{std::min<int64_t>(g.ocg, npu), 1, 1, 1};
     ctx.fail("does not fit in local memory: one output row of " +
              std::to_string(one.ocT) + " channels needs " +
-             std::to_string(total(one)) + " bytes per lane (input " +
+             std::to_string(total(one, false)) + " bytes per lane (input " +
              std::to_string(inBytes(one.ocT, 1, 1)) + ", weights " +
              std::to_string(wBytes(one.ocT)) + "), " + std::to_string(cap) +
              " are available");
@@ -227,6 +245,7 @@ void runConv(CmdEmitter &em, const ConvJob &job) {
   for (auto &b : inBuf)
     b = alloc.alloc(inBytes(plan.ocT, plan.nT, plan.ohT), "input tile");
   Shape4 maxOut = outShape(plan.ocT, plan.nT, plan.ohT);
+  alloc.startNewBank(writeBytes(plan));
   for (auto &b : outBuf)
     b = alloc.alloc(euBytes(chip, job.outPrec, maxOut), "output tile");
   for (unsigned t = 0; t < temps; ++t)

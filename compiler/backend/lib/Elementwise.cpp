@@ -295,15 +295,27 @@ void runEltwise(
                              {uint32_t(n.size), uint32_t(c.size),
                               uint32_t(h.size), uint32_t(w.size)}});
   }
+  // Buffers as large as the largest tile (at most the budget), so that the
+  // output tiles can start on a bank of their own behind the input tiles:
+  // an element-wise command writing a bank it reads loses its streaming
+  // time again (bank conflicts; LocalAlloc::startNewBank).
+  auto largest = [&](Prec p) {
+    uint64_t b = 0;
+    for (const Step &st : steps)
+      b = std::max(b, euBytes(chip, p, st.shape));
+    return uint64_t(alignUp(int64_t(b), int64_t(align)));
+  };
   std::vector<std::array<uint64_t, 2>> inBuf(nIn);
   for (size_t i = 0; i < nIn; ++i)
     for (auto &b : inBuf[i])
-      b = alloc.alloc(budget(inPrec[i]), "input tile");
+      b = alloc.alloc(largest(inPrec[i]), "input tile");
+  alloc.startNewBank(2 * largest(outPrec) +
+                     uint64_t(temps) * largest(Prec::Fp32));
   std::array<uint64_t, 2> outBuf;
   for (auto &b : outBuf)
-    b = alloc.alloc(budget(outPrec), "output tile");
+    b = alloc.alloc(largest(outPrec), "output tile");
   for (unsigned t = 0; t < temps; ++t)
-    scratch.temps.push_back(alloc.alloc(budget(Prec::Fp32), "scratch tile"));
+    scratch.temps.push_back(alloc.alloc(largest(Prec::Fp32), "scratch tile"));
 
   auto inTile = [&](size_t i, size_t k) {
     return localTensor(chip, inBuf[k][i % 2], inPrec[k], steps[i].shape);

@@ -164,11 +164,20 @@ void runMatmul(CmdEmitter &em, const OpCtx &ctx, const MatMulParams &p,
   for (auto &b : lBuf)
     b = alloc.alloc(euBytes(chip, pin, leftShape(plan.mT, plan.kT)),
                     "left matrix tile");
+  uint64_t accBuf = 0;
+  bool accSeparate = split && pout != Prec::Fp32;
+  // Results in banks of their own when they fit there (bank conflicts;
+  // LocalAlloc::startNewBank).
+  {
+    uint64_t outBytes = up(euBytes(chip, pout, outShape(plan.mT, plan.nT)));
+    uint64_t f32Bytes =
+        up(euBytes(chip, Prec::Fp32, outShape(plan.mT, plan.nT)));
+    alloc.startNewBank(2 * outBytes + (accSeparate ? f32Bytes : 0) +
+                       temps * f32Bytes);
+  }
   for (auto &b : oBuf)
     b = alloc.alloc(euBytes(chip, pout, outShape(plan.mT, plan.nT)),
                     "result tile");
-  uint64_t accBuf = 0;
-  bool accSeparate = split && pout != Prec::Fp32;
   if (accSeparate)
     accBuf = alloc.alloc(euBytes(chip, Prec::Fp32, outShape(plan.mT, plan.nT)),
                          "accumulator");

@@ -159,6 +159,9 @@ void pool2d(CmdEmitter &em, const PoolParams &p) {
   std::array<uint64_t, 2> inBuf, outBuf;
   for (auto &b : inBuf)
     b = alloc.alloc(euBytes(chip, pin, maxIn), "input tile");
+  // Output tiles (and what follows) in banks of their own when they fit
+  // there (bank conflicts; LocalAlloc::startNewBank).
+  alloc.startNewBank(bytes(nT, cT, ohT) - 2 * up(euBytes(chip, pin, maxIn)));
   for (auto &b : outBuf)
     b = alloc.alloc(euBytes(chip, pout, maxOut), "output tile");
   uint64_t onesBuf = 0, countBuf = 0, sumBuf = 0;

@@ -69,8 +69,10 @@ struct TiuCost {
   uint64_t startupCycles = 0;
   /// Steps through the cube or the EU (grows with the data).
   uint64_t streamCycles = 0;
-  /// Extra cycles for reading and writing one bank (0 without conflict).
+  /// Extra cycles for the read and write beats that collide in a shared
+  /// bank (0 without conflict).
   uint64_t conflictCycles = 0;
+  /// (read, write) operand pairs whose bank spans overlap.
   unsigned conflictPairs = 0;
   /// Banks the command's operands and results occupy (in every lane).
   BankMask banks = 0;
@@ -96,7 +98,12 @@ struct TiuCost {
 ///               * kernelElements * iterations / tiu.eu_steps_per_cycle),
 ///      startup = tiu.eu_startup
 ///  - SYS: startup = tiu.sys_cycles, no stream.
-/// A bank conflict adds ceil(stream * tiu.bank_conflict_pct / 100).
+/// A bank conflict (a read and a write range sharing a bank) adds
+///      ceil(min(read beats, write beats) * tiu.bank_conflict_pct / 100)
+/// counting only the beats in the shared banks: read beats
+/// ceil(stream * shared bytes / operand bytes) per operand, write beats
+/// ceil(shared bytes / (EU_BYTES, times tiu.eu_steps_per_cycle for vector
+/// commands)) per result.
 TiuCost tiuCost(const TiuOp &op, const TiuWork &work, const SimConfig &cfg);
 
 /// Cost of one GDMA command. The engine's own time is in GDMA cycles; the

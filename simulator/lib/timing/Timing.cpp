@@ -23,6 +23,18 @@ uint64_t reductionChannels(const TiuWork &work) {
   return perOutput == 0 ? 0 : ceilDiv(work.macs, perOutput);
 }
 
+/// Bytes of the lane range [offset, offset + bytes) that lie in the banks of
+/// `mask` (banks of `bankBytes` each).
+uint64_t bytesInBanks(uint64_t offset, uint64_t bytes, BankMask mask,
+                      uint64_t bankBytes) {
+  uint64_t sum = 0, end = offset + bytes;
+  for (uint64_t b = offset / bankBytes; b * bankBytes < end; ++b)
+    if ((mask >> (b % kMaskBits)) & 1)
+      sum +=
+          std::min(end, (b + 1) * bankBytes) - std::max(offset, b * bankBytes);
+  return sum;
+}
+
 } // namespace
 
 BankSpan bankSpan(const isa::ChipParams &chip, uint64_t offset,
@@ -144,25 +156,48 @@ TiuCost tiuCost(const TiuOp &op, const TiuWork &work, const SimConfig &cfg) {
   // the command and for the banks it holds (TIU/GDMA contention).
   uint64_t bank = cfg.chip.bankBytes();
   BankSpan readSpans[TiuWork::kMaxReads], writeSpans[TiuWork::kMaxWrites];
+  BankMask readBanks = 0, writeBanks = 0;
   size_t reads = 0, writes = 0;
   for (const TiuWork::Operand &r : work.reads)
     if (r.bytesPerLane != 0) {
       BankSpan &span = readSpans[reads++];
       span = {r.offset / bank, (r.offset + r.bytesPerLane - 1) / bank};
-      cost.banks |= spanMask(span);
+      readBanks |= spanMask(span);
     }
   for (const TiuWork::Operand &w : work.writes)
     if (w.bytesPerLane != 0) {
       BankSpan &span = writeSpans[writes++];
       span = {w.offset / bank, (w.offset + w.bytesPerLane - 1) / bank};
-      cost.banks |= spanMask(span);
+      writeBanks |= spanMask(span);
     }
+  cost.banks = readBanks | writeBanks;
   for (size_t i = 0; i < reads; ++i)
     for (size_t j = 0; j < writes; ++j)
       cost.conflictPairs += readSpans[i].overlaps(writeSpans[j]);
-  if (cost.conflictPairs > 0)
-    cost.conflictCycles =
-        ceilDiv(cost.streamCycles * cfg.bankConflictPct, kPercent);
+  if (cost.conflictPairs == 0)
+    return cost;
+  // Single-ported banks: every write beat into a bank the read stream is
+  // using takes one read cycle (and vice versa), so the colliding accesses
+  // are the fewer of the read beats and the write beats in the shared
+  // banks. The stream reads its operands one port word per cycle, spread
+  // over each operand's range; results leave one port word per beat (a
+  // vector command moves tiu.eu_steps_per_cycle words per cycle).
+  uint64_t beatBytes = cfg.chip.euBytes;
+  if (cost.unit == TiuUnit::Vector)
+    beatBytes *= cfg.euStepsPerCycle;
+  uint64_t readBeats = 0, writeBeats = 0;
+  for (const TiuWork::Operand &r : work.reads)
+    if (r.bytesPerLane != 0) {
+      uint64_t shared =
+          bytesInBanks(r.offset, r.bytesPerLane, writeBanks, bank);
+      readBeats += ceilDiv(cost.streamCycles * shared, r.bytesPerLane);
+    }
+  for (const TiuWork::Operand &w : work.writes) {
+    uint64_t shared = bytesInBanks(w.offset, w.bytesPerLane, readBanks, bank);
+    writeBeats += ceilDiv(shared, beatBytes);
+  }
+  cost.conflictCycles =
+      ceilDiv(std::min(readBeats, writeBeats) * cfg.bankConflictPct, kPercent);
   return cost;
 }
 

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 
@@ -36,9 +37,15 @@ uint64_t addCycles(uint32_t res, uint32_t a, uint32_t b,
   return sim.cycles() - fetchedCycles(cfg, c.bytes());
 }
 
-TEST(SimBank, ReadAndWriteInOneBankPayThePenalty) {
+TEST(SimBank, ElementwiseInOneBankPaysItsStreamAgain) {
+  // An element-wise op reads one port word of each operand and writes one
+  // word of result per step, so when the result shares the bank of an
+  // operand every one of its stream's beats collides with a write beat:
+  // min(read beats, write beats) = the streaming time (1024 bytes per lane,
+  // 16 words of 64 bytes each way), charged at tiu.bank_conflict_pct.
   SimConfig cfg = SimConfig::defaults();
   uint64_t stream = ceilDiv(kPerLane, cfg.chip.euNum(kPrec));
+  ASSERT_EQ(stream, kLaneBytesUsed / cfg.chip.euBytes);
   uint64_t clean = cfg.euStartup + stream;
   uint64_t penalty = ceilDiv(stream * cfg.bankConflictPct, 100);
   // Banks 0, 1, 2: no conflict.
@@ -47,19 +54,28 @@ TEST(SimBank, ReadAndWriteInOneBankPayThePenalty) {
                       laddr(0, kBankBytes), &s),
             clean);
   EXPECT_EQ(s.bankConflicts, 0u);
-  // Result in operand 0's bank (bank 0, different bytes).
+  // Result in operand 0's bank (bank 0, different bytes): operand 0's 16
+  // read beats against the result's 16 write beats; operand 1 (bank 1) is
+  // not in a shared bank.
   EXPECT_EQ(addCycles(laddr(0, 8192), laddr(0, 0), laddr(0, kBankBytes), &s),
             clean + penalty);
   EXPECT_EQ(s.bankConflicts, 1u);
   EXPECT_EQ(s.bankConflictCycles, penalty);
-  // In place (result = operand 1) conflicts too.
+  // In place (result = operand 1) conflicts the same way.
   EXPECT_EQ(addCycles(laddr(0, kBankBytes), laddr(0, 0), laddr(0, kBankBytes)),
+            clean + penalty);
+  // Both operands in the result's bank: 32 read beats, still 16 write
+  // beats, so 16 collisions.
+  EXPECT_EQ(addCycles(laddr(0, 8192), laddr(0, 0), laddr(0, 4096)),
             clean + penalty);
 }
 
 TEST(SimBank, BankBoundaryIsExact) {
   // Operand 0 ends exactly at the end of bank 0 and the result starts bank
-  // 1: no conflict. Moved 64 bytes later, operand 0 reaches into bank 1.
+  // 1: no conflict. Moved 64 bytes later, operand 0 reaches into bank 1
+  // with 64 of its 1024 bytes per lane: the 16-cycle stream reads that part
+  // in ceil(16 * 64 / 1024) = 1 beat, against the result's 16 write beats
+  // in bank 1, so one beat collides.
   SimConfig cfg = SimConfig::defaults();
   uint64_t stream = ceilDiv(kPerLane, cfg.chip.euNum(kPrec));
   uint64_t clean = cfg.euStartup + stream;
@@ -67,8 +83,81 @@ TEST(SimBank, BankBoundaryIsExact) {
   uint32_t b = laddr(0, 4 * kBankBytes);
   uint32_t endsAtBoundary = laddr(0, kBankBytes - kLaneBytesUsed);
   EXPECT_EQ(addCycles(res, endsAtBoundary, b), clean);
-  EXPECT_EQ(addCycles(res, endsAtBoundary + 64, b),
-            clean + ceilDiv(stream * cfg.bankConflictPct, 100));
+  uint64_t readBeats = ceilDiv(stream * 64, kLaneBytesUsed);
+  ASSERT_EQ(readBeats, 1u);
+  EXPECT_EQ(
+      addCycles(res, endsAtBoundary + 64, b),
+      clean + ceilDiv(std::min(readBeats, stream) * cfg.bankConflictPct, 100));
+}
+
+// An int8 conv, 64 -> 64 channels, 3x3 kernel, 10x10 -> 8x8, int32
+// result. One channel (slot) per lane: input 100 bytes per lane, result
+// 64 points x 4 = 256 bytes per lane, weights 9 x 64 bytes per lane.
+constexpr uint32_t kConvCh = 64, kConvIn = 10, kConvK = 3,
+                   kConvOut = kConvIn - kConvK + 1;
+
+RawCommand convCmd(uint32_t in, uint32_t weights, uint32_t res) {
+  isa::cmd::SConv c;
+  c.cmd_short = 1;
+  c.cmd_id = 1;
+  c.tsk_typ = unsigned(isa::TiuTask::Conv);
+  c.opd0_sign = c.opd1_sign = 1;
+  c.opd0_prec = unsigned(Prec::Int8);
+  c.res0_prec = unsigned(Prec::Int32);
+  c.opd2_const = 1; // kernel zero point 0
+  c.opd3_const = 1; // pad value 0
+  c.res_op_x_str = c.res_op_y_str = 1;
+  c.res0_n = 1;
+  c.res0_c = kConvCh;
+  c.res0_h = c.res0_w = kConvOut;
+  c.opd0_c = kConvCh;
+  c.opd0_h = c.opd0_w = kConvIn;
+  c.opd1_h = c.opd1_w = kConvK;
+  c.opd0_addr = in;
+  c.opd1_addr = weights;
+  c.res0_addr = res;
+  return isa::encode(c);
+}
+
+uint64_t convCycles(uint32_t in, uint32_t weights, uint32_t res,
+                    SimStats *stats = nullptr) {
+  SimConfig cfg = SimConfig::defaults();
+  Simulator sim(cfg, SimMode::Timing);
+  RawCommand c = convCmd(in, weights, res);
+  sim.runGroup({c}, {});
+  if (stats)
+    *stats = sim.stats();
+  return sim.cycles() - fetchedCycles(cfg, c.bytes());
+}
+
+TEST(SimBank, ConvInOneBankPaysOnlyItsWriteBeats) {
+  // The cube reads its input for every kernel position and input-channel
+  // step but writes each result once: 8 rows of 8 points at 4 points per
+  // step are 16 steps, each one 4-byte run (one port word), times 9 kernel
+  // positions times ceil(64 / 64) channel steps = 144 read cycles. The
+  // result, 256 bytes per lane, leaves in 4 write beats. With the result
+  // right after the input in bank 0 (a dense placement), 4 write beats meet
+  // the input's 144 read beats: 4 collisions.
+  SimConfig cfg = SimConfig::defaults();
+  ASSERT_EQ(cfg.cubePixels(Prec::Int8), 4u);
+  ASSERT_EQ(cfg.chip.icParallel(Prec::Int8), kConvCh);
+  uint64_t stream = uint64_t(kConvOut) * (kConvOut / 4) * kConvK * kConvK * 1;
+  uint64_t clean = cfg.cubeStartup + stream;
+  uint32_t in = laddr(0, 0), weights = laddr(0, kBankBytes);
+  uint64_t resBytes = uint64_t(kConvOut) * kConvOut * 4;
+  uint64_t writeBeats = ceilDiv(resBytes, cfg.chip.euBytes);
+  ASSERT_EQ(writeBeats, 4u);
+  SimStats s;
+  // Result in bank 2: no conflict.
+  EXPECT_EQ(convCycles(in, weights, laddr(0, 2 * kBankBytes), &s), clean);
+  EXPECT_EQ(s.bankConflicts, 0u);
+  // Result at offset 128 (the input's 100 bytes rounded to 64): bank 0.
+  uint64_t penalty =
+      ceilDiv(std::min(stream, writeBeats) * cfg.bankConflictPct, 100);
+  EXPECT_EQ(convCycles(in, weights, laddr(0, 128), &s), clean + penalty);
+  EXPECT_EQ(s.bankConflicts, 1u);
+  EXPECT_EQ(s.bankConflictCycles, penalty);
+  EXPECT_EQ(penalty, 4u);
 }
 
 TEST(SimBank, PenaltyComesFromTheConfig) {
