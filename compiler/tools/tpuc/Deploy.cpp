@@ -28,11 +28,9 @@
 // are never reused, so the activation memory grows.
 //
 //===----------------------------------------------------------------------===//
-// Weights.h names ::tpu::npz as tpu::npz inside namespace tpuc: include it
-// before the tpuc::tpu namespace exists.
-#include "tpuc/Support/Weights.h"
-
 #include "Subcommands.h"
+
+#include "tpuc/Support/Weights.h"
 
 #include "tpuc/Conversion/TopToTpu/TopToTpu.h"
 #include "tpuc/Dialect/Top/IR/TopOps.h"

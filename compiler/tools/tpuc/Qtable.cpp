@@ -21,8 +21,6 @@
 // Each line says why in a comment (the largest |x| seen).
 //
 //===----------------------------------------------------------------------===//
-// Weights.h names ::tpu::npz as tpu::npz inside namespace tpuc: include it
-// before the tpuc::tpu namespace exists.
 #include "tpuc/Support/Weights.h"
 
 #include "Subcommands.h"

@@ -83,7 +83,7 @@ void registerImportDialects(mlir::MLIRContext &context);
 /// Converts an ONNX TensorProto (raw or typed data; external data located
 /// relative to \p baseDir) to an npz array: float types as F32, BOOL as
 /// Bool, other integer types as I64. \p what names it in errors.
-tpu::npz::Array tensorProtoToArray(const onnx::TensorProto &tensor,
+::tpu::npz::Array tensorProtoToArray(const onnx::TensorProto &tensor,
                                    const std::string &baseDir,
                                    const std::string &what);
 

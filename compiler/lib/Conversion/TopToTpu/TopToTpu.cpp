@@ -17,8 +17,6 @@
 // former and stays f32 for the latter: no needless rounding).
 //
 //===----------------------------------------------------------------------===//
-// Weights.h names ::tpu::npz as tpu::npz inside namespace tpuc: include it
-// before the tpuc::tpu namespace exists.
 #include "tpuc/Support/Weights.h"
 
 #include "Lowering.h"

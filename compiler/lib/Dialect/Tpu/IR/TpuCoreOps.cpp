@@ -1,7 +1,5 @@
 //===- TpuCoreOps.cpp - Weight and Cast
 //------------------------------------===//
-// Weights.h names ::tpu::npz as tpu::npz inside namespace tpuc: include it
-// before the tpuc::tpu namespace exists.
 #include "tpuc/Support/Weights.h"
 
 #include "TpuCommon.h"
