@@ -8,6 +8,7 @@
 #include "tpuc/Dialect/Tpu/IR/ChipMath.h"
 
 #include "tpu/isa/Numerics.h"
+#include "tpuc/Backend/UnaryConstants.h"
 
 #include <algorithm>
 #include <cmath>
@@ -407,33 +408,7 @@ void layerNorm(int64_t outer, int64_t d, const float *in, const float *scale,
 
 namespace {
 
-constexpr float kExpLow = -87.0f;
-constexpr float kExpHigh = 88.0f;
-constexpr float kLog2E = 1.44269504088896341f;
-constexpr float kLn2Hi = 0.693359375f;
-constexpr float kLn2Lo = -2.12194440e-4f;
-constexpr int32_t kExpBias = 127;
-constexpr int32_t kMantBits = 23;
-constexpr float kExpTable[] = {1.0f,          1.0f,          0.5f,
-                               1.0f / 6.0f,   1.0f / 24.0f,  1.0f / 120.0f,
-                               1.0f / 720.0f, 1.0f / 5040.0f};
-constexpr float kLogTable[] = {2.0f,        2.0f / 3.0f, 2.0f / 5.0f,
-                               2.0f / 7.0f, 2.0f / 9.0f, 2.0f / 11.0f};
-constexpr float kSqrt2 = 1.41421356237309505f;
-constexpr float kErfP = 0.3275911f;
-constexpr float kErfTable[] = {0.0f,         0.254829592f,  -0.284496736f,
-                               1.421413741f, -1.453152027f, 1.061405429f};
-constexpr float kInvSqrt2 = 0.70710678118654752f;
-constexpr float kErfSmall = 0.5f;
-constexpr float kTwoOverSqrtPi = 1.12837916709551257f;
-constexpr float kErfSmallTable[] = {
-    kTwoOverSqrtPi,          -kTwoOverSqrtPi / 3.0f,
-    kTwoOverSqrtPi / 10.0f,  -kTwoOverSqrtPi / 42.0f,
-    kTwoOverSqrtPi / 216.0f, -kTwoOverSqrtPi / 1320.0f};
-constexpr float kTanhSmall = 0.25f;
-constexpr float kTanhTable[] = {1.0f, -1.0f / 3.0f, 2.0f / 15.0f,
-                                -17.0f / 315.0f, 62.0f / 2835.0f};
-constexpr int kMaxIntPow = 16;
+using namespace ::tpu::backend::fn_constants; // shared with backend Unary.cpp
 
 /// The SFU Taylor command: Horner from the highest coefficient.
 template <size_t N> float horner(const float (&k)[N], float x) {
