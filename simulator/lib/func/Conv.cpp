@@ -22,6 +22,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <type_traits>
 
 // The fp32 accumulation order is part of the documented semantics: products
 // are rounded before they are added, so the compiler must not fuse them.
@@ -594,6 +595,85 @@ struct RoiBox {
 };
 constexpr uint32_t kRoiWords = 4;
 
+/// Input and result precisions of a PorD command, checked: both float or
+/// both integer, integer input int8 or int16.
+std::pair<Prec, Prec> porDPrecs(const TiuOp &op) {
+  Prec inPrec = precOf(op, op.f.opd0_prec, "opd0_prec");
+  Prec resPrec = precOf(op, op.f.res0_prec, "res0_prec");
+  bool isFloatPath = isa::isFloat(inPrec);
+  if (isFloatPath != isa::isFloat(resPrec))
+    failOp(op, std::string("cannot produce ") + isa::precName(resPrec) +
+                   " from " + isa::precName(inPrec));
+  if (!isFloatPath && (inPrec == Prec::Int4 || inPrec == Prec::Int32))
+    failOp(op, std::string("integer input must be int8 or int16, got ") +
+                   isa::precName(inPrec));
+  return {inPrec, resPrec};
+}
+
+/// The signed right shift of the integer PorD paths: the low byte of
+/// res1_addr.
+int porDShift(const TiuOp &op) {
+  return int(int8_t(uint8_t(op.f.res1_addr & 0xFF)));
+}
+
+/// Depthwise weights: (1, C, kh, kw) compact in opd1, or the immediate
+/// opd1 when opd1_const; kernel_rotate flips the window.
+class DepthwiseWeights {
+public:
+  /// Reads nothing unless `depthwise` (pooling uses opd1 otherwise).
+  DepthwiseWeights(const TiuOp &op, const MachineState &m,
+                   const LaneGeometry &geo, bool depthwise, uint32_t c,
+                   uint32_t kh, uint32_t kw)
+      : f_(op.f), kh_(kh), kw_(kw),
+        type_{precOf(op, op.f.opd1_prec, "opd1_prec"), bool(op.f.opd1_sign)},
+        imm_{type_, op.f.opd1_addr} {
+    if (depthwise && !f_.opd1_const) {
+      LocalTensor wT =
+          tiuTensor(op, geo, Opd::Opd1, f_.opd1_addr, type_, {1, c, kh, kw}, 1);
+      view_ = std::make_unique<OperandView>(m, wT, "weights (opd1)", op);
+    }
+  }
+
+  /// The immediate opd1 (also the pooling scale / multiplier).
+  const Immediate &imm() const { return imm_; }
+
+  /// The kh * kw taps of channel `c` in window order, converted to T.
+  template <typename T> void taps(uint32_t c, T *out) const {
+    for (uint32_t ky = 0; ky < kh_; ++ky)
+      for (uint32_t kx = 0; kx < kw_; ++kx)
+        out[ky * kw_ + kx] = T(get(c, ky, kx));
+  }
+
+private:
+  double get(uint32_t c, uint32_t ky, uint32_t kx) const {
+    if (f_.kernel_rotate) {
+      ky = kh_ - 1 - ky;
+      kx = kw_ - 1 - kx;
+    }
+    if (f_.opd1_const)
+      return isa::isFloat(type_.prec) ? imm_.asFloat() : double(imm_.asInt());
+    return view_->get(0, c, ky, kx);
+  }
+
+  const isa::cmd::TiuLong &f_;
+  uint32_t kh_, kw_;
+  ElemType type_;
+  Immediate imm_;
+  std::unique_ptr<OperandView> view_;
+};
+
+/// One window tap of pooling / depthwise: the running maximum, the
+/// weighted sum or the plain sum, in the order the taps come.
+template <typename T>
+inline void poolTap(T &acc, T v, T weight, bool maxPool, bool depthwise) {
+  if (maxPool)
+    acc = std::max(acc, v);
+  else if (depthwise)
+    acc = acc + v * weight;
+  else
+    acc = acc + v;
+}
+
 /// ROI depthwise / average / max pooling (eu 5, 6, 7). Output (n, c, 0, b)
 /// pools the kh x kw window whose top-left corner is box b's (x0, y0);
 /// window positions right of x1, below y1 or outside the input read the
@@ -602,15 +682,8 @@ constexpr uint32_t kRoiWords = 4;
 void execPorDRoi(const TiuOp &op, MachineState &m) {
   const isa::cmd::TiuLong &f = op.f;
   LaneGeometry geo(m.chip);
-  Prec inPrec = precOf(op, f.opd0_prec, "opd0_prec");
-  Prec resPrec = precOf(op, f.res0_prec, "res0_prec");
+  auto [inPrec, resPrec] = porDPrecs(op);
   bool isFloatPath = isa::isFloat(inPrec);
-  if (isFloatPath != isa::isFloat(resPrec))
-    failOp(op, std::string("cannot produce ") + isa::precName(resPrec) +
-                   " from " + isa::precName(inPrec));
-  if (!isFloatPath && (inPrec == Prec::Int4 || inPrec == Prec::Int32))
-    failOp(op, std::string("integer input must be int8 or int16, got ") +
-                   isa::precName(inPrec));
   uint32_t n = uint32_t(f.res0_n), c = uint32_t(f.res0_c);
   uint32_t ih = uint32_t(f.opd0_h), iw = uint32_t(f.opd0_w);
   uint32_t boxes = uint32_t(f.res0_w);
@@ -650,24 +723,7 @@ void execPorDRoi(const TiuOp &op, MachineState &m) {
     box[b] = {boxView.getInt(0, b, 0, 0), boxView.getInt(0, b, 0, 1),
               boxView.getInt(0, b, 0, 2), boxView.getInt(0, b, 0, 3)};
 
-  // Depthwise weights (1, C, kh, kw) compact, or an immediate.
-  ElemType wType{precOf(op, f.opd1_prec, "opd1_prec"), bool(f.opd1_sign)};
-  std::unique_ptr<OperandView> wView;
-  if (depthwise && !f.opd1_const) {
-    LocalTensor wT =
-        tiuTensor(op, geo, Opd::Opd1, f.opd1_addr, wType, {1, c, kh, kw}, 1);
-    wView = std::make_unique<OperandView>(m, wT, "weights (opd1)", name);
-  }
-  Immediate wImm{wType, f.opd1_addr};
-  auto weight = [&](uint32_t ch, uint32_t ky, uint32_t kx) -> double {
-    if (f.kernel_rotate) {
-      ky = kh - 1 - ky;
-      kx = kw - 1 - kx;
-    }
-    if (f.opd1_const)
-      return isa::isFloat(wType.prec) ? wImm.asFloat() : double(wImm.asInt());
-    return wView->get(0, ch, ky, kx);
-  };
+  DepthwiseWeights weights(op, m, geo, depthwise, c, kh, kw);
   Immediate except{inType, f.opd2_const ? f.opd2_addr : 0};
   size_t kArea = size_t(kh) * kw;
   // The window of box b as input coordinates, or -1 where it reads the
@@ -697,21 +753,14 @@ void execPorDRoi(const TiuOp &op, MachineState &m) {
         if (!out.enabled(ch))
           continue;
         if (depthwise)
-          for (uint32_t ky = 0; ky < kh; ++ky)
-            for (uint32_t kx = 0; kx < kw; ++kx)
-              w[ky * kw + kx] = float(weight(ch, ky, kx));
+          weights.taps(ch, w.data());
         for (uint32_t nn = 0; nn < n; ++nn) {
           float acc = maxPool ? -std::numeric_limits<float>::infinity() : 0.0f;
           for (size_t k = 0; k < kArea; ++k) {
             float v = at[k] < 0 ? exceptV
                                 : in.getFloat(nn, ch, uint32_t(at[k] / iw),
                                               uint32_t(at[k] % iw));
-            if (maxPool)
-              acc = std::max(acc, v);
-            else if (depthwise)
-              acc = acc + v * w[k];
-            else
-              acc = acc + v;
+            poolTap(acc, v, w[k], maxPool, depthwise);
           }
           if (op.eu == kEuRoiAvgPool)
             acc = acc * avgScale;
@@ -723,9 +772,9 @@ void execPorDRoi(const TiuOp &op, MachineState &m) {
   }
 
   RoundMode mode = roundModeOf(op);
-  int shift = int(int8_t(uint8_t(f.res1_addr & 0xFF)));
+  int shift = porDShift(op);
   int64_t exceptV = except.asInt();
-  int64_t avgMul = f.opd1_const && !depthwise ? wImm.asInt() : 1;
+  int64_t avgMul = f.opd1_const && !depthwise ? weights.imm().asInt() : 1;
   std::vector<int64_t> w(kArea);
   for (uint32_t b = 0; b < boxes; ++b) {
     window(box[b]);
@@ -733,21 +782,14 @@ void execPorDRoi(const TiuOp &op, MachineState &m) {
       if (!out.enabled(ch))
         continue;
       if (depthwise)
-        for (uint32_t ky = 0; ky < kh; ++ky)
-          for (uint32_t kx = 0; kx < kw; ++kx)
-            w[ky * kw + kx] = int64_t(weight(ch, ky, kx));
+        weights.taps(ch, w.data());
       for (uint32_t nn = 0; nn < n; ++nn) {
         int64_t acc = maxPool ? std::numeric_limits<int64_t>::min() : 0;
         for (size_t k = 0; k < kArea; ++k) {
           int64_t v = at[k] < 0 ? exceptV
                                 : in.getInt(nn, ch, uint32_t(at[k] / iw),
                                             uint32_t(at[k] % iw));
-          if (maxPool)
-            acc = std::max(acc, v);
-          else if (depthwise)
-            acc += v * w[k];
-          else
-            acc += v;
+          poolTap(acc, v, w[k], maxPool, depthwise);
         }
         if (!maxPool) {
           if (!depthwise)
@@ -771,15 +813,8 @@ void execPorD(const TiuOp &op, MachineState &m) {
       op.eu != kEuDepthwiseRelu && op.eu != kEuMaxPool)
     failOp(op, "PorD sub-op " + std::to_string(op.eu) + " does not exist");
   LaneGeometry geo(m.chip);
-  Prec inPrec = precOf(op, f.opd0_prec, "opd0_prec");
-  Prec resPrec = precOf(op, f.res0_prec, "res0_prec");
+  auto [inPrec, resPrec] = porDPrecs(op);
   bool isFloatPath = isa::isFloat(inPrec);
-  if (isFloatPath != isa::isFloat(resPrec))
-    failOp(op, std::string("cannot produce ") + isa::precName(resPrec) +
-                   " from " + isa::precName(inPrec));
-  if (!isFloatPath && (inPrec == Prec::Int4 || inPrec == Prec::Int32))
-    failOp(op, std::string("integer input must be int8 or int16, got ") +
-                   isa::precName(inPrec));
   bool depthwise = op.eu == kEuDepthwise || op.eu == kEuDepthwiseRelu;
   ConvGeom g = convGeom(op, uint32_t(f.res0_c));
   ElemType inType{inPrec, bool(f.opd0_sign)};
@@ -796,29 +831,11 @@ void execPorD(const TiuOp &op, MachineState &m) {
   ResultView out(m, outT, "result (res0)", name, tiuLaneMask(op, geo));
   PadValues pads = padValues(op, m, geo, inType, g.ic);
   RoundMode mode = roundModeOf(op);
-  // Integer paths: signed right shift in the low byte of res1_addr.
-  int shift = int(int8_t(uint8_t(f.res1_addr & 0xFF)));
+  int shift = porDShift(op);
   size_t kArea = size_t(g.kh) * g.kw;
   size_t planeSize = size_t(g.vh) * g.vw;
 
-  // Depthwise weights (1, C, kh, kw) compact, or an immediate.
-  ElemType wType{precOf(op, f.opd1_prec, "opd1_prec"), bool(f.opd1_sign)};
-  std::unique_ptr<OperandView> wView;
-  if (depthwise && !f.opd1_const) {
-    LocalTensor wT = tiuTensor(op, geo, Opd::Opd1, f.opd1_addr, wType,
-                               {1, g.oc, g.kh, g.kw}, 1);
-    wView = std::make_unique<OperandView>(m, wT, "weights (opd1)", name);
-  }
-  Immediate wImm{wType, f.opd1_addr};
-  auto weight = [&](uint32_t c, uint32_t ky, uint32_t kx) -> double {
-    if (f.kernel_rotate) {
-      ky = g.kh - 1 - ky;
-      kx = g.kw - 1 - kx;
-    }
-    if (f.opd1_const)
-      return isa::isFloat(wType.prec) ? wImm.asFloat() : double(wImm.asInt());
-    return wView->get(0, c, ky, kx);
-  };
+  DepthwiseWeights weights(op, m, geo, depthwise, g.oc, g.kh, g.kw);
   PerChannel bias;
   if (depthwise)
     bias = perChannel(op, m, geo, f.opd2_const, f.opd2_addr,
@@ -842,9 +859,7 @@ void execPorD(const TiuOp &op, MachineState &m) {
             [&](uint32_t y, uint32_t x) { return in.getFloat(n, c, y, x); },
             plane.data());
         if (depthwise)
-          for (uint32_t ky = 0; ky < g.kh; ++ky)
-            for (uint32_t kx = 0; kx < g.kw; ++kx)
-              w[ky * g.kw + kx] = float(weight(c, ky, kx));
+          weights.taps(c, w.data());
         float b = depthwise ? bias.getFloat(c) : 0.0f;
         for (uint32_t oy = 0; oy < g.oh; ++oy)
           for (uint32_t ox = 0; ox < g.ow; ++ox) {
@@ -854,15 +869,9 @@ void execPorD(const TiuOp &op, MachineState &m) {
                             ? -std::numeric_limits<float>::infinity()
                             : 0.0f;
             for (uint32_t ky = 0; ky < g.kh; ++ky)
-              for (uint32_t kx = 0; kx < g.kw; ++kx) {
-                float v = x[size_t(ky) * g.dh * g.vw + size_t(kx) * g.dw];
-                if (op.eu == kEuMaxPool)
-                  acc = std::max(acc, v);
-                else if (depthwise)
-                  acc = acc + v * w[ky * g.kw + kx];
-                else
-                  acc = acc + v;
-              }
+              for (uint32_t kx = 0; kx < g.kw; ++kx)
+                poolTap(acc, x[size_t(ky) * g.dh * g.vw + size_t(kx) * g.dw],
+                        w[ky * g.kw + kx], op.eu == kEuMaxPool, depthwise);
             if (depthwise)
               acc = acc + b;
             else if (op.eu == kEuAvgPool)
@@ -879,7 +888,7 @@ void execPorD(const TiuOp &op, MachineState &m) {
   std::vector<int64_t> w(kArea);
   // Integer average pooling: multiplier immediate in opd1 when opd1_const,
   // else 1 (a sum pool), then the shift.
-  int64_t avgMul = f.opd1_const && !depthwise ? wImm.asInt() : 1;
+  int64_t avgMul = f.opd1_const && !depthwise ? weights.imm().asInt() : 1;
   for (uint32_t n = 0; n < g.n; ++n)
     for (uint32_t c = 0; c < g.oc; ++c) {
       if (!out.enabled(c))
@@ -889,9 +898,7 @@ void execPorD(const TiuOp &op, MachineState &m) {
           [&](uint32_t y, uint32_t x) { return in.getInt(n, c, y, x); },
           plane.data());
       if (depthwise)
-        for (uint32_t ky = 0; ky < g.kh; ++ky)
-          for (uint32_t kx = 0; kx < g.kw; ++kx)
-            w[ky * g.kw + kx] = int64_t(weight(c, ky, kx));
+        weights.taps(c, w.data());
       int64_t b = depthwise ? bias.getInt(c) : 0;
       for (uint32_t oy = 0; oy < g.oh; ++oy)
         for (uint32_t ox = 0; ox < g.ow; ++ox) {
@@ -900,15 +907,9 @@ void execPorD(const TiuOp &op, MachineState &m) {
           int64_t acc =
               op.eu == kEuMaxPool ? std::numeric_limits<int64_t>::min() : 0;
           for (uint32_t ky = 0; ky < g.kh; ++ky)
-            for (uint32_t kx = 0; kx < g.kw; ++kx) {
-              int64_t v = x[size_t(ky) * g.dh * g.vw + size_t(kx) * g.dw];
-              if (op.eu == kEuMaxPool)
-                acc = std::max(acc, v);
-              else if (depthwise)
-                acc += v * w[ky * g.kw + kx];
-              else
-                acc += v;
-            }
+            for (uint32_t kx = 0; kx < g.kw; ++kx)
+              poolTap(acc, x[size_t(ky) * g.dh * g.vw + size_t(kx) * g.dw],
+                      w[ky * g.kw + kx], op.eu == kEuMaxPool, depthwise);
           if (op.eu != kEuMaxPool) {
             if (depthwise)
               acc += b;
@@ -927,13 +928,21 @@ void execPorD(const TiuOp &op, MachineState &m) {
 
 namespace {
 
-/// A dense row-major matrix gathered from local memory.
-template <typename T> struct Dense {
-  uint32_t rows = 0, cols = 0;
-  std::vector<T> v;
-  T &at(uint32_t r, uint32_t c) { return v[size_t(r) * cols + c]; }
-  T at(uint32_t r, uint32_t c) const { return v[size_t(r) * cols + c]; }
-};
+/// A rows x cols row-major copy of at(r, c) in the gemm's element type:
+/// fp32, or the integer's two's-complement bits (the uint32 gemm wraps).
+template <typename T, typename At>
+std::vector<T> denseMatrix(uint32_t rows, uint32_t cols, At at) {
+  std::vector<T> v(size_t(rows) * cols);
+  for (uint32_t r = 0; r < rows; ++r)
+    for (uint32_t c = 0; c < cols; ++c) {
+      double x = at(r, c);
+      if constexpr (std::is_same_v<T, float>)
+        v[size_t(r) * cols + c] = float(x);
+      else
+        v[size_t(r) * cols + c] = uint32_t(int64_t(x));
+    }
+  return v;
+}
 
 /// y[m][j] = sum over k ascending of a[m][k] * b[k][j] (documented order).
 template <typename T>
@@ -1069,17 +1078,15 @@ void execMM(const TiuOp &op, MachineState &m) {
       tiuTensor(op, geo, Opd::Res0, f.res0_addr, resType,
                 {mRows, uint32_t(f.res0_c), 1, resW}, unsigned(f.res0_str));
   ResultView out(m, outT, "result (res0)", name, tiuLaneMask(op, geo));
+  auto aAt = [&](uint32_t i, uint32_t k) {
+    return f.left_tran ? a.get(k, i) : a.get(i, k);
+  };
+  auto bAt = [&](uint32_t k, uint32_t j) { return b.get(k, j); };
 
   if (isFloatPath) {
-    std::vector<float> av(size_t(mRows) * kDim), bv(size_t(kDim) * nCols),
-        yv(size_t(mRows) * nCols);
-    for (uint32_t i = 0; i < mRows; ++i)
-      for (uint32_t k = 0; k < kDim; ++k)
-        av[size_t(i) * kDim + k] =
-            float(f.left_tran ? a.get(k, i) : a.get(i, k));
-    for (uint32_t k = 0; k < kDim; ++k)
-      for (uint32_t j = 0; j < nCols; ++j)
-        bv[size_t(k) * nCols + j] = float(b.get(k, j));
+    std::vector<float> av = denseMatrix<float>(mRows, kDim, aAt);
+    std::vector<float> bv = denseMatrix<float>(kDim, nCols, bAt);
+    std::vector<float> yv(size_t(mRows) * nCols);
     gemm(av.data(), bv.data(), yv.data(), mRows, kDim, nCols);
     Prec biasPrec = precOf(op, f.opd2_prec, "opd2_prec");
     MatrixReader bias = matrixW(op, m, geo, Opd::Opd2, f.opd2_const,
@@ -1101,15 +1108,9 @@ void execMM(const TiuOp &op, MachineState &m) {
     return;
   }
 
-  std::vector<uint32_t> av(size_t(mRows) * kDim), bv(size_t(kDim) * nCols),
-      yv(size_t(mRows) * nCols);
-  for (uint32_t i = 0; i < mRows; ++i)
-    for (uint32_t k = 0; k < kDim; ++k)
-      av[size_t(i) * kDim + k] =
-          uint32_t(int64_t(f.left_tran ? a.get(k, i) : a.get(i, k)));
-  for (uint32_t k = 0; k < kDim; ++k)
-    for (uint32_t j = 0; j < nCols; ++j)
-      bv[size_t(k) * nCols + j] = uint32_t(int64_t(b.get(k, j)));
+  std::vector<uint32_t> av = denseMatrix<uint32_t>(mRows, kDim, aAt);
+  std::vector<uint32_t> bv = denseMatrix<uint32_t>(kDim, nCols, bAt);
+  std::vector<uint32_t> yv(size_t(mRows) * nCols);
   gemm(av.data(), bv.data(), yv.data(), mRows, kDim, nCols);
   RoundMode mode = roundModeOf(op);
   // mm.normal: opd2 = per-column int8 right shift; wrq: opd2 = per-column
@@ -1180,14 +1181,9 @@ void execMM2(const TiuOp &op, MachineState &m) {
   };
 
   if (isFloatPath) {
-    std::vector<float> av(size_t(mRows) * kDim), bv(size_t(kDim) * nCols),
-        yv(size_t(mRows) * nCols);
-    for (uint32_t i = 0; i < mRows; ++i)
-      for (uint32_t k = 0; k < kDim; ++k)
-        av[size_t(i) * kDim + k] = float(aAt(i, k));
-    for (uint32_t k = 0; k < kDim; ++k)
-      for (uint32_t j = 0; j < nCols; ++j)
-        bv[size_t(k) * nCols + j] = float(bAt(k, j));
+    std::vector<float> av = denseMatrix<float>(mRows, kDim, aAt);
+    std::vector<float> bv = denseMatrix<float>(kDim, nCols, bAt);
+    std::vector<float> yv(size_t(mRows) * nCols);
     gemm(av.data(), bv.data(), yv.data(), mRows, kDim, nCols);
     for (uint32_t i = 0; i < mRows; ++i) {
       if (!out.enabled(i))
@@ -1226,13 +1222,8 @@ void execMM2(const TiuOp &op, MachineState &m) {
     uint32_t ch = (resLane + i + geo.lanes - zpLane % geo.lanes) % geo.lanes;
     return zpView->getInt(0, ch, 0, j);
   };
-  std::vector<uint32_t> av(size_t(mRows) * kDim), bv(size_t(kDim) * nCols);
-  for (uint32_t i = 0; i < mRows; ++i)
-    for (uint32_t k = 0; k < kDim; ++k)
-      av[size_t(i) * kDim + k] = uint32_t(int64_t(aAt(i, k)));
-  for (uint32_t k = 0; k < kDim; ++k)
-    for (uint32_t j = 0; j < nCols; ++j)
-      bv[size_t(k) * nCols + j] = uint32_t(int64_t(bAt(k, j)));
+  std::vector<uint32_t> av = denseMatrix<uint32_t>(mRows, kDim, aAt);
+  std::vector<uint32_t> bv = denseMatrix<uint32_t>(kDim, nCols, bAt);
   for (uint32_t i = 0; i < mRows; ++i) {
     if (!out.enabled(i))
       continue;

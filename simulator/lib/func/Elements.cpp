@@ -12,7 +12,6 @@
 #include "tpu/isa/Numerics.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 
 namespace tpu::sim {
@@ -24,9 +23,6 @@ namespace {
 constexpr unsigned kBitsPerByte = 8;
 constexpr unsigned kNibbleBits = 4;
 constexpr uint64_t kNibbleMask = 0xF;
-
-/// Largest integer magnitude every int64 keeps exactly in a double.
-constexpr double kTwoTo63 = 9223372036854775808.0;
 
 } // namespace
 
@@ -109,12 +105,9 @@ int64_t bitsToIntOf(uint64_t bits, ElemType t) {
 
 int64_t loadInt(const uint8_t *base, uint64_t index, ElemType t) {
   uint64_t bits = loadBits(base, index, t.prec);
-  if (isa::isFloat(t.prec)) {
-    double v = std::trunc(double(bitsToFloatOf(bits, t.prec)));
-    if (std::isnan(v))
-      return 0;
-    return v >= kTwoTo63 ? INT64_MAX : v < -kTwoTo63 ? INT64_MIN : int64_t(v);
-  }
+  if (isa::isFloat(t.prec))
+    return isa::roundToInt(double(bitsToFloatOf(bits, t.prec)),
+                           isa::RoundMode::TowardsZero);
   return bitsToIntOf(bits, t);
 }
 

@@ -55,8 +55,12 @@ struct GTensor {
   Stride4 stride{0, 0, 0, 0};
 };
 
-constexpr unsigned kNibbleBits = 4;
-constexpr uint8_t kNibbleMask = 0xF;
+/// Fills `count` dense elements of `eb` bytes with the low bytes of `value`
+/// (constant_value of a fill).
+void fillElems(uint8_t *dst, uint64_t count, unsigned eb, uint32_t value) {
+  for (uint64_t i = 0; i < count; ++i)
+    std::memcpy(dst + i * eb, &value, eb);
+}
 
 /// Element access to the unified address space for one GDMA command.
 /// Elements of `elemBits` = 4 (INT4) are nibbles: element e of a tensor
@@ -177,15 +181,11 @@ public:
         std::memcpy(p, buf, eb_);
       else
         std::memcpy(buf, p, eb_);
+    } else if (write) {
+      // p is the byte of element e: its nibble index there is e & 1.
+      storeBits(p, uint64_t(e) & 1, isa::Prec::Int4, *buf);
     } else {
-      bool high = e & 1;
-      if (write) {
-        uint8_t v = uint8_t(*buf & kNibbleMask);
-        *p = high ? uint8_t((*p & kNibbleMask) | (v << kNibbleBits))
-                  : uint8_t((*p & ~kNibbleMask) | v);
-      } else {
-        *buf = high ? uint8_t(*p >> kNibbleBits) : uint8_t(*p & kNibbleMask);
-      }
+      *buf = uint8_t(loadBits(p, uint64_t(e) & 1, isa::Prec::Int4));
     }
     if (write && t.region == MemRegion::Global)
       m_.gmem.write(t.addr + byteOff, p, len);
@@ -289,14 +289,10 @@ public:
       return;
     }
     std::vector<uint8_t> packed((count + 1) / 2);
+    if (count & 1) // the last byte keeps its high nibble
+      readFlat(addr + count / 2, &packed.back(), 1, what);
     for (uint64_t i = 0; i < count; ++i)
-      packed[i / 2] |=
-          uint8_t((dense[i] & kNibbleMask) << ((i & 1) ? kNibbleBits : 0));
-    if (count & 1) {
-      uint8_t old;
-      readFlat(addr + count / 2, &old, 1, what);
-      packed.back() |= uint8_t(old & ~kNibbleMask);
-    }
+      storeBits(packed.data(), i, isa::Prec::Int4, dense[i]);
     writeFlat(addr, packed.data(), packed.size(), laneMask, what);
   }
 
@@ -527,9 +523,7 @@ void execTensor(const GdmaOp &op, MachineState &m, unsigned bits) {
   std::unique_ptr<std::vector<uint8_t>> valid;
   if (f.fill_constant_en) {
     out.resize(elementCount(d) * eb);
-    uint32_t v = uint32_t(f.constant_value);
-    for (size_t i = 0; i < out.size(); i += eb)
-      std::memcpy(out.data() + i, &v, eb);
+    fillElems(out.data(), elementCount(d), eb, uint32_t(f.constant_value));
   } else {
     GTensor src = makeTensor(sp, op, true, s, unitW);
     std::vector<uint8_t> in = readTensor(sp, src);
@@ -587,14 +581,12 @@ void execGeneral(const GdmaOp &op, MachineState &m, unsigned bits) {
   // Dense elements (one nibble per byte for INT4).
   std::vector<uint8_t> buf(count * eb);
   if (f.fill_constant_en) {
-    uint32_t v = uint32_t(f.constant_value);
-    for (size_t i = 0; i < buf.size(); i += eb)
-      std::memcpy(buf.data() + i, &v, eb);
+    fillElems(buf.data(), count, eb, uint32_t(f.constant_value));
   } else if (sp.nibbles()) {
     std::vector<uint8_t> packed((count + 1) / 2);
     sp.readFlat(op.srcAddr(), packed.data(), packed.size(), "source");
     for (uint64_t i = 0; i < count; ++i)
-      buf[i] = uint8_t(packed[i / 2] >> ((i & 1) ? kNibbleBits : 0));
+      buf[i] = uint8_t(loadBits(packed.data(), i, isa::Prec::Int4));
   } else {
     sp.readFlat(op.srcAddr(), buf.data(), buf.size(), "source");
   }
@@ -679,12 +671,10 @@ void execMatrix(const GdmaOp &op, MachineState &m, unsigned bits) {
     return;
   }
   std::vector<uint8_t> rowBuf(size_t(cols) * eb);
-  uint32_t fillV = uint32_t(f.constant_value);
+  if (f.fill_constant_en) // every row is the constant
+    fillElems(rowBuf.data(), cols, eb, uint32_t(f.constant_value));
   for (uint32_t r = 0; r < rows; ++r) {
-    if (f.fill_constant_en)
-      for (uint32_t k = 0; k < cols; ++k)
-        std::memcpy(rowBuf.data() + size_t(k) * eb, &fillV, eb);
-    else
+    if (!f.fill_constant_en)
       sp.readRow(g, 0, 0, r, rowBuf.data());
     for (uint32_t k = 0; k < cols; ++k) {
       Idx4 i = localIdx(r, k);
@@ -760,7 +750,6 @@ void execGatherScatter(const GdmaOp &op, MachineState &m, unsigned bits) {
                               : Stride4{0, int64_t(idxH), 1, 1}};
   uint64_t mask = op.laneMask();
   std::vector<uint8_t> row(size_t(w) * eb);
-  uint32_t fillV = uint32_t(f.constant_value);
   auto enabled = [&](const GTensor &t, uint32_t c) {
     return t.region != MemRegion::Local || ((mask >> sp.laneOf(t, c)) & 1);
   };
@@ -776,8 +765,7 @@ void execGatherScatter(const GdmaOp &op, MachineState &m, unsigned bits) {
         if (iv < srcH) {
           sp.readRow(src, 0, sc, iv, row.data());
         } else {
-          for (uint32_t k = 0; k < w; ++k)
-            std::memcpy(row.data() + size_t(k) * eb, &fillV, eb);
+          fillElems(row.data(), w, eb, uint32_t(f.constant_value));
         }
         sp.writeRow(dst, 0, c, h, row.data(), nullptr);
       } else {

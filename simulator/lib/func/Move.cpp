@@ -146,6 +146,9 @@ bool isScatter(unsigned eu) {
          eu == kScatterLine;
 }
 
+/// An (h, w) position a coordinate addresses, or nullopt when it is masked.
+using Coord = std::optional<std::pair<uint32_t, uint32_t>>;
+
 /// One SG/SGL command: its fields, checks and operand construction.
 struct SgCmd {
   const TiuOp &op;
@@ -269,6 +272,49 @@ struct SgCmd {
     return local(Opd::Opd0, f.opd0_addr, t, s, LocalLayout::EuAligned);
   }
 
+  /// The positions the `count` indices of a pl_* sub-op address in a
+  /// (boundH, boundW) plane. The indices are opd1, (1, count, 1, 1) compact:
+  /// d1coor gives w (h = 0); perw gives h (w = the index's own column);
+  /// d2coor gives one (h, w) pair per element, h in the low half
+  /// (bm1684x.md 4.5: "uint16 stored as INT32 with [h, w]").
+  std::vector<Coord> plCoords(uint32_t count, bool d2, bool perw,
+                              uint32_t boundH, uint32_t boundW) const {
+    ElemType it = idx;
+    unsigned coordBits = isa::precBits(idx.prec);
+    if (d2) {
+      if (idx.prec == Prec::Int8)
+        it.prec = Prec::Int16;
+      else if (idx.prec == Prec::Int16)
+        it.prec = Prec::Int32;
+      else
+        fail("opd1_prec must be INT8 or INT16 (an (h, w) pair per index)");
+    }
+    OperandView index(m,
+                      local(Opd::Opd1, f.opd1_addr, it, {1, count, 1, 1},
+                            LocalLayout::Compact),
+                      "index (opd1)", op);
+    std::vector<Coord> at(count);
+    for (uint32_t i = 0; i < count; ++i) {
+      uint64_t v = index.bits(0, i, 0, 0);
+      uint64_t h = 0, w = v;
+      if (d2) {
+        uint64_t low = (uint64_t(1) << coordBits) - 1;
+        h = v & low;
+        w = v >> coordBits;
+      } else if (perw) {
+        h = v;
+        w = i;
+      }
+      bool ok = d2 ? inRange(h, boundH, "h coordinate", 0, i, 0, 0) &&
+                         inRange(w, boundW, "w coordinate", 0, i, 0, 0)
+                : perw ? inRange(h, boundH, "index", 0, i, 0, 0)
+                       : inRange(w, boundW, "index", 0, i, 0, 0);
+      if (ok)
+        at[i] = std::make_pair(uint32_t(h), uint32_t(w));
+    }
+    return at;
+  }
+
   /// The per-(n, c) count of the select sub-ops: res1, (n, c, 1, 1) uint16,
   /// compact.
   LocalTensor countTensor() const {
@@ -290,42 +336,7 @@ void plGather(const SgCmd &x) {
   x.requirePositive(dataH, "opd0_h");
   Shape4 ds{rs.n, rs.c, dataH, x.wa};
   OperandView data(x.m, x.alignedOpd0(ds, x.val), "data (opd0)", x.op);
-  // d2coor: one (h, w) pair per element, h in the low half (bm1684x.md 4.5:
-  // "uint16 stored as INT32 with [h, w]").
-  ElemType it = x.idx;
-  unsigned coordBits = isa::precBits(x.idx.prec);
-  if (d2) {
-    if (x.idx.prec == Prec::Int8)
-      it.prec = Prec::Int16;
-    else if (x.idx.prec == Prec::Int16)
-      it.prec = Prec::Int32;
-    else
-      x.fail("opd1_prec must be INT8 or INT16 (an (h, w) pair per index)");
-  }
-  OperandView index(x.m,
-                    x.local(Opd::Opd1, x.f.opd1_addr, it, {1, rs.w, 1, 1},
-                            LocalLayout::Compact),
-                    "index (opd1)", x.op);
-  // Coordinates of every output column, or nullopt when masked.
-  std::vector<std::optional<std::pair<uint32_t, uint32_t>>> at(rs.w);
-  for (uint32_t i = 0; i < rs.w; ++i) {
-    uint64_t v = index.bits(0, i, 0, 0);
-    uint64_t h = 0, w = v;
-    if (d2) {
-      uint64_t low = (uint64_t(1) << coordBits) - 1;
-      h = v & low;
-      w = v >> coordBits;
-    } else if (perw) {
-      h = v;
-      w = i;
-    }
-    bool ok = d2 ? x.inRange(h, dataH, "h coordinate", 0, i, 0, 0) &&
-                       x.inRange(w, x.wa, "w coordinate", 0, i, 0, 0)
-              : perw ? x.inRange(h, dataH, "index", 0, i, 0, 0)
-                     : x.inRange(w, x.wa, "index", 0, i, 0, 0);
-    if (ok)
-      at[i] = std::make_pair(uint32_t(h), uint32_t(w));
-  }
+  std::vector<Coord> at = x.plCoords(rs.w, d2, perw, dataH, x.wa);
   ResultView out(
       x.m, x.local(Opd::Res0, x.f.res0_addr, x.val, rs, LocalLayout::EuAligned),
       "result (res0)", x.op, x.laneMask);
@@ -354,39 +365,7 @@ void plScatter(const SgCmd &x) {
     x.requireEqual(x.wa, rs.w, "opd0_w", "res0_w (one index per column)");
   Shape4 ss{rs.n, rs.c, 1, x.wa};
   OperandView src(x.m, x.alignedOpd0(ss, x.val), "source (opd0)", x.op);
-  ElemType it = x.idx;
-  unsigned coordBits = isa::precBits(x.idx.prec);
-  if (d2) {
-    if (x.idx.prec == Prec::Int8)
-      it.prec = Prec::Int16;
-    else if (x.idx.prec == Prec::Int16)
-      it.prec = Prec::Int32;
-    else
-      x.fail("opd1_prec must be INT8 or INT16 (an (h, w) pair per index)");
-  }
-  OperandView index(x.m,
-                    x.local(Opd::Opd1, x.f.opd1_addr, it, {1, x.wa, 1, 1},
-                            LocalLayout::Compact),
-                    "index (opd1)", x.op);
-  std::vector<std::optional<std::pair<uint32_t, uint32_t>>> to(x.wa);
-  for (uint32_t i = 0; i < x.wa; ++i) {
-    uint64_t v = index.bits(0, i, 0, 0);
-    uint64_t h = 0, w = v;
-    if (d2) {
-      uint64_t low = (uint64_t(1) << coordBits) - 1;
-      h = v & low;
-      w = v >> coordBits;
-    } else if (perw) {
-      h = v;
-      w = i;
-    }
-    bool ok = d2 ? x.inRange(h, rs.h, "h coordinate", 0, i, 0, 0) &&
-                       x.inRange(w, rs.w, "w coordinate", 0, i, 0, 0)
-              : perw ? x.inRange(h, rs.h, "index", 0, i, 0, 0)
-                     : x.inRange(w, rs.w, "index", 0, i, 0, 0);
-    if (ok)
-      to[i] = std::make_pair(uint32_t(h), uint32_t(w));
-  }
+  std::vector<Coord> to = x.plCoords(x.wa, d2, perw, rs.h, rs.w);
   ResultView out(
       x.m, x.local(Opd::Res0, x.f.res0_addr, x.val, rs, LocalLayout::EuAligned),
       "result (res0)", x.op, x.laneMask);
@@ -423,8 +402,7 @@ void plGatherRec(const SgCmd &x) {
       x.local(Opd::Res0, x.f.res0_addr, x.val, os, LocalLayout::LineAligned),
       "result (res0)", x.op, x.laneMask);
   // Source position of every (window element, column), or nullopt.
-  std::vector<std::optional<std::pair<uint32_t, uint32_t>>> at(uint64_t(kh) *
-                                                               kw * rs.w);
+  std::vector<Coord> at(uint64_t(kh) * kw * rs.w);
   for (uint32_t i = 0; i < rs.w; ++i) {
     uint64_t h0 = recs.bits(0, i, 0, 0), w0 = recs.bits(0, i, 0, 1);
     uint64_t rh = recs.bits(0, i, 0, 2), rw = recs.bits(0, i, 0, 3);

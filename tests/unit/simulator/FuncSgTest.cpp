@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 using namespace tpu;
 using namespace tpu::sim;
@@ -176,6 +177,27 @@ void expectRejected(const Cmd &c, MachineState &m, const std::string &name,
   }
 }
 
+/// Sets the res0 shape fields of an SG or SGL command.
+template <typename Cmd>
+void setRes0(Cmd &g, uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
+  g.res0_n = n;
+  g.res0_c = c;
+  g.res0_h = h;
+  g.res0_w = w;
+}
+
+/// Reference decode of index `v` at position i of a pl_* sub-op: d2coor
+/// packs h in the low `cb` bits and w above; perw gives h (w = i); d1coor
+/// gives w (h = 0).
+std::pair<uint64_t, uint64_t> plCoord(uint64_t v, uint32_t i, bool d2,
+                                      bool perw, Prec ip, unsigned cb) {
+  if (d2)
+    return {v & maskOf(ip), v >> cb};
+  if (perw)
+    return {v, i};
+  return {0, v};
+}
+
 isa::cmd::SSG sgCmd(unsigned eu, Prec t, Prec idx, Mode mode,
                     uint32_t fillRaw) {
   isa::cmd::SSG g;
@@ -249,10 +271,7 @@ void runPlGather(MachineState &m, std::mt19937 &rng, unsigned eu, Prec t,
   r.randomize(m, rng);
   uint32_t fillRaw = rng();
   auto g = sgCmd(eu, t, ip, mode, fillRaw);
-  g.res0_n = N;
-  g.res0_c = C;
-  g.res0_h = 1;
-  g.res0_w = W;
+  setRes0(g, N, C, 1, W);
   g.opd0_h = ha;
   g.opd0_w = wa;
   g.opd1_c = W;
@@ -266,14 +285,7 @@ void runPlGather(MachineState &m, std::mt19937 &rng, unsigned eu, Prec t,
   for (uint32_t n = 0; n < N; ++n)
     for (uint32_t c = 0; c < C; ++c)
       for (uint32_t i = 0; i < W; ++i) {
-        uint64_t v = b(0, i, 0, 0), h = 0, w = v;
-        if (d2) {
-          h = v & maskOf(ip);
-          w = v >> cb;
-        } else if (perw) {
-          h = v;
-          w = i;
-        }
+        auto [h, w] = plCoord(b(0, i, 0, 0), i, d2, perw, ip, cb);
         if (h < ha && w < wa)
           want(n, c, 0, i) = a(n, c, uint32_t(h), uint32_t(w));
         else if (fillOn(mode))
@@ -308,10 +320,7 @@ void runPlScatter(MachineState &m, std::mt19937 &rng, unsigned eu, Prec t,
   r.randomize(m, rng);
   auto g = sgCmd(eu, t, ip, mode, 0);
   g.opd2_const = 0; // fill is not defined for scatters
-  g.res0_n = N;
-  g.res0_c = C;
-  g.res0_h = H;
-  g.res0_w = W;
+  setRes0(g, N, C, H, W);
   g.opd0_h = 1;
   g.opd0_w = S;
   g.opd1_c = S;
@@ -325,14 +334,7 @@ void runPlScatter(MachineState &m, std::mt19937 &rng, unsigned eu, Prec t,
   for (uint32_t n = 0; n < N; ++n)
     for (uint32_t c = 0; c < C; ++c)
       for (uint32_t i = 0; i < S; ++i) {
-        uint64_t v = b(0, i, 0, 0), h = 0, w = v;
-        if (d2) {
-          h = v & maskOf(ip);
-          w = v >> cb;
-        } else if (perw) {
-          h = v;
-          w = i;
-        }
+        auto [h, w] = plCoord(b(0, i, 0, 0), i, d2, perw, ip, cb);
         if (h < H && w < W)
           want(n, c, uint32_t(h), uint32_t(w)) = a(n, c, 0, i);
       }
@@ -408,10 +410,7 @@ void runPlGatherRec(MachineState &m, std::mt19937 &rng, Prec t, Prec ip,
   r.randomize(m, rng);
   uint32_t fillRaw = rng();
   auto g = sgCmd(2, t, ip, mode, fillRaw);
-  g.res0_n = N;
-  g.res0_c = C;
-  g.res0_h = kh * kw;
-  g.res0_w = W;
+  setRes0(g, N, C, kh * kw, W);
   g.opd0_h = ha;
   g.opd0_w = wa;
   g.opd1_c = W;
@@ -478,10 +477,7 @@ void runPeGather(MachineState &m, std::mt19937 &rng, unsigned eu, unsigned str,
   uint32_t fillRaw = rng();
   auto g = sgCmd(eu, t, ip, mode, fillRaw);
   g.opd0_str = str;
-  g.res0_n = N;
-  g.res0_c = C;
-  g.res0_h = 1;
-  g.res0_w = W;
+  setRes0(g, N, C, 1, W);
   g.opd0_h = ha;
   g.opd0_w = wa;
   g.opd1_c = C;
@@ -539,10 +535,7 @@ void runPeScatter(MachineState &m, std::mt19937 &rng, unsigned eu, unsigned str,
   auto g = sgCmd(eu, t, ip, mode, 0);
   g.opd2_const = 0;
   g.opd0_str = positions ? 0 : str;
-  g.res0_n = N;
-  g.res0_c = C;
-  g.res0_h = H;
-  g.res0_w = W;
+  setRes0(g, N, C, H, W);
   g.opd0_h = 1;
   g.opd0_w = positions ? 0 : S; // eu 10 has no opd0
   g.opd1_c = C;
@@ -621,10 +614,7 @@ void runMaskSelect(MachineState &m, std::mt19937 &rng, unsigned eu,
   g.opd3_const = g.opd2_const = limitAndFill;
   g.opd2_addr = 0x5A5A5A5A;
   g.opd0_str = str;
-  g.res0_n = N;
-  g.res0_c = C;
-  g.res0_h = 1;
-  g.res0_w = W;
+  setRes0(g, N, C, 1, W);
   g.opd0_h = 1;
   g.opd0_w = wa;
   g.opd1_c = C;
@@ -682,10 +672,7 @@ void runNonzero(MachineState &m, std::mt19937 &rng, unsigned eu, Prec dp,
   g.tsk_eu_typ = eu;
   g.opd0_prec = uint64_t(dp);
   g.res0_prec = uint64_t(rp);
-  g.res0_n = N;
-  g.res0_c = C;
-  g.res0_h = 1;
-  g.res0_w = W;
+  setRes0(g, N, C, 1, W);
   g.opd0_h = 1;
   g.opd0_w = wa;
   g.opd0_addr = a.r.addr;
@@ -755,10 +742,7 @@ void runLines(MachineState &m, std::mt19937 &rng, unsigned eu, unsigned str,
   if (eu == 18)
     g.opd2_const = 0;
   g.opd0_str = str;
-  g.res0_n = N;
-  g.res0_c = C;
-  g.res0_h = H;
-  g.res0_w = W;
+  setRes0(g, N, C, H, W);
   g.opd0_h = ha;
   g.opd0_addr = a.r.addr;
   g.opd1_addr = b.r.addr;
@@ -839,10 +823,7 @@ TEST(FuncSg, LongFormHonoursLaneMask) {
   g.tsk_lane_num = ~uint64_t(0) & ~uint64_t(0b1010);
   g.res0_prec = g.opd0_prec = uint64_t(Prec::Fp16);
   g.opd1_prec = uint64_t(Prec::Int8);
-  g.res0_n = N;
-  g.res0_c = C;
-  g.res0_h = 1;
-  g.res0_w = wa;
+  setRes0(g, N, C, 1, wa);
   g.opd0_h = 1;
   g.opd0_w = wa;
   g.opd1_c = C;
@@ -880,10 +861,7 @@ TEST(FuncSg, LongFormHonoursLaneMask) {
   l.opd0_prec = 0;
   l.opd1_prec = uint64_t(Prec::Int16);
   l.opd0_str = 3;
-  l.res0_n = 1;
-  l.res0_c = C;
-  l.res0_h = 2;
-  l.res0_w = 5;
+  setRes0(l, 1, C, 2, 5);
   l.opd0_h = 3;
   l.opd0_addr = lines.r.addr;
   l.opd1_addr = idx.r.addr;
@@ -900,10 +878,7 @@ TEST(FuncSg, MalformedCommandsAreRejected) {
   MachineState m(isa::ChipParams::bm1684x());
   auto base = [](unsigned eu) {
     auto g = sgCmd(eu, Prec::Int16, Prec::Int16, Mode::InRange, 0);
-    g.res0_n = 1;
-    g.res0_c = 2;
-    g.res0_h = 1;
-    g.res0_w = 4;
+    setRes0(g, 1, 2, 1, 4);
     g.opd0_h = 1;
     g.opd0_w = 4;
     g.opd1_c = 4;
