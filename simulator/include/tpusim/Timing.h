@@ -36,9 +36,6 @@ struct BankSpan {
 /// Banks of the lane bytes [offset, offset + bytes) (bytes > 0).
 BankSpan bankSpan(const isa::ChipParams &chip, uint64_t offset, uint64_t bytes);
 
-/// Number of (read, write) operand pairs of `work` whose bank spans overlap.
-unsigned bankConflictPairs(const TiuWork &work, const isa::ChipParams &chip);
-
 /// Set of banks of a lane as a bit mask (bit b = bank b; a chip with more
 /// than 64 banks folds bank b onto bit b mod 64, which can only add
 /// conflicts).
@@ -47,8 +44,6 @@ using BankMask = uint64_t;
 BankMask bankMask(const isa::ChipParams &chip, uint64_t offset, uint64_t bytes);
 /// The banks of a span as a mask.
 BankMask spanMask(const BankSpan &span);
-/// Banks every operand and result of `work` touches, in every lane.
-BankMask tiuBanks(const TiuWork &work, const isa::ChipParams &chip);
 
 /// Port words one lane reads to feed the cube the input of one kernel
 /// position for every output point of one (n, channel slot) plane of

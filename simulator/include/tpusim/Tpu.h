@@ -70,7 +70,6 @@ struct CommandStream {
   size_t unknownOffset = 0;
   uint32_t unknownId = 0;
   std::vector<uint8_t> unknownBytes; ///< First bytes of the unknown command.
-  uint32_t maxId = 0;                ///< Largest cmd_id in the stream.
 
   /// Commands including the unknown one (it has the next index).
   size_t size() const { return commands.size() + (unknown ? 1 : 0); }
@@ -152,9 +151,8 @@ class IdScoreboard : public sc_core::sc_module {
 public:
   explicit IdScoreboard(sc_core::sc_module_name name);
 
-  /// Restarts both counters at 0 for a new group; `maxTiuId`/`maxGdmaId`
-  /// bound the ids that will be published.
-  void reset(uint32_t maxTiuId, uint32_t maxGdmaId);
+  /// Restarts both counters at 0 for a new group.
+  void reset();
   /// Blocks the calling thread until `producer` has published id `dep` (or
   /// the run is aborted) and returns the time it completed that id (0 for
   /// dep = 0 or an abort).
@@ -178,7 +176,8 @@ public:
 private:
   struct Track {
     uint32_t last = 0;
-    /// reachedPs[k] = time `last` first reached >= k.
+    /// reachedPs[k] = time `last` first reached >= k (k <= last; grown by
+    /// publish, so the streams need no pass to find their largest id).
     std::vector<uint64_t> reachedPs;
     uint32_t waiterWants = 0; ///< Id the other engine waits for (0: none).
     sc_core::sc_event advanced;

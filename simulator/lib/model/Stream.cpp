@@ -41,12 +41,6 @@ uint64_t get(const isa::FieldInfo *f, const uint64_t *words) {
   return isa::extractBits(words, f->lsb, f->width);
 }
 
-void updateMaxId(CommandStream &s) {
-  s.maxId = 0;
-  for (const QueuedCommand &q : s.commands)
-    s.maxId = std::max(s.maxId, isa::cmdId(q.cmd));
-}
-
 /// Walks `bytes` command by command until a head no layout covers; returns
 /// true and fills the stream's `unknown` fields when it finds one.
 bool findUnknownHead(isa::Engine engine, const std::vector<uint8_t> &bytes,
@@ -106,7 +100,6 @@ CommandStream splitStream(isa::Engine engine,
       throw;
     s = std::move(partial);
   }
-  updateMaxId(s);
   return s;
 }
 
@@ -124,7 +117,6 @@ CommandStream makeStream(isa::Engine engine,
     s.commands.push_back({c, offset});
     offset += c.bytes();
   }
-  updateMaxId(s);
   return s;
 }
 

@@ -44,7 +44,7 @@ void Tpu::runGroup(RunContext &ctx, const CommandStream &tiuStream,
                    const CommandStream &gdmaStream) {
   ctx.aborted = false;
   ctx.error.reset();
-  scoreboard.reset(tiuStream.maxId, gdmaStream.maxId);
+  scoreboard.reset();
   tiuQueue.load(&tiuStream);
   gdmaQueue.load(&gdmaStream);
   lmem.bind(ctx.state->chip, *ctx.stats);

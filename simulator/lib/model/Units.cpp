@@ -38,13 +38,12 @@ void CommandQueue::load(const CommandStream *stream) {
 IdScoreboard::IdScoreboard(sc_core::sc_module_name name)
     : sc_core::sc_module(name) {}
 
-void IdScoreboard::reset(uint32_t maxTiuId, uint32_t maxGdmaId) {
+void IdScoreboard::reset() {
   for (Track &t : tracks_) {
     t.last = 0;
     t.waiterWants = 0;
+    t.reachedPs.assign(1, 0); // keeps the capacity of earlier groups
   }
-  track(isa::Engine::Tiu).reachedPs.assign(size_t(maxTiuId) + 1, 0);
-  track(isa::Engine::Gdma).reachedPs.assign(size_t(maxGdmaId) + 1, 0);
 }
 
 uint64_t IdScoreboard::waitFor(isa::Engine producer, uint32_t dep,
@@ -81,9 +80,9 @@ void IdScoreboard::publish(isa::Engine producer, uint32_t id, uint64_t atPs) {
   Track &t = track(producer);
   if (id <= t.last)
     return;
-  uint32_t top = std::min<uint32_t>(id, uint32_t(t.reachedPs.size() - 1));
-  for (uint32_t k = t.last + 1; k <= top; ++k)
-    t.reachedPs[k] = atPs;
+  // reachedPs has last + 1 entries: append the ids last + 1 ... id.
+  for (uint32_t k = t.last; k < id; ++k)
+    t.reachedPs.push_back(atPs);
   t.last = id;
   if (t.waiterWants != 0 && t.last >= t.waiterWants) {
     t.advanced.notify();
@@ -122,25 +121,43 @@ void LocalMemoryUnit::bind(const isa::ChipParams &chip, SimStats &stats) {
   stats_ = &stats;
 }
 
+namespace {
+
+/// Out of line: building the message would otherwise weigh on every command.
+[[noreturn]] void throwOutsideLane(const char *what, size_t i,
+                                   const TiuWork::Operand &o,
+                                   uint64_t laneBytes) {
+  throw MemoryError(std::string(what) + " " + std::to_string(i) +
+                    " covers lane bytes [" + std::to_string(o.offset) + ", " +
+                    std::to_string(o.offset + o.bytesPerLane) +
+                    "), outside the " + std::to_string(laneBytes) +
+                    "-byte local memory of a lane");
+}
+
+/// Checks that every range of `list` stays inside a lane; returns the
+/// bytes per lane they cover.
+template <typename List>
+uint64_t checkedLaneBytes(const List &list, const char *what,
+                          uint64_t laneBytes) {
+  uint64_t sum = 0;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const TiuWork::Operand &o = list[i];
+    if (o.offset > laneBytes || o.bytesPerLane > laneBytes - o.offset)
+      throwOutsideLane(what, i, o, laneBytes);
+    sum += o.bytesPerLane;
+  }
+  return sum;
+}
+
+} // namespace
+
 void LocalMemoryUnit::tiuAccess(const TiuWork &work) {
   uint64_t laneBytes = chip_->lmemBytes;
-  auto check = [&](const TiuWork::Operand &o, const char *what, size_t i) {
-    if (o.offset > laneBytes || o.bytesPerLane > laneBytes - o.offset)
-      throw MemoryError(std::string(what) + " " + std::to_string(i) +
-                        " covers lane bytes [" + std::to_string(o.offset) +
-                        ", " + std::to_string(o.offset + o.bytesPerLane) +
-                        "), outside the " + std::to_string(laneBytes) +
-                        "-byte local memory of a lane");
-  };
   uint64_t lanes = std::max(1u, work.lanesUsed);
-  for (size_t i = 0; i < work.reads.size(); ++i) {
-    check(work.reads[i], "operand", i);
-    stats_->lmemReadBytes += work.reads[i].bytesPerLane * lanes;
-  }
-  for (size_t i = 0; i < work.writes.size(); ++i) {
-    check(work.writes[i], "result", i);
-    stats_->lmemWriteBytes += work.writes[i].bytesPerLane * lanes;
-  }
+  stats_->lmemReadBytes +=
+      checkedLaneBytes(work.reads, "operand", laneBytes) * lanes;
+  stats_->lmemWriteBytes +=
+      checkedLaneBytes(work.writes, "result", laneBytes) * lanes;
 }
 
 void LocalMemoryUnit::gdmaAccess(const GdmaWork &work) {

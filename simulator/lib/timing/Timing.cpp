@@ -35,26 +35,17 @@ uint64_t bytesInBanks(uint64_t offset, uint64_t bytes, BankMask mask,
   return sum;
 }
 
+/// Banks of the lane bytes [offset, offset + bytes) (bytes > 0), with the
+/// bank size computed once by the caller.
+BankSpan spanOf(uint64_t offset, uint64_t bytes, uint64_t bankBytes) {
+  return {offset / bankBytes, (offset + bytes - 1) / bankBytes};
+}
+
 } // namespace
 
 BankSpan bankSpan(const isa::ChipParams &chip, uint64_t offset,
                   uint64_t bytes) {
-  uint64_t bank = chip.bankBytes();
-  return {offset / bank, (offset + bytes - 1) / bank};
-}
-
-unsigned bankConflictPairs(const TiuWork &work, const isa::ChipParams &chip) {
-  unsigned pairs = 0;
-  for (const TiuWork::Operand &r : work.reads) {
-    if (r.bytesPerLane == 0)
-      continue;
-    BankSpan rs = bankSpan(chip, r.offset, r.bytesPerLane);
-    for (const TiuWork::Operand &w : work.writes)
-      if (w.bytesPerLane != 0 &&
-          rs.overlaps(bankSpan(chip, w.offset, w.bytesPerLane)))
-        ++pairs;
-  }
-  return pairs;
+  return spanOf(offset, bytes, chip.bankBytes());
 }
 
 BankMask bankMask(const isa::ChipParams &chip, uint64_t offset,
@@ -72,15 +63,6 @@ BankMask spanMask(const BankSpan &span) {
   BankMask run = (BankMask(1) << count) - 1;
   unsigned shift = unsigned(span.first % kMaskBits);
   return shift == 0 ? run : (run << shift) | (run >> (kMaskBits - shift));
-}
-
-BankMask tiuBanks(const TiuWork &work, const isa::ChipParams &chip) {
-  BankMask mask = 0;
-  for (const TiuWork::Operand &r : work.reads)
-    mask |= bankMask(chip, r.offset, r.bytesPerLane);
-  for (const TiuWork::Operand &w : work.writes)
-    mask |= bankMask(chip, w.offset, w.bytesPerLane);
-  return mask;
 }
 
 uint64_t cubeFetchWords(uint64_t outH, uint64_t outW, uint64_t points,
@@ -155,21 +137,20 @@ TiuCost tiuCost(const TiuOp &op, const TiuWork &work, const SimConfig &cfg) {
   // Bank spans of every operand and result, once: for the conflicts inside
   // the command and for the banks it holds (TIU/GDMA contention).
   uint64_t bank = cfg.chip.bankBytes();
+  // Fills `spans` with the non-empty ranges of `list`; returns their count.
+  auto collect = [bank](const auto &list, BankSpan *spans, BankMask &mask) {
+    size_t n = 0;
+    for (const TiuWork::Operand &o : list)
+      if (o.bytesPerLane != 0) {
+        spans[n] = spanOf(o.offset, o.bytesPerLane, bank);
+        mask |= spanMask(spans[n++]);
+      }
+    return n;
+  };
   BankSpan readSpans[TiuWork::kMaxReads], writeSpans[TiuWork::kMaxWrites];
   BankMask readBanks = 0, writeBanks = 0;
-  size_t reads = 0, writes = 0;
-  for (const TiuWork::Operand &r : work.reads)
-    if (r.bytesPerLane != 0) {
-      BankSpan &span = readSpans[reads++];
-      span = {r.offset / bank, (r.offset + r.bytesPerLane - 1) / bank};
-      readBanks |= spanMask(span);
-    }
-  for (const TiuWork::Operand &w : work.writes)
-    if (w.bytesPerLane != 0) {
-      BankSpan &span = writeSpans[writes++];
-      span = {w.offset / bank, (w.offset + w.bytesPerLane - 1) / bank};
-      writeBanks |= spanMask(span);
-    }
+  size_t reads = collect(work.reads, readSpans, readBanks);
+  size_t writes = collect(work.writes, writeSpans, writeBanks);
   cost.banks = readBanks | writeBanks;
   for (size_t i = 0; i < reads; ++i)
     for (size_t j = 0; j < writes; ++j)
