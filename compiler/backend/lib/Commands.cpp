@@ -90,6 +90,37 @@ isa::cmd::DmaTensor tensorMove(Prec prec, uint64_t src, const Shape4 &ss,
   return c;
 }
 
+/// A GDMA fill of the tensor at `addr` with raw `bits`.
+isa::cmd::DmaTensor fillMove(Prec prec, uint64_t addr, const Shape4 &shape,
+                             const Stride4 &stride, uint32_t bits) {
+  isa::cmd::DmaTensor c =
+      tensorMove(prec, addr, shape, stride, addr, shape, stride);
+  c.fill_constant_en = 1;
+  c.constant_value = bits;
+  c.src_start_addr_l32 = 0;
+  c.src_start_addr_h8 = 0;
+  return c;
+}
+
+/// When a dim of `shape` exceeds a size field, calls fn(at, piece) for the
+/// pieces of the first such dim and returns true; otherwise returns false.
+bool splitOversized(const Shape4 &shape,
+                    const std::function<void(Shape4, Shape4)> &fn) {
+  uint32_t Shape4::*dims[] = {&Shape4::n, &Shape4::c, &Shape4::h, &Shape4::w};
+  for (auto d : dims) {
+    if (shape.*d <= kMaxDim)
+      continue;
+    for (Range1 r : splitRange(shape.*d, kMaxDim)) {
+      Shape4 at{0, 0, 0, 0}, piece = shape;
+      at.*d = uint32_t(r.begin);
+      piece.*d = uint32_t(r.size);
+      fn(at, piece);
+    }
+    return true;
+  }
+  return false;
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -113,7 +144,7 @@ void withCtx(const OpCtx &ctx, const std::function<void()> &fn) {
 }
 
 LocalRange LTensor::range(const isa::ChipParams &chip) const {
-  uint64_t slots = uint64_t(ceilDiv(shape.c, chip.npuNum));
+  uint64_t slots = isa::channelSlots(chip, 0, shape.c);
   int64_t maxElem =
       int64_t(shape.n - 1) * stride.n + int64_t(slots - 1) * stride.c +
       int64_t(shape.h - 1) * stride.h + int64_t(shape.w - 1) * stride.w;
@@ -154,15 +185,16 @@ uint64_t euBytes(const isa::ChipParams &chip, Prec prec, Shape4 shape) {
 }
 
 LocalAlloc::LocalAlloc(const isa::ChipParams &chip, const OpCtx &ctx)
-    : chip_(chip), ctx_(ctx), capacity_(chip.lmemBytes) {}
+    : chip_(chip), ctx_(ctx) {}
 
 uint64_t LocalAlloc::alloc(uint64_t bytes, const char *what) {
   uint64_t at = uint64_t(alignUp(int64_t(used_), int64_t(chip_.localAlign)));
-  if (at + bytes > capacity_)
+  uint64_t capacity = this->capacity();
+  if (at + bytes > capacity)
     ctx_.fail(std::string("does not fit in local memory: ") + what + " needs " +
               std::to_string(bytes) + " bytes per lane, " +
-              std::to_string(capacity_ - std::min(at, capacity_)) + " of " +
-              std::to_string(capacity_) + " are left");
+              std::to_string(capacity - std::min(at, capacity)) + " of " +
+              std::to_string(capacity) + " are left");
   used_ = at + bytes;
   return at;
 }
@@ -203,69 +235,86 @@ void store(CmdEmitter &em, const LTensor &src, const DView &dst) {
 
 void copyGlobal(CmdEmitter &em, const DView &src, const DView &dst) {
   // Split the first dimension that is too large, recursively.
-  uint32_t Shape4::*dims[] = {&Shape4::n, &Shape4::c, &Shape4::h, &Shape4::w};
-  for (auto d : dims) {
-    if (src.shape.*d <= kMaxDim)
-      continue;
-    for (Range1 r : splitRange(src.shape.*d, kMaxDim)) {
-      Shape4 at{0, 0, 0, 0}, s = src.shape;
-      at.*d = uint32_t(r.begin);
-      s.*d = uint32_t(r.size);
-      copyGlobal(em, subView(src, at, s), subView(dst, at, s));
-    }
+  if (splitOversized(src.shape, [&](Shape4 at, Shape4 s) {
+        copyGlobal(em, subView(src, at, s), subView(dst, at, s));
+      }))
     return;
-  }
   isa::cmd::DmaTensor c = tensorMove(src.prec, src.addr, src.shape, src.stride,
                                      dst.addr, dst.shape, dst.stride);
   em.gdmaAccess(isa::encode(c), {}, {});
 }
 
 void fillGlobal(CmdEmitter &em, const DView &dst, uint32_t bits) {
-  uint32_t Shape4::*dims[] = {&Shape4::n, &Shape4::c, &Shape4::h, &Shape4::w};
-  for (auto d : dims) {
-    if (dst.shape.*d <= kMaxDim)
-      continue;
-    for (Range1 r : splitRange(dst.shape.*d, kMaxDim)) {
-      Shape4 at{0, 0, 0, 0}, s = dst.shape;
-      at.*d = uint32_t(r.begin);
-      s.*d = uint32_t(r.size);
-      fillGlobal(em, subView(dst, at, s), bits);
-    }
+  if (splitOversized(dst.shape, [&](Shape4 at, Shape4 s) {
+        fillGlobal(em, subView(dst, at, s), bits);
+      }))
     return;
-  }
-  isa::cmd::DmaTensor c = tensorMove(dst.prec, dst.addr, dst.shape, dst.stride,
-                                     dst.addr, dst.shape, dst.stride);
-  c.fill_constant_en = 1;
-  c.constant_value = bits;
-  c.src_start_addr_l32 = 0;
-  c.src_start_addr_h8 = 0;
+  isa::cmd::DmaTensor c =
+      fillMove(dst.prec, dst.addr, dst.shape, dst.stride, bits);
   em.gdmaAccess(isa::encode(c), {}, {});
 }
 
 void fillLocal(CmdEmitter &em, const LTensor &dst, uint32_t bits) {
-  uint64_t addr = unifiedLocal(em.chip(), dst.offset);
-  isa::cmd::DmaTensor c = tensorMove(dst.prec, addr, dst.shape, dst.stride,
-                                     addr, dst.shape, dst.stride);
-  c.fill_constant_en = 1;
-  c.constant_value = bits;
-  c.src_start_addr_l32 = 0;
-  c.src_start_addr_h8 = 0;
+  isa::cmd::DmaTensor c = fillMove(dst.prec, unifiedLocal(em.chip(), dst.offset),
+                                   dst.shape, dst.stride, bits);
   em.gdmaAccess(isa::encode(c), {}, {dst.range(em.chip())});
 }
 
 namespace {
 
-isa::cmd::DmaTensor matrixMove(Prec prec, uint32_t rows, uint32_t cols) {
+/// The size and stride fields of one side of a GDMA tensor command.
+struct DmaSide {
+  uint64_t &n, &c, &h, &w, &nStride, &cStride, &hStride;
+};
+DmaSide srcSide(isa::cmd::DmaTensor &c) {
+  return {c.src_nsize,   c.src_csize,   c.src_hsize,  c.src_wsize,
+          c.src_nstride, c.src_cstride, c.src_hstride};
+}
+DmaSide dstSide(isa::cmd::DmaTensor &c) {
+  return {c.dst_nsize,   c.dst_csize,   c.dst_hsize,  c.dst_wsize,
+          c.dst_nstride, c.dst_cstride, c.dst_hstride};
+}
+
+/// DMA_matrix between the global rows x cols matrix at `addr` (row stride
+/// in elements) and the local matrix(w) tensor `local`, towards local
+/// memory when `toLocal`; `transpose` lands the matrix transposed (loads).
+void matrixMove(CmdEmitter &em, Prec prec, uint64_t addr, uint32_t rows,
+                uint32_t cols, uint64_t rowStride, const LTensor &local,
+                bool toLocal, bool transpose) {
   if (rows == 0 || cols == 0 || rows > kMaxDim || cols > kMaxDim)
     throw Error("backend: matrix move of " + std::to_string(rows) + " x " +
                 std::to_string(cols) + " is outside 1..65535");
+  checkStride(int64_t(rowStride));
   isa::cmd::DmaTensor c;
   c.stride_enable = 1;
   c.cmd_type = unsigned(isa::GdmaType::Matrix);
   c.src_data_format = fmtCode(prec);
   c.localmem_mask_l32 = kAllLanes32;
   c.localmem_mask_h32 = kAllLanes32;
-  return c;
+  c.cmd_special_function = transpose ? 1 : 0;
+  uint32_t lRows = transpose ? cols : rows, lCols = transpose ? rows : cols;
+  DmaSide global = toLocal ? srcSide(c) : dstSide(c);
+  DmaSide lcl = toLocal ? dstSide(c) : srcSide(c);
+  global.n = 1;
+  global.c = 1;
+  global.h = rows;
+  global.w = cols;
+  global.hStride = rowStride;
+  lcl.n = lRows;
+  lcl.c = uint32_t(ceilDiv(lCols, local.shape.w));
+  lcl.h = 1;
+  lcl.w = local.shape.w;
+  lcl.nStride = uint64_t(local.stride.n);
+  lcl.cStride = uint64_t(local.stride.c);
+  uint64_t localAddr = unifiedLocal(em.chip(), local.offset);
+  LocalRange range = local.range(em.chip());
+  if (toLocal) {
+    setAddrs(c, addr, localAddr);
+    em.gdmaAccess(isa::encode(c), {}, {range});
+  } else {
+    setAddrs(c, localAddr, addr);
+    em.gdmaAccess(isa::encode(c), {range}, {});
+  }
 }
 
 } // namespace
@@ -273,42 +322,14 @@ isa::cmd::DmaTensor matrixMove(Prec prec, uint32_t rows, uint32_t cols) {
 void loadMatrix(CmdEmitter &em, uint64_t addr, Prec prec, uint32_t rows,
                 uint32_t cols, uint64_t rowStride, const LTensor &dst,
                 bool transpose) {
-  isa::cmd::DmaTensor c = matrixMove(prec, rows, cols);
-  checkStride(int64_t(rowStride));
-  c.cmd_special_function = transpose ? 1 : 0;
-  uint32_t lRows = transpose ? cols : rows, lCols = transpose ? rows : cols;
-  c.src_hsize = rows;
-  c.src_wsize = cols;
-  c.src_hstride = rowStride;
-  c.src_nsize = 1;
-  c.src_csize = 1;
-  c.dst_nsize = lRows;
-  c.dst_csize = uint32_t(ceilDiv(lCols, dst.shape.w));
-  c.dst_hsize = 1;
-  c.dst_wsize = dst.shape.w;
-  c.dst_nstride = uint64_t(dst.stride.n);
-  c.dst_cstride = uint64_t(dst.stride.c);
-  setAddrs(c, addr, unifiedLocal(em.chip(), dst.offset));
-  em.gdmaAccess(isa::encode(c), {}, {dst.range(em.chip())});
+  matrixMove(em, prec, addr, rows, cols, rowStride, dst, /*toLocal=*/true,
+             transpose);
 }
 
 void storeMatrix(CmdEmitter &em, const LTensor &src, uint64_t addr,
                  uint32_t rows, uint32_t cols, uint64_t rowStride) {
-  isa::cmd::DmaTensor c = matrixMove(src.prec, rows, cols);
-  checkStride(int64_t(rowStride));
-  c.dst_hsize = rows;
-  c.dst_wsize = cols;
-  c.dst_hstride = rowStride;
-  c.dst_nsize = 1;
-  c.dst_csize = 1;
-  c.src_nsize = rows;
-  c.src_csize = uint32_t(ceilDiv(cols, src.shape.w));
-  c.src_hsize = 1;
-  c.src_wsize = src.shape.w;
-  c.src_nstride = uint64_t(src.stride.n);
-  c.src_cstride = uint64_t(src.stride.c);
-  setAddrs(c, unifiedLocal(em.chip(), src.offset), addr);
-  em.gdmaAccess(isa::encode(c), {src.range(em.chip())}, {});
+  matrixMove(em, src.prec, addr, rows, cols, rowStride, src, /*toLocal=*/false,
+             /*transpose=*/false);
 }
 
 std::vector<int64_t> denseStrides(const std::vector<int64_t> &dims) {
@@ -431,6 +452,25 @@ namespace {
 /// sAR command. Strides of dims the tensor does not step through (size 1,
 /// or a single channel slot) are written as 0: the hardware never uses
 /// them and the fields are narrow.
+/// The address, layout and stride fields of one sAR operand (0, 1 or the
+/// result).
+struct ArFields {
+  uint64_t &addr, &str, &n, &c, &h, &w;
+};
+ArFields arFields(isa::cmd::SAR &c, int which) {
+  switch (which) {
+  case 0:
+    return {c.opd0_addr,  c.opd0_str,  c.opd0_n_str,
+            c.opd0_c_str, c.opd0_h_str, c.opd0_w_str};
+  case 1:
+    return {c.opd1_addr,  c.opd1_str,  c.opd1_n_str,
+            c.opd1_c_str, c.opd1_h_str, c.opd1_w_str};
+  default:
+    return {c.res0_addr,  c.res0_str,  c.res0_n_str,
+            c.res0_c_str, c.res0_h_str, c.res0_w_str};
+  }
+}
+
 void setArOperand(isa::cmd::SAR &c, int which, LTensor t, unsigned npu) {
   if (t.shape.n == 1)
     t.stride.n = 0;
@@ -452,38 +492,14 @@ void setArOperand(isa::cmd::SAR &c, int which, LTensor t, unsigned npu) {
                   " does not fit 20 bits");
     return uint64_t(v);
   };
-  bool free = t.layout == kStrFree;
-  switch (which) {
-  case 0:
-    c.opd0_addr = t.offset;
-    c.opd0_str = t.layout;
-    if (free) {
-      c.opd0_n_str = fit16(t.stride.n);
-      c.opd0_c_str = fit16(t.stride.c);
-      c.opd0_h_str = fit20(t.stride.h);
-      c.opd0_w_str = fit20(t.stride.w);
-    }
-    break;
-  case 1:
-    c.opd1_addr = t.offset;
-    c.opd1_str = t.layout;
-    if (free) {
-      c.opd1_n_str = fit16(t.stride.n);
-      c.opd1_c_str = fit16(t.stride.c);
-      c.opd1_h_str = fit20(t.stride.h);
-      c.opd1_w_str = fit20(t.stride.w);
-    }
-    break;
-  default:
-    c.res0_addr = t.offset;
-    c.res0_str = t.layout;
-    if (free) {
-      c.res0_n_str = fit16(t.stride.n);
-      c.res0_c_str = fit16(t.stride.c);
-      c.res0_h_str = fit20(t.stride.h);
-      c.res0_w_str = fit20(t.stride.w);
-    }
-    break;
+  ArFields f = arFields(c, which);
+  f.addr = t.offset;
+  f.str = t.layout;
+  if (t.layout == kStrFree) {
+    f.n = fit16(t.stride.n);
+    f.c = fit16(t.stride.c);
+    f.h = fit20(t.stride.h);
+    f.w = fit20(t.stride.w);
   }
 }
 
@@ -648,14 +664,17 @@ void sfuNormalize(CmdEmitter &em, const LTensor &res, const LTensor &x) {
 
 namespace {
 
+/// `v` for a 4-bit field of a `cmd` command; throws naming `what` if it
+/// does not fit.
+unsigned fit4(unsigned v, const char *cmd, const char *what) {
+  if (v > 15)
+    throw Error(std::string("backend: ") + cmd + " " + what + " " +
+                std::to_string(v) + " does not fit its 4-bit field");
+  return v;
+}
+
 /// Fields sCONV and the long layout share, set for one convolution.
 template <typename T> void fillConv(T &c, const ConvCmd &x) {
-  auto fit4 = [](unsigned v, const char *what) {
-    if (v > 15)
-      throw Error(std::string("backend: conv ") + what + " " +
-                  std::to_string(v) + " does not fit its 4-bit field");
-    return v;
-  };
   c.tsk_typ = unsigned(isa::TiuTask::Conv);
   c.tsk_eu_typ = 0; // conv.normal
   c.opd0_sign = 1;
@@ -666,19 +685,19 @@ template <typename T> void fillConv(T &c, const ConvCmd &x) {
   c.res0_prec = precCode(x.output.prec);
   c.opd0_prec = precCode(x.input.prec);
   c.opd2_const = x.hasBias ? 0 : 1;
-  c.opd0_up_pad = fit4(x.padT, "top pad");
-  c.opd0_dn_pad = fit4(x.padB, "bottom pad");
-  c.opd0_lf_pad = fit4(x.padL, "left pad");
-  c.opd0_rt_pad = fit4(x.padR, "right pad");
-  c.res_op_x_str = fit4(x.strideW, "stride");
-  c.res_op_y_str = fit4(x.strideH, "stride");
+  c.opd0_up_pad = fit4(x.padT, "conv", "top pad");
+  c.opd0_dn_pad = fit4(x.padB, "conv", "bottom pad");
+  c.opd0_lf_pad = fit4(x.padL, "conv", "left pad");
+  c.opd0_rt_pad = fit4(x.padR, "conv", "right pad");
+  c.res_op_x_str = fit4(x.strideW, "conv", "stride");
+  c.res_op_y_str = fit4(x.strideH, "conv", "stride");
   c.opd3_const = 1; // pad / insert value: immediate 0
   c.opd0_str = kStrEuAligned;
   c.res0_addr = x.output.offset;
-  c.opd0_x_ins0 = fit4(x.insW, "inserted zeros");
-  c.opd0_y_ins0 = fit4(x.insH, "inserted zeros");
-  c.opd1_x_ins0 = fit4(x.dilW - 1, "dilation - 1");
-  c.opd1_y_ins0 = fit4(x.dilH - 1, "dilation - 1");
+  c.opd0_x_ins0 = fit4(x.insW, "conv", "inserted zeros");
+  c.opd0_y_ins0 = fit4(x.insH, "conv", "inserted zeros");
+  c.opd1_x_ins0 = fit4(x.dilW - 1, "conv", "dilation - 1");
+  c.opd1_y_ins0 = fit4(x.dilH - 1, "conv", "dilation - 1");
   c.res0_n = x.output.shape.n;
   c.res0_c = x.output.shape.c;
   c.res0_h = x.output.shape.h;
@@ -703,7 +722,7 @@ void conv(CmdEmitter &em, const ConvCmd &x) {
                                 {x.weights, x.weightBytes}};
   if (x.hasBias)
     reads.push_back(
-        {x.bias, uint64_t(ceilDiv(x.output.shape.c, em.chip().npuNum)) *
+        {x.bias, isa::channelSlots(em.chip(), 0, x.output.shape.c) *
                      sizeof(float)});
   if (x.accumulate)
     reads.push_back(x.output.range(em.chip()));
@@ -733,12 +752,6 @@ void conv(CmdEmitter &em, const ConvCmd &x) {
 void pord(CmdEmitter &em, const PorDCmd &x) {
   checkDims(x.output.shape, "pooling result");
   checkDims(x.input.shape, "pooling input");
-  auto fit4 = [](unsigned v, const char *what) {
-    if (v > 15)
-      throw Error(std::string("backend: pooling ") + what + " " +
-                  std::to_string(v) + " does not fit its 4-bit field");
-    return v;
-  };
   isa::cmd::SPorD c;
   c.cmd_short = 1;
   c.tsk_typ = unsigned(isa::TiuTask::PorD);
@@ -749,16 +762,16 @@ void pord(CmdEmitter &em, const PorDCmd &x) {
   c.opd2_sign = 1;
   c.res0_prec = precCode(x.output.prec);
   c.opd0_prec = precCode(x.input.prec);
-  c.opd0_x_ins0 = fit4(x.insW, "inserted zeros");
-  c.opd0_y_ins0 = fit4(x.insH, "inserted zeros");
-  c.opd1_x_ins0 = fit4(x.dilW - 1, "dilation - 1");
-  c.opd1_y_ins0 = fit4(x.dilH - 1, "dilation - 1");
-  c.opd0_up_pad = fit4(x.padT, "top pad");
-  c.opd0_dn_pad = fit4(x.padB, "bottom pad");
-  c.opd0_lf_pad = fit4(x.padL, "left pad");
-  c.opd0_rt_pad = fit4(x.padR, "right pad");
-  c.res_op_x_str = fit4(x.strideW, "stride");
-  c.res_op_y_str = fit4(x.strideH, "stride");
+  c.opd0_x_ins0 = fit4(x.insW, "pooling", "inserted zeros");
+  c.opd0_y_ins0 = fit4(x.insH, "pooling", "inserted zeros");
+  c.opd1_x_ins0 = fit4(x.dilW - 1, "pooling", "dilation - 1");
+  c.opd1_y_ins0 = fit4(x.dilH - 1, "pooling", "dilation - 1");
+  c.opd0_up_pad = fit4(x.padT, "pooling", "top pad");
+  c.opd0_dn_pad = fit4(x.padB, "pooling", "bottom pad");
+  c.opd0_lf_pad = fit4(x.padL, "pooling", "left pad");
+  c.opd0_rt_pad = fit4(x.padR, "pooling", "right pad");
+  c.res_op_x_str = fit4(x.strideW, "pooling", "stride");
+  c.res_op_y_str = fit4(x.strideH, "pooling", "stride");
   c.res0_n = x.output.shape.n;
   c.res0_c = x.output.shape.c;
   c.res0_h = x.output.shape.h;
@@ -772,7 +785,7 @@ void pord(CmdEmitter &em, const PorDCmd &x) {
   c.opd3_const = 1;
   c.opd3_addr = x.padBits;
   std::vector<LocalRange> reads{x.input.range(em.chip())};
-  uint64_t slots = uint64_t(ceilDiv(x.output.shape.c, em.chip().npuNum));
+  uint64_t slots = isa::channelSlots(em.chip(), 0, x.output.shape.c);
   if (x.kind == PorDCmd::Depthwise || x.kind == PorDCmd::DepthwiseRelu) {
     c.opd1_addr = x.weights;
     reads.push_back({x.weights, slots * x.kh * x.kw * elemBytes(x.input.prec)});
@@ -868,6 +881,18 @@ Shape4 shrinkForPipeline(const isa::ChipParams &chip, Shape4 shape, Shape4 t,
       break;
   }
   return t;
+}
+
+int64_t largestFitting(int64_t lo, int64_t hi,
+                       const std::function<bool(int64_t)> &ok) {
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo + 1) / 2;
+    if (ok(mid))
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
 }
 
 std::vector<Range1> splitRange(int64_t total, int64_t chunk) {

@@ -94,7 +94,9 @@ public:
   /// Throws the kernel's "does not fit" error naming `what`.
   uint64_t alloc(uint64_t bytes, const char *what);
   uint64_t used() const { return used_; }
-  uint64_t capacity() const { return capacity_; }
+  uint64_t capacity() const { return chip_.lmemBytes; }
+  /// Bytes per lane not yet allocated.
+  uint64_t remaining() const { return capacity() - used_; }
   /// Bytes from `offset` up to the next bank boundary (0 on a boundary).
   uint64_t toNextBank(uint64_t offset) const {
     uint64_t bank = chip_.bankBytes();
@@ -106,7 +108,7 @@ public:
   /// otherwise keeps the placement dense. Returns whether it moved.
   bool startNewBank(uint64_t bytesAfter) {
     uint64_t at = used_ + toNextBank(used_);
-    if (at + bytesAfter > capacity_)
+    if (at + bytesAfter > capacity())
       return false;
     used_ = at;
     return true;
@@ -115,7 +117,7 @@ public:
 private:
   const isa::ChipParams &chip_;
   const OpCtx &ctx_;
-  uint64_t used_ = 0, capacity_;
+  uint64_t used_ = 0;
 };
 
 //===----------------------------------------------------------------------===//
@@ -366,6 +368,11 @@ constexpr int64_t kMinSteps = 4;
 /// kPipelineBytes.
 Shape4 shrinkForPipeline(const isa::ChipParams &chip, Shape4 shape, Shape4 tile,
                          const std::function<uint64_t(Shape4)> &bytes);
+
+/// The largest v in [lo, hi] with ok(v), for ok monotone (true up to some
+/// point, false after it); `lo` is taken to hold without asking ok.
+int64_t largestFitting(int64_t lo, int64_t hi,
+                       const std::function<bool(int64_t)> &ok);
 
 /// Splits [0, total) into chunks of at most `chunk`.
 struct Range1 {

@@ -114,7 +114,7 @@ void runConv(CmdEmitter &em, const ConvJob &job) {
     scratch.tables = alloc.alloc(unaryTableBytes(), "coefficient tables");
     prepareUnaryTables(em, job.act.kind, scratch);
   }
-  uint64_t cap = alloc.capacity() - alloc.used();
+  uint64_t cap = alloc.remaining();
   uint64_t align = chip.localAlign;
   auto al = [&](uint64_t b) { return uint64_t(alignUp(int64_t(b), align)); };
   // Channels that share a tile's input: the group's input channels (general)
@@ -172,29 +172,17 @@ void runConv(CmdEmitter &em, const ConvJob &job) {
       if (total(p, false) > cap)
         continue;
       bool apart = total(p, true) <= cap;
-      auto fits = [&](const Plan &q) { return total(q, apart) <= cap; };
-      int64_t lo = 1, hi = g.oh;
-      while (lo < hi) {
-        int64_t mid = lo + (hi - lo + 1) / 2;
-        p.ohT = mid;
-        if (fits(p))
-          lo = mid;
-        else
-          hi = mid - 1;
-      }
-      p.ohT = lo;
-      if (p.ohT == g.oh) {
-        int64_t nlo = 1, nhi = g.n;
-        while (nlo < nhi) {
-          int64_t mid = nlo + (nhi - nlo + 1) / 2;
-          p.nT = mid;
-          if (fits(p))
-            nlo = mid;
-          else
-            nhi = mid - 1;
-        }
-        p.nT = nlo;
-      }
+      // Grows one dim of p as far as the plan fits.
+      auto grow = [&](int64_t Plan::*dim, int64_t hi) {
+        p.*dim = largestFitting(1, hi, [&](int64_t v) {
+          Plan q = p;
+          q.*dim = v;
+          return total(q, apart) <= cap;
+        });
+      };
+      grow(&Plan::ohT, g.oh);
+      if (p.ohT == g.oh)
+        grow(&Plan::nT, g.n);
       plan = p;
       break;
     }

@@ -32,15 +32,7 @@ constexpr int64_t kMaxDim = 65535;
 int64_t largest(int64_t hi, const std::function<bool(int64_t)> &pred) {
   if (hi < 1 || !pred(1))
     return 0;
-  int64_t lo = 1;
-  while (lo < hi) {
-    int64_t mid = lo + (hi - lo + 1) / 2;
-    if (pred(mid))
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
-  return lo;
+  return largestFitting(1, hi, pred);
 }
 
 } // namespace
@@ -256,7 +248,7 @@ void runEltwise(
   uint64_t units = 2 * elemBytes(outPrec) + uint64_t(temps) * sizeof(float);
   for (Prec p : inPrec)
     units += 2 * elemBytes(p);
-  uint64_t freeBytes = alloc.capacity() - alloc.used();
+  uint64_t freeBytes = alloc.remaining();
   uint64_t align = chip.localAlign;
   auto budget = [&](Prec p) {
     return freeBytes / units * elemBytes(p) / align * align;

@@ -53,7 +53,7 @@ void runMatmul(CmdEmitter &em, const OpCtx &ctx, const MatMulParams &p,
     scratch.tables = alloc.alloc(unaryTableBytes(), "coefficient tables");
     prepareUnaryTables(em, p.act.kind, scratch);
   }
-  uint64_t cap = alloc.capacity() - alloc.used();
+  uint64_t cap = alloc.remaining();
   uint64_t al = chip.localAlign;
   auto up = [&](uint64_t b) { return uint64_t(alignUp(int64_t(b), al)); };
   auto lwOf = [&](int64_t kk) { return ceilDiv(kk, npu); };
@@ -96,16 +96,9 @@ void runMatmul(CmdEmitter &em, const OpCtx &ctx, const MatMulParams &p,
       MatPlan q{nT, k, 1, copies};
       if (total(q) > cap)
         continue;
-      int64_t lo = 1, hi = std::min(m, kMaxRows);
-      while (lo < hi) {
-        int64_t mid = lo + (hi - lo + 1) / 2;
-        q.mT = mid;
-        if (total(q) <= cap)
-          lo = mid;
-        else
-          hi = mid - 1;
-      }
-      q.mT = lo;
+      q.mT = largestFitting(1, std::min(m, kMaxRows), [&](int64_t mT) {
+        return total({nT, k, mT, copies}) <= cap;
+      });
       plan = q;
       break;
     }
@@ -115,28 +108,18 @@ void runMatmul(CmdEmitter &em, const OpCtx &ctx, const MatMulParams &p,
   if (!plan.nT) {
     // Split K: the smallest column tile, as many K rows as fit.
     int64_t nT = std::min<int64_t>(n, npu);
-    int64_t lo = 0, hi = std::min<int64_t>(k, kMaxRows);
-    while (lo < hi) {
-      int64_t mid = lo + (hi - lo + 1) / 2;
-      if (total({nT, mid, 1, 1}) <= cap)
-        lo = mid;
-      else
-        hi = mid - 1;
-    }
-    if (lo == 0)
+    int64_t kT = largestFitting(0, std::min<int64_t>(k, kMaxRows),
+                                [&](int64_t v) {
+                                  return total({nT, v, 1, 1}) <= cap;
+                                });
+    if (kT == 0)
       ctx.fail("does not fit in local memory: one row needs " +
                std::to_string(total({nT, 1, 1, 1})) + " bytes per lane, " +
                std::to_string(cap) + " are available");
-    plan = {nT, lo, 1, 1};
-    int64_t mlo = 1, mhi = std::min(m, kMaxRows);
-    while (mlo < mhi) {
-      int64_t mid = mlo + (mhi - mlo + 1) / 2;
-      if (total({nT, plan.kT, mid, 1}) <= cap)
-        mlo = mid;
-      else
-        mhi = mid - 1;
-    }
-    plan.mT = mlo;
+    plan = {nT, kT, 1, 1};
+    plan.mT = largestFitting(1, std::min(m, kMaxRows), [&](int64_t mT) {
+      return total({nT, kT, mT, 1}) <= cap;
+    });
   }
   bool split = plan.kT < k;
   // Enough row tiles to overlap loads and stores with the multiplies.

@@ -135,16 +135,12 @@ bool chooseRowTile(const isa::ChipParams &chip, const RowView &v, bool splitD,
   auto grow = [&](int64_t RowTile::*f, int64_t hi, int64_t unit) {
     int64_t lo = t.*f / unit;
     hi = std::max<int64_t>(hi / unit, lo);
-    while (lo < hi) {
-      int64_t mid = lo + (hi - lo + 1) / 2;
-      RowTile c = t;
-      c.*f = mid * unit;
-      if (bytes(c) <= cap)
-        lo = mid;
-      else
-        hi = mid - 1;
-    }
-    t.*f = lo * unit;
+    t.*f = largestFitting(lo, hi, [&](int64_t units) {
+             RowTile c = t;
+             c.*f = units * unit;
+             return bytes(c) <= cap;
+           }) *
+           unit;
   };
   grow(&RowTile::w, std::min<int64_t>(v.shape.w, kMax), 1);
   if (t.w == int64_t(v.shape.w) && v.shape.c > uint32_t(npu)) {
@@ -199,7 +195,7 @@ void softmax(CmdEmitter &em, const SoftmaxParams &p) {
   UnaryScratch scratch;
   scratch.tables = alloc.alloc(unaryTableBytes(), "coefficient tables");
   prepareUnaryTables(em, p.log ? UnaryKind::Softplus : UnaryKind::Exp, scratch);
-  uint64_t cap = alloc.capacity() - alloc.used();
+  uint64_t cap = alloc.remaining();
   auto full = [&](const RowTile &t) {
     return v.phys(
         Shape4{uint32_t(t.n), uint32_t(t.c), uint32_t(t.d), uint32_t(t.w)});
@@ -336,7 +332,7 @@ void layerNorm(CmdEmitter &em, const LayerNormParams &p) {
     gBuf = alloc.alloc(euBytes(chip, kF32, gs), "scale");
   if (p.biasAddr)
     bBuf = alloc.alloc(euBytes(chip, kF32, gs), "bias");
-  uint64_t cap = alloc.capacity() - alloc.used();
+  uint64_t cap = alloc.remaining();
   auto full = [&](const RowTile &t) {
     return v.phys(
         Shape4{uint32_t(t.n), uint32_t(t.c), uint32_t(t.d), uint32_t(t.w)});
@@ -446,7 +442,7 @@ void reduce(CmdEmitter &em, const ReduceParams &p) {
   uint64_t al = chip.localAlign;
   auto up = [&](uint64_t b) { return uint64_t(alignUp(int64_t(b), al)); };
   LocalAlloc alloc(chip, ctx);
-  uint64_t cap = alloc.capacity() - alloc.used();
+  uint64_t cap = alloc.remaining();
   auto full = [&](const RowTile &t) {
     return v.phys(
         Shape4{uint32_t(t.n), uint32_t(t.c), uint32_t(t.d), uint32_t(t.w)});

@@ -47,6 +47,15 @@ bool spanOf(int64_t o0, int64_t oc, int64_t stride, int64_t pad, int64_t k,
 
 uint32_t negInfBits(Prec p) { return floatBits(-INFINITY, p); }
 
+/// Grows the tile dim `v` (whose current value fits) up to `hi` while
+/// `fits()`, which reads `v`, holds.
+void grow(int64_t &v, int64_t hi, const std::function<bool()> &fits) {
+  v = largestFitting(v, hi, [&](int64_t x) {
+    v = x;
+    return fits();
+  });
+}
+
 } // namespace
 
 void pool2d(CmdEmitter &em, const PoolParams &p) {
@@ -78,7 +87,7 @@ void pool2d(CmdEmitter &em, const PoolParams &p) {
     scratch.tables = alloc.alloc(unaryTableBytes(), "coefficient tables");
     prepareUnaryTables(em, p.act.kind, scratch);
   }
-  uint64_t cap = alloc.capacity() - alloc.used();
+  uint64_t cap = alloc.remaining();
   uint64_t al = chip.localAlign;
   auto up = [&](uint64_t b) { return uint64_t(alignUp(int64_t(b), al)); };
   int64_t npu = chip.npuNum;
@@ -119,18 +128,6 @@ void pool2d(CmdEmitter &em, const PoolParams &p) {
   }
   // Rows first, then channel slots, then batch.
   int64_t cT = std::min<int64_t>(c, npu), ohT = 1, nT = 1;
-  auto grow = [&](int64_t &v, int64_t hi, const std::function<bool()> &ok) {
-    int64_t lo = v;
-    while (lo < hi) {
-      int64_t mid = lo + (hi - lo + 1) / 2;
-      v = mid;
-      if (ok())
-        lo = mid;
-      else
-        hi = mid - 1;
-    }
-    v = lo;
-  };
   grow(ohT, oh, [&] { return bytes(nT, cT, ohT) <= cap; });
   if (ohT == oh) {
     int64_t slots = 1;
@@ -373,7 +370,7 @@ void pool3d(CmdEmitter &em, const Pool3dParams &p) {
     scratch.tables = alloc.alloc(unaryTableBytes(), "coefficient tables");
     prepareUnaryTables(em, p.act.kind, scratch);
   }
-  uint64_t cap = alloc.capacity() - alloc.used();
+  uint64_t cap = alloc.remaining();
   uint64_t al = chip.localAlign;
   auto up = [&](uint64_t b) { return uint64_t(alignUp(int64_t(b), al)); };
   int64_t npu = chip.npuNum;
@@ -425,18 +422,6 @@ void pool3d(CmdEmitter &em, const Pool3dParams &p) {
     ctx.fail("does not fit in local memory: one output row needs " +
              std::to_string(bytes(cT, 1, 1)) + " bytes per lane, " +
              std::to_string(cap) + " are available");
-  auto grow = [&](int64_t &v, int64_t hi, const std::function<bool()> &ok) {
-    int64_t lo = v;
-    while (lo < hi) {
-      int64_t mid = lo + (hi - lo + 1) / 2;
-      v = mid;
-      if (ok())
-        lo = mid;
-      else
-        hi = mid - 1;
-    }
-    v = lo;
-  };
   // Rows, then output depths, then channel slots.
   grow(ohT, std::min<int64_t>(oh, 65535),
        [&] { return bytes(cT, odT, ohT) <= cap; });

@@ -50,6 +50,32 @@ inline const char *scheduleName(Schedule s) {
   }
 }
 
+/// Number of elements of dims `d`.
+inline int64_t count(const std::vector<int64_t> &d) {
+  int64_t n = 1;
+  for (int64_t v : d)
+    n *= v;
+  return n;
+}
+
+/// Dense row-major strides (in elements) of dims `d`.
+inline std::vector<int64_t> denseStrides(const std::vector<int64_t> &d) {
+  std::vector<int64_t> s(d.size(), 1);
+  for (size_t i = d.size(); i-- > 1;)
+    s[i - 1] = s[i] * d[i];
+  return s;
+}
+
+/// Multi-index of flat index `i` in dims `d`.
+inline std::vector<int64_t> unflat(int64_t i, const std::vector<int64_t> &d) {
+  std::vector<int64_t> idx(d.size());
+  for (size_t k = d.size(); k-- > 0;) {
+    idx[k] = i % d[k];
+    i /= d[k];
+  }
+  return idx;
+}
+
 /// Rounds to the precision as the tensor stores it.
 inline float roundTo(float v, Prec p) { return isa::roundToPrec(v, p); }
 

@@ -287,73 +287,38 @@ TEST(Conv2d, WrongOutputShapeIsAnError) {
   EXPECT_THROW(conv2d(em, p), Error);
 }
 
-TEST(ConvTranspose2d, StrideTwoPadOutputPadding) {
-  KernelRun r;
-  GlobalAlloc ga(r.chip);
-  const int64_t n = 1, ic = 6, ih = 5, iw = 4, ocg = 3, groups = 1, k = 3,
-                s = 2, pad = 1, opad = 1;
-  int64_t oc = ocg * groups;
-  int64_t oh = (ih - 1) * s - 2 * pad + k + opad;
-  int64_t ow = (iw - 1) * s - 2 * pad + k + opad;
-  GTensor in = ga.tensor(Prec::Fp32, {n, ic, ih, iw});
-  GTensor out = ga.tensor(Prec::Fp32, {n, oc, oh, ow});
-  auto x = randomValues(size_t(in.numElements()), 21);
-  auto w = randomValues(size_t(ic * ocg * k * k), 22);
-  auto filt =
-      reorderConvTransposeFilter(w.data(), ic, ocg, k, k, Prec::Fp32, groups);
-  uint64_t fAddr = ga.alloc(filt.size());
-  // Reference: scatter form of ConvTranspose.
-  std::vector<double> acc(size_t(out.numElements()), 0.0);
-  for (int64_t i = 0; i < ic; ++i)
-    for (int64_t y = 0; y < ih; ++y)
-      for (int64_t xx = 0; xx < iw; ++xx)
-        for (int64_t o = 0; o < ocg; ++o)
-          for (int64_t ky = 0; ky < k; ++ky)
-            for (int64_t kx = 0; kx < k; ++kx) {
-              int64_t oy = y * s - pad + ky, ox = xx * s - pad + kx;
-              if (oy < 0 || oy >= oh || ox < 0 || ox >= ow)
-                continue;
-              acc[size_t((o * oh + oy) * ow + ox)] +=
-                  double(x[size_t((i * ih + y) * iw + xx)]) *
-                  w[size_t(((i * ocg + o) * k + ky) * k + kx)];
-            }
-  std::vector<float> want(acc.begin(), acc.end());
-  r.emit = [&](CmdEmitter &em) {
-    ConvTransposeParams p;
-    p.name = "deconv";
-    p.input = in;
-    p.output = out;
-    p.filterAddr = fAddr;
-    p.kernelH = p.kernelW = k;
-    p.strideH = p.strideW = s;
-    p.padTop = p.padBottom = p.padLeft = p.padRight = pad;
-    p.outputPadH = p.outputPadW = opad;
-    convTranspose2d(em, p);
-  };
-  r.setup = [&](sim::MachineState &m) {
-    writeTensor(m, in, x);
-    writeBytes(m, fAddr, filt);
-  };
-  r.check = [&](const sim::MachineState &m, const std::string &what) {
-    expectClose(readTensor(m, out), want, 1e-5f, 1e-5f, what);
-  };
-  r.run();
-}
+namespace {
 
-TEST(ConvTranspose2d, SlicedRowsSmallLocalMemory) {
+/// One ConvTranspose2d case (batch 1, groups 1, square kernel, equal pads),
+/// checked against the scatter form of ConvTranspose computed here.
+struct DeconvCase {
+  int64_t ic, ih, iw, oc, k, s, pad, opad;
+  bool bias;
+  unsigned seed; ///< input; the weights use seed + 1, the bias seed + 2
+  uint64_t lmem = 0;
+};
+
+StreamStats runDeconv(const DeconvCase &c) {
   KernelRun r;
-  r.chip.lmemBytes = 4 * 1024;
+  if (c.lmem)
+    r.chip.lmemBytes = c.lmem;
   GlobalAlloc ga(r.chip);
-  const int64_t ic = 4, ih = 30, iw = 9, oc = 5, k = 4, s = 2, pad = 1;
-  int64_t oh = (ih - 1) * s - 2 * pad + k;
-  int64_t ow = (iw - 1) * s - 2 * pad + k;
+  const int64_t ic = c.ic, ih = c.ih, iw = c.iw, oc = c.oc, k = c.k, s = c.s,
+                pad = c.pad;
+  int64_t oh = (ih - 1) * s - 2 * pad + k + c.opad;
+  int64_t ow = (iw - 1) * s - 2 * pad + k + c.opad;
   GTensor in = ga.tensor(Prec::Fp32, {1, ic, ih, iw});
   GTensor out = ga.tensor(Prec::Fp32, {1, oc, oh, ow});
-  auto x = randomValues(size_t(in.numElements()), 31);
-  auto w = randomValues(size_t(ic * oc * k * k), 32);
-  auto b = randomValues(size_t(oc), 33);
+  auto x = randomValues(size_t(in.numElements()), c.seed);
+  auto w = randomValues(size_t(ic * oc * k * k), c.seed + 1);
+  std::vector<float> b(size_t(oc), 0.0f);
+  if (c.bias)
+    b = randomValues(size_t(oc), c.seed + 2);
   auto filt = reorderConvTransposeFilter(w.data(), ic, oc, k, k, Prec::Fp32, 1);
-  uint64_t fAddr = ga.alloc(filt.size()), bAddr = ga.alloc(oc * 4);
+  uint64_t fAddr = ga.alloc(filt.size());
+  uint64_t bAddr = c.bias ? ga.alloc(oc * 4) : 0;
+  // Reference: the bias, then every input element scattered through the
+  // kernel.
   std::vector<double> acc(size_t(out.numElements()), 0.0);
   for (int64_t o = 0; o < oc; ++o)
     for (int64_t i = 0; i < oh * ow; ++i)
@@ -378,21 +343,38 @@ TEST(ConvTranspose2d, SlicedRowsSmallLocalMemory) {
     p.input = in;
     p.output = out;
     p.filterAddr = fAddr;
-    p.biasAddr = bAddr;
+    if (c.bias)
+      p.biasAddr = bAddr;
     p.kernelH = p.kernelW = k;
     p.strideH = p.strideW = s;
     p.padTop = p.padBottom = p.padLeft = p.padRight = pad;
+    p.outputPadH = p.outputPadW = c.opad;
     convTranspose2d(em, p);
   };
   r.setup = [&](sim::MachineState &m) {
     writeTensor(m, in, x);
     writeBytes(m, fAddr, filt);
-    writeBytes(m, bAddr, encodeAs(b, Prec::Fp32));
+    if (c.bias)
+      writeBytes(m, bAddr, encodeAs(b, Prec::Fp32));
   };
   r.check = [&](const sim::MachineState &m, const std::string &what) {
     expectClose(readTensor(m, out), want, 1e-5f, 1e-5f, what);
   };
-  StreamStats st = r.run();
+  return r.run();
+}
+
+} // namespace
+
+TEST(ConvTranspose2d, StrideTwoPadOutputPadding) {
+  runDeconv({/*ic=*/6, /*ih=*/5, /*iw=*/4, /*oc=*/3, /*k=*/3, /*s=*/2,
+             /*pad=*/1, /*opad=*/1, /*bias=*/false, /*seed=*/21});
+}
+
+TEST(ConvTranspose2d, SlicedRowsSmallLocalMemory) {
+  StreamStats st =
+      runDeconv({/*ic=*/4, /*ih=*/30, /*iw=*/9, /*oc=*/5, /*k=*/4, /*s=*/2,
+                 /*pad=*/1, /*opad=*/0, /*bias=*/true, /*seed=*/31,
+                 /*lmem=*/4 * 1024});
   // More than one row tile: several input loads and convolutions.
   EXPECT_GT(st.tiu, 3u);
   EXPECT_GT(st.gdma, 6u);

@@ -28,22 +28,6 @@ namespace {
 
 constexpr Prec kFloatPrecs[] = {Prec::Fp32, Prec::Fp16, Prec::Bf16};
 
-int64_t count(const std::vector<int64_t> &d) {
-  int64_t n = 1;
-  for (int64_t v : d)
-    n *= v;
-  return n;
-}
-
-std::vector<int64_t> unflat(int64_t i, const std::vector<int64_t> &d) {
-  std::vector<int64_t> idx(d.size());
-  for (size_t k = d.size(); k-- > 0;) {
-    idx[k] = i % d[k];
-    i /= d[k];
-  }
-  return idx;
-}
-
 /// Flat index of `idx` in dims `d` where dims of size 1 broadcast.
 int64_t flatBroadcast(const std::vector<int64_t> &idx,
                       const std::vector<int64_t> &d) {

@@ -15,30 +15,6 @@ using namespace tpu::backend::test;
 
 namespace {
 
-std::vector<int64_t> strides(const std::vector<int64_t> &d) {
-  std::vector<int64_t> s(d.size(), 1);
-  for (size_t i = d.size(); i-- > 1;)
-    s[i - 1] = s[i] * d[i];
-  return s;
-}
-
-int64_t count(const std::vector<int64_t> &d) {
-  int64_t n = 1;
-  for (int64_t v : d)
-    n *= v;
-  return n;
-}
-
-/// Multi-index of flat index i.
-std::vector<int64_t> unflat(int64_t i, const std::vector<int64_t> &d) {
-  std::vector<int64_t> idx(d.size());
-  for (size_t k = d.size(); k-- > 0;) {
-    idx[k] = i % d[k];
-    i /= d[k];
-  }
-  return idx;
-}
-
 /// Runs `emit` and compares one output with `want` exactly.
 void runExact(const std::function<void(CmdEmitter &)> &emit,
               const std::vector<std::pair<GTensor, std::vector<float>>> &ins,
@@ -68,7 +44,7 @@ TEST(Permute, FourDimsNchwToNhwcF16) {
   for (float &v : x)
     v = roundTo(v, Prec::Fp16);
   std::vector<float> want(x.size());
-  auto st = strides(s);
+  auto st = denseStrides(s);
   for (int64_t i = 0; i < count(os); ++i) {
     auto idx = unflat(i, os);
     int64_t src = 0;
@@ -92,7 +68,7 @@ TEST(Permute, SixDims) {
   GTensor in = ga.tensor(Prec::Fp32, s), out = ga.tensor(Prec::Fp32, os);
   auto x = randomValues(size_t(count(s)), 2);
   std::vector<float> want(x.size());
-  auto st = strides(s);
+  auto st = denseStrides(s);
   for (int64_t i = 0; i < count(os); ++i) {
     auto idx = unflat(i, os);
     int64_t src = 0;
@@ -134,7 +110,7 @@ TEST(Slice, StepsIncludingNegative) {
   GTensor out = ga.tensor(Prec::Fp32, os);
   auto x = randomValues(size_t(count(s)), 5);
   std::vector<float> want;
-  auto st = strides(s);
+  auto st = denseStrides(s);
   for (int64_t i = 0; i < count(os); ++i) {
     auto idx = unflat(i, os);
     int64_t src = 0;

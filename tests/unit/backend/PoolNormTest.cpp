@@ -218,13 +218,6 @@ TEST(LayerNorm, AffineF32AndF16) {
 
 namespace {
 
-std::vector<int64_t> denseStrides(const std::vector<int64_t> &d) {
-  std::vector<int64_t> s(d.size(), 1);
-  for (size_t i = d.size(); i-- > 1;)
-    s[i - 1] = s[i] * d[i];
-  return s;
-}
-
 void runReduce(std::vector<int64_t> shape, std::vector<int64_t> axes,
                ReduceKind k, Prec p, uint64_t lmem = 0) {
   KernelRun r;
