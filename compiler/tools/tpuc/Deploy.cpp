@@ -29,6 +29,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Subcommands.h"
+#include "ToolCommon.h"
 
 #include "tpuc/Support/Weights.h"
 
@@ -36,7 +37,6 @@
 #include "tpuc/Dialect/Top/IR/TopOps.h"
 #include "tpuc/Dialect/Tpu/IR/TpuOps.h"
 #include "tpuc/Dialect/Tpu/Transforms/Passes.h"
-#include "tpuc/InitAll.h"
 #include "tpuc/Interpreter/Interpreter.h"
 #include "tpuc/Support/Compare.h"
 #include "tpuc/Support/Module.h"
@@ -48,17 +48,11 @@
 #include "tpu/isa/Npz.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -231,17 +225,7 @@ tpu::npz::Npz interpret(mlir::ModuleOp module, const std::string &inputPath,
                         std::vector<std::string> &outputNames) {
   tpu::npz::Npz inputs = tpu::npz::readNpz(inputPath);
   tpuc::ModuleInterpreter interpreter(module);
-  for (const std::string &name : interpreter.inputNames()) {
-    const tpu::npz::Array *array = inputs.find(name);
-    if (!array)
-      throw tpu::Error(inputPath + ": input '" + name + "' is missing");
-    if (array->shape != interpreter.shape(name))
-      throw tpu::Error(inputPath + ": input '" + name + "' has shape " +
-                       tpu::npz::shapeString(array->shape) +
-                       ", the model wants " +
-                       tpu::npz::shapeString(interpreter.shape(name)));
-    interpreter.setInput(name, array->toFloat());
-  }
+  tpuc::tool::setInputs(interpreter, inputs, inputPath);
   if (mlir::failed(interpreter.run(/*keepAll=*/true)))
     throw tpu::Error("interpreting the tpu module failed");
   tpu::npz::Npz out;
@@ -395,29 +379,13 @@ int runDeploy(int argc, char **argv) {
   std::string outputsPath = (stem + "_tpu_outputs.npz").str();
   std::string weightsAttr = llvm::sys::path::filename(weightsPath).str();
 
-  mlir::DialectRegistry registry;
-  tpuc::registerAllDialects(registry);
-  mlir::MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-
-  std::string errorMessage;
-  std::unique_ptr<llvm::MemoryBuffer> buffer =
-      mlir::openInputFile(opts.model, &errorMessage);
-  if (!buffer)
-    return fail("cannot read '" + opts.model + "': " + errorMessage);
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
-  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  mlir::OwningOpRef<mlir::ModuleOp> owned =
-      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
-  if (!owned)
-    return fail("cannot parse '" + opts.model + "' as an MLIR module");
-  mlir::ModuleOp module = *owned;
-  llvm::StringRef state = tpuc::module::getState(module);
-  if (state != tpuc::module::kStateTopF32)
-    return fail("'" + opts.model + "' is not a top module (top.state = \"" +
-                state + "\", expected \"" + tpuc::module::kStateTopF32 +
-                "\"); run tpuc transform first");
+  std::unique_ptr<mlir::MLIRContext> context = tpuc::tool::createContext();
+  tpuc::tool::ParsedModule parsed;
+  if (std::string error = tpuc::tool::parseModule(*context, opts.model,
+                                                  /*requireTop=*/true, parsed);
+      !error.empty())
+    return fail(error);
+  mlir::ModuleOp module = *parsed.module;
   if (mlir::failed(tpuc::loadWeights(module)))
     return fail("cannot load the weights of '" + opts.model + "'");
 
@@ -505,6 +473,6 @@ int runDeploy(int argc, char **argv) {
                << " GDMA commands, " << summary.coeffBytes
                << " bytes of weights, " << summary.neuronBytes
                << " bytes of activations\n";
-  tpuc::getWeightRegistry(&context).release(module);
+  tpuc::getWeightRegistry(context.get()).release(module);
   return 0;
 }

@@ -24,10 +24,10 @@
 #include "tpuc/Support/Weights.h"
 
 #include "Subcommands.h"
+#include "ToolCommon.h"
 
 #include "tpuc/Conversion/TopToTpu/TopToTpu.h"
 #include "tpuc/Dialect/Top/IR/TopOps.h"
-#include "tpuc/InitAll.h"
 #include "tpuc/Interpreter/Interpreter.h"
 #include "tpuc/Support/Module.h"
 
@@ -35,16 +35,10 @@
 #include "tpu/isa/Npz.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -175,28 +169,13 @@ int runQtable(int argc, char **argv) {
 
   tpu::npz::Npz inputs = tpu::npz::readNpz(opts.input);
 
-  mlir::DialectRegistry registry;
-  tpuc::registerAllDialects(registry);
-  mlir::MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-  std::string errorMessage;
-  std::unique_ptr<llvm::MemoryBuffer> buffer =
-      mlir::openInputFile(opts.model, &errorMessage);
-  if (!buffer)
-    return fail("cannot read '" + opts.model + "': " + errorMessage);
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
-  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  mlir::OwningOpRef<mlir::ModuleOp> owned =
-      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
-  if (!owned)
-    return fail("cannot parse '" + opts.model + "' as an MLIR module");
-  mlir::ModuleOp module = *owned;
-  llvm::StringRef state = tpuc::module::getState(module);
-  if (state != tpuc::module::kStateTopF32)
-    return fail("'" + opts.model + "' is not a top module (top.state = \"" +
-                state + "\", expected \"" + tpuc::module::kStateTopF32 +
-                "\"); run tpuc transform first");
+  std::unique_ptr<mlir::MLIRContext> context = tpuc::tool::createContext();
+  tpuc::tool::ParsedModule parsed;
+  if (std::string error = tpuc::tool::parseModule(*context, opts.model,
+                                                  /*requireTop=*/true, parsed);
+      !error.empty())
+    return fail(error);
+  mlir::ModuleOp module = *parsed.module;
   mlir::func::FuncOp func = tpuc::module::getMainFunc(module);
   if (!func || func.isExternal())
     return fail("'" + opts.model + "' has no main function");
@@ -206,16 +185,7 @@ int runQtable(int argc, char **argv) {
   tpuc::ModuleInterpreter interpreter(module);
   if (opts.threads)
     interpreter.setNumThreads(opts.threads);
-  for (const std::string &name : interpreter.inputNames()) {
-    const tpu::npz::Array *array = inputs.find(name);
-    if (!array)
-      return fail(opts.input + ": input '" + name + "' is missing");
-    if (array->shape != interpreter.shape(name))
-      return fail(opts.input + ": input '" + name + "' has shape " +
-                  tpu::npz::shapeString(array->shape) + ", the model wants " +
-                  tpu::npz::shapeString(interpreter.shape(name)));
-    interpreter.setInput(name, array->toFloat());
-  }
+  tpuc::tool::setInputs(interpreter, inputs, opts.input);
   if (mlir::failed(interpreter.run(/*keepAll=*/true)))
     return fail("interpreting '" + opts.model + "' failed");
 
@@ -339,6 +309,6 @@ int runQtable(int argc, char **argv) {
                << ops.size() << " ops stay F32 in " << modeName << " ("
                << overflowing << " out of range, " << kept - overflowing
                << " between them)\n";
-  tpuc::getWeightRegistry(&context).release(module);
+  tpuc::getWeightRegistry(context.get()).release(module);
   return 0;
 }

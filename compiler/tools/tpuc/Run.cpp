@@ -10,23 +10,16 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Subcommands.h"
+#include "ToolCommon.h"
 
-#include "tpuc/InitAll.h"
 #include "tpuc/Interpreter/Interpreter.h"
 #include "tpuc/Support/Module.h"
 #include "tpuc/Support/Weights.h"
 
 #include "tpu/isa/Npz.h"
 
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <set>
@@ -101,10 +94,6 @@ int parseArgs(int argc, char **argv, RunOptions &opts) {
   return -1;
 }
 
-std::string joinNames(const std::vector<std::string> &names) {
-  return names.empty() ? std::string("none") : llvm::join(names, ", ");
-}
-
 } // namespace
 
 int runRun(int argc, char **argv) {
@@ -115,29 +104,19 @@ int runRun(int argc, char **argv) {
   // Inputs first: a bad npz should not wait for a large module to parse.
   tpu::npz::Npz inputs = tpu::npz::readNpz(opts.input);
 
-  mlir::DialectRegistry registry;
-  tpuc::registerAllDialects(registry);
-  mlir::MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-
-  std::string errorMessage;
-  std::unique_ptr<llvm::MemoryBuffer> buffer =
-      mlir::openInputFile(opts.model, &errorMessage);
-  if (!buffer)
-    return fail("cannot read '" + opts.model + "': " + errorMessage);
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
-  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
-  if (!module)
-    return fail("cannot parse '" + opts.model + "' as an MLIR module");
-  if (!tpuc::module::getMainFunc(*module))
+  std::unique_ptr<mlir::MLIRContext> context = tpuc::tool::createContext();
+  tpuc::tool::ParsedModule parsed;
+  if (std::string error = tpuc::tool::parseModule(*context, opts.model,
+                                                  /*requireTop=*/false, parsed);
+      !error.empty())
+    return fail(error);
+  mlir::ModuleOp module = *parsed.module;
+  if (!tpuc::module::getMainFunc(module))
     return fail("'" + opts.model + "' has no function to run");
-  if (mlir::failed(tpuc::loadWeights(*module)))
+  if (mlir::failed(tpuc::loadWeights(module)))
     return fail("cannot load the weights of '" + opts.model + "'");
 
-  tpuc::ModuleInterpreter interpreter(*module);
+  tpuc::ModuleInterpreter interpreter(module);
   if (opts.threads)
     interpreter.setNumThreads(opts.threads);
 
@@ -147,7 +126,7 @@ int runRun(int argc, char **argv) {
     const tpu::npz::Array *array = inputs.find(name);
     if (!array)
       return fail("input '" + name + "' is not in " + opts.input +
-                  " (it holds: " + joinNames(inputs.names()) + ")");
+                  " (it holds: " + tpuc::tool::joinNames(inputs.names()) + ")");
     std::vector<int64_t> want = interpreter.shape(name);
     if (array->shape != want)
       return fail("input '" + name + "' in " + opts.input + " has shape " +
@@ -159,7 +138,7 @@ int runRun(int argc, char **argv) {
     if (!known.count(name))
       llvm::errs() << "tpuc run: warning: '" << name << "' in " << opts.input
                    << " is not an input of the model (inputs: "
-                   << joinNames(inputNames) << ")\n";
+                   << tpuc::tool::joinNames(inputNames) << ")\n";
 
   if (mlir::failed(interpreter.run(/*keepAll=*/opts.dumpAll)))
     return fail("interpreting '" + opts.model + "' failed");

@@ -14,10 +14,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Subcommands.h"
+#include "ToolCommon.h"
 
 #include "tpuc/Dialect/Top/Transforms/Passes.h"
 #include "tpuc/Frontend/OnnxImporter.h"
-#include "tpuc/InitAll.h"
 #include "tpuc/Interpreter/Interpreter.h"
 #include "tpuc/Support/Module.h"
 #include "tpuc/Support/Weights.h"
@@ -213,10 +213,6 @@ void writeFileAtomically(const std::string &path, llvm::StringRef text) {
   }
 }
 
-std::string joinNames(const std::vector<std::string> &names) {
-  return names.empty() ? std::string("none") : llvm::join(names, ", ");
-}
-
 /// Runs the module on the arrays of \p inputPath; throws tpu::Error naming
 /// a missing, unknown or misshapen input.
 tpu::npz::Npz runTestInput(mlir::ModuleOp module,
@@ -231,20 +227,8 @@ tpu::npz::Npz runTestInput(mlir::ModuleOp module,
     if (!known.count(name))
       throw tpu::Error(
           inputPath + ": array '" + name +
-          "' is not an input of the model (inputs: " + joinNames(names) + ")");
-  for (const std::string &name : names) {
-    const tpu::npz::Array *array = inputs.find(name);
-    if (!array)
-      throw tpu::Error(
-          inputPath + ": input '" + name +
-          "' is missing (the file holds: " + joinNames(inputs.names()) + ")");
-    std::vector<int64_t> want = interpreter.shape(name);
-    if (array->shape != want)
-      throw tpu::Error(inputPath + ": input '" + name + "' has shape " +
-                       tpu::npz::shapeString(array->shape) +
-                       ", the model wants " + tpu::npz::shapeString(want));
-    interpreter.setInput(name, array->toFloat());
-  }
+          "' is not an input of the model (inputs: " + tpuc::tool::joinNames(names) + ")");
+  tpuc::tool::setInputs(interpreter, inputs, inputPath);
   if (mlir::failed(interpreter.run(/*keepAll=*/dumpAll)))
     throw tpu::Error("interpreting the module on " + inputPath +
                      " failed: " + diagnostics);
@@ -314,10 +298,9 @@ int runTransform(int argc, char **argv) {
     weightsAttr = abs.str().str();
   }
 
-  mlir::DialectRegistry registry;
-  tpuc::registerAllDialects(registry);
-  mlir::MLIRContext context(registry);
-  context.loadAllAvailableDialects();
+  std::unique_ptr<mlir::MLIRContext> ownedContext =
+      tpuc::tool::createContext();
+  mlir::MLIRContext &context = *ownedContext;
   std::string diagnostics;
   mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
     if (!diagnostics.empty())

@@ -91,9 +91,9 @@ double roundToElemType(double v, ElemType type) {
   case elem::Double:
     return v;
   case elem::Float16:
-    return tpu::isa::fp16ToFp32(tpu::isa::fp32ToFp16(static_cast<float>(v)));
+    return tpu::isa::roundToPrec(static_cast<float>(v), tpu::isa::Prec::Fp16);
   case elem::BFloat16:
-    return tpu::isa::bf16ToFp32(tpu::isa::fp32ToBf16(static_cast<float>(v)));
+    return tpu::isa::roundToPrec(static_cast<float>(v), tpu::isa::Prec::Bf16);
   case elem::Bool:
     return v != 0.0 ? 1.0 : 0.0;
   default:

@@ -402,14 +402,12 @@ LogicalResult CastOp::verify() {
 }
 LogicalResult CastOp::inference(InferenceContext &ctx) {
   StringRef to = getTo();
-  if (to == "f16")
-    return unaryInference(*this, ctx, [](float x) {
-      return tpu::isa::fp16ToFp32(tpu::isa::fp32ToFp16(x));
-    });
-  if (to == "bf16")
-    return unaryInference(*this, ctx, [](float x) {
-      return tpu::isa::bf16ToFp32(tpu::isa::fp32ToBf16(x));
-    });
+  if (to == "f16" || to == "bf16") {
+    tpu::isa::Prec prec =
+        to == "f16" ? tpu::isa::Prec::Fp16 : tpu::isa::Prec::Bf16;
+    return unaryInference(
+        *this, ctx, [prec](float x) { return tpu::isa::roundToPrec(x, prec); });
+  }
   if (to == "bool")
     return unaryInference(*this, ctx,
                           [](float x) { return x != 0.0f ? 1.0f : 0.0f; });

@@ -48,6 +48,14 @@ LogicalResult verifyBroadcast(Operation *op, ValueRange operands,
   return checkShape(op, result, out, "result");
 }
 
+/// Verifies a binary op whose operands hold values of its result's type.
+template <typename OpT> LogicalResult verifyBinary(OpT op) {
+  if (failed(checkSameElementType(op, op.getLhs(), op.getOutput(), "lhs")) ||
+      failed(checkSameElementType(op, op.getRhs(), op.getOutput(), "rhs")))
+    return failure();
+  return verifyBroadcast(op, op.getOperands(), op.getOutput());
+}
+
 template <typename OpT, typename Fn>
 LogicalResult binaryInference(OpT op, InferenceContext &ctx, Fn fn) {
   std::vector<float> &out = ctx.output(op.getOutput());
@@ -75,12 +83,7 @@ constexpr ActiveMode kActiveModes[] = {
 } // namespace
 
 #define TPU_BINARY(OP, EXPR)                                                   \
-  LogicalResult OP::verify() {                                                 \
-    if (failed(checkSameElementType(*this, getLhs(), getOutput(), "lhs")) ||   \
-        failed(checkSameElementType(*this, getRhs(), getOutput(), "rhs")))     \
-      return failure();                                                        \
-    return verifyBroadcast(*this, getOperands(), getOutput());                 \
-  }                                                                            \
+  LogicalResult OP::verify() { return verifyBinary(*this); }                   \
   LogicalResult OP::inference(InferenceContext &ctx) {                         \
     return binaryInference(*this, ctx,                                         \
                            [](float a, float b) -> float { return EXPR; });    \
@@ -95,12 +98,7 @@ TPU_BINARY(MinOp, std::min(a, b))
 
 #undef TPU_BINARY
 
-LogicalResult PowOp::verify() {
-  if (failed(checkSameElementType(*this, getLhs(), getOutput(), "lhs")) ||
-      failed(checkSameElementType(*this, getRhs(), getOutput(), "rhs")))
-    return failure();
-  return verifyBroadcast(*this, getOperands(), getOutput());
-}
+LogicalResult PowOp::verify() { return verifyBinary(*this); }
 
 LogicalResult PowOp::inference(InferenceContext &ctx) {
   // As the BM1684X codegen emits it (lib/Target/BM1684X): x ^ c with a
@@ -142,13 +140,20 @@ LogicalResult CompareOp::verify() {
 }
 
 LogicalResult CompareOp::inference(InferenceContext &ctx) {
+  // The mode is resolved once, not per element.
+  enum class Cmp { Eq, Gt, Ge, Lt, Le };
   StringRef m = getMode();
-  auto cmp = [m](float a, float b) -> float {
-    bool r = m == "Equal"            ? a == b
-             : m == "Greater"        ? a > b
-             : m == "GreaterOrEqual" ? a >= b
-             : m == "Less"           ? a < b
-                                     : a <= b;
+  Cmp mode = m == "Equal"            ? Cmp::Eq
+             : m == "Greater"        ? Cmp::Gt
+             : m == "GreaterOrEqual" ? Cmp::Ge
+             : m == "Less"           ? Cmp::Lt
+                                     : Cmp::Le;
+  auto cmp = [mode](float a, float b) -> float {
+    bool r = mode == Cmp::Eq   ? a == b
+             : mode == Cmp::Gt ? a > b
+             : mode == Cmp::Ge ? a >= b
+             : mode == Cmp::Lt ? a < b
+                               : a <= b;
     return r ? 1.0f : 0.0f;
   };
   std::vector<float> &out = ctx.output(getOutput());

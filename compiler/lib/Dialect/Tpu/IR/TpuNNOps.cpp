@@ -63,7 +63,24 @@ Shape asNCHW(const Shape &s) {
   return s;
 }
 
-kernels::ConvParams convParams(Conv2DOp op) {
+/// Fails unless \p in, the input of a 2-D window op, is 3-D or 4-D.
+LogicalResult checkWindowInput(Operation *op, const Shape &in) {
+  if (in.size() != 3 && in.size() != 4)
+    return op->emitOpError("input must be 3-D or 4-D, is ") << shapeStr(in);
+  return success();
+}
+
+/// The result shape of a 2-D window op on the 3-D or 4-D input \p in:
+/// (n, c, oh, ow), or (n, c, ow) for a 3-D input.
+Shape windowResult(const Shape &in, int64_t c, int64_t oh, int64_t ow) {
+  if (in.size() == 3)
+    return {in[0], c, ow};
+  return {in[0], c, oh, ow};
+}
+
+/// The kernel parameters of a Conv2D or Deconv2D (which share the
+/// attributes): shapes as NCHW, window, groups, fused relu.
+template <typename OpT> kernels::ConvParams convParams(OpT op) {
   Shape in = asNCHW(shapeOf(op.getInput()));
   Shape out = asNCHW(shapeOf(op.getOutput()));
   Shape k = toI64(op.getKernelShape()), s = toI64(op.getStrides());
@@ -106,8 +123,8 @@ LogicalResult Conv2DOp::verify() {
   if (failed(checkWindow(*this, k, s, d, pads)))
     return failure();
   Shape in = shapeOf(getInput()), w = shapeOf(getFilter());
-  if (in.size() != 3 && in.size() != 4)
-    return emitOpError("input must be 3-D or 4-D, is ") << shapeStr(in);
+  if (failed(checkWindowInput(*this, in)))
+    return failure();
   if (in.size() == 3 && (k[0] != 1 || pads[0] != 0 || pads[2] != 0))
     return emitOpError("a 3-D input needs kernel height 1 and no H pads");
   Shape nchw = asNCHW(in);
@@ -124,11 +141,10 @@ LogicalResult Conv2DOp::verify() {
     return emitOpError("bias needs ") << w[0] << " values";
   if (failed(checkSameElementType(*this, getFilter(), getInput(), "filter")))
     return failure();
-  Shape out = {nchw[0], w[0],
-               windowOut(nchw[2], k[0], s[0], d[0], pads[0], pads[2]),
-               windowOut(nchw[3], k[1], s[1], d[1], pads[1], pads[3])};
-  if (in.size() == 3)
-    out = {out[0], out[1], out[3]};
+  Shape out =
+      windowResult(in, w[0],
+                   windowOut(nchw[2], k[0], s[0], d[0], pads[0], pads[2]),
+                   windowOut(nchw[3], k[1], s[1], d[1], pads[1], pads[3]));
   return checkShape(*this, getOutput(), out, "result");
 }
 
@@ -176,8 +192,8 @@ LogicalResult Deconv2DOp::verify() {
   if (outPad.size() != 2)
     return emitOpError("output_padding needs 2 values");
   Shape in = shapeOf(getInput()), w = shapeOf(getFilter());
-  if (in.size() != 3 && in.size() != 4)
-    return emitOpError("input must be 3-D or 4-D, is ") << shapeStr(in);
+  if (failed(checkWindowInput(*this, in)))
+    return failure();
   Shape nchw = asNCHW(in);
   int64_t g = getGroup();
   if (g <= 0 || nchw[1] % g != 0)
@@ -192,39 +208,14 @@ LogicalResult Deconv2DOp::verify() {
     return emitOpError("bias needs ") << oc << " values";
   if (failed(checkSameElementType(*this, getFilter(), getInput(), "filter")))
     return failure();
-  Shape out = {
-      nchw[0], oc,
-      deconvOut(nchw[2], k[0], s[0], d[0], pads[0], pads[2], outPad[0]),
-      deconvOut(nchw[3], k[1], s[1], d[1], pads[1], pads[3], outPad[1])};
-  if (in.size() == 3)
-    out = {out[0], out[1], out[3]};
+  Shape out = windowResult(
+      in, oc, deconvOut(nchw[2], k[0], s[0], d[0], pads[0], pads[2], outPad[0]),
+      deconvOut(nchw[3], k[1], s[1], d[1], pads[1], pads[3], outPad[1]));
   return checkShape(*this, getOutput(), out, "result");
 }
 
 LogicalResult Deconv2DOp::inference(InferenceContext &ctx) {
-  Shape in = asNCHW(shapeOf(getInput()));
-  Shape out = asNCHW(shapeOf(getOutput()));
-  Shape k = toI64(getKernelShape()), s = toI64(getStrides());
-  Shape d = toI64(getDilations()), pads = toI64(getPads());
-  kernels::ConvParams p;
-  p.n = in[0];
-  p.ic = in[1];
-  p.ih = in[2];
-  p.iw = in[3];
-  p.oc = out[1];
-  p.oh = out[2];
-  p.ow = out[3];
-  p.kh = k[0];
-  p.kw = k[1];
-  p.sh = s[0];
-  p.sw = s[1];
-  p.dh = d[0];
-  p.dw = d[1];
-  p.pt = pads[0];
-  p.pl = pads[1];
-  p.pb = pads[2];
-  p.pr = pads[3];
-  p.group = getGroup();
+  kernels::ConvParams p = convParams(*this);
   std::vector<float> &dst = ctx.output(getOutput());
   chip::deconv2d(p, ctx.get(getInput()).data(), ctx.get(getFilter()).data(),
                  optionalData(ctx, getBias()), dst.data(), ctx.getNumThreads());
@@ -288,16 +279,15 @@ LogicalResult Pool2DOp::verify() {
   if (failed(checkWindow(*this, k, s, {1, 1}, pads)))
     return failure();
   Shape in = shapeOf(getInput());
-  if (in.size() != 3 && in.size() != 4)
-    return emitOpError("input must be 3-D or 4-D, is ") << shapeStr(in);
+  if (failed(checkWindowInput(*this, in)))
+    return failure();
   if (failed(checkSameElementType(*this, getInput(), getOutput(), "input")))
     return failure();
   Shape nchw = asNCHW(in);
-  Shape out = {nchw[0], nchw[1],
-               windowOut(nchw[2], k[0], s[0], 1, pads[0], pads[2]),
-               windowOut(nchw[3], k[1], s[1], 1, pads[1], pads[3])};
-  if (in.size() == 3)
-    out = {out[0], out[1], out[3]};
+  Shape out =
+      windowResult(in, nchw[1],
+                   windowOut(nchw[2], k[0], s[0], 1, pads[0], pads[2]),
+                   windowOut(nchw[3], k[1], s[1], 1, pads[1], pads[3]));
   return checkShape(*this, getOutput(), out, "result");
 }
 
