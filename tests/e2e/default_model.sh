@@ -6,9 +6,10 @@
 #                     reference), bmodel
 #   tpusim run     -> simulator outputs
 #
-# and two gates on the simulator outputs (cosine, Euclidean similarity):
-#   vs the tpu interpreter:  F32 >= 0.99999;       F16 / BF16 >= 0.9999
-#   vs the float reference:  F32 >= 0.9999, F16 >= 0.999, BF16 >= 0.99
+# and two gates on the simulator outputs (cosine, Euclidean similarity; the
+# table `default` of common.sh):
+#   vs the tpu interpreter:  F32 0.99999,0.999  F16 0.9999,0.99   BF16 0.9999,0.99
+#   vs the float reference:  F32 0.9999,0.99    F16 0.999,0.95    BF16 0.99,0.90
 # The float reference is the top interpreter, which the transform tests hold
 # to ONNX Runtime; the simulator's float kernels accumulate in another order
 # than the interpreter, hence cosine rather than bit equality.
@@ -16,6 +17,7 @@
 #   default_model.sh --mode F32|F16|BF16 --bin BUILD/bin --work DIR [--batch N]
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+source "$ROOT/tests/e2e/common.sh"
 MODE=F32 BIN="" WORK="" BATCH=1
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -28,17 +30,8 @@ while [ $# -gt 0 ]; do
   shift
 done
 [ -n "$BIN" ] && [ -n "$WORK" ] || { echo "need --bin and --work" >&2; exit 2; }
-rm -rf "$WORK"
-mkdir -p "$WORK"
-cd "$WORK"
-m=$(echo "$MODE" | tr 'A-Z' 'a-z')
-
-case "$MODE" in
-  F32) vs_tpu=0.99999,0.999; vs_ref=0.9999,0.99 ;;
-  F16) vs_tpu=0.9999,0.99;   vs_ref=0.999,0.95 ;;
-  BF16) vs_tpu=0.9999,0.99;  vs_ref=0.99,0.90 ;;
-  *) echo "unknown mode $MODE" >&2; exit 2 ;;
-esac
+e2e_gates default
+e2e_enter_work
 
 /usr/bin/python3 - "$BATCH" <<'PY'
 import sys
@@ -50,13 +43,6 @@ np.savez("input.npz",
 PY
 
 set -x
-"$BIN/tpuc" transform "$ROOT/models/default/default_cnn.onnx" \
-  -o model_top.mlir --input-shapes "[[$BATCH,3,32,32]]" \
-  --test-input input.npz --test-result reference.npz
-"$BIN/tpuc" deploy model_top.mlir --quantize "$MODE" --chip bm1684x \
-  -o "model_$m.bmodel" --test-input input.npz --test-reference reference.npz \
-  --tolerance "$vs_ref"
-"$BIN/tpusim" run "model_$m.bmodel" -i input.npz -o sim.npz \
-  --stats stats.json --trace trace.json
-"$BIN/tpuc" compare sim.npz "model_${m}_tpu_outputs.npz" --tolerance "$vs_tpu"
-"$BIN/tpuc" compare sim.npz reference.npz --tolerance "$vs_ref"
+e2e_transform "$ROOT/models/default/default_cnn.onnx" "[[$BATCH,3,32,32]]"
+E2E_SIM_OPTS=(--trace trace.json)
+e2e_deploy_run_compare

@@ -22,9 +22,12 @@
 # over tens of layers, hence looser gates than the default model's:
 #   sim vs tpu interpreter: F32 0.99999,0.9999  F16 0.9999,0.999  BF16 0.9999,0.999
 #   sim vs top reference:   F32 0.9999,0.99     F16 0.999,0.95    BF16 0.99,0.85
+# (the table `real` of common.sh).
 # Exit 77 (skipped) when the model cannot be fetched (no network, no npm).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+source "$ROOT/tests/e2e/common.sh"
+source "$ROOT/scripts/lib/models.sh"
 MODEL="" MODE=F32 BIN="" WORK="" QTABLE="" QTABLE_AUTO=0
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -43,35 +46,18 @@ done
        "[--qtable-auto | --qtable FILE]" >&2; exit 2; }
 [ "$QTABLE_AUTO" = 1 ] && [ -n "$QTABLE" ] && {
   echo "real_model.sh: --qtable-auto and --qtable exclude each other" >&2; exit 2; }
-case "$MODE" in
-  F32) vs_tpu=0.99999,0.9999; vs_ref=0.9999,0.99 ;;
-  F16) vs_tpu=0.9999,0.999;    vs_ref=0.999,0.95 ;;
-  BF16) vs_tpu=0.9999,0.999;   vs_ref=0.99,0.85 ;;
-  *) echo "unknown mode $MODE" >&2; exit 2 ;;
-esac
+e2e_gates real
 
 status=0
 "$ROOT/scripts/fetch_models.sh" >/dev/null || status=$?
 [ "$status" = 77 ] && { echo "real_model.sh: models unavailable, skipping"; exit 77; }
 [ "$status" = 0 ] || exit "$status"
-CACHE="${TPU_MODELS_CACHE:-$ROOT/models/cache}"
-
-read -r FILE SHAPES < <(/usr/bin/python3 - "$ROOT/models/manifest.json" "$MODEL" <<'PY'
-import json, sys
-models = {m["name"]: m for m in json.load(open(sys.argv[1]))["models"]}
-m = models[sys.argv[2]]
-print(m["file"], json.dumps([i["shape"] for i in m["inputs"]]).replace(" ", ""))
-PY
-)
-
-rm -rf "$WORK"
-mkdir -p "$WORK"
-cd "$WORK"
-m=$(echo "$MODE" | tr 'A-Z' 'a-z')
+src=$(manifest_model "$MODEL")
+read -r ONNX SHAPES <<<"$src"
+e2e_enter_work
 set -x
 /usr/bin/python3 "$ROOT/scripts/make_inputs.py" "$MODEL" input.npz
-"$BIN/tpuc" transform "$CACHE/$FILE" -o model_top.mlir --input-shapes "$SHAPES" \
-  --test-input input.npz --test-result reference.npz
+e2e_transform "$ONNX" "$SHAPES"
 qtable_opts=()
 if [ "$QTABLE_AUTO" = 1 ]; then
   "$BIN/tpuc" qtable model_top.mlir --test-input input.npz --mode "$MODE" \
@@ -81,9 +67,4 @@ if [ "$QTABLE_AUTO" = 1 ]; then
 elif [ -n "$QTABLE" ]; then
   qtable_opts=(--quantize-table "$QTABLE")
 fi
-"$BIN/tpuc" deploy model_top.mlir --quantize "$MODE" --chip bm1684x \
-  -o "model_$m.bmodel" --test-input input.npz --test-reference reference.npz \
-  --tolerance "$vs_ref" "${qtable_opts[@]}"
-"$BIN/tpusim" run "model_$m.bmodel" -i input.npz -o sim.npz --stats stats.json
-"$BIN/tpuc" compare sim.npz "model_${m}_tpu_outputs.npz" --tolerance "$vs_tpu"
-"$BIN/tpuc" compare sim.npz reference.npz --tolerance "$vs_ref"
+e2e_deploy_run_compare "${qtable_opts[@]}"

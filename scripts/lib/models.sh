@@ -1,0 +1,23 @@
+# Sourced (not run) by the scripts that take a real pretrained model of
+# models/manifest.json by name: scripts/bench_models.sh,
+# tests/e2e/real_model.sh, tests/models/run_real_models.sh. The caller sets
+# ROOT (the repository root).
+
+# Where scripts/fetch_models.sh puts the model files.
+MODELS_CACHE="${TPU_MODELS_CACHE:-$ROOT/models/cache}"
+
+# manifest_model NAME: prints "ONNX_PATH SHAPES", SHAPES in the form of
+# `tpuc transform --input-shapes` ("[[1,3,48,192]]", one list per input).
+# Fails, naming the model, when the manifest does not list it.
+manifest_model() {
+  /usr/bin/python3 - "$ROOT/models/manifest.json" "$1" "$MODELS_CACHE" <<'PY'
+import json, sys
+manifest, name, cache = sys.argv[1:]
+models = {m["name"]: m for m in json.load(open(manifest))["models"]}
+if name not in models:
+    sys.exit(f"error: no model '{name}' in {manifest} (have: {', '.join(models)})")
+m = models[name]
+print(f"{cache}/{m['file']}",
+      json.dumps([i["shape"] for i in m["inputs"]], separators=(",", ":")))
+PY
+}

@@ -1,0 +1,51 @@
+# Sourced (not run) by the end-to-end scripts of this folder: the gates per
+# mode and the shared steps tpuc transform -> tpuc deploy (tpu interpreter
+# checked against the top reference) -> tpusim run -> tpuc compare.
+# The caller sets BIN (the build's bin/), MODE (F32|F16|BF16) and WORK.
+
+# e2e_gates default|real: sets vs_tpu (simulator vs tpu interpreter) and
+# vs_ref (simulator and tpu interpreter vs the top reference), each
+# "cosine,Euclidean similarity" minimums, for MODE. `default` is the default
+# CNN's table (default_model.sh), `real` the real models' (real_model.sh,
+# resnet18.sh); the scripts' headers give the reasons for the values.
+e2e_gates() {
+  case "$1:$MODE" in
+    default:F32)  vs_tpu=0.99999,0.999;  vs_ref=0.9999,0.99 ;;
+    default:F16)  vs_tpu=0.9999,0.99;    vs_ref=0.999,0.95 ;;
+    default:BF16) vs_tpu=0.9999,0.99;    vs_ref=0.99,0.90 ;;
+    real:F32)     vs_tpu=0.99999,0.9999; vs_ref=0.9999,0.99 ;;
+    real:F16)     vs_tpu=0.9999,0.999;   vs_ref=0.999,0.95 ;;
+    real:BF16)    vs_tpu=0.9999,0.999;   vs_ref=0.99,0.85 ;;
+    *) echo "unknown mode $MODE" >&2; exit 2 ;;
+  esac
+}
+
+# e2e_enter_work: empties WORK and changes into it; sets m (MODE in lower
+# case, for file names).
+e2e_enter_work() {
+  rm -rf "$WORK"
+  mkdir -p "$WORK"
+  cd "$WORK"
+  m=$(echo "$MODE" | tr 'A-Z' 'a-z')
+}
+
+# e2e_transform ONNX SHAPES: model_top.mlir and the top interpreter's
+# outputs on input.npz (reference.npz).
+e2e_transform() {
+  "$BIN/tpuc" transform "$1" -o model_top.mlir --input-shapes "$2" \
+    --test-input input.npz --test-result reference.npz
+}
+
+# e2e_deploy_run_compare [DEPLOY_OPTION...]: deploys model_top.mlir in MODE
+# (extra options go to tpuc deploy; extra tpusim options come from the array
+# E2E_SIM_OPTS), runs the bmodel on tpusim and applies both gates.
+e2e_deploy_run_compare() {
+  "$BIN/tpuc" deploy model_top.mlir --quantize "$MODE" --chip bm1684x \
+    -o "model_$m.bmodel" --test-input input.npz --test-reference reference.npz \
+    --tolerance "$vs_ref" "$@"
+  "$BIN/tpusim" run "model_$m.bmodel" -i input.npz -o sim.npz \
+    --stats stats.json "${E2E_SIM_OPTS[@]}"
+  "$BIN/tpuc" compare sim.npz "model_${m}_tpu_outputs.npz" --tolerance "$vs_tpu"
+  "$BIN/tpuc" compare sim.npz reference.npz --tolerance "$vs_ref"
+}
+E2E_SIM_OPTS=()
