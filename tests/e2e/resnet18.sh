@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# End to end on torchvision's ResNet-18 with random weights
-# (models/resnet18/export_resnet18.py): tpuc transform -> tpuc deploy ->
+# End to end on a ResNet with random weights (models/resnet18/
+# export_resnet18.py; torchvision's ResNet-18 unless --arch names the
+# pre-activation resnet18v2 or resnet50): tpuc transform -> tpuc deploy ->
 # tpusim run -> tpuc compare, as tests/e2e/real_model.sh does for the npm
 # models (same gates per mode, the table `real` of common.sh: tpusim matches
 # the tpu interpreter bit for bit, measured in every mode). tpusim prints the
@@ -8,18 +9,20 @@
 # zoo's resnet18-v2, batch 1) are FP32 6.800 ms and FP16 1.231 ms.
 #
 #   resnet18.sh --mode F32|F16|BF16 --bin BUILD/bin --work DIR [--batch N]
+#               [--arch resnet18|resnet18v2|resnet50]
 #
 # Exit 77 (skipped) without python3-torch / python3-torchvision.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 source "$ROOT/tests/e2e/common.sh"
-MODE=F32 BIN="" WORK="" BATCH=1
+MODE=F32 BIN="" WORK="" BATCH=1 ARCH=resnet18
 while [ $# -gt 0 ]; do
   case "$1" in
     --mode) MODE="$2"; shift ;;
     --bin) BIN="$2"; shift ;;
     --work) WORK="$2"; shift ;;
     --batch) BATCH="$2"; shift ;;
+    --arch) ARCH="$2"; shift ;;
     *) echo "resnet18.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -30,7 +33,7 @@ done
 e2e_gates real
 e2e_enter_work
 set -x
-/usr/bin/python3 "$ROOT/models/resnet18/export_resnet18.py" -o resnet18.onnx \
-  --batch "$BATCH" --input input.npz
-e2e_transform resnet18.onnx "[[$BATCH,3,224,224]]"
+/usr/bin/python3 "$ROOT/models/resnet18/export_resnet18.py" -o "$ARCH.onnx" \
+  --arch "$ARCH" --batch "$BATCH" --input input.npz
+e2e_transform "$ARCH.onnx" "[[$BATCH,3,224,224]]"
 e2e_deploy_run_compare

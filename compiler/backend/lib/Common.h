@@ -342,11 +342,19 @@ std::vector<EltJob> broadcastJobs(const std::vector<GTensor> &inputs,
 /// scratch)` and stores the output tile. `temps` fp32 scratch tiles and
 /// the coefficient tables the functions in `tables` need are provided in
 /// the scratch.
+///
+/// Input k with bit k of `arBroadcastMask` set, when every job broadcasts it
+/// along h and w (a per-channel operand such as (1, C, 1, 1) against
+/// (N, C, H, W)), is loaded as one element per (n, c) and handed to
+/// `compute` as a free-stride tensor of the tile's shape with zero h and w
+/// strides. Only AR operands accept that layout, so set the bit only for
+/// inputs that `compute` passes to `ar()` alone.
 void runEltwise(
     CmdEmitter &em, const OpCtx &ctx, const std::vector<EltJob> &jobs,
     Prec outPrec, unsigned temps, const std::vector<UnaryKind> &tables,
     const std::function<void(const std::vector<LTensor> &, const LTensor &,
-                             const UnaryScratch &)> &compute);
+                             const UnaryScratch &)> &compute,
+    unsigned arBroadcastMask = 0);
 
 /// Emits steps so that GDMA prefetches step i + 1 while the TIU computes
 /// step i: load(0); then for each i: load(i + 1), compute(i), store(i).

@@ -230,7 +230,8 @@ void runEltwise(
     CmdEmitter &em, const OpCtx &ctx, const std::vector<EltJob> &jobs,
     Prec outPrec, unsigned temps, const std::vector<UnaryKind> &tables,
     const std::function<void(const std::vector<LTensor> &, const LTensor &,
-                             const UnaryScratch &)> &compute) {
+                             const UnaryScratch &)> &compute,
+    unsigned arBroadcastMask) {
   if (jobs.empty())
     return;
   const isa::ChipParams &chip = em.chip();
@@ -243,19 +244,48 @@ void runEltwise(
   std::vector<Prec> inPrec;
   for (const DView &v : jobs[0].inputs)
     inPrec.push_back(v.prec);
+  // Per-channel inputs read in place: a tile of them is (n, c, 1, 1), at
+  // most (job n, job c, 1, 1); two buffers of that size each, reserved
+  // before the tiles are sized. Materialising the broadcast instead would
+  // load the same element once per h x w position (a DDR run per element).
+  std::vector<bool> perChannel(nIn, false);
+  std::vector<std::array<uint64_t, 2>> inBuf(nIn);
+  for (size_t k = 0; k < nIn && k < 32; ++k) {
+    if (!(arBroadcastMask >> k & 1))
+      continue;
+    bool all = true, wider = false;
+    uint64_t bytes = 0;
+    for (const EltJob &j : jobs) {
+      const DView &v = j.inputs[k];
+      all = all && (v.stride.h == 0 || j.shape.h == 1) &&
+            (v.stride.w == 0 || j.shape.w == 1);
+      wider = wider || j.shape.h * j.shape.w > 1;
+      bytes = std::max(bytes, euBytes(chip, inPrec[k],
+                                      {j.shape.n, j.shape.c, 1, 1}));
+    }
+    // Keep the reservation small against the tiles (1/32 of local memory
+    // per buffer); larger per-channel operands take the ordinary path.
+    if (!all || !wider || bytes > alloc.remaining() / 32)
+      continue;
+    perChannel[k] = true;
+    for (auto &b : inBuf[k])
+      b = alloc.alloc(bytes, "per-channel operand tile");
+  }
+  auto perChannelTile = [&](Shape4 t) { return Shape4{t.n, t.c, 1, 1}; };
   // Split the free memory in proportion to the element bytes each buffer
   // holds: two copies of every input and of the output, one of each temp.
   uint64_t units = 2 * elemBytes(outPrec) + uint64_t(temps) * sizeof(float);
-  for (Prec p : inPrec)
-    units += 2 * elemBytes(p);
+  for (size_t k = 0; k < nIn; ++k)
+    if (!perChannel[k])
+      units += 2 * elemBytes(inPrec[k]);
   uint64_t freeBytes = alloc.remaining();
   uint64_t align = chip.localAlign;
   auto budget = [&](Prec p) {
     return freeBytes / units * elemBytes(p) / align * align;
   };
   auto fits = [&](Shape4 t) {
-    for (Prec p : inPrec)
-      if (euBytes(chip, p, t) > budget(p))
+    for (size_t k = 0; k < nIn; ++k)
+      if (!perChannel[k] && euBytes(chip, inPrec[k], t) > budget(inPrec[k]))
         return false;
     if (temps && euBytes(chip, Prec::Fp32, t) > budget(Prec::Fp32))
       return false;
@@ -273,8 +303,8 @@ void runEltwise(
       ctx.fail("does not fit in local memory: not even one element per lane");
     t = shrinkForPipeline(chip, s, t, [&](Shape4 x) {
       uint64_t b = euBytes(chip, outPrec, x);
-      for (Prec p : inPrec)
-        b += euBytes(chip, p, x);
+      for (size_t k = 0; k < nIn; ++k)
+        b += euBytes(chip, inPrec[k], perChannel[k] ? perChannelTile(x) : x);
       return b;
     });
     for (Range1 n : splitRange(s.n, t.n))
@@ -297,10 +327,10 @@ void runEltwise(
       b = std::max(b, euBytes(chip, p, st.shape));
     return uint64_t(alignUp(int64_t(b), int64_t(align)));
   };
-  std::vector<std::array<uint64_t, 2>> inBuf(nIn);
   for (size_t i = 0; i < nIn; ++i)
-    for (auto &b : inBuf[i])
-      b = alloc.alloc(largest(inPrec[i]), "input tile");
+    if (!perChannel[i])
+      for (auto &b : inBuf[i])
+        b = alloc.alloc(largest(inPrec[i]), "input tile");
   alloc.startNewBank(2 * largest(outPrec) +
                      uint64_t(temps) * largest(Prec::Fp32));
   std::array<uint64_t, 2> outBuf;
@@ -309,8 +339,18 @@ void runEltwise(
   for (unsigned t = 0; t < temps; ++t)
     scratch.temps.push_back(alloc.alloc(largest(Prec::Fp32), "scratch tile"));
 
+  // What the load writes; for a per-channel input, (n, c, 1, 1).
+  auto loadTile = [&](size_t i, size_t k) {
+    Shape4 s = perChannel[k] ? perChannelTile(steps[i].shape) : steps[i].shape;
+    return localTensor(chip, inBuf[k][i % 2], inPrec[k], s);
+  };
+  // What the compute reads: the per-channel tile seen with the tile's shape.
   auto inTile = [&](size_t i, size_t k) {
-    return localTensor(chip, inBuf[k][i % 2], inPrec[k], steps[i].shape);
+    LTensor t = loadTile(i, k);
+    if (!perChannel[k])
+      return t;
+    return freeTensor(t.offset, t.prec, steps[i].shape,
+                      {t.stride.n, t.stride.c, 0, 0});
   };
   auto outTile = [&](size_t i) {
     return localTensor(chip, outBuf[i % 2], outPrec, steps[i].shape);
@@ -319,8 +359,10 @@ void runEltwise(
       steps.size(),
       [&](size_t i) {
         const Step &s = steps[i];
-        for (size_t k = 0; k < nIn; ++k)
-          load(em, subView(jobs[s.job].inputs[k], s.at, s.shape), inTile(i, k));
+        for (size_t k = 0; k < nIn; ++k) {
+          LTensor dst = loadTile(i, k);
+          load(em, subView(jobs[s.job].inputs[k], s.at, dst.shape), dst);
+        }
       },
       [&](size_t i) {
         std::vector<LTensor> ins;
@@ -469,7 +511,8 @@ void binary(CmdEmitter &em, const BinaryParams &p) {
                  ar(em, arOpOf(p.kind), out, Opd::of(in[0]), Opd::of(in[1]));
                if (p.act.kind != UnaryKind::None)
                  emitUnary(em, p.act, out, out, s);
-             });
+             },
+             isPow ? 0u : 3u);
 }
 
 void binaryConst(CmdEmitter &em, const BinaryConstParams &p) {
@@ -530,7 +573,8 @@ void prelu(CmdEmitter &em, const PReluParams &p) {
         ar(em, ArOp::Mul, t, Opd::of(in[0]), Opd::of(in[1]));
         cmpSelect(em, CmpOp::SelGt, out, Opd::of(in[0]),
                   Opd::imm(0.0f, in[0].prec), Opd::of(in[0]), Opd::of(t));
-      });
+      },
+      /*arBroadcastMask=*/2u);
 }
 
 void where(CmdEmitter &em, const WhereParams &p) {
