@@ -515,6 +515,34 @@ void binary(CmdEmitter &em, const BinaryParams &p) {
              isPow ? 0u : 3u);
 }
 
+void scale(CmdEmitter &em, const ScaleParams &p) {
+  OpCtx ctx{"scale", p.name};
+  requireFloat(ctx, p.input, "input");
+  requireFloat(ctx, p.output, "output");
+  if (p.input.prec != p.output.prec || p.scale.prec != p.output.prec ||
+      p.bias.prec != p.output.prec)
+    ctx.fail("input, scale, bias and output must have one precision");
+  if (p.input.shape != p.output.shape)
+    ctx.fail("input and output must have one shape");
+  std::vector<EltJob> jobs;
+  try {
+    jobs = broadcastJobs({p.input, p.scale, p.bias}, p.output);
+  } catch (const Error &e) {
+    ctx.fail(e.what());
+  }
+  runEltwise(em, ctx, jobs, p.output.prec, unaryTemps(p.act.kind),
+             {p.act.kind},
+             [&](const std::vector<LTensor> &in, const LTensor &out,
+                 const UnaryScratch &s) {
+               ar(em, ArOp::Mul, out, Opd::of(in[0]), Opd::of(in[1]));
+               ar(em, ArOp::Add, out, Opd::of(out), Opd::of(in[2]));
+               if (p.act.kind != UnaryKind::None)
+                 emitUnary(em, p.act, out, out, s);
+             },
+             // scale and bias only feed the ARs: read in place per channel.
+             0b110u);
+}
+
 void binaryConst(CmdEmitter &em, const BinaryConstParams &p) {
   OpCtx ctx{"binary", p.name};
   requireFloat(ctx, p.input, "input");

@@ -279,8 +279,8 @@ LogicalResult lowerAvgPool(Operation *o, Lowering &l) {
 }
 
 /// A BatchNorm that was not folded into a conv: y = x * a + c per channel
-/// with a = scale / sqrt(var + eps) and c = bias - mean * a, as a Mul and an
-/// Add with (1, C, 1, ...) weights.
+/// with a = scale / sqrt(var + eps) and c = bias - mean * a, one tpu.Scale
+/// with (1, C, 1, ...) weights that also applies the fused relu.
 LogicalResult lowerBatchNorm(Operation *o, Lowering &l) {
   auto op = cast<top::BatchNormOp>(o);
   for (Value v : {op.getMean(), op.getVariance()})
@@ -315,14 +315,10 @@ LogicalResult lowerBatchNorm(Operation *o, Lowering &l) {
                          a, l.actType());
   Value wc = l.newWeight(b, op.getLoc(), op.getName().str() + "_shift", wShape,
                          shift, l.actType());
-  auto type = l.actTypeOf(op.getOutput());
-  Value mul = b.create<tpu::MulOp>(op.getLoc(), type, input, wa, false,
-                                   APFloat(-1.0), op.getName().str() + "_mul")
-                  .getOutput();
-  Value add = b.create<tpu::AddOp>(op.getLoc(), type, mul, wc, false,
-                                   APFloat(-1.0), op.getName())
-                  .getOutput();
-  replaceOp(o, add);
+  auto scaleOp = b.create<tpu::ScaleOp>(
+      op.getLoc(), l.actTypeOf(op.getOutput()), input, wa, wc,
+      op.getDoRelu(), op.getReluLimit(), op.getName());
+  replaceOp(o, scaleOp.getOutput());
   return success();
 }
 

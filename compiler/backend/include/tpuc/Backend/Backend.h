@@ -331,6 +331,18 @@ struct BinaryParams {
 };
 void binary(CmdEmitter &em, const BinaryParams &p);
 
+/// Per-channel scale and shift (an unfolded BatchNorm): output = input *
+/// scale + bias with `scale` and `bias` of shape (1, C, 1, ...) (numpy
+/// broadcasting to the input's shape, C its axis 1), all of one float
+/// precision. Two AR commands per tile, each rounding to that precision
+/// (the product, then the sum); `act` is applied to the result.
+struct ScaleParams {
+  std::string name;
+  GTensor input, scale, bias, output;
+  Activation act;
+};
+void scale(CmdEmitter &em, const ScaleParams &p);
+
 /// Binary operation with a constant: output = input (op) value, or
 /// value (op) input when `constOnLeft`.
 struct BinaryConstParams {

@@ -422,6 +422,10 @@ LogicalResult BatchNormOp::inference(InferenceContext &ctx) {
                      optionalData(ctx, getBias()),
                      getEpsilon().convertToDouble(),
                      ctx.output(getOutput()).data());
+  std::vector<float> &dst = ctx.output(getOutput());
+  if (getDoRelu())
+    kernels::applyRelu(dst.data(), dst.size(),
+                       getReluLimit().convertToDouble());
   return success();
 }
 

@@ -7,7 +7,10 @@
 //   - Mul / Add by a per-channel or scalar weight after a Conv folds into
 //     its filter and bias;
 //   - Relu, and Clip with min 0, fuse into the producing Conv,
-//     ConvTranspose, MatMul, Add, Sub, Mul or pool (do_relu / relu_limit);
+//     ConvTranspose, MatMul, Add, Sub, Mul, pool or BatchNorm (do_relu /
+//     relu_limit); a BatchNorm that absorbed a relu still folds into a conv
+//     before it, which takes over the relu (the patterns may apply in
+//     either order);
 //   - identity Reshape / Permute disappear, chains of them merge.
 // Unused side-effect-free ops (everything but top.Input) are erased by the
 // canonicalizer itself.
@@ -179,7 +182,10 @@ struct FoldBatchNormIntoConv : OpRewritePattern<BatchNormOp> {
           (conv->bias[c] - (*mean)[c]) * s[c] + (bias ? (*bias)[c] : 0.0));
     }
     scaleFilter(*conv, s);
-    replaceWithConv(rewriter, bn, *conv, bn.getName(), false, APFloat(-1.0));
+    // The conv had no relu (matchFoldableConv): it applies the BatchNorm's
+    // fused relu, if any, after the folded bias.
+    replaceWithConv(rewriter, bn, *conv, bn.getName(), bn.getDoRelu(),
+                    bn.getReluLimit());
     return success();
   }
 };
@@ -277,7 +283,7 @@ LogicalResult fuseActivation(Operation *act, Value input, double limit,
   Operation *producer = input.getDefiningOp();
   if (!producer ||
       !isa<ConvOp, ConvTransposeOp, MatMulOp, AddOp, SubOp, MulOp, MaxPoolOp,
-           AvgPoolOp>(producer))
+           AvgPoolOp, BatchNormOp>(producer))
     return rewriter.notifyMatchFailure(act, "producer cannot absorb a relu");
   if (!input.hasOneUse())
     return rewriter.notifyMatchFailure(act, "producer has other users");

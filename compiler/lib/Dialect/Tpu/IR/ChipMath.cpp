@@ -563,6 +563,13 @@ float clip(float x, float lo, float hi, Prec p) {
   return arMin(arMax(x, roundTo(lo, p)), roundTo(hi, p));
 }
 
+float scaleShift(float x, float s, float b, bool doRelu, float limit, Prec p) {
+  float y = roundTo(roundTo(x * s, p) + b, p);
+  if (!doRelu)
+    return y;
+  return limit > 0 ? clip(y, 0.0f, limit, p) : arMax(y, 0.0f);
+}
+
 float hardSigmoid(float x, float alpha, float beta, Prec p) {
   // LIN mac with immediates of the tensor type, one rounding; then clamps.
   float t = roundTo(x * roundTo(alpha, p) + roundTo(beta, p), p);

@@ -128,6 +128,56 @@ LogicalResult PowOp::inference(InferenceContext &ctx) {
 }
 
 //===----------------------------------------------------------------------===//
+// Scale
+//===----------------------------------------------------------------------===//
+
+LogicalResult ScaleOp::verify() {
+  if (failed(verifyName(*this)))
+    return failure();
+  Shape in = shapeOf(getInput());
+  if (in.size() < 2)
+    return emitOpError("input needs a channel axis, is ") << shapeStr(in);
+  Shape channel(in.size(), 1);
+  channel[1] = in[1];
+  for (auto [v, what] : {std::pair(getScale(), "scale"),
+                         std::pair(getBias(), "bias")}) {
+    if (failed(checkSameElementType(*this, v, getOutput(), what)) ||
+        failed(checkShape(*this, v, channel, what)))
+      return failure();
+  }
+  if (failed(checkSameElementType(*this, getInput(), getOutput(), "input")))
+    return failure();
+  return checkShape(*this, getOutput(), in, "result");
+}
+
+LogicalResult ScaleOp::inference(InferenceContext &ctx) {
+  // Chip order (backend scale()): the product rounded to the tensor type,
+  // then the sum, then the relu on the rounded sum.
+  Shape in = shapeOf(getInput());
+  int64_t channels = in[1], outer = in[0];
+  int64_t rows = outer * channels;
+  int64_t inner = rows ? kernels::numElements(in) / rows : 0;
+  chip::Prec p = chipPrec(getElementType(getOutput()));
+  bool doRelu = getDoRelu();
+  float limit = static_cast<float>(getReluLimit().convertToDouble());
+  const float *x = ctx.get(getInput()).data();
+  const float *scale = ctx.get(getScale()).data();
+  const float *bias = ctx.get(getBias()).data();
+  float *out = ctx.output(getOutput()).data();
+  ctx.parallelFor(rows, 1, [&](int64_t b, int64_t e) {
+    for (int64_t row = b; row < e; ++row) {
+      int64_t c = row % channels;
+      const float *src = x + row * inner;
+      float *dst = out + row * inner;
+      for (int64_t i = 0; i < inner; ++i)
+        dst[i] = chip::scaleShift(src[i], scale[c], bias[c], doRelu, limit, p);
+    }
+  });
+  roundResult(ctx, getOutput());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Compare, Where
 //===----------------------------------------------------------------------===//
 

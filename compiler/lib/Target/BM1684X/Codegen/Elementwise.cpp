@@ -1,8 +1,8 @@
 //===- Elementwise.cpp - BM1684X codegen of the element-wise ops ---------===//
 //
 // The binary ops (backend binary, binaryConst, or unary for x ^ c),
-// tpu.Active (unary), tpu.PRelu, tpu.Compare (compare, compareConst),
-// tpu.Where and tpu.Cast.
+// tpu.Scale (scale), tpu.Active (unary), tpu.PRelu, tpu.Compare (compare,
+// compareConst), tpu.Where and tpu.Cast.
 //
 //===----------------------------------------------------------------------===//
 #include "../CodegenContext.h"
@@ -148,6 +148,17 @@ void PReluOp::codegenBM1684X(CodegenContext &ctx) {
   p.slope = ctx.tensor(*this, getSlope());
   p.output = ctx.tensor(*this, getOutput());
   backend::prelu(ctx.emitter(), p);
+}
+
+void ScaleOp::codegenBM1684X(CodegenContext &ctx) {
+  backend::ScaleParams p;
+  p.name = getName().str();
+  p.input = ctx.tensor(*this, getInput());
+  p.scale = ctx.tensor(*this, getScale());
+  p.bias = ctx.tensor(*this, getBias());
+  p.output = ctx.tensor(*this, getOutput());
+  p.act = fusedActivation(getDoRelu(), getReluLimit().convertToDouble());
+  backend::scale(ctx.emitter(), p);
 }
 
 void WhereOp::codegenBM1684X(CodegenContext &ctx) {

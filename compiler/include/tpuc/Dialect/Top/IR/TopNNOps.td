@@ -125,7 +125,9 @@ def Top_BatchNormOp : Top_Op<"BatchNorm"> {
   let summary = "Inference batch normalisation over axis 1";
   let description = [{
     y = (x - mean) / sqrt(variance + epsilon) * scale + bias per channel
-    (axis 1); absent scale is 1, absent bias 0.
+    (axis 1); absent scale is 1, absent bias 0. With `do_relu` the result
+    is max(y, 0), clamped to `relu_limit` when that is positive (a Relu
+    after a BatchNorm that no conv absorbs fuses here).
 
     ```mlir
     %6 = "top.BatchNorm"(%1, %2, %3, %4, %5) {name = "bn1", epsilon = 1.0e-05 : f64}
@@ -137,6 +139,7 @@ def Top_BatchNormOp : Top_Op<"BatchNorm"> {
                        Top_Tensor:$variance, Top_TensorOrNone:$scale,
                        Top_TensorOrNone:$bias,
                        DefaultValuedAttr<F64Attr, "1e-5">:$epsilon,
+                       Top_DoRelu:$do_relu, Top_ReluLimit:$relu_limit,
                        StrAttr:$name);
   let results = (outs Top_Tensor:$output);
   let hasCanonicalizer = 1;

@@ -134,6 +134,11 @@ float clip(float x, float lo, float hi, Prec p);
 float hardSigmoid(float x, float alpha, float beta, Prec p);
 float hardSwish(float x, Prec p);
 
+/// tpu.Scale as backend scale() computes it: y = fl_p(fl_p(x * s) + b)
+/// (two AR commands writing the tensor type); then, with \p doRelu, AR
+/// max(y, 0), or clip(y, 0, limit, p) when \p limit > 0.
+float scaleShift(float x, float s, float b, bool doRelu, float limit, Prec p);
+
 } // namespace tpuc::tpu::chip
 
 #endif // TPUC_DIALECT_TPU_IR_CHIPMATH_H

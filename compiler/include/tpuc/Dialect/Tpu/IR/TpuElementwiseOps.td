@@ -1,6 +1,7 @@
 //===- TpuElementwiseOps.td - Elementwise ops -----------------*- tablegen -*-===//
 //
-// Binary ops with numpy broadcasting (one vector-unit kernel each) and the
+// Binary ops with numpy broadcasting (one vector-unit kernel each), the
+// per-channel scale and shift of an unfolded BatchNorm, and the
 // unary activations (one op, `tpu.Active`, with a mode: they share one
 // kernel family on the chip).
 //
@@ -36,6 +37,30 @@ def Tpu_DivOp : Tpu_BinaryOp<"Div", "lhs / rhs">;
 def Tpu_MaxOp : Tpu_BinaryOp<"Max", "max(lhs, rhs)">;
 def Tpu_MinOp : Tpu_BinaryOp<"Min", "min(lhs, rhs)">;
 def Tpu_PowOp : Tpu_BinaryOp<"Pow", "pow(lhs, rhs)">;
+
+def Tpu_ScaleOp : Tpu_Op<"Scale", [Tpu_BM1684XCodegen]> {
+  let summary = "Per-channel scale and shift: input * scale + bias";
+  let description = [{
+    An unfolded BatchNorm: `scale` and `bias` have shape (1, C, 1, ...)
+    (the input's rank, C its axis 1) and the input's element type T. The
+    vector unit multiplies, rounds to T, adds, rounds to T: out =
+    round_T(round_T(x * scale[c]) + bias[c]); then, with `do_relu`,
+    max(out, 0), clamped to `relu_limit` (rounded to T) when that is
+    positive. One pass over the tensor instead of a Mul, an Add and a
+    relu.
+
+    ```mlir
+    %3 = "tpu.Scale"(%0, %1, %2) {name = "bn1", do_relu = true}
+         : (tensor<1x64x56x56xf16>, tensor<1x64x1x1xf16>, tensor<1x64x1x1xf16>)
+         -> tensor<1x64x56x56xf16>
+    ```
+  }];
+  let arguments = (ins Tpu_Tensor:$input, Tpu_Tensor:$scale,
+                       Tpu_Tensor:$bias,
+                       Tpu_DoRelu:$do_relu, Tpu_ReluLimit:$relu_limit,
+                       StrAttr:$name);
+  let results = (outs Tpu_Tensor:$output);
+}
 
 def Tpu_CompareOp : Tpu_Op<"Compare", [Tpu_BM1684XCodegen]> {
   let summary = "Elementwise comparison giving 0 or 1";
