@@ -6,6 +6,7 @@
 #include "tpu/isa/Command.h"
 #include "tpu/isa/Error.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -128,10 +129,13 @@ unsigned ChipParams::icParallel(Prec p) const {
 }
 
 unsigned ChipParams::laneShift() const {
-  unsigned shift = 0;
-  while (shift < 63 && (uint64_t(1) << shift) < lmemBytes)
-    ++shift;
-  return shift;
+  // The smallest shift with 2^shift >= lmemBytes, at most 63 (without a
+  // loop: the simulator asks for every TIU command).
+  constexpr unsigned kMaxShift = 63;
+  if (lmemBytes <= 1)
+    return 0;
+  unsigned shift = 64 - unsigned(__builtin_clzll(lmemBytes - 1));
+  return std::min(shift, kMaxShift);
 }
 
 void ChipParams::set(std::string_view key, std::string_view value) {

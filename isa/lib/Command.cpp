@@ -449,11 +449,52 @@ std::string mnemonic(const RawCommand &c) {
 // Command buffers
 //===----------------------------------------------------------------------===//
 
-std::vector<DecodedCommand> splitBuffer(Engine engine, const uint8_t *data,
-                                        size_t size) {
-  std::vector<DecodedCommand> out;
-  // No command is longer than a long TIU one: a lower bound on the count.
-  out.reserve(size / (kMaxCommandBits / 8));
+namespace {
+
+/// The first 64-bit word of the command at `p` (little-endian).
+uint64_t readHead(const uint8_t *p) {
+  uint64_t head = 0;
+  for (size_t i = 0; i < kHeadBytes; ++i)
+    head |= uint64_t(p[i]) << (8 * i);
+  return head;
+}
+
+/// The layout a command head selects; throws like tiuLayoutFor /
+/// gdmaLayoutFor.
+LayoutId layoutOfHead(Engine engine, uint64_t head) {
+  return engine == Engine::Tiu
+             ? tiuLayoutFor(kTiuShort.get(&head), kTiuTask.get(&head),
+                            kTiuEu.get(&head))
+             : gdmaLayoutFor(kGdmaShort.get(&head), kGdmaType.get(&head),
+                             kGdmaSpecial.get(&head));
+}
+
+/// True for the end command of either engine, from its layout and first
+/// word (which holds every field this looks at).
+static_assert(kTiuTask.lsb + kTiuTask.width <= 64 &&
+                  kTiuEu.lsb + kTiuEu.width <= 64 &&
+                  kGdmaType.lsb + kGdmaType.width <= 64 &&
+                  kGdmaSpecial.lsb + kGdmaSpecial.width <= 64,
+              "end-command fields outside the first word");
+bool isEndHead(LayoutId layout, const uint64_t *w) {
+  if (layout == LayoutId::SysId)
+    return kTiuTask.get(w) == static_cast<unsigned>(TiuTask::Sys) &&
+           kTiuEu.get(w) == kTiuSysEnd;
+  if (layout == LayoutId::SDmaSys)
+    return kGdmaType.get(w) == static_cast<unsigned>(GdmaType::Sys) &&
+           kGdmaSpecial.get(w) == kGdmaSysEnd;
+  return false;
+}
+
+} // namespace
+
+std::vector<CommandSpan> indexBuffer(Engine engine, const uint8_t *data,
+                                     size_t size) {
+  std::vector<CommandSpan> out;
+  // A guess (typical commands are 64 bytes); growing a list of spans is
+  // cheap.
+  constexpr size_t kTypicalBytes = 64;
+  out.reserve(size / kTypicalBytes + 1);
   size_t offset = 0;
   while (offset < size) {
     size_t left = size - offset;
@@ -462,16 +503,15 @@ std::vector<DecodedCommand> splitBuffer(Engine engine, const uint8_t *data,
                               "truncated command head (needs " +
                                   std::to_string(kHeadBytes) + " bytes, " +
                                   std::to_string(left) + " left)"));
-    uint64_t head = 0;
-    for (size_t i = 0; i < kHeadBytes; ++i)
-      head |= uint64_t(data[offset + i]) << (8 * i);
+    // Only the heads are read, one per 16..128 bytes: ask for the bytes a
+    // few commands ahead, or every head waits for memory.
+    constexpr size_t kPrefetchBytes = 512;
+    if (left > kPrefetchBytes)
+      __builtin_prefetch(data + offset + kPrefetchBytes);
+    uint64_t head = readHead(data + offset);
     LayoutId layout;
     try {
-      layout = engine == Engine::Tiu
-                   ? tiuLayoutFor(kTiuShort.get(&head), kTiuTask.get(&head),
-                                  kTiuEu.get(&head))
-                   : gdmaLayoutFor(kGdmaShort.get(&head), kGdmaType.get(&head),
-                                   kGdmaSpecial.get(&head));
+      layout = layoutOfHead(engine, head);
     } catch (const Error &e) {
       throw Error(bufferError(
           engine, offset, std::string("unknown command head: ") + e.what()));
@@ -483,9 +523,9 @@ std::vector<DecodedCommand> splitBuffer(Engine engine, const uint8_t *data,
                                   " command (needs " +
                                   std::to_string(li.bytes()) + " bytes, " +
                                   std::to_string(left) + " left)"));
-    out.push_back({RawCommand::fromBytes(layout, data + offset), offset});
+    out.push_back({layout, offset});
     offset += li.bytes();
-    if (!isEndCommand(out.back().cmd))
+    if (!isEndHead(layout, &head))
       continue;
     // After the end command only zero padding up to the next multiple of
     // 128 bytes (from the stream start) may follow.
@@ -504,6 +544,17 @@ std::vector<DecodedCommand> splitBuffer(Engine engine, const uint8_t *data,
     return out;
   }
   throw Error(bufferError(engine, offset, "no end command"));
+}
+
+std::vector<DecodedCommand> splitBuffer(Engine engine, const uint8_t *data,
+                                        size_t size) {
+  std::vector<CommandSpan> spans = indexBuffer(engine, data, size);
+  std::vector<DecodedCommand> out(spans.size());
+  for (size_t i = 0; i < spans.size(); ++i) {
+    out[i].cmd = RawCommand::fromBytes(spans[i].layout, data + spans[i].offset);
+    out[i].offset = spans[i].offset;
+  }
+  return out;
 }
 
 std::vector<uint8_t> packBuffer(const std::vector<RawCommand> &commands) {
@@ -540,14 +591,7 @@ RawCommand makeGdmaEnd(uint32_t id, uint32_t idDep) {
 }
 
 bool isEndCommand(const RawCommand &c) {
-  const uint64_t *w = c.words();
-  if (c.layout() == LayoutId::SysId)
-    return kTiuTask.get(w) == static_cast<unsigned>(TiuTask::Sys) &&
-           kTiuEu.get(w) == kTiuSysEnd;
-  if (c.layout() == LayoutId::SDmaSys)
-    return kGdmaType.get(w) == static_cast<unsigned>(GdmaType::Sys) &&
-           kGdmaSpecial.get(w) == kGdmaSysEnd;
-  return false;
+  return isEndHead(c.layout(), c.words());
 }
 
 uint32_t cmdId(const RawCommand &c) {

@@ -37,3 +37,25 @@ set -x
   --arch "$ARCH" --batch "$BATCH" --input input.npz
 e2e_transform "$ARCH.onnx" "[[$BATCH,3,224,224]]"
 e2e_deploy_run_compare
+set +x
+
+# The published BM1684X figures (architecture.md: TPU time at batch 1 of the
+# ONNX zoo's resnet18-v2, the network --arch resnet18v2 builds) and the
+# fidelity target of issue 5: the simulated latency within 30 % of them.
+if [ "$ARCH" = resnet18v2 ] && [ "$BATCH" = 1 ]; then
+  case "$MODE" in
+    F32) published_us=6800 ;;
+    F16) published_us=1231 ;;
+    *) exit 0 ;;
+  esac
+  /usr/bin/python3 - stats.json "$published_us" "$MODE" <<'PY'
+import json, sys
+stats = json.load(open(sys.argv[1]))
+us = next(c["value"] for c in stats["counters"] if c["name"] == "total_time_us")
+published = float(sys.argv[2])
+ratio = us / published
+print(f"resnet18v2 {sys.argv[3]} b1: simulated {us / 1000:.3f} ms, published "
+      f"{published / 1000:.3f} ms, ratio {ratio:.3f} (target 0.70 .. 1.30)")
+sys.exit(0 if 0.70 <= ratio <= 1.30 else 1)
+PY
+fi

@@ -104,8 +104,7 @@ public:
   /// than the capacity below allows).
   void push_back(const T &item) {
     if (size_ == N)
-      throw std::length_error("FixedList: more than " + std::to_string(N) +
-                              " items");
+      throwFull();
     items_[size_++] = item;
   }
   size_t size() const { return size_; }
@@ -115,6 +114,12 @@ public:
   const T *end() const { return items_.data() + size_; }
 
 private:
+  // Out of line, so that push_back inlines.
+  [[noreturn, gnu::noinline, gnu::cold]] static void throwFull() {
+    throw std::length_error("FixedList: more than " + std::to_string(N) +
+                            " items");
+  }
+
   std::array<T, N> items_{};
   size_t size_ = 0;
 };

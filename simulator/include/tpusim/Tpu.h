@@ -55,9 +55,11 @@ void waitPs(uint64_t ps);
 // Command streams
 //===----------------------------------------------------------------------===//
 
-/// One command of an engine's stream (as isa::splitBuffer returns it; the
-/// ids are read from it with isa::cmdId / isa::cmdIdDep when needed).
-using QueuedCommand = isa::DecodedCommand;
+/// One command of an engine's stream: its layout and byte offset in the
+/// stream's bytes (isa::indexBuffer). The engines read each command's bits
+/// when they reach it (CommandStream::command), so a long stream is not
+/// held twice, once as bytes and once as decoded copies.
+using QueuedCommand = isa::CommandSpan;
 
 /// The commands of one engine for one group. When the stream contains a
 /// head no layout covers, splitting stops there: `unknown` is set, the
@@ -70,14 +72,27 @@ struct CommandStream {
   size_t unknownOffset = 0;
   uint32_t unknownId = 0;
   std::vector<uint8_t> unknownBytes; ///< First bytes of the unknown command.
+  /// The bytes the offsets refer to: the caller's buffer (splitStream; it
+  /// must outlive the stream) or, when `owned` is not empty, `owned`.
+  const uint8_t *external = nullptr;
+  std::vector<uint8_t> owned;
 
   /// Commands including the unknown one (it has the next index).
   size_t size() const { return commands.size() + (unknown ? 1 : 0); }
+  const uint8_t *bytes() const {
+    return owned.empty() ? external : owned.data();
+  }
+  /// The bits of command `index` (< commands.size()).
+  isa::RawCommand command(size_t index) const {
+    const QueuedCommand &c = commands[index];
+    return isa::RawCommand::fromBytes(c.layout, bytes() + c.offset);
+  }
 };
 
-/// Splits a bmodel command buffer (isa::splitBuffer; on an unknown head the
+/// Splits a bmodel command buffer (isa::indexBuffer; on an unknown head the
 /// commands before it are kept and the stream is marked `unknown`). Throws
 /// Error for other malformations (truncation, data after the end command).
+/// The stream refers to `bytes`, which must outlive it.
 CommandStream splitStream(isa::Engine engine,
                           const std::vector<uint8_t> &bytes);
 /// Wraps already-built commands (each must belong to `engine`).
@@ -322,13 +337,14 @@ protected:
   void loop();
   /// Decodes, checks, executes (per mode) and times the command; sets
   /// `localPs_` to its end. False after an error (recorded in the context).
-  virtual bool step(size_t index, const QueuedCommand &c, uint64_t startPs) = 0;
+  virtual bool step(size_t index, const isa::RawCommand &cmd,
+                    uint64_t startPs) = 0;
   virtual uint64_t periodPs() const = 0;
   /// Blocks until the other engine has completed `dep` and returns when it
   /// did (0 after an abort).
   virtual uint64_t awaitDependency(uint32_t dep);
   /// Called after step(): publishes the command's id at `localPs_`.
-  virtual void completed(const QueuedCommand &c);
+  virtual void completed(const isa::RawCommand &cmd);
   /// Called when a group starts, before its first command.
   virtual void startGroup() {}
   /// Called when the queue is done (or the run aborted): completes what is
@@ -338,7 +354,7 @@ protected:
   /// from the command buffer in DDR (see timing.md, "MCU").
   uint64_t fetchedPs(const QueuedCommand &c) const;
   /// Appends a trace event when tracing is on.
-  void record(const QueuedCommand &c, size_t index, uint64_t startPs,
+  void record(const isa::RawCommand &cmd, size_t index, uint64_t startPs,
               uint64_t cycles, TraceEvent extra);
 
   isa::Engine engine_;
@@ -371,7 +387,8 @@ public:
 
 private:
   void run() { loop(); }
-  bool step(size_t index, const QueuedCommand &c, uint64_t startPs) override;
+  bool step(size_t index, const isa::RawCommand &cmd,
+            uint64_t startPs) override;
   uint64_t periodPs() const override;
 };
 
@@ -383,10 +400,11 @@ public:
 
 private:
   void run() { loop(); }
-  bool step(size_t index, const QueuedCommand &c, uint64_t startPs) override;
+  bool step(size_t index, const isa::RawCommand &cmd,
+            uint64_t startPs) override;
   uint64_t periodPs() const override;
   uint64_t awaitDependency(uint32_t dep) override;
-  void completed(const QueuedCommand &) override {}
+  void completed(const isa::RawCommand &) override {}
   void startGroup() override;
   void finishGroup() override;
 
@@ -394,7 +412,7 @@ private:
   struct InFlight {
     size_t index = 0;
     uint64_t seq = 0; ///< Commands issued before it in this group.
-    const QueuedCommand *cmd = nullptr;
+    uint32_t cmdId = 0;
     uint64_t startPs = 0;       ///< Issue start.
     uint64_t streamStartPs = 0; ///< After the start-up (descriptor decode).
     uint64_t datapathEndPs = 0; ///< Last beat through the data path.
@@ -414,9 +432,8 @@ private:
     }
   }
   /// Counts and traces a command that has no data phase (functional mode).
-  void account(size_t index, const QueuedCommand &c, const GdmaWork &work,
-               uint64_t startPs, uint64_t endPs, uint64_t ddrBusBytes,
-               uint64_t conflictCycles);
+  void account(size_t index, const GdmaWork &work, uint64_t startPs,
+               uint64_t endPs, uint64_t ddrBusBytes, uint64_t conflictCycles);
 
   DdrChannel &ddr_;
   /// One DDR port per in-flight slot (command seq uses seq % slots).

@@ -11,9 +11,11 @@
 
 #include "tpu/isa/Numerics.h"
 
+#include <algorithm>
 #include <array>
-#include <mutex>
 #include <sstream>
+#include <string_view>
+#include <utility>
 
 namespace tpu::sim {
 
@@ -41,64 +43,116 @@ template <typename T> struct Members;
 
 constexpr unsigned kWordBits = 64;
 
-/// Copy plan from every layout of T's engine into the typed struct T (the
-/// long form): one entry per pair of same-named fields, computed once.
-/// Widening runs for every short command, so each entry is a finished
-/// shift, mask and member (no field in the tables straddles a 64-bit word;
-/// the plan checks that once).
-template <typename T> class FieldMap {
-public:
-  struct Copy {
-    unsigned srcWord, srcShift;
-    uint64_t mask;
-    uint64_t T::*member;
-  };
+/// The bit table of a layout as compile-time data, so that the copy plans
+/// below are constants.
+struct ConstField {
+  std::string_view name;
+  unsigned lsb, width;
+  bool reserved;
+};
+template <LayoutId L> struct ConstLayout;
+#define TPU_LAYOUT(Id, Name, Eng, Bits)                                        \
+  template <> struct ConstLayout<LayoutId::Id> {                               \
+    static constexpr isa::Engine kEngine = isa::Engine::Eng;                   \
+    static constexpr ConstField kFields[] = {
+#define TPU_FIELD(Id, Field, Lsb, Width, Reserved, Meaning)                    \
+  {#Field, Lsb, Width, Reserved != 0},
+#define TPU_LAYOUT_END(Id)                                                     \
+  }                                                                            \
+  ;                                                                            \
+  }                                                                            \
+  ;
+#include "tpu/isa/Layouts.def"
 
-  static const std::vector<Copy> &copies(LayoutId from) {
-    static const std::array<std::vector<Copy>, isa::kNumLayouts> plans =
-        build();
-    return plans[static_cast<unsigned>(from)];
-  }
+/// One field of layout From copied into member `member` of T.
+struct CopyStep {
+  bool copy = false; ///< False: T has no (non-reserved) field of that name.
+  bool straddles = false;
+  unsigned word = 0, shift = 0;
+  uint64_t mask = 0;
+  unsigned member = 0; ///< Index into Members<T>::kList.
+};
 
-private:
-  static std::array<std::vector<Copy>, isa::kNumLayouts> build() {
-    std::array<std::vector<Copy>, isa::kNumLayouts> plans;
-    const isa::LayoutInfo &dst = isa::layoutInfo(T::kLayout);
-    static_assert(std::size(Members<T>::kList) > 0);
-    for (unsigned i = 0; i < isa::kNumLayouts; ++i) {
-      const isa::LayoutInfo &src = isa::allLayouts()[i];
-      if (src.engine != dst.engine)
+/// The copy plan from layout From into the typed struct T (the long form of
+/// the same engine): one step per field of From, pairing same-named fields.
+/// With From == T every field is copied (like decodeAs); otherwise reserved
+/// fields on either side are skipped. Widths may differ (a short field
+/// narrower than the long one); the narrower width is the value's width.
+template <typename T, LayoutId From> struct CopyPlan {
+  using Src = ConstLayout<From>;
+  using Dst = ConstLayout<T::kLayout>;
+  static constexpr size_t kSize = std::size(Src::kFields);
+
+  static constexpr std::array<CopyStep, kSize> build() {
+    std::array<CopyStep, kSize> plan{};
+    bool same = From == T::kLayout;
+    for (size_t k = 0; k < kSize; ++k) {
+      const ConstField &sf = Src::kFields[k];
+      if (sf.reserved && !same)
         continue;
-      bool same = src.id == dst.id; // then every field, like decodeAs
-      for (unsigned k = 0; k < src.numFields; ++k) {
-        const isa::FieldInfo &sf = src.fields[k];
-        if (sf.reserved && !same)
-          continue;
-        int j = same ? int(k) : dst.findField(sf.name);
-        if (j < 0 || (dst.fields[j].reserved && !same))
-          continue;
-        // Widths may differ (a short field narrower than the long one);
-        // the narrower width is the value's width.
-        unsigned width = std::min(sf.width, dst.fields[j].width);
-        if (sf.lsb % kWordBits + width > kWordBits)
-          throw Error(std::string("widen: field ") + sf.name + " of " +
-                      src.name + " straddles a 64-bit word");
-        uint64_t mask =
-            width == kWordBits ? ~uint64_t(0) : (uint64_t(1) << width) - 1;
-        plans[i].push_back({sf.lsb / kWordBits, sf.lsb % kWordBits, mask,
-                            Members<T>::kList[j]});
-      }
+      int j = -1;
+      if (same)
+        j = int(k);
+      else
+        for (size_t i = 0; i < std::size(Dst::kFields) && j < 0; ++i)
+          if (Dst::kFields[i].name == sf.name)
+            j = int(i);
+      if (j < 0 || (Dst::kFields[j].reserved && !same))
+        continue;
+      unsigned width = std::min(sf.width, Dst::kFields[j].width);
+      CopyStep &s = plan[k];
+      s.copy = true;
+      s.straddles = sf.lsb % kWordBits + width > kWordBits;
+      s.word = sf.lsb / kWordBits;
+      s.shift = sf.lsb % kWordBits;
+      s.mask = width == kWordBits ? ~uint64_t(0) : (uint64_t(1) << width) - 1;
+      s.member = unsigned(j);
     }
-    return plans;
+    return plan;
   }
+  static constexpr std::array<CopyStep, kSize> kSteps = build();
+
+  static constexpr bool anyStraddles() {
+    for (const CopyStep &s : kSteps)
+      if (s.copy && s.straddles)
+        return true;
+    return false;
+  }
+  // Each step is a single shift and mask of one word.
+  static_assert(!anyStraddles(), "a field straddles a 64-bit word");
+};
+
+template <typename T, LayoutId From, size_t I>
+inline void copyStep(const uint64_t *src, T &out) {
+  constexpr CopyStep s = CopyPlan<T, From>::kSteps[I];
+  if constexpr (s.copy)
+    out.*(Members<T>::kList[s.member]) = (src[s.word] >> s.shift) & s.mask;
+}
+
+template <typename T, LayoutId From, size_t... I>
+void widenSteps(const uint64_t *src, T &out, std::index_sequence<I...>) {
+  (copyStep<T, From, I>(src, out), ...);
+}
+
+/// Widening runs for every simulated command: one straight-line function per
+/// layout (constant shifts and masks), chosen through a table.
+template <typename T, LayoutId From>
+void widenFrom(const uint64_t *src, T &out) {
+  if constexpr (ConstLayout<From>::kEngine == ConstLayout<T::kLayout>::kEngine)
+    widenSteps<T, From>(src, out,
+                        std::make_index_sequence<CopyPlan<T, From>::kSize>());
+}
+
+template <typename T>
+constexpr void (*kWiden[])(const uint64_t *, T &) = {
+#define TPU_LAYOUT(Id, Name, Eng, Bits) &widenFrom<T, LayoutId::Id>,
+#include "tpu/isa/Layouts.def"
 };
 
 /// Fills the members of `out` (zero-initialized) from the same-named fields
-/// of `c`.
+/// of `c` (a command of T's engine).
 template <typename T> void widenInto(const RawCommand &c, T &out) {
-  const uint64_t *src = c.words();
-  for (const auto &p : FieldMap<T>::copies(c.layout()))
-    out.*(p.member) = (src[p.srcWord] >> p.srcShift) & p.mask;
+  kWiden<T>[static_cast<unsigned>(c.layout())](c.words(), out);
 }
 
 constexpr uint64_t kAllLanes = ~uint64_t(0);

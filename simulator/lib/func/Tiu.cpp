@@ -2,6 +2,8 @@
 
 #include "FuncImpl.h"
 
+#include "../Divisor.h"
+
 #include <algorithm>
 
 namespace tpu::sim {
@@ -48,20 +50,41 @@ using detail::ceilDiv;
 
 constexpr unsigned kBitsPerByte = 8;
 
+/// The lane geometry with the divisions by the lane count and the EU width
+/// as shifts where they can be (Divisor.h): tiuWork runs for every command.
+struct WorkGeometry {
+  explicit WorkGeometry(const isa::ChipParams &chip)
+      : geo(chip), lanes(geo.lanes),
+        localEnd(uint64_t(geo.lanes) << geo.laneShift) {}
+
+  /// LocalTensor::startLane.
+  unsigned startLane(uint32_t addr) const {
+    return unsigned(lanes.mod(unsigned(addr >> geo.laneShift)));
+  }
+  /// LaneGeometry::euNum (element sizes are powers of two).
+  unsigned euNum(Prec p) const {
+    return unsigned(Divisor(isa::precBits(p)).div(geo.euBytes * kBitsPerByte));
+  }
+
+  LaneGeometry geo;
+  Divisor lanes;
+  uint64_t localEnd; ///< Addresses from here on are static memory.
+};
+
 /// Lane-relative byte range of a local tensor (empty for static memory).
-TiuWork::Operand rangeOf(const LocalTensor &t, const LaneGeometry &geo) {
+TiuWork::Operand rangeOf(const LocalTensor &t, const WorkGeometry &wg) {
   TiuWork::Operand r;
-  if (t.addr >= (uint64_t(geo.lanes) << geo.laneShift))
+  if (t.addr >= wg.localEnd)
     return r;
   const Shape4 &s = t.shape;
   if (s.n == 0 || s.c == 0 || s.h == 0 || s.w == 0)
     return r;
-  unsigned start = t.startLane(geo);
-  uint64_t lastSlot = (uint64_t(start) + s.c - 1) / geo.lanes;
+  unsigned start = wg.startLane(t.addr);
+  uint64_t lastSlot = wg.lanes.div(uint64_t(start) + s.c - 1);
   int64_t maxElem =
       int64_t(s.n - 1) * t.stride.n + int64_t(lastSlot) * t.stride.c +
       int64_t(s.h - 1) * t.stride.h + int64_t(s.w - 1) * t.stride.w;
-  r.offset = t.startOffset(geo);
+  r.offset = t.startOffset(wg.geo);
   r.bytesPerLane = (uint64_t(std::max<int64_t>(maxElem, 0) + 1) *
                         isa::precBits(t.type.prec) +
                     kBitsPerByte - 1) /
@@ -77,27 +100,26 @@ Prec precOr(uint64_t code, Prec fallback) {
 /// Adds a tensor operand (unless it is an immediate).
 template <size_t N>
 void addRange(FixedList<TiuWork::Operand, N> &v, bool isConst,
-              const LocalTensor &t, const LaneGeometry &geo) {
+              const LocalTensor &t, const WorkGeometry &wg) {
   if (isConst)
     return;
-  TiuWork::Operand r = rangeOf(t, geo);
+  TiuWork::Operand r = rangeOf(t, wg);
   if (r.bytesPerLane)
     v.push_back(r);
 }
 
 LocalTensor plain(uint64_t addr, Prec p, Shape4 s, LocalLayout layout,
-                  const LaneGeometry &geo) {
+                  const WorkGeometry &wg) {
   LocalTensor t;
   t.addr = uint32_t(addr);
   t.type = {p, true};
   t.shape = s;
-  unsigned start =
-      t.addr < (uint64_t(geo.lanes) << geo.laneShift) ? t.startLane(geo) : 0;
-  int64_t slots = int64_t(ceilDiv(uint64_t(start) + s.c, geo.lanes));
+  unsigned start = t.addr < wg.localEnd ? wg.startLane(t.addr) : 0;
+  int64_t slots = int64_t(wg.lanes.ceilDiv(uint64_t(start) + s.c));
   int64_t hw = int64_t(s.h) * s.w;
   int64_t cs = layout == LocalLayout::Compact
                    ? hw
-                   : int64_t(detail::alignUp(uint64_t(hw), geo.euNum(p)));
+                   : int64_t(Divisor(wg.euNum(p)).alignUp(uint64_t(hw)));
   t.stride = {slots * cs, cs, int64_t(s.w), 1};
   return t;
 }
@@ -107,20 +129,21 @@ LocalTensor plain(uint64_t addr, Prec p, Shape4 s, LocalLayout layout,
 TiuWork tiuWork(const TiuOp &op, const isa::ChipParams &chip) {
   TiuWork w;
   const isa::cmd::TiuLong &f = op.f;
-  LaneGeometry geo(chip);
+  WorkGeometry wg(chip);
   Prec p0 = precOr(f.opd0_prec, Prec::Int8);
   Prec pr = precOr(f.res0_prec, p0);
   w.computePrec = p0;
   Shape4 rs{uint32_t(f.res0_n), uint32_t(f.res0_c), uint32_t(f.res0_h),
             uint32_t(f.res0_w)};
   auto lanesFor = [&](uint64_t c) {
-    return unsigned(std::min<uint64_t>(c, geo.lanes));
+    return unsigned(std::min<uint64_t>(c, wg.geo.lanes));
   };
   auto slotsFor = [&](uint64_t addr, uint64_t c) {
-    unsigned start = addr < (uint64_t(geo.lanes) << geo.laneShift)
-                         ? unsigned(addr >> geo.laneShift) % geo.lanes
-                         : 0;
-    return ceilDiv(uint64_t(start) + c, geo.lanes);
+    unsigned start =
+        addr < wg.localEnd
+            ? unsigned(wg.lanes.mod(unsigned(addr >> wg.geo.laneShift)))
+            : 0;
+    return wg.lanes.ceilDiv(uint64_t(start) + c);
   };
   auto setOutput = [&](Shape4 s, uint64_t addr) {
     w.outputElements = elementCount(s);
@@ -138,13 +161,13 @@ TiuWork tiuWork(const TiuOp &op, const isa::ChipParams &chip) {
     w.kernelElements = kArea;
     Shape4 is{rs.n, uint32_t(ic), uint32_t(f.opd0_h), uint32_t(f.opd0_w)};
     addRange(w.reads, false,
-             plain(f.opd0_addr, p0, is, LocalLayout::EuAligned, geo), geo);
+             plain(f.opd0_addr, p0, is, LocalLayout::EuAligned, wg), wg);
     uint32_t icp = chip.icParallel(p0);
     Shape4 ws{1, rs.c, 1, uint32_t(ceilDiv(ic, icp) * kArea * icp)};
     addRange(w.reads, f.opd1_const,
-             plain(f.opd1_addr, p0, ws, LocalLayout::Compact, geo), geo);
+             plain(f.opd1_addr, p0, ws, LocalLayout::Compact, wg), wg);
     addRange(w.writes, false,
-             plain(f.res0_addr, pr, rs, LocalLayout::EuAligned, geo), geo);
+             plain(f.res0_addr, pr, rs, LocalLayout::EuAligned, wg), wg);
     break;
   }
   case TiuTask::PorD: {
@@ -155,15 +178,15 @@ TiuWork tiuWork(const TiuOp &op, const isa::ChipParams &chip) {
     w.kernelElements = kArea;
     Shape4 is{rs.n, rs.c, uint32_t(f.opd0_h), uint32_t(f.opd0_w)};
     addRange(w.reads, false,
-             plain(f.opd0_addr, p0, is, LocalLayout::EuAligned, geo), geo);
+             plain(f.opd0_addr, p0, is, LocalLayout::EuAligned, wg), wg);
     if (op.eu == 0 || op.eu == 2)
       addRange(w.reads, f.opd1_const,
                plain(f.opd1_addr, p0,
                      {1, rs.c, uint32_t(f.opd1_h), uint32_t(f.opd1_w)},
-                     LocalLayout::Compact, geo),
-               geo);
+                     LocalLayout::Compact, wg),
+               wg);
     addRange(w.writes, false,
-             plain(f.res0_addr, pr, rs, LocalLayout::EuAligned, geo), geo);
+             plain(f.res0_addr, pr, rs, LocalLayout::EuAligned, wg), wg);
     break;
   }
   case TiuTask::MM: {
@@ -175,17 +198,17 @@ TiuWork tiuWork(const TiuOp &op, const isa::ChipParams &chip) {
       setOutput({1, uint32_t(mRows), 1, uint32_t(nCols)}, f.res0_addr);
       addRange(w.reads, f.opd0_const,
                plain(f.opd0_addr, p0, {1, uint32_t(mRows), 1, uint32_t(kDim)},
-                     LocalLayout::EuAligned, geo),
-               geo);
+                     LocalLayout::EuAligned, wg),
+               wg);
       addRange(w.reads, f.opd1_const,
                plain(f.opd1_addr, p0,
                      {1, uint32_t(f.opd1_c), 1, uint32_t(f.opd1_w)},
-                     LocalLayout::EuAligned, geo),
-               geo);
+                     LocalLayout::EuAligned, wg),
+               wg);
       addRange(w.writes, false,
                plain(f.res0_addr, pr, {1, uint32_t(mRows), 1, uint32_t(nCols)},
-                     LocalLayout::EuAligned, geo),
-               geo);
+                     LocalLayout::EuAligned, wg),
+               wg);
     } else {
       uint64_t stored = f.opd0_c ? f.opd0_w * (f.opd0_c - 1) + f.opd1_w : 0;
       mRows = f.left_tran ? stored : f.opd0_n;
@@ -197,14 +220,14 @@ TiuWork tiuWork(const TiuOp &op, const isa::ChipParams &chip) {
           w.reads, f.opd0_const,
           plain(f.opd0_addr, p0,
                 {uint32_t(f.opd0_n), uint32_t(f.opd0_c), 1, uint32_t(f.opd0_w)},
-                LocalLayout::EuAligned, geo),
-          geo);
+                LocalLayout::EuAligned, wg),
+          wg);
       addRange(w.reads, f.opd1_const,
                plain(f.opd1_addr, p0, {uint32_t(kDim), rs.c, 1, rs.w},
-                     LocalLayout::EuAligned, geo),
-               geo);
+                     LocalLayout::EuAligned, wg),
+               wg);
       addRange(w.writes, false,
-               plain(f.res0_addr, pr, os, LocalLayout::EuAligned, geo), geo);
+               plain(f.res0_addr, pr, os, LocalLayout::EuAligned, wg), wg);
     }
     w.macs = mRows * kDim * nCols;
     w.inputElements = mRows * kDim + kDim * nCols;
@@ -219,7 +242,7 @@ TiuWork tiuWork(const TiuOp &op, const isa::ChipParams &chip) {
     w.inputElements = lenA + uint64_t(rs.c) * rs.w;
     w.kernelElements = 1;
     addRange(w.writes, false,
-             plain(f.res0_addr, pr, os, LocalLayout::EuAligned, geo), geo);
+             plain(f.res0_addr, pr, os, LocalLayout::EuAligned, wg), wg);
     break;
   }
   case TiuTask::TransBC:
@@ -253,24 +276,24 @@ TiuWork tiuWork(const TiuOp &op, const isa::ChipParams &chip) {
                        (op.eu == kArEuIdxGen || op.eu == kArNpuIdxGen));
     if (readsOpd0 && !(op.task == TiuTask::AR && f.opd0_const))
       addRange(w.reads, false,
-               plain(f.opd0_addr, p0, s, LocalLayout::EuAligned, geo), geo);
+               plain(f.opd0_addr, p0, s, LocalLayout::EuAligned, wg), wg);
     bool binary = (op.task == TiuTask::AR && f.tsk_opd_num >= 2) ||
                   op.task == TiuTask::CMP;
     if (binary) {
       addRange(w.reads, f.opd1_const,
                plain(f.opd1_addr, precOr(f.opd1_prec, p0), s,
-                     LocalLayout::EuAligned, geo),
-               geo);
+                     LocalLayout::EuAligned, wg),
+               wg);
       w.inputElements += w.outputElements;
     }
     addRange(w.writes, false,
-             plain(f.res0_addr, pr, s, LocalLayout::EuAligned, geo), geo);
+             plain(f.res0_addr, pr, s, LocalLayout::EuAligned, wg), wg);
     if (op.task == TiuTask::CMP &&
         (op.eu == kCmpGtAndSel || op.eu == kCmpLtAndSel))
       addRange(w.writes, false,
                plain(f.res1_addr, precOr(f.opd2_prec, p0), s,
-                     LocalLayout::EuAligned, geo),
-               geo);
+                     LocalLayout::EuAligned, wg),
+               wg);
     break;
   }
   case TiuTask::Sys:

@@ -40,6 +40,22 @@ void failCommand(RunContext &ctx, isa::Engine engine, size_t index,
              std::string("command not modelled: ") + e.what());
 }
 
+/// Asks the cache for the stream data a few commands ahead of `index`. The
+/// stream is read front to back once, with much other work between two
+/// commands, so without this nearly every command waits for memory (the
+/// spans 16 bytes each, the commands up to 128 bytes).
+void prefetchAhead(const CommandStream &stream, size_t index) {
+  constexpr size_t kSpansAhead = 16, kBytesAhead = 4, kLineBytes = 64;
+  const std::vector<QueuedCommand> &cmds = stream.commands;
+  if (index + kSpansAhead < cmds.size())
+    __builtin_prefetch(&cmds[index + kSpansAhead]);
+  if (index + kBytesAhead < cmds.size()) {
+    const uint8_t *p = stream.bytes() + cmds[index + kBytesAhead].offset;
+    __builtin_prefetch(p);
+    __builtin_prefetch(p + kLineBytes);
+  }
+}
+
 /// Slack when rounding a fractional cycle count up, so that a whole number
 /// computed with rounding error does not gain a cycle.
 constexpr double kCycleSlack = 1e-9;
@@ -73,15 +89,15 @@ uint64_t EngineBase::awaitDependency(uint32_t dep) {
   return scoreboard_.waitFor(otherEngine(engine_), dep, ctx_->aborted);
 }
 
-void EngineBase::completed(const QueuedCommand &c) {
-  scoreboard_.publish(engine_, isa::cmdId(c.cmd), localPs_);
+void EngineBase::completed(const isa::RawCommand &cmd) {
+  scoreboard_.publish(engine_, isa::cmdId(cmd), localPs_);
 }
 
 uint64_t EngineBase::fetchedPs(const QueuedCommand &c) const {
   // The queue streams the command buffer from DDR at the channel's peak:
   // the first bytes arrive ddr.latency after the launch, and command i once
   // its last byte has arrived, on the engine's next clock edge.
-  double bytes = double(c.offset + c.cmd.bytes());
+  double bytes = double(c.offset + isa::layoutInfo(c.layout).bytes());
   uint64_t arrive = fetchBasePs_ + uint64_t(std::ceil(bytes * fetchPsPerByte_));
   return nextEdge(arrive, clockPs_);
 }
@@ -109,6 +125,10 @@ void EngineBase::loop() {
         break;
       }
       const QueuedCommand &c = queue_.front();
+      prefetchAhead(queue_.stream(), index);
+      // The command's bits, read from the stream's bytes now (not held for
+      // the whole stream).
+      const isa::RawCommand cmd = queue_.stream().command(index);
       uint64_t start = localPs_;
       if (ctx.timed() && start < fetchAllPs_) {
         uint64_t fetched = fetchedPs(c);
@@ -117,7 +137,7 @@ void EngineBase::loop() {
           start = fetched;
         }
       }
-      if (uint32_t dep = isa::cmdIdDep(c.cmd)) {
+      if (uint32_t dep = isa::cmdIdDep(cmd)) {
         uint64_t done = awaitDependency(dep);
         if (ctx.aborted)
           break;
@@ -126,9 +146,9 @@ void EngineBase::loop() {
         waitSum += ready - start;
         start = ready;
       }
-      if (!step(index, c, start))
+      if (!step(index, cmd, start))
         break;
-      completed(c);
+      completed(cmd);
       queue_.pop();
     }
     finishGroup();
@@ -141,19 +161,19 @@ void EngineBase::loop() {
   }
 }
 
-void EngineBase::record(const QueuedCommand &c, size_t index, uint64_t startPs,
-                        uint64_t cycles, TraceEvent ev) {
+void EngineBase::record(const isa::RawCommand &cmd, size_t index,
+                        uint64_t startPs, uint64_t cycles, TraceEvent ev) {
   if (!ctx_->trace)
     return;
   ev.engine = engine_;
   ev.group = ctx_->group;
   ev.index = static_cast<uint32_t>(index);
-  ev.cmdId = isa::cmdId(c.cmd);
-  ev.cmdIdDep = isa::cmdIdDep(c.cmd);
+  ev.cmdId = isa::cmdId(cmd);
+  ev.cmdIdDep = isa::cmdIdDep(cmd);
   ev.startPs = startPs - ctx_->runStartPs;
   ev.endPs = localPs_ - ctx_->runStartPs;
   ev.cycles = cycles;
-  ev.name = isa::mnemonic(c.cmd);
+  ev.name = isa::mnemonic(cmd);
   ctx_->trace->push_back(std::move(ev));
 }
 
@@ -170,7 +190,7 @@ TiuEngine::TiuEngine(sc_core::sc_module_name name, CommandQueue &queue,
 
 uint64_t TiuEngine::periodPs() const { return ctx_->cfg->tiuPeriodPs(); }
 
-bool TiuEngine::step(size_t index, const QueuedCommand &c, uint64_t start) {
+bool TiuEngine::step(size_t index, const isa::RawCommand &cmd, uint64_t start) {
   RunContext &ctx = *ctx_;
   const SimConfig &cfg = *ctx.cfg;
   const CommandStream &stream = queue_.stream();
@@ -179,7 +199,7 @@ bool TiuEngine::step(size_t index, const QueuedCommand &c, uint64_t start) {
   TiuCost cost;
   bool decoded = false;
   try {
-    TiuOp op = decodeTiu(c.cmd);
+    TiuOp op = decodeTiu(cmd);
     decoded = true;
     if (op.task != isa::TiuTask::Sys) {
       work = tiuWork(op, cfg.chip);
@@ -220,7 +240,7 @@ bool TiuEngine::step(size_t index, const QueuedCommand &c, uint64_t start) {
     ev.macs = work.macs;
     ev.elements = work.outputElements;
     ev.bankConflict = cost.conflictPairs != 0;
-    record(c, index, start, cycles, std::move(ev));
+    record(cmd, index, start, cycles, std::move(ev));
   }
   return true;
 }
@@ -239,7 +259,8 @@ GdmaEngine::GdmaEngine(sc_core::sc_module_name name, CommandQueue &queue,
 
 uint64_t GdmaEngine::periodPs() const { return ctx_->cfg->gdmaPeriodPs(); }
 
-bool GdmaEngine::step(size_t index, const QueuedCommand &c, uint64_t start) {
+bool GdmaEngine::step(size_t index, const isa::RawCommand &cmd,
+                      uint64_t start) {
   RunContext &ctx = *ctx_;
   const SimConfig &cfg = *ctx.cfg;
   const CommandStream &stream = queue_.stream();
@@ -249,7 +270,7 @@ bool GdmaEngine::step(size_t index, const QueuedCommand &c, uint64_t start) {
   BankMask banks = 0;
   bool decoded = false;
   try {
-    GdmaOp op = decodeGdma(c.cmd, cfg.chip);
+    GdmaOp op = decodeGdma(cmd, cfg.chip);
     decoded = true;
     if (op.type != isa::GdmaType::Sys) {
       work = gdmaWork(op, cfg.chip);
@@ -279,8 +300,8 @@ bool GdmaEngine::step(size_t index, const QueuedCommand &c, uint64_t start) {
 
   if (!ctx.timed()) {
     localPs_ = start;
-    account(index, c, work, start, start, 0, 0);
-    scoreboard_.publish(engine_, isa::cmdId(c.cmd), start);
+    account(index, work, start, start, 0, 0);
+    scoreboard_.publish(engine_, isa::cmdId(cmd), start);
     return true;
   }
 
@@ -303,7 +324,7 @@ bool GdmaEngine::step(size_t index, const QueuedCommand &c, uint64_t start) {
   f = InFlight();
   f.index = index;
   f.seq = issued_++;
-  f.cmd = &c;
+  f.cmdId = isa::cmdId(cmd);
   f.startPs = start;
   f.streamStartPs = start + cost.startupCycles * period;
   f.datapathCycles = cost.datapathCycles;
@@ -374,9 +395,8 @@ bool GdmaEngine::retireOldest(bool block) {
   uint64_t end = nextEdge(std::max(dataEnd, lastCompletePs_), period);
   lastCompletePs_ = end;
   slotFreePs_[f.seq % slotFreePs_.size()] = end;
-  scoreboard_.publish(engine_, isa::cmdId(f.cmd->cmd), end);
-  account(f.index, *f.cmd, f.work, f.startPs, end, f.ddrBusBytes,
-          conflictCycles);
+  scoreboard_.publish(engine_, f.cmdId, end);
+  account(f.index, f.work, f.startPs, end, f.ddrBusBytes, conflictCycles);
   popOldest();
   return true;
 }
@@ -422,9 +442,9 @@ void GdmaEngine::finishGroup() {
   localPs_ = std::max(localPs_, lastCompletePs_);
 }
 
-void GdmaEngine::account(size_t index, const QueuedCommand &c,
-                         const GdmaWork &work, uint64_t startPs, uint64_t endPs,
-                         uint64_t ddrBusBytes, uint64_t conflictCycles) {
+void GdmaEngine::account(size_t index, const GdmaWork &work, uint64_t startPs,
+                         uint64_t endPs, uint64_t ddrBusBytes,
+                         uint64_t conflictCycles) {
   SimStats &s = *ctx_->stats;
   // Busy = time with at least one command in flight (commands overlap).
   uint64_t busyFrom = std::max(startPs, busyUntilPs_);
@@ -449,7 +469,8 @@ void GdmaEngine::account(size_t index, const QueuedCommand &c,
     ev.slot = slotFreePs_.empty() ? 0 : uint32_t(index % slotFreePs_.size());
     uint64_t saved = localPs_;
     localPs_ = endPs; // record() takes the end from localPs_
-    record(c, index, startPs, (endPs - startPs) / clockPs_, std::move(ev));
+    record(queue_.stream().command(index), index, startPs,
+           (endPs - startPs) / clockPs_, std::move(ev));
     localPs_ = saved;
   }
 }

@@ -72,7 +72,7 @@ bool findUnknownHead(isa::Engine engine, const std::vector<uint8_t> &bytes,
     if (offset + info.bytes() > bytes.size())
       return false;
     isa::RawCommand c = isa::RawCommand::fromBytes(layout, &bytes[offset]);
-    out.commands.push_back({c, offset});
+    out.commands.push_back({layout, offset});
     offset += info.bytes();
     if (isa::isEndCommand(c))
       return false;
@@ -91,11 +91,13 @@ CommandStream splitStream(isa::Engine engine,
                           const std::vector<uint8_t> &bytes) {
   CommandStream s;
   s.engine = engine;
+  s.external = bytes.data();
   try {
-    s.commands = isa::splitBuffer(engine, bytes.data(), bytes.size());
+    s.commands = isa::indexBuffer(engine, bytes.data(), bytes.size());
   } catch (const Error &) {
     CommandStream partial;
     partial.engine = engine;
+    partial.external = bytes.data();
     if (!findUnknownHead(engine, bytes, partial))
       throw;
     s = std::move(partial);
@@ -114,9 +116,12 @@ CommandStream makeStream(isa::Engine engine,
       throw Error(std::string("a ") + isa::engineName(c.engine()) +
                   " command (" + isa::mnemonic(c) + ") in the " +
                   isa::engineName(engine) + " stream");
-    s.commands.push_back({c, offset});
+    s.commands.push_back({c.layout(), offset});
     offset += c.bytes();
   }
+  s.owned.resize(offset);
+  for (size_t i = 0; i < commands.size(); ++i)
+    commands[i].toBytes(s.owned.data() + s.commands[i].offset);
   return s;
 }
 
@@ -125,10 +130,10 @@ std::string describeCommand(isa::Engine engine, unsigned group, size_t index,
   std::string out = std::string(isa::engineName(engine)) + " command " +
                     std::to_string(index);
   if (index < stream.commands.size()) {
-    const QueuedCommand &c = stream.commands[index];
-    out += " (cmd_id " + std::to_string(isa::cmdId(c.cmd)) + ", cmd_id_dep " +
-           std::to_string(isa::cmdIdDep(c.cmd)) + ") of group " +
-           std::to_string(group) + "\n  " + isa::disassemble(c.cmd);
+    isa::RawCommand c = stream.command(index);
+    out += " (cmd_id " + std::to_string(isa::cmdId(c)) + ", cmd_id_dep " +
+           std::to_string(isa::cmdIdDep(c)) + ") of group " +
+           std::to_string(group) + "\n  " + isa::disassemble(c);
   } else {
     out += " (cmd_id " + std::to_string(stream.unknownId) + ") of group " +
            std::to_string(group) + " at byte " +

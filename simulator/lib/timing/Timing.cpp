@@ -1,6 +1,8 @@
 //===- Timing.cpp - Cycle cost of one command -----------------------------===//
 #include "tpusim/Timing.h"
 
+#include "../Divisor.h"
+
 #include <algorithm>
 #include <numeric>
 
@@ -37,15 +39,20 @@ uint64_t bytesInBanks(uint64_t offset, uint64_t bytes, BankMask mask,
 
 /// Banks of the lane bytes [offset, offset + bytes) (bytes > 0), with the
 /// bank size computed once by the caller.
-BankSpan spanOf(uint64_t offset, uint64_t bytes, uint64_t bankBytes) {
-  return {offset / bankBytes, (offset + bytes - 1) / bankBytes};
+BankSpan spanOf(uint64_t offset, uint64_t bytes, const Divisor &bankBytes) {
+  return {bankBytes.div(offset), bankBytes.div(offset + bytes - 1)};
+}
+
+/// chip.bankBytes() without a hardware divide (banks are a power of two).
+Divisor bankDivisor(const isa::ChipParams &chip) {
+  return Divisor(Divisor(chip.lmemBanks).div(chip.lmemBytes));
 }
 
 } // namespace
 
 BankSpan bankSpan(const isa::ChipParams &chip, uint64_t offset,
                   uint64_t bytes) {
-  return spanOf(offset, bytes, chip.bankBytes());
+  return spanOf(offset, bytes, bankDivisor(chip));
 }
 
 BankMask bankMask(const isa::ChipParams &chip, uint64_t offset,
@@ -129,16 +136,18 @@ TiuCost tiuCost(const TiuOp &op, const TiuWork &work, const SimConfig &cfg) {
   } else {
     cost.unit = TiuUnit::Vector;
     cost.startupCycles = cfg.euStartup;
-    uint64_t steps =
-        ceilDiv(work.elementsPerLane, cfg.chip.euNum(work.computePrec)) *
-        kernel * std::max(1u, work.iterations);
-    cost.streamCycles = ceilDiv(steps, cfg.euStepsPerCycle);
+    // EU_NUM = eu_bytes * 8 / element bits (a power of two).
+    unsigned euNum = unsigned(
+        Divisor(isa::precBits(work.computePrec)).div(cfg.chip.euBytes * 8));
+    uint64_t steps = Divisor(euNum).ceilDiv(work.elementsPerLane) * kernel *
+                     std::max(1u, work.iterations);
+    cost.streamCycles = Divisor(cfg.euStepsPerCycle).ceilDiv(steps);
   }
   // Bank spans of every operand and result, once: for the conflicts inside
   // the command and for the banks it holds (TIU/GDMA contention).
-  uint64_t bank = cfg.chip.bankBytes();
+  Divisor bank = bankDivisor(cfg.chip);
   // Fills `spans` with the non-empty ranges of `list`; returns their count.
-  auto collect = [bank](const auto &list, BankSpan *spans, BankMask &mask) {
+  auto collect = [&bank](const auto &list, BankSpan *spans, BankMask &mask) {
     size_t n = 0;
     for (const TiuWork::Operand &o : list)
       if (o.bytesPerLane != 0) {
@@ -170,11 +179,12 @@ TiuCost tiuCost(const TiuOp &op, const TiuWork &work, const SimConfig &cfg) {
   for (const TiuWork::Operand &r : work.reads)
     if (r.bytesPerLane != 0) {
       uint64_t shared =
-          bytesInBanks(r.offset, r.bytesPerLane, writeBanks, bank);
+          bytesInBanks(r.offset, r.bytesPerLane, writeBanks, bank.value());
       readBeats += ceilDiv(cost.streamCycles * shared, r.bytesPerLane);
     }
   for (const TiuWork::Operand &w : work.writes) {
-    uint64_t shared = bytesInBanks(w.offset, w.bytesPerLane, readBanks, bank);
+    uint64_t shared =
+        bytesInBanks(w.offset, w.bytesPerLane, readBanks, bank.value());
     writeBeats += ceilDiv(shared, beatBytes);
   }
   cost.conflictCycles =

@@ -245,6 +245,18 @@ struct DecodedCommand {
 std::vector<DecodedCommand> splitBuffer(Engine engine, const uint8_t *data,
                                         size_t size);
 
+/// Where a command sits in a buffer: its layout and byte offset.
+struct CommandSpan {
+  LayoutId layout = LayoutId::TiuLong;
+  size_t offset = 0;
+};
+
+/// splitBuffer without copying the commands out (same checks, same errors):
+/// the layout and offset of each. A simulator reads a long stream's commands
+/// one at a time from the buffer instead of holding a decoded copy of all.
+std::vector<CommandSpan> indexBuffer(Engine engine, const uint8_t *data,
+                                     size_t size);
+
 /// Concatenates commands and zero-pads to a multiple of 128 bytes. The caller
 /// supplies the end command (see makeTiuEnd / makeGdmaEnd) as the last one.
 std::vector<uint8_t> packBuffer(const std::vector<RawCommand> &commands);
