@@ -5,6 +5,7 @@
 #include "../Divisor.h"
 
 #include <algorithm>
+#include <array>
 
 namespace tpu::sim {
 
@@ -121,6 +122,26 @@ LocalTensor plain(uint64_t addr, Prec p, Shape4 s, LocalLayout layout,
                    ? hw
                    : int64_t(Divisor(wg.euNum(p)).alignUp(uint64_t(hw)));
   t.stride = {slots * cs, cs, int64_t(s.w), 1};
+  return t;
+}
+
+/// A vector operand as its layout code says (`*_str`: 0 EU-aligned,
+/// 1 compact, 2 one element per channel, 3 the command's free strides),
+/// so that the range of, say, a per-channel operand read with zero h/w
+/// strides is its few bytes and not a whole tile.
+LocalTensor laidOut(uint64_t addr, Prec p, Shape4 s, uint64_t str,
+                    std::array<int64_t, 4> freeStrides,
+                    const WorkGeometry &wg) {
+  constexpr uint64_t kCompact = 1, kPerChannel = 2, kFree = 3;
+  LocalTensor t = plain(addr, p, s,
+                        str == kCompact ? LocalLayout::Compact
+                                        : LocalLayout::EuAligned,
+                        wg);
+  if (str == kPerChannel)
+    t.stride = {0, 1, 0, 0};
+  else if (str == kFree)
+    t.stride = {freeStrides[0], freeStrides[1], freeStrides[2],
+                freeStrides[3]};
   return t;
 }
 
@@ -274,20 +295,35 @@ TiuWork tiuWork(const TiuOp &op, const isa::ChipParams &chip) {
       w.iterations = unsigned(f.opd2_n_str + 1);
     bool readsOpd0 = !(op.task == TiuTask::AR &&
                        (op.eu == kArEuIdxGen || op.eu == kArNpuIdxGen));
-    if (readsOpd0 && !(op.task == TiuTask::AR && f.opd0_const))
+    // AR operands follow their layout codes (free strides included), as
+    // the functional kernel reads them; the other tasks' operands are
+    // estimated as EU-aligned tensors of the result's shape.
+    bool isAr = op.task == TiuTask::AR;
+    auto operand = [&](uint64_t addr, Prec p, uint64_t str,
+                       std::array<int64_t, 4> free) {
+      return isAr ? laidOut(addr, p, s, str, free, wg)
+                  : plain(addr, p, s, LocalLayout::EuAligned, wg);
+    };
+    if (readsOpd0 && !(isAr && f.opd0_const))
       addRange(w.reads, false,
-               plain(f.opd0_addr, p0, s, LocalLayout::EuAligned, wg), wg);
-    bool binary = (op.task == TiuTask::AR && f.tsk_opd_num >= 2) ||
-                  op.task == TiuTask::CMP;
+               operand(f.opd0_addr, p0, f.opd0_str,
+                       {int64_t(f.opd0_n_str), int64_t(f.opd0_c_str),
+                        int64_t(f.opd0_h_str), int64_t(f.opd0_w_str)}),
+               wg);
+    bool binary = (isAr && f.tsk_opd_num >= 2) || op.task == TiuTask::CMP;
     if (binary) {
       addRange(w.reads, f.opd1_const,
-               plain(f.opd1_addr, precOr(f.opd1_prec, p0), s,
-                     LocalLayout::EuAligned, wg),
+               operand(f.opd1_addr, precOr(f.opd1_prec, p0), f.opd1_str,
+                       {int64_t(f.opd1_n_str), int64_t(f.opd1_c_str),
+                        int64_t(f.opd1_h_str), int64_t(f.opd1_w_str)}),
                wg);
       w.inputElements += w.outputElements;
     }
     addRange(w.writes, false,
-             plain(f.res0_addr, pr, s, LocalLayout::EuAligned, wg), wg);
+             operand(f.res0_addr, pr, f.res0_str,
+                     {int64_t(f.res0_n_str), int64_t(f.res0_c_str),
+                      int64_t(f.res0_h_str), int64_t(f.res0_w_str)}),
+             wg);
     if (op.task == TiuTask::CMP &&
         (op.eu == kCmpGtAndSel || op.eu == kCmpLtAndSel))
       addRange(w.writes, false,

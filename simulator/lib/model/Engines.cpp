@@ -13,6 +13,7 @@
 #include "tpu/isa/Format.h"
 
 #include <cmath>
+#include <cstdint>
 
 namespace tpu::sim {
 
@@ -52,7 +53,10 @@ void prefetchAhead(const CommandStream &stream, size_t index) {
   if (index + kBytesAhead < cmds.size()) {
     const uint8_t *p = stream.bytes() + cmds[index + kBytesAhead].offset;
     __builtin_prefetch(p);
-    __builtin_prefetch(p + kLineBytes);
+    // The second line may lie past the buffer's end for the last short
+    // commands: form its address as an integer (prefetches never fault).
+    __builtin_prefetch(
+        reinterpret_cast<const void *>(uintptr_t(p) + kLineBytes));
   }
 }
 

@@ -501,4 +501,38 @@ TEST(FuncTiuWork, ConvMatmulAndVector) {
   EXPECT_EQ(w.reads.size(), 2u);
 }
 
+// A per-channel operand read with zero h/w strides (layout code 3, as the
+// backend emits for (1, C, 1, 1) operands) spans one element per channel
+// slot, not a tile: bank spans and contention use this range.
+TEST(FuncTiuWork, FreeStrideOperandRange) {
+  isa::ChipParams chip = isa::ChipParams::bm1684x();
+  isa::cmd::SAR a;
+  a.cmd_short = 1;
+  a.tsk_typ = 3; // AR
+  a.tsk_eu_typ = 0; // mul
+  a.tsk_opd_num = 2;
+  a.opd0_prec = a.opd1_prec = a.res0_prec = uint64_t(Prec::Fp16);
+  a.res0_n = 1;
+  a.res0_c = 130; // three channel slots in lanes 0 and 1
+  a.res0_h = 28;
+  a.res0_w = 28;
+  a.opd0_addr = 0x0;
+  a.res0_addr = 0x8000;
+  a.opd1_addr = 0x4000;
+  a.opd1_str = 3;
+  a.opd1_c_str = 32; // one EU-aligned fp16 element per slot
+  TiuWork w = tiuWork(decodeTiu(isa::encode(a)), chip);
+  ASSERT_EQ(w.reads.size(), 2u);
+  // opd0 EU-aligned: slot stride align_up(28 x 28, 32) = 800 fp16; the
+  // range ends with the last slot's 784 elements: (2 x 800 + 784) x 2.
+  EXPECT_EQ(w.reads[0].bytesPerLane, (2u * 800 + 784) * 2);
+  // opd1: elements 0, 32 and 64 of the lane -> (2 * 32 + 1) x 2 bytes.
+  EXPECT_EQ(w.reads[1].offset, 0x4000u);
+  EXPECT_EQ(w.reads[1].bytesPerLane, (2u * 32 + 1) * 2);
+  // The same operand EU-aligned (code 0) spans the whole tile.
+  a.opd1_str = 0;
+  w = tiuWork(decodeTiu(isa::encode(a)), chip);
+  EXPECT_EQ(w.reads[1].bytesPerLane, (2u * 800 + 784) * 2);
+}
+
 } // namespace
