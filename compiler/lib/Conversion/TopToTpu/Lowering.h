@@ -104,10 +104,8 @@ void registerNNLowerings(LoweringTable &table);
 void registerElementwiseLowerings(LoweringTable &table);
 void registerShapeLowerings(LoweringTable &table);
 
-/// The integers of an I64ArrayAttr.
-Shape toI64(mlir::ArrayAttr attr);
-/// \p axis in [-rank, rank) made non-negative, or -1 if out of range.
-int64_t normalizeAxis(int64_t axis, int64_t rank);
+using module::normalizeAxis;
+using module::toI64;
 /// The framework name of \p op (its `name` attribute).
 llvm::StringRef nameOf(mlir::Operation *op);
 

@@ -180,21 +180,6 @@ LogicalResult Lowering::unsupported(Operation *op, const Twine &why) const {
                          << ": " << why;
 }
 
-Shape toI64(ArrayAttr attr) {
-  Shape out;
-  if (!attr)
-    return out;
-  for (Attribute a : attr)
-    out.push_back(cast<IntegerAttr>(a).getInt());
-  return out;
-}
-
-int64_t normalizeAxis(int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= rank)
-    return -1;
-  return axis < 0 ? axis + rank : axis;
-}
-
 StringRef nameOf(Operation *op) {
   if (auto name = op->getAttrOfType<StringAttr>("name"))
     return name.getValue();

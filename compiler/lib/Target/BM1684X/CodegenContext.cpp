@@ -122,13 +122,6 @@ std::vector<int64_t> nchw(Value v) {
   return s;
 }
 
-std::vector<int64_t> toI64(ArrayAttr attr) {
-  std::vector<int64_t> out;
-  for (Attribute a : attr)
-    out.push_back(cast<IntegerAttr>(a).getInt());
-  return out;
-}
-
 backend::Activation fusedActivation(bool doRelu, double limit) {
   backend::Activation a;
   if (!doRelu)

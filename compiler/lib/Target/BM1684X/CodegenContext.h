@@ -10,6 +10,7 @@
 #define TPUC_LIB_TARGET_BM1684X_CODEGENCONTEXT_H
 
 #include "tpuc/Dialect/Tpu/IR/TpuOps.h"
+#include "tpuc/Support/Module.h"
 #include "tpuc/Target/BM1684X/Codegen.h"
 
 #include "tpuc/Backend/Backend.h"
@@ -72,8 +73,7 @@ private:
 /// (n, c, 1, w)).
 std::vector<int64_t> nchw(mlir::Value v);
 
-/// The integers of an I64ArrayAttr.
-std::vector<int64_t> toI64(mlir::ArrayAttr attr);
+using module::toI64;
 
 /// Sets the 2-D window fields of a kernel's parameters (conv, deconv,
 /// pool) from the op's kernel_shape, strides and pads (top, left, bottom,

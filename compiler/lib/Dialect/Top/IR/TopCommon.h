@@ -21,15 +21,8 @@ namespace tpuc::top::detail {
 
 using Shape = kernels::Shape;
 
-/// The integers of an I64ArrayAttr.
-inline Shape toI64(mlir::ArrayAttr attr) {
-  Shape out;
-  if (!attr)
-    return out;
-  for (mlir::Attribute a : attr)
-    out.push_back(mlir::cast<mlir::IntegerAttr>(a).getInt());
-  return out;
-}
+using module::normalizeAxis;
+using module::toI64;
 
 inline Shape shapeOf(mlir::Value v) { return module::getShape(v); }
 
@@ -52,13 +45,6 @@ inline std::string shapeStr(llvm::ArrayRef<int64_t> shape) {
   for (size_t i = 0; i < shape.size(); ++i)
     s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
-}
-
-/// \p axis in [-rank, rank) made non-negative, or -1 if out of range.
-inline int64_t normalizeAxis(int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= rank)
-    return -1;
-  return axis < 0 ? axis + rank : axis;
 }
 
 /// Sets \p v's type to a ranked f32 tensor of \p shape.

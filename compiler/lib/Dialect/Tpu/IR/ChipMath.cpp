@@ -11,6 +11,7 @@
 #include "tpuc/Backend/UnaryConstants.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstring>
 #include <iterator>
@@ -227,56 +228,30 @@ void gemmOrdered(int64_t m, int64_t n, int64_t k, const float *a,
 void matmul(const kernels::Shape &shapeA, const float *a,
             const kernels::Shape &shapeB, const float *b, bool transB,
             float *out, unsigned numThreads) {
-  kernels::Shape sa = shapeA, sb = shapeB;
-  if (sa.size() == 1)
-    sa.insert(sa.begin(), 1);
-  if (sb.size() == 1) {
-    sb.push_back(1);
-    if (transB)
-      std::swap(sb[0], sb[1]);
-  }
-  int64_t m = sa[sa.size() - 2], k = sa.back();
-  int64_t n = transB ? sb[sb.size() - 2] : sb.back();
-  kernels::Shape batchA(sa.begin(), sa.end() - 2),
-      batchB(sb.begin(), sb.end() - 2);
-  kernels::Shape batch = *kernels::broadcastShape(batchA, batchB);
-  int64_t numBatch = kernels::numElements(batch);
-  int64_t numB = kernels::numElements(batchB);
-  int64_t sizeA = m * k, sizeB = k * n, sizeC = m * n;
+  std::optional<kernels::MatmulPlan> plan =
+      kernels::planMatmul(shapeA, shapeB, transB);
+  assert(plan && "matmul operands checked by matmulShape");
+  const kernels::MatmulPlan &p = *plan;
+  int64_t m = p.m, n = p.n, k = p.k, sizeB = k * n;
   // Right operands as (k x n).
   std::vector<float> bt;
   const float *right = b;
   if (transB) {
-    bt.resize(size_t(numB * sizeB));
-    for (int64_t i = 0; i < numB; ++i)
+    bt.resize(size_t(p.numRight * sizeB));
+    for (int64_t i = 0; i < p.numRight; ++i)
       for (int64_t r = 0; r < n; ++r)
         for (int64_t kk = 0; kk < k; ++kk)
           bt[size_t(i * sizeB + kk * n + r)] = b[i * sizeB + r * k + kk];
     right = bt.data();
   }
-  if (numB == 1 && kernels::numElements(batchA) == numBatch) {
-    gemmOrdered(numBatch * m, n, k, a, right, out, numThreads);
+  if (p.sharedRight) {
+    gemmOrdered(p.numBatch * m, n, k, a, right, out, numThreads);
     return;
   }
-  size_t rank = batch.size();
-  kernels::Shape padA(rank - batchA.size(), 1), padB(rank - batchB.size(), 1);
-  padA.insert(padA.end(), batchA.begin(), batchA.end());
-  padB.insert(padB.end(), batchB.begin(), batchB.end());
-  auto offsetOf = [&](int64_t idx, const kernels::Shape &dims) {
-    int64_t off = 0, stride = 1;
-    for (size_t i = rank; i-- > 0;) {
-      int64_t coord = idx % batch[i];
-      idx /= batch[i];
-      if (dims[i] != 1)
-        off += coord * stride;
-      stride *= dims[i];
-    }
-    return off;
-  };
-  kernels::parallelFor(numThreads, numBatch, 1, [&](int64_t b0, int64_t b1) {
+  kernels::parallelFor(numThreads, p.numBatch, 1, [&](int64_t b0, int64_t b1) {
     for (int64_t i = b0; i < b1; ++i)
-      gemmOrdered(m, n, k, a + offsetOf(i, padA) * sizeA,
-                  right + offsetOf(i, padB) * sizeB, out + i * sizeC, 1);
+      gemmOrdered(m, n, k, a + p.leftOffset(i), right + p.rightOffset(i),
+                  out + p.outOffset(i), 1);
   });
 }
 

@@ -24,15 +24,8 @@ namespace tpuc::tpu::detail {
 
 using Shape = kernels::Shape;
 
-/// The integers of an I64ArrayAttr.
-inline Shape toI64(mlir::ArrayAttr attr) {
-  Shape out;
-  if (!attr)
-    return out;
-  for (mlir::Attribute a : attr)
-    out.push_back(mlir::cast<mlir::IntegerAttr>(a).getInt());
-  return out;
-}
+using module::normalizeAxis;
+using module::toI64;
 
 /// The doubles of an F64ArrayAttr.
 inline std::vector<double> toF64(mlir::ArrayAttr attr) {
@@ -122,13 +115,6 @@ inline chip::Prec chipPrec(mlir::Type t) {
 inline void applyRelu(std::vector<float> &data, bool doRelu, double limit) {
   if (doRelu)
     kernels::applyRelu(data.data(), static_cast<int64_t>(data.size()), limit);
-}
-
-/// \p axis in [-rank, rank) made non-negative, or -1 if out of range.
-inline int64_t normalizeAxis(int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= rank)
-    return -1;
-  return axis < 0 ? axis + rank : axis;
 }
 
 } // namespace tpuc::tpu::detail
