@@ -260,8 +260,8 @@ void runEltwise(
       all = all && (v.stride.h == 0 || j.shape.h == 1) &&
             (v.stride.w == 0 || j.shape.w == 1);
       wider = wider || j.shape.h * j.shape.w > 1;
-      bytes = std::max(bytes, euBytes(chip, inPrec[k],
-                                      {j.shape.n, j.shape.c, 1, 1}));
+      bytes = std::max(bytes,
+                       euBytes(chip, inPrec[k], {j.shape.n, j.shape.c, 1, 1}));
     }
     // Keep the reservation small against the tiles (1/32 of local memory
     // per buffer); larger per-channel operands take the ordinary path.
@@ -417,6 +417,39 @@ ArOp arOpOf(BinaryKind k) {
   throw Error("backend: pow has no AR form");
 }
 
+// The per-tile command sequences of the kernels, shared with eltwiseChain
+// so that a fused stage emits exactly what the separate kernel does.
+
+/// out = act(a (k) b): the tile of binary and binaryConst (k not Pow).
+void emitBinaryTile(CmdEmitter &em, BinaryKind k, const Opd &a, const Opd &b,
+                    const Activation &act, const LTensor &out,
+                    const UnaryScratch &s) {
+  ar(em, arOpOf(k), out, a, b);
+  if (act.kind != UnaryKind::None)
+    emitUnary(em, act, out, out, s);
+}
+
+/// out = act(x * scale + bias), rounding after the product and the sum:
+/// the tile of scale.
+void emitScaleTile(CmdEmitter &em, const Opd &x, const Opd &scale,
+                   const Opd &bias, const Activation &act, const LTensor &out,
+                   const UnaryScratch &s) {
+  ar(em, ArOp::Mul, out, x, scale);
+  ar(em, ArOp::Add, out, Opd::of(out), bias);
+  if (act.kind != UnaryKind::None)
+    emitUnary(em, act, out, out, s);
+}
+
+/// out = x > 0 ? x : slope * x with the product in temp 0: the tile of
+/// prelu. `x` may be `out`.
+void emitPReluTile(CmdEmitter &em, const LTensor &x, const Opd &slope,
+                   const LTensor &out, const UnaryScratch &s) {
+  LTensor t = localTensor(em.chip(), s.temps[0], out.prec, out.shape);
+  ar(em, ArOp::Mul, t, Opd::of(x), slope);
+  cmpSelect(em, CmpOp::SelGt, out, Opd::of(x), Opd::imm(0.0f, x.prec),
+            Opd::of(x), Opd::of(t));
+}
+
 } // namespace
 
 void unary(CmdEmitter &em, const UnaryParams &p) {
@@ -502,17 +535,20 @@ void binary(CmdEmitter &em, const BinaryParams &p) {
   std::vector<UnaryKind> tables{p.act.kind};
   if (isPow)
     tables.push_back(UnaryKind::Pow);
-  runEltwise(em, ctx, jobs, p.output.prec, temps, tables,
-             [&](const std::vector<LTensor> &in, const LTensor &out,
-                 const UnaryScratch &s) {
-               if (isPow)
-                 emitPowTensor(em, in[0], in[1], out, s);
-               else
-                 ar(em, arOpOf(p.kind), out, Opd::of(in[0]), Opd::of(in[1]));
-               if (p.act.kind != UnaryKind::None)
-                 emitUnary(em, p.act, out, out, s);
-             },
-             isPow ? 0u : 3u);
+  runEltwise(
+      em, ctx, jobs, p.output.prec, temps, tables,
+      [&](const std::vector<LTensor> &in, const LTensor &out,
+          const UnaryScratch &s) {
+        if (!isPow) {
+          emitBinaryTile(em, p.kind, Opd::of(in[0]), Opd::of(in[1]), p.act, out,
+                         s);
+          return;
+        }
+        emitPowTensor(em, in[0], in[1], out, s);
+        if (p.act.kind != UnaryKind::None)
+          emitUnary(em, p.act, out, out, s);
+      },
+      isPow ? 0u : 3u);
 }
 
 void scale(CmdEmitter &em, const ScaleParams &p) {
@@ -530,17 +566,15 @@ void scale(CmdEmitter &em, const ScaleParams &p) {
   } catch (const Error &e) {
     ctx.fail(e.what());
   }
-  runEltwise(em, ctx, jobs, p.output.prec, unaryTemps(p.act.kind),
-             {p.act.kind},
-             [&](const std::vector<LTensor> &in, const LTensor &out,
-                 const UnaryScratch &s) {
-               ar(em, ArOp::Mul, out, Opd::of(in[0]), Opd::of(in[1]));
-               ar(em, ArOp::Add, out, Opd::of(out), Opd::of(in[2]));
-               if (p.act.kind != UnaryKind::None)
-                 emitUnary(em, p.act, out, out, s);
-             },
-             // scale and bias only feed the ARs: read in place per channel.
-             0b110u);
+  runEltwise(
+      em, ctx, jobs, p.output.prec, unaryTemps(p.act.kind), {p.act.kind},
+      [&](const std::vector<LTensor> &in, const LTensor &out,
+          const UnaryScratch &s) {
+        emitScaleTile(em, Opd::of(in[0]), Opd::of(in[1]), Opd::of(in[2]), p.act,
+                      out, s);
+      },
+      // scale and bias only feed the ARs: read in place per channel.
+      0b110u);
 }
 
 void binaryConst(CmdEmitter &em, const BinaryConstParams &p) {
@@ -571,12 +605,8 @@ void binaryConst(CmdEmitter &em, const BinaryConstParams &p) {
                  const UnaryScratch &s) {
                Opd x = Opd::of(in[0]);
                Opd c = Opd::imm(p.value, in[0].prec);
-               if (p.constOnLeft)
-                 ar(em, arOpOf(p.kind), out, c, x);
-               else
-                 ar(em, arOpOf(p.kind), out, x, c);
-               if (p.act.kind != UnaryKind::None)
-                 emitUnary(em, p.act, out, out, s);
+               emitBinaryTile(em, p.kind, p.constOnLeft ? c : x,
+                              p.constOnLeft ? x : c, p.act, out, s);
              });
 }
 
@@ -597,12 +627,92 @@ void prelu(CmdEmitter &em, const PReluParams &p) {
       em, ctx, jobs, p.output.prec, 1, {},
       [&](const std::vector<LTensor> &in, const LTensor &out,
           const UnaryScratch &s) {
-        LTensor t = localTensor(em.chip(), s.temps[0], out.prec, out.shape);
-        ar(em, ArOp::Mul, t, Opd::of(in[0]), Opd::of(in[1]));
-        cmpSelect(em, CmpOp::SelGt, out, Opd::of(in[0]),
-                  Opd::imm(0.0f, in[0].prec), Opd::of(in[0]), Opd::of(t));
+        emitPReluTile(em, in[0], Opd::of(in[1]), out, s);
       },
       /*arBroadcastMask=*/2u);
+}
+
+void eltwiseChain(CmdEmitter &em, const EltChainParams &p) {
+  OpCtx ctx{"eltwise chain", p.name};
+  requireFloat(ctx, p.input, "input");
+  requireFloat(ctx, p.output, "output");
+  if (p.input.prec != p.output.prec || p.input.shape != p.output.shape)
+    ctx.fail("input and output must have one precision and shape");
+  if (p.stages.empty())
+    ctx.fail("no stages");
+  std::vector<GTensor> inputs{p.input};
+  for (const GTensor &e : p.extras) {
+    requireFloat(ctx, e, "operand");
+    inputs.push_back(e);
+  }
+  std::vector<EltJob> jobs;
+  try {
+    jobs = broadcastJobs(inputs, p.output);
+  } catch (const Error &e) {
+    ctx.fail(e.what());
+  }
+  // Scratch: the most any stage needs; tables: every stage's.
+  unsigned temps = 0;
+  std::vector<UnaryKind> tables;
+  for (const EltStage &st : p.stages) {
+    for (const ChainOperand *o : {&st.lhs, &st.rhs})
+      if (o->kind == ChainOperand::Kind::Extra && o->index >= p.extras.size())
+        ctx.fail("a stage reads operand " + std::to_string(o->index) + " of " +
+                 std::to_string(p.extras.size()));
+    if (st.kind == EltStage::Kind::Binary && st.op == BinaryKind::Pow)
+      ctx.fail("a pow stage has no AR form");
+    if (st.kind == EltStage::Kind::PRelu) {
+      temps = std::max(temps, 1u);
+      continue;
+    }
+    temps = std::max(temps, unaryTemps(st.act.kind));
+    if (std::find(tables.begin(), tables.end(), st.act.kind) == tables.end())
+      tables.push_back(st.act.kind);
+  }
+  // Every extra operand only feeds ar(): per-channel ones read in place.
+  unsigned mask = 0;
+  for (size_t k = 1; k < inputs.size() && k < 32; ++k)
+    mask |= 1u << k;
+  Prec prec = p.output.prec;
+  runEltwise(
+      em, ctx, jobs, prec, temps, tables,
+      [&](const std::vector<LTensor> &in, const LTensor &out,
+          const UnaryScratch &s) {
+        for (size_t i = 0; i < p.stages.size(); ++i) {
+          const EltStage &st = p.stages[i];
+          // The running value: the chain input, then the output tile.
+          const LTensor &cur = i == 0 ? in[0] : out;
+          auto opd = [&](const ChainOperand &o) {
+            switch (o.kind) {
+            case ChainOperand::Kind::Running:
+              return Opd::of(cur);
+            case ChainOperand::Kind::Input:
+              return Opd::of(in[0]);
+            case ChainOperand::Kind::Extra:
+              return Opd::of(in[1 + o.index]);
+            case ChainOperand::Kind::Const:
+              break;
+            }
+            return Opd::imm(o.value, prec);
+          };
+          switch (st.kind) {
+          case EltStage::Kind::Binary:
+            emitBinaryTile(em, st.op, opd(st.lhs), opd(st.rhs), st.act, out, s);
+            break;
+          case EltStage::Kind::Unary:
+            emitUnary(em, st.act, cur, out, s);
+            break;
+          case EltStage::Kind::Scale:
+            emitScaleTile(em, Opd::of(cur), opd(st.lhs), opd(st.rhs), st.act,
+                          out, s);
+            break;
+          case EltStage::Kind::PRelu:
+            emitPReluTile(em, cur, opd(st.lhs), out, s);
+            break;
+          }
+        }
+      },
+      mask);
 }
 
 void where(CmdEmitter &em, const WhereParams &p) {

@@ -3,7 +3,7 @@
 //   tpuc deploy model_top.mlir --quantize F32|F16|BF16 --chip bm1684x
 //       -o model.bmodel [--quantize-table FILE] [--test-input in.npz
 //       --test-reference ref.npz [--tolerance 0.99,0.90]] [--group-per-op]
-//       [--chip-param KEY=VALUE]... [--expose-all]
+//       [--no-fuse-eltwise] [--chip-param KEY=VALUE]... [--expose-all]
 //
 // Lowers the top module to tpu ops in the chosen float mode (ops listed in
 // the quantize table, TPU-MLIR's --quantize_table format, in their own
@@ -86,6 +86,9 @@ constexpr const char *kUsage =
     "                           this .npz (e.g. the top / ONNX outputs)\n"
     "  --tolerance COS,EUCLID   minimum similarities (default 0.99,0.90)\n"
     "  --group-per-op           one command group per op\n"
+    "  --no-fuse-eltwise        run every element-wise op on its own (by\n"
+    "                           default chains of them run as one kernel,\n"
+    "                           intermediates kept in local memory)\n"
     "  --chip-param KEY=VALUE   override a chip parameter (e.g.\n"
     "                           gmem_bytes=64M); see `tpusim config`\n"
     "  --expose-all             debugging: every activation becomes a model\n"
@@ -97,6 +100,7 @@ struct DeployOptions {
   std::string testInput, testReference, tolerance = "0.99,0.90";
   std::vector<std::string> chipParams;
   bool groupPerOp = false;
+  bool noFuseEltwise = false;
   bool exposeAll = false;
 };
 
@@ -141,6 +145,8 @@ int parseArgs(int argc, char **argv, DeployOptions &opts) {
       opts.chipParams.push_back(v);
     } else if (a == "--group-per-op")
       opts.groupPerOp = true;
+    else if (a == "--no-fuse-eltwise")
+      opts.noFuseEltwise = true;
     else if (a == "--expose-all")
       opts.exposeAll = true;
     else if (a.starts_with("-") && a.size() > 1)
@@ -452,6 +458,7 @@ int runDeploy(int argc, char **argv) {
 
   tpuc::bm1684x::CodegenOptions codegen;
   codegen.groupPerOp = opts.groupPerOp;
+  codegen.fuseEltwise = !opts.noFuseEltwise;
   tpuc::bm1684x::CodegenSummary summary;
   mlir::FailureOr<tpu::isa::bmodel::Model> model =
       tpuc::bm1684x::buildBmodel(module, chip, codegen, &summary);

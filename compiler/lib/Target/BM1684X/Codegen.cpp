@@ -2,7 +2,9 @@
 //
 // See Codegen.h. This is the driver: the coefficient blob, the command
 // groups and the IO tensors. Each op's commands come from its
-// codegenBM1684X method (BM1684XCodegenInterface, Codegen/*.cpp).
+// codegenBM1684X method (BM1684XCodegenInterface, Codegen/*.cpp), except
+// that a chain of element-wise ops (findEltwiseChain) runs as one kernel at
+// its first op, keeping the intermediate values in local memory.
 //
 //===----------------------------------------------------------------------===//
 #include "tpuc/Target/BM1684X/Codegen.h"
@@ -20,6 +22,7 @@
 #include "tpuc/Backend/Backend.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include <cstring>
 #include <ctime>
@@ -178,18 +181,28 @@ FailureOr<isa::bmodel::Model> buildBmodel(ModuleOp module,
     backend::CmdEmitter em(chip);
     CodegenContext ctx(module, em);
     bool pending = false;
+    llvm::SmallPtrSet<Operation *, 16> fused; // chain members after a head
     for (Operation &op : body) {
       if (op.hasTrait<OpTrait::IsTerminator>())
         break;
       // Data (inputs, weights, none) and aliases emit no commands.
       if (llvm::isa<top::InputOp, top::NoneOp, tpu::WeightOp, tpu::ReshapeOp>(
-              op))
+              op) ||
+          fused.contains(&op))
         continue;
       auto gen = dyn_cast<BM1684XCodegenInterface>(&op);
       if (!gen)
         throw CodegenError{&op, "no BM1684X kernel for this op"};
       try {
-        gen.codegenBM1684X(ctx);
+        std::optional<EltwiseChain> chain;
+        if (options.fuseEltwise)
+          chain = findEltwiseChain(ctx, &op);
+        if (chain) {
+          emitEltwiseChain(ctx, *chain);
+          fused.insert(chain->ops.begin() + 1, chain->ops.end());
+        } else {
+          gen.codegenBM1684X(ctx);
+        }
       } catch (const ::tpu::Error &e) {
         throw CodegenError{&op, e.what()};
       }

@@ -22,6 +22,7 @@ struct CodegenPass : impl::CodegenBase<CodegenPass> {
     }
     bm1684x::CodegenOptions options;
     options.groupPerOp = groupPerOp;
+    options.fuseEltwise = !noFuseEltwise;
     FailureOr<::tpu::isa::bmodel::Model> model = bm1684x::buildBmodel(
         getOperation(), ::tpu::isa::ChipParams::bm1684x(), options);
     if (failed(model))

@@ -2,12 +2,17 @@
 //
 // The binary ops (backend binary, binaryConst, or unary for x ^ c),
 // tpu.Scale (scale), tpu.Active (unary), tpu.PRelu, tpu.Compare (compare,
-// compareConst), tpu.Where and tpu.Cast.
+// compareConst), tpu.Where and tpu.Cast; and chains of the first four run
+// as one backend eltwiseChain (findEltwiseChain, called by the driver).
 //
 //===----------------------------------------------------------------------===//
 #include "../CodegenContext.h"
 
+#include "tpuc/Dialect/Top/IR/TopOps.h"
+#include "tpuc/Dialect/Tpu/Transforms/Passes.h"
 #include "tpuc/Support/Module.h"
+
+#include "tpu/isa/Numerics.h"
 
 #include "mlir/Dialect/Quant/QuantTypes.h"
 
@@ -234,3 +239,271 @@ void CastOp::codegenBM1684X(CodegenContext &ctx) {
 }
 
 } // namespace tpuc::tpu
+
+//===----------------------------------------------------------------------===//
+// Element-wise chains
+//===----------------------------------------------------------------------===//
+
+namespace tpuc::bm1684x {
+
+namespace {
+
+using backend::ChainOperand;
+using backend::EltStage;
+
+/// Builds the chain: the type every value has, the chain input, the extras.
+struct ChainBuilder {
+  const CodegenContext &ctx;
+  RankedTensorType type;
+  EltwiseChain chain;
+
+  bool isWeight(Value v) const { return v.getDefiningOp<tpu::WeightOp>(); }
+
+  /// `v` as an operand of a stage whose running value is `running`; a
+  /// one-element weight becomes an immediate when `allowConst` (the
+  /// separate kernel's binaryConst), any other weight broadcasting to the
+  /// chain's shape an extra operand.
+  std::optional<ChainOperand> operand(Value v, Value running, bool allowConst) {
+    ChainOperand o;
+    if (v == running)
+      return o;
+    if (v == chain.input) {
+      o.kind = ChainOperand::Kind::Input;
+      return o;
+    }
+    if (!isWeight(v))
+      return std::nullopt;
+    if (allowConst)
+      if (std::optional<float> c = ctx.scalarWeight(v)) {
+        o.kind = ChainOperand::Kind::Const;
+        o.value = *c;
+        return o;
+      }
+    auto wt = dyn_cast<RankedTensorType>(v.getType());
+    if (!wt || wt.getElementType() != type.getElementType() ||
+        wt.getRank() > type.getRank())
+      return std::nullopt;
+    int64_t lead = type.getRank() - wt.getRank();
+    for (int64_t d = 0; d < wt.getRank(); ++d)
+      if (wt.getDimSize(d) != 1 &&
+          wt.getDimSize(d) != type.getDimSize(lead + d))
+        return std::nullopt;
+    o.kind = ChainOperand::Kind::Extra;
+    auto it = llvm::find(chain.extras, v);
+    o.index = it - chain.extras.begin();
+    if (it == chain.extras.end())
+      chain.extras.push_back(v);
+    return o;
+  }
+
+  /// The stage of `op` with running value `running`, or none (then without
+  /// the extras its operands added).
+  std::optional<EltStage> stage(Operation *op, Value running) {
+    size_t extrasBefore = chain.extras.size();
+    std::optional<EltStage> s = classify(op, running);
+    if (!s)
+      chain.extras.resize(extrasBefore);
+    return s;
+  }
+
+  std::optional<EltStage> classify(Operation *op, Value running) {
+    if (op->getNumResults() != 1 || op->getResult(0).getType() != type)
+      return std::nullopt;
+    EltStage s;
+    auto binary = [&](auto bop,
+                      backend::BinaryKind k) -> std::optional<EltStage> {
+      std::optional<ChainOperand> l = operand(bop.getLhs(), running, true);
+      if (!l)
+        return std::nullopt;
+      std::optional<ChainOperand> r = operand(bop.getRhs(), running, true);
+      if (!r)
+        return std::nullopt;
+      // The separate op runs binaryConst only with one immediate.
+      if (l->kind == ChainOperand::Kind::Const &&
+          r->kind == ChainOperand::Kind::Const)
+        return std::nullopt;
+      s.kind = EltStage::Kind::Binary;
+      s.op = k;
+      s.lhs = *l;
+      s.rhs = *r;
+      s.act = fusedActivation(bop.getDoRelu(),
+                              bop.getReluLimit().convertToDouble());
+      return s;
+    };
+    using backend::BinaryKind;
+    if (auto o = dyn_cast<tpu::AddOp>(op))
+      return binary(o, BinaryKind::Add);
+    if (auto o = dyn_cast<tpu::SubOp>(op))
+      return binary(o, BinaryKind::Sub);
+    if (auto o = dyn_cast<tpu::MulOp>(op))
+      return binary(o, BinaryKind::Mul);
+    if (auto o = dyn_cast<tpu::DivOp>(op))
+      return binary(o, BinaryKind::Div);
+    if (auto o = dyn_cast<tpu::MaxOp>(op))
+      return binary(o, BinaryKind::Max);
+    if (auto o = dyn_cast<tpu::MinOp>(op))
+      return binary(o, BinaryKind::Min);
+    if (auto o = dyn_cast<tpu::PowOp>(op)) {
+      // x ^ c without relu: the separate op is the unary Pow (Square).
+      std::optional<float> c = ctx.scalarWeight(o.getRhs());
+      if (o.getLhs() != running || !c || o.getDoRelu())
+        return std::nullopt;
+      s.kind = EltStage::Kind::Unary;
+      s.act.kind =
+          *c == 2.0f ? backend::UnaryKind::Square : backend::UnaryKind::Pow;
+      s.act.alpha = *c;
+      return s;
+    }
+    if (auto o = dyn_cast<tpu::ActiveOp>(op)) {
+      if (o.getInput() != running)
+        return std::nullopt;
+      try {
+        s.act = tpu::activeFunction(o);
+      } catch (const CodegenError &) {
+        return std::nullopt; // the op's own codegen reports it
+      }
+      s.kind = EltStage::Kind::Unary;
+      return s;
+    }
+    if (auto o = dyn_cast<tpu::ScaleOp>(op)) {
+      // The separate kernel loads scale and bias as tensors: no immediates.
+      std::optional<ChainOperand> sc = operand(o.getScale(), running, false);
+      std::optional<ChainOperand> b = operand(o.getBias(), running, false);
+      if (o.getInput() != running || !sc || !b ||
+          sc->kind != ChainOperand::Kind::Extra ||
+          b->kind != ChainOperand::Kind::Extra)
+        return std::nullopt;
+      s.kind = EltStage::Kind::Scale;
+      s.lhs = *sc;
+      s.rhs = *b;
+      s.act =
+          fusedActivation(o.getDoRelu(), o.getReluLimit().convertToDouble());
+      return s;
+    }
+    if (auto o = dyn_cast<tpu::PReluOp>(op)) {
+      std::optional<ChainOperand> sl = operand(o.getSlope(), running, false);
+      if (o.getInput() != running || !sl ||
+          sl->kind != ChainOperand::Kind::Extra)
+        return std::nullopt;
+      s.kind = EltStage::Kind::PRelu;
+      s.lhs = *sl;
+      return s;
+    }
+    return std::nullopt;
+  }
+};
+
+/// The chain input of \p head: its tensor operand that is no weight (a
+/// binary op with two distinct tensor operands has none).
+Value headInput(Operation *head) {
+  auto isWeight = [](Value v) {
+    return static_cast<bool>(v.getDefiningOp<tpu::WeightOp>());
+  };
+  if (isa<tpu::AddOp, tpu::SubOp, tpu::MulOp, tpu::DivOp, tpu::MaxOp,
+          tpu::MinOp, tpu::PowOp>(head)) {
+    Value l = head->getOperand(0), r = head->getOperand(1);
+    if (isWeight(l) == isWeight(r))
+      return l == r ? l : Value();
+    return isWeight(l) ? r : l;
+  }
+  if (isa<tpu::ActiveOp, tpu::ScaleOp, tpu::PReluOp>(head))
+    return head->getOperand(0);
+  return Value();
+}
+
+/// The next op after \p op that emits commands (weights and none emit
+/// nothing and hold no activation memory).
+Operation *nextEmitting(Operation *op) {
+  for (Operation *n = op->getNextNode(); n; n = n->getNextNode())
+    if (!isa<tpu::WeightOp, top::NoneOp>(n))
+      return n;
+  return nullptr;
+}
+
+bool overlaps(uint64_t a, uint64_t aBytes, uint64_t b, uint64_t bBytes) {
+  return a < b + bBytes && b < a + aBytes;
+}
+
+} // namespace
+
+std::optional<EltwiseChain> findEltwiseChain(const CodegenContext &ctx,
+                                             Operation *head) {
+  Value input = headInput(head);
+  if (!input || input.getDefiningOp<tpu::WeightOp>() ||
+      head->getNumResults() != 1)
+    return std::nullopt;
+  auto type = dyn_cast<RankedTensorType>(head->getResult(0).getType());
+  if (!type || input.getType() != type)
+    return std::nullopt;
+  std::optional<::tpu::isa::Prec> prec = getPrec(type.getElementType());
+  if (!prec || !::tpu::isa::isFloat(*prec))
+    return std::nullopt;
+  ChainBuilder b{ctx, type, {}};
+  b.chain.input = input;
+  std::optional<EltStage> first = b.stage(head, input);
+  if (!first)
+    return std::nullopt;
+  b.chain.ops.push_back(head);
+  b.chain.stages.push_back(*first);
+  for (;;) {
+    Operation *last = b.chain.ops.back();
+    Value v = last->getResult(0);
+    Operation *next = nextEmitting(last);
+    if (!next || v.use_empty() ||
+        !llvm::all_of(v.getUsers(), [&](Operation *u) { return u == next; }))
+      break;
+    std::optional<EltStage> s = b.stage(next, v);
+    if (!s)
+      break;
+    b.chain.ops.push_back(next);
+    b.chain.stages.push_back(*s);
+  }
+  // The output is written tile by tile while the input is still being read:
+  // the two may share memory only exactly (each tile read before it is
+  // overwritten), never shifted. Give up the last ops until that holds.
+  const ::tpu::isa::ChipParams &chip = ::tpu::isa::ChipParams::bm1684x();
+  std::optional<uint64_t> in = tpu::getAddress(input);
+  uint64_t bytes = tpu::getDeviceBytes(input, chip);
+  while (b.chain.ops.size() >= 2 && in) {
+    Value out = b.chain.ops.back()->getResult(0);
+    std::optional<uint64_t> o = tpu::getAddress(out);
+    if (!o || *o == *in ||
+        !overlaps(*in, bytes, *o, tpu::getDeviceBytes(out, chip)))
+      break;
+    b.chain.ops.pop_back();
+    b.chain.stages.pop_back();
+  }
+  if (b.chain.ops.size() < 2)
+    return std::nullopt;
+  // Drop extras only the given-up stages read.
+  std::vector<Value> used;
+  for (EltStage &s : b.chain.stages)
+    for (ChainOperand *o : {&s.lhs, &s.rhs})
+      if (o->kind == ChainOperand::Kind::Extra) {
+        Value v = b.chain.extras[o->index];
+        auto it = llvm::find(used, v);
+        o->index = it - used.begin();
+        if (it == used.end())
+          used.push_back(v);
+      }
+  b.chain.extras = std::move(used);
+  return std::move(b.chain);
+}
+
+void emitEltwiseChain(CodegenContext &ctx, const EltwiseChain &chain) {
+  Operation *head = chain.ops.front(), *last = chain.ops.back();
+  backend::EltChainParams p;
+  auto name = [](Operation *op) {
+    auto n = op->getAttrOfType<StringAttr>("name");
+    return n ? n.str() : op->getName().getStringRef().str();
+  };
+  p.name = name(head) + " .. " + name(last);
+  p.input = ctx.tensor(head, chain.input);
+  p.output = ctx.tensor(last, last->getResult(0));
+  for (Value v : chain.extras)
+    p.extras.push_back(ctx.tensor(head, v));
+  p.stages = chain.stages;
+  backend::eltwiseChain(ctx.emitter(), p);
+}
+
+} // namespace tpuc::bm1684x
