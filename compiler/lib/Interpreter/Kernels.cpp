@@ -234,19 +234,6 @@ void finishChannels(const ConvParams &p, const float *bias, int64_t c0,
   }
 }
 
-/// Output range [lo, hi) along one axis whose input index
-/// o * stride + offset lies in [0, size).
-void validRange(int64_t offset, int64_t stride, int64_t size, int64_t outSize,
-                int64_t &lo, int64_t &hi) {
-  // o * stride + offset >= 0  <=>  o >= ceil(-offset / stride)
-  lo = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
-  // o * stride + offset <= size - 1
-  int64_t top = size - 1 - offset;
-  hi = top < 0 ? 0 : top / stride + 1;
-  lo = std::min(lo, outSize);
-  hi = std::clamp(hi, lo, outSize);
-}
-
 /// Convolution where every group has one input channel (depthwise, with a
 /// channel multiplier of ocg = oc / group).
 void depthwiseConv(const ConvParams &p, const float *in, const float *filter,
@@ -951,6 +938,17 @@ void slice(const Shape &inShape, const float *in, const Shape &starts,
       idx[i] = 0;
     }
   }
+}
+
+void validRange(int64_t offset, int64_t stride, int64_t size, int64_t outSize,
+                int64_t &lo, int64_t &hi) {
+  // o * stride + offset >= 0  <=>  o >= ceil(-offset / stride)
+  lo = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
+  // o * stride + offset <= size - 1
+  int64_t top = size - 1 - offset;
+  hi = top < 0 ? 0 : top / stride + 1;
+  lo = std::min(lo, outSize);
+  hi = std::clamp(hi, lo, outSize);
 }
 
 } // namespace tpuc::kernels

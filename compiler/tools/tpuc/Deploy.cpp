@@ -387,13 +387,11 @@ int runDeploy(int argc, char **argv) {
 
   std::unique_ptr<mlir::MLIRContext> context = tpuc::tool::createContext();
   tpuc::tool::ParsedModule parsed;
-  if (std::string error = tpuc::tool::parseModule(*context, opts.model,
-                                                  /*requireTop=*/true, parsed);
+  if (std::string error = tpuc::tool::loadModule(*context, opts.model,
+                                                 /*requireTop=*/true, parsed);
       !error.empty())
     return fail(error);
   mlir::ModuleOp module = *parsed.module;
-  if (mlir::failed(tpuc::loadWeights(module)))
-    return fail("cannot load the weights of '" + opts.model + "'");
 
   std::optional<tpuc::QuantTable> table;
   if (!opts.quantizeTable.empty()) {

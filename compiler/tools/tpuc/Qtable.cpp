@@ -171,16 +171,14 @@ int runQtable(int argc, char **argv) {
 
   std::unique_ptr<mlir::MLIRContext> context = tpuc::tool::createContext();
   tpuc::tool::ParsedModule parsed;
-  if (std::string error = tpuc::tool::parseModule(*context, opts.model,
-                                                  /*requireTop=*/true, parsed);
+  if (std::string error = tpuc::tool::loadModule(*context, opts.model,
+                                                 /*requireTop=*/true, parsed);
       !error.empty())
     return fail(error);
   mlir::ModuleOp module = *parsed.module;
   mlir::func::FuncOp func = tpuc::module::getMainFunc(module);
   if (!func || func.isExternal())
     return fail("'" + opts.model + "' has no main function");
-  if (mlir::failed(tpuc::loadWeights(module)))
-    return fail("cannot load the weights of '" + opts.model + "'");
 
   tpuc::ModuleInterpreter interpreter(module);
   if (opts.threads)

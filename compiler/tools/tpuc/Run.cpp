@@ -106,15 +106,13 @@ int runRun(int argc, char **argv) {
 
   std::unique_ptr<mlir::MLIRContext> context = tpuc::tool::createContext();
   tpuc::tool::ParsedModule parsed;
-  if (std::string error = tpuc::tool::parseModule(*context, opts.model,
-                                                  /*requireTop=*/false, parsed);
+  if (std::string error = tpuc::tool::loadModule(*context, opts.model,
+                                                 /*requireTop=*/false, parsed);
       !error.empty())
     return fail(error);
   mlir::ModuleOp module = *parsed.module;
   if (!tpuc::module::getMainFunc(module))
     return fail("'" + opts.model + "' has no function to run");
-  if (mlir::failed(tpuc::loadWeights(module)))
-    return fail("cannot load the weights of '" + opts.model + "'");
 
   tpuc::ModuleInterpreter interpreter(module);
   if (opts.threads)

@@ -4,6 +4,7 @@
 #include "tpuc/InitAll.h"
 #include "tpuc/Interpreter/Interpreter.h"
 #include "tpuc/Support/Module.h"
+#include "tpuc/Support/Weights.h"
 
 #include "tpu/isa/Error.h"
 #include "tpu/isa/Npz.h"
@@ -43,6 +44,16 @@ std::string parseModule(mlir::MLIRContext &context, const std::string &path,
     return "'" + path + "' is not a top module (top.state = \"" + state.str() +
            "\", expected \"" + module::kStateTopF32.str() +
            "\"); run tpuc transform first";
+  return "";
+}
+
+std::string loadModule(mlir::MLIRContext &context, const std::string &path,
+                       bool requireTop, ParsedModule &out) {
+  if (std::string error = parseModule(context, path, requireTop, out);
+      !error.empty())
+    return error;
+  if (mlir::failed(loadWeights(*out.module)))
+    return "cannot load the weights of '" + path + "'";
   return "";
 }
 

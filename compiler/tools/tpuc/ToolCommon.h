@@ -44,6 +44,11 @@ struct ParsedModule {
 std::string parseModule(mlir::MLIRContext &context, const std::string &path,
                         bool requireTop, ParsedModule &out);
 
+/// parseModule, then loads the module's weights (tpuc::loadWeights).
+/// Returns the error message naming the file, empty on success.
+std::string loadModule(mlir::MLIRContext &context, const std::string &path,
+                       bool requireTop, ParsedModule &out);
+
 /// "none" for no names, else "a, b, c".
 std::string joinNames(const std::vector<std::string> &names);
 

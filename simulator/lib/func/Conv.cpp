@@ -739,14 +739,12 @@ void execPorDRoi(const TiuOp &op, MachineState &m) {
       }
   };
 
-  if (isFloatPath) {
-    float exceptV = except.asFloat();
-    // Average scale: immediate fp32 in opd1 when opd1_const, else
-    // 1 / (kh * kw) rounded to fp32 (as plain average pooling).
-    float avgScale = f.opd1_const && !depthwise
-                         ? isa::bitsToFloat(uint32_t(f.opd1_addr))
-                         : 1.0f / float(kArea);
-    std::vector<float> w(kArea);
+  // The pooling both paths share, in T = float or int64_t: `lowest` starts
+  // a max pool, `exceptV` is the out-of-range value, `read` loads an input
+  // element and `store` finishes and writes acc as (nn, ch, 0, b).
+  auto poolBoxes = [&](auto lowest, auto exceptV, auto read, auto store) {
+    using T = decltype(lowest);
+    std::vector<T> w(kArea);
     for (uint32_t b = 0; b < boxes; ++b) {
       window(box[b]);
       for (uint32_t ch = 0; ch < c; ++ch) {
@@ -755,19 +753,36 @@ void execPorDRoi(const TiuOp &op, MachineState &m) {
         if (depthwise)
           weights.taps(ch, w.data());
         for (uint32_t nn = 0; nn < n; ++nn) {
-          float acc = maxPool ? -std::numeric_limits<float>::infinity() : 0.0f;
+          T acc = maxPool ? lowest : T(0);
           for (size_t k = 0; k < kArea; ++k) {
-            float v = at[k] < 0 ? exceptV
-                                : in.getFloat(nn, ch, uint32_t(at[k] / iw),
-                                              uint32_t(at[k] % iw));
+            T v = at[k] < 0 ? exceptV
+                            : read(nn, ch, uint32_t(at[k] / iw),
+                                   uint32_t(at[k] % iw));
             poolTap(acc, v, w[k], maxPool, depthwise);
           }
-          if (op.eu == kEuRoiAvgPool)
-            acc = acc * avgScale;
-          out.setFloat(nn, ch, 0, b, acc);
+          store(nn, ch, b, acc);
         }
       }
     }
+  };
+
+  if (isFloatPath) {
+    float exceptV = except.asFloat();
+    // Average scale: immediate fp32 in opd1 when opd1_const, else
+    // 1 / (kh * kw) rounded to fp32 (as plain average pooling).
+    float avgScale = f.opd1_const && !depthwise
+                         ? isa::bitsToFloat(uint32_t(f.opd1_addr))
+                         : 1.0f / float(kArea);
+    poolBoxes(
+        -std::numeric_limits<float>::infinity(), exceptV,
+        [&](uint32_t nn, uint32_t ch, uint32_t y, uint32_t x) {
+          return in.getFloat(nn, ch, y, x);
+        },
+        [&](uint32_t nn, uint32_t ch, uint32_t b, float acc) {
+          if (op.eu == kEuRoiAvgPool)
+            acc = acc * avgScale;
+          out.setFloat(nn, ch, 0, b, acc);
+        });
     return;
   }
 
@@ -775,31 +790,19 @@ void execPorDRoi(const TiuOp &op, MachineState &m) {
   int shift = porDShift(op);
   int64_t exceptV = except.asInt();
   int64_t avgMul = f.opd1_const && !depthwise ? weights.imm().asInt() : 1;
-  std::vector<int64_t> w(kArea);
-  for (uint32_t b = 0; b < boxes; ++b) {
-    window(box[b]);
-    for (uint32_t ch = 0; ch < c; ++ch) {
-      if (!out.enabled(ch))
-        continue;
-      if (depthwise)
-        weights.taps(ch, w.data());
-      for (uint32_t nn = 0; nn < n; ++nn) {
-        int64_t acc = maxPool ? std::numeric_limits<int64_t>::min() : 0;
-        for (size_t k = 0; k < kArea; ++k) {
-          int64_t v = at[k] < 0 ? exceptV
-                                : in.getInt(nn, ch, uint32_t(at[k] / iw),
-                                            uint32_t(at[k] % iw));
-          poolTap(acc, v, w[k], maxPool, depthwise);
-        }
+  poolBoxes(
+      std::numeric_limits<int64_t>::min(), exceptV,
+      [&](uint32_t nn, uint32_t ch, uint32_t y, uint32_t x) {
+        return in.getInt(nn, ch, y, x);
+      },
+      [&](uint32_t nn, uint32_t ch, uint32_t b, int64_t acc) {
         if (!maxPool) {
           if (!depthwise)
             acc *= avgMul;
           acc = isa::rightShiftRound(acc, shift, mode);
         }
         out.setInt(nn, ch, 0, b, acc);
-      }
-    }
-  }
+      });
 }
 
 } // namespace
@@ -842,84 +845,84 @@ void execPorD(const TiuOp &op, MachineState &m) {
                       {precOf(op, f.opd2_prec, "opd2_prec"), bool(f.opd2_sign)},
                       g.oc, "bias (opd2)");
 
+  // The pooling both paths share, in T = float or int64_t: `lowest` starts
+  // a max pool, `read` loads an input element, `biasOf` gives channel c's
+  // bias and `store` finishes and writes acc as (n, c, oy, ox).
+  auto poolPlanes = [&](auto lowest, auto read, auto biasOf, auto store) {
+    using T = decltype(lowest);
+    constexpr bool isFloat = std::is_same_v<T, float>;
+    std::vector<T> plane(planeSize);
+    std::vector<T> w(kArea);
+    for (uint32_t n = 0; n < g.n; ++n)
+      for (uint32_t c = 0; c < g.oc; ++c) {
+        if (!out.enabled(c))
+          continue;
+        buildPlane<T>(
+            g, pads.pad<T>(c, isFloat), pads.ins<T>(c, isFloat),
+            [&](uint32_t y, uint32_t x) { return read(n, c, y, x); },
+            plane.data());
+        if (depthwise)
+          weights.taps(c, w.data());
+        T b = depthwise ? biasOf(c) : T(0);
+        for (uint32_t oy = 0; oy < g.oh; ++oy)
+          for (uint32_t ox = 0; ox < g.ow; ++ox) {
+            const T *x =
+                plane.data() + size_t(oy) * g.sh * g.vw + size_t(ox) * g.sw;
+            T acc = op.eu == kEuMaxPool ? lowest : T(0);
+            for (uint32_t ky = 0; ky < g.kh; ++ky)
+              for (uint32_t kx = 0; kx < g.kw; ++kx)
+                poolTap(acc, x[size_t(ky) * g.dh * g.vw + size_t(kx) * g.dw],
+                        w[ky * g.kw + kx], op.eu == kEuMaxPool, depthwise);
+            store(n, c, oy, ox, acc, b);
+          }
+      }
+  };
+
   if (isFloatPath) {
-    std::vector<float> plane(planeSize);
     // Average pooling scale: immediate fp32 in opd1 when opd1_const, else
     // 1 / (kh * kw) rounded to fp32.
     float avgScale = f.opd1_const && !depthwise
                          ? isa::bitsToFloat(uint32_t(f.opd1_addr))
                          : 1.0f / float(kArea);
-    std::vector<float> w(kArea);
-    for (uint32_t n = 0; n < g.n; ++n)
-      for (uint32_t c = 0; c < g.oc; ++c) {
-        if (!out.enabled(c))
-          continue;
-        buildPlane<float>(
-            g, pads.pad<float>(c, true), pads.ins<float>(c, true),
-            [&](uint32_t y, uint32_t x) { return in.getFloat(n, c, y, x); },
-            plane.data());
-        if (depthwise)
-          weights.taps(c, w.data());
-        float b = depthwise ? bias.getFloat(c) : 0.0f;
-        for (uint32_t oy = 0; oy < g.oh; ++oy)
-          for (uint32_t ox = 0; ox < g.ow; ++ox) {
-            const float *x =
-                plane.data() + size_t(oy) * g.sh * g.vw + size_t(ox) * g.sw;
-            float acc = op.eu == kEuMaxPool
-                            ? -std::numeric_limits<float>::infinity()
-                            : 0.0f;
-            for (uint32_t ky = 0; ky < g.kh; ++ky)
-              for (uint32_t kx = 0; kx < g.kw; ++kx)
-                poolTap(acc, x[size_t(ky) * g.dh * g.vw + size_t(kx) * g.dw],
-                        w[ky * g.kw + kx], op.eu == kEuMaxPool, depthwise);
-            if (depthwise)
-              acc = acc + b;
-            else if (op.eu == kEuAvgPool)
-              acc = acc * avgScale;
-            if (op.eu == kEuDepthwiseRelu && acc < 0)
-              acc = 0;
-            out.setFloat(n, c, oy, ox, acc);
-          }
-      }
+    poolPlanes(
+        -std::numeric_limits<float>::infinity(),
+        [&](uint32_t n, uint32_t c, uint32_t y, uint32_t x) {
+          return in.getFloat(n, c, y, x);
+        },
+        [&](uint32_t c) { return bias.getFloat(c); },
+        [&](uint32_t n, uint32_t c, uint32_t oy, uint32_t ox, float acc,
+            float b) {
+          if (depthwise)
+            acc = acc + b;
+          else if (op.eu == kEuAvgPool)
+            acc = acc * avgScale;
+          if (op.eu == kEuDepthwiseRelu && acc < 0)
+            acc = 0;
+          out.setFloat(n, c, oy, ox, acc);
+        });
     return;
   }
 
-  std::vector<int64_t> plane(planeSize);
-  std::vector<int64_t> w(kArea);
   // Integer average pooling: multiplier immediate in opd1 when opd1_const,
   // else 1 (a sum pool), then the shift.
   int64_t avgMul = f.opd1_const && !depthwise ? weights.imm().asInt() : 1;
-  for (uint32_t n = 0; n < g.n; ++n)
-    for (uint32_t c = 0; c < g.oc; ++c) {
-      if (!out.enabled(c))
-        continue;
-      buildPlane<int64_t>(
-          g, pads.pad<int64_t>(c, false), pads.ins<int64_t>(c, false),
-          [&](uint32_t y, uint32_t x) { return in.getInt(n, c, y, x); },
-          plane.data());
-      if (depthwise)
-        weights.taps(c, w.data());
-      int64_t b = depthwise ? bias.getInt(c) : 0;
-      for (uint32_t oy = 0; oy < g.oh; ++oy)
-        for (uint32_t ox = 0; ox < g.ow; ++ox) {
-          const int64_t *x =
-              plane.data() + size_t(oy) * g.sh * g.vw + size_t(ox) * g.sw;
-          int64_t acc =
-              op.eu == kEuMaxPool ? std::numeric_limits<int64_t>::min() : 0;
-          for (uint32_t ky = 0; ky < g.kh; ++ky)
-            for (uint32_t kx = 0; kx < g.kw; ++kx)
-              poolTap(acc, x[size_t(ky) * g.dh * g.vw + size_t(kx) * g.dw],
-                      w[ky * g.kw + kx], op.eu == kEuMaxPool, depthwise);
-          if (op.eu != kEuMaxPool) {
-            if (depthwise)
-              acc += b;
-            else
-              acc *= avgMul;
-            acc = isa::rightShiftRound(acc, shift, mode);
-          }
-          out.setInt(n, c, oy, ox, finishInt(acc, op.eu == kEuDepthwiseRelu));
+  poolPlanes(
+      std::numeric_limits<int64_t>::min(),
+      [&](uint32_t n, uint32_t c, uint32_t y, uint32_t x) {
+        return in.getInt(n, c, y, x);
+      },
+      [&](uint32_t c) { return bias.getInt(c); },
+      [&](uint32_t n, uint32_t c, uint32_t oy, uint32_t ox, int64_t acc,
+          int64_t b) {
+        if (op.eu != kEuMaxPool) {
+          if (depthwise)
+            acc += b;
+          else
+            acc *= avgMul;
+          acc = isa::rightShiftRound(acc, shift, mode);
         }
-    }
+        out.setInt(n, c, oy, ox, finishInt(acc, op.eu == kEuDepthwiseRelu));
+      });
 }
 
 //===----------------------------------------------------------------------===//

@@ -235,6 +235,26 @@ struct SgCmd {
     return tiuTensor(op, geo, which, addr, t, s, unsigned(layout));
   }
 
+  /// res0 of shape `s` as the result view every sub-op writes.
+  ResultView result(Shape4 s, LocalLayout layout) const {
+    return ResultView(m, local(Opd::Res0, f.res0_addr, val, s, layout),
+                      "result (res0)", op, laneMask);
+  }
+
+  /// The per-element index / mask operand opd1, EU-aligned.
+  OperandView alignedOpd1(Shape4 s, const char *what) const {
+    return OperandView(
+        m, local(Opd::Opd1, f.opd1_addr, idx, s, LocalLayout::EuAligned), what,
+        op);
+  }
+
+  /// A masked gather element: fillBits when fill is on, else left as is.
+  void putMasked(const ResultView &out, uint32_t n, uint32_t c, uint32_t h,
+                 uint32_t w) const {
+    if (fill)
+      out.setBits(n, c, h, w, fillBits);
+  }
+
   /// The opd0 table of the pe_* sub-ops, (1, c, h, w): EU-aligned for
   /// opd0_str 0; for opd0_str 4 one line-aligned table per lane shared by
   /// all channels of that lane (c stride 0).
@@ -321,7 +341,32 @@ struct SgCmd {
     return local(Opd::Res0, f.res1_addr, {Prec::Int16, false},
                  {rs.n, rs.c, 1, 1}, LocalLayout::Compact);
   }
+
+  /// Calls body(n, c) for every batch and every channel on an enabled lane.
+  template <typename Body>
+  void forEachLane(const ResultView &out, Body body) const {
+    for (uint32_t n = 0; n < rs.n; ++n)
+      for (uint32_t c = 0; c < rs.c; ++c)
+        if (out.enabled(c))
+          body(n, c);
+  }
 };
+
+/// The packing of the select sub-ops: for i < len with selected(i), calls
+/// put(k, i) for the k-th selected element while k < cap. Returns how many
+/// were selected (may exceed cap; the count records it unclipped).
+template <typename Selected, typename Put>
+uint32_t packSelected(uint32_t len, uint32_t cap, Selected selected, Put put) {
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < len; ++i) {
+    if (!selected(i))
+      continue;
+    if (k < cap)
+      put(k, i);
+    ++k;
+  }
+  return k;
+}
 
 /// pl_gather_d1coor / d2coor / perw: one index vector (1, W, 1, 1) compact,
 /// shared by every batch and channel; out (n, c, 1, W).
@@ -337,20 +382,15 @@ void plGather(const SgCmd &x) {
   Shape4 ds{rs.n, rs.c, dataH, x.wa};
   OperandView data(x.m, x.alignedOpd0(ds, x.val), "data (opd0)", x.op);
   std::vector<Coord> at = x.plCoords(rs.w, d2, perw, dataH, x.wa);
-  ResultView out(
-      x.m, x.local(Opd::Res0, x.f.res0_addr, x.val, rs, LocalLayout::EuAligned),
-      "result (res0)", x.op, x.laneMask);
-  for (uint32_t n = 0; n < rs.n; ++n)
-    for (uint32_t c = 0; c < rs.c; ++c) {
-      if (!out.enabled(c))
-        continue;
-      for (uint32_t i = 0; i < rs.w; ++i) {
-        if (at[i])
-          out.setBits(n, c, 0, i, data.bits(n, c, at[i]->first, at[i]->second));
-        else if (x.fill)
-          out.setBits(n, c, 0, i, x.fillBits);
-      }
+  ResultView out = x.result(rs, LocalLayout::EuAligned);
+  x.forEachLane(out, [&](uint32_t n, uint32_t c) {
+    for (uint32_t i = 0; i < rs.w; ++i) {
+      if (at[i])
+        out.setBits(n, c, 0, i, data.bits(n, c, at[i]->first, at[i]->second));
+      else
+        x.putMasked(out, n, c, 0, i);
     }
+  });
 }
 
 /// pl_scatter_d1coor / d2coor / perw: source (n, c, 1, opd0_w), one index
@@ -366,17 +406,12 @@ void plScatter(const SgCmd &x) {
   Shape4 ss{rs.n, rs.c, 1, x.wa};
   OperandView src(x.m, x.alignedOpd0(ss, x.val), "source (opd0)", x.op);
   std::vector<Coord> to = x.plCoords(x.wa, d2, perw, rs.h, rs.w);
-  ResultView out(
-      x.m, x.local(Opd::Res0, x.f.res0_addr, x.val, rs, LocalLayout::EuAligned),
-      "result (res0)", x.op, x.laneMask);
-  for (uint32_t n = 0; n < rs.n; ++n)
-    for (uint32_t c = 0; c < rs.c; ++c) {
-      if (!out.enabled(c))
-        continue;
-      for (uint32_t i = 0; i < x.wa; ++i)
-        if (to[i])
-          out.setBits(n, c, to[i]->first, to[i]->second, src.bits(n, c, 0, i));
-    }
+  ResultView out = x.result(rs, LocalLayout::EuAligned);
+  x.forEachLane(out, [&](uint32_t n, uint32_t c) {
+    for (uint32_t i = 0; i < x.wa; ++i)
+      if (to[i])
+        out.setBits(n, c, to[i]->first, to[i]->second, src.bits(n, c, 0, i));
+  });
 }
 
 /// pl_gather_rec: per output column i a record (h0, w0, rh, rw) in opd1
@@ -396,11 +431,8 @@ void plGatherRec(const SgCmd &x) {
                    x.local(Opd::Opd1, x.f.opd1_addr, x.idx, {1, rs.w, 1, 4},
                            LocalLayout::Compact),
                    "records (opd1)", x.op);
-  Shape4 os{rs.n, rs.c, kh * kw, rs.w};
-  ResultView out(
-      x.m,
-      x.local(Opd::Res0, x.f.res0_addr, x.val, os, LocalLayout::LineAligned),
-      "result (res0)", x.op, x.laneMask);
+  ResultView out =
+      x.result({rs.n, rs.c, kh * kw, rs.w}, LocalLayout::LineAligned);
   // Source position of every (window element, column), or nullopt.
   std::vector<Coord> at(uint64_t(kh) * kw * rs.w);
   for (uint32_t i = 0; i < rs.w; ++i) {
@@ -416,19 +448,16 @@ void plGatherRec(const SgCmd &x) {
               std::make_pair(uint32_t(h0 + y), uint32_t(w0 + xx));
       }
   }
-  for (uint32_t n = 0; n < rs.n; ++n)
-    for (uint32_t c = 0; c < rs.c; ++c) {
-      if (!out.enabled(c))
-        continue;
-      for (uint32_t k = 0; k < kh * kw; ++k)
-        for (uint32_t i = 0; i < rs.w; ++i) {
-          const auto &p = at[uint64_t(k) * rs.w + i];
-          if (p)
-            out.setBits(n, c, k, i, data.bits(n, c, p->first, p->second));
-          else if (x.fill)
-            out.setBits(n, c, k, i, x.fillBits);
-        }
-    }
+  x.forEachLane(out, [&](uint32_t n, uint32_t c) {
+    for (uint32_t k = 0; k < kh * kw; ++k)
+      for (uint32_t i = 0; i < rs.w; ++i) {
+        const auto &p = at[uint64_t(k) * rs.w + i];
+        if (p)
+          out.setBits(n, c, k, i, data.bits(n, c, p->first, p->second));
+        else
+          x.putMasked(out, n, c, k, i);
+      }
+  });
 }
 
 /// pe_s_gather_d1coor / hzd and pe_m_gather_d1coor: per-element indices
@@ -450,33 +479,23 @@ void peGather(const SgCmd &x) {
     tt = x.sharedTable({1, rs.c, tableH, x.wa});
   }
   OperandView table(x.m, tt, "table (opd0)", x.op);
-  OperandView index(x.m,
-                    x.local(Opd::Opd1, x.f.opd1_addr, x.idx,
-                            {rs.n, rs.c, 1, rs.w}, LocalLayout::EuAligned),
-                    "index (opd1)", x.op);
-  ResultView out(
-      x.m, x.local(Opd::Res0, x.f.res0_addr, x.val, rs, LocalLayout::EuAligned),
-      "result (res0)", x.op, x.laneMask);
+  OperandView index = x.alignedOpd1({rs.n, rs.c, 1, rs.w}, "index (opd1)");
+  ResultView out = x.result(rs, LocalLayout::EuAligned);
   uint64_t bound = uint64_t(tableH) * x.wa;
-  for (uint32_t n = 0; n < rs.n; ++n)
-    for (uint32_t c = 0; c < rs.c; ++c) {
-      if (!out.enabled(c))
+  x.forEachLane(out, [&](uint32_t n, uint32_t c) {
+    for (uint32_t w = 0; w < rs.w; ++w) {
+      uint64_t k = index.bits(n, c, 0, w);
+      if (!x.inRange(k, bound, "index", n, c, 0, w)) {
+        x.putMasked(out, n, c, 0, w);
         continue;
-      for (uint32_t w = 0; w < rs.w; ++w) {
-        uint64_t k = index.bits(n, c, 0, w);
-        if (!x.inRange(k, bound, "index", n, c, 0, w)) {
-          if (x.fill)
-            out.setBits(n, c, 0, w, x.fillBits);
-          continue;
-        }
-        // pe_m reads copy w mod 4, so a kernel that fills only one copy is
-        // caught (the copies exist to serve four lookups at once).
-        uint32_t copy = multi ? w % 4 : 0;
-        out.setBits(
-            n, c, 0, w,
-            table.bits(copy, c, uint32_t(k / x.wa), uint32_t(k % x.wa)));
       }
+      // pe_m reads copy w mod 4, so a kernel that fills only one copy is
+      // caught (the copies exist to serve four lookups at once).
+      uint32_t copy = multi ? w % 4 : 0;
+      out.setBits(n, c, 0, w,
+                  table.bits(copy, c, uint32_t(k / x.wa), uint32_t(k % x.wa)));
     }
+  });
 }
 
 /// pe_s_scatter_d1coor / hzd (values from a per-channel source) and
@@ -497,26 +516,18 @@ void peScatter(const SgCmd &x) {
     src = std::make_unique<OperandView>(x.m, x.sharedTable({1, rs.c, 1, x.wa}),
                                         "source (opd0)", x.op);
   }
-  OperandView index(x.m,
-                    x.local(Opd::Opd1, x.f.opd1_addr, x.idx,
-                            {rs.n, rs.c, 1, count}, LocalLayout::EuAligned),
-                    "index (opd1)", x.op);
-  ResultView out(
-      x.m, x.local(Opd::Res0, x.f.res0_addr, x.val, rs, LocalLayout::EuAligned),
-      "result (res0)", x.op, x.laneMask);
+  OperandView index = x.alignedOpd1({rs.n, rs.c, 1, count}, "index (opd1)");
+  ResultView out = x.result(rs, LocalLayout::EuAligned);
   uint64_t bound = uint64_t(rs.h) * rs.w;
-  for (uint32_t n = 0; n < rs.n; ++n)
-    for (uint32_t c = 0; c < rs.c; ++c) {
-      if (!out.enabled(c))
+  x.forEachLane(out, [&](uint32_t n, uint32_t c) {
+    for (uint32_t i = 0; i < count; ++i) {
+      uint64_t k = index.bits(n, c, 0, i);
+      if (!x.inRange(k, bound, "index", n, c, 0, i))
         continue;
-      for (uint32_t i = 0; i < count; ++i) {
-        uint64_t k = index.bits(n, c, 0, i);
-        if (!x.inRange(k, bound, "index", n, c, 0, i))
-          continue;
-        uint64_t v = positions ? i : src->bits(0, c, 0, i);
-        out.setBits(n, c, uint32_t(k / rs.w), uint32_t(k % rs.w), v);
-      }
+      uint64_t v = positions ? i : src->bits(0, c, 0, i);
+      out.setBits(n, c, uint32_t(k / rs.w), uint32_t(k % rs.w), v);
     }
+  });
 }
 
 /// pe_s_mask_select / selhzd: per (n, c), the table elements (1, c, 1,
@@ -526,29 +537,17 @@ void maskSelect(const SgCmd &x) {
   x.requireEqual(x.f.opd1_w, x.wa, "opd1_w", "the mask width opd0_w");
   OperandView table(x.m, x.sharedTable({1, rs.c, 1, x.wa}), "data (opd0)",
                     x.op);
-  OperandView maskView(x.m,
-                       x.local(Opd::Opd1, x.f.opd1_addr, x.idx,
-                               {rs.n, rs.c, 1, x.wa}, LocalLayout::EuAligned),
-                       "mask (opd1)", x.op);
-  ResultView out(x.m,
-                 x.local(Opd::Res0, x.f.res0_addr, x.val, {rs.n, rs.c, 1, rs.w},
-                         LocalLayout::EuAligned),
-                 "result (res0)", x.op, x.laneMask);
+  OperandView maskView = x.alignedOpd1({rs.n, rs.c, 1, x.wa}, "mask (opd1)");
+  ResultView out = x.result({rs.n, rs.c, 1, rs.w}, LocalLayout::EuAligned);
   ResultView count(x.m, x.countTensor(), "count (res1)", x.op, x.laneMask);
-  for (uint32_t n = 0; n < rs.n; ++n)
-    for (uint32_t c = 0; c < rs.c; ++c) {
-      if (!out.enabled(c))
-        continue;
-      uint32_t k = 0;
-      for (uint32_t w = 0; w < x.wa; ++w) {
-        if (maskView.bits(n, c, 0, w) == 0)
-          continue;
-        if (k < rs.w)
-          out.setBits(n, c, 0, k, table.bits(0, c, 0, w));
-        ++k;
-      }
-      count.setInt(n, c, 0, 0, k);
-    }
+  x.forEachLane(out, [&](uint32_t n, uint32_t c) {
+    uint32_t k = packSelected(
+        x.wa, rs.w, [&](uint32_t w) { return maskView.bits(n, c, 0, w) != 0; },
+        [&](uint32_t slot, uint32_t w) {
+          out.setBits(n, c, 0, slot, table.bits(0, c, 0, w));
+        });
+    count.setInt(n, c, 0, 0, k);
+  });
 }
 
 /// pe_s_nonzero / nonzero_hzd: per (n, c), the positions w of the non-zero
@@ -562,25 +561,14 @@ void nonzero(const SgCmd &x) {
     x.fail("res0_prec must be INT16 or INT32 (positions are written)");
   OperandView data(x.m, x.alignedOpd0({rs.n, rs.c, 1, x.wa}, {p0, false}),
                    "data (opd0)", x.op);
-  ResultView out(x.m,
-                 x.local(Opd::Res0, x.f.res0_addr, x.val, {rs.n, rs.c, 1, rs.w},
-                         LocalLayout::EuAligned),
-                 "result (res0)", x.op, x.laneMask);
+  ResultView out = x.result({rs.n, rs.c, 1, rs.w}, LocalLayout::EuAligned);
   ResultView count(x.m, x.countTensor(), "count (res1)", x.op, x.laneMask);
-  for (uint32_t n = 0; n < rs.n; ++n)
-    for (uint32_t c = 0; c < rs.c; ++c) {
-      if (!out.enabled(c))
-        continue;
-      uint32_t k = 0;
-      for (uint32_t w = 0; w < x.wa; ++w) {
-        if (data.bits(n, c, 0, w) == 0)
-          continue;
-        if (k < rs.w)
-          out.setBits(n, c, 0, k, w);
-        ++k;
-      }
-      count.setInt(n, c, 0, 0, k);
-    }
+  x.forEachLane(out, [&](uint32_t n, uint32_t c) {
+    uint32_t k = packSelected(
+        x.wa, rs.w, [&](uint32_t w) { return data.bits(n, c, 0, w) != 0; },
+        [&](uint32_t slot, uint32_t w) { out.setBits(n, c, 0, slot, w); });
+    count.setInt(n, c, 0, 0, k);
+  });
 }
 
 /// SGL: whole lines of W elements. Table (1, c, opd0_h, W) per opd0_str,
@@ -593,14 +581,10 @@ void lineOps(const SgCmd &x) {
   // gather_line: one index per output line; scatter_line and mask_seline:
   // one index / mask element per table line.
   uint32_t ih = x.eu == kGatherLine ? rs.h : x.ha;
-  OperandView index(x.m,
-                    x.local(Opd::Opd1, x.f.opd1_addr, x.idx,
-                            {rs.n, rs.c, ih, 1}, LocalLayout::EuAligned),
-                    x.eu == kMaskSeLine ? "mask (opd1)" : "index (opd1)", x.op);
-  ResultView out(
-      x.m,
-      x.local(Opd::Res0, x.f.res0_addr, x.val, rs, LocalLayout::LineAligned),
-      "result (res0)", x.op, x.laneMask);
+  OperandView index =
+      x.alignedOpd1({rs.n, rs.c, ih, 1},
+                    x.eu == kMaskSeLine ? "mask (opd1)" : "index (opd1)");
+  ResultView out = x.result(rs, LocalLayout::LineAligned);
   std::unique_ptr<ResultView> count;
   if (x.eu == kMaskSeLine)
     count = std::make_unique<ResultView>(x.m, x.countTensor(), "count (res1)",
@@ -609,36 +593,27 @@ void lineOps(const SgCmd &x) {
     for (uint32_t w = 0; w < rs.w; ++w)
       out.setBits(n, c, to, w, table.bits(0, c, from, w));
   };
-  for (uint32_t n = 0; n < rs.n; ++n)
-    for (uint32_t c = 0; c < rs.c; ++c) {
-      if (!out.enabled(c))
-        continue;
-      if (x.eu == kMaskSeLine) {
-        uint32_t k = 0;
-        for (uint32_t h = 0; h < x.ha; ++h) {
-          if (index.bits(n, c, h, 0) == 0)
-            continue;
-          if (k < rs.h)
-            copyLine(n, c, k, h);
-          ++k;
-        }
-        count->setInt(n, c, 0, 0, k);
-        continue;
-      }
-      for (uint32_t h = 0; h < ih; ++h) {
-        uint64_t k = index.bits(n, c, h, 0);
-        if (x.eu == kGatherLine) {
-          if (x.inRange(k, x.ha, "index", n, c, h, 0))
-            copyLine(n, c, h, uint32_t(k));
-          else if (x.fill)
-            for (uint32_t w = 0; w < rs.w; ++w)
-              out.setBits(n, c, h, w, x.fillBits);
-        } else if (x.inRange(k, rs.h, "index", n, c, h, 0)) {
+  x.forEachLane(out, [&](uint32_t n, uint32_t c) {
+    if (x.eu == kMaskSeLine) {
+      uint32_t k = packSelected(
+          x.ha, rs.h, [&](uint32_t h) { return index.bits(n, c, h, 0) != 0; },
+          [&](uint32_t slot, uint32_t h) { copyLine(n, c, slot, h); });
+      count->setInt(n, c, 0, 0, k);
+      return;
+    }
+    for (uint32_t h = 0; h < ih; ++h) {
+      uint64_t k = index.bits(n, c, h, 0);
+      if (x.eu == kGatherLine) {
+        if (x.inRange(k, x.ha, "index", n, c, h, 0))
+          copyLine(n, c, h, uint32_t(k));
+        else
           for (uint32_t w = 0; w < rs.w; ++w)
-            out.setBits(n, c, uint32_t(k), w, table.bits(0, c, h, w));
-        }
+            x.putMasked(out, n, c, h, w);
+      } else if (x.inRange(k, rs.h, "index", n, c, h, 0)) {
+        copyLine(n, c, uint32_t(k), h);
       }
     }
+  });
 }
 
 } // namespace

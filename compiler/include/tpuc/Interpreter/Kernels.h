@@ -101,6 +101,12 @@ private:
 
 /// The plan of a (shapeA) * b (shapeB), b's last two axes swapped first
 /// when \p transB; nullopt if the shapes do not fit.
+/// Output range [lo, hi) along one axis of outSize outputs whose input
+/// index o * stride + offset lies in [0, size) (window taps that miss the
+/// padding).
+void validRange(int64_t offset, int64_t stride, int64_t size, int64_t outSize,
+                int64_t &lo, int64_t &hi);
+
 std::optional<MatmulPlan> planMatmul(const Shape &shapeA, const Shape &shapeB,
                                      bool transB);
 

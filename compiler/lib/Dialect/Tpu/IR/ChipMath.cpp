@@ -35,16 +35,7 @@ float roundTo(float x, Prec p) {
 
 namespace {
 
-/// Output range [lo, hi) along one axis whose input index o * stride +
-/// offset lies in [0, size).
-void validRange(int64_t offset, int64_t stride, int64_t size, int64_t outSize,
-                int64_t &lo, int64_t &hi) {
-  lo = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
-  int64_t top = size - 1 - offset;
-  hi = top < 0 ? 0 : top / stride + 1;
-  lo = std::min(lo, outSize);
-  hi = std::clamp(hi, lo, outSize);
-}
+using kernels::validRange;
 
 /// acc[o] = fl32(acc[o] + fl32(w * x[o * stride])) for o in [lo, hi).
 inline void macRow(float *acc, const float *x, float w, int64_t stride,
