@@ -25,27 +25,13 @@ using namespace tpu::sim::test;
 
 namespace {
 
-struct ConvCase {
-  uint32_t n = 1, ic = 3, ih = 5, iw = 5, oc = 2, kh = 3, kw = 3;
-  uint32_t sh = 1, sw = 1, dh = 1, dw = 1, insH = 0, insW = 0;
-  uint32_t padT = 0, padB = 0, padL = 0, padR = 0;
-  bool rotate = false, resAdd = false;
+struct ConvCase : ConvGeom {
   Prec in = Prec::Int8, res = Prec::Int32;
   bool inSigned = true, wSigned = true, zpSigned = true;
   uint32_t inAddr = laddr(0, 0), wAddr = laddr(0, 0x10000),
            outAddr = laddr(0, 0x20000), zpAddr = laddr(0, 0x30000),
            padAddr = laddr(0, 0x31000), biasAddr = laddr(0, 0x32000);
 
-  uint32_t oh() const {
-    return ((ih - 1) * (insH + 1) + padT + padB + 1 - (dh * (kh - 1) + 1)) /
-               sh +
-           1;
-  }
-  uint32_t ow() const {
-    return ((iw - 1) * (insW + 1) + padL + padR + 1 - (dw * (kw - 1) + 1)) /
-               sw +
-           1;
-  }
   unsigned icp() const {
     return in == Prec::Int8 ? 64 : (in == Prec::Fp32 ? 1 : 32);
   }
@@ -95,32 +81,9 @@ isa::cmd::SConv shortConv(const ConvCase &k) {
   c.opd0_sign = k.inSigned;
   c.opd1_sign = k.wSigned;
   c.opd2_sign = k.zpSigned;
-  c.res_add = k.resAdd;
-  c.kernel_rotate = k.rotate;
   c.res0_prec = uint64_t(k.res);
   c.opd0_prec = uint64_t(k.in);
-  c.opd0_up_pad = k.padT;
-  c.opd0_dn_pad = k.padB;
-  c.opd0_lf_pad = k.padL;
-  c.opd0_rt_pad = k.padR;
-  c.res_op_x_str = k.sw;
-  c.res_op_y_str = k.sh;
-  c.opd0_x_ins0 = k.insW;
-  c.opd0_y_ins0 = k.insH;
-  c.opd1_x_ins0 = k.dw - 1;
-  c.opd1_y_ins0 = k.dh - 1;
-  c.res0_n = k.n;
-  c.res0_c = k.oc;
-  c.res0_h = k.oh();
-  c.res0_w = k.ow();
-  c.opd0_c = k.ic;
-  c.opd0_h = k.ih;
-  c.opd0_w = k.iw;
-  c.opd1_h = k.kh;
-  c.opd1_w = k.kw;
-  c.opd0_addr = k.inAddr;
-  c.opd1_addr = k.wAddr;
-  c.res0_addr = k.outAddr;
+  setConvGeometry(c, k, k.inAddr, k.wAddr, k.outAddr);
   return c;
 }
 

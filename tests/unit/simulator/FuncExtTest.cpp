@@ -154,21 +154,9 @@ bool roiInside(const Box &b, int64_t y, int64_t x, uint32_t ih, uint32_t iw) {
 isa::cmd::SPorD roiCmd(unsigned eu, Prec in, Prec res, uint32_t n, uint32_t c,
                        uint32_t ih, uint32_t iw, uint32_t kh, uint32_t kw,
                        uint32_t boxes) {
-  isa::cmd::SPorD p;
-  p.cmd_short = 1;
-  p.tsk_typ = 1;
-  p.tsk_eu_typ = eu;
-  p.opd0_prec = uint64_t(in);
-  p.res0_prec = uint64_t(res);
+  isa::cmd::SPorD p = pordCmd(eu, in, res, c, ih, iw, kh, kw, 1, boxes);
   p.opd0_sign = 1;
   p.res0_n = n;
-  p.res0_c = c;
-  p.res0_h = 1;
-  p.res0_w = boxes;
-  p.opd0_h = ih;
-  p.opd0_w = iw;
-  p.opd1_h = kh;
-  p.opd1_w = kw;
   // Geometry fields the ROI variants do not use (semantics.md "PorD").
   p.opd0_up_pad = p.opd0_lf_pad = 1;
   p.res_op_x_str = p.res_op_y_str = 2;
@@ -362,15 +350,12 @@ TEST(FuncRoi, Int8ShiftRoundSaturateAndDefaultExceptValue) {
 // CONV with int4 / int16 / int32 operands
 //===----------------------------------------------------------------------===//
 
-struct IntConv {
+struct IntConv : ConvGeom {
   Prec in = Prec::Int16, w = Prec::Int16, res = Prec::Int32, zp = Prec::Int8;
   bool inS = true, wS = true, zpS = true;
-  uint32_t n = 1, ic = 3, ih = 5, iw = 4, oc = 3, kh = 3, kw = 3;
-  uint32_t sh = 1, sw = 1, dh = 1, dw = 1, insH = 0, insW = 0;
-  uint32_t padT = 1, padB = 0, padL = 0, padR = 1;
   unsigned eu = 0, mode = 0, shift = 0;
   int64_t bias = 0;
-  bool resAdd = false, relu = false, rotate = false, zpConst = false;
+  bool relu = false, zpConst = false;
   bool longForm = true;
   int64_t zpImm = 0;
   int64_t inLo = -32768, inHi = 32767, wLo = -32768, wHi = 32767;
@@ -378,15 +363,13 @@ struct IntConv {
   /// Inputs at inLo / inHi and weights at wHi instead of random values.
   bool extremes = false;
 
-  uint32_t oh() const {
-    return ((ih - 1) * (insH + 1) + padT + padB + 1 - (dh * (kh - 1) + 1)) /
-               sh +
-           1;
-  }
-  uint32_t ow() const {
-    return ((iw - 1) * (insW + 1) + padL + padR + 1 - (dw * (kw - 1) + 1)) /
-               sw +
-           1;
+  /// This file's base case differs from ConvGeom's: a 5x4 input, 3 output
+  /// channels, padded at the top and right.
+  IntConv() {
+    iw = 4;
+    oc = 3;
+    padT = 1;
+    padR = 1;
   }
   /// IC_PARALLEL of the weight type (bm1684x.md 3.4 and ChipParams).
   uint32_t icp() const {
@@ -481,30 +464,7 @@ void checkIntConv(const IntConv &k, unsigned seed) {
     c.opd0_sign = k.inS;
     c.opd1_sign = k.wS;
     c.opd2_sign = k.zpS;
-    c.res_add = k.resAdd;
-    c.kernel_rotate = k.rotate;
-    c.opd0_up_pad = k.padT;
-    c.opd0_dn_pad = k.padB;
-    c.opd0_lf_pad = k.padL;
-    c.opd0_rt_pad = k.padR;
-    c.res_op_x_str = k.sw;
-    c.res_op_y_str = k.sh;
-    c.opd0_x_ins0 = k.insW;
-    c.opd0_y_ins0 = k.insH;
-    c.opd1_x_ins0 = k.dw - 1;
-    c.opd1_y_ins0 = k.dh - 1;
-    c.res0_n = k.n;
-    c.res0_c = k.oc;
-    c.res0_h = k.oh();
-    c.res0_w = k.ow();
-    c.opd0_c = k.ic;
-    c.opd0_h = k.ih;
-    c.opd0_w = k.iw;
-    c.opd1_h = k.kh;
-    c.opd1_w = k.kw;
-    c.opd0_addr = inAddr;
-    c.opd1_addr = wAddr;
-    c.res0_addr = outAddr;
+    setConvGeometry(c, k, inAddr, wAddr, outAddr);
     if (k.eu != 0) {
       c.opd2_const = c.opd3_const = 1;
       c.opd2_addr = uint16_t(int16_t(k.bias));

@@ -276,26 +276,6 @@ TEST(FuncMatmul, MM2Bf16ResAdd) {
     }
 }
 
-isa::cmd::SPorD pordCmd(unsigned eu, Prec in, Prec res, uint32_t c, uint32_t ih,
-                        uint32_t iw, uint32_t kh, uint32_t kw, uint32_t oh,
-                        uint32_t ow) {
-  isa::cmd::SPorD p;
-  p.cmd_short = 1;
-  p.tsk_typ = 1;
-  p.tsk_eu_typ = eu;
-  p.opd0_prec = uint64_t(in);
-  p.res0_prec = uint64_t(res);
-  p.res0_n = 1;
-  p.res0_c = c;
-  p.res0_h = oh;
-  p.res0_w = ow;
-  p.opd0_h = ih;
-  p.opd0_w = iw;
-  p.opd1_h = kh;
-  p.opd1_w = kw;
-  return p;
-}
-
 TEST(FuncPorD, DepthwiseInt8ShiftRoundSaturateRelu) {
   MachineState m(isa::ChipParams::bm1684x());
   std::mt19937 rng(35);

@@ -186,6 +186,41 @@ void setRes0(Cmd &g, uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
   g.res0_w = w;
 }
 
+/// Points opd0, opd1 and res0 of an SG or SGL command at the tensors.
+template <typename Cmd>
+void setAddrs(Cmd &g, const HT &a, const HT &b, const HT &r) {
+  g.opd0_addr = a.r.addr;
+  g.opd1_addr = b.r.addr;
+  g.res0_addr = r.r.addr;
+}
+
+/// The res1 count tensor of the packing sub-ops, (n, c, 1, 1) int16
+/// compact, pre-filled with random bits.
+HT randomCount(MachineState &m, std::mt19937 &rng, unsigned lane, uint32_t n,
+               uint32_t c) {
+  HT cnt(compactRef(laddr(lane, kR1), Prec::Int16, n, c, 1, 1));
+  cnt.randomize(m, rng);
+  return cnt;
+}
+
+/// Reference of the packing sub-ops: per (n, c), value(n, c, w) for each
+/// w < wa with selected(n, c, w), packed into `want` from w = 0 (at most
+/// its width), the number selected into wantCnt(n, c, 0, 0).
+template <typename Sel, typename Val>
+void packRef(HT &want, HT &wantCnt, uint32_t wa, Sel selected, Val value) {
+  for (uint32_t n = 0; n < want.r.n; ++n)
+    for (uint32_t c = 0; c < want.r.c; ++c) {
+      uint32_t k = 0;
+      for (uint32_t w = 0; w < wa; ++w)
+        if (selected(n, c, w)) {
+          if (k < want.r.w)
+            want(n, c, 0, k) = value(n, c, w);
+          ++k;
+        }
+      wantCnt(n, c, 0, 0) = k;
+    }
+}
+
 /// Reference decode of index `v` at position i of a pl_* sub-op: d2coor
 /// packs h in the low `cb` bits and w above; perw gives h (w = i); d1coor
 /// gives w (h = 0).
@@ -275,9 +310,7 @@ void runPlGather(MachineState &m, std::mt19937 &rng, unsigned eu, Prec t,
   g.opd0_h = ha;
   g.opd0_w = wa;
   g.opd1_c = W;
-  g.opd0_addr = a.r.addr;
-  g.opd1_addr = b.r.addr;
-  g.res0_addr = r.r.addr;
+  setAddrs(g, a, b, r);
   if (mode == Mode::Reject)
     return expectRejected(g, m, kSgNames[eu], "limit_enable");
   runTiu(g, m);
@@ -324,9 +357,7 @@ void runPlScatter(MachineState &m, std::mt19937 &rng, unsigned eu, Prec t,
   g.opd0_h = 1;
   g.opd0_w = S;
   g.opd1_c = S;
-  g.opd0_addr = a.r.addr;
-  g.opd1_addr = b.r.addr;
-  g.res0_addr = r.r.addr;
+  setAddrs(g, a, b, r);
   if (mode == Mode::Reject)
     return expectRejected(g, m, kSgNames[eu], "limit_enable");
   runTiu(g, m);
@@ -415,9 +446,7 @@ void runPlGatherRec(MachineState &m, std::mt19937 &rng, Prec t, Prec ip,
   g.opd0_w = wa;
   g.opd1_c = W;
   g.opd3_addr = (kh << 16) | kw;
-  g.opd0_addr = a.r.addr;
-  g.opd1_addr = b.r.addr;
-  g.res0_addr = r.r.addr;
+  setAddrs(g, a, b, r);
   if (mode == Mode::Reject)
     return expectRejected(g, m, "pl_gather_rec", "limit_enable");
   runTiu(g, m);
@@ -482,9 +511,7 @@ void runPeGather(MachineState &m, std::mt19937 &rng, unsigned eu, unsigned str,
   g.opd0_w = wa;
   g.opd1_c = C;
   g.opd1_w = W;
-  g.opd0_addr = a.r.addr;
-  g.opd1_addr = b.r.addr;
-  g.res0_addr = r.r.addr;
+  setAddrs(g, a, b, r);
   if (mode == Mode::Reject)
     return expectRejected(g, m, kSgNames[eu], "limit_enable");
   runTiu(g, m);
@@ -540,9 +567,7 @@ void runPeScatter(MachineState &m, std::mt19937 &rng, unsigned eu, unsigned str,
   g.opd0_w = positions ? 0 : S; // eu 10 has no opd0
   g.opd1_c = C;
   g.opd1_w = S;
-  g.opd0_addr = a.r.addr;
-  g.opd1_addr = b.r.addr;
-  g.res0_addr = r.r.addr;
+  setAddrs(g, a, b, r);
   if (mode == Mode::Reject)
     return expectRejected(g, m, kSgNames[eu], "limit_enable");
   runTiu(g, m);
@@ -607,8 +632,7 @@ void runMaskSelect(MachineState &m, std::mt19937 &rng, unsigned eu,
   b.store(m);
   HT r(euRef(laddr(lane, kR), t, N, C, 1, W));
   r.randomize(m, rng);
-  HT cnt(compactRef(laddr(lane, kR1), Prec::Int16, N, C, 1, 1));
-  cnt.randomize(m, rng);
+  HT cnt = randomCount(m, rng, lane, N, C);
   auto g = sgCmd(eu, t, ip, Mode::InRange, 0);
   // limit and fill do not apply to selects: setting them changes nothing.
   g.opd3_const = g.opd2_const = limitAndFill;
@@ -619,23 +643,14 @@ void runMaskSelect(MachineState &m, std::mt19937 &rng, unsigned eu,
   g.opd0_w = wa;
   g.opd1_c = C;
   g.opd1_w = wa;
-  g.opd0_addr = a.r.addr;
-  g.opd1_addr = b.r.addr;
-  g.res0_addr = r.r.addr;
+  setAddrs(g, a, b, r);
   g.res1_addr = cnt.r.addr;
   runTiu(g, m);
   HT want = r, wantCnt = cnt;
-  for (uint32_t n = 0; n < N; ++n)
-    for (uint32_t c = 0; c < C; ++c) {
-      uint32_t k = 0;
-      for (uint32_t w = 0; w < wa; ++w)
-        if (b(n, c, 0, w) != 0) {
-          if (k < W)
-            want(n, c, 0, k) = a(0, c, 0, w);
-          ++k;
-        }
-      wantCnt(n, c, 0, 0) = k;
-    }
+  packRef(
+      want, wantCnt, wa,
+      [&](uint32_t n, uint32_t c, uint32_t w) { return b(n, c, 0, w) != 0; },
+      [&](uint32_t, uint32_t c, uint32_t w) { return a(0, c, 0, w); });
   EXPECT_TRUE(sameAs(m, want));
   EXPECT_TRUE(sameAs(m, wantCnt));
 }
@@ -664,8 +679,7 @@ void runNonzero(MachineState &m, std::mt19937 &rng, unsigned eu, Prec dp,
   a.store(m);
   HT r(euRef(laddr(lane, kR), rp, N, C, 1, W));
   r.randomize(m, rng);
-  HT cnt(compactRef(laddr(lane, kR1), Prec::Int16, N, C, 1, 1));
-  cnt.randomize(m, rng);
+  HT cnt = randomCount(m, rng, lane, N, C);
   isa::cmd::SSG g;
   g.cmd_short = 1;
   g.tsk_typ = 6;
@@ -680,17 +694,10 @@ void runNonzero(MachineState &m, std::mt19937 &rng, unsigned eu, Prec dp,
   g.res1_addr = cnt.r.addr;
   runTiu(g, m);
   HT want = r, wantCnt = cnt;
-  for (uint32_t n = 0; n < N; ++n)
-    for (uint32_t c = 0; c < C; ++c) {
-      uint32_t k = 0;
-      for (uint32_t w = 0; w < wa; ++w)
-        if (a(n, c, 0, w) != 0) {
-          if (k < W)
-            want(n, c, 0, k) = w;
-          ++k;
-        }
-      wantCnt(n, c, 0, 0) = k;
-    }
+  packRef(
+      want, wantCnt, wa,
+      [&](uint32_t n, uint32_t c, uint32_t w) { return a(n, c, 0, w) != 0; },
+      [](uint32_t, uint32_t, uint32_t w) { return uint64_t(w); });
   EXPECT_TRUE(sameAs(m, want));
   EXPECT_TRUE(sameAs(m, wantCnt));
 }
@@ -735,8 +742,7 @@ void runLines(MachineState &m, std::mt19937 &rng, unsigned eu, unsigned str,
   b.store(m);
   HT r(lineRef(laddr(lane, kR), t, N, C, H, W));
   r.randomize(m, rng);
-  HT cnt(compactRef(laddr(lane, kR1), Prec::Int16, N, C, 1, 1));
-  cnt.randomize(m, rng);
+  HT cnt = randomCount(m, rng, lane, N, C);
   uint32_t fillRaw = rng();
   auto g = sglCmd(eu, t, ip, mode, fillRaw);
   if (eu == 18)
@@ -744,9 +750,7 @@ void runLines(MachineState &m, std::mt19937 &rng, unsigned eu, unsigned str,
   g.opd0_str = str;
   setRes0(g, N, C, H, W);
   g.opd0_h = ha;
-  g.opd0_addr = a.r.addr;
-  g.opd1_addr = b.r.addr;
-  g.res0_addr = r.r.addr;
+  setAddrs(g, a, b, r);
   g.res1_addr = cnt.r.addr;
   if (mode == Mode::Reject && eu != 19)
     return expectRejected(g, m, kSgNames[eu], "limit_enable");
@@ -815,8 +819,7 @@ TEST(FuncSg, LongFormHonoursLaneMask) {
   b.store(m);
   HT r(euRef(laddr(0, kR), Prec::Fp16, N, C, 1, wa));
   r.randomize(m, rng);
-  HT cnt(compactRef(laddr(0, kR1), Prec::Int16, N, C, 1, 1));
-  cnt.randomize(m, rng);
+  HT cnt = randomCount(m, rng, 0, N, C);
   isa::cmd::TiuLong g;
   g.tsk_typ = 6;
   g.tsk_eu_typ = 8;
@@ -828,9 +831,7 @@ TEST(FuncSg, LongFormHonoursLaneMask) {
   g.opd0_w = wa;
   g.opd1_c = C;
   g.opd1_w = wa;
-  g.opd0_addr = a.r.addr;
-  g.opd1_addr = b.r.addr;
-  g.res0_addr = r.r.addr;
+  setAddrs(g, a, b, r);
   g.res1_addr = cnt.r.addr;
   runTiu(g, m);
   HT want = r, wantCnt = cnt;
@@ -889,50 +890,45 @@ TEST(FuncSg, MalformedCommandsAreRejected) {
     g.res1_addr = laddr(0, kR1);
     return g;
   };
-  // Sophgo's own checks reject a fill constant on scatters.
-  auto g = base(3);
-  g.opd2_const = 1;
-  expectRejected(g, m, "pl_scatter_d1coor", "opd2_const");
-  // The index count field must match the result width.
-  g = base(0);
-  g.opd1_c = 3;
-  expectRejected(g, m, "pl_gather_d1coor", "opd1_c");
-  g = base(5);
-  g.opd1_w = 5;
-  expectRejected(g, m, "pe_s_gather_d1coor", "opd1_w");
-  // Values move unchanged: opd0 and res0 types must agree.
-  g = base(5);
-  g.opd0_prec = uint64_t(Prec::Fp16);
-  expectRejected(g, m, "pe_s_gather_d1coor", "opd0_prec");
-  // Indices are integers; d2coor pairs exist for 8 and 16-bit coordinates.
-  g = base(5);
-  g.opd1_prec = uint64_t(Prec::Fp32);
-  expectRejected(g, m, "pe_s_gather_d1coor", "opd1_prec");
-  g = base(1);
-  g.opd1_prec = uint64_t(Prec::Int32);
-  expectRejected(g, m, "pl_gather_d2coor", "opd1_prec");
-  // Table layouts: 0 or 4 for pe_*, 0 for pl_*.
-  g = base(5);
-  g.opd0_str = 1;
-  expectRejected(g, m, "pe_s_gather_d1coor", "opd0_str");
-  g = base(0);
-  g.opd0_str = 4;
-  expectRejected(g, m, "pl_gather_d1coor", "opd0_str");
-  // nonzero reads integers and writes int16 / int32 positions.
-  g = base(9);
-  g.opd0_prec = uint64_t(Prec::Fp32);
-  expectRejected(g, m, "pe_s_nonzero", "opd0_prec");
-  g = base(9);
-  g.res0_prec = uint64_t(Prec::Int8);
-  expectRejected(g, m, "pe_s_nonzero", "res0_prec");
-  // pl_gather_rec needs a window.
-  g = base(2);
-  g.opd3_addr = 3; // kh = 0
-  expectRejected(g, m, "pl_gather_rec", "kh");
-  // Zero-sized results.
-  g = base(0);
-  g.res0_c = 0;
-  expectRejected(g, m, "pl_gather_d1coor", "res0_c is zero");
+  // One field of a valid base command of sub-op `eu` set to `value`.
+  using SSG = isa::cmd::SSG;
+  struct BadField {
+    unsigned eu;
+    uint64_t SSG::*field;
+    uint64_t value;
+    const char *name, *what;
+  };
+  const BadField kBad[] = {
+      // Sophgo's own checks reject a fill constant on scatters.
+      {3, &SSG::opd2_const, 1, "pl_scatter_d1coor", "opd2_const"},
+      // The index count field must match the result width.
+      {0, &SSG::opd1_c, 3, "pl_gather_d1coor", "opd1_c"},
+      {5, &SSG::opd1_w, 5, "pe_s_gather_d1coor", "opd1_w"},
+      // Values move unchanged: opd0 and res0 types must agree.
+      {5, &SSG::opd0_prec, uint64_t(Prec::Fp16), "pe_s_gather_d1coor",
+       "opd0_prec"},
+      // Indices are integers; d2coor pairs exist for 8 and 16-bit
+      // coordinates.
+      {5, &SSG::opd1_prec, uint64_t(Prec::Fp32), "pe_s_gather_d1coor",
+       "opd1_prec"},
+      {1, &SSG::opd1_prec, uint64_t(Prec::Int32), "pl_gather_d2coor",
+       "opd1_prec"},
+      // Table layouts: 0 or 4 for pe_*, 0 for pl_*.
+      {5, &SSG::opd0_str, 1, "pe_s_gather_d1coor", "opd0_str"},
+      {0, &SSG::opd0_str, 4, "pl_gather_d1coor", "opd0_str"},
+      // nonzero reads integers and writes int16 / int32 positions.
+      {9, &SSG::opd0_prec, uint64_t(Prec::Fp32), "pe_s_nonzero", "opd0_prec"},
+      {9, &SSG::res0_prec, uint64_t(Prec::Int8), "pe_s_nonzero", "res0_prec"},
+      // pl_gather_rec needs a window.
+      {2, &SSG::opd3_addr, 3 /* kh = 0 */, "pl_gather_rec", "kh"},
+      // Zero-sized results.
+      {0, &SSG::res0_c, 0, "pl_gather_d1coor", "res0_c is zero"},
+  };
+  for (const BadField &bad : kBad) {
+    SSG g = base(bad.eu);
+    g.*bad.field = bad.value;
+    expectRejected(g, m, bad.name, bad.what);
+  }
   // SGL tables are line-aligned (3) or one per lane (4).
   auto l = sglCmd(17, Prec::Int16, Prec::Int16, Mode::InRange, 0);
   l.res0_n = l.res0_c = l.res0_h = l.res0_w = l.opd0_h = 1;

@@ -168,6 +168,81 @@ template <typename Cmd> void runGdma(const Cmd &c, MachineState &m) {
   executeGdma(decodeGdma(isa::encode(c), m.chip), m);
 }
 
+/// Geometry of a CONV test case: sizes, strides, dilation, inserted zeros,
+/// padding, rotation and res_add. oh()/ow() are the output sizes of the
+/// documented formula (bm1684x.md 4.5): the virtual input is
+/// (i - 1) * (ins + 1) + 1 plus padding, the kernel spans d * (k - 1) + 1.
+struct ConvGeom {
+  uint32_t n = 1, ic = 3, ih = 5, iw = 5, oc = 2, kh = 3, kw = 3;
+  uint32_t sh = 1, sw = 1, dh = 1, dw = 1, insH = 0, insW = 0;
+  uint32_t padT = 0, padB = 0, padL = 0, padR = 0;
+  bool rotate = false, resAdd = false;
+
+  uint32_t oh() const {
+    return ((ih - 1) * (insH + 1) + padT + padB + 1 - (dh * (kh - 1) + 1)) /
+               sh +
+           1;
+  }
+  uint32_t ow() const {
+    return ((iw - 1) * (insW + 1) + padL + padR + 1 - (dw * (kw - 1) + 1)) /
+               sw +
+           1;
+  }
+};
+
+/// Sets the geometry and operand addresses of a CONV command (short or
+/// long form); precisions, signs, opd2/opd3 are the caller's.
+template <typename Cmd>
+void setConvGeometry(Cmd &c, const ConvGeom &k, uint32_t inAddr, uint32_t wAddr,
+                     uint32_t outAddr) {
+  c.res_add = k.resAdd;
+  c.kernel_rotate = k.rotate;
+  c.opd0_up_pad = k.padT;
+  c.opd0_dn_pad = k.padB;
+  c.opd0_lf_pad = k.padL;
+  c.opd0_rt_pad = k.padR;
+  c.res_op_x_str = k.sw;
+  c.res_op_y_str = k.sh;
+  c.opd0_x_ins0 = k.insW;
+  c.opd0_y_ins0 = k.insH;
+  c.opd1_x_ins0 = k.dw - 1;
+  c.opd1_y_ins0 = k.dh - 1;
+  c.res0_n = k.n;
+  c.res0_c = k.oc;
+  c.res0_h = k.oh();
+  c.res0_w = k.ow();
+  c.opd0_c = k.ic;
+  c.opd0_h = k.ih;
+  c.opd0_w = k.iw;
+  c.opd1_h = k.kh;
+  c.opd1_w = k.kw;
+  c.opd0_addr = inAddr;
+  c.opd1_addr = wAddr;
+  c.res0_addr = outAddr;
+}
+
+/// A short PorD (tsk 1) of one batch with the given sizes; padding,
+/// strides and signs are the caller's.
+inline isa::cmd::SPorD pordCmd(unsigned eu, Prec in, Prec res, uint32_t c,
+                               uint32_t ih, uint32_t iw, uint32_t kh,
+                               uint32_t kw, uint32_t oh, uint32_t ow) {
+  isa::cmd::SPorD p;
+  p.cmd_short = 1;
+  p.tsk_typ = 1;
+  p.tsk_eu_typ = eu;
+  p.opd0_prec = uint64_t(in);
+  p.res0_prec = uint64_t(res);
+  p.res0_n = 1;
+  p.res0_c = c;
+  p.res0_h = oh;
+  p.res0_w = ow;
+  p.opd0_h = ih;
+  p.opd0_w = iw;
+  p.opd1_h = kh;
+  p.opd1_w = kw;
+  return p;
+}
+
 /// A machine with a small DDR so out-of-range tests are cheap to provoke.
 inline isa::ChipParams testChip() {
   isa::ChipParams p = isa::ChipParams::bm1684x();

@@ -261,27 +261,7 @@ TEST(SimCube, InputRunsThroughTheLanePort) {
 }
 
 /// A 3x3 convolution 64 -> 64 channels, 9x9 -> 7x7, stride 1, at `prec`.
-RawCommand conv7x7(Prec prec) {
-  isa::cmd::SConv c;
-  c.cmd_short = 1;
-  c.cmd_id = 1;
-  c.tsk_typ = unsigned(isa::TiuTask::Conv);
-  c.opd0_prec = unsigned(prec);
-  c.res0_prec = unsigned(prec == Prec::Int8 ? Prec::Int32 : prec);
-  c.opd0_sign = c.opd1_sign = 1;
-  c.opd2_const = c.opd3_const = 1;
-  c.res_op_x_str = c.res_op_y_str = 1;
-  c.res0_n = 1;
-  c.res0_c = 64;
-  c.res0_h = c.res0_w = 7;
-  c.opd0_c = 64;
-  c.opd0_h = c.opd0_w = 9;
-  c.opd1_h = c.opd1_w = 3;
-  c.opd0_addr = laddr(0, 0);
-  c.opd1_addr = laddr(0, 2 * kBankBytes);
-  c.res0_addr = laddr(0, 4 * kBankBytes);
-  return isa::encode(c);
-}
+RawCommand conv7x7(Prec prec) { return isa::encode(conv3x3Cmd(1, 0, prec, 7)); }
 
 TEST(SimCube, Fp32ConvOnASmallPlaneIsPortBound) {
   // fp32: the cube reduces 1 input channel per step for 16 output points;

@@ -244,26 +244,7 @@ TEST(SimTiming, DmaBound) {
 
 /// An int8 3x3 convolution, 64 -> 64 channels, 18x18 -> 16x16.
 isa::cmd::SConv conv3x3(uint32_t id, uint32_t dep) {
-  isa::cmd::SConv c;
-  c.cmd_short = 1;
-  c.cmd_id = id;
-  c.cmd_id_dep = dep;
-  c.tsk_typ = unsigned(isa::TiuTask::Conv);
-  c.opd0_prec = unsigned(Prec::Int8);
-  c.res0_prec = unsigned(Prec::Int32);
-  c.opd0_sign = c.opd1_sign = 1;
-  c.opd2_const = c.opd3_const = 1;
-  c.res_op_x_str = c.res_op_y_str = 1;
-  c.res0_n = 1;
-  c.res0_c = 64;
-  c.res0_h = c.res0_w = 16;
-  c.opd0_c = 64;
-  c.opd0_h = c.opd0_w = 18;
-  c.opd1_h = c.opd1_w = 3;
-  c.opd0_addr = laddr(0, 0);
-  c.opd1_addr = laddr(0, 2 * kBankBytes);
-  c.res0_addr = laddr(0, 4 * kBankBytes);
-  return c;
+  return conv3x3Cmd(id, dep, Prec::Int8, 16);
 }
 
 TEST(SimTiming, ComputeBound) {

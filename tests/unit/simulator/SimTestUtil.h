@@ -144,6 +144,33 @@ inline RawCommand add(uint32_t id, uint32_t dep, uint32_t res, uint32_t a,
   return isa::encode(arCmd(id, dep, kAdd, res, a, b, s, p));
 }
 
+/// A valid 3x3 convolution, stride 1, 64 -> 64 channels, over an
+/// (out + 2) x (out + 2) plane at `prec` (int8 accumulates into int32),
+/// operands in banks 0, 2 and 4 of the lanes.
+inline isa::cmd::SConv conv3x3Cmd(uint32_t id, uint32_t dep, Prec prec,
+                                  uint32_t out) {
+  isa::cmd::SConv c;
+  c.cmd_short = 1;
+  c.cmd_id = id;
+  c.cmd_id_dep = dep;
+  c.tsk_typ = unsigned(isa::TiuTask::Conv);
+  c.opd0_prec = unsigned(prec);
+  c.res0_prec = unsigned(prec == Prec::Int8 ? Prec::Int32 : prec);
+  c.opd0_sign = c.opd1_sign = 1;
+  c.opd2_const = c.opd3_const = 1;
+  c.res_op_x_str = c.res_op_y_str = 1;
+  c.res0_n = 1;
+  c.res0_c = 64;
+  c.res0_h = c.res0_w = out;
+  c.opd0_c = 64;
+  c.opd0_h = c.opd0_w = out + 2;
+  c.opd1_h = c.opd1_w = 3;
+  c.opd0_addr = laddr(0, 0);
+  c.opd1_addr = laddr(0, 2 * kBankBytes);
+  c.res0_addr = laddr(0, 4 * kBankBytes);
+  return c;
+}
+
 /// Trace events of one engine, in order.
 inline std::vector<TraceEvent> eventsOf(const Simulator &sim, isa::Engine e) {
   std::vector<TraceEvent> out;
