@@ -41,6 +41,7 @@
 #include "tpuc/Support/Compare.h"
 #include "tpuc/Support/Module.h"
 #include "tpuc/Target/BM1684X/Codegen.h"
+#include "tpuc/Target/BM1684X/LayerGroup.h"
 
 #include "tpu/isa/Bmodel.h"
 #include "tpu/isa/ChipParams.h"
@@ -86,6 +87,12 @@ constexpr const char *kUsage =
     "                           this .npz (e.g. the top / ONNX outputs)\n"
     "  --tolerance COS,EUCLID   minimum similarities (default 0.99,0.90)\n"
     "  --group-per-op           one command group per op\n"
+    "  --layer-group STRATEGY   none, greedy or dp (default): runs of conv,\n"
+    "                           pooling and element-wise ops kept in local\n"
+    "                           memory as tpu.Group ops (<stem>_groups.json)\n"
+    "  --lg-max-length N        most ops in one layer group (default 24)\n"
+    "  --lg-max-h-slices N      most H slices of a group (default: no limit)\n"
+    "  --lg-h-first             slice H before N\n"
     "  --no-fuse-eltwise        run every element-wise op on its own (by\n"
     "                           default chains of them run as one kernel,\n"
     "                           intermediates kept in local memory)\n"
@@ -99,6 +106,9 @@ struct DeployOptions {
   std::string model, output, quantize, chip, quantizeTable;
   std::string testInput, testReference, tolerance = "0.99,0.90";
   std::vector<std::string> chipParams;
+  std::string layerGroup = "dp";
+  std::string lgMaxLength = "24", lgMaxHSlices = "0";
+  bool lgHFirst = false;
   bool groupPerOp = false;
   bool noFuseEltwise = false;
   bool exposeAll = false;
@@ -354,6 +364,39 @@ bool compare(const tpu::npz::Npz &actual, const std::string &referencePath,
                       [](const tpuc::TensorComparison &r) { return r.pass; });
 }
 
+/// Prints one line per layer group and writes them as JSON to \p path.
+void writeGroupReport(const std::vector<tpuc::bm1684x::GroupReport> &groups,
+                      const std::string &path, const std::string &strategy) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "{\n  \"strategy\": \"" << strategy << "\",\n  \"groups\": [";
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const tpuc::bm1684x::GroupReport &g = groups[i];
+    const tpu::backend::GroupPlan &p = g.plan;
+    llvm::outs() << llvm::formatv(
+        "{0}: {1} ops ({2} .. {3}), {4} x {5} slices, {6} timesteps, "
+        "{7} B/lane local memory, {8} B DDR, cost {9:f0} cycles\n",
+        g.name, g.ops.size(), g.ops.front(), g.ops.back(), p.nSlices,
+        p.hSlices, p.timesteps, p.lmemBytes, p.ddrReadBytes + p.ddrWriteBytes,
+        g.cost);
+    os << (i ? "," : "") << "\n    {\"name\": \"" << g.name << "\", \"ops\": [";
+    for (size_t k = 0; k < g.ops.size(); ++k)
+      os << (k ? ", " : "") << "\"" << llvm::StringRef(g.ops[k]) << "\"";
+    os << "], \"n_slices\": " << p.nSlices << ", \"h_slices\": " << p.hSlices
+       << ", \"timesteps\": " << p.timesteps
+       << ", \"lmem_bytes\": " << p.lmemBytes
+       << ", \"weight_bytes\": " << p.weightBytes
+       << ", \"ddr_read_bytes\": " << p.ddrReadBytes
+       << ", \"ddr_write_bytes\": " << p.ddrWriteBytes
+       << ", \"macs\": " << p.macs << ", \"tiu_commands\": " << p.numTiu
+       << ", \"gdma_commands\": " << p.numGdma
+       << ", \"cost_cycles\": " << llvm::formatv("{0:f0}", g.cost).str() << "}";
+  }
+  os << "\n  ]\n}\n";
+  os.flush();
+  writeText(path, text);
+}
+
 } // namespace
 
 int runDeploy(int argc, char **argv) {
@@ -425,6 +468,30 @@ int runDeploy(int argc, char **argv) {
   writeWeights(module, weightsPath);
   writeModule(module, tpuPath, weightsAttr);
 
+  std::vector<tpuc::bm1684x::GroupReport> groupReports;
+  {
+    std::optional<tpuc::bm1684x::GroupStrategy> strategy =
+        tpuc::bm1684x::parseGroupStrategy(opts.layerGroup);
+    if (!strategy)
+      return fail("--layer-group '" + opts.layerGroup +
+                  "' is not none, greedy or dp");
+    tpuc::bm1684x::LayerGroupOptions lg;
+    lg.strategy = *strategy;
+    long long len = 0, hs = 0;
+    if (llvm::StringRef(opts.lgMaxLength).getAsInteger(10, len) || len < 1)
+      return fail("--lg-max-length '" + opts.lgMaxLength +
+                  "' is not a positive integer");
+    if (llvm::StringRef(opts.lgMaxHSlices).getAsInteger(10, hs) || hs < 0)
+      return fail("--lg-max-h-slices '" + opts.lgMaxHSlices +
+                  "' is not a non-negative integer");
+    lg.maxLength = len;
+    lg.slicing.maxHSlices = hs;
+    lg.slicing.hFirst = opts.lgHFirst;
+    if (mlir::failed(
+            tpuc::bm1684x::formLayerGroups(module, chip, lg, &groupReports)))
+      return fail("forming the layer groups failed");
+  }
+
   if (mlir::failed(tpuc::tpu::assignAddresses(module, chip)))
     return fail("assigning device addresses failed");
   writeModule(module, finalPath, weightsAttr);
@@ -463,6 +530,7 @@ int runDeploy(int argc, char **argv) {
   if (mlir::failed(model))
     return fail("generating BM1684X commands failed");
   tpu::isa::bmodel::writeModel(*model, opts.output);
+  writeGroupReport(groupReports, (stem + "_groups.json").str(), opts.layerGroup);
   std::string modes = modeName.str();
   if (table) {
     std::map<std::string, unsigned> perMode;
