@@ -153,7 +153,15 @@ int parseArgs(int argc, char **argv, DeployOptions &opts) {
     else if (a == "--chip-param") {
       ok = value(v);
       opts.chipParams.push_back(v);
-    } else if (a == "--group-per-op")
+    } else if (a == "--layer-group")
+      ok = value(opts.layerGroup);
+    else if (a == "--lg-max-length")
+      ok = value(opts.lgMaxLength);
+    else if (a == "--lg-max-h-slices")
+      ok = value(opts.lgMaxHSlices);
+    else if (a == "--lg-h-first")
+      opts.lgHFirst = true;
+    else if (a == "--group-per-op")
       opts.groupPerOp = true;
     else if (a == "--no-fuse-eltwise")
       opts.noFuseEltwise = true;
@@ -294,11 +302,18 @@ std::string findOverflow(mlir::ModuleOp module, const tpu::npz::Npz &result,
   }
   if (badOutput.empty())
     return "";
-  mlir::Block &body = tpuc::module::getMainFunc(module).getBody().front();
-  for (mlir::Operation &op : body) {
-    if (!mlir::isa_and_nonnull<tpuc::tpu::TpuDialect>(op.getDialect()) ||
-        mlir::isa<tpuc::tpu::WeightOp>(op))
-      continue;
+  // Program order, inside layer groups too (a group's own results are
+  // those of its body's ops).
+  std::vector<mlir::Operation *> ops;
+  tpuc::module::getMainFunc(module).walk<mlir::WalkOrder::PreOrder>(
+      [&](mlir::Operation *op) {
+        if (mlir::isa_and_nonnull<tpuc::tpu::TpuDialect>(op->getDialect()) &&
+            !mlir::isa<tpuc::tpu::WeightOp, tpuc::tpu::GroupOp,
+                       tpuc::tpu::YieldOp>(op))
+          ops.push_back(op);
+      });
+  for (mlir::Operation *opPtr : ops) {
+    mlir::Operation &op = *opPtr;
     bool overflows = false;
     mlir::Type type;
     for (mlir::Value r : op.getResults()) {
@@ -314,6 +329,11 @@ std::string findOverflow(mlir::ModuleOp module, const tpu::npz::Npz &result,
     double inMax = 0;
     bool inputsFinite = true;
     for (mlir::Value v : op.getOperands()) {
+      // A layer group's body argument is the group's operand.
+      if (auto arg = mlir::dyn_cast<mlir::BlockArgument>(v))
+        if (auto g = mlir::dyn_cast_or_null<tpuc::tpu::GroupOp>(
+                arg.getOwner()->getParentOp()))
+          v = g.getInputs()[arg.getArgNumber()];
       const tpu::npz::Array *a = nullptr;
       if (auto w = v.getDefiningOp<tpuc::tpu::WeightOp>())
         a = tpuc::findWeight(module, w.getName(), /*emitErrors=*/false);
