@@ -3,7 +3,7 @@
 //   tpusim run model.bmodel -i in.npz -o out.npz [--config FILE]
 //          [-p key=value ...] [--mode full|functional|timing]
 //          [--stats stats.json] [--trace trace.json] [--net NAME]
-//   tpusim config [--config FILE] [-p key=value ...]
+//   tpusim config [--config FILE] [-p key=value ...] [--defaults-file]
 //
 // `run` prints the end-of-run summary (total cycles, time, per-engine busy
 // share, MAC utilisation, DDR bytes) on stdout. `config` prints every
@@ -34,17 +34,20 @@ const char *kUsage =
     "                  [-p KEY=VALUE]... [--mode full|functional|timing]\n"
     "                  [--stats STATS.json] [--trace TRACE.json] [--net NAME]\n"
     "       tpusim config [--config FILE] [-p KEY=VALUE]...\n"
+    "       tpusim config --defaults-file\n"
     "\n"
-    "The default configuration is bm1684x.cfg, built into tpusim; --config\n"
+    "The default configuration is the BM1684X machine built into tpusim; --config\n"
     "applies a file on top of it and -p sets single keys (chip.* keys change\n"
     "the machine shape).\n"
-    "`tpusim config` lists every key.\n";
+    "`tpusim config` lists every key; --defaults-file prints the defaults\n"
+    "as a config file (simulator/configs/bm1684x.cfg is that text).\n";
 
 struct Options {
   std::string command;
   std::string model, input, output, stats, trace, net;
   std::vector<std::string> configFiles, overrides;
   std::string mode = "full";
+  bool defaultsFile = false;
 };
 
 Options parseArgs(int argc, char **argv) {
@@ -78,6 +81,8 @@ Options parseArgs(int argc, char **argv) {
       o.trace = value();
     else if (a == "--net")
       o.net = value();
+    else if (a == "--defaults-file" && o.command == "config")
+      o.defaultsFile = true;
     else if (a == "-h" || a == "--help") {
       std::fputs(kUsage, stdout);
       std::exit(0);
@@ -115,6 +120,10 @@ void writeJson(const std::string &path, const nlohmann::json &j) {
 }
 
 int runConfig(const Options &o) {
+  if (o.defaultsFile) {
+    std::fputs(std::string(sim::SimConfig::defaultText()).c_str(), stdout);
+    return 0;
+  }
   sim::SimConfig cfg = loadConfig(o);
   std::vector<std::pair<std::string, std::string>> values = cfg.list();
   std::vector<sim::ConfigKeyInfo> infos = sim::SimConfig::describe();
