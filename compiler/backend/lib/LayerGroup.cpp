@@ -15,6 +15,8 @@
 
 #include "Common.h"
 
+#include "tpu/isa/Estimate.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -910,27 +912,18 @@ bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
     }
   }
   std::vector<std::pair<int64_t, int64_t>> cands = candidates(spec, options);
-  // The fewest slices that fit; then more while a slice's buffers are large
-  // (kPipelineBytes) and fewer than kMinSteps slices overlap loads, stores
-  // and computation.
+  isa::Machine machine;
+  machine.chip = chip;
+  if (options.timing)
+    machine.timing = *options.timing;
   why = "no slicing fits";
-  size_t chosen = cands.size();
-  for (size_t i = 0; i < cands.size(); ++i) {
+  auto tryPlan = [&](size_t i, GroupPlan &out) -> bool {
     Schedule s(spec, chip, cands[i].first, cands[i].second);
     std::string r = s.build();
     if (!r.empty()) {
       why = r;
-      continue;
-    }
-    chosen = i;
-    break;
-  }
-  if (chosen == cands.size())
-    return false;
-  auto tryPlan = [&](size_t i, GroupPlan &out) -> bool {
-    Schedule s(spec, chip, cands[i].first, cands[i].second);
-    if (!s.build().empty())
       return false;
+    }
     CmdEmitter em(chip);
     try {
       s.emit(em);
@@ -948,27 +941,45 @@ bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
     out.numTiu = em.numTiu();
     out.numGdma = em.numGdma();
     out.macs = s.macs;
+    auto [tiu, gdma] = em.streamsWithEnd();
+    isa::Estimate e = isa::estimateGroup(tiu, gdma, machine);
+    out.estimatedCycles = e.cycles - std::min(e.cycles, e.launchCycles);
+    out.estimatedTiuBusy = e.tiuBusyCycles;
+    out.estimatedGdmaBusy = e.gdmaBusyCycles;
     return true;
   };
+  // The first slicing that fits, then a few with more slices (doubling the
+  // last count tried); the fastest by the cost model wins. Stops after two
+  // slower ones in a row.
   GroupPlan best;
-  size_t i = chosen;
+  bool found = false;
+  size_t i = 0;
   for (; i < cands.size(); ++i)
-    if (tryPlan(i, best))
+    if (tryPlan(i, best)) {
+      found = true;
       break;
-  if (i == cands.size())
+    }
+  if (!found)
     return false;
-  // Deepen the pipeline while slices are big.
-  while (true) {
-    int64_t steps = best.nSlices * best.hSlices;
-    uint64_t perSlice = best.lmemBytes - best.weightBytes;
-    if (steps >= kMinSteps || perSlice <= 2 * kPipelineBytes ||
-        i + 1 >= cands.size())
-      break;
+  int slower = 0;
+  int64_t steps = best.nSlices * best.hSlices;
+  for (size_t k = i + 1; k < cands.size() && slower < 2;) {
+    int64_t kSteps = cands[k].first * cands[k].second;
+    if (kSteps < 2 * steps) {
+      ++k;
+      continue;
+    }
     GroupPlan next;
-    if (!tryPlan(i + 1, next))
+    if (!tryPlan(k, next))
       break;
-    ++i;
-    best = next;
+    steps = kSteps;
+    if (next.estimatedCycles < best.estimatedCycles) {
+      best = next;
+      slower = 0;
+    } else {
+      ++slower;
+    }
+    ++k;
   }
   plan = best;
   why.clear();

@@ -5,15 +5,13 @@
 // have a local form; a run is a valid group when the backend finds a
 // slicing that fits local memory (backend::planGroup).
 //
-// The cost of a group (groupCost), in TIU cycles, is provisional until the
-// per-command cost model moves into isa/ (issue 10): the group's DDR bytes
-// at the DDR's peak (64 GB/s at the 1 GHz clock: 64 bytes per cycle) against
-// its convolutions' multiply-accumulates at the cube's published peak
-// (32 TOPS int8, 16 TFLOPS fp16 / bf16, 2 TFLOPS fp32 at 1 GHz: 16384, 8192
-// and 1024 MACs per cycle), the larger of the two since the pipeline
-// overlaps them, plus the time of one slice's DDR traffic for the pipeline
-// fill and drain. An op outside any group costs what a group of it alone
-// would (its kernel moves at least its inputs and output once).
+// The cost of a group is the cost model's: the cycles isa::estimateGroup
+// finds for the group's commands alone (backend::GroupPlan::estimatedCycles,
+// the same per-command costs and engine schedule as tpusim's timing, less
+// what only the simulator knows: DDR shared between the engines and bank
+// contention between a running TIU command and a GDMA transfer). A run is
+// cut where the sum over its groups is least; an op alone costs what its
+// group of one does.
 //
 //===----------------------------------------------------------------------===//
 #include "tpuc/Target/BM1684X/LayerGroup.h"
@@ -52,30 +50,9 @@ std::optional<GroupStrategy> parseGroupStrategy(llvm::StringRef name) {
 
 namespace {
 
-constexpr double kDdrBytesPerCycle = 64.0;
-
-double peakMacsPerCycle(tisa::Prec p) {
-  switch (p) {
-  case tisa::Prec::Int8:
-  case tisa::Prec::Int4:
-    return 16384.0;
-  case tisa::Prec::Fp16:
-  case tisa::Prec::Bf16:
-  case tisa::Prec::Int16:
-    return 8192.0;
-  default:
-    return 1024.0;
-  }
-}
-
-double groupCost(const backend::GroupSpec &spec,
+double groupCost(const backend::GroupSpec &,
                  const backend::GroupPlan &plan) {
-  tisa::Prec prec = spec.values[spec.ops.back().output].prec;
-  double ddr = double(plan.ddrReadBytes + plan.ddrWriteBytes) /
-               kDdrBytesPerCycle;
-  double tiu = double(plan.macs) / peakMacsPerCycle(prec);
-  double slices = double(plan.nSlices * plan.hSlices);
-  return std::max(ddr, tiu) + ddr / slices;
+  return double(plan.estimatedCycles);
 }
 
 /// The search over one function body.

@@ -36,6 +36,8 @@
 
 #include "tpuc/Backend/Backend.h"
 
+#include "tpu/isa/Machine.h"
+
 #include <array>
 #include <cstdint>
 #include <string>
@@ -100,6 +102,9 @@ struct GroupOptions {
   int64_t maxHSlices = 0;
   /// Slice H before N (default: N first, as TPU-MLIR does).
   bool hFirst = false;
+  /// The timing the slicing is chosen for (isa::estimateGroup); the BM1684X
+  /// defaults with the chip planGroup is given when null.
+  const isa::TimingParams *timing = nullptr;
 };
 
 /// The slicing the scheduler chose and what it costs.
@@ -117,6 +122,10 @@ struct GroupPlan {
   /// Multiply-accumulates of the convolutions, counting the halo rows
   /// that neighbouring slices compute twice.
   uint64_t macs = 0;
+  /// The cost model's cycles of the group alone (isa::estimateGroup of its
+  /// commands, without the command group's launch).
+  uint64_t estimatedCycles = 0;
+  uint64_t estimatedTiuBusy = 0, estimatedGdmaBusy = 0;
 };
 
 /// Whether the op described by `params` can run as a local operation, and
@@ -129,9 +138,11 @@ std::string localOpSupport(const LocalOpParams &params,
 RowSpan localInputRows(const GroupOp &op, const GroupSpec &spec, unsigned k,
                        int64_t o0, int64_t count);
 
-/// Chooses the slicing of `spec` (the fewest slices that fit local memory,
-/// at least enough for loads and stores to overlap the computation when
-/// the slices are large) and checks it emits. Returns false with the reason
+/// Chooses the slicing of `spec`: among the slicings that fit local memory
+/// (from the fewest slices up), the one whose commands the cost model
+/// (isa::estimateGroup) finds fastest; more slices overlap loads, stores
+/// and computation better but recompute more halo rows and issue more
+/// commands. Returns false with the reason
 /// in `why` when no slicing fits.
 bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
                const GroupOptions &options, GroupPlan &plan, std::string &why);
