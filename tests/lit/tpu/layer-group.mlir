@@ -10,10 +10,11 @@
 // group. The block input is the only operand (loaded per slice), the block
 // output the only result (stored); conv1's output never leaves local
 // memory. 56 rows of 64 channels at 2 bytes: 6272 bytes per lane and value
-// (one channel slot), so all values fit in one slice, and the scheduler
-// slices H four times to overlap loads and stores with the convolutions
-// (kMinSteps = 4 once a slice's buffers exceed 2 x 16 KiB).
-// CHECK-LABEL: func.func @main
+// (one channel slot), so all values fit in one slice; the slicing is the
+// cost model's choice among 1, 2, 4, 8, ... H slices (isa::estimateGroup
+// of each candidate's commands): 4, whose loads and stores overlap the
+// neighbouring slices' convolutions.
+// CHECK-LABEL: module @block
 // CHECK: %[[G:.*]] = "tpu.Group"(%[[X:.*]]) ({
 // CHECK-NEXT: ^bb0(%[[A:.*]]: tensor<1x64x56x56xf16>):
 // CHECK-NEXT: %[[C1:.*]] = "tpu.Conv2D"(%[[A]],
@@ -28,6 +29,7 @@
 // CHECK: return %[[G]]
 // GREEDY-LABEL: module @block
 // GREEDY: "tpu.Group"
+// NONE-LABEL: module @block
 // NONE-NOT: tpu.Group
 module @block {
   func.func @main(%arg0: tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf16> {
@@ -48,16 +50,18 @@ module @block {
 
 // Two f32 3x3 convolutions of 512 channels: each filter takes 8 slots x
 // 512 x 9 x 4 bytes = 147456 bytes per lane, both together more than the
-// 262144 of a lane, so the run splits into two groups (conv + relu each).
-// An op without a local form (softmax) ends a run.
-// dp: the two convolutions in different places (which of the sigmoid's
-// neighbours it joins is a tie of the cost); greedy: conv + sigmoid twice.
+// 262144 of a lane, so the run splits into two groups, conv + sigmoid
+// each (both strategies). An op without a local form (softmax) ends a run.
 // CHECK-LABEL: module @split
+// CHECK: %[[G0:.*]] = "tpu.Group"(%{{.*}}) ({
 // CHECK: "tpu.Conv2D"{{.*}}name = "conv1"
-// CHECK: "tpu.Group"
+// CHECK-NEXT: "tpu.Active"
+// CHECK-NEXT: "tpu.Yield"
+// CHECK: %[[G1:.*]] = "tpu.Group"(%[[G0]]) ({
 // CHECK: "tpu.Conv2D"{{.*}}name = "conv2"
-// CHECK: "tpu.Yield"
-// CHECK: "tpu.Softmax"
+// CHECK-NEXT: "tpu.Active"
+// CHECK-NEXT: "tpu.Yield"
+// CHECK: "tpu.Softmax"(%[[G1]])
 // GREEDY-LABEL: module @split
 // GREEDY: %[[G0:.*]] = "tpu.Group"(%{{.*}}) ({
 // GREEDY: "tpu.Conv2D"{{.*}}name = "conv1"
@@ -68,6 +72,8 @@ module @block {
 // GREEDY-NEXT: "tpu.Active"
 // GREEDY-NEXT: "tpu.Yield"
 // GREEDY: "tpu.Softmax"(%[[G1]])
+// NONE-LABEL: module @split
+// NONE-NOT: tpu.Group
 module @split {
   func.func @main(%arg0: tensor<1x512x7x7xf32>) -> tensor<1x512x7x7xf32> {
     %x = "top.Input"(%arg0) {name = "x"} : (tensor<1x512x7x7xf32>) -> tensor<1x512x7x7xf32>
