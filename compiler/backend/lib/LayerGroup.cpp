@@ -521,36 +521,91 @@ std::string Schedule::build() {
       at += bytesOf(v);
     }
   }
+  // Banks each op reads (its operands' buffers and its weights), so that
+  // its result can go to other banks (a TIU command whose result shares a
+  // bank with an operand loses cycles to the collisions).
+  uint64_t bankBytes = chip.bankBytes();
+  auto banksOf = [&](uint64_t off, uint64_t bytes) {
+    uint64_t m = 0;
+    if (bytes == 0)
+      return m;
+    for (uint64_t b = off / bankBytes; b <= (off + bytes - 1) / bankBytes; ++b)
+      m |= uint64_t(1) << (b % 64);
+    return m;
+  };
   struct Live {
     uint64_t offset, bytes;
     int64_t end;
   };
-  std::vector<Live> live;
-  uint64_t base = at, top = at;
-  for (size_t o = 0; o < no; ++o) {
-    int v = spec.ops[o].output;
-    const GroupValue &gv = spec.values[v];
-    if (gv.stored)
-      continue;
-    if (gv.loaded)
-      return "a loaded value computed inside the group";
-    // The output must not share memory with the op's own operands: drop
-    // only intervals that ended before this op.
-    live.erase(std::remove_if(live.begin(), live.end(),
-                              [&](const Live &l) { return l.end < int64_t(o); }),
-               live.end());
-    uint64_t bytes = bytesOf(v), offset = base;
-    std::sort(live.begin(), live.end(),
-              [](const Live &a, const Live &b) { return a.offset < b.offset; });
-    for (const Live &l : live) {
-      if (l.offset >= offset + bytes)
-        break;
-      offset = std::max(offset, l.offset + l.bytes);
+  const uint64_t base0 = at;
+  // First fit over the op order; with `apart`, the first place whose banks
+  // the op's operands do not use, when there is one.
+  auto place = [&](bool apart) {
+    std::vector<Live> live;
+    uint64_t top = base0;
+    for (size_t o = 0; o < no; ++o) {
+      int v = spec.ops[o].output;
+      if (spec.values[v].stored)
+        continue;
+      live.erase(std::remove_if(live.begin(), live.end(),
+                                [&](const Live &l) { return l.end < int64_t(o); }),
+                 live.end());
+      uint64_t bytes = bytesOf(v);
+      uint64_t reads = 0;
+      if (apart) {
+        for (int in : spec.ops[o].inputs)
+          if (in >= 0)
+            for (unsigned c = 0; c < copies[in]; ++c)
+              reads |= banksOf(buf[in][c], bytesOf(size_t(in)));
+        for (size_t i = 0; i < residents[o].size(); ++i)
+          reads |= banksOf(resOffset[o][i],
+                           localTensor(chip, 0, residents[o][i].prec,
+                                       residents[o][i].shape,
+                                       isa::LocalLayout::Compact)
+                               .range(chip)
+                               .bytes);
+      }
+      std::vector<uint64_t> cands{base0};
+      for (const Live &l : live)
+        cands.push_back(l.offset + l.bytes);
+      if (apart)
+        for (uint64_t b = alignUp(base0, bankBytes); b < chip.lmemBytes;
+             b += bankBytes)
+          cands.push_back(b);
+      std::sort(cands.begin(), cands.end());
+      auto freeAt = [&](uint64_t off) {
+        for (const Live &l : live)
+          if (off < l.offset + l.bytes && l.offset < off + bytes)
+            return false;
+        return true;
+      };
+      uint64_t chosen = UINT64_MAX, fallback = UINT64_MAX;
+      for (uint64_t c : cands) {
+        if (!freeAt(c))
+          continue;
+        if (fallback == UINT64_MAX)
+          fallback = c;
+        if (!apart || !(banksOf(c, bytes) & reads)) {
+          if (c + bytes <= chip.lmemBytes || !apart) {
+            chosen = c;
+            break;
+          }
+        }
+      }
+      if (chosen == UINT64_MAX)
+        chosen = fallback;
+      buf[v][0] = chosen;
+      live.push_back({chosen, bytes, std::max(lastUse[v], int64_t(o))});
+      top = std::max(top, chosen + bytes);
     }
-    buf[v][0] = offset;
-    live.push_back({offset, bytes, std::max(lastUse[v], int64_t(o))});
-    top = std::max(top, offset + bytes);
-  }
+    return top;
+  };
+  for (size_t o = 0; o < no; ++o)
+    if (spec.values[spec.ops[o].output].loaded)
+      return "a loaded value computed inside the group";
+  uint64_t top = place(true);
+  if (top > chip.lmemBytes)
+    top = place(false);
   peak = top;
   if (peak > chip.lmemBytes)
     return "needs " + std::to_string(peak) + " bytes of local memory per lane, " +
