@@ -516,11 +516,28 @@ std::string Schedule::build() {
     if (gv.loaded && producer[v] >= 0)
       return "a loaded value computed inside the group";
     copies[v] = slices.size() > 1 ? 2 : 1;
-    for (unsigned c = 0; c < copies[v]; ++c) {
-      buf[v][c] = at;
-      at += bytesOf(v);
-    }
   }
+  // The copies GDMA moves while the TIU computes another slice start on
+  // bank boundaries (and the TIU-only buffers after them on one), so that a
+  // load or store never shares a bank with the commands running meanwhile
+  // (a GDMA beat into a bank a TIU command uses waits for it); dense when
+  // that does not fit.
+  const uint64_t copiesBase = at;
+  auto placeCopies = [&](bool banked) {
+    uint64_t a = copiesBase;
+    uint64_t bank = chip.bankBytes();
+    for (size_t v = 0; v < nv; ++v)
+      for (unsigned c = 0; c < copies[v] && (spec.values[v].loaded ||
+                                            spec.values[v].stored);
+           ++c) {
+        if (banked)
+          a = alignUp(a, bank);
+        buf[v][c] = a;
+        a += bytesOf(v);
+      }
+    return banked ? uint64_t(alignUp(a, bank)) : a;
+  };
+  at = placeCopies(true);
   // Banks each op reads (its operands' buffers and its weights), so that
   // its result can go to other banks (a TIU command whose result shares a
   // bank with an operand loses cycles to the collisions).
@@ -537,7 +554,7 @@ std::string Schedule::build() {
     uint64_t offset, bytes;
     int64_t end;
   };
-  const uint64_t base0 = at;
+  uint64_t base0 = at;
   // First fit over the op order; with `apart`, the first place whose banks
   // the op's operands do not use, when there is one.
   auto place = [&](bool apart) {
@@ -604,8 +621,14 @@ std::string Schedule::build() {
     if (spec.values[spec.ops[o].output].loaded)
       return "a loaded value computed inside the group";
   uint64_t top = place(true);
-  if (top > chip.lmemBytes)
-    top = place(false);
+  if (top > chip.lmemBytes) {
+    // Dense copies, then results apart from operands if that fits.
+    at = placeCopies(false);
+    base0 = at;
+    top = place(true);
+    if (top > chip.lmemBytes)
+      top = place(false);
+  }
   peak = top;
   if (peak > chip.lmemBytes)
     return "needs " + std::to_string(peak) + " bytes of local memory per lane, " +

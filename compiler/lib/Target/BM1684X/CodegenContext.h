@@ -16,6 +16,7 @@
 #include "tpuc/Backend/Backend.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/DenseMap.h"
 
 #include <cstdint>
 #include <optional>
@@ -35,7 +36,7 @@ struct CodegenError {
 class CodegenContext {
 public:
   CodegenContext(mlir::ModuleOp module, ::tpu::backend::CmdEmitter &em)
-      : module(module), em(em) {}
+      : module(module), em(em), nextSynthetic(em.chip().gmemBase) {}
 
   /// The emitter the backend kernels append commands to.
   ::tpu::backend::CmdEmitter &emitter() { return em; }
@@ -73,6 +74,9 @@ private:
   mlir::ModuleOp module;
   ::tpu::backend::CmdEmitter &em;
   bool lenient = false;
+  /// Addresses tensor() gives values without one when lenient.
+  mutable llvm::DenseMap<mlir::Value, uint64_t> synthetic;
+  mutable uint64_t nextSynthetic = 0;
 };
 
 /// Shape of \p v as (n, c, h, w) for the 2-D kernels (a 3-D tensor is

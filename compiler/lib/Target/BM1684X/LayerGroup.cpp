@@ -102,7 +102,8 @@ const Search::Candidate &Search::plan(size_t i, size_t j) {
     return false;
   };
   std::optional<backend::GroupSpec> spec = buildGroupSpec(
-      ctx, ops, isStored, [](Value) { return uint64_t(0); }, c.why);
+      ctx, ops, isStored,
+      [&](Value v) { return ctx.tensor(ops.front(), v).addr; }, c.why);
   if (spec) {
     spec->name = "candidate";
     c.ok = backend::planGroup(*spec, chip, options.slicing, c.plan, c.why);
