@@ -268,8 +268,9 @@ struct Slice {
 class Schedule {
 public:
   Schedule(const GroupSpec &spec, const isa::ChipParams &chip,
-           int64_t nSlices, int64_t hSlices)
-      : spec(spec), chip(chip), nSlices(nSlices), hSlices(hSlices) {}
+           int64_t nSlices, int64_t hSlices, bool weightResident = true)
+      : spec(spec), chip(chip), nSlices(nSlices), hSlices(hSlices),
+        weightResident(weightResident) {}
 
   /// Builds the slices and the allocation; empty on success, else why not.
   std::string build();
@@ -283,6 +284,8 @@ private:
   const GroupSpec &spec;
   const isa::ChipParams &chip;
   int64_t nSlices, hSlices;
+  /// Weights loaded once (else again with every slice, into one buffer).
+  bool weightResident;
   /// Per value: buffer offsets (one or two copies) and rows it holds at most.
   std::vector<std::array<uint64_t, 2>> buf;
   std::vector<unsigned> copies;
@@ -647,7 +650,9 @@ std::string Schedule::build() {
     }
   for (size_t o = 0; o < no; ++o)
     for (const Resident &r : residents[o])
-      ddrRead += uint64_t(r.shape.c) * r.shape.h * r.shape.w * elemBytes(r.prec);
+      ddrRead += uint64_t(r.shape.c) * r.shape.h * r.shape.w *
+                 elemBytes(r.prec) *
+                 (weightResident ? 1 : uint64_t(slices.size()));
   for (const Slice &s : slices)
     for (const GroupOp &op : spec.ops)
       if (const auto *c = std::get_if<ConvParams>(&op.params))
@@ -897,19 +902,23 @@ void Schedule::emit(CmdEmitter &em) const {
       done.push_back(a.kind);
     }
   }
-  // Resident weights, once.
-  for (size_t o = 0; o < spec.ops.size(); ++o)
-    for (size_t i = 0; i < residents[o].size(); ++i) {
-      const Resident &r = residents[o][i];
-      LTensor dst = localTensor(chip, resOffset[o][i], r.prec, r.shape,
-                                isa::LocalLayout::Compact);
-      load(em, denseView(r.addr, r.prec, r.shape), dst);
-      if (r.castTo)
-        ar(em, ArOp::Cast,
-           localTensor(chip, resCast[o][i], *r.castTo, r.shape,
-                       isa::LocalLayout::Compact),
-           Opd::of(dst));
-    }
+  // Weights: once, or (not resident) before each slice's computation.
+  auto loadWeights = [&] {
+    for (size_t o = 0; o < spec.ops.size(); ++o)
+      for (size_t i = 0; i < residents[o].size(); ++i) {
+        const Resident &r = residents[o][i];
+        LTensor dst = localTensor(chip, resOffset[o][i], r.prec, r.shape,
+                                  isa::LocalLayout::Compact);
+        load(em, denseView(r.addr, r.prec, r.shape), dst);
+        if (r.castTo)
+          ar(em, ArOp::Cast,
+             localTensor(chip, resCast[o][i], *r.castTo, r.shape,
+                         isa::LocalLayout::Compact),
+             Opd::of(dst));
+      }
+  };
+  if (weightResident)
+    loadWeights();
   auto gview = [&](size_t v) {
     const GroupValue &gv = spec.values[v];
     return denseView(gv.addr, gv.prec, shape4(gv.shape));
@@ -931,6 +940,8 @@ void Schedule::emit(CmdEmitter &em) const {
         }
       },
       [&](size_t i) {
+        if (!weightResident)
+          loadWeights();
         for (size_t o = 0; o < spec.ops.size(); ++o)
           emitOp(em, o, i);
       },
@@ -996,7 +1007,8 @@ bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
     machine.timing = *options.timing;
   why = "no slicing fits";
   auto tryPlan = [&](size_t i, GroupPlan &out) -> bool {
-    Schedule s(spec, chip, cands[i].first, cands[i].second);
+    Schedule s(spec, chip, cands[i].first, cands[i].second,
+               options.weightResident);
     std::string r = s.build();
     if (!r.empty()) {
       why = r;
@@ -1019,6 +1031,7 @@ bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
     out.numTiu = em.numTiu();
     out.numGdma = em.numGdma();
     out.macs = s.macs;
+    out.weightResident = options.weightResident;
     auto [tiu, gdma] = em.streamsWithEnd();
     isa::Estimate e = isa::estimateGroup(tiu, gdma, machine);
     out.estimatedCycles = e.cycles - std::min(e.cycles, e.launchCycles);
@@ -1065,7 +1078,7 @@ bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
 }
 
 void emitGroup(CmdEmitter &em, const GroupSpec &spec, const GroupPlan &plan) {
-  Schedule s(spec, em.chip(), plan.nSlices, plan.hSlices);
+  Schedule s(spec, em.chip(), plan.nSlices, plan.hSlices, plan.weightResident);
   std::string r = s.build();
   if (!r.empty())
     throw Error("layer group '" + spec.name + "': " + r);

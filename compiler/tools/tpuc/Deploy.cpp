@@ -93,6 +93,8 @@ constexpr const char *kUsage =
     "  --lg-max-length N        most ops in one layer group (default 24)\n"
     "  --lg-max-h-slices N      most H slices of a group (default: no limit)\n"
     "  --lg-h-first             slice H before N\n"
+    "  --no-weight-resident     load a group's weights before every slice\n"
+    "                           (default: once per group)\n"
     "  --no-fuse-eltwise        run every element-wise op on its own (by\n"
     "                           default chains of them run as one kernel,\n"
     "                           intermediates kept in local memory)\n"
@@ -109,6 +111,7 @@ struct DeployOptions {
   std::string layerGroup = "dp";
   std::string lgMaxLength = "24", lgMaxHSlices = "0";
   bool lgHFirst = false;
+  bool noWeightResident = false;
   bool groupPerOp = false;
   bool noFuseEltwise = false;
   bool exposeAll = false;
@@ -161,6 +164,8 @@ int parseArgs(int argc, char **argv, DeployOptions &opts) {
       ok = value(opts.lgMaxHSlices);
     else if (a == "--lg-h-first")
       opts.lgHFirst = true;
+    else if (a == "--no-weight-resident")
+      opts.noWeightResident = true;
     else if (a == "--group-per-op")
       opts.groupPerOp = true;
     else if (a == "--no-fuse-eltwise")
@@ -507,6 +512,7 @@ int runDeploy(int argc, char **argv) {
     lg.maxLength = len;
     lg.slicing.maxHSlices = hs;
     lg.slicing.hFirst = opts.lgHFirst;
+    lg.slicing.weightResident = !opts.noWeightResident;
     if (mlir::failed(
             tpuc::bm1684x::formLayerGroups(module, chip, lg, &groupReports)))
       return fail("forming the layer groups failed");

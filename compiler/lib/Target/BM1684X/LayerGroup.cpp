@@ -142,7 +142,8 @@ void Search::wrap(size_t i, size_t j, const Candidate &c, size_t index,
       b.getI64IntegerAttr(c.plan.nSlices), b.getI64IntegerAttr(c.plan.hSlices),
       b.getI64IntegerAttr(c.plan.timesteps),
       b.getI64IntegerAttr(int64_t(c.plan.lmemBytes)),
-      b.getI64IntegerAttr(int64_t(c.plan.ddrReadBytes + c.plan.ddrWriteBytes)));
+      b.getI64IntegerAttr(int64_t(c.plan.ddrReadBytes + c.plan.ddrWriteBytes)),
+      b.getBoolAttr(c.plan.weightResident));
   Block *body = new Block();
   group.getBody().push_back(body);
   for (Value v : inputs)
@@ -287,6 +288,7 @@ struct LayerGroupPass : impl::LayerGroupBase<LayerGroupPass> {
     options.maxLength = maxLength;
     options.slicing.maxHSlices = maxHSlices;
     options.slicing.hFirst = hFirst;
+    options.slicing.weightResident = !noWeightResident;
     if (failed(bm1684x::formLayerGroups(
             getOperation(), ::tpu::isa::ChipParams::bm1684x(), options)))
       signalPassFailure();

@@ -22,8 +22,11 @@
 //  - local memory: resident weights and coefficient tables once; values
 //    loaded from or stored to DDR double-buffered; values that live only
 //    inside a slice share memory by lifetime (first fit over the op order);
-//  - the weights are loaded once, before the first slice.
-// One op alone is a group of one.
+//  - the weights are loaded once, before the first slice (or, for an
+//    architect's comparison, again before every slice).
+// A group runs in the command group of its neighbours: its first slice's
+// loads overlap the previous group's last computation wherever their local
+// memory does not conflict.
 //
 // Precision is a property of the values (F32, F16, BF16 today). What INT8
 // adds has its place: GroupValue carries the signedness of integer values,
@@ -102,6 +105,9 @@ struct GroupOptions {
   int64_t maxHSlices = 0;
   /// Slice H before N (default: N first, as TPU-MLIR does).
   bool hFirst = false;
+  /// Keep the weights in local memory for the whole group (default), or
+  /// load them again before every slice.
+  bool weightResident = true;
   /// The timing the slicing is chosen for (isa::estimateGroup); the BM1684X
   /// defaults with the chip planGroup is given when null.
   const isa::TimingParams *timing = nullptr;
@@ -110,6 +116,7 @@ struct GroupOptions {
 /// The slicing the scheduler chose and what it costs.
 struct GroupPlan {
   int64_t nSlices = 1, hSlices = 1;
+  bool weightResident = true;
   /// Local memory bytes per lane used at the peak.
   uint64_t lmemBytes = 0;
   /// Of which resident weights and tables.

@@ -236,6 +236,7 @@ void GroupOp::codegenBM1684X(CodegenContext &ctx) {
   backend::GroupPlan plan;
   plan.nSlices = getNSlices();
   plan.hSlices = getHSlices();
+  plan.weightResident = getWeightResident();
   backend::emitGroup(ctx.emitter(), *spec, plan);
 }
 

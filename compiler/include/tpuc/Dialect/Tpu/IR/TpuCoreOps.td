@@ -108,7 +108,8 @@ def Tpu_GroupOp : Tpu_Op<"Group", [Tpu_BM1684XCodegen]> {
   let arguments = (ins Variadic<Tpu_Tensor>:$inputs, StrAttr:$name,
                        I64Attr:$n_slices, I64Attr:$h_slices,
                        I64Attr:$timesteps, I64Attr:$lmem_bytes,
-                       I64Attr:$ddr_bytes);
+                       I64Attr:$ddr_bytes,
+                       DefaultValuedAttr<BoolAttr, "true">:$weight_resident);
   let results = (outs Variadic<Tpu_Tensor>:$outputs);
   let regions = (region SizedRegion<1>:$body);
 }

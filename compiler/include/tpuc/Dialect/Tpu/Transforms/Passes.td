@@ -39,6 +39,9 @@ def LayerGroup : Pass<"tpu-layer-group", "mlir::ModuleOp"> {
            "Most H slices of a group (0: its output height)">,
     Option<"hFirst", "h-first", "bool", /*default=*/"false",
            "Slice H before N">,
+    Option<"noWeightResident", "no-weight-resident", "bool",
+           /*default=*/"false",
+           "Load a group's weights again before every slice">,
   ];
 }
 
