@@ -7,8 +7,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <set>
 #include <sstream>
-#include <type_traits>
 
 namespace tpu::isa {
 
@@ -249,6 +249,72 @@ std::vector<MachineKeyInfo> Machine::describe() {
                    info.description, ""});
   for (MachineKeyInfo &info : TimingParams::describe())
     out.push_back(std::move(info));
+  return out;
+}
+
+std::string Machine::toText() const {
+  std::string out;
+  for (auto &[key, value] : list())
+    out += key + " = " + value + "\n";
+  return out;
+}
+
+void Machine::loadText(std::string_view text, const std::string &sourceName) {
+  parseConfigText(text, sourceName,
+                  [this](const std::string &key, const std::string &value) {
+                    set(key, value);
+                  });
+}
+
+void parseConfigText(
+    std::string_view text, const std::string &sourceName,
+    const std::function<void(const std::string &key, const std::string &value)>
+        &apply) {
+  std::set<std::string> seen;
+  size_t lineNo = 0;
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text =
+        nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    ++lineNo;
+    if (size_t hash = line.find('#'); hash != std::string_view::npos)
+      line = line.substr(0, hash);
+    std::string body = trim(line);
+    if (body.empty())
+      continue;
+    std::string where = sourceName + ":" + std::to_string(lineNo);
+    size_t eq = body.find('=');
+    if (eq == std::string::npos)
+      throw Error(where + ": expected 'key = value', got '" + body + "'");
+    std::string key = trim(std::string_view(body).substr(0, eq));
+    std::string value = trim(std::string_view(body).substr(eq + 1));
+    if (!seen.insert(key).second)
+      throw Error(where + ": key '" + key + "' is set twice");
+    try {
+      apply(key, value);
+    } catch (const Error &e) {
+      throw Error(where + ": " + e.what());
+    }
+  }
+}
+
+std::string chipShortfall(const ChipParams &compiledFor,
+                          const ChipParams &simulated) {
+  std::string out;
+  auto need = [&](const char *key, uint64_t wants, uint64_t has,
+                  const char *what) {
+    if (wants <= has)
+      return;
+    out += std::string(out.empty() ? "" : "; ") + "it needs " +
+           std::to_string(wants) + " " + what + " (chip." + key +
+           "), the simulated machine has " + std::to_string(has);
+  };
+  need("npu_num", compiledFor.npuNum, simulated.npuNum, "lanes");
+  need("lmem_bytes", compiledFor.lmemBytes, simulated.lmemBytes,
+       "bytes of local memory per lane");
+  need("lmem_banks", compiledFor.lmemBanks, simulated.lmemBanks,
+       "local-memory banks");
   return out;
 }
 
