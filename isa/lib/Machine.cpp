@@ -245,8 +245,8 @@ std::vector<MachineKeyInfo> Machine::describe() {
   std::vector<MachineKeyInfo> out;
   out.push_back({std::string(kChipPrefix) + "name", "", "chip name", ""});
   for (const ChipParamInfo &info : ChipParams::describe())
-    out.push_back({std::string(kChipPrefix) + info.key, info.unit,
-                   info.description, ""});
+    out.push_back(
+        {std::string(kChipPrefix) + info.key, info.unit, info.description, ""});
   for (MachineKeyInfo &info : TimingParams::describe())
     out.push_back(std::move(info));
   return out;

@@ -159,15 +159,13 @@ int run(const Options &o) {
     total.accumulate(e, m);
     groups.push_back(toJson(e));
     if (o.groups)
-      std::printf("group %-4zu: %12" PRIu64 " cycles, TIU busy %5.1f %%, "
-                  "GDMA busy %5.1f %%, DDR %" PRIu64 " + %" PRIu64 " bytes\n",
-                  g, e.cycles,
-                  e.totalPs ? kPercent * double(e.tiuBusyPs) / double(e.totalPs)
-                            : 0.0,
-                  e.totalPs
-                      ? kPercent * double(e.gdmaBusyPs) / double(e.totalPs)
-                      : 0.0,
-                  e.ddrReadBytes, e.ddrWriteBytes);
+      std::printf(
+          "group %-4zu: %12" PRIu64 " cycles, TIU busy %5.1f %%, "
+          "GDMA busy %5.1f %%, DDR %" PRIu64 " + %" PRIu64 " bytes\n",
+          g, e.cycles,
+          e.totalPs ? kPercent * double(e.tiuBusyPs) / double(e.totalPs) : 0.0,
+          e.totalPs ? kPercent * double(e.gdmaBusyPs) / double(e.totalPs) : 0.0,
+          e.ddrReadBytes, e.ddrWriteBytes);
   }
   auto share = [&](uint64_t ps) {
     return total.totalPs ? kPercent * double(ps) / double(total.totalPs) : 0.0;

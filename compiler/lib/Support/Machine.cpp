@@ -18,8 +18,7 @@ void setMachine(ModuleOp module, const ::tpu::isa::Machine &machine) {
   module->setAttr(kMachineAttr, DictionaryAttr::get(ctx, entries));
 }
 
-llvm::Expected<std::optional<::tpu::isa::Machine>>
-getMachine(ModuleOp module) {
+llvm::Expected<std::optional<::tpu::isa::Machine>> getMachine(ModuleOp module) {
   auto dict = module->getAttrOfType<DictionaryAttr>(kMachineAttr);
   if (!dict)
     return std::nullopt;
@@ -27,10 +26,10 @@ getMachine(ModuleOp module) {
   for (NamedAttribute entry : dict) {
     auto value = dyn_cast<StringAttr>(entry.getValue());
     if (!value)
-      return llvm::createStringError(
-          (kMachineAttr + ": '" + entry.getName().getValue() +
-           "' is not a string")
-              .str());
+      return llvm::createStringError((kMachineAttr + ": '" +
+                                      entry.getName().getValue() +
+                                      "' is not a string")
+                                         .str());
     try {
       machine.set(entry.getName().getValue().str(), value.getValue().str());
     } catch (const ::tpu::Error &e) {

@@ -234,10 +234,10 @@ ModelRunner::ModelRunner(const isa::bmodel::Model &model, const SimConfig &cfg,
     recorded.loadText(model.machine, kRecordedName);
     std::string shortfall = isa::chipShortfall(recorded.chip, cfg.chip);
     if (!shortfall.empty())
-      throw Error("the bmodel cannot run on the simulated machine: " +
-                  shortfall +
-                  " (tpusim simulates the machine a bmodel records unless "
-                  "--config or -p change it)");
+      throw Error(
+          "the bmodel cannot run on the simulated machine: " + shortfall +
+          " (tpusim simulates the machine a bmodel records unless "
+          "--config or -p change it)");
   }
   if (model.nets.empty())
     throw Error("the bmodel has no net");

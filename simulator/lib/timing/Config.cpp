@@ -67,9 +67,8 @@ void SimConfig::loadFile(const std::string &path) {
 
 void SimConfig::loadText(std::string_view text, const std::string &sourceName) {
   isa::parseConfigText(text, sourceName,
-                       [this](const std::string &key, const std::string &value) {
-                         set(key, value);
-                       });
+                       [this](const std::string &key,
+                              const std::string &value) { set(key, value); });
 }
 
 void SimConfig::set(std::string_view key, std::string_view value) {

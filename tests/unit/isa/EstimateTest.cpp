@@ -287,8 +287,7 @@ TEST(Estimate, LoadComputeStoreIsDerivedFromTheConstants) {
   Machine slow = m;
   slow.timing.ddrBandwidthGBps = t.ddrBandwidthGBps / 2;
   Estimate es = estimateGroup(tiu, gdma, slow);
-  EXPECT_EQ(es.cycles, e2 + 2 * drain +
-                           ceilDiv(dmaBytes, bytesPerCycle / 2) -
+  EXPECT_EQ(es.cycles, e2 + 2 * drain + ceilDiv(dmaBytes, bytesPerCycle / 2) -
                            ceilDiv(dmaBytes, bytesPerCycle));
 }
 

@@ -1,4 +1,5 @@
-//===- Machine.h - The machine a tpu module is compiled for ------*- C++ -*-===//
+//===- Machine.h - The machine a tpu module is compiled for ------*- C++
+//-*-===//
 //
 // A tpu module records the machine it is compiled for (isa::Machine: chip
 // shape and timing constants) as the module attribute tpu.machine, a
