@@ -73,17 +73,13 @@ std::string format(double v) {
   return os.str();
 }
 
-const TimingSection kSections[] = {
+/// The table in its order: a section (title, note) or a row (both null; the
+/// rows are kRows in the same order).
+const TimingSection kLayout[] = {
 #define TPU_TIMING_SECTION(Title, Note) {Title, Note},
-#include "tpu/isa/TimingParams.def"
-};
-
-/// The table's order of section markers (~0u) and rows (0).
-constexpr unsigned kRowSection[] = {
-#define TPU_TIMING_SECTION(Title, Note) ~0u,
 #define TPU_TIMING_PARAM(Member, Key, Type, Default, Unit, Description,        \
                          Reason)                                               \
-  0,
+  {nullptr, nullptr},
 #include "tpu/isa/TimingParams.def"
 };
 
@@ -101,22 +97,6 @@ const TimingRow kRows[] = {
 #include "tpu/isa/TimingParams.def"
 };
 constexpr size_t kNumRows = sizeof(kRows) / sizeof(kRows[0]);
-
-/// Section index of row `row`: the number of section markers before it in
-/// kRowSection, minus one.
-unsigned sectionOf(size_t row) {
-  size_t seenRows = 0;
-  int current = -1;
-  for (unsigned v : kRowSection) {
-    if (v == ~0u) {
-      ++current;
-      continue;
-    }
-    if (seenRows++ == row)
-      break;
-  }
-  return current < 0 ? 0 : unsigned(current);
-}
 
 /// Periods are whole picoseconds; the clock must be slow enough that one
 /// period is at least that.
@@ -383,18 +363,17 @@ std::string Machine::defaultsText() {
     out += keyValue(std::string(kChipPrefix) + chipInfos[i].key,
                     chipValues[i + 1].second) +
            "# " + chipInfos[i].unit + "; " + chipInfos[i].description + "\n";
-  unsigned section = ~0u;
-  for (size_t i = 0; i < kNumRows; ++i) {
-    const TimingRow &row = kRows[i];
-    unsigned s = sectionOf(i);
-    if (s != section) {
-      section = s;
-      appendSection(out, kSections[s].title);
-      if (*kSections[s].note)
-        appendWrapped(out, kSections[s].note);
+  size_t row = 0;
+  for (const TimingSection &item : kLayout) {
+    if (item.title) {
+      appendSection(out, item.title);
+      if (*item.note)
+        appendWrapped(out, item.note);
+      continue;
     }
-    out += keyValue(row.key, row.get(m.timing)) + "# " + row.unit + "; " +
-           row.reason + "\n";
+    const TimingRow &r = kRows[row++];
+    out += keyValue(r.key, r.get(m.timing)) + "# " + r.unit + "; " + r.reason +
+           "\n";
   }
   return out;
 }
