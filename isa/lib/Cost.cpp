@@ -48,13 +48,11 @@ Divisor bankDivisor(const ChipParams &chip) {
 
 } // namespace
 
-BankSpan bankSpan(const ChipParams &chip, uint64_t offset,
-                  uint64_t bytes) {
+BankSpan bankSpan(const ChipParams &chip, uint64_t offset, uint64_t bytes) {
   return spanOf(offset, bytes, bankDivisor(chip));
 }
 
-BankMask bankMask(const ChipParams &chip, uint64_t offset,
-                  uint64_t bytes) {
+BankMask bankMask(const ChipParams &chip, uint64_t offset, uint64_t bytes) {
   if (bytes == 0)
     return 0;
   return spanMask(bankSpan(chip, offset, bytes));
@@ -136,8 +134,8 @@ TiuCost tiuCost(const TiuOp &op, const TiuWork &work, const ChipParams &chip,
     cost.unit = TiuUnit::Vector;
     cost.startupCycles = timing.euStartup;
     // EU_NUM = eu_bytes * 8 / element bits (a power of two).
-    unsigned euNum = unsigned(
-        Divisor(precBits(work.computePrec)).div(chip.euBytes * 8));
+    unsigned euNum =
+        unsigned(Divisor(precBits(work.computePrec)).div(chip.euBytes * 8));
     uint64_t steps = Divisor(euNum).ceilDiv(work.elementsPerLane) * kernel *
                      std::max(1u, work.iterations);
     cost.streamCycles = Divisor(timing.euStepsPerCycle).ceilDiv(steps);
@@ -186,8 +184,8 @@ TiuCost tiuCost(const TiuOp &op, const TiuWork &work, const ChipParams &chip,
         bytesInBanks(w.offset, w.bytesPerLane, readBanks, bank.value());
     writeBeats += ceilDiv(shared, beatBytes);
   }
-  cost.conflictCycles =
-      ceilDiv(std::min(readBeats, writeBeats) * timing.bankConflictPct, kPercent);
+  cost.conflictCycles = ceilDiv(
+      std::min(readBeats, writeBeats) * timing.bankConflictPct, kPercent);
   return cost;
 }
 

@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <array>
-#include <sstream>
 #include <string_view>
 #include <utility>
 
@@ -27,10 +26,9 @@ namespace {
 /// (the order of LayoutInfo::fields).
 template <typename T> struct Members;
 #define TPU_LAYOUT(Id, Name, Eng, Bits)                                        \
-  template <> struct Members<cmd::Id> {                                   \
+  template <> struct Members<cmd::Id> {                                        \
     static constexpr uint64_t cmd::Id::*kList[] = {
-#define TPU_FIELD(Id, Field, Lsb, Width, Reserved, Meaning)                    \
-  &cmd::Id::Field,
+#define TPU_FIELD(Id, Field, Lsb, Width, Reserved, Meaning) &cmd::Id::Field,
 #define TPU_LAYOUT_END(Id)                                                     \
   }                                                                            \
   ;                                                                            \
@@ -50,7 +48,7 @@ struct ConstField {
 template <LayoutId L> struct ConstLayout;
 #define TPU_LAYOUT(Id, Name, Eng, Bits)                                        \
   template <> struct ConstLayout<LayoutId::Id> {                               \
-    static constexpr Engine kEngine = Engine::Eng;                   \
+    static constexpr Engine kEngine = Engine::Eng;                             \
     static constexpr ConstField kFields[] = {
 #define TPU_FIELD(Id, Field, Lsb, Width, Reserved, Meaning)                    \
   {#Field, Lsb, Width, Reserved != 0},
@@ -393,8 +391,7 @@ GdmaOp decodeGdma(const RawCommand &c, const ChipParams &chip) {
     // source is local. widenInto() filled the S2L names; move them for L2S.
     auto s = decodeAs<cmd::SDmaMatrix>(c);
     uint64_t src = joinAddr(s.src_start_addr_l32, s.src_start_addr_h8);
-    if (classifyAddr(chip, src) == MemRegion::Local &&
-        !s.fill_constant_en) {
+    if (classifyAddr(chip, src) == MemRegion::Local && !s.fill_constant_en) {
       cmd::DmaTensor &f = op.f;
       f.src_hstride = f.dst_nstride = f.dst_cstride = 0;
       f.src_hsize = f.src_wsize = f.dst_nsize = f.dst_csize = f.dst_wsize = 0;

@@ -62,8 +62,7 @@ private:
 struct Context {
   explicit Context(const Machine &m)
       : machine(m), tiuPeriod(m.timing.tiuPeriodPs()),
-        gdmaPeriod(m.timing.gdmaPeriodPs()),
-        psPerByte(m.timing.ddrPsPerByte()),
+        gdmaPeriod(m.timing.gdmaPeriodPs()), psPerByte(m.timing.ddrPsPerByte()),
         latencyPs(m.timing.ddrLatencyPs()) {}
 
   const Machine &machine;
@@ -93,7 +92,8 @@ struct Cursor {
 
   /// Arrival of command i: its last byte, on the engine's next clock edge.
   uint64_t fetched(size_t i) const {
-    uint64_t arrive = fetchBase + uint64_t(std::ceil(double(ends[i]) * psPerByte));
+    uint64_t arrive =
+        fetchBase + uint64_t(std::ceil(double(ends[i]) * psPerByte));
     return nextEdge(arrive, period);
   }
 
@@ -243,8 +243,8 @@ Estimate estimateGroup(const std::vector<RawCommand> &tiuCmds,
       // Issue once the command `slots` before this one has completed.
       start = std::max(start, slotFreePs[issued % slots]);
       uint64_t streamStart = start + cost.startupCycles * period;
-      uint64_t datapathEnd = std::max(streamStart, lastDatapathEnd) +
-                             cost.datapathCycles * period;
+      uint64_t datapathEnd =
+          std::max(streamStart, lastDatapathEnd) + cost.datapathCycles * period;
       lastDatapathEnd = datapathEnd;
       uint64_t dataEnd = datapathEnd;
       if (cost.usesDdr()) {

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <set>
 #include <sstream>
-#include <type_traits>
 
 namespace tpu::isa {
 
@@ -73,17 +73,13 @@ std::string format(double v) {
   return os.str();
 }
 
-const TimingSection kSections[] = {
+/// The table in its order: a section (title, note) or a row (both null; the
+/// rows are kRows in the same order).
+const TimingSection kLayout[] = {
 #define TPU_TIMING_SECTION(Title, Note) {Title, Note},
-#include "tpu/isa/TimingParams.def"
-};
-
-/// The table's order of section markers (~0u) and rows (0).
-constexpr unsigned kRowSection[] = {
-#define TPU_TIMING_SECTION(Title, Note) ~0u,
 #define TPU_TIMING_PARAM(Member, Key, Type, Default, Unit, Description,        \
                          Reason)                                               \
-  0,
+  {nullptr, nullptr},
 #include "tpu/isa/TimingParams.def"
 };
 
@@ -101,22 +97,6 @@ const TimingRow kRows[] = {
 #include "tpu/isa/TimingParams.def"
 };
 constexpr size_t kNumRows = sizeof(kRows) / sizeof(kRows[0]);
-
-/// Section index of row `row`: the number of section markers before it in
-/// kRowSection, minus one.
-unsigned sectionOf(size_t row) {
-  size_t seenRows = 0;
-  int current = -1;
-  for (unsigned v : kRowSection) {
-    if (v == ~0u) {
-      ++current;
-      continue;
-    }
-    if (seenRows++ == row)
-      break;
-  }
-  return current < 0 ? 0 : unsigned(current);
-}
 
 /// Periods are whole picoseconds; the clock must be slow enough that one
 /// period is at least that.
@@ -245,10 +225,76 @@ std::vector<MachineKeyInfo> Machine::describe() {
   std::vector<MachineKeyInfo> out;
   out.push_back({std::string(kChipPrefix) + "name", "", "chip name", ""});
   for (const ChipParamInfo &info : ChipParams::describe())
-    out.push_back({std::string(kChipPrefix) + info.key, info.unit,
-                   info.description, ""});
+    out.push_back(
+        {std::string(kChipPrefix) + info.key, info.unit, info.description, ""});
   for (MachineKeyInfo &info : TimingParams::describe())
     out.push_back(std::move(info));
+  return out;
+}
+
+std::string Machine::toText() const {
+  std::string out;
+  for (auto &[key, value] : list())
+    out += key + " = " + value + "\n";
+  return out;
+}
+
+void Machine::loadText(std::string_view text, const std::string &sourceName) {
+  parseConfigText(text, sourceName,
+                  [this](const std::string &key, const std::string &value) {
+                    set(key, value);
+                  });
+}
+
+void parseConfigText(
+    std::string_view text, const std::string &sourceName,
+    const std::function<void(const std::string &key, const std::string &value)>
+        &apply) {
+  std::set<std::string> seen;
+  size_t lineNo = 0;
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text =
+        nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    ++lineNo;
+    if (size_t hash = line.find('#'); hash != std::string_view::npos)
+      line = line.substr(0, hash);
+    std::string body = trim(line);
+    if (body.empty())
+      continue;
+    std::string where = sourceName + ":" + std::to_string(lineNo);
+    size_t eq = body.find('=');
+    if (eq == std::string::npos)
+      throw Error(where + ": expected 'key = value', got '" + body + "'");
+    std::string key = trim(std::string_view(body).substr(0, eq));
+    std::string value = trim(std::string_view(body).substr(eq + 1));
+    if (!seen.insert(key).second)
+      throw Error(where + ": key '" + key + "' is set twice");
+    try {
+      apply(key, value);
+    } catch (const Error &e) {
+      throw Error(where + ": " + e.what());
+    }
+  }
+}
+
+std::string chipShortfall(const ChipParams &compiledFor,
+                          const ChipParams &simulated) {
+  std::string out;
+  auto need = [&](const char *key, uint64_t wants, uint64_t has,
+                  const char *what) {
+    if (wants <= has)
+      return;
+    out += std::string(out.empty() ? "" : "; ") + "it needs " +
+           std::to_string(wants) + " " + what + " (chip." + key +
+           "), the simulated machine has " + std::to_string(has);
+  };
+  need("npu_num", compiledFor.npuNum, simulated.npuNum, "lanes");
+  need("lmem_bytes", compiledFor.lmemBytes, simulated.lmemBytes,
+       "bytes of local memory per lane");
+  need("lmem_banks", compiledFor.lmemBanks, simulated.lmemBanks,
+       "local-memory banks");
   return out;
 }
 
@@ -317,18 +363,17 @@ std::string Machine::defaultsText() {
     out += keyValue(std::string(kChipPrefix) + chipInfos[i].key,
                     chipValues[i + 1].second) +
            "# " + chipInfos[i].unit + "; " + chipInfos[i].description + "\n";
-  unsigned section = ~0u;
-  for (size_t i = 0; i < kNumRows; ++i) {
-    const TimingRow &row = kRows[i];
-    unsigned s = sectionOf(i);
-    if (s != section) {
-      section = s;
-      appendSection(out, kSections[s].title);
-      if (*kSections[s].note)
-        appendWrapped(out, kSections[s].note);
+  size_t row = 0;
+  for (const TimingSection &item : kLayout) {
+    if (item.title) {
+      appendSection(out, item.title);
+      if (*item.note)
+        appendWrapped(out, item.note);
+      continue;
     }
-    out += keyValue(row.key, row.get(m.timing)) + "# " + row.unit + "; " +
-           row.reason + "\n";
+    const TimingRow &r = kRows[row++];
+    out += keyValue(r.key, r.get(m.timing)) + "# " + r.unit + "; " + r.reason +
+           "\n";
   }
   return out;
 }

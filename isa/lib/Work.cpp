@@ -65,10 +65,10 @@ TiuWork::Operand rangeOf(const WorkTensor &t, const WorkGeometry &wg) {
       int64_t(s.n - 1) * t.stride.n + int64_t(lastSlot) * t.stride.c +
       int64_t(s.h - 1) * t.stride.h + int64_t(s.w - 1) * t.stride.w;
   r.offset = wg.startOffset(t.addr);
-  r.bytesPerLane = (uint64_t(std::max<int64_t>(maxElem, 0) + 1) *
-                        precBits(t.prec) +
-                    kBitsPerByte - 1) /
-                   kBitsPerByte;
+  r.bytesPerLane =
+      (uint64_t(std::max<int64_t>(maxElem, 0) + 1) * precBits(t.prec) +
+       kBitsPerByte - 1) /
+      kBitsPerByte;
   return r;
 }
 
@@ -89,7 +89,7 @@ void addRange(FixedList<TiuWork::Operand, N> &v, bool isConst,
 }
 
 WorkTensor plain(uint64_t addr, Prec p, Shape4 s, LocalLayout layout,
-                  const WorkGeometry &wg) {
+                 const WorkGeometry &wg) {
   WorkTensor t;
   t.addr = uint32_t(addr);
   t.prec = p;
@@ -109,18 +109,15 @@ WorkTensor plain(uint64_t addr, Prec p, Shape4 s, LocalLayout layout,
 /// so that the range of, say, a per-channel operand read with zero h/w
 /// strides is its few bytes and not a whole tile.
 WorkTensor laidOut(uint64_t addr, Prec p, Shape4 s, uint64_t str,
-                    std::array<int64_t, 4> freeStrides,
-                    const WorkGeometry &wg) {
+                   std::array<int64_t, 4> freeStrides, const WorkGeometry &wg) {
   constexpr uint64_t kCompact = 1, kPerChannel = 2, kFree = 3;
-  WorkTensor t = plain(addr, p, s,
-                        str == kCompact ? LocalLayout::Compact
-                                        : LocalLayout::EuAligned,
-                        wg);
+  WorkTensor t = plain(
+      addr, p, s,
+      str == kCompact ? LocalLayout::Compact : LocalLayout::EuAligned, wg);
   if (str == kPerChannel)
     t.stride = {0, 1, 0, 0};
   else if (str == kFree)
-    t.stride = {freeStrides[0], freeStrides[1], freeStrides[2],
-                freeStrides[3]};
+    t.stride = {freeStrides[0], freeStrides[1], freeStrides[2], freeStrides[3]};
   return t;
 }
 
@@ -456,8 +453,7 @@ GdmaWork gdmaWork(const GdmaOp &op, const ChipParams &chip) {
     dstSt = {0, 0, 0, 1};
     if (op.type == GdmaType::MaskedSelect)
       account(w, classifyAddr(chip, op.mask_start_addr),
-              bytesOf(srcElems, gdmaFormatBits(op.mask_data_format)),
-              true);
+              bytesOf(srcElems, gdmaFormatBits(op.mask_data_format)), true);
     break;
   default:
     break;

@@ -6,8 +6,9 @@
 // Estimates every command group of a net's first stage with the static cost
 // model (isa/Estimate.h) and prints the totals in the form of tpusim's
 // summary; --groups adds one line per group, --json writes the figures as a
-// JSON object. -p sets machine keys as tpusim's -p does (chip.npu_num,
-// tiu.cube_startup, ...).
+// JSON object. The machine is the one the bmodel records (the BM1684X
+// defaults when it records none); -p sets machine keys on top of it as
+// tpusim's -p does (chip.npu_num, tiu.cube_startup, ...).
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,7 +40,8 @@ constexpr const char *kUsage =
 
 Estimates the cycles of every command group of the net's first stage with
 the static cost model (per-command costs and the two-engine schedule of
-isa/Estimate.h, without simulating data) and prints the totals.
+isa/Estimate.h, without simulating data) and prints the totals. The machine
+is the one the bmodel records (BM1684X defaults when none), changed by -p.
 
 options:
   -p KEY=VALUE   set a machine key (chip.npu_num, tiu.cube_startup, ...;
@@ -113,7 +115,13 @@ nlohmann::json toJson(const Estimate &e) {
 }
 
 int run(const Options &o) {
-  Machine m;
+  bmodel::Model model = bmodel::readModel(o.model);
+  // The machine the bmodel records (if any), then the -p overrides.
+  Machine m, recorded;
+  if (!model.machine.empty()) {
+    recorded.loadText(model.machine, "the bmodel's machine");
+    m = recorded;
+  }
   for (const std::string &p : o.overrides) {
     try {
       m.assign(p);
@@ -122,7 +130,8 @@ int run(const Options &o) {
     }
   }
   m.validate();
-  bmodel::Model model = bmodel::readModel(o.model);
+  if (std::string why = chipShortfall(recorded.chip, m.chip); !why.empty())
+    throw Error("the bmodel cannot run on the estimated machine: " + why);
   const bmodel::Net *net = nullptr;
   for (const bmodel::Net &n : model.nets)
     if (o.net.empty() || n.name == o.net) {
@@ -150,15 +159,13 @@ int run(const Options &o) {
     total.accumulate(e, m);
     groups.push_back(toJson(e));
     if (o.groups)
-      std::printf("group %-4zu: %12" PRIu64 " cycles, TIU busy %5.1f %%, "
-                  "GDMA busy %5.1f %%, DDR %" PRIu64 " + %" PRIu64 " bytes\n",
-                  g, e.cycles,
-                  e.totalPs ? kPercent * double(e.tiuBusyPs) / double(e.totalPs)
-                            : 0.0,
-                  e.totalPs
-                      ? kPercent * double(e.gdmaBusyPs) / double(e.totalPs)
-                      : 0.0,
-                  e.ddrReadBytes, e.ddrWriteBytes);
+      std::printf(
+          "group %-4zu: %12" PRIu64 " cycles, TIU busy %5.1f %%, "
+          "GDMA busy %5.1f %%, DDR %" PRIu64 " + %" PRIu64 " bytes\n",
+          g, e.cycles,
+          e.totalPs ? kPercent * double(e.tiuBusyPs) / double(e.totalPs) : 0.0,
+          e.totalPs ? kPercent * double(e.gdmaBusyPs) / double(e.totalPs) : 0.0,
+          e.ddrReadBytes, e.ddrWriteBytes);
   }
   auto share = [&](uint64_t ps) {
     return total.totalPs ? kPercent * double(ps) / double(total.totalPs) : 0.0;

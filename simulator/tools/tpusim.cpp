@@ -38,7 +38,8 @@ const char *kUsage =
     "\n"
     "The default configuration is the BM1684X machine built into tpusim; --config\n"
     "applies a file on top of it and -p sets single keys (chip.* keys change\n"
-    "the machine shape).\n"
+    "the machine shape). `run` simulates the machine the bmodel records (the\n"
+    "--chip-param values of tpuc deploy) unless --config or -p change it.\n"
     "`tpusim config` lists every key; --defaults-file prints the defaults\n"
     "as a config file (simulator/configs/bm1684x.cfg is that text).\n";
 
@@ -96,10 +97,14 @@ Options parseArgs(int argc, char **argv) {
   return o;
 }
 
-sim::SimConfig loadConfig(const Options &o) {
+sim::SimConfig loadConfig(const Options &o,
+                          const isa::bmodel::Model *model = nullptr) {
   // The default configuration is compiled in (no file needed at run time);
-  // --config files and -p overrides apply on top of it, in order.
+  // the machine a bmodel records, --config files and -p overrides apply on
+  // top of it, in order.
   sim::SimConfig cfg = sim::SimConfig::defaults();
+  if (model)
+    cfg = sim::recordedConfig(*model, cfg);
   for (const std::string &f : o.configFiles)
     cfg.loadFile(f);
   for (const std::string &p : o.overrides) {
@@ -143,9 +148,8 @@ int runModel(const Options &o) {
                 "' (expected full, functional or timing)");
   if (*mode == sim::SimMode::Timing && !o.output.empty())
     throw Error("--mode timing computes no values; drop -o or use --mode full");
-  sim::SimConfig cfg = loadConfig(o);
-
   isa::bmodel::Model model = isa::bmodel::readModel(o.model);
+  sim::SimConfig cfg = loadConfig(o, &model);
   sim::ModelRunner runner(model, cfg, *mode, o.net);
   if (!o.input.empty()) {
     npz::Npz inputs = npz::readNpz(o.input);

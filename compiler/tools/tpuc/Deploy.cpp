@@ -39,6 +39,7 @@
 #include "tpuc/Dialect/Tpu/Transforms/Passes.h"
 #include "tpuc/Interpreter/Interpreter.h"
 #include "tpuc/Support/Compare.h"
+#include "tpuc/Support/Machine.h"
 #include "tpuc/Support/Module.h"
 #include "tpuc/Target/BM1684X/Codegen.h"
 #include "tpuc/Target/BM1684X/LayerGroup.h"
@@ -46,6 +47,7 @@
 #include "tpu/isa/Bmodel.h"
 #include "tpu/isa/ChipParams.h"
 #include "tpu/isa/Error.h"
+#include "tpu/isa/Machine.h"
 #include "tpu/isa/Npz.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -99,7 +101,11 @@ constexpr const char *kUsage =
     "                           default chains of them run as one kernel,\n"
     "                           intermediates kept in local memory)\n"
     "  --chip-param KEY=VALUE   override a chip parameter (e.g.\n"
-    "                           gmem_bytes=64M); see `tpusim config`\n"
+    "                           gmem_bytes=64M) or, with its prefix, any\n"
+    "                           machine key (chip.npu_num=32,\n"
+    "                           tiu.cube_startup=40); see `tpusim config`.\n"
+    "                           The module (tpu.machine) and the bmodel\n"
+    "                           record the machine\n"
     "  --expose-all             debugging: every activation becomes a model\n"
     "                           output (compare tpusim's outputs with\n"
     "                           <stem>_tpu_outputs.npz tensor by tensor)\n";
@@ -436,10 +442,18 @@ int runDeploy(int argc, char **argv) {
                 "later)");
   if (llvm::StringRef(opts.chip).lower() != "bm1684x")
     return fail("--chip '" + opts.chip + "' is not supported (bm1684x)");
-  tpu::isa::ChipParams chip = tpu::isa::ChipParams::bm1684x();
-  for (const std::string &kv : opts.chipParams)
-    chip.assign(kv);
-  chip.validate();
+  // A key with a prefix (chip.*, tiu.*, ...) is a machine key; a bare key
+  // is a chip parameter, as it always was.
+  tpu::isa::Machine machine = tpu::isa::Machine::bm1684x();
+  for (const std::string &kv : opts.chipParams) {
+    size_t eq = kv.find('=');
+    if (kv.substr(0, eq).find('.') != std::string::npos)
+      machine.assign(kv);
+    else
+      machine.chip.assign(kv);
+  }
+  machine.validate();
+  const tpu::isa::ChipParams &chip = machine.chip;
   llvm::Expected<tpuc::Tolerance> tol = tpuc::parseTolerance(opts.tolerance);
   if (!tol)
     return fail("--tolerance: " + llvm::toString(tol.takeError()));
@@ -460,6 +474,7 @@ int runDeploy(int argc, char **argv) {
       !error.empty())
     return fail(error);
   mlir::ModuleOp module = *parsed.module;
+  tpuc::module::setMachine(module, machine);
 
   std::optional<tpuc::QuantTable> table;
   if (!opts.quantizeTable.empty()) {
@@ -555,6 +570,7 @@ int runDeploy(int argc, char **argv) {
       tpuc::bm1684x::buildBmodel(module, chip, codegen, &summary);
   if (mlir::failed(model))
     return fail("generating BM1684X commands failed");
+  model->machine = machine.toText();
   tpu::isa::bmodel::writeModel(*model, opts.output);
   writeGroupReport(groupReports, (stem + "_groups.json").str(), opts.layerGroup);
   std::string modes = modeName.str();

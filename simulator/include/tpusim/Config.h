@@ -47,8 +47,6 @@ struct SimConfig : isa::TimingParams {
   /// The defaults as config file text (isa::Machine::defaultsText(), the
   /// content of simulator/configs/bm1684x.cfg).
   static std::string_view defaultText();
-  /// The name the built-in defaults have in messages.
-  static constexpr const char *kDefaultName = "bm1684x.cfg (built in)";
 
   /// The configuration of `m`, every key counted as set.
   static SimConfig fromMachine(const isa::Machine &m);

@@ -5,7 +5,6 @@
 
 #include <fstream>
 #include <mutex>
-#include <set>
 #include <sstream>
 
 namespace tpu::sim {
@@ -67,33 +66,9 @@ void SimConfig::loadFile(const std::string &path) {
 }
 
 void SimConfig::loadText(std::string_view text, const std::string &sourceName) {
-  std::set<std::string> seen;
-  size_t lineNo = 0;
-  while (!text.empty()) {
-    size_t nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text =
-        nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
-    ++lineNo;
-    if (size_t hash = line.find('#'); hash != std::string_view::npos)
-      line = line.substr(0, hash);
-    std::string body = trim(line);
-    if (body.empty())
-      continue;
-    std::string where = sourceName + ":" + std::to_string(lineNo);
-    size_t eq = body.find('=');
-    if (eq == std::string::npos)
-      throw Error(where + ": expected 'key = value', got '" + body + "'");
-    std::string key = trim(std::string_view(body).substr(0, eq));
-    std::string value = trim(std::string_view(body).substr(eq + 1));
-    if (!seen.insert(key).second)
-      throw Error(where + ": key '" + key + "' is set twice");
-    try {
-      set(key, value);
-    } catch (const Error &e) {
-      throw Error(where + ": " + e.what());
-    }
-  }
+  isa::parseConfigText(text, sourceName,
+                       [this](const std::string &key,
+                              const std::string &value) { set(key, value); });
 }
 
 void SimConfig::set(std::string_view key, std::string_view value) {

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "tpu/isa/Estimate.h"
 
+#include "tpu/isa/Bmodel.h"
 #include "tpu/isa/Command.h"
 #include "tpu/isa/Cost.h"
 #include "tpu/isa/Error.h"
@@ -83,6 +84,65 @@ TEST(Machine, DefaultsTextListsEveryKeyWithItsDefault) {
     std::string line = key + " = " + value;
     EXPECT_NE(text.find("\n" + line + " "), std::string::npos) << line;
   }
+}
+
+TEST(Machine, TextRoundTripsEveryKey) {
+  Machine m;
+  m.set("chip.npu_num", "32");
+  m.set("chip.name", "BM1684X-32");
+  m.set("mcu.group_launch_ns", "1250.5");
+  Machine back;
+  back.loadText(m.toText(), "text");
+  EXPECT_EQ(back.list(), m.list());
+  // The text is a config file: comments and a key set twice are handled as
+  // in tpusim's --config files.
+  EXPECT_THROW(back.loadText("tiu.sys_cycles = 4\ntiu.sys_cycles = 5\n", "t"),
+               Error);
+  back.loadText("# comment\n tiu.sys_cycles = 7 # why\n", "t");
+  EXPECT_EQ(back.timing.tiuSysCycles, 7u);
+}
+
+TEST(Machine, ShortfallNamesWhatIsMissing) {
+  ChipParams compiled, simulated;
+  EXPECT_EQ(chipShortfall(compiled, simulated), "");
+  compiled.npuNum = 32;
+  EXPECT_EQ(chipShortfall(compiled, simulated), ""); // 64 lanes are enough
+  simulated.npuNum = 16;
+  simulated.lmemBanks = 8;
+  std::string why = chipShortfall(compiled, simulated);
+  EXPECT_NE(why.find("32 lanes (chip.npu_num)"), std::string::npos) << why;
+  EXPECT_NE(why.find("16 local-memory banks (chip.lmem_banks)"),
+            std::string::npos)
+      << why;
+  EXPECT_EQ(why.find("chip.lmem_bytes"), std::string::npos) << why;
+}
+
+TEST(Machine, BmodelRecordsTheMachine) {
+  bmodel::Model model;
+  bmodel::Net net;
+  net.name = "empty";
+  bmodel::Stage stage;
+  bmodel::CmdGroup g;
+  g.bdcNum = g.gdmaNum = 1;
+  g.tiu = packBuffer({makeTiuEnd(1, 0)});
+  g.gdma = packBuffer({makeGdmaEnd(1, 0)});
+  stage.groups = {g};
+  net.stages = {stage};
+  model.nets = {net};
+  // Without a machine the field is left out and reads back empty.
+  std::vector<uint8_t> bytes = bmodel::serializeModel(model);
+  bmodel::Model plain = bmodel::parseModel(bytes.data(), bytes.size(), "mem");
+  EXPECT_EQ(plain.machine, "");
+  Machine m;
+  m.set("chip.npu_num", "32");
+  model.machine = m.toText();
+  bytes = bmodel::serializeModel(model);
+  bmodel::Model back = bmodel::parseModel(bytes.data(), bytes.size(), "mem");
+  EXPECT_EQ(back.machine, model.machine);
+  ASSERT_EQ(back.nets.size(), 1u);
+  Machine recorded;
+  recorded.loadText(back.machine, "bmodel");
+  EXPECT_EQ(recorded.chip.npuNum, 32u);
 }
 
 //===----------------------------------------------------------------------===//
@@ -227,8 +287,7 @@ TEST(Estimate, LoadComputeStoreIsDerivedFromTheConstants) {
   Machine slow = m;
   slow.timing.ddrBandwidthGBps = t.ddrBandwidthGBps / 2;
   Estimate es = estimateGroup(tiu, gdma, slow);
-  EXPECT_EQ(es.cycles, e2 + 2 * drain +
-                           ceilDiv(dmaBytes, bytesPerCycle / 2) -
+  EXPECT_EQ(es.cycles, e2 + 2 * drain + ceilDiv(dmaBytes, bytesPerCycle / 2) -
                            ceilDiv(dmaBytes, bytesPerCycle));
 }
 

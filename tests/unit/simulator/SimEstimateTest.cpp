@@ -59,7 +59,9 @@ Group generate(unsigned tiles, unsigned seed) {
   std::vector<Tile> t(tiles);
   // TIU id after which the buffers of tile i are free again (the compute of
   // tile i - 2, which used the same buffer set).
-  auto freeAfter = [&](unsigned i) { return i >= 2 ? t[i - 2].computedId : 0u; };
+  auto freeAfter = [&](unsigned i) {
+    return i >= 2 ? t[i - 2].computedId : 0u;
+  };
   for (unsigned i = 0; i < tiles; ++i) {
     Tile &x = t[i];
     x.prec = pick({0, 1}) ? Prec::Fp16 : Prec::Int32;
@@ -74,8 +76,8 @@ Group generate(unsigned tiles, unsigned seed) {
     };
     x.a = at(4 * set + pick({0, 1}), 0);
     x.b = at(4 * set + pick({2, 3}), 0);
-    x.r = pick({0, 1}) ? at(12, set * uint32_t(kBankBytes) / 2)
-                       : at(13 + set, 0);
+    x.r =
+        pick({0, 1}) ? at(12, set * uint32_t(kBankBytes) / 2) : at(13 + set, 0);
   }
   uint64_t ddrIn = kDdrBase, ddrOut = kDdrBase + 0x4000000;
   auto loadTile = [&](unsigned i) {

@@ -105,8 +105,7 @@ struct TiuCost {
 /// commands)) per result.
 TiuCost tiuCost(const TiuOp &op, const TiuWork &work, const ChipParams &chip,
                 const TimingParams &timing);
-inline TiuCost tiuCost(const TiuOp &op, const TiuWork &work,
-                       const Machine &m) {
+inline TiuCost tiuCost(const TiuOp &op, const TiuWork &work, const Machine &m) {
   return tiuCost(op, work, m.chip, m.timing);
 }
 

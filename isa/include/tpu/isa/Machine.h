@@ -15,6 +15,7 @@
 #include "tpu/isa/Types.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -112,11 +113,34 @@ struct Machine {
     return isa::peakMacsPerCycle(chip, timing, p);
   }
 
+  /// Every key as `key = value` lines (list() order): the machine as text,
+  /// as a bmodel records it; loadText() reads it back.
+  std::string toText() const;
+  /// Applies config text (`key = value` lines, `#` comments; parseConfigText)
+  /// with set(); `sourceName` names it in errors.
+  void loadText(std::string_view text, const std::string &sourceName);
+
   /// The defaults as a config file of `key = value  # unit; reason` lines,
   /// one section per group of TimingParams.def (simulator/configs/
   /// bm1684x.cfg is this text).
   static std::string defaultsText();
 };
+
+/// Calls `apply(key, value)` for every `key = value` line of config text
+/// (`#` starts a comment; blank lines are skipped; spaces around key and
+/// value are trimmed). Throws Error naming `sourceName`, the line and the
+/// problem for a line without '=', a key set twice, or an Error `apply`
+/// throws.
+void parseConfigText(
+    std::string_view text, const std::string &sourceName,
+    const std::function<void(const std::string &key, const std::string &value)>
+        &apply);
+
+/// Why a model compiled for the chip `compiledFor` cannot run on `simulated`
+/// ("" when it can): it needs more lanes, more local memory per lane or more
+/// banks than `simulated` has.
+std::string chipShortfall(const ChipParams &compiledFor,
+                          const ChipParams &simulated);
 
 } // namespace tpu::isa
 
