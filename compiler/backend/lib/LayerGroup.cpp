@@ -917,8 +917,9 @@ void Schedule::emit(CmdEmitter &em) const {
              Opd::of(dst));
       }
   };
-  if (weightResident)
-    loadWeights();
+  // Resident weights are loaded once, after the first slice's inputs and in
+  // op order: the first op waits for its own weights only, the others' load
+  // while it computes.
   auto gview = [&](size_t v) {
     const GroupValue &gv = spec.values[v];
     return denseView(gv.addr, gv.prec, shape4(gv.shape));
@@ -938,6 +939,8 @@ void Schedule::emit(CmdEmitter &em) const {
                        dst.shape),
                dst);
         }
+        if (i == 0 && weightResident)
+          loadWeights();
       },
       [&](size_t i) {
         if (!weightResident)

@@ -528,6 +528,7 @@ int runDeploy(int argc, char **argv) {
     lg.slicing.maxHSlices = hs;
     lg.slicing.hFirst = opts.lgHFirst;
     lg.slicing.weightResident = !opts.noWeightResident;
+    lg.slicing.timing = &machine.timing;
     if (mlir::failed(
             tpuc::bm1684x::formLayerGroups(module, chip, lg, &groupReports)))
       return fail("forming the layer groups failed");

@@ -21,6 +21,7 @@
 #include "tpuc/Dialect/Top/IR/TopOps.h"
 #include "tpuc/Dialect/Tpu/IR/TpuOps.h"
 #include "tpuc/Dialect/Tpu/Transforms/Passes.h"
+#include "tpuc/Support/Machine.h"
 #include "tpuc/Support/Module.h"
 #include "tpuc/Support/Weights.h"
 
@@ -289,8 +290,20 @@ struct LayerGroupPass : impl::LayerGroupBase<LayerGroupPass> {
     options.slicing.maxHSlices = maxHSlices;
     options.slicing.hFirst = hFirst;
     options.slicing.weightResident = !noWeightResident;
-    if (failed(bm1684x::formLayerGroups(
-            getOperation(), ::tpu::isa::ChipParams::bm1684x(), options)))
+    // The machine the module records (tpuc deploy --chip-param), else the
+    // BM1684X.
+    ::tpu::isa::Machine machine = ::tpu::isa::Machine::bm1684x();
+    llvm::Expected<std::optional<::tpu::isa::Machine>> recorded =
+        module::getMachine(getOperation());
+    if (!recorded) {
+      getOperation().emitError("--tpu-layer-group: ")
+          << llvm::toString(recorded.takeError());
+      return signalPassFailure();
+    }
+    if (*recorded)
+      machine = **recorded;
+    options.slicing.timing = &machine.timing;
+    if (failed(bm1684x::formLayerGroups(getOperation(), machine.chip, options)))
       signalPassFailure();
   }
 };
