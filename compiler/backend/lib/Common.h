@@ -334,7 +334,8 @@ struct EltJob {
 
 /// Jobs for an element-wise op whose output has `outDims` and whose inputs
 /// have `inDims` (numpy broadcasting), all dense in global memory.
-std::vector<EltJob> broadcastJobs(const std::vector<GTensor> &inputs,
+std::vector<EltJob> broadcastJobs(const isa::ChipParams &chip,
+                                  const std::vector<GTensor> &inputs,
                                   const GTensor &output);
 
 /// Runs element-wise jobs tile by tile, double-buffered: loads each input

@@ -25,6 +25,8 @@
 
 #include "Common.h"
 
+#include "tpuc/Backend/LayerGroup.h"
+
 #include <algorithm>
 
 namespace tpu::backend {
@@ -48,21 +50,13 @@ struct InSpan {
   int64_t begin = 0, count = 0, padBefore = 0, padAfter = 0;
 };
 
+/// windowRows (LayerGroup.h), the one form of the backward rule.
 bool inputSpan(int64_t o0, int64_t oCount, int64_t stride, int64_t pad,
                int64_t k, int64_t dil, int64_t ins, int64_t inSize,
                InSpan &span) {
-  int64_t step = ins + 1;
-  int64_t v0 = o0 * stride - pad;
-  int64_t v1 = (o0 + oCount - 1) * stride - pad + (k - 1) * dil + 1;
-  int64_t a = v0 <= 0 ? 0 : ceilDiv(v0, step);
-  if (v1 - 1 < 0)
-    return false;
-  int64_t last = std::min((v1 - 1) / step, inSize - 1);
-  if (last < a)
-    return false;
-  int64_t b = last + 1;
-  span = {a, b - a, a * step - v0, (v1 - 1) - (b - 1) * step};
-  return true;
+  RowSpan r = windowRows(o0, oCount, stride, pad, k, dil, ins, inSize);
+  span = {r.begin, r.count, r.padBefore, r.padAfter};
+  return r.count > 0;
 }
 
 /// Upper bound of the real rows an output tile of `o` rows reads.
@@ -556,8 +550,8 @@ std::vector<uint8_t> encodeFloats(const float *v, size_t count,
 }
 
 uint64_t convFilterBytes(int64_t oc, int64_t icPerGroup, int64_t kh, int64_t kw,
-                         isa::Prec prec, int64_t groups) {
-  isa::ChipParams chip = isa::ChipParams::bm1684x();
+                         isa::Prec prec, int64_t groups,
+                         const isa::ChipParams &chip) {
   if (isDepthwise(groups * icPerGroup, oc, groups))
     return uint64_t(oc * kh * kw) * elemBytes(prec);
   int64_t icp = chip.icParallel(prec);

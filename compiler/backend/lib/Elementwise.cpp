@@ -72,7 +72,8 @@ Shape4 chooseTile(const isa::ChipParams &chip, Shape4 s,
   return t;
 }
 
-std::vector<EltJob> broadcastJobs(const std::vector<GTensor> &inputs,
+std::vector<EltJob> broadcastJobs(const isa::ChipParams &chip,
+                                  const std::vector<GTensor> &inputs,
                                   const GTensor &output) {
   std::vector<int64_t> out = output.shape;
   if (out.empty())
@@ -144,7 +145,7 @@ std::vector<EltJob> broadcastJobs(const std::vector<GTensor> &inputs,
     }
     jobs.push_back(j);
   };
-  int64_t npu = isa::ChipParams::bm1684x().npuNum;
+  int64_t npu = chip.npuNum;
   size_t k = dims.size();
   size_t outer = k > 4 ? k - 4 : 0;
   int64_t outerCount = 1;
@@ -457,7 +458,7 @@ void unary(CmdEmitter &em, const UnaryParams &p) {
   requireFloat(ctx, p.input, "input");
   requireFloat(ctx, p.output, "output");
   checkSameCount(ctx, p.input, p.output);
-  auto jobs = broadcastJobs({reshaped(p.input, p.output.shape)}, p.output);
+  auto jobs = broadcastJobs(em.chip(), {reshaped(p.input, p.output.shape)}, p.output);
   runEltwise(
       em, ctx, jobs, p.output.prec, unaryTemps(p.fn.kind), {p.fn.kind},
       [&](const std::vector<LTensor> &in, const LTensor &out,
@@ -490,7 +491,7 @@ void cast(CmdEmitter &em, const CastParams &p) {
       ctx.fail(std::string("the intermediate type ") +
                isa::precName(p.viaInt->prec) + " is not Int8, Int16 or Int32");
   }
-  auto jobs = broadcastJobs({reshaped(p.input, p.output.shape)}, p.output);
+  auto jobs = broadcastJobs(em.chip(), {reshaped(p.input, p.output.shape)}, p.output);
   bool sameType =
       p.input.prec == p.output.prec &&
       (isa::isFloat(p.input.prec) || p.input.isSigned == p.output.isSigned);
@@ -525,7 +526,7 @@ void binary(CmdEmitter &em, const BinaryParams &p) {
   requireFloat(ctx, p.output, "output");
   std::vector<EltJob> jobs;
   try {
-    jobs = broadcastJobs({p.lhs, p.rhs}, p.output);
+    jobs = broadcastJobs(em.chip(), {p.lhs, p.rhs}, p.output);
   } catch (const Error &e) {
     ctx.fail(e.what());
   }
@@ -562,7 +563,7 @@ void scale(CmdEmitter &em, const ScaleParams &p) {
     ctx.fail("input and output must have one shape");
   std::vector<EltJob> jobs;
   try {
-    jobs = broadcastJobs({p.input, p.scale, p.bias}, p.output);
+    jobs = broadcastJobs(em.chip(), {p.input, p.scale, p.bias}, p.output);
   } catch (const Error &e) {
     ctx.fail(e.what());
   }
@@ -582,7 +583,7 @@ void binaryConst(CmdEmitter &em, const BinaryConstParams &p) {
   requireFloat(ctx, p.input, "input");
   requireFloat(ctx, p.output, "output");
   checkSameCount(ctx, p.input, p.output);
-  auto jobs = broadcastJobs({reshaped(p.input, p.output.shape)}, p.output);
+  auto jobs = broadcastJobs(em.chip(), {reshaped(p.input, p.output.shape)}, p.output);
   if (p.kind == BinaryKind::Pow && !p.constOnLeft) {
     unary(em, {p.name, p.input, p.output, {UnaryKind::Pow, p.value}});
     if (p.act.kind != UnaryKind::None)
@@ -619,7 +620,7 @@ void prelu(CmdEmitter &em, const PReluParams &p) {
     ctx.fail("input and output must have one precision");
   std::vector<EltJob> jobs;
   try {
-    jobs = broadcastJobs({p.input, p.slope}, p.output);
+    jobs = broadcastJobs(em.chip(), {p.input, p.slope}, p.output);
   } catch (const Error &e) {
     ctx.fail(e.what());
   }
@@ -647,7 +648,7 @@ void eltwiseChain(CmdEmitter &em, const EltChainParams &p) {
   }
   std::vector<EltJob> jobs;
   try {
-    jobs = broadcastJobs(inputs, p.output);
+    jobs = broadcastJobs(em.chip(), inputs, p.output);
   } catch (const Error &e) {
     ctx.fail(e.what());
   }
@@ -724,7 +725,7 @@ void where(CmdEmitter &em, const WhereParams &p) {
     ctx.fail("x, y and output must have one precision");
   std::vector<EltJob> jobs;
   try {
-    jobs = broadcastJobs({p.cond, p.x, p.y}, p.output);
+    jobs = broadcastJobs(em.chip(), {p.cond, p.x, p.y}, p.output);
   } catch (const Error &e) {
     ctx.fail(e.what());
   }
@@ -801,7 +802,7 @@ void compare(CmdEmitter &em, const CompareParams &p) {
   requireCastable(ctx, p.output, "output");
   std::vector<EltJob> jobs;
   try {
-    jobs = broadcastJobs({p.lhs, p.rhs}, p.output);
+    jobs = broadcastJobs(em.chip(), {p.lhs, p.rhs}, p.output);
   } catch (const Error &e) {
     ctx.fail(e.what());
   }
@@ -841,7 +842,7 @@ void compareConst(CmdEmitter &em, const CompareConstParams &p) {
   requireFloat(ctx, p.input, "input");
   requireCastable(ctx, p.output, "output");
   checkSameCount(ctx, p.input, p.output);
-  auto jobs = broadcastJobs({reshaped(p.input, p.output.shape)}, p.output);
+  auto jobs = broadcastJobs(em.chip(), {reshaped(p.input, p.output.shape)}, p.output);
   runEltwise(em, ctx, jobs, p.output.prec, needsEqTemp(p.kind) ? 1 : 0, {},
              [&](const std::vector<LTensor> &in, const LTensor &res,
                  const UnaryScratch &s) {

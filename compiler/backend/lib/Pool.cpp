@@ -19,6 +19,8 @@
 
 #include "Common.h"
 
+#include "tpuc/Backend/LayerGroup.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -34,15 +36,12 @@ struct Span {
   int64_t begin, count, padBefore, padAfter;
 };
 
+/// windowRows (LayerGroup.h) without inserted zeros.
 bool spanOf(int64_t o0, int64_t oc, int64_t stride, int64_t pad, int64_t k,
             int64_t dil, int64_t in, Span &s) {
-  int64_t v0 = o0 * stride - pad;
-  int64_t v1 = (o0 + oc - 1) * stride - pad + (k - 1) * dil + 1;
-  int64_t a = std::max<int64_t>(v0, 0), b = std::min(v1, in);
-  if (b <= a)
-    return false;
-  s = {a, b - a, a - v0, v1 - b};
-  return true;
+  RowSpan r = windowRows(o0, oc, stride, pad, k, dil, 0, in);
+  s = {r.begin, r.count, r.padBefore, r.padAfter};
+  return r.count > 0;
 }
 
 uint32_t negInfBits(Prec p) { return floatBits(-INFINITY, p); }

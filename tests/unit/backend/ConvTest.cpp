@@ -75,7 +75,7 @@ StreamStats runConvCase(const ConvCase &c) {
   auto filt = reorderConvFilter(w.data(), c.oc, icg, c.kh, c.kw, c.prec,
                                 c.groups, r.chip);
   EXPECT_EQ(filt.size(),
-            convFilterBytes(c.oc, icg, c.kh, c.kw, c.prec, c.groups));
+            convFilterBytes(c.oc, icg, c.kh, c.kw, c.prec, c.groups, r.chip));
   uint64_t fAddr = ga.alloc(filt.size());
   uint64_t bAddr = ga.alloc(b.size() * 4);
   std::vector<float> want(size_t(out.numElements())), mag(want.size());
@@ -401,7 +401,7 @@ TEST(Conv2d, ResNet18ShapesFitAndPipeline) {
       c.name = "resnet";
       c.input = ga.tensor(p, {1, s.ic, s.hw, s.hw});
       c.output = ga.tensor(p, {1, s.oc, o, o});
-      c.filterAddr = ga.alloc(convFilterBytes(s.oc, s.ic, s.k, s.k, p, 1));
+      c.filterAddr = ga.alloc(convFilterBytes(s.oc, s.ic, s.k, s.k, p, 1, isa::ChipParams::bm1684x()));
       c.biasAddr = ga.alloc(uint64_t(s.oc) * 4);
       c.kernelH = c.kernelW = s.k;
       c.strideH = c.strideW = s.s;

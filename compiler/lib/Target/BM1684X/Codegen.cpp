@@ -143,7 +143,7 @@ uint64_t getWeightBytes(Operation *weightOp, const isa::ChipParams &chip) {
   }
   return backend::convFilterBytes(type.getDimSize(0), type.getDimSize(1),
                                   type.getDimSize(2), type.getDimSize(3), *prec,
-                                  groups);
+                                  groups, chip);
 }
 
 FailureOr<isa::bmodel::Model> buildBmodel(ModuleOp module,

@@ -40,6 +40,8 @@ public:
 
   /// The emitter the backend kernels append commands to.
   ::tpu::backend::CmdEmitter &emitter() { return em; }
+  /// The machine the commands are generated for.
+  const ::tpu::isa::ChipParams &chip() const { return em.chip(); }
 
   /// The GTensor of \p v (device address, precision, shape; \p shape
   /// overrides the value's). Throws CodegenError on \p user if \p v has no

@@ -612,7 +612,8 @@ bool isDepthwise(int64_t inChannels, int64_t outChannels, int64_t groups);
 
 /// Bytes of a reordered convolution filter.
 uint64_t convFilterBytes(int64_t oc, int64_t icPerGroup, int64_t kh, int64_t kw,
-                         isa::Prec prec, int64_t groups);
+                         isa::Prec prec, int64_t groups,
+                         const isa::ChipParams &chip);
 
 /// Reorders an ONNX filter `w` [oc, icPerGroup, kh, kw] (fp32 values) into
 /// the layout conv2d loads, converted to `prec` (round to nearest even):

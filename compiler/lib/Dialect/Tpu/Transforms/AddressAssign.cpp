@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 #include "tpuc/Dialect/Top/IR/TopOps.h"
 #include "tpuc/Dialect/Tpu/Transforms/Passes.h"
+#include "tpuc/Support/Machine.h"
 #include "tpuc/Support/Module.h"
 #include "tpuc/Target/BM1684X/Codegen.h"
 
@@ -41,9 +42,6 @@ namespace tpuc::tpu {
 
 namespace {
 
-/// Alignment of every coefficient and of the neuron region's start
-/// (BMAddressAssign's 4 KiB granule).
-constexpr uint64_t kCoeffAlign = 4096;
 /// Alignment of activations and IO tensors (see the file comment).
 constexpr uint64_t kNeuronAlign = 64;
 
@@ -87,7 +85,7 @@ LogicalResult assignAddresses(ModuleOp module,
   uint64_t addr = chip.gmemBase;
   for (auto w : body.getOps<WeightOp>()) {
     setAddress(w.getOutput(), addr);
-    addr = alignUp(addr + getDeviceBytes(w.getOutput(), chip), kCoeffAlign);
+    addr = alignUp(addr + getDeviceBytes(w.getOutput(), chip), chip.globalAlign);
   }
   uint64_t coeffSize = addr - chip.gmemBase;
   if (addr > gmemEnd)
@@ -138,7 +136,7 @@ LogicalResult assignAddresses(ModuleOp module,
     }
 
   // Activations: first fit over the slots still alive, in program order.
-  uint64_t neuronBase = alignUp(addr, kCoeffAlign);
+  uint64_t neuronBase = alignUp(addr, chip.globalAlign);
   struct Live {
     uint64_t offset, bytes;
     int64_t end;
@@ -169,7 +167,7 @@ LogicalResult assignAddresses(ModuleOp module,
     setAddress(iv.value, ioAddr);
     ioAddr += iv.bytes;
   }
-  uint64_t neuronSize = alignUp(ioAddr - neuronBase, kCoeffAlign);
+  uint64_t neuronSize = alignUp(ioAddr - neuronBase, chip.globalAlign);
 
   // Reshapes share their root's address.
   for (auto reshape : body.getOps<ReshapeOp>())
@@ -199,8 +197,17 @@ namespace {
 
 struct AddressAssignPass : impl::AddressAssignBase<AddressAssignPass> {
   void runOnOperation() override {
-    if (failed(
-            assignAddresses(getOperation(), ::tpu::isa::ChipParams::bm1684x())))
+    // The machine the module records (tpuc deploy), else the BM1684X.
+    llvm::Expected<std::optional<::tpu::isa::Machine>> machine =
+        module::getMachine(getOperation());
+    if (!machine) {
+      getOperation().emitError("--tpu-address-assign: ")
+          << llvm::toString(machine.takeError());
+      return signalPassFailure();
+    }
+    ::tpu::isa::ChipParams chip = *machine ? (*machine)->chip
+                                           : ::tpu::isa::ChipParams::bm1684x();
+    if (failed(assignAddresses(getOperation(), chip)))
       signalPassFailure();
   }
 };

@@ -1,6 +1,7 @@
 //===- CodegenPass.cpp - --tpu-codegen
 //-------------------------------------===//
 #include "tpuc/Dialect/Tpu/Transforms/Passes.h"
+#include "tpuc/Support/Machine.h"
 #include "tpuc/Target/BM1684X/Codegen.h"
 
 #include "tpu/isa/Error.h"
@@ -23,8 +24,18 @@ struct CodegenPass : impl::CodegenBase<CodegenPass> {
     bm1684x::CodegenOptions options;
     options.groupPerOp = groupPerOp;
     options.fuseEltwise = !noFuseEltwise;
-    FailureOr<::tpu::isa::bmodel::Model> model = bm1684x::buildBmodel(
-        getOperation(), ::tpu::isa::ChipParams::bm1684x(), options);
+    // The machine the module records (tpuc deploy), else the BM1684X.
+    llvm::Expected<std::optional<::tpu::isa::Machine>> machine =
+        module::getMachine(getOperation());
+    if (!machine) {
+      getOperation().emitError("--tpu-codegen: ")
+          << llvm::toString(machine.takeError());
+      return signalPassFailure();
+    }
+    ::tpu::isa::ChipParams chip = *machine ? (*machine)->chip
+                                           : ::tpu::isa::ChipParams::bm1684x();
+    FailureOr<::tpu::isa::bmodel::Model> model =
+        bm1684x::buildBmodel(getOperation(), chip, options);
     if (failed(model))
       return signalPassFailure();
     try {

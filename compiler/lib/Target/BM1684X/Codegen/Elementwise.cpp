@@ -470,7 +470,7 @@ std::optional<EltwiseChain> findEltwiseChain(const CodegenContext &ctx,
   // The output is written tile by tile while the input is still being read:
   // the two may share memory only exactly (each tile read before it is
   // overwritten), never shifted. Give up the last ops until that holds.
-  const ::tpu::isa::ChipParams &chip = ::tpu::isa::ChipParams::bm1684x();
+  const ::tpu::isa::ChipParams &chip = ctx.chip();
   std::optional<uint64_t> in = tpu::getAddress(input);
   uint64_t bytes = tpu::getDeviceBytes(input, chip);
   while (b.chain.ops.size() >= 2 && in) {
