@@ -356,6 +356,9 @@ std::string Schedule::build() {
   int64_t outH = spec.values[last].shape[2];
   if (hSlices > outH || nSlices > n)
     return "more slices than rows or batches";
+  if (ceilDiv(n, ceilDiv(n, nSlices)) != nSlices)
+    return "a batch of " + std::to_string(n) + " cannot be cut into " +
+           std::to_string(nSlices) + " slices of equal size but the last";
   for (const GroupValue &v : spec.values)
     if (v.shape[0] != n)
       return "values of different batch sizes";
@@ -972,8 +975,9 @@ candidates(const GroupSpec &spec, const GroupOptions &options) {
   int64_t maxH = options.maxHSlices > 0 ? std::min(options.maxHSlices, h) : h;
   std::vector<std::pair<int64_t, int64_t>> out;
   if (!options.hFirst) {
+    // Only counts that splitRange(n, ceilDiv(n, ns)) really gives.
     for (int64_t ns = 1; ns <= n; ++ns)
-      if (ns == n || ceilDiv(n, ns) != ceilDiv(n, ns + 1))
+      if (ceilDiv(n, ceilDiv(n, ns)) == ns)
         out.push_back({ns, 1});
     for (int64_t hs = 2; hs <= maxH; ++hs)
       out.push_back({n, hs});
@@ -981,7 +985,8 @@ candidates(const GroupSpec &spec, const GroupOptions &options) {
     for (int64_t hs = 1; hs <= maxH; ++hs)
       out.push_back({1, hs});
     for (int64_t ns = 2; ns <= n; ++ns)
-      out.push_back({ns, maxH});
+      if (ceilDiv(n, ceilDiv(n, ns)) == ns)
+        out.push_back({ns, maxH});
   }
   return out;
 }
