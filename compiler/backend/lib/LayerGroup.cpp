@@ -102,6 +102,7 @@ struct Resident {
 
 /// The weights op `p` reads, in a fixed order (the emitter indexes them).
 std::vector<Resident> residentsOf(const LocalOpParams &p,
+                                  const std::vector<int> &inputs,
                                   const isa::ChipParams &chip) {
   std::vector<Resident> r;
   if (const auto *c = std::get_if<ConvParams>(&p)) {
@@ -126,10 +127,12 @@ std::vector<Resident> residentsOf(const LocalOpParams &p,
     r.push_back({s->scale.addr, s->scale.prec, {1, c, 1, 1}, {}});
     r.push_back({s->bias.addr, s->bias.prec, {1, c, 1, 1}, {}});
   } else if (const auto *b = std::get_if<BinaryParams>(&p)) {
+    // Operands that are no group value are per-channel weights.
     uint32_t c = uint32_t(b->output.shape[1]);
-    for (const GTensor *t : {&b->lhs, &b->rhs})
-      if (t->shape != b->output.shape)
-        r.push_back({t->addr, t->prec, {1, c, 1, 1}, {}});
+    const GTensor *ops[2] = {&b->lhs, &b->rhs};
+    for (unsigned k = 0; k < 2; ++k)
+      if (k < inputs.size() && inputs[k] < 0)
+        r.push_back({ops[k]->addr, ops[k]->prec, {1, c, 1, 1}, {}});
   }
   return r;
 }
@@ -192,10 +195,16 @@ std::string localOpSupport(const LocalOpParams &params,
             return "not a 4-D element-wise op";
           if (x.lhs.prec != x.output.prec || x.rhs.prec != x.output.prec)
             return "mixed precisions";
-          for (const GTensor *t : {&x.lhs, &x.rhs})
-            if (t->shape != x.output.shape &&
-                !isPerChannel(*t, x.output.shape[1]))
+          for (const GTensor *t : {&x.lhs, &x.rhs}) {
+            // Same shape, a per-channel weight, or a per-(n, c) activation
+            // (N, C, 1, 1) read at every (h, w) through zero strides.
+            const std::vector<int64_t> &o = x.output.shape;
+            bool perNC = t->shape.size() == 4 && t->shape[0] == o[0] &&
+                         t->shape[1] == o[1] && t->shape[2] == 1 &&
+                         t->shape[3] == 1;
+            if (t->shape != o && !isPerChannel(*t, o[1]) && !perNC)
               return "broadcast operand";
+          }
           return "";
         } else if constexpr (std::is_same_v<T, BinaryConstParams>) {
           if (x.kind == BinaryKind::Pow)
@@ -230,6 +239,9 @@ RowSpan localInputRows(const GroupOp &op, const GroupSpec &spec, unsigned k,
   if (const auto *p = std::get_if<PoolParams>(&op.params))
     return windowRows(o0, count, p->strideH, p->padTop, p->kernelH,
                       p->dilationH, 0, inH);
+  // An element-wise operand of one row broadcasts along H.
+  if (inH == 1 && spec.values[op.output].shape[2] > 1)
+    return {0, 1, 0, 0};
   return {o0, count, 0, 0};
 }
 
@@ -474,7 +486,7 @@ std::string Schedule::build() {
     at = up(at + unaryTableBytes());
   }
   for (size_t o = 0; o < no; ++o) {
-    residents[o] = residentsOf(spec.ops[o].params, chip);
+    residents[o] = residentsOf(spec.ops[o].params, spec.ops[o].inputs, chip);
     for (const Resident &r : residents[o]) {
       resOffset[o].push_back(at);
       at = up(at + localTensor(chip, 0, r.prec, r.shape,
@@ -695,8 +707,21 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
   };
   auto sameRows = [&](unsigned k) {
     int v = op.inputs[k];
-    return view(v, copyOf(v), s, outRows.begin, outRows.count, 0,
-                spec.values[v].shape[3]);
+    const auto &vs = spec.values[v].shape;
+    const auto &os = spec.values[op.output].shape;
+    if (vs[2] == 1 && vs[3] == 1 && (os[2] > 1 || os[3] > 1)) {
+      // A per-(n, c) value read at every (h, w): zero h and w strides.
+      LTensor whole = bufferTensor(v, copyOf(v), s);
+      LTensor t = freeTensor(whole.offset, whole.prec, out.shape,
+                             {whole.shape.n > 1 ? whole.stride.n : 0,
+                              isa::channelSlots(chip, 0, whole.shape.c) > 1
+                                  ? whole.stride.c
+                                  : 0,
+                              0, 0});
+      t.isSigned = whole.isSigned;
+      return t;
+    }
+    return view(v, copyOf(v), s, outRows.begin, outRows.count, 0, vs[3]);
   };
   auto resident = [&](size_t i) {
     const Resident &r = residents[o][i];

@@ -146,6 +146,18 @@ public:
     return out;
   }
 
+  int mul(int a, int b) {
+    int out = value(shapes[size_t(a)]);
+    BinaryParams p;
+    p.name = "mul" + std::to_string(out);
+    p.kind = BinaryKind::Mul;
+    p.lhs = perOp[size_t(a)];
+    p.rhs = perOp[size_t(b)];
+    p.output = perOp[size_t(out)];
+    ops.push_back({p, {a, b}, out});
+    return out;
+  }
+
   int mulConst(int in, float c) {
     int out = value(shapes[size_t(in)]);
     BinaryConstParams p;
@@ -336,6 +348,23 @@ TEST(LayerGroup, PoolDepthwiseScaleSigmoid) {
   net.mulConst(sg, 0.5f);
   for (int64_t h : {1, 2, 4})
     net.check(1, h);
+}
+
+/// Squeeze-excite: a global average pool (the whole height, whatever the
+/// slicing), a 1x1 conv and a sigmoid give one value per (n, c), which a Mul
+/// reads at every (h, w) of the block's input (zero h / w strides).
+TEST(LayerGroup, SqueezeExcitePerChannelActivation) {
+  for (Prec p : {Prec::Fp32, Prec::Fp16}) {
+    Net net(p);
+    int x = net.input(2, 16, 8, 8);
+    int g = net.pool(x, PoolKind::Avg, 8, 1, 0); // (2, 16, 1, 1)
+    int c = net.conv(g, 16, 1, 1, 0);
+    int a = net.unary(c, {UnaryKind::Sigmoid});
+    net.mul(x, a);
+    for (auto [n, h] : {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {1, 2},
+                        {2, 4}})
+      net.check(n, h);
+  }
 }
 
 /// The planner refuses what cannot fit and says why; what it accepts

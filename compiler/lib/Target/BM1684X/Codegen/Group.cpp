@@ -60,11 +60,16 @@ binaryParams(CodegenContext &ctx, OpT op, backend::BinaryKind k,
   p.act = act;
   // Operands of the output's shape are activations; others must be
   // per-channel weights (resident in local memory).
+  std::vector<int64_t> os = module::getShape(out);
   for (Value v : {lhs, rhs}) {
     bool weight = isa_and_nonnull<tpu::WeightOp>(v.getDefiningOp());
-    if (module::getShape(v) == module::getShape(out) && !weight)
+    std::vector<int64_t> vs = module::getShape(v);
+    // A per-(n, c) activation against the full tensor (squeeze-excite).
+    bool perNC = vs.size() == 4 && os.size() == 4 && vs[0] == os[0] &&
+                 vs[1] == os[1] && vs[2] == 1 && vs[3] == 1;
+    if (!weight && (vs == os || perNC))
       acts.push_back(v);
-    else if (weight && module::getShape(v) != module::getShape(out))
+    else if (weight && vs != os)
       acts.push_back(Value());
     else {
       why = "broadcast activation operand";
@@ -119,6 +124,8 @@ localOpParams(CodegenContext &ctx, Operation *op, std::vector<Value> &acts,
       p = binaryParams(ctx, b, backend::BinaryKind::Sub, acts, why);
     } else if (auto b = dyn_cast<tpu::MulOp>(op)) {
       p = binaryParams(ctx, b, backend::BinaryKind::Mul, acts, why);
+    } else if (auto b = dyn_cast<tpu::DivOp>(op)) {
+      p = binaryParams(ctx, b, backend::BinaryKind::Div, acts, why);
     } else if (auto b = dyn_cast<tpu::MaxOp>(op)) {
       p = binaryParams(ctx, b, backend::BinaryKind::Max, acts, why);
     } else if (auto b = dyn_cast<tpu::MinOp>(op)) {
