@@ -15,6 +15,8 @@
 #include "tpu/isa/Sha256.h"
 #include "tpu/isa/bmodel_generated.h"
 
+#include "FlatbufferLocate.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -58,6 +60,49 @@ uint32_t readLe32(const uint8_t *p) {
 void writeLe32(uint8_t *p, uint32_t v) {
   for (unsigned i = 0; i < 4; ++i)
     p[i] = uint8_t(v >> (8 * i));
+}
+
+/// The position of the first byte of \p s that is not part of well-formed
+/// UTF-8 (RFC 3629: no overlong forms, no surrogates, at most U+10FFFF) or
+/// is a NUL; nothing when the whole string is well-formed.
+std::optional<size_t> badUtf8(const std::string &s) {
+  const auto *p = reinterpret_cast<const uint8_t *>(s.data());
+  size_t n = s.size();
+  for (size_t i = 0; i < n;) {
+    uint8_t c = p[i];
+    if (c == 0)
+      return i;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len;
+    uint32_t cp;
+    if ((c & 0xE0) == 0xC0) {
+      len = 2;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4;
+      cp = c & 0x07;
+    } else {
+      return i;
+    }
+    if (n - i < len)
+      return i;
+    for (size_t k = 1; k < len; ++k) {
+      if ((p[i + k] & 0xC0) != 0x80)
+        return i;
+      cp = cp << 6 | (p[i + k] & 0x3F);
+    }
+    static constexpr uint32_t kMinOf[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMinOf[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+      return i;
+    i += len;
+  }
+  return std::nullopt;
 }
 
 //===----------------------------------------------------------------------===//
@@ -280,10 +325,11 @@ std::vector<uint64_t> readU64s(const flatbuffers::Vector<uint64_t> *v) {
 class Reader {
 public:
   Reader(const std::string &source, const uint8_t *fbBase, size_t fbFileOffset,
-         const uint8_t *binary, size_t binaryFileOffset, size_t binarySize)
+         const uint8_t *binary, size_t binaryFileOffset, size_t binarySize,
+         const ParseOptions &options)
       : source_(source), fbBase_(fbBase), fbFileOffset_(fbFileOffset),
         binary_(binary), binaryFileOffset_(binaryFileOffset),
-        binarySize_(binarySize) {}
+        binarySize_(binarySize), options_(options) {}
 
   Model read(const fb::Model &m) {
     Model model;
@@ -333,6 +379,7 @@ private:
   Tensor readTensor(const fb::Tensor &t, const std::string &what) {
     Tensor out;
     out.name = t.name()->str();
+    checkName(t.name(), what + " name");
     auto dt = dataTypeFromCode(t.data_type());
     if (!dt)
       fail(source_, offsetOf(&t),
@@ -354,7 +401,55 @@ private:
     out.index = t.index();
     out.cpuAddr = t.cpu_addr();
     out.padH = t.pad_h();
+    checkTensorSize(out, &t, what);
     return out;
+  }
+
+  /// A name must be well-formed UTF-8 without NUL: it becomes an npz
+  /// member name and a key in every tool's output.
+  void checkName(const flatbuffers::String *name, const std::string &what) {
+    std::string s = name->str();
+    if (auto bad = badUtf8(s))
+      fail(source_, offsetOf(name->data()) + *bad,
+           what + " is not valid UTF-8 (byte " + std::to_string(*bad) +
+               " of the name is " + formatHex(uint8_t(s[*bad])) + ")");
+  }
+
+  /// The bytes a tensor's first shape needs must fit its size field, and its
+  /// element count must not overflow.
+  void checkTensorSize(const Tensor &t, const void *table,
+                       const std::string &what) {
+    if (t.shapes.empty())
+      return;
+    uint64_t numel = 1;
+    for (uint64_t d : t.shapes[0])
+      if (__builtin_mul_overflow(numel, d, &numel))
+        fail(source_, offsetOf(table),
+             what + " '" + t.name + "': the element count of its shape "
+                 "overflows 64 bits");
+    uint64_t bits;
+    if (__builtin_mul_overflow(numel, uint64_t(dataTypeBits(t.dataType)),
+                               &bits) ||
+        (bits + 7) / 8 > t.size)
+      fail(source_, offsetOf(table),
+           what + " '" + t.name + "': its shape holds " +
+               std::to_string(numel) + " " + dataTypeName(t.dataType) +
+               " elements, more than its size of " + std::to_string(t.size) +
+               " bytes");
+  }
+
+  /// No two tensors of one list may share a name (the outputs are written
+  /// by name).
+  void checkUniqueNames(const std::vector<Tensor> &ts,
+                        const flatbuffers::Vector<
+                            flatbuffers::Offset<fb::Tensor>> *v,
+                        const std::string &what) {
+    for (size_t i = 0; i < ts.size(); ++i)
+      for (size_t j = 0; j < i; ++j)
+        if (ts[i].name == ts[j].name)
+          fail(source_, offsetOf(v->Get(unsigned(i))),
+               what + "[" + std::to_string(i) + "] and [" + std::to_string(j) +
+                   "] are both named '" + ts[i].name + "'");
   }
 
   std::vector<Tensor>
@@ -366,6 +461,7 @@ private:
     for (unsigned i = 0; i < v->size(); ++i)
       out.push_back(
           readTensor(*v->Get(i), what + "[" + std::to_string(i) + "]"));
+    checkUniqueNames(out, v, what);
     return out;
   }
 
@@ -448,6 +544,19 @@ private:
       if (c->check_code())
         s.checkCode.assign(c->check_code()->begin(), c->check_code()->end());
       s.coeff = blob(c->binary_coeff(), what + " coeff_mem.binary_coeff");
+      if (options_.verifyCheckCode) {
+        if (!c->check_code())
+          fail(source_, offsetOf(c),
+               what + " coeff_mem has no check_code: the coefficients cannot "
+                      "be verified");
+        checkCoeff(s, *c, what);
+      }
+    } else if (options_.verifyCheckCode) {
+      // Every writer (ours, tpu-mlir) stores coeff_mem with its check code,
+      // also for a stage without weights.
+      fail(source_, offsetOf(&p),
+           what + " has no coeff_mem: the coefficients and their check code "
+                  "are missing");
     }
     s.groups = readGroups(p.cmd_group(), what);
     if (const auto *subnets = p.sub_net()) {
@@ -481,9 +590,45 @@ private:
     return s;
   }
 
+  /// The stored check code must be the SHA-256 of the coefficients.
+  void checkCoeff(const Stage &s, const fb::CoeffMem &c,
+                  const std::string &what) {
+    const auto *code = c.check_code();
+    std::string field = what + " coeff_mem.check_code";
+    if (code->size() != kCheckCodeSize)
+      fail(source_, offsetOf(code),
+           field + " holds " + std::to_string(code->size()) +
+               " bytes; a SHA-256 has " + std::to_string(kCheckCodeSize));
+    Sha256Digest digest = sha256(s.coeff.data(), s.coeff.size());
+    if (!std::equal(digest.begin(), digest.end(), s.checkCode.begin())) {
+      std::string where =
+          c.binary_coeff()
+              ? " at byte " +
+                    std::to_string(binaryFileOffset_ + c.binary_coeff()->start())
+              : " (coeff_mem.binary_coeff is absent)";
+      fail(source_, offsetOf(code),
+           field + " does not match: the SHA-256 of the " +
+               std::to_string(s.coeff.size()) + " coefficient bytes" + where +
+               " is " + hexString(digest) + ", the file stores " +
+               toHexString(s.checkCode) +
+               "; the coefficients or the check code are corrupt");
+    }
+  }
+
+  static std::string toHexString(const std::vector<uint8_t> &bytes) {
+    static const char *kDigits = "0123456789abcdef";
+    std::string out;
+    for (uint8_t b : bytes) {
+      out += kDigits[b >> 4];
+      out += kDigits[b & 15];
+    }
+    return out;
+  }
+
   Net readNet(const fb::Net &n, unsigned index) {
     Net net;
     net.name = n.name()->str();
+    checkName(n.name(), "net " + std::to_string(index) + " name");
     net.addrMode = n.addr_mode();
     std::string what = "net " + std::to_string(index) + " '" + net.name + "'";
     if (!n.parameter() || n.parameter()->size() == 0)
@@ -500,6 +645,7 @@ private:
   const uint8_t *binary_;
   size_t binaryFileOffset_;
   size_t binarySize_;
+  const ParseOptions &options_;
 };
 
 //===----------------------------------------------------------------------===//
@@ -882,8 +1028,16 @@ Header parseHeader(const uint8_t *data, size_t size,
 }
 
 Model parseModel(const uint8_t *data, size_t size,
-                 const std::string &sourceName) {
+                 const std::string &sourceName, const ParseOptions &options) {
   Header h = parseHeader(data, size, sourceName);
+  uint64_t end = uint64_t(kHeaderSize) + h.flatbuffersSize + h.binarySize;
+  if (end < size)
+    fail(sourceName, end,
+         std::to_string(size - end) +
+             " bytes of trailing data: the header's flatbuffers_size " +
+             std::to_string(h.flatbuffersSize) + " and binary_size " +
+             std::to_string(h.binarySize) + " end the model at byte " +
+             std::to_string(end) + " of " + std::to_string(size));
   if (h.flatbuffersSize == 0 || h.flatbuffersSize >= kMaxFlatbufferSize)
     fail(sourceName, kFlatbuffersSizeOffset,
          "flatbuffers_size " + std::to_string(h.flatbuffersSize) +
@@ -906,6 +1060,12 @@ Model parseModel(const uint8_t *data, size_t size,
     if (auto missing = walker.findMissing())
       fail(sourceName, kHeaderSize + missing->tableOffset,
            "FlatBuffer: required field " + missing->path + " is missing");
+    // The verifier says only no; repeat its checks to say where.
+    if (auto where = detail::locateVerifyFailure(fbData, h.flatbuffersSize,
+                                                 fb::ModelTypeTable(), "Model"))
+      fail(sourceName, kHeaderSize + where->offset,
+           "FlatBuffer verification failed at " + where->path + ": " +
+               where->what);
     fail(sourceName, kHeaderSize,
          "FlatBuffer verification failed: the model metadata (" +
              std::to_string(h.flatbuffersSize) +
@@ -914,7 +1074,7 @@ Model parseModel(const uint8_t *data, size_t size,
 
   size_t binaryOffset = size_t(kHeaderSize) + h.flatbuffersSize;
   Reader reader(sourceName, fbData, kHeaderSize, data + binaryOffset,
-                binaryOffset, h.binarySize);
+                binaryOffset, h.binarySize, options);
   return reader.read(*fb::GetModel(fbData));
 }
 
@@ -940,9 +1100,9 @@ std::vector<uint8_t> readFile(const std::string &path) {
   return bytes;
 }
 
-Model readModel(const std::string &path) {
+Model readModel(const std::string &path, const ParseOptions &options) {
   std::vector<uint8_t> bytes = readFile(path);
-  return parseModel(bytes.data(), bytes.size(), path);
+  return parseModel(bytes.data(), bytes.size(), path, options);
 }
 
 std::vector<uint8_t> serializeModel(const Model &model) {

@@ -137,7 +137,17 @@ int runModel(const Options &o) {
   sim::SimConfig cfg = loadConfig(o);
 
   isa::bmodel::Model model = isa::bmodel::readModel(o.model);
-  sim::ModelRunner runner(model, cfg, *mode, o.net);
+  // What goes wrong while setting up or running the model names the file
+  // (the reader's messages already do).
+  auto inModel = [&](auto &&fn) {
+    try {
+      return fn();
+    } catch (const Error &e) {
+      throw Error(o.model + ": " + e.what());
+    }
+  };
+  sim::ModelRunner runner = inModel(
+      [&] { return sim::ModelRunner(model, cfg, *mode, o.net); });
   if (!o.input.empty()) {
     npz::Npz inputs = npz::readNpz(o.input);
     inputs.setSource(o.input);
@@ -148,7 +158,7 @@ int runModel(const Options &o) {
                 " input(s); give them with -i IN.npz");
   }
   runner.simulator().setTracing(!o.trace.empty());
-  runner.run();
+  inModel([&] { runner.run(); });
 
   const sim::Simulator &s = runner.simulator();
   if (!o.output.empty())

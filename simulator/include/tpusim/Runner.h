@@ -55,6 +55,13 @@ public:
   const Simulator &simulator() const { return *sim_; }
 
 private:
+  /// Throws unless every IO tensor lies in the stage's activation memory.
+  void checkIoPlacement() const;
+  /// Throws when the stage and its single subnet disagree on IO or groups.
+  void checkSubnetCopies() const;
+  /// Throws when a command sets a reserved bit.
+  void checkReservedBits() const;
+
   const isa::bmodel::Net *net_ = nullptr;
   const isa::bmodel::Stage *stage_ = nullptr;
   std::unique_ptr<Simulator> sim_;
