@@ -21,7 +21,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <limits>
 #include <unistd.h>
 #include <unordered_map>
@@ -1079,6 +1082,9 @@ Model parseModel(const uint8_t *data, size_t size,
 }
 
 std::vector<uint8_t> readFile(const std::string &path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw Error(path + ": is a directory, not a file");
   FILE *f = std::fopen(path.c_str(), "rb");
   if (!f)
     throw Error(path + ": cannot open: " + std::strerror(errno));
@@ -1109,49 +1115,131 @@ std::vector<uint8_t> serializeModel(const Model &model) {
   return Writer().write(model);
 }
 
-void writeFileAtomically(const std::string &path,
-                         const std::vector<uint8_t> &bytes) {
-  // A unique name next to the target, so the rename stays in one file
-  // system; O_EXCL guards against a stale file of the same name.
-  constexpr unsigned kAttempts = 100;
-  // 0666 before the umask, like any file the user creates.
-  constexpr mode_t kFileMode = 0666;
-  std::string tmp;
-  int fd = -1;
-  for (unsigned i = 0; i < kAttempts && fd < 0; ++i) {
-    tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(i);
-    fd =
-        ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, kFileMode);
-    if (fd < 0 && errno != EEXIST)
-      break;
-  }
-  if (fd < 0)
-    throw Error(path + ": cannot create temporary file '" + tmp +
-                "': " + std::strerror(errno));
+namespace {
+
+/// Writes all of \p bytes to \p fd; false with errno set on failure.
+bool writeAll(int fd, const std::vector<uint8_t> &bytes) {
   size_t done = 0;
   while (done < bytes.size()) {
     ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0) {
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw Error(path + ": write error: " + std::strerror(err));
+      if (n == 0)
+        errno = EIO;
+      return false;
     }
     done += size_t(n);
   }
+  return true;
+}
+
+/// "<dir>/.<name>.tmp.": the prefix of the hidden temporary names of
+/// \p path (followed by "<pid>.<n>").
+std::string hiddenTempPrefix(const std::string &path) {
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  return dir + "." + name + ".tmp.";
+}
+
+/// Removes the hidden temporaries of \p path left by processes that no
+/// longer exist (killed while writing where O_TMPFILE is not available).
+void removeStaleTemporaries(const std::string &path) {
+  std::string prefix = hiddenTempPrefix(path);
+  size_t slash = prefix.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : prefix.substr(0, slash);
+  std::string base = slash == std::string::npos ? prefix : prefix.substr(slash + 1);
+  DIR *d = ::opendir(dir.c_str());
+  if (!d)
+    return;
+  while (const dirent *e = ::readdir(d)) {
+    std::string n = e->d_name;
+    if (n.compare(0, base.size(), base) != 0)
+      continue;
+    long pid = std::strtol(n.c_str() + base.size(), nullptr, 10);
+    if (pid > 0 && pid != long(::getpid()) && ::kill(pid_t(pid), 0) != 0 &&
+        errno == ESRCH)
+      ::unlink((dir + "/" + n).c_str());
+  }
+  ::closedir(d);
+}
+
+} // namespace
+
+void writeFileAtomically(const std::string &path,
+                         const std::vector<uint8_t> &bytes) {
+  // The data goes to a file without a name (O_TMPFILE) in the target's
+  // directory, so that a process killed while writing leaves nothing
+  // behind; once complete it gets a hidden name (linkat through
+  // /proc/self/fd) and is renamed over the target, so the target never
+  // holds a partial file. Where O_TMPFILE is not supported the data goes to
+  // the hidden name directly, and the next write of the same target removes
+  // what a killed process left there.
+  constexpr unsigned kAttempts = 100;
+  // 0666 before the umask, like any file the user creates.
+  constexpr mode_t kFileMode = 0666;
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw Error(path + ": is a directory; cannot write a file there");
+  removeStaleTemporaries(path);
+
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  if (dir.empty())
+    dir = "/";
+  std::string prefix =
+      hiddenTempPrefix(path) + std::to_string(::getpid()) + ".";
+  int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, kFileMode);
+  bool anonymous = fd >= 0;
+  std::string tmp;
+  if (!anonymous) {
+    if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL &&
+        errno != ENOENT)
+      throw Error(path + ": cannot create a temporary file in '" + dir +
+                  "': " + std::strerror(errno));
+    for (unsigned i = 0; i < kAttempts && fd < 0; ++i) {
+      tmp = prefix + std::to_string(i);
+      fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                  kFileMode);
+      if (fd < 0 && errno != EEXIST)
+        break;
+    }
+    if (fd < 0)
+      throw Error(path + ": cannot create temporary file '" + tmp +
+                  "': " + std::strerror(errno));
+  }
+  auto failWith = [&](const std::string &what, int err) {
+    if (fd >= 0)
+      ::close(fd);
+    if (!tmp.empty())
+      ::unlink(tmp.c_str());
+    throw Error(path + ": " + what + ": " + std::strerror(err));
+  };
+  if (!writeAll(fd, bytes))
+    failWith("write error", errno);
+  if (anonymous) {
+    std::string self = "/proc/self/fd/" + std::to_string(fd);
+    for (unsigned i = 0; i < kAttempts; ++i) {
+      tmp = prefix + std::to_string(i);
+      if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, tmp.c_str(),
+                   AT_SYMLINK_FOLLOW) == 0)
+        break;
+      int err = errno;
+      tmp.clear();
+      if (err != EEXIST)
+        failWith("cannot give the temporary file a name", err);
+    }
+    if (tmp.empty())
+      failWith("cannot give the temporary file a name", EEXIST);
+  }
   if (::close(fd) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    throw Error(path + ": write error: " + std::strerror(err));
+    fd = -1;
+    failWith("write error", errno);
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    throw Error(path + ": cannot rename the temporary file into place: " +
-                std::strerror(err));
-  }
+  fd = -1;
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    failWith("cannot rename the temporary file into place", errno);
 }
 
 void writeModel(const Model &model, const std::string &path) {

@@ -6,11 +6,14 @@
 // bmodel gives, run every command group of the net in order and read the
 // outputs back.
 //
-// Input conversion (npz -> tensor data type):
-//  - float tensors (F32, F16, BF16) take any numeric array, converted with
-//    isa numerics (round to nearest even);
-//  - integer tensors take integer arrays whose values fit (an error names the
-//    tensor otherwise), or float arrays, quantised as
+// Inputs follow the rule of every tool (tpu::npz::checkInputs): one array
+// per input with its shape, no other array, and the tensor's dtype, with
+// these conversions:
+//  - F32 tensors take float32 arrays, or integer arrays they hold exactly;
+//    F16 tensors float16 or float32 arrays, BF16 tensors float32 arrays,
+//    converted with isa numerics (round to nearest even);
+//  - integer tensors take arrays of their own integer type, or float32
+//    arrays, quantised as
 //    saturate(round_half_away(x * scale + zero_point)) with the tensor's
 //    `scale` and `zero_point` (tpu-mlir stores 1/scale for net inputs, so
 //    this divides by the real scale; its model runner rounds the same way).

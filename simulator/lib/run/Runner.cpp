@@ -26,6 +26,32 @@ std::vector<int64_t> tensorShape(const Tensor &t) {
   return std::vector<int64_t>(t.shapes[0].begin(), t.shapes[0].end());
 }
 
+/// The npz dtype an input array of tensor \p t must have: its own, int8 /
+/// uint8 for INT4 / UINT4 (values checked), float32 for the other types
+/// numpy has not (BF16, ...).
+npz::DType npzDTypeOf(const Tensor &t) {
+  switch (t.dataType) {
+  case DataType::F16:
+    return npz::DType::F16;
+  case DataType::Int8:
+  case DataType::Int4:
+    return npz::DType::I8;
+  case DataType::UInt8:
+  case DataType::UInt4:
+    return npz::DType::U8;
+  case DataType::Int16:
+    return npz::DType::I16;
+  case DataType::UInt16:
+    return npz::DType::U16;
+  case DataType::Int32:
+    return npz::DType::I32;
+  case DataType::UInt32:
+    return npz::DType::U32;
+  default:
+    return npz::DType::F32;
+  }
+}
+
 bool isFloatType(DataType t) {
   return t == DataType::F32 || t == DataType::F16 || t == DataType::BF16;
 }
@@ -365,17 +391,15 @@ void ModelRunner::checkReservedBits() const {
 
 void ModelRunner::setInputs(const npz::Npz &inputs) {
   std::string source = inputs.source().empty() ? "the inputs" : inputs.source();
-  for (const Tensor &t : stage_->inputs) {
-    const npz::Array *a = inputs.find(t.name);
-    if (!a) {
-      std::string names;
-      for (const std::string &n : inputs.names())
-        names += (names.empty() ? "" : ", ") + n;
-      throw Error("input '" + t.name + "' is missing from " + source +
-                  " (it holds: " + (names.empty() ? "nothing" : names) + ")");
-    }
-    writeTensor(sim_->state().gmem, t, *a, source);
-  }
+  // The rule of every tool (tpu::npz::checkInputs): one array per input,
+  // with its shape and the dtype of its data type, no other array.
+  std::vector<npz::InputSpec> specs;
+  for (const Tensor &t : stage_->inputs)
+    specs.push_back({t.name, tensorShape(t), npzDTypeOf(t),
+                     /*alsoFloat32=*/t.dataType != DataType::F32});
+  npz::checkInputs(inputs, specs, source);
+  for (const Tensor &t : stage_->inputs)
+    writeTensor(sim_->state().gmem, t, *inputs.find(t.name), source);
 }
 
 void ModelRunner::run() {
