@@ -23,9 +23,9 @@
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits>
 #include <signal.h>
 #include <sys/stat.h>
-#include <limits>
 #include <unistd.h>
 #include <unordered_map>
 
@@ -428,7 +428,8 @@ private:
     for (uint64_t d : t.shapes[0])
       if (__builtin_mul_overflow(numel, d, &numel))
         fail(source_, offsetOf(table),
-             what + " '" + t.name + "': the element count of its shape "
+             what + " '" + t.name +
+                 "': the element count of its shape "
                  "overflows 64 bits");
     uint64_t bits;
     if (__builtin_mul_overflow(numel, uint64_t(dataTypeBits(t.dataType)),
@@ -443,10 +444,10 @@ private:
 
   /// No two tensors of one list may share a name (the outputs are written
   /// by name).
-  void checkUniqueNames(const std::vector<Tensor> &ts,
-                        const flatbuffers::Vector<
-                            flatbuffers::Offset<fb::Tensor>> *v,
-                        const std::string &what) {
+  void checkUniqueNames(
+      const std::vector<Tensor> &ts,
+      const flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>> *v,
+      const std::string &what) {
     for (size_t i = 0; i < ts.size(); ++i)
       for (size_t j = 0; j < i; ++j)
         if (ts[i].name == ts[j].name)
@@ -606,8 +607,8 @@ private:
     if (!std::equal(digest.begin(), digest.end(), s.checkCode.begin())) {
       std::string where =
           c.binary_coeff()
-              ? " at byte " +
-                    std::to_string(binaryFileOffset_ + c.binary_coeff()->start())
+              ? " at byte " + std::to_string(binaryFileOffset_ +
+                                             c.binary_coeff()->start())
               : " (coeff_mem.binary_coeff is absent)";
       fail(source_, offsetOf(code),
            field + " does not match: the SHA-256 of the " +
@@ -1149,7 +1150,8 @@ void removeStaleTemporaries(const std::string &path) {
   std::string prefix = hiddenTempPrefix(path);
   size_t slash = prefix.rfind('/');
   std::string dir = slash == std::string::npos ? "." : prefix.substr(0, slash);
-  std::string base = slash == std::string::npos ? prefix : prefix.substr(slash + 1);
+  std::string base =
+      slash == std::string::npos ? prefix : prefix.substr(slash + 1);
   DIR *d = ::opendir(dir.c_str());
   if (!d)
     return;

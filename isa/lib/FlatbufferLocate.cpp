@@ -178,7 +178,8 @@ private:
     if (++tables_ > kMaxTables)
       return fail(t, path, "more than 1000000 tables");
     if (!aligned(t, kUOffset))
-      return fail(t, path, "table at " + formatHex(t) + " is not 4-byte aligned");
+      return fail(t, path,
+                  "table at " + formatHex(t) + " is not 4-byte aligned");
     if (!inBounds(t, kUOffset))
       return fail(t, path, "table" + past());
     // Unsigned, as the verifier computes it.
@@ -266,9 +267,9 @@ private:
 
 } // namespace
 
-std::optional<VerifyFailure> locateVerifyFailure(
-    const uint8_t *buf, size_t size, const flatbuffers::TypeTable *root,
-    const char *rootName) {
+std::optional<VerifyFailure>
+locateVerifyFailure(const uint8_t *buf, size_t size,
+                    const flatbuffers::TypeTable *root, const char *rootName) {
   return Locator(buf, size).run(root, rootName);
 }
 

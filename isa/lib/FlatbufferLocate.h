@@ -1,4 +1,5 @@
-//===- FlatbufferLocate.h - Where a FlatBuffer fails verification -*- C++ -*-===//
+//===- FlatbufferLocate.h - Where a FlatBuffer fails verification -*- C++
+//-*-===//
 //
 // The FlatBuffers verifier answers only yes or no. After it has said no, this
 // walk repeats its checks (FlatBuffers 2.0's rules: bounds, alignment,
@@ -32,9 +33,9 @@ struct VerifyFailure {
 /// by \p root (named \p rootName in paths). Returns the first failing check,
 /// or nothing when every check passes (or the walk's budget runs out).
 /// Never reads outside [buf, buf + size).
-std::optional<VerifyFailure> locateVerifyFailure(
-    const uint8_t *buf, size_t size, const flatbuffers::TypeTable *root,
-    const char *rootName);
+std::optional<VerifyFailure>
+locateVerifyFailure(const uint8_t *buf, size_t size,
+                    const flatbuffers::TypeTable *root, const char *rootName);
 
 } // namespace tpu::isa::detail
 

@@ -146,8 +146,8 @@ int runModel(const Options &o) {
       throw Error(o.model + ": " + e.what());
     }
   };
-  sim::ModelRunner runner = inModel(
-      [&] { return sim::ModelRunner(model, cfg, *mode, o.net); });
+  sim::ModelRunner runner =
+      inModel([&] { return sim::ModelRunner(model, cfg, *mode, o.net); });
   if (!o.input.empty()) {
     npz::Npz inputs = npz::readNpz(o.input);
     inputs.setSource(o.input);

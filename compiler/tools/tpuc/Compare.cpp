@@ -3,13 +3,13 @@
 //   tpuc compare actual.npz reference.npz [--tolerance C[,E]]
 //                [--max-abs-rel R] [--names a,b,...] [--allow-missing]
 //
-// For every tensor in both files (in the order of actual.npz), prints cosine and Euclidean similarity, SQNR, max
-// absolute error and max |reference| (definitions in tpuc/Support/Compare.h)
-// and PASS/FAIL. A tensor in only one of the files is an error (exit 1,
-// naming it) unless --names selects the tensors or --allow-missing makes it
-// a warning (for --dump-all / --expose-all files, which hold intermediates
-// the other side may not have). Exit status 0 only if at least one tensor was compared and
-// every compared tensor passes.
+// For every tensor in both files (in the order of actual.npz), prints cosine
+// and Euclidean similarity, SQNR, max absolute error and max |reference|
+// (definitions in tpuc/Support/Compare.h) and PASS/FAIL. A tensor in only one
+// of the files is an error (exit 1, naming it) unless --names selects the
+// tensors or --allow-missing makes it a warning (for --dump-all / --expose-all
+// files, which hold intermediates the other side may not have). Exit status 0
+// only if at least one tensor was compared and every compared tensor passes.
 //
 //===----------------------------------------------------------------------===//
 #include "Subcommands.h"
@@ -58,8 +58,7 @@ void reportOnlyIn(const std::vector<std::string> &names, llvm::StringRef file,
   if (names.empty())
     return;
   llvm::errs() << "tpuc compare: " << (error ? "error: " : "warning: ")
-               << names.size()
-               << " tensor(s) only in " << file << ":";
+               << names.size() << " tensor(s) only in " << file << ":";
   for (size_t i = 0; i < names.size() && i < kMaxListedNames; ++i)
     llvm::errs() << " " << names[i];
   if (names.size() > kMaxListedNames)

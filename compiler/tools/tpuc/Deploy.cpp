@@ -356,9 +356,9 @@ std::string findUnderflow(mlir::ModuleOp module, const tpu::npz::Npz &result,
   if (mode == tpuc::QuantMode::F32)
     return "";
   mlir::Builder b(module.getContext());
-  double limit = minNormal(mode == tpuc::QuantMode::F16
-                               ? mlir::Type(b.getF16Type())
-                               : mlir::Type(b.getBF16Type()));
+  double limit =
+      minNormal(mode == tpuc::QuantMode::F16 ? mlir::Type(b.getF16Type())
+                                             : mlir::Type(b.getBF16Type()));
   std::optional<tpu::npz::Npz> reference;
   if (!referencePath.empty())
     reference = tpu::npz::readNpz(referencePath);
@@ -413,8 +413,8 @@ std::string findUnderflow(mlir::ModuleOp module, const tpu::npz::Npz &result,
     bool f16 = type.isF16();
     std::string text;
     llvm::raw_string_ostream os(text);
-    os << "output '" << badOutput << "' has max |x| = "
-       << llvm::formatv("{0:e2}", outMax).str();
+    os << "output '" << badOutput
+       << "' has max |x| = " << llvm::formatv("{0:e2}", outMax).str();
     if (refMax >= 0)
       os << " (the reference: " << llvm::formatv("{0:e2}", refMax).str() << ")";
     os << ", below the smallest normal " << (f16 ? "f16" : "bf16")
@@ -489,8 +489,7 @@ int runDeploy(int argc, char **argv) {
                                       weightsPath};
   if (!opts.testInput.empty())
     outputs.push_back(outputsPath);
-  if (std::string error = tpuc::tool::checkOutputPaths(outputs);
-      !error.empty())
+  if (std::string error = tpuc::tool::checkOutputPaths(outputs); !error.empty())
     return fail(error + "; nothing written");
 
   std::unique_ptr<mlir::MLIRContext> context = tpuc::tool::createContext();
@@ -559,18 +558,17 @@ int runDeploy(int argc, char **argv) {
         findOverflow(module, result, outputNames, opts.testReference);
     std::string kind = "overflow";
     if (overflow.empty()) {
-      overflow = findUnderflow(module, result, outputNames,
-                               opts.testReference, *mode);
+      overflow =
+          findUnderflow(module, result, outputNames, opts.testReference, *mode);
       kind = "underflow";
     }
     if (!overflow.empty()) {
       llvm::SmallString<256> qtablePath(stem);
       qtablePath += ".qtable";
       return fail(overflow + ".\nKeep the ops that " + kind +
-                  " in F32 with a " +
-                  "quantize table:\n  tpuc qtable " + opts.model +
-                  " --test-input " + opts.testInput + " --mode " + modeName +
-                  " -o " + qtablePath + "\nthen deploy again with " +
+                  " in F32 with a " + "quantize table:\n  tpuc qtable " +
+                  opts.model + " --test-input " + opts.testInput + " --mode " +
+                  modeName + " -o " + qtablePath + "\nthen deploy again with " +
                   "--quantize-table " + qtablePath + "; no bmodel written");
     }
     if (!opts.testReference.empty() &&

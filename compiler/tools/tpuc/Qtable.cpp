@@ -250,11 +250,11 @@ int runQtable(int argc, char **argv) {
         continue;
       double m = maxAbsFinite(interpreter.tensor(name));
       if (m > 0 && m < lowLimit) {
-        decisions[op] = {true, (op->getNumResults() > 1
-                                    ? "result '" + name + "'"
-                                    : std::string("result")) +
-                                   " max |x| = " + formatValue(m) + " < " +
-                                   formatValue(lowLimit) + " (underflow)"};
+        decisions[op] = {true,
+                         (op->getNumResults() > 1 ? "result '" + name + "'"
+                                                  : std::string("result")) +
+                             " max |x| = " + formatValue(m) + " < " +
+                             formatValue(lowLimit) + " (underflow)"};
         ++underflowing;
         break;
       }

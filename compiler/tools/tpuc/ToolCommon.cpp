@@ -89,8 +89,9 @@ std::string loadModule(mlir::MLIRContext &context, const std::string &path,
     return "'" + path + "': weight '" + missing +
            "' has no data: its weight file '" + attr.str() +
            "' (top.weight_file) does not exist beside the module";
-  return "'" + path + "': weight '" + missing + "' is not in the weight file '" +
-         weights.loadedPath + "' (" + std::to_string(weights.file.size()) +
+  return "'" + path + "': weight '" + missing +
+         "' is not in the weight file '" + weights.loadedPath + "' (" +
+         std::to_string(weights.file.size()) +
          " arrays): the file is incomplete or belongs to another module";
 }
 
@@ -98,10 +99,10 @@ std::vector<::tpu::npz::InputSpec> inputSpecs(mlir::ModuleOp module) {
   std::vector<::tpu::npz::InputSpec> specs;
   module.walk([&](top::InputOp op) {
     auto t = mlir::cast<mlir::RankedTensorType>(op.getResult().getType());
-    specs.push_back({op.getName().str(),
-                     std::vector<int64_t>(t.getShape().begin(),
-                                          t.getShape().end()),
-                     ::tpu::npz::DType::F32});
+    specs.push_back(
+        {op.getName().str(),
+         std::vector<int64_t>(t.getShape().begin(), t.getShape().end()),
+         ::tpu::npz::DType::F32});
   });
   return specs;
 }
@@ -132,18 +133,19 @@ std::string checkTensorSizes(mlir::ModuleOp module, uint64_t elemBytes,
       uint64_t n = 1, bytes = 0;
       bool overflow = false;
       for (int64_t d : t.getShape())
-        overflow = overflow || d < 0 || __builtin_mul_overflow(n, uint64_t(d), &n);
+        overflow =
+            overflow || d < 0 || __builtin_mul_overflow(n, uint64_t(d), &n);
       overflow = overflow || __builtin_mul_overflow(n, elemBytes, &bytes);
       if (!overflow && bytes <= limit)
         continue;
       std::string shape;
       for (int64_t d : t.getShape())
         shape += (shape.empty() ? "" : "x") + std::to_string(d);
-      error = "tensor '" + top::getTensorName(v) + "' (" + shape + ") needs " +
-              (overflow ? std::string("more than 2^64")
-                        : std::to_string(bytes)) +
-              " bytes, more than the " + std::to_string(limit) + " bytes of " +
-              limitName;
+      error =
+          "tensor '" + top::getTensorName(v) + "' (" + shape + ") needs " +
+          (overflow ? std::string("more than 2^64") : std::to_string(bytes)) +
+          " bytes, more than the " + std::to_string(limit) + " bytes of " +
+          limitName;
       return mlir::WalkResult::interrupt();
     }
     return mlir::WalkResult::advance();

@@ -258,8 +258,7 @@ int runTransform(int argc, char **argv) {
   std::vector<std::string> outputs = {opts.output, weightsPath};
   if (!opts.testResult.empty())
     outputs.push_back(opts.testResult);
-  if (std::string error = tpuc::tool::checkOutputPaths(outputs);
-      !error.empty())
+  if (std::string error = tpuc::tool::checkOutputPaths(outputs); !error.empty())
     return fail(error + "; nothing written");
   llvm::SmallString<256> outDir(opts.output), weightsDir(weightsPath);
   llvm::sys::path::remove_filename(outDir);

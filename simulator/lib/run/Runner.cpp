@@ -338,14 +338,14 @@ void ModelRunner::checkSubnetCopies() const {
                   " tensor(s) but its subnet " + std::to_string(b.size()));
     for (size_t i = 0; i < a.size(); ++i) {
       const Tensor &x = a[i], &y = b[i];
-      const char *field = x.name != y.name             ? "name"
-                          : x.dataType != y.dataType   ? "data_type"
+      const char *field = x.name != y.name               ? "name"
+                          : x.dataType != y.dataType     ? "data_type"
                           : x.deviceAddr != y.deviceAddr ? "device_addr"
-                          : x.size != y.size           ? "size"
-                          : x.shapes != y.shapes       ? "shape"
-                          : x.scale != y.scale         ? "scale"
-                          : x.zeroPoint != y.zeroPoint ? "zero_point"
-                                                       : nullptr;
+                          : x.size != y.size             ? "size"
+                          : x.shapes != y.shapes         ? "shape"
+                          : x.scale != y.scale           ? "scale"
+                          : x.zeroPoint != y.zeroPoint   ? "zero_point"
+                                                         : nullptr;
       if (field)
         throw Error(std::string(kind) + " " + std::to_string(i) + " '" +
                     x.name + "': the stage and its subnet disagree on " +
@@ -378,11 +378,11 @@ void ModelRunner::checkReservedBits() const {
         const isa::LayoutInfo &li = c.info();
         for (unsigned f = 0; f < li.numFields; ++f)
           if (li.fields[f].reserved && c.get(f) != 0)
-            throw Error(std::string(isa::engineName(e)) + " command at offset " +
-                        isa::formatHex(span.offset) + " of group " +
-                        std::to_string(g) + " (" + isa::mnemonic(c) +
-                        "): reserved field " + li.fields[f].name + " is " +
-                        std::to_string(c.get(f)) +
+            throw Error(std::string(isa::engineName(e)) +
+                        " command at offset " + isa::formatHex(span.offset) +
+                        " of group " + std::to_string(g) + " (" +
+                        isa::mnemonic(c) + "): reserved field " +
+                        li.fields[f].name + " is " + std::to_string(c.get(f)) +
                         ", must be 0: the command is corrupt");
       }
     }

@@ -683,8 +683,8 @@ TEST(BmodelErrors, VerifierFailuresNameTheFieldAndOffset) {
   size_t chip = find(bytes, "BM1684X");
   setLe32(bytes, chip - 4, 0x00FFFFFF);
   EXPECT_EQ(parseError(bytes).rfind(
-                "t.bmodel: at byte " + std::to_string(chip - 4) +
-                    " (" + formatHex(chip - 4) +
+                "t.bmodel: at byte " + std::to_string(chip - 4) + " (" +
+                    formatHex(chip - 4) +
                     "): FlatBuffer verification failed at Model.chip: string "
                     "of 16777215 element(s)",
                 0),
@@ -729,9 +729,8 @@ TEST(BmodelErrors, TrailingDataIsRefused) {
   std::vector<uint8_t> bytes = serializeModel(sampleModel());
   size_t end = bytes.size();
   bytes.resize(end + 1000, 0x55);
-  EXPECT_EQ(parseError(bytes).rfind("t.bmodel: at byte " +
-                                        std::to_string(end) + " (" +
-                                        formatHex(end) +
+  EXPECT_EQ(parseError(bytes).rfind("t.bmodel: at byte " + std::to_string(end) +
+                                        " (" + formatHex(end) +
                                         "): 1000 bytes of trailing data",
                                     0),
             0u)

@@ -342,8 +342,7 @@ std::string resolveExternalLocation(const std::string &location,
     throw tpu::Error(what + ": " + quoted +
                      " is an absolute path; it must be relative to the "
                      "model's directory");
-  for (auto it = path::begin(location), e = path::end(location); it != e;
-       ++it)
+  for (auto it = path::begin(location), e = path::end(location); it != e; ++it)
     if (*it == "..")
       throw tpu::Error(what + ": " + quoted +
                        " has a '..' component; it must stay inside the "
@@ -361,8 +360,8 @@ std::string resolveExternalLocation(const std::string &location,
   if (!real.starts_with(realDir) || real.size() == realDir.size() ||
       !path::is_separator(real[realDir.size()]))
     throw tpu::Error(what + ": " + quoted + " resolves to '" + real.str() +
-                     "', outside the model's directory '" + std::string(realDir) +
-                     "' (through a symbolic link)");
+                     "', outside the model's directory '" +
+                     std::string(realDir) + "' (through a symbolic link)");
   if (llvm::sys::fs::is_directory(real))
     throw tpu::Error(what + ": external data file '" + file +
                      "' is a directory");

@@ -233,8 +233,8 @@ struct InputSpec {
 /// run -i): one array per model input, named as the input, with its shape
 /// and its dtype (no float conversion: float64 or float16 for a float32
 /// input is refused; a float32 input also takes integers it holds exactly;
-/// InputSpec::alsoFloat32 admits float32 arrays), and no other array. Throws tpu::Error
-/// naming \p source and the first array or input that breaks it.
+/// InputSpec::alsoFloat32 admits float32 arrays), and no other array. Throws
+/// tpu::Error naming \p source and the first array or input that breaks it.
 void checkInputs(const Npz &inputs, const std::vector<InputSpec> &specs,
                  const std::string &source);
 /// Writes through a temporary file in the same directory and a rename, so
