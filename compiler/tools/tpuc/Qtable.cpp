@@ -189,6 +189,7 @@ int runQtable(int argc, char **argv) {
   if (!func || func.isExternal())
     return fail("'" + opts.model + "' has no main function");
 
+  tpuc::tool::checkFitsHostMemory(module, opts.model);
   tpuc::ModuleInterpreter interpreter(module);
   if (opts.threads)
     interpreter.setNumThreads(opts.threads);

@@ -114,6 +114,7 @@ int runRun(int argc, char **argv) {
   if (!tpuc::module::getMainFunc(module))
     return fail("'" + opts.model + "' has no function to run");
 
+  tpuc::tool::checkFitsHostMemory(module, opts.model);
   tpuc::ModuleInterpreter interpreter(module);
   if (opts.threads)
     interpreter.setNumThreads(opts.threads);

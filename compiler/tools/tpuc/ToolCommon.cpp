@@ -18,6 +18,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <unistd.h>
+
 namespace tpuc::tool {
 
 std::unique_ptr<mlir::MLIRContext> createContext() {
@@ -93,6 +95,19 @@ std::string loadModule(mlir::MLIRContext &context, const std::string &path,
          "' is not in the weight file '" + weights.loadedPath + "' (" +
          std::to_string(weights.file.size()) +
          " arrays): the file is incomplete or belongs to another module";
+}
+
+void checkFitsHostMemory(mlir::ModuleOp module, const std::string &path) {
+  uint64_t pages = uint64_t(::sysconf(_SC_PHYS_PAGES));
+  uint64_t pageSize = uint64_t(::sysconf(_SC_PAGE_SIZE));
+  uint64_t bytes;
+  if (__builtin_mul_overflow(pages, pageSize, &bytes))
+    return;
+  // The interpreter keeps values as float32.
+  if (std::string error =
+          checkTensorSizes(module, sizeof(float), bytes, "this machine's memory");
+      !error.empty())
+    throw ::tpu::Error(path + ": " + error + "; cannot interpret it");
 }
 
 std::vector<::tpu::npz::InputSpec> inputSpecs(mlir::ModuleOp module) {

@@ -50,6 +50,11 @@ std::string parseModule(mlir::MLIRContext &context, const std::string &path,
 std::string loadModule(mlir::MLIRContext &context, const std::string &path,
                        bool requireTop, ParsedModule &out);
 
+/// Throws tpu::Error naming \p path and the tensor when one of \p module's
+/// tensors (as float32) is larger than this machine's memory: called before
+/// interpreting a module, which would otherwise allocate until killed.
+void checkFitsHostMemory(mlir::ModuleOp module, const std::string &path);
+
 /// What the inputs of a top module (its top.Input ops) expect of an input
 /// .npz: name, shape and float32.
 std::vector<::tpu::npz::InputSpec> inputSpecs(mlir::ModuleOp module);

@@ -296,9 +296,11 @@ int runTransform(int argc, char **argv) {
   }
 
   tpu::npz::Npz testResult;
-  if (!opts.testInput.empty())
+  if (!opts.testInput.empty()) {
+    tpuc::tool::checkFitsHostMemory(module, opts.model);
     testResult = runTestInput(module, imported, opts.testInput, opts.dumpAll,
                               diagnostics);
+  }
 
   if (mlir::failed(tpuc::saveWeights(module, weightsPath, weightsAttr)))
     return fail("cannot write the weights to '" + weightsPath +
