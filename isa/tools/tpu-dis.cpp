@@ -17,6 +17,7 @@
 #include "tpu/isa/Command.h"
 #include "tpu/isa/Disasm.h"
 #include "tpu/isa/Error.h"
+#include "tpu/isa/Machine.h"
 #include "tpu/isa/Sha256.h"
 
 #include <algorithm>
@@ -229,6 +230,8 @@ public:
     if (m.kernelModule)
       os_ << "kernel_module: file_name=" << m.kernelModule->fileName
           << " size=" << m.kernelModule->binary.size() << '\n';
+    if (!m.machine.empty())
+      machine(m.machine);
     for (size_t n = 0; n < m.nets.size(); ++n) {
       const bmodel::Net &net = m.nets[n];
       os_ << "net " << n << ": name=" << net.name;
@@ -237,6 +240,26 @@ public:
       for (size_t s = 0; s < net.stages.size(); ++s)
         stage(s, net.stages[s]);
     }
+  }
+
+  /// The recorded machine: the keys that differ from the BM1684X defaults.
+  void machine(const std::string &text) {
+    os_ << "machine:";
+    Machine recorded, defaults;
+    try {
+      recorded.loadText(text, "machine");
+    } catch (const Error &e) {
+      os_ << " (not readable: " << e.what() << ")\n";
+      return;
+    }
+    auto values = recorded.list(), base = defaults.list();
+    bool any = false;
+    for (size_t i = 0; i < values.size() && i < base.size(); ++i)
+      if (values[i] != base[i]) {
+        os_ << ' ' << values[i].first << '=' << values[i].second;
+        any = true;
+      }
+    os_ << (any ? "" : " BM1684X defaults") << '\n';
   }
 
 private:

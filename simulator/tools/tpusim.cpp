@@ -3,7 +3,7 @@
 //   tpusim run model.bmodel -i in.npz -o out.npz [--config FILE]
 //          [-p key=value ...] [--mode full|functional|timing]
 //          [--stats stats.json] [--trace trace.json] [--net NAME]
-//   tpusim config [--config FILE] [-p key=value ...]
+//   tpusim config [--config FILE] [-p key=value ...] [--defaults-file]
 //
 // `run` prints the end-of-run summary (total cycles, time, per-engine busy
 // share, MAC utilisation, DDR bytes) on stdout. `config` prints every
@@ -34,17 +34,21 @@ const char *kUsage =
     "                  [-p KEY=VALUE]... [--mode full|functional|timing]\n"
     "                  [--stats STATS.json] [--trace TRACE.json] [--net NAME]\n"
     "       tpusim config [--config FILE] [-p KEY=VALUE]...\n"
+    "       tpusim config --defaults-file\n"
     "\n"
-    "The default configuration is bm1684x.cfg, built into tpusim; --config\n"
+    "The default configuration is the BM1684X machine built into tpusim; --config\n"
     "applies a file on top of it and -p sets single keys (chip.* keys change\n"
-    "the machine shape).\n"
-    "`tpusim config` lists every key.\n";
+    "the machine shape). `run` simulates the machine the bmodel records (the\n"
+    "--chip-param values of tpuc deploy) unless --config or -p change it.\n"
+    "`tpusim config` lists every key; --defaults-file prints the defaults\n"
+    "as a config file (simulator/configs/bm1684x.cfg is that text).\n";
 
 struct Options {
   std::string command;
   std::string model, input, output, stats, trace, net;
   std::vector<std::string> configFiles, overrides;
   std::string mode = "full";
+  bool defaultsFile = false;
 };
 
 Options parseArgs(int argc, char **argv) {
@@ -78,6 +82,8 @@ Options parseArgs(int argc, char **argv) {
       o.trace = value();
     else if (a == "--net")
       o.net = value();
+    else if (a == "--defaults-file" && o.command == "config")
+      o.defaultsFile = true;
     else if (a == "-h" || a == "--help") {
       std::fputs(kUsage, stdout);
       std::exit(0);
@@ -91,10 +97,19 @@ Options parseArgs(int argc, char **argv) {
   return o;
 }
 
-sim::SimConfig loadConfig(const Options &o) {
+sim::SimConfig loadConfig(const Options &o,
+                          const isa::bmodel::Model *model = nullptr) {
   // The default configuration is compiled in (no file needed at run time);
-  // --config files and -p overrides apply on top of it, in order.
+  // the machine a bmodel records, --config files and -p overrides apply on
+  // top of it, in order.
   sim::SimConfig cfg = sim::SimConfig::defaults();
+  if (model) {
+    try {
+      cfg = sim::recordedConfig(*model, cfg);
+    } catch (const Error &e) {
+      throw Error(o.model + ": " + e.what()); // a corrupt bmodel names itself
+    }
+  }
   for (const std::string &f : o.configFiles)
     cfg.loadFile(f);
   for (const std::string &p : o.overrides) {
@@ -115,6 +130,10 @@ void writeJson(const std::string &path, const nlohmann::json &j) {
 }
 
 int runConfig(const Options &o) {
+  if (o.defaultsFile) {
+    std::fputs(std::string(sim::SimConfig::defaultText()).c_str(), stdout);
+    return 0;
+  }
   sim::SimConfig cfg = loadConfig(o);
   std::vector<std::pair<std::string, std::string>> values = cfg.list();
   std::vector<sim::ConfigKeyInfo> infos = sim::SimConfig::describe();
@@ -134,9 +153,8 @@ int runModel(const Options &o) {
                 "' (expected full, functional or timing)");
   if (*mode == sim::SimMode::Timing && !o.output.empty())
     throw Error("--mode timing computes no values; drop -o or use --mode full");
-  sim::SimConfig cfg = loadConfig(o);
-
   isa::bmodel::Model model = isa::bmodel::readModel(o.model);
+  sim::SimConfig cfg = loadConfig(o, &model);
   // What goes wrong while setting up or running the model names the file
   // (the reader's messages already do).
   auto inModel = [&](auto &&fn) {

@@ -45,14 +45,30 @@ e2e_transform() {
 
 # e2e_deploy_run_compare [DEPLOY_OPTION...]: deploys model_top.mlir in MODE
 # (extra options go to tpuc deploy; extra tpusim options come from the array
-# E2E_SIM_OPTS), runs the bmodel on tpusim and applies both gates.
+# E2E_SIM_OPTS), runs the bmodel on tpusim and applies both gates; then the
+# same under each other layer-group strategy of E2E_STRATEGIES (default:
+# greedy and none, after the default dp), each bmodel's outputs equal to
+# the tpu interpreter's bit for bit (--max-abs-rel 0: grouping changes no
+# number). model_$m.bmodel and stats.json are the dp run's.
 e2e_deploy_run_compare() {
   "$BIN/tpuc" deploy model_top.mlir --quantize "$MODE" --chip bm1684x \
     -o "model_$m.bmodel" --test-input input.npz --test-reference reference.npz \
     --tolerance "$vs_ref" "$@"
   "$BIN/tpusim" run "model_$m.bmodel" -i input.npz -o sim.npz \
     --stats stats.json "${E2E_SIM_OPTS[@]}"
-  "$BIN/tpuc" compare sim.npz "model_${m}_tpu_outputs.npz" --tolerance "$vs_tpu"
+  "$BIN/tpuc" compare sim.npz "model_${m}_tpu_outputs.npz" --tolerance "$vs_tpu" \
+    --max-abs-rel 0
   "$BIN/tpuc" compare sim.npz reference.npz --tolerance "$vs_ref"
+  local s
+  for s in ${E2E_STRATEGIES:-greedy none}; do
+    "$BIN/tpuc" deploy model_top.mlir --quantize "$MODE" --chip bm1684x \
+      -o "model_${m}_$s.bmodel" --layer-group "$s" --test-input input.npz "$@"
+    "$BIN/tpusim" run "model_${m}_$s.bmodel" -i input.npz -o "sim_$s.npz" \
+      --stats "stats_$s.json"
+    "$BIN/tpuc" compare "sim_$s.npz" "model_${m}_${s}_tpu_outputs.npz" \
+      --tolerance "$vs_tpu" --max-abs-rel 0
+    "$BIN/tpuc" compare "sim_$s.npz" sim.npz --tolerance "$vs_tpu" \
+      --max-abs-rel 0
+  done
 }
 E2E_SIM_OPTS=()

@@ -160,9 +160,9 @@ bool CmdEmitter::nearIdLimit() const {
   return lastTiu() >= limit || lastGdma() >= limit;
 }
 
-isa::bmodel::CmdGroup CmdEmitter::finish() {
-  std::vector<isa::RawCommand> tiu = std::move(tiuCmds_);
-  std::vector<isa::RawCommand> gdma = std::move(gdmaCmds_);
+std::pair<std::vector<isa::RawCommand>, std::vector<isa::RawCommand>>
+CmdEmitter::streamsWithEnd() const {
+  std::vector<isa::RawCommand> tiu = tiuCmds_, gdma = gdmaCmds_;
   uint32_t tiuEnd = uint32_t(tiu.size()) + 1;
   uint32_t gdmaEnd = uint32_t(gdma.size()) + 1;
   // Each end command waits for the other engine's last real command, so
@@ -173,6 +173,11 @@ isa::bmodel::CmdGroup CmdEmitter::finish() {
   ge.set("cmd_id_en", kCmdIdEn);
   tiu.push_back(te);
   gdma.push_back(ge);
+  return {std::move(tiu), std::move(gdma)};
+}
+
+isa::bmodel::CmdGroup CmdEmitter::finish() {
+  auto [tiu, gdma] = streamsWithEnd();
   isa::bmodel::CmdGroup g;
   g.bdcNum = uint32_t(tiu.size());
   g.gdmaNum = uint32_t(gdma.size());

@@ -692,7 +692,22 @@ template <typename T> void fillConv(T &c, const ConvCmd &x) {
   c.res_op_x_str = fit4(x.strideW, "conv", "stride");
   c.res_op_y_str = fit4(x.strideH, "conv", "stride");
   c.opd3_const = 1; // pad / insert value: immediate 0
-  c.opd0_str = kStrEuAligned;
+  // The input may be a free-stride view of rows inside a larger tensor
+  // (a layer group's value read by a window that starts below its first
+  // row); EU-aligned otherwise.
+  c.opd0_str = x.input.layout == kStrFree ? kStrFree : kStrEuAligned;
+  if (x.input.layout == kStrFree) {
+    auto fit16 = [](int64_t v) {
+      if (v < 0 || v > 0xFFFF)
+        throw Error("backend: conv input stride " + std::to_string(v) +
+                    " does not fit 16 bits");
+      return uint64_t(v);
+    };
+    c.opd0_n_str = fit16(x.input.stride.n);
+    c.opd0_c_str = fit16(x.input.stride.c);
+    c.opd0_h_str = fit16(x.input.stride.h);
+    c.opd0_w_str = fit16(x.input.stride.w);
+  }
   c.res0_addr = x.output.offset;
   c.opd0_x_ins0 = fit4(x.insW, "conv", "inserted zeros");
   c.opd0_y_ins0 = fit4(x.insH, "conv", "inserted zeros");

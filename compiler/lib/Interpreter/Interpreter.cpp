@@ -41,18 +41,22 @@ ModuleInterpreter::ModuleInterpreter(ModuleOp module)
   if (!impl->func || impl->func.isExternal())
     return;
   Block &body = impl->func.getBody().front();
-  for (Operation &op : body) {
+  // Ops inside tpu.Group bodies name their values too (a group's results
+  // carry the names of the values it yields: the first, outer one wins).
+  impl->func.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (op == impl->func.getOperation())
+      return;
     if (auto input = dyn_cast<top::InputOp>(op))
       impl->inputs.push_back(input.getName().str());
-    for (Value r : op.getResults()) {
+    for (Value r : op->getResults()) {
       std::string name = top::getTensorName(r);
       if (name.empty())
         continue;
-      impl->byName.try_emplace(name, r);
-      if (!isa<top::WeightOp>(op))
+      if (impl->byName.try_emplace(name, r).second &&
+          !isa<top::WeightOp>(op))
         impl->names.push_back(name);
     }
-  }
+  });
   for (Value v : body.getTerminator()->getOperands())
     impl->outputs.push_back(top::getTensorName(v));
   // Last reader of every value: walk backwards, the first use seen wins.

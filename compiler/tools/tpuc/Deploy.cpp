@@ -44,12 +44,15 @@
 #include "tpuc/Dialect/Tpu/Transforms/Passes.h"
 #include "tpuc/Interpreter/Interpreter.h"
 #include "tpuc/Support/Compare.h"
+#include "tpuc/Support/Machine.h"
 #include "tpuc/Support/Module.h"
 #include "tpuc/Target/BM1684X/Codegen.h"
+#include "tpuc/Target/BM1684X/LayerGroup.h"
 
 #include "tpu/isa/Bmodel.h"
 #include "tpu/isa/ChipParams.h"
 #include "tpu/isa/Error.h"
+#include "tpu/isa/Machine.h"
 #include "tpu/isa/Npz.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -92,11 +95,23 @@ constexpr const char *kUsage =
     "                           this .npz (e.g. the top / ONNX outputs)\n"
     "  --tolerance COS,EUCLID   minimum similarities (default 0.99,0.90)\n"
     "  --group-per-op           one command group per op\n"
+    "  --layer-group STRATEGY   none, greedy or dp (default): runs of conv,\n"
+    "                           pooling and element-wise ops kept in local\n"
+    "                           memory as tpu.Group ops (<stem>_groups.json)\n"
+    "  --lg-max-length N        most ops in one layer group (default 24)\n"
+    "  --lg-max-h-slices N      most H slices of a group (default: no limit)\n"
+    "  --lg-h-first             slice H before N\n"
+    "  --no-weight-resident     load a group's weights before every slice\n"
+    "                           (default: once per group)\n"
     "  --no-fuse-eltwise        run every element-wise op on its own (by\n"
     "                           default chains of them run as one kernel,\n"
     "                           intermediates kept in local memory)\n"
     "  --chip-param KEY=VALUE   override a chip parameter (e.g.\n"
-    "                           gmem_bytes=64M); see `tpusim config`\n"
+    "                           gmem_bytes=64M) or, with its prefix, any\n"
+    "                           machine key (chip.npu_num=32,\n"
+    "                           tiu.cube_startup=40); see `tpusim config`.\n"
+    "                           The module (tpu.machine) and the bmodel\n"
+    "                           record the machine\n"
     "  --expose-all             debugging: every activation becomes a model\n"
     "                           output (compare tpusim's outputs with\n"
     "                           <stem>_tpu_outputs.npz tensor by tensor)\n";
@@ -105,6 +120,10 @@ struct DeployOptions {
   std::string model, output, quantize, chip, quantizeTable;
   std::string testInput, testReference, tolerance = "0.99,0.90";
   std::vector<std::string> chipParams;
+  std::string layerGroup = "dp";
+  std::string lgMaxLength = "24", lgMaxHSlices = "0";
+  bool lgHFirst = false;
+  bool noWeightResident = false;
   bool groupPerOp = false;
   bool noFuseEltwise = false;
   bool exposeAll = false;
@@ -149,7 +168,17 @@ int parseArgs(int argc, char **argv, DeployOptions &opts) {
     else if (a == "--chip-param") {
       ok = value(v);
       opts.chipParams.push_back(v);
-    } else if (a == "--group-per-op")
+    } else if (a == "--layer-group")
+      ok = value(opts.layerGroup);
+    else if (a == "--lg-max-length")
+      ok = value(opts.lgMaxLength);
+    else if (a == "--lg-max-h-slices")
+      ok = value(opts.lgMaxHSlices);
+    else if (a == "--lg-h-first")
+      opts.lgHFirst = true;
+    else if (a == "--no-weight-resident")
+      opts.noWeightResident = true;
+    else if (a == "--group-per-op")
       opts.groupPerOp = true;
     else if (a == "--no-fuse-eltwise")
       opts.noFuseEltwise = true;
@@ -290,11 +319,18 @@ std::string findOverflow(mlir::ModuleOp module, const tpu::npz::Npz &result,
   }
   if (badOutput.empty())
     return "";
-  mlir::Block &body = tpuc::module::getMainFunc(module).getBody().front();
-  for (mlir::Operation &op : body) {
-    if (!mlir::isa_and_nonnull<tpuc::tpu::TpuDialect>(op.getDialect()) ||
-        mlir::isa<tpuc::tpu::WeightOp>(op))
-      continue;
+  // Program order, inside layer groups too (a group's own results are
+  // those of its body's ops).
+  std::vector<mlir::Operation *> ops;
+  tpuc::module::getMainFunc(module).walk<mlir::WalkOrder::PreOrder>(
+      [&](mlir::Operation *op) {
+        if (mlir::isa_and_nonnull<tpuc::tpu::TpuDialect>(op->getDialect()) &&
+            !mlir::isa<tpuc::tpu::WeightOp, tpuc::tpu::GroupOp,
+                       tpuc::tpu::YieldOp>(op))
+          ops.push_back(op);
+      });
+  for (mlir::Operation *opPtr : ops) {
+    mlir::Operation &op = *opPtr;
     bool overflows = false;
     mlir::Type type;
     for (mlir::Value r : op.getResults()) {
@@ -310,6 +346,11 @@ std::string findOverflow(mlir::ModuleOp module, const tpu::npz::Npz &result,
     double inMax = 0;
     bool inputsFinite = true;
     for (mlir::Value v : op.getOperands()) {
+      // A layer group's body argument is the group's operand.
+      if (auto arg = mlir::dyn_cast<mlir::BlockArgument>(v))
+        if (auto g = mlir::dyn_cast_or_null<tpuc::tpu::GroupOp>(
+                arg.getOwner()->getParentOp()))
+          v = g.getInputs()[arg.getArgNumber()];
       const tpu::npz::Array *a = nullptr;
       if (auto w = v.getDefiningOp<tpuc::tpu::WeightOp>())
         a = tpuc::findWeight(module, w.getName(), /*emitErrors=*/false);
@@ -455,6 +496,39 @@ bool compare(const tpu::npz::Npz &actual, const std::string &referencePath,
                       [](const tpuc::TensorComparison &r) { return r.pass; });
 }
 
+/// Prints one line per layer group and writes them as JSON to \p path.
+void writeGroupReport(const std::vector<tpuc::bm1684x::GroupReport> &groups,
+                      const std::string &path, const std::string &strategy) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "{\n  \"strategy\": \"" << strategy << "\",\n  \"groups\": [";
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const tpuc::bm1684x::GroupReport &g = groups[i];
+    const tpu::backend::GroupPlan &p = g.plan;
+    llvm::outs() << llvm::formatv(
+        "{0}: {1} ops ({2} .. {3}), {4} x {5} slices, {6} timesteps, "
+        "{7} B/lane local memory, {8} B DDR, cost {9:f0} cycles\n",
+        g.name, g.ops.size(), g.ops.front(), g.ops.back(), p.nSlices,
+        p.hSlices, p.timesteps, p.lmemBytes, p.ddrReadBytes + p.ddrWriteBytes,
+        g.cost);
+    os << (i ? "," : "") << "\n    {\"name\": \"" << g.name << "\", \"ops\": [";
+    for (size_t k = 0; k < g.ops.size(); ++k)
+      os << (k ? ", " : "") << "\"" << llvm::StringRef(g.ops[k]) << "\"";
+    os << "], \"n_slices\": " << p.nSlices << ", \"h_slices\": " << p.hSlices
+       << ", \"timesteps\": " << p.timesteps
+       << ", \"lmem_bytes\": " << p.lmemBytes
+       << ", \"weight_bytes\": " << p.weightBytes
+       << ", \"ddr_read_bytes\": " << p.ddrReadBytes
+       << ", \"ddr_write_bytes\": " << p.ddrWriteBytes
+       << ", \"macs\": " << p.macs << ", \"tiu_commands\": " << p.numTiu
+       << ", \"gdma_commands\": " << p.numGdma
+       << ", \"cost_cycles\": " << llvm::formatv("{0:f0}", g.cost).str() << "}";
+  }
+  os << "\n  ]\n}\n";
+  os.flush();
+  writeText(path, text);
+}
+
 } // namespace
 
 int runDeploy(int argc, char **argv) {
@@ -469,10 +543,18 @@ int runDeploy(int argc, char **argv) {
                 "later)");
   if (llvm::StringRef(opts.chip).lower() != "bm1684x")
     return fail("--chip '" + opts.chip + "' is not supported (bm1684x)");
-  tpu::isa::ChipParams chip = tpu::isa::ChipParams::bm1684x();
-  for (const std::string &kv : opts.chipParams)
-    chip.assign(kv);
-  chip.validate();
+  // A key with a prefix (chip.*, tiu.*, ...) is a machine key; a bare key
+  // is a chip parameter, as it always was.
+  tpu::isa::Machine machine = tpu::isa::Machine::bm1684x();
+  for (const std::string &kv : opts.chipParams) {
+    size_t eq = kv.find('=');
+    if (kv.substr(0, eq).find('.') != std::string::npos)
+      machine.assign(kv);
+    else
+      machine.chip.assign(kv);
+  }
+  machine.validate();
+  const tpu::isa::ChipParams &chip = machine.chip;
   llvm::Expected<tpuc::Tolerance> tol = tpuc::parseTolerance(opts.tolerance);
   if (!tol)
     return fail("--tolerance: " + llvm::toString(tol.takeError()));
@@ -510,6 +592,7 @@ int runDeploy(int argc, char **argv) {
   if (!opts.testInput.empty())
     tpu::npz::checkInputs(tpu::npz::readNpz(opts.testInput),
                           tpuc::tool::inputSpecs(module), opts.testInput);
+  tpuc::module::setMachine(module, machine);
 
   std::optional<tpuc::QuantTable> table;
   if (!opts.quantizeTable.empty()) {
@@ -542,6 +625,32 @@ int runDeploy(int argc, char **argv) {
     exposeAll(module);
   writeWeights(module, weightsPath);
   writeModule(module, tpuPath, weightsAttr);
+
+  std::vector<tpuc::bm1684x::GroupReport> groupReports;
+  {
+    std::optional<tpuc::bm1684x::GroupStrategy> strategy =
+        tpuc::bm1684x::parseGroupStrategy(opts.layerGroup);
+    if (!strategy)
+      return fail("--layer-group '" + opts.layerGroup +
+                  "' is not none, greedy or dp");
+    tpuc::bm1684x::LayerGroupOptions lg;
+    lg.strategy = *strategy;
+    long long len = 0, hs = 0;
+    if (llvm::StringRef(opts.lgMaxLength).getAsInteger(10, len) || len < 1)
+      return fail("--lg-max-length '" + opts.lgMaxLength +
+                  "' is not a positive integer");
+    if (llvm::StringRef(opts.lgMaxHSlices).getAsInteger(10, hs) || hs < 0)
+      return fail("--lg-max-h-slices '" + opts.lgMaxHSlices +
+                  "' is not a non-negative integer");
+    lg.maxLength = len;
+    lg.slicing.maxHSlices = hs;
+    lg.slicing.hFirst = opts.lgHFirst;
+    lg.slicing.weightResident = !opts.noWeightResident;
+    lg.slicing.timing = &machine.timing;
+    if (mlir::failed(
+            tpuc::bm1684x::formLayerGroups(module, chip, lg, &groupReports)))
+      return fail("forming the layer groups failed");
+  }
 
   if (mlir::failed(tpuc::tpu::assignAddresses(module, chip)))
     return fail("assigning device addresses failed");
@@ -586,7 +695,9 @@ int runDeploy(int argc, char **argv) {
       tpuc::bm1684x::buildBmodel(module, chip, codegen, &summary);
   if (mlir::failed(model))
     return fail("generating BM1684X commands failed");
+  model->machine = machine.toText();
   tpu::isa::bmodel::writeModel(*model, opts.output);
+  writeGroupReport(groupReports, (stem + "_groups.json").str(), opts.layerGroup);
   std::string modes = modeName.str();
   if (table) {
     std::map<std::string, unsigned> perMode;

@@ -1,18 +1,21 @@
 //===- Config.h - Typed configuration of the simulator ------------*- C++
 //-*-===//
 //
-// Every timing constant of the model, as one typed struct generated from the
-// table in SimParams.def, plus the chip shape (isa::ChipParams). Values come
-// from a config file of `key = value  # unit, reason` lines
-// (simulator/configs/bm1684x.cfg) and from `key=value` overrides; keys
-// starting with `chip.` are handed to isa::ChipParams::set, so an architect
-// can change lanes, local memory or banks without rebuilding.
+// The machine the simulator models: the timing constants (isa::TimingParams,
+// the table isa/include/tpu/isa/TimingParams.def, whose defaults are the
+// BM1684X model) plus the chip shape (isa::ChipParams). Values can be
+// overridden from config files of `key = value  # unit, reason` lines and by
+// `key=value` arguments; keys starting with `chip.` are handed to
+// isa::ChipParams::set, so an architect can change lanes, local memory or
+// banks without rebuilding. simulator/configs/bm1684x.cfg is the defaults
+// written out as such a file (isa::Machine::defaultsText()).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPUSIM_CONFIG_H
 #define TPUSIM_CONFIG_H
 
 #include "tpu/isa/ChipParams.h"
+#include "tpu/isa/Machine.h"
 
 #include <cstdint>
 #include <string>
@@ -22,7 +25,7 @@
 
 namespace tpu::sim {
 
-/// Description of one configuration key (a row of SimParams.def, or a chip
+/// Description of one configuration key (a row of TimingParams.def, or a chip
 /// parameter with its `chip.` prefix).
 struct ConfigKeyInfo {
   std::string key;
@@ -30,25 +33,25 @@ struct ConfigKeyInfo {
   std::string description;
 };
 
-struct SimConfig {
+/// The timing constants are the members of the base (cfg.cubeStartup, ...).
+struct SimConfig : isa::TimingParams {
   /// Shape of the machine (lanes, local memory, banks, address map).
   isa::ChipParams chip;
 
-#define TPUSIM_PARAM(Member, Key, Type, Unit, Description) Type Member = 0;
-#include "tpusim/SimParams.def"
-
   /// Prefix of the keys that go to `chip`.
-  static constexpr const char *kChipPrefix = "chip.";
+  static constexpr const char *kChipPrefix = isa::Machine::kChipPrefix;
 
-  /// The default configuration: simulator/configs/bm1684x.cfg, whose text
-  /// is compiled into the library at build time (so a copied or installed
-  /// binary needs no source tree), complete and validated. Parsed once per
-  /// process.
+  /// The default configuration: the defaults of the tables (isa::Machine),
+  /// every key counted as set, validated.
   static SimConfig defaults();
-  /// The text of the built-in default configuration file.
+  /// The defaults as config file text (isa::Machine::defaultsText(), the
+  /// content of simulator/configs/bm1684x.cfg).
   static std::string_view defaultText();
-  /// The name the built-in file has in messages.
-  static constexpr const char *kDefaultName = "bm1684x.cfg (built in)";
+
+  /// The configuration of `m`, every key counted as set.
+  static SimConfig fromMachine(const isa::Machine &m);
+  /// The chip and timing constants as an isa::Machine.
+  isa::Machine machine() const;
 
   /// Applies every `key = value` line of a config file (`#` starts a
   /// comment). Throws Error naming the file, line and key on an unknown key,
@@ -62,8 +65,9 @@ struct SimConfig {
   void assign(std::string_view keyEqualsValue);
 
   /// Throws Error naming the first problem: a timing key that no file or
-  /// override set, a rate or size that must be positive, or an inconsistent
-  /// chip (isa::ChipParams::validate).
+  /// override set (a configuration built from nothing must set them all), a
+  /// rate or size that must be positive, or an inconsistent chip
+  /// (isa::ChipParams::validate).
   void validate() const;
 
   /// Every key with its current value as text, chip keys first.
@@ -71,29 +75,11 @@ struct SimConfig {
   /// Every key with unit and description, in the order of list().
   static std::vector<ConfigKeyInfo> describe();
 
-  //===--------------------------------------------------------------------===//
-  // Derived quantities (used by the timing model and the tests)
-  //===--------------------------------------------------------------------===//
-
-  /// Clock periods in picoseconds (the simulator's time resolution).
-  uint64_t tiuPeriodPs() const;
-  uint64_t gdmaPeriodPs() const;
-  /// DDR transfer time of one byte at full bandwidth, in picoseconds.
-  double ddrPsPerByte() const { return kPsPerNs / ddrBandwidthGBps; }
-  /// DDR latency in picoseconds.
-  uint64_t ddrLatencyPs() const;
-  /// MCU group launch time in picoseconds.
-  uint64_t mcuGroupLaunchPs() const;
-  /// Output points per lane and step of the cube for input precision `p`.
-  uint64_t cubePixels(isa::Prec p) const;
   /// Peak multiply-accumulates per TIU cycle at precision `p`:
   /// lanes x icParallel(p) x cubePixels(p).
-  uint64_t peakMacsPerCycle(isa::Prec p) const;
-
-  /// Picoseconds per nanosecond; GB/s = bytes per ns.
-  static constexpr double kPsPerNs = 1000.0;
-  /// Picoseconds per microsecond (clock frequencies are in MHz).
-  static constexpr double kPsPerUs = 1e6;
+  uint64_t peakMacsPerCycle(isa::Prec p) const {
+    return isa::peakMacsPerCycle(chip, *this, p);
+  }
 
 private:
   /// Which timing keys have been given a value (index = row of the table).

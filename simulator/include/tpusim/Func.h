@@ -1,10 +1,10 @@
 //===- Func.h - Functional kernels of the simulated BM1684X -------*- C++
 //-*-===//
 //
-// Plain C++ (no SystemC) meaning of every TIU and GDMA command: decoding into
-// a canonical form, executing it on a MachineState, and describing the work it
-// does for the timing model. The SystemC engines in lib/model call these; the
-// kernels never know about time.
+// Plain C++ (no SystemC) meaning of every TIU and GDMA command: executing its
+// canonical form (isa/Decode.h) on a MachineState. The work a command does
+// for the timing model is isa/Work.h's. The SystemC engines in lib/model call
+// these; the kernels never know about time.
 //
 // Semantics follow bm1684x.md sections 3-5 and 8; every place where the public
 // facts are silent is decided in simulator/docs/semantics.md. All rounding and
@@ -16,73 +16,26 @@
 
 #include "tpu/isa/ChipParams.h"
 #include "tpu/isa/Command.h"
+#include "tpu/isa/Decode.h"
 #include "tpu/isa/LocalMem.h"
 #include "tpu/isa/Types.h"
+#include "tpu/isa/Work.h"
 #include "tpusim/Memory.h"
 
-#include <array>
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace tpu::sim {
 
 //===----------------------------------------------------------------------===//
-// Canonical commands
+// Canonical commands (isa/Decode.h)
 //===----------------------------------------------------------------------===//
 
-/// A TIU command in canonical form: any short or long layout expanded to the
-/// long layout's field names. Fields a short layout lacks are filled with the
-/// value that layout implies (lane mask all ones, the documented default
-/// operand layouts and precisions; see semantics.md "Short forms").
-struct TiuOp {
-  isa::LayoutId layout = isa::LayoutId::TiuLong;
-  bool shortForm = false;
-  isa::TiuTask task = isa::TiuTask::Sys;
-  unsigned eu = 0;
-  isa::cmd::TiuLong f;
-};
-
-/// Decodes any TIU command into canonical form. Throws tpu::Error for layouts
-/// the simulator cannot execute (LAR, tsk 12) and for heads no layout covers.
-/// SYSID decodes to task Sys (executing it does nothing).
-TiuOp decodeTiu(const isa::RawCommand &c);
-
-/// A GDMA command in canonical form. `f` carries the DMA_tensor field names
-/// (for DMA_general, `f.src_cstride` is the move length, as in the bit table);
-/// the extra members keep the fields only gather/scatter, masked_select and
-/// nonzero have. Short layouts are expanded (sDMA_general, sDMA_matrix,
-/// sDMA_masked_select, sDMA_nonzero); sDMA_sys decodes to type Sys.
-struct GdmaOp {
-  isa::LayoutId layout = isa::LayoutId::DmaTensor;
-  isa::GdmaType type = isa::GdmaType::Tensor;
-  unsigned special = 0;
-  isa::cmd::DmaTensor f;
-  // DMA_gather / DMA_scatter (bm1684x.md 5.7).
-  uint64_t index_cstride = 0;
-  uint64_t index_hstride = 0;
-  uint64_t index_csize = 0;
-  uint64_t index_hsize = 0;
-  uint64_t index_start_addr = 0; ///< 40-bit unified address.
-  // DMA_masked_select (mask) / DMA_nonzero (index format, base) (5.8).
-  uint64_t mask_start_addr = 0; ///< 40-bit unified address.
-  isa::GdmaFormat mask_data_format = isa::GdmaFormat::Int8;
-  isa::GdmaFormat index_data_format = isa::GdmaFormat::Int32;
-  uint64_t base_i = 0;
-
-  uint64_t srcAddr() const;  ///< 40-bit unified source address.
-  uint64_t dstAddr() const;  ///< 40-bit unified destination address.
-  uint64_t laneMask() const; ///< localmem_mask_h32:l32.
-  isa::GdmaFormat format() const;
-};
-
-/// Decodes any GDMA command into canonical form; throws tpu::Error for a head
-/// no layout covers. The chip's address map decides the direction of a short
-/// sDMA_matrix (whose fields are named by direction); the one-argument form
-/// uses the BM1684X defaults.
-GdmaOp decodeGdma(const isa::RawCommand &c, const isa::ChipParams &chip);
-GdmaOp decodeGdma(const isa::RawCommand &c);
+using isa::decodeGdma;
+using isa::decodeTiu;
+using isa::GdmaOp;
+using isa::TiuOp;
 
 /// Executes a TIU command. Throws MemoryError when an operand leaves local
 /// memory, tpu::Error for an operand or type combination the command does not
@@ -93,83 +46,14 @@ void executeTiu(const TiuOp &op, MachineState &m);
 void executeGdma(const GdmaOp &op, MachineState &m);
 
 //===----------------------------------------------------------------------===//
-// Work descriptions for the timing model (no arithmetic; O(1) or O(#dims))
+// Work descriptions for the timing model (isa/Work.h)
 //===----------------------------------------------------------------------===//
 
-/// Up to `N` items stored in place. TiuWork is built for every simulated
-/// command, and a std::vector there would allocate each time.
-template <typename T, size_t N> class FixedList {
-public:
-  /// Throws std::length_error past N items (a kernel listing more operands
-  /// than the capacity below allows).
-  void push_back(const T &item) {
-    if (size_ == N)
-      throwFull();
-    items_[size_++] = item;
-  }
-  size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
-  const T &operator[](size_t i) const { return items_[i]; }
-  const T *begin() const { return items_.data(); }
-  const T *end() const { return items_.data() + size_; }
-
-private:
-  // Out of line, so that push_back inlines.
-  [[noreturn, gnu::noinline, gnu::cold]] static void throwFull() {
-    throw std::length_error("FixedList: more than " + std::to_string(N) +
-                            " items");
-  }
-
-  std::array<T, N> items_{};
-  size_t size_ = 0;
-};
-
-struct TiuWork {
-  /// A TIU command reads at most three tensors (opd0, opd1, opd2) and writes
-  /// at most two (res0, res1).
-  static constexpr size_t kMaxReads = 3, kMaxWrites = 2;
-
-  /// One local-memory range of an operand, relative to the lane start: the
-  /// bytes [offset, offset + bytesPerLane) of every lane it touches.
-  struct Operand {
-    uint64_t offset = 0;
-    uint64_t bytesPerLane = 0;
-  };
-
-  uint64_t macs = 0;           ///< Multiply-accumulates (conv, mm, depthwise).
-  uint64_t outputElements = 0; ///< Elements written (all results).
-  uint64_t inputElements = 0;  ///< Elements read from operand 0 (and 1 for AR).
-  isa::Prec computePrec = isa::Prec::Int8; ///< Precision the EU/cube runs at.
-  unsigned lanesUsed = 0; ///< Lanes holding at least one output channel.
-  /// Input channels the cube reduces per step for this op (<= icParallel of
-  /// computePrec); 0 for ops that do not use the cube.
-  unsigned cubeIcPerStep = 0;
-  uint64_t kernelElements = 0; ///< kh * kw (conv, pooling), else 1.
-  /// Output elements of the busiest lane: n * channel slots * h * w.
-  uint64_t elementsPerLane = 0;
-  /// Extra passes per element (SFU table length, rsqrt/div iterations), >= 1.
-  unsigned iterations = 1;
-  FixedList<Operand, kMaxReads> reads;
-  FixedList<Operand, kMaxWrites> writes;
-};
-
-/// The work a TIU command does. Cheap: never touches memory.
-TiuWork tiuWork(const TiuOp &op, const isa::ChipParams &chip);
-
-struct GdmaWork {
-  uint64_t bytes = 0; ///< Payload bytes delivered to the destination.
-  uint64_t ddrReadBytes = 0, ddrWriteBytes = 0;
-  uint64_t localReadBytes = 0, localWriteBytes = 0;
-  /// Number of contiguous DDR segments read or written (for the stride
-  /// penalty); 0 when neither side is DDR.
-  uint64_t contiguousRuns = 0;
-  isa::MemRegion src = isa::MemRegion::None;
-  isa::MemRegion dst = isa::MemRegion::None;
-};
-
-/// The work a GDMA command does. Cheap: never touches memory (masked_select
-/// and nonzero report their worst case, every element selected).
-GdmaWork gdmaWork(const GdmaOp &op, const isa::ChipParams &chip);
+using isa::FixedList;
+using isa::gdmaWork;
+using isa::GdmaWork;
+using isa::tiuWork;
+using isa::TiuWork;
 
 //===----------------------------------------------------------------------===//
 // Element access (shared with the compiler tests that build tensor views)

@@ -37,7 +37,9 @@ class ModelRunner {
 public:
   /// Picks net `netName` (the first net when empty) and its first stage,
   /// checks the model's chip against `cfg.chip.name` (or Sophgo's alias for
-  /// it) and that every net is static TPU work, and loads the coefficients.
+  /// it), that the machine the model records (if any) needs no more lanes,
+  /// local memory per lane or banks than `cfg.chip` has, and that every net
+  /// is static TPU work, and loads the coefficients.
   /// `model` must outlive the runner. Throws Error.
   ModelRunner(const isa::bmodel::Model &model, const SimConfig &cfg,
               SimMode mode, const std::string &netName = "");
@@ -69,6 +71,13 @@ private:
   const isa::bmodel::Stage *stage_ = nullptr;
   std::unique_ptr<Simulator> sim_;
 };
+
+/// `base` with the machine the bmodel records (isa::bmodel::Model::machine)
+/// applied on top: what tpusim simulates unless --config or -p override it.
+/// `base` unchanged for a bmodel that records none. Throws Error naming the
+/// recorded key that the simulator does not know or whose value is bad.
+SimConfig recordedConfig(const isa::bmodel::Model &model,
+                         const SimConfig &base);
 
 /// Writes `array` into global memory as tensor `t` (conversion as above);
 /// `source` names the npz in messages.

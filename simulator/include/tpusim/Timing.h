@@ -1,16 +1,17 @@
 //===- Timing.h - Cycle cost of one command -----------------------*- C++
 //-*-===//
 //
-// The cost formulas of the timing model, as plain functions of a command's
-// work description (Func.h: TiuWork / GdmaWork) and the configuration. They
-// know nothing about SystemC: the engines in lib/model add what depends on
-// other units (waiting for ids, the shared DDR channel). Every constant comes
-// from SimConfig; simulator/docs/timing.md derives each formula.
+// The cost formulas of the timing model are the machine's, in isa/Cost.h
+// (functions of a command's work description and the machine); this header
+// brings them into tpu::sim and binds them to a SimConfig. The engines in
+// lib/model add what depends on other units (waiting for ids, the shared DDR
+// channel, bank contention between the engines).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPUSIM_TIMING_H
 #define TPUSIM_TIMING_H
 
+#include "tpu/isa/Cost.h"
 #include "tpusim/Config.h"
 #include "tpusim/Func.h"
 
@@ -18,121 +19,30 @@
 
 namespace tpu::sim {
 
-/// Which part of the TIU a command occupies.
-enum class TiuUnit : uint8_t {
-  Cube,   ///< conv / matmul: reduces input channels in the cube.
-  Vector, ///< everything else that computes: EU_NUM elements per step.
-  System, ///< SYS commands (end, nop).
-};
+using isa::alignUp;
+using isa::BankMask;
+using isa::bankMask;
+using isa::BankSpan;
+using isa::bankSpan;
+using isa::ceilDiv;
+using isa::cubeFetchWords;
+using isa::gdmaBanks;
+using isa::GdmaCost;
+using isa::spanMask;
+using isa::TiuCost;
+using isa::TiuUnit;
 
-/// Local-memory banks an operand range covers, [first, last].
-struct BankSpan {
-  uint64_t first = 0, last = 0;
-  bool overlaps(const BankSpan &o) const {
-    return first <= o.last && o.first <= last;
-  }
-};
+/// isa::tiuCost with the chip and timing constants of `cfg`.
+inline TiuCost tiuCost(const TiuOp &op, const TiuWork &work,
+                       const SimConfig &cfg) {
+  return isa::tiuCost(op, work, cfg.chip, cfg);
+}
 
-/// Banks of the lane bytes [offset, offset + bytes) (bytes > 0).
-BankSpan bankSpan(const isa::ChipParams &chip, uint64_t offset, uint64_t bytes);
-
-/// Set of banks of a lane as a bit mask (bit b = bank b; a chip with more
-/// than 64 banks folds bank b onto bit b mod 64, which can only add
-/// conflicts).
-using BankMask = uint64_t;
-/// Banks of the lane bytes [offset, offset + bytes) (none for bytes = 0).
-BankMask bankMask(const isa::ChipParams &chip, uint64_t offset, uint64_t bytes);
-/// The banks of a span as a mask.
-BankMask spanMask(const BankSpan &span);
-
-/// Port words one lane reads to feed the cube the input of one kernel
-/// position for every output point of one (n, channel slot) plane of
-/// `outH` x `outW` points. The cube computes `points` output points per
-/// step in raster order; the inputs of the points of a step that lie in one
-/// output row form one run of ((count - 1) * strideX + 1) elements of
-/// `elemBits` bits, and a lane reads ceil(run bytes / portBytes) words of its
-/// single port per run, at least one step per block of points. With every
-/// run inside one word this is ceil(outH * outW / points).
-uint64_t cubeFetchWords(uint64_t outH, uint64_t outW, uint64_t points,
-                        uint64_t strideX, uint64_t elemBits,
-                        uint64_t portBytes);
-
-/// Cost of one TIU command in TIU cycles.
-struct TiuCost {
-  TiuUnit unit = TiuUnit::System;
-  /// Fixed part: tiu.cube_startup, tiu.eu_startup or tiu.sys_cycles.
-  uint64_t startupCycles = 0;
-  /// Steps through the cube or the EU (grows with the data).
-  uint64_t streamCycles = 0;
-  /// Extra cycles for the read and write beats that collide in a shared
-  /// bank (0 without conflict).
-  uint64_t conflictCycles = 0;
-  /// (read, write) operand pairs whose bank spans overlap.
-  unsigned conflictPairs = 0;
-  /// Banks the command's operands and results occupy (in every lane).
-  BankMask banks = 0;
-  /// Multiply-accumulates and the cube's peak for the command's precision
-  /// (0 for non-cube commands), for MAC utilisation.
-  uint64_t macs = 0;
-  uint64_t peakMacsPerCycle = 0;
-
-  uint64_t cycles() const {
-    return startupCycles + streamCycles + conflictCycles;
-  }
-};
-
-/// Cost of a TIU command whose work is `work`:
-///  - cube (work.cubeIcPerStep > 0):
-///      ic     = macs / (outputElements * kernelElements)
-///      stream = planes * cubeFetchWords(res0_h, res0_w, cubePixels(prec),
-///               x stride, input element bits, EU_BYTES)
-///               * kernelElements * ceil(ic / cubeIcPerStep)
-///      (conv; matmul: ceil(elementsPerLane / cubePixels(prec)) steps)
-///      startup = tiu.cube_startup
-///  - vector: stream = ceil(ceil(elementsPerLane / EU_NUM(prec))
-///               * kernelElements * iterations / tiu.eu_steps_per_cycle),
-///      startup = tiu.eu_startup
-///  - SYS: startup = tiu.sys_cycles, no stream.
-/// A bank conflict (a read and a write range sharing a bank) adds
-///      ceil(min(read beats, write beats) * tiu.bank_conflict_pct / 100)
-/// counting only the beats in the shared banks: read beats
-/// ceil(stream * shared bytes / operand bytes) per operand, write beats
-/// ceil(shared bytes / (EU_BYTES, times tiu.eu_steps_per_cycle for vector
-/// commands)) per result.
-TiuCost tiuCost(const TiuOp &op, const TiuWork &work, const SimConfig &cfg);
-
-/// Cost of one GDMA command. The engine's own time is in GDMA cycles; the
-/// DDR part depends on other requesters and is resolved by the DDR channel.
-struct GdmaCost {
-  /// gdma.startup (or gdma.sys_cycles for sys commands).
-  uint64_t startupCycles = 0;
-  /// Beats of the GDMA data path: each contiguous run occupies whole beats
-  /// of gdma.datapath_bytes.
-  uint64_t datapathCycles = 0;
-  /// Bytes of DDR channel time the command occupies: each contiguous run
-  /// rounded up to ddr.burst_bytes, plus ddr.run_switch_bytes per jump
-  /// between runs. 0 when the command does not touch DDR.
-  uint64_t ddrBusBytes = 0;
-  uint64_t ddrReadBytes = 0, ddrWriteBytes = 0;
-  uint64_t payloadBytes = 0;
-
-  bool usesDdr() const { return ddrBusBytes != 0; }
-};
-
-GdmaCost gdmaCost(const GdmaOp &op, const GdmaWork &work, const SimConfig &cfg);
-
-/// Banks of each lane a GDMA command reads or writes on its local-memory
-/// side(s) (0 when it touches no local memory). The range in a lane starts
-/// at the local address's offset and covers the command's local bytes
-/// divided by the lanes it reaches (all lanes, or the channels of a tensor
-/// when fewer).
-BankMask gdmaBanks(const GdmaOp &op, const GdmaWork &work,
-                   const isa::ChipParams &chip);
-
-/// ceil(a / b) for b > 0.
-inline uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
-/// a rounded up to a multiple of b (b > 0).
-inline uint64_t alignUp(uint64_t a, uint64_t b) { return ceilDiv(a, b) * b; }
+/// isa::gdmaCost with the timing constants of `cfg`.
+inline GdmaCost gdmaCost(const GdmaOp &op, const GdmaWork &work,
+                         const SimConfig &cfg) {
+  return isa::gdmaCost(op, work, cfg);
+}
 
 } // namespace tpu::sim
 

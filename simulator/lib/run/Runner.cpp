@@ -3,6 +3,7 @@
 
 #include "tpu/isa/Command.h"
 #include "tpu/isa/Format.h"
+#include "tpu/isa/Machine.h"
 #include "tpu/isa/Numerics.h"
 
 #include <cstring>
@@ -15,6 +16,8 @@ using isa::DataType;
 using isa::bmodel::Tensor;
 
 constexpr unsigned kBitsPerByte = 8;
+/// The recorded machine's name in messages.
+constexpr const char *kRecordedName = "the bmodel's machine";
 constexpr unsigned kNibbleBits = 4;
 constexpr uint8_t kNibbleMask = 0xF;
 /// Float inputs are quantised the way tpu-mlir's model runner does.
@@ -239,6 +242,14 @@ npz::Array readTensor(const GlobalMemory &gmem, const Tensor &t) {
   return a;
 }
 
+SimConfig recordedConfig(const isa::bmodel::Model &model,
+                         const SimConfig &base) {
+  SimConfig cfg = base;
+  if (!model.machine.empty())
+    cfg.loadText(model.machine, kRecordedName);
+  return cfg;
+}
+
 ModelRunner::ModelRunner(const isa::bmodel::Model &model, const SimConfig &cfg,
                          SimMode mode, const std::string &netName) {
   bool aliasOk = cfg.chip.name == isa::bmodel::kChipName &&
@@ -246,6 +257,16 @@ ModelRunner::ModelRunner(const isa::bmodel::Model &model, const SimConfig &cfg,
   if (model.chip != cfg.chip.name && !aliasOk)
     throw Error("the bmodel is for chip '" + model.chip +
                 "', but tpusim simulates '" + cfg.chip.name + "'");
+  if (!model.machine.empty()) {
+    isa::Machine recorded;
+    recorded.loadText(model.machine, kRecordedName);
+    std::string shortfall = isa::chipShortfall(recorded.chip, cfg.chip);
+    if (!shortfall.empty())
+      throw Error(
+          "the bmodel cannot run on the simulated machine: " + shortfall +
+          " (tpusim simulates the machine a bmodel records unless "
+          "--config or -p change it)");
+  }
   if (model.nets.empty())
     throw Error("the bmodel has no net");
   for (const isa::bmodel::Net &n : model.nets)

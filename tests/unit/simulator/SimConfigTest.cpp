@@ -29,9 +29,9 @@ TEST(SimConfig, DefaultsLoadEveryKeyAndValidate) {
 }
 
 TEST(SimConfig, DefaultsAreTheConfigFileBuiltIn) {
-  // The text compiled into the library is simulator/configs/bm1684x.cfg as
-  // it is now (the build regenerates it when the file changes), so tpusim
-  // needs no source tree at run time.
+  // The built-in defaults are the tables of isa/ (TimingParams.def,
+  // ChipParams.def); simulator/configs/bm1684x.cfg must be their text as
+  // `tpusim config --defaults-file` writes it, so a stale file fails here.
   std::string path =
       std::string(TPU_TEST_DATA_DIR) + "/../../simulator/configs/bm1684x.cfg";
   std::ifstream in(path, std::ios::binary);

@@ -9,6 +9,7 @@
 #include "tpuc/Dialect/Top/IR/TopOps.h"
 #include "tpuc/Support/Module.h"
 #include "tpuc/Support/Weights.h"
+#include "tpuc/Dialect/Tpu/Transforms/Passes.h"
 
 #include "mlir/Dialect/Quant/QuantTypes.h"
 
@@ -82,6 +83,17 @@ backend::GTensor
 CodegenContext::tensor(Operation *user, Value v,
                        std::optional<std::vector<int64_t>> shape) const {
   std::optional<uint64_t> addr = tpu::getAddress(v);
+  if (!addr && lenient) {
+    // A distinct place in DDR per value, so that cost estimates see the
+    // value's loads and stores as DDR traffic (below gmem_base an address
+    // is not DDR).
+    auto [it, inserted] = synthetic.try_emplace(v, nextSynthetic);
+    if (inserted) {
+      uint64_t bytes = tpu::getDeviceBytes(v, em.chip());
+      nextSynthetic += (bytes + 4095) / 4096 * 4096 + 4096;
+    }
+    addr = it->second;
+  }
   if (!addr)
     throw CodegenError{user, "operand '" + top::getTensorName(v) +
                                  "' has no device address (run "

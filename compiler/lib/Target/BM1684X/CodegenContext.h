@@ -16,6 +16,7 @@
 #include "tpuc/Backend/Backend.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/DenseMap.h"
 
 #include <cstdint>
 #include <optional>
@@ -35,7 +36,7 @@ struct CodegenError {
 class CodegenContext {
 public:
   CodegenContext(mlir::ModuleOp module, ::tpu::backend::CmdEmitter &em)
-      : module(module), em(em) {}
+      : module(module), em(em), nextSynthetic(em.chip().gmemBase) {}
 
   /// The emitter the backend kernels append commands to.
   ::tpu::backend::CmdEmitter &emitter() { return em; }
@@ -46,6 +47,11 @@ public:
   ::tpu::backend::GTensor
   tensor(mlir::Operation *user, mlir::Value v,
          std::optional<std::vector<int64_t>> shape = {}) const;
+
+  /// With \p on, tensor() gives address 0 for a value without one (values
+  /// inside a layer group, whose place is local memory; planning before
+  /// address assignment) instead of failing.
+  void setLenient(bool on) { lenient = on; }
 
   /// The device address of the optional operand \p v (none for top.None).
   std::optional<uint64_t> optionalAddr(mlir::Operation *user,
@@ -67,6 +73,10 @@ public:
 private:
   mlir::ModuleOp module;
   ::tpu::backend::CmdEmitter &em;
+  bool lenient = false;
+  /// Addresses tensor() gives values without one when lenient.
+  mutable llvm::DenseMap<mlir::Value, uint64_t> synthetic;
+  mutable uint64_t nextSynthetic = 0;
 };
 
 /// Shape of \p v as (n, c, h, w) for the 2-D kernels (a 3-D tensor is
@@ -96,6 +106,32 @@ void setWindow(Params &p, mlir::ArrayAttr kernel, mlir::ArrayAttr strides,
 /// The fused activation of an op's do_relu / relu_limit: none, Relu, or
 /// Clip(0, limit) when the limit is positive.
 ::tpu::backend::Activation fusedActivation(bool doRelu, double limit);
+
+/// The parameters conv2d and convTranspose2d share: tensors (a 3-D tensor
+/// as H = 1), filter, bias, window, dilations, groups, fused activation.
+template <typename Params, typename OpT>
+Params convParams(CodegenContext &ctx, OpT op) {
+  Params p;
+  p.name = op.getName().str();
+  p.input = ctx.tensor(op, op.getInput(), nchw(op.getInput()));
+  p.output = ctx.tensor(op, op.getOutput(), nchw(op.getOutput()));
+  p.filterAddr = ctx.tensor(op, op.getFilter()).addr;
+  p.biasAddr = ctx.optionalAddr(op, op.getBias());
+  setWindow(p, op.getKernelShape(), op.getStrides(), op.getPads());
+  std::vector<int64_t> d = toI64(op.getDilations());
+  p.dilationH = d[0];
+  p.dilationW = d[1];
+  p.groups = op.getGroup();
+  p.act = fusedActivation(op.getDoRelu(), op.getReluLimit().convertToDouble());
+  return p;
+}
+
+
+/// Backend parameters of tpu.Pool2D.
+::tpu::backend::PoolParams poolParams(CodegenContext &ctx, tpu::Pool2DOp op);
+
+/// The backend function of a tpu.Active mode and its coefficients.
+::tpu::backend::Activation activeFunction(tpu::ActiveOp op);
 
 /// A chain of element-wise ops run as one backend::eltwiseChain
 /// (Codegen/Elementwise.cpp): `ops` in order, the first reading `input`

@@ -191,6 +191,9 @@ struct Model {
   std::optional<KernelModule> kernelModule;
   /// 0 coefficients not combined, 1 combined.
   uint32_t bmodelType = 0;
+  /// The machine the model was compiled for, as `key = value` lines
+  /// (isa::Machine::toText); empty when the file does not record it.
+  std::string machine;
 
   bool operator==(const Model &o) const;
   bool operator!=(const Model &o) const { return !(*this == o); }

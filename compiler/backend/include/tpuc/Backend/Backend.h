@@ -149,6 +149,10 @@ public:
   /// command, GDMA sDMA_sys end waiting for the last TIU command) and packs
   /// both streams. The emitter is empty afterwards.
   isa::bmodel::CmdGroup finish();
+  /// The streams finish() would pack, end commands included, leaving the
+  /// emitter as it is (for cost estimates of what was emitted so far).
+  std::pair<std::vector<isa::RawCommand>, std::vector<isa::RawCommand>>
+  streamsWithEnd() const;
 
   /// Global-memory scratch for intermediate results. No kernel needs it
   /// today (reserved for multi-pass kernels); not owned by the emitter.

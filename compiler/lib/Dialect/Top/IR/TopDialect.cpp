@@ -38,6 +38,14 @@ std::string getTensorName(Value v) {
       return split.getName().str();
     return split.getName().str() + "_" + std::to_string(i);
   }
+  // An op whose single-block body yields its results (tpu.Group) names
+  // each result after the value its body yields for it.
+  if (op->getNumRegions() == 1 && op->getRegion(0).hasOneBlock()) {
+    Operation *term = op->getRegion(0).front().getTerminator();
+    unsigned i = cast<OpResult>(v).getResultNumber();
+    if (term && term->getNumOperands() == op->getNumResults())
+      return getTensorName(term->getOperand(i));
+  }
   auto name = op->getAttrOfType<StringAttr>("name");
   if (!name)
     return "";

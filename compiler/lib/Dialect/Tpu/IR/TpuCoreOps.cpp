@@ -111,3 +111,63 @@ LogicalResult CastOp::inference(InferenceContext &ctx) {
   roundBuffer(out, to);
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Group and Yield
+//===----------------------------------------------------------------------===//
+
+namespace tpuc::tpu {
+
+LogicalResult GroupOp::verify() {
+  Region &r = getBody();
+  if (!r.hasOneBlock())
+    return emitOpError("needs a body of one block");
+  Block &b = r.front();
+  if (b.getNumArguments() != getInputs().size())
+    return emitOpError("has ")
+           << getInputs().size() << " operands but its body "
+           << b.getNumArguments() << " arguments";
+  for (auto [arg, in] : llvm::zip(b.getArguments(), getInputs()))
+    if (arg.getType() != in.getType())
+      return emitOpError("body argument type ")
+             << arg.getType() << " differs from its operand's " << in.getType();
+  auto yield = dyn_cast<YieldOp>(b.getTerminator());
+  if (!yield)
+    return emitOpError("body must end with tpu.Yield");
+  if (yield.getValues().size() != getOutputs().size())
+    return emitOpError("yields ")
+           << yield.getValues().size() << " values for "
+           << getOutputs().size() << " results";
+  for (auto [v, res] : llvm::zip(yield.getValues(), getOutputs()))
+    if (v.getType() != res.getType())
+      return emitOpError("yielded type ")
+             << v.getType() << " differs from the result's " << res.getType();
+  if (getNSlices() < 1 || getHSlices() < 1)
+    return emitOpError("n_slices and h_slices must be at least 1");
+  return success();
+}
+
+LogicalResult GroupOp::inference(InferenceContext &ctx) {
+  Block &b = getBody().front();
+  for (auto [arg, in] : llvm::zip(b.getArguments(), getInputs()))
+    ctx.set(arg, ctx.get(in));
+  for (Operation &op : b.without_terminator()) {
+    auto infer = dyn_cast<InferenceInterface>(op);
+    if (!infer)
+      return op.emitError("interpreter: op has no inference implementation");
+    if (failed(infer.inference(ctx)))
+      return failure();
+  }
+  for (auto [v, res] : llvm::zip(b.getTerminator()->getOperands(),
+                                 getOutputs()))
+    ctx.set(res, ctx.get(v));
+  for (BlockArgument arg : b.getArguments())
+    ctx.erase(arg);
+  return success();
+}
+
+LogicalResult YieldOp::verify() { return success(); }
+
+LogicalResult YieldOp::inference(InferenceContext &) { return success(); }
+
+} // namespace tpuc::tpu

@@ -74,8 +74,15 @@ void emitBinary(CodegenContext &ctx, OpT op, backend::BinaryKind k) {
   backend::binary(ctx.emitter(), p);
 }
 
+
+} // namespace
+
+} // namespace tpuc::tpu
+
+namespace tpuc::bm1684x {
+
 /// The backend function of a tpu.Active mode and its coefficients.
-backend::Activation activeFunction(ActiveOp op) {
+backend::Activation activeFunction(tpu::ActiveOp op) {
   using backend::UnaryKind;
   std::vector<double> c;
   for (Attribute a : op.getCoeffs())
@@ -115,7 +122,9 @@ backend::Activation activeFunction(ActiveOp op) {
   return fn;
 }
 
-} // namespace
+} // namespace tpuc::bm1684x
+
+namespace tpuc::tpu {
 
 void AddOp::codegenBM1684X(CodegenContext &ctx) {
   emitBinary(ctx, *this, backend::BinaryKind::Add);

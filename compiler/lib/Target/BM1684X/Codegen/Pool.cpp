@@ -4,21 +4,29 @@
 using namespace mlir;
 namespace backend = ::tpu::backend;
 
+namespace tpuc::bm1684x {
+
+backend::PoolParams poolParams(CodegenContext &ctx, tpu::Pool2DOp op) {
+  backend::PoolParams p;
+  p.name = op.getName().str();
+  p.input = ctx.tensor(op, op.getInput(), nchw(op.getInput()));
+  p.output = ctx.tensor(op, op.getOutput(), nchw(op.getOutput()));
+  p.kind = op.getPoolMode() == "max" ? backend::PoolKind::Max
+                                     : backend::PoolKind::Avg;
+  setWindow(p, op.getKernelShape(), op.getStrides(), op.getPads());
+  p.countIncludePad = op.getCountIncludePad();
+  p.act = fusedActivation(op.getDoRelu(), op.getReluLimit().convertToDouble());
+  return p;
+}
+
+} // namespace tpuc::bm1684x
+
 namespace tpuc::tpu {
 
 using namespace bm1684x;
 
 void Pool2DOp::codegenBM1684X(CodegenContext &ctx) {
-  backend::PoolParams p;
-  p.name = getName().str();
-  p.input = ctx.tensor(*this, getInput(), nchw(getInput()));
-  p.output = ctx.tensor(*this, getOutput(), nchw(getOutput()));
-  p.kind =
-      getPoolMode() == "max" ? backend::PoolKind::Max : backend::PoolKind::Avg;
-  setWindow(p, getKernelShape(), getStrides(), getPads());
-  p.countIncludePad = getCountIncludePad();
-  p.act = fusedActivation(getDoRelu(), getReluLimit().convertToDouble());
-  backend::pool2d(ctx.emitter(), p);
+  backend::pool2d(ctx.emitter(), poolParams(ctx, *this));
 }
 
 void Pool3DOp::codegenBM1684X(CodegenContext &ctx) {

@@ -75,4 +75,53 @@ def Tpu_CastOp : Tpu_Op<"Cast", [Tpu_BM1684XCodegen]> {
   ];
 }
 
+def Tpu_GroupOp : Tpu_Op<"Group", [Tpu_BM1684XCodegen]> {
+  let summary = "A layer group: ops whose intermediate values stay in local memory";
+  let description = [{
+    The body's ops run slice by slice through local memory (the backend's
+    group scheduler, compiler/backend LayerGroup.h): the batch is cut into
+    `n_slices` and the rows of the last op's output into `h_slices`; the
+    rows every other value needs follow backwards through the windows of
+    the convolutions and poolings. The operands are the activations the
+    group reads from outside (loaded per slice; inside they are the body's
+    arguments); the results are the values `tpu.Yield` returns, the only
+    ones stored to global memory. Weights are referenced directly and stay
+    resident in local memory for the whole group.
+
+    The attributes record the schedule the layer-group pass chose:
+    `timesteps` (slices + 2: load of the first slice, ..., store of the
+    last), `lmem_bytes` (local memory per lane at the peak), `ddr_bytes`
+    (bytes moved between DDR and local memory). The interpreter runs the
+    body op by op, so grouping changes no value.
+
+    ```mlir
+    %2 = "tpu.Group"(%0) ({
+    ^bb0(%a: tensor<1x64x56x56xf16>):
+      %c = "tpu.Conv2D"(%a, %w, %b) {...} : (...) -> tensor<1x64x56x56xf16>
+      %r = "tpu.Add"(%c, %a) {...} : (...) -> tensor<1x64x56x56xf16>
+      "tpu.Yield"(%r) : (tensor<1x64x56x56xf16>) -> ()
+    }) {name = "group3", n_slices = 1 : i64, h_slices = 4 : i64,
+        timesteps = 6 : i64, lmem_bytes = 81920 : i64, ddr_bytes = 802816 : i64}
+        : (tensor<1x64x56x56xf16>) -> tensor<1x64x56x56xf16>
+    ```
+  }];
+  let arguments = (ins Variadic<Tpu_Tensor>:$inputs, StrAttr:$name,
+                       I64Attr:$n_slices, I64Attr:$h_slices,
+                       I64Attr:$timesteps, I64Attr:$lmem_bytes,
+                       I64Attr:$ddr_bytes,
+                       DefaultValuedAttr<BoolAttr, "true">:$weight_resident);
+  let results = (outs Variadic<Tpu_Tensor>:$outputs);
+  let regions = (region SizedRegion<1>:$body);
+}
+
+def Tpu_YieldOp : Tpu_Op<"Yield", [Terminator, HasParent<"GroupOp">]> {
+  let summary = "The values a tpu.Group stores to global memory";
+  let description = [{
+    ```mlir
+    "tpu.Yield"(%r) : (tensor<1x64x56x56xf16>) -> ()
+    ```
+  }];
+  let arguments = (ins Variadic<Tpu_Tensor>:$values);
+}
+
 #endif // TPUC_DIALECT_TPU_IR_TPUCOREOPS

@@ -26,6 +26,8 @@ std::unique_ptr<mlir::Pass> createAddressAssignPass();
 /// --tpu-codegen=file=<bmodel>.
 std::unique_ptr<mlir::Pass> createCodegenPass();
 
+std::unique_ptr<mlir::Pass> createLayerGroupPass();
+
 /// Bytes a value occupies in DDR (weights in their layout).
 uint64_t getDeviceBytes(mlir::Value v, const ::tpu::isa::ChipParams &chip);
 

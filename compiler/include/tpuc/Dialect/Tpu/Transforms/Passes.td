@@ -16,6 +16,35 @@ def WeightReorder : Pass<"tpu-weight-reorder", "mlir::ModuleOp"> {
   let constructor = "::tpuc::tpu::createWeightReorderPass()";
 }
 
+def LayerGroup : Pass<"tpu-layer-group", "mlir::ModuleOp"> {
+  let summary = "Wraps runs of local operations into tpu.Group ops";
+  let description = [{
+    Before address assignment: cuts the op sequence of the main function
+    into layer groups, each a run of consecutive ops that the BM1684X
+    backend can run as local operations (conv, depthwise conv, pooling,
+    element-wise ops, scale, activations) and whose slices fit local
+    memory, and wraps each group of two or more ops into a tpu.Group
+    recording its slicing. `strategy`: `none` (no groups), `greedy` (each
+    group as long as it fits) or `dp` (dynamic programming over the op
+    sequence, minimising the summed cost of the groups: the larger of the
+    TIU's and the DDR's time per group, plus a launch cost per group).
+  }];
+  let constructor = "::tpuc::tpu::createLayerGroupPass()";
+  let options = [
+    Option<"strategy", "strategy", "std::string", /*default=*/"\"dp\"",
+           "none, greedy or dp">,
+    Option<"maxLength", "max-length", "int64_t", /*default=*/"24",
+           "Most ops in one group">,
+    Option<"maxHSlices", "max-h-slices", "int64_t", /*default=*/"0",
+           "Most H slices of a group (0: its output height)">,
+    Option<"hFirst", "h-first", "bool", /*default=*/"false",
+           "Slice H before N">,
+    Option<"noWeightResident", "no-weight-resident", "bool",
+           /*default=*/"false",
+           "Load a group's weights again before every slice">,
+  ];
+}
+
 def AddressAssign : Pass<"tpu-address-assign", "mlir::ModuleOp"> {
   let summary = "Assigns device (DDR) addresses to weights and activations";
   let description = [{

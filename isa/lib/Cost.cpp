@@ -1,12 +1,10 @@
-//===- Timing.cpp - Cycle cost of one command -----------------------------===//
-#include "tpusim/Timing.h"
-
-#include "../Divisor.h"
+//===- Cost.cpp - Cycle cost of one command -------------------------------===//
+#include "tpu/isa/Cost.h"
 
 #include <algorithm>
 #include <numeric>
 
-namespace tpu::sim {
+namespace tpu::isa {
 
 namespace {
 
@@ -44,19 +42,17 @@ BankSpan spanOf(uint64_t offset, uint64_t bytes, const Divisor &bankBytes) {
 }
 
 /// chip.bankBytes() without a hardware divide (banks are a power of two).
-Divisor bankDivisor(const isa::ChipParams &chip) {
+Divisor bankDivisor(const ChipParams &chip) {
   return Divisor(Divisor(chip.lmemBanks).div(chip.lmemBytes));
 }
 
 } // namespace
 
-BankSpan bankSpan(const isa::ChipParams &chip, uint64_t offset,
-                  uint64_t bytes) {
+BankSpan bankSpan(const ChipParams &chip, uint64_t offset, uint64_t bytes) {
   return spanOf(offset, bytes, bankDivisor(chip));
 }
 
-BankMask bankMask(const isa::ChipParams &chip, uint64_t offset,
-                  uint64_t bytes) {
+BankMask bankMask(const ChipParams &chip, uint64_t offset, uint64_t bytes) {
   if (bytes == 0)
     return 0;
   return spanMask(bankSpan(chip, offset, bytes));
@@ -103,22 +99,23 @@ uint64_t cubeFetchWords(uint64_t outH, uint64_t outW, uint64_t points,
   return periods * words(0, period) + words(periods * period, total);
 }
 
-TiuCost tiuCost(const TiuOp &op, const TiuWork &work, const SimConfig &cfg) {
+TiuCost tiuCost(const TiuOp &op, const TiuWork &work, const ChipParams &chip,
+                const TimingParams &timing) {
   TiuCost cost;
-  if (op.task == isa::TiuTask::Sys) {
+  if (op.task == TiuTask::Sys) {
     cost.unit = TiuUnit::System;
-    cost.startupCycles = cfg.tiuSysCycles;
+    cost.startupCycles = timing.tiuSysCycles;
     return cost;
   }
   uint64_t kernel = std::max<uint64_t>(1, work.kernelElements);
   if (work.cubeIcPerStep > 0) {
     cost.unit = TiuUnit::Cube;
-    cost.startupCycles = cfg.cubeStartup;
+    cost.startupCycles = timing.cubeStartup;
     uint64_t icSteps = ceilDiv(reductionChannels(work), work.cubeIcPerStep);
-    uint64_t points = cfg.cubePixels(work.computePrec);
+    uint64_t points = timing.cubePixels(work.computePrec);
     uint64_t plane = uint64_t(op.f.res0_h) * op.f.res0_w;
     uint64_t steps;
-    if (op.task == isa::TiuTask::Conv && plane != 0 &&
+    if (op.task == TiuTask::Conv && plane != 0 &&
         work.elementsPerLane % plane == 0) {
       // Each (n, channel slot) plane is fed run by run through the lane's
       // port (cubeFetchWords); a step whose inputs fit one word costs one
@@ -126,26 +123,26 @@ TiuCost tiuCost(const TiuOp &op, const TiuWork &work, const SimConfig &cfg) {
       steps =
           work.elementsPerLane / plane *
           cubeFetchWords(op.f.res0_h, op.f.res0_w, points, op.f.res_op_x_str,
-                         isa::precBits(work.computePrec), cfg.chip.euBytes);
+                         precBits(work.computePrec), chip.euBytes);
     } else {
       steps = ceilDiv(work.elementsPerLane, points);
     }
     cost.streamCycles = steps * kernel * icSteps;
     cost.macs = work.macs;
-    cost.peakMacsPerCycle = cfg.peakMacsPerCycle(work.computePrec);
+    cost.peakMacsPerCycle = peakMacsPerCycle(chip, timing, work.computePrec);
   } else {
     cost.unit = TiuUnit::Vector;
-    cost.startupCycles = cfg.euStartup;
+    cost.startupCycles = timing.euStartup;
     // EU_NUM = eu_bytes * 8 / element bits (a power of two).
-    unsigned euNum = unsigned(
-        Divisor(isa::precBits(work.computePrec)).div(cfg.chip.euBytes * 8));
+    unsigned euNum =
+        unsigned(Divisor(precBits(work.computePrec)).div(chip.euBytes * 8));
     uint64_t steps = Divisor(euNum).ceilDiv(work.elementsPerLane) * kernel *
                      std::max(1u, work.iterations);
-    cost.streamCycles = Divisor(cfg.euStepsPerCycle).ceilDiv(steps);
+    cost.streamCycles = Divisor(timing.euStepsPerCycle).ceilDiv(steps);
   }
   // Bank spans of every operand and result, once: for the conflicts inside
   // the command and for the banks it holds (TIU/GDMA contention).
-  Divisor bank = bankDivisor(cfg.chip);
+  Divisor bank = bankDivisor(chip);
   // Fills `spans` with the non-empty ranges of `list`; returns their count.
   auto collect = [&bank](const auto &list, BankSpan *spans, BankMask &mask) {
     size_t n = 0;
@@ -172,9 +169,9 @@ TiuCost tiuCost(const TiuOp &op, const TiuWork &work, const SimConfig &cfg) {
   // banks. The stream reads its operands one port word per cycle, spread
   // over each operand's range; results leave one port word per beat (a
   // vector command moves tiu.eu_steps_per_cycle words per cycle).
-  uint64_t beatBytes = cfg.chip.euBytes;
+  uint64_t beatBytes = chip.euBytes;
   if (cost.unit == TiuUnit::Vector)
-    beatBytes *= cfg.euStepsPerCycle;
+    beatBytes *= timing.euStepsPerCycle;
   uint64_t readBeats = 0, writeBeats = 0;
   for (const TiuWork::Operand &r : work.reads)
     if (r.bytesPerLane != 0) {
@@ -187,19 +184,19 @@ TiuCost tiuCost(const TiuOp &op, const TiuWork &work, const SimConfig &cfg) {
         bytesInBanks(w.offset, w.bytesPerLane, readBanks, bank.value());
     writeBeats += ceilDiv(shared, beatBytes);
   }
-  cost.conflictCycles =
-      ceilDiv(std::min(readBeats, writeBeats) * cfg.bankConflictPct, kPercent);
+  cost.conflictCycles = ceilDiv(
+      std::min(readBeats, writeBeats) * timing.bankConflictPct, kPercent);
   return cost;
 }
 
 GdmaCost gdmaCost(const GdmaOp &op, const GdmaWork &work,
-                  const SimConfig &cfg) {
+                  const TimingParams &timing) {
   GdmaCost cost;
-  if (op.type == isa::GdmaType::Sys) {
-    cost.startupCycles = cfg.gdmaSysCycles;
+  if (op.type == GdmaType::Sys) {
+    cost.startupCycles = timing.gdmaSysCycles;
     return cost;
   }
-  cost.startupCycles = cfg.gdmaStartup;
+  cost.startupCycles = timing.gdmaStartup;
   cost.payloadBytes = work.bytes;
   cost.ddrReadBytes = work.ddrReadBytes;
   cost.ddrWriteBytes = work.ddrWriteBytes;
@@ -214,33 +211,33 @@ GdmaCost gdmaCost(const GdmaOp &op, const GdmaWork &work,
   if (work.bytes > 0)
     cost.datapathCycles =
         runsPerSide *
-        ceilDiv(ceilDiv(work.bytes, runsPerSide), cfg.gdmaDatapathBytes);
+        ceilDiv(ceilDiv(work.bytes, runsPerSide), timing.gdmaDatapathBytes);
   if (ddrBytes > 0)
     cost.ddrBusBytes =
-        runs * alignUp(ceilDiv(ddrBytes, runs), cfg.ddrBurstBytes) +
-        (runs - sides) * cfg.ddrRunSwitchBytes;
+        runs * alignUp(ceilDiv(ddrBytes, runs), timing.ddrBurstBytes) +
+        (runs - sides) * timing.ddrRunSwitchBytes;
   return cost;
 }
 
 BankMask gdmaBanks(const GdmaOp &op, const GdmaWork &work,
-                   const isa::ChipParams &chip) {
-  if (op.type == isa::GdmaType::Sys)
+                   const ChipParams &chip) {
+  if (op.type == GdmaType::Sys)
     return 0;
   BankMask mask = 0;
   auto side = [&](uint64_t unified, uint64_t bytes, uint64_t channels) {
     if (bytes == 0)
       return;
     uint64_t lanes = chip.npuNum;
-    if (op.type == isa::GdmaType::Tensor && channels != 0)
+    if (op.type == GdmaType::Tensor && channels != 0)
       lanes = std::min<uint64_t>(lanes, channels);
     uint64_t offset = unified & (chip.lmemBytes - 1);
     mask |= bankMask(chip, offset, ceilDiv(bytes, lanes));
   };
-  if (work.src == isa::MemRegion::Local)
+  if (work.src == MemRegion::Local)
     side(op.srcAddr(), work.localReadBytes, op.f.src_csize);
-  if (work.dst == isa::MemRegion::Local)
+  if (work.dst == MemRegion::Local)
     side(op.dstAddr(), work.localWriteBytes, op.f.dst_csize);
   return mask;
 }
 
-} // namespace tpu::sim
+} // namespace tpu::isa

@@ -1,19 +1,25 @@
 //===- Divisor.h - Division by a chip constant ------------------*- C++ -*-===//
 //
-// Private to simulator/lib. The per-command work and cost functions divide by
+// The per-command work and cost functions (Work.h, Cost.h) divide by
 // chip parameters (lanes, bank bytes, EU width) several times per command; a
 // hardware divide costs tens of cycles and was most of their time. These
 // divisors are powers of two on every real configuration, so the quotient is
 // a shift; any other divisor takes the plain division (same results).
 //
 //===----------------------------------------------------------------------===//
-#ifndef TPUSIM_LIB_DIVISOR_H
-#define TPUSIM_LIB_DIVISOR_H
+#ifndef TPU_ISA_DIVISOR_H
+#define TPU_ISA_DIVISOR_H
 
 #include <cstdint>
 
-namespace tpu::sim {
+namespace tpu::isa {
 
+/// ceil(a / b) for b > 0.
+inline uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+/// a rounded up to a multiple of b (b > 0).
+inline uint64_t alignUp(uint64_t a, uint64_t b) { return ceilDiv(a, b) * b; }
+
+/// Division by `d`, as a shift when `d` is a power of two.
 class Divisor {
 public:
   explicit Divisor(uint64_t d)
@@ -41,6 +47,6 @@ private:
   unsigned shift_;
 };
 
-} // namespace tpu::sim
+} // namespace tpu::isa
 
-#endif // TPUSIM_LIB_DIVISOR_H
+#endif // TPU_ISA_DIVISOR_H

@@ -1,0 +1,162 @@
+//===- LayerGroup.h - Groups of local operations through local memory -*- C++
+//-*-===//
+//
+// A layer group is a run of operations whose intermediate values never
+// leave local memory. Each operation of a group is a *local operation*: it
+// computes one slice of its output from local-memory operands into a
+// local-memory result with TIU commands only, and tells the scheduler what
+// it needs (LocalOpInfo): the input rows an output row range reads (the
+// halo and, at the image edges, the pads), whether it can be sliced along
+// H at all, the weights it keeps resident, its scratch.
+//
+// The scheduler (planGroup / emitGroup) owns everything else:
+//  - slicing: the batch first (N slices), then the rows of the group's last
+//    output (H slices); the rows every other value needs in a slice follow
+//    backwards through the ops (localInputRows), values read by several
+//    ops take the union, values the group stores also cover their own
+//    share of rows, so every stored row is written by some slice;
+//  - the timestep pipeline: load slice i + 1, compute slice i, store slice
+//    i (CmdEmitter derives every cmd_id_dep from the local memory the
+//    commands touch, so GDMA loads the next slice and stores the last one
+//    while the TIU computes);
+//  - local memory: resident weights and coefficient tables once; values
+//    loaded from or stored to DDR double-buffered; values that live only
+//    inside a slice share memory by lifetime (first fit over the op order);
+//  - the weights are loaded once, before the first slice (or, for an
+//    architect's comparison, again before every slice).
+// A group runs in the command group of its neighbours: its first slice's
+// loads overlap the previous group's last computation wherever their local
+// memory does not conflict.
+//
+// Precision is a property of the values (F32, F16, BF16 today). What INT8
+// adds has its place: GroupValue carries the signedness of integer values,
+// and a local op's description (the existing kernel parameter structs)
+// will carry its per-channel multipliers, shifts and zero points.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPUC_BACKEND_LAYERGROUP_H
+#define TPUC_BACKEND_LAYERGROUP_H
+
+#include "tpuc/Backend/Backend.h"
+
+#include "tpu/isa/Machine.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace tpu::backend {
+
+/// Real input rows (or columns) an output range of a sliding window reads,
+/// and the pads the command needs before and after them. `count` = 0 when
+/// the range reads only padding.
+struct RowSpan {
+  int64_t begin = 0, count = 0, padBefore = 0, padAfter = 0;
+  int64_t end() const { return begin + count; }
+};
+
+/// The input rows output rows [o0, o0 + count) of a window of `k` taps
+/// (dilation `dil`, stride `stride`, `pad` rows of padding before the input,
+/// `ins` zeros inserted between input rows) read from an input of `inSize`
+/// rows. The one place this arithmetic lives: the per-op kernels and the
+/// group scheduler both use it.
+RowSpan windowRows(int64_t o0, int64_t count, int64_t stride, int64_t pad,
+                   int64_t k, int64_t dil, int64_t ins, int64_t inSize);
+
+/// The description of one local operation: the parameters of its kernel.
+/// Addresses of activations (GTensor::addr) are ignored inside a group; the
+/// weight addresses (filters, biases, scales) are used.
+using LocalOpParams = std::variant<ConvParams, PoolParams, BinaryParams,
+                                   BinaryConstParams, UnaryParams, ScaleParams>;
+
+/// One value of a group, a 4-D (n, c, h, w) activation.
+struct GroupValue {
+  std::string name;
+  isa::Prec prec = isa::Prec::Fp32;
+  bool isSigned = true;
+  std::array<int64_t, 4> shape{1, 1, 1, 1};
+  /// Produced before the group: loaded from `addr` slice by slice.
+  bool loaded = false;
+  /// Read after the group (or a model output): stored to `addr`.
+  bool stored = false;
+  uint64_t addr = 0;
+};
+
+/// One op of a group: its parameters and the group values it reads (in the
+/// kernel's operand order: conv / pool / unary / scale / binaryConst
+/// `input`; binary `lhs`, `rhs`) and writes.
+struct GroupOp {
+  LocalOpParams params;
+  std::vector<int> inputs;
+  int output = -1;
+};
+
+struct GroupSpec {
+  std::string name;
+  std::vector<GroupValue> values;
+  std::vector<GroupOp> ops; ///< in a topological order
+};
+
+/// What an architect varies.
+struct GroupOptions {
+  /// Largest number of H slices tried (0 = the group's output height).
+  int64_t maxHSlices = 0;
+  /// Slice H before N (default: N first, as TPU-MLIR does).
+  bool hFirst = false;
+  /// Keep the weights in local memory for the whole group (default), or
+  /// load them again before every slice.
+  bool weightResident = true;
+  /// The timing the slicing is chosen for (isa::estimateGroup); the BM1684X
+  /// defaults with the chip planGroup is given when null.
+  const isa::TimingParams *timing = nullptr;
+};
+
+/// The slicing the scheduler chose and what it costs.
+struct GroupPlan {
+  int64_t nSlices = 1, hSlices = 1;
+  bool weightResident = true;
+  /// Local memory bytes per lane used at the peak.
+  uint64_t lmemBytes = 0;
+  /// Of which resident weights and tables.
+  uint64_t weightBytes = 0;
+  /// Timesteps of the load / compute / store pipeline (slices + 2).
+  int64_t timesteps = 0;
+  /// Bytes the group moves between DDR and local memory.
+  uint64_t ddrReadBytes = 0, ddrWriteBytes = 0;
+  size_t numTiu = 0, numGdma = 0;
+  /// Multiply-accumulates of the convolutions, counting the halo rows
+  /// that neighbouring slices compute twice.
+  uint64_t macs = 0;
+  /// The cost model's cycles of the group alone (isa::estimateGroup of its
+  /// commands, without the command group's launch).
+  uint64_t estimatedCycles = 0;
+  uint64_t estimatedTiuBusy = 0, estimatedGdmaBusy = 0;
+};
+
+/// Whether the op described by `params` can run as a local operation, and
+/// if not why (empty when it can). Checked per op before grouping.
+std::string localOpSupport(const LocalOpParams &params,
+                           const isa::ChipParams &chip);
+
+/// The input rows an output row range of op `op` reads from its operand
+/// `k` (the full input when the op cannot slice H).
+RowSpan localInputRows(const GroupOp &op, const GroupSpec &spec, unsigned k,
+                       int64_t o0, int64_t count);
+
+/// Chooses the slicing of `spec`: among the slicings that fit local memory
+/// (from the fewest slices up), the one whose commands the cost model
+/// (isa::estimateGroup) finds fastest; more slices overlap loads, stores
+/// and computation better but recompute more halo rows and issue more
+/// commands. Returns false with the reason
+/// in `why` when no slicing fits.
+bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
+               const GroupOptions &options, GroupPlan &plan, std::string &why);
+
+/// Emits `spec` with the slicing of `plan` (from planGroup).
+void emitGroup(CmdEmitter &em, const GroupSpec &spec, const GroupPlan &plan);
+
+} // namespace tpu::backend
+
+#endif // TPUC_BACKEND_LAYERGROUP_H

@@ -1,0 +1,1091 @@
+//===- LayerGroup.cpp - Local operations and the group scheduler ----------===//
+//
+// See LayerGroup.h. The local operations emit the same commands, operand
+// for operand, as the tiles of the per-op kernels (conv2d, pool2d, binary,
+// binaryConst, unary, scale), so a value computed inside a group equals the
+// value the kernel alone computes bit for bit; only where the operands live
+// differs. A local op reads a row range of a value that another op of the
+// group holds with more rows through a free-stride view (conv and AR
+// operands accept one); sPorD (pooling, depthwise) has no operand strides,
+// so its input must start at the first row its producer holds.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tpuc/Backend/LayerGroup.h"
+
+#include "Common.h"
+
+#include "tpu/isa/Estimate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace tpu::backend {
+
+using namespace detail;
+
+RowSpan windowRows(int64_t o0, int64_t count, int64_t stride, int64_t pad,
+                   int64_t k, int64_t dil, int64_t ins, int64_t inSize) {
+  int64_t step = ins + 1;
+  int64_t v0 = o0 * stride - pad;
+  int64_t v1 = (o0 + count - 1) * stride - pad + (k - 1) * dil + 1;
+  int64_t a = v0 <= 0 ? 0 : ceilDiv(v0, step);
+  if (v1 - 1 < 0)
+    return {};
+  int64_t last = std::min((v1 - 1) / step, inSize - 1);
+  if (last < a)
+    return {};
+  int64_t b = last + 1;
+  return {a, b - a, a * step - v0, (v1 - 1) - (b - 1) * step};
+}
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// What each local op needs
+//===----------------------------------------------------------------------===//
+
+Shape4 shape4(const std::array<int64_t, 4> &s) {
+  return {uint32_t(s[0]), uint32_t(s[1]), uint32_t(s[2]), uint32_t(s[3])};
+}
+
+/// A per-channel operand: (1, C, 1, 1) or (C, 1, 1) against (N, C, H, W).
+bool isPerChannel(const GTensor &t, int64_t channels) {
+  const std::vector<int64_t> &s = t.shape;
+  int64_t elems = 1, c = 0;
+  for (int64_t d : s)
+    elems *= d;
+  if (s.size() == 4)
+    c = s[1];
+  else if (s.size() == 3)
+    c = s[0];
+  return elems == channels && c == channels;
+}
+
+/// The fused activation or function of an op (None when it has none).
+Activation activationOf(const LocalOpParams &p) {
+  return std::visit(
+      [](const auto &x) -> Activation {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, UnaryParams>)
+          return x.fn;
+        else
+          return x.act;
+      },
+      p);
+}
+
+bool isConvDepthwise(const ConvParams &p) {
+  return isDepthwise(p.input.shape[1], p.output.shape[1], p.groups);
+}
+
+/// The Activation a command sequence applies after the op's main command
+/// (None when it is fused into it: Relu inside the conv).
+Activation trailingActivation(const LocalOpParams &p) {
+  Activation a = activationOf(p);
+  if (std::holds_alternative<ConvParams>(p) && a.kind == UnaryKind::Relu)
+    return {};
+  if (std::holds_alternative<UnaryParams>(p))
+    return a;
+  return a;
+}
+
+/// A weight resident in local memory, compact (1, c, h, w).
+struct Resident {
+  uint64_t addr = 0;
+  Prec prec = Prec::Fp32;
+  Shape4 shape;
+  /// Depthwise bias: also a copy converted to this precision.
+  std::optional<Prec> castTo;
+};
+
+/// The weights op `p` reads, in a fixed order (the emitter indexes them).
+std::vector<Resident> residentsOf(const LocalOpParams &p,
+                                  const isa::ChipParams &chip) {
+  std::vector<Resident> r;
+  if (const auto *c = std::get_if<ConvParams>(&p)) {
+    int64_t oc = c->output.shape[1], ic = c->input.shape[1];
+    Prec prec = c->input.prec;
+    bool dw = isConvDepthwise(*c);
+    int64_t icg = ic / c->groups;
+    int64_t icp = chip.icParallel(prec);
+    int64_t blocks = ceilDiv(icg, icp);
+    uint32_t wh = uint32_t(dw ? c->kernelH : blocks);
+    uint32_t ww =
+        uint32_t(dw ? c->kernelW : c->kernelH * c->kernelW * icp);
+    r.push_back({c->filterAddr, prec, {1, uint32_t(oc), wh, ww}, {}});
+    if (c->biasAddr) {
+      std::optional<Prec> cast;
+      if (dw && prec != Prec::Fp32)
+        cast = prec;
+      r.push_back({*c->biasAddr, Prec::Fp32, {1, uint32_t(oc), 1, 1}, cast});
+    }
+  } else if (const auto *s = std::get_if<ScaleParams>(&p)) {
+    uint32_t c = uint32_t(s->input.shape[1]);
+    r.push_back({s->scale.addr, s->scale.prec, {1, c, 1, 1}, {}});
+    r.push_back({s->bias.addr, s->bias.prec, {1, c, 1, 1}, {}});
+  } else if (const auto *b = std::get_if<BinaryParams>(&p)) {
+    uint32_t c = uint32_t(b->output.shape[1]);
+    for (const GTensor *t : {&b->lhs, &b->rhs})
+      if (t->shape != b->output.shape)
+        r.push_back({t->addr, t->prec, {1, c, 1, 1}, {}});
+  }
+  return r;
+}
+
+uint64_t residentBytes(const isa::ChipParams &chip, const Resident &w) {
+  uint64_t a = chip.localAlign;
+  uint64_t b = alignUp(
+      localTensor(chip, 0, w.prec, w.shape, isa::LocalLayout::Compact)
+          .range(chip)
+          .bytes,
+      a);
+  if (w.castTo)
+    b += alignUp(localTensor(chip, 0, *w.castTo, w.shape,
+                             isa::LocalLayout::Compact)
+                     .range(chip)
+                     .bytes,
+                 a);
+  return b;
+}
+
+/// fp32 scratch tiles (of the output slice's shape) op `p` needs.
+unsigned tempsOf(const LocalOpParams &p) {
+  Activation a = trailingActivation(p);
+  return a.kind == UnaryKind::None ? 0 : unaryTemps(a.kind);
+}
+
+} // namespace
+
+std::string localOpSupport(const LocalOpParams &params,
+                           const isa::ChipParams &chip) {
+  auto floatOk = [](const GTensor &t) { return isa::isFloat(t.prec); };
+  auto rank4 = [](const GTensor &t) { return t.shape.size() == 4; };
+  return std::visit(
+      [&](const auto &x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, ConvParams>) {
+          if (!rank4(x.input) || !rank4(x.output))
+            return "not a 2-D convolution";
+          if (!floatOk(x.input) || !floatOk(x.output))
+            return "integer convolution";
+          bool dw = isConvDepthwise(x);
+          if (x.groups != 1 && !dw)
+            return "grouped convolution";
+          if (x.act.kind != UnaryKind::None && x.act.kind != UnaryKind::Relu &&
+              unaryTemps(x.act.kind) > 2)
+            return "fused activation needs too much scratch";
+          (void)chip;
+          return "";
+        } else if constexpr (std::is_same_v<T, PoolParams>) {
+          if (!rank4(x.input) || !rank4(x.output))
+            return "not a 2-D pooling";
+          bool padded = x.padTop || x.padBottom || x.padLeft || x.padRight;
+          if (x.kind == PoolKind::Avg && padded && !x.countIncludePad)
+            return "average pooling that excludes the pads";
+          return "";
+        } else if constexpr (std::is_same_v<T, BinaryParams>) {
+          if (x.kind == BinaryKind::Pow)
+            return "pow";
+          if (!rank4(x.output))
+            return "not a 4-D element-wise op";
+          if (x.lhs.prec != x.output.prec || x.rhs.prec != x.output.prec)
+            return "mixed precisions";
+          for (const GTensor *t : {&x.lhs, &x.rhs})
+            if (t->shape != x.output.shape &&
+                !isPerChannel(*t, x.output.shape[1]))
+              return "broadcast operand";
+          return "";
+        } else if constexpr (std::is_same_v<T, BinaryConstParams>) {
+          if (x.kind == BinaryKind::Pow)
+            return "pow";
+          if (!rank4(x.output) || x.input.shape != x.output.shape ||
+              x.input.prec != x.output.prec)
+            return "not a 4-D element-wise op of one shape and precision";
+          return "";
+        } else if constexpr (std::is_same_v<T, UnaryParams>) {
+          if (!rank4(x.output) || x.input.shape != x.output.shape ||
+              x.input.prec != x.output.prec)
+            return "not a 4-D element-wise op of one shape and precision";
+          return "";
+        } else {
+          static_assert(std::is_same_v<T, ScaleParams>);
+          if (!rank4(x.output) || x.input.shape != x.output.shape ||
+              x.input.prec != x.output.prec || x.scale.prec != x.output.prec ||
+              x.bias.prec != x.output.prec)
+            return "not a 4-D scale of one shape and precision";
+          return "";
+        }
+      },
+      params);
+}
+
+RowSpan localInputRows(const GroupOp &op, const GroupSpec &spec, unsigned k,
+                       int64_t o0, int64_t count) {
+  int64_t inH = spec.values[op.inputs[k]].shape[2];
+  if (const auto *c = std::get_if<ConvParams>(&op.params))
+    return windowRows(o0, count, c->strideH, c->padTop, c->kernelH,
+                      c->dilationH, 0, inH);
+  if (const auto *p = std::get_if<PoolParams>(&op.params))
+    return windowRows(o0, count, p->strideH, p->padTop, p->kernelH,
+                      p->dilationH, 0, inH);
+  return {o0, count, 0, 0};
+}
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// The schedule of one slicing
+//===----------------------------------------------------------------------===//
+
+struct Range {
+  int64_t begin = 0, count = 0;
+  int64_t end() const { return begin + count; }
+  void unite(int64_t b, int64_t c) {
+    if (c <= 0)
+      return;
+    if (count <= 0) {
+      begin = b;
+      count = c;
+      return;
+    }
+    int64_t e = std::max(end(), b + c);
+    begin = std::min(begin, b);
+    count = e - begin;
+  }
+};
+
+/// One slice: a batch range and, per value, the rows it holds; per stored
+/// value the rows it stores.
+struct Slice {
+  int64_t n0 = 0, nCount = 0;
+  std::vector<Range> rows;   ///< per value
+  std::vector<Range> stores; ///< per value (stored ones)
+};
+
+/// Where everything lives and what each slice computes.
+class Schedule {
+public:
+  Schedule(const GroupSpec &spec, const isa::ChipParams &chip,
+           int64_t nSlices, int64_t hSlices, bool weightResident = true)
+      : spec(spec), chip(chip), nSlices(nSlices), hSlices(hSlices),
+        weightResident(weightResident) {}
+
+  /// Builds the slices and the allocation; empty on success, else why not.
+  std::string build();
+  void emit(CmdEmitter &em) const;
+
+  uint64_t peak = 0, weightBytes = 0;
+  uint64_t ddrRead = 0, ddrWrite = 0, macs = 0;
+  std::vector<Slice> slices;
+
+private:
+  const GroupSpec &spec;
+  const isa::ChipParams &chip;
+  int64_t nSlices, hSlices;
+  /// Weights loaded once (else again with every slice, into one buffer).
+  bool weightResident;
+  /// Per value: buffer offsets (one or two copies) and rows it holds at most.
+  std::vector<std::array<uint64_t, 2>> buf;
+  std::vector<unsigned> copies;
+  std::vector<int64_t> maxRows;
+  int64_t maxN = 0;
+  /// Per op: resident weights and their offsets (and cast copies).
+  std::vector<std::vector<Resident>> residents;
+  std::vector<std::vector<uint64_t>> resOffset, resCast;
+  uint64_t tables = 0;
+  bool needTables = false;
+  std::vector<uint64_t> temps;
+
+  Shape4 valueShape(int v, int64_t n, int64_t rows) const {
+    const auto &s = spec.values[v].shape;
+    return {uint32_t(n), uint32_t(s[1]), uint32_t(rows), uint32_t(s[3])};
+  }
+  LTensor bufferTensor(int v, unsigned copy, const Slice &s) const {
+    const GroupValue &gv = spec.values[v];
+    LTensor t = localTensor(chip, buf[v][copy], gv.prec,
+                            valueShape(v, s.nCount, s.rows[v].count));
+    t.isSigned = gv.isSigned;
+    return t;
+  }
+  /// Rows [begin, begin + count) and columns [c0, c0 + cols) of value v as
+  /// held in slice s: the buffer itself when they are all of it, else a
+  /// free-stride view.
+  LTensor view(int v, unsigned copy, const Slice &s, int64_t begin,
+               int64_t count, int64_t c0, int64_t cols) const;
+  void emitOp(CmdEmitter &em, size_t o, size_t si) const;
+};
+
+LTensor Schedule::view(int v, unsigned copy, const Slice &s, int64_t begin,
+                       int64_t count, int64_t c0, int64_t cols) const {
+  LTensor whole = bufferTensor(v, copy, s);
+  const Range &held = s.rows[v];
+  int64_t w = spec.values[v].shape[3];
+  if (begin == held.begin && count == held.count && c0 == 0 && cols == w)
+    return whole;
+  int64_t skip = (begin - held.begin) * w + c0;
+  LTensor t = freeTensor(
+      whole.offset + uint64_t(skip) * elemBytes(whole.prec), whole.prec,
+      {whole.shape.n, whole.shape.c, uint32_t(count), uint32_t(cols)},
+      // Strides of dims that hold one entry are never used: 0 keeps them
+      // inside the commands' 16-bit stride fields.
+      {whole.shape.n > 1 ? whole.stride.n : 0,
+       isa::channelSlots(chip, 0, whole.shape.c) > 1 ? whole.stride.c : 0, w,
+       1});
+  t.isSigned = whole.isSigned;
+  return t;
+}
+
+std::string Schedule::build() {
+  const size_t nv = spec.values.size(), no = spec.ops.size();
+  if (no == 0)
+    return "empty group";
+  // Consumers of every value.
+  std::vector<std::vector<std::pair<size_t, unsigned>>> users(nv);
+  std::vector<int> producer(nv, -1);
+  for (size_t o = 0; o < no; ++o) {
+    const GroupOp &op = spec.ops[o];
+    for (unsigned k = 0; k < op.inputs.size(); ++k)
+      if (op.inputs[k] >= 0)
+        users[op.inputs[k]].push_back({o, k});
+    producer[op.output] = int(o);
+  }
+  int last = spec.ops.back().output;
+  int64_t n = spec.values[last].shape[0];
+  int64_t outH = spec.values[last].shape[2];
+  if (hSlices > outH || nSlices > n)
+    return "more slices than rows or batches";
+  for (const GroupValue &v : spec.values)
+    if (v.shape[0] != n)
+      return "values of different batch sizes";
+
+  // Slices: N ranges x H ranges of the last output, then every value's
+  // rows backwards through the ops.
+  for (Range1 nr : splitRange(n, ceilDiv(n, nSlices)))
+    for (int64_t h = 0; h < hSlices; ++h) {
+      Slice s;
+      s.n0 = nr.begin;
+      s.nCount = nr.size;
+      s.rows.assign(nv, {});
+      s.stores.assign(nv, {});
+      for (size_t v = 0; v < nv; ++v)
+        if (spec.values[v].stored || int(v) == last) {
+          int64_t H = spec.values[v].shape[2];
+          int64_t b = H * h / hSlices, e = H * (h + 1) / hSlices;
+          s.stores[v] = {b, e - b};
+          s.rows[v].unite(b, e - b);
+        }
+      for (size_t o = no; o-- > 0;) {
+        const GroupOp &op = spec.ops[o];
+        const Range &out = s.rows[op.output];
+        if (out.count <= 0)
+          continue;
+        for (unsigned k = 0; k < op.inputs.size(); ++k) {
+          if (op.inputs[k] < 0)
+            continue;
+          RowSpan in = localInputRows(op, spec, k, out.begin, out.count);
+          if (in.count <= 0)
+            return "a slice of '" + std::visit([](const auto &x) { return x.name; },
+                                               op.params) +
+                   "' reads only padding";
+          s.rows[op.inputs[k]].unite(in.begin, in.count);
+        }
+      }
+      slices.push_back(std::move(s));
+    }
+  // A value the group computes must not be needed by a slice that does not
+  // compute its producer's... (every needed range is computed: producers
+  // run whenever their output has rows) -- nothing to check. sPorD inputs
+  // must start at the first row their producer holds.
+  for (const Slice &s : slices)
+    for (size_t o = 0; o < no; ++o) {
+      const GroupOp &op = spec.ops[o];
+      const Range &out = s.rows[op.output];
+      if (out.count <= 0)
+        continue;
+      bool pord = std::holds_alternative<PoolParams>(op.params) ||
+                  (std::holds_alternative<ConvParams>(op.params) &&
+                   isConvDepthwise(std::get<ConvParams>(op.params)));
+      if (!pord)
+        continue;
+      RowSpan in = localInputRows(op, spec, 0, out.begin, out.count);
+      if (in.begin != s.rows[op.inputs[0]].begin)
+        return "a pooling or depthwise input would start inside its "
+               "producer's rows";
+      const auto &params = op.params;
+      int64_t w = spec.values[op.inputs[0]].shape[3];
+      auto colsOf = [&](int64_t ow, int64_t stride, int64_t pad, int64_t k,
+                        int64_t dil) {
+        return windowRows(0, ow, stride, pad, k, dil, 0, w);
+      };
+      RowSpan cols;
+      if (const auto *p = std::get_if<PoolParams>(&params))
+        cols = colsOf(p->output.shape[3], p->strideW, p->padLeft, p->kernelW,
+                      p->dilationW);
+      else {
+        const auto &c = std::get<ConvParams>(params);
+        cols = colsOf(c.output.shape[3], c.strideW, c.padLeft, c.kernelW,
+                      c.dilationW);
+      }
+      if (cols.begin != 0)
+        return "a pooling or depthwise input would start inside its columns";
+    }
+
+  // Sizes.
+  maxRows.assign(nv, 0);
+  for (const Slice &s : slices) {
+    maxN = std::max(maxN, s.nCount);
+    for (size_t v = 0; v < nv; ++v)
+      maxRows[v] = std::max(maxRows[v], s.rows[v].count);
+  }
+  uint64_t align = chip.localAlign;
+  auto up = [&](uint64_t b) { return uint64_t(alignUp(int64_t(b), align)); };
+  uint64_t at = 0;
+  // Coefficient tables and resident weights first.
+  std::vector<UnaryKind> kinds;
+  unsigned nTemps = 0;
+  int64_t maxOutElems = 0;
+  Shape4 maxTemp{1, 1, 1, 1};
+  uint64_t tempBytes = 0;
+  residents.resize(no);
+  resOffset.resize(no);
+  resCast.resize(no);
+  for (size_t o = 0; o < no; ++o) {
+    const GroupOp &op = spec.ops[o];
+    Activation a = trailingActivation(op.params);
+    if (a.kind != UnaryKind::None)
+      needTables = true;
+    unsigned t = tempsOf(op.params);
+    if (t) {
+      nTemps = std::max(nTemps, t);
+      Shape4 os = valueShape(op.output, maxN, maxRows[op.output]);
+      tempBytes = std::max(tempBytes, up(euBytes(chip, Prec::Fp32, os)));
+      (void)maxOutElems;
+      (void)maxTemp;
+    }
+  }
+  (void)kinds;
+  if (needTables) {
+    tables = at;
+    at = up(at + unaryTableBytes());
+  }
+  for (size_t o = 0; o < no; ++o) {
+    residents[o] = residentsOf(spec.ops[o].params, chip);
+    for (const Resident &r : residents[o]) {
+      resOffset[o].push_back(at);
+      at = up(at + localTensor(chip, 0, r.prec, r.shape,
+                               isa::LocalLayout::Compact)
+                       .range(chip)
+                       .bytes);
+      if (r.castTo) {
+        resCast[o].push_back(at);
+        at = up(at + localTensor(chip, 0, *r.castTo, r.shape,
+                                 isa::LocalLayout::Compact)
+                         .range(chip)
+                         .bytes);
+      } else {
+        resCast[o].push_back(0);
+      }
+    }
+  }
+  weightBytes = at;
+  for (unsigned t = 0; t < nTemps; ++t) {
+    temps.push_back(at);
+    at += tempBytes;
+  }
+  // Values: loaded and stored ones double-buffered for the whole group;
+  // the others by lifetime over the op order (first fit).
+  buf.assign(nv, {0, 0});
+  copies.assign(nv, 1);
+  std::vector<int64_t> first(nv, int64_t(no)), lastUse(nv, -1);
+  for (size_t v = 0; v < nv; ++v)
+    if (producer[v] >= 0)
+      first[v] = producer[v];
+  for (size_t o = 0; o < no; ++o)
+    for (int in : spec.ops[o].inputs)
+      if (in >= 0)
+        lastUse[in] = std::max(lastUse[in], int64_t(o));
+  auto bytesOf = [&](size_t v) {
+    const GroupValue &gv = spec.values[v];
+    return up(euBytes(chip, gv.prec, valueShape(int(v), maxN, maxRows[v])));
+  };
+  for (size_t v = 0; v < nv; ++v) {
+    const GroupValue &gv = spec.values[v];
+    if (!(gv.loaded || gv.stored))
+      continue;
+    if (gv.loaded && gv.stored)
+      return "a value both loaded and stored";
+    if (gv.loaded && producer[v] >= 0)
+      return "a loaded value computed inside the group";
+    copies[v] = slices.size() > 1 ? 2 : 1;
+  }
+  // The copies GDMA moves while the TIU computes another slice start on
+  // bank boundaries (and the TIU-only buffers after them on one), so that a
+  // load or store never shares a bank with the commands running meanwhile
+  // (a GDMA beat into a bank a TIU command uses waits for it); dense when
+  // that does not fit.
+  const uint64_t copiesBase = at;
+  auto placeCopies = [&](bool banked) {
+    uint64_t a = copiesBase;
+    uint64_t bank = chip.bankBytes();
+    for (size_t v = 0; v < nv; ++v)
+      for (unsigned c = 0; c < copies[v] && (spec.values[v].loaded ||
+                                            spec.values[v].stored);
+           ++c) {
+        if (banked)
+          a = alignUp(a, bank);
+        buf[v][c] = a;
+        a += bytesOf(v);
+      }
+    return banked ? uint64_t(alignUp(a, bank)) : a;
+  };
+  at = placeCopies(true);
+  // Banks each op reads (its operands' buffers and its weights), so that
+  // its result can go to other banks (a TIU command whose result shares a
+  // bank with an operand loses cycles to the collisions).
+  uint64_t bankBytes = chip.bankBytes();
+  auto banksOf = [&](uint64_t off, uint64_t bytes) {
+    uint64_t m = 0;
+    if (bytes == 0)
+      return m;
+    for (uint64_t b = off / bankBytes; b <= (off + bytes - 1) / bankBytes; ++b)
+      m |= uint64_t(1) << (b % 64);
+    return m;
+  };
+  struct Live {
+    uint64_t offset, bytes;
+    int64_t end;
+  };
+  uint64_t base0 = at;
+  // First fit over the op order; with `apart`, the first place whose banks
+  // the op's operands do not use, when there is one.
+  auto place = [&](bool apart) {
+    std::vector<Live> live;
+    uint64_t top = base0;
+    for (size_t o = 0; o < no; ++o) {
+      int v = spec.ops[o].output;
+      if (spec.values[v].stored)
+        continue;
+      live.erase(std::remove_if(live.begin(), live.end(),
+                                [&](const Live &l) { return l.end < int64_t(o); }),
+                 live.end());
+      uint64_t bytes = bytesOf(v);
+      uint64_t reads = 0;
+      if (apart) {
+        for (int in : spec.ops[o].inputs)
+          if (in >= 0)
+            for (unsigned c = 0; c < copies[in]; ++c)
+              reads |= banksOf(buf[in][c], bytesOf(size_t(in)));
+        for (size_t i = 0; i < residents[o].size(); ++i)
+          reads |= banksOf(resOffset[o][i],
+                           localTensor(chip, 0, residents[o][i].prec,
+                                       residents[o][i].shape,
+                                       isa::LocalLayout::Compact)
+                               .range(chip)
+                               .bytes);
+      }
+      std::vector<uint64_t> cands{base0};
+      for (const Live &l : live)
+        cands.push_back(l.offset + l.bytes);
+      if (apart)
+        for (uint64_t b = alignUp(base0, bankBytes); b < chip.lmemBytes;
+             b += bankBytes)
+          cands.push_back(b);
+      std::sort(cands.begin(), cands.end());
+      auto freeAt = [&](uint64_t off) {
+        for (const Live &l : live)
+          if (off < l.offset + l.bytes && l.offset < off + bytes)
+            return false;
+        return true;
+      };
+      uint64_t chosen = UINT64_MAX, fallback = UINT64_MAX;
+      for (uint64_t c : cands) {
+        if (!freeAt(c))
+          continue;
+        if (fallback == UINT64_MAX)
+          fallback = c;
+        if (!apart || !(banksOf(c, bytes) & reads)) {
+          if (c + bytes <= chip.lmemBytes || !apart) {
+            chosen = c;
+            break;
+          }
+        }
+      }
+      if (chosen == UINT64_MAX)
+        chosen = fallback;
+      buf[v][0] = chosen;
+      live.push_back({chosen, bytes, std::max(lastUse[v], int64_t(o))});
+      top = std::max(top, chosen + bytes);
+    }
+    return top;
+  };
+  for (size_t o = 0; o < no; ++o)
+    if (spec.values[spec.ops[o].output].loaded)
+      return "a loaded value computed inside the group";
+  uint64_t top = place(true);
+  if (top > chip.lmemBytes) {
+    // Dense copies, then results apart from operands if that fits.
+    at = placeCopies(false);
+    base0 = at;
+    top = place(true);
+    if (top > chip.lmemBytes)
+      top = place(false);
+  }
+  peak = top;
+  if (peak > chip.lmemBytes)
+    return "needs " + std::to_string(peak) + " bytes of local memory per lane, " +
+           std::to_string(chip.lmemBytes) + " exist";
+
+  // DDR traffic.
+  for (const Slice &s : slices)
+    for (size_t v = 0; v < nv; ++v) {
+      const GroupValue &gv = spec.values[v];
+      uint64_t rowBytes = uint64_t(s.nCount) * gv.shape[1] * gv.shape[3] *
+                          elemBytes(gv.prec);
+      if (gv.loaded)
+        ddrRead += rowBytes * uint64_t(s.rows[v].count);
+      if (gv.stored)
+        ddrWrite += rowBytes * uint64_t(s.stores[v].count);
+    }
+  for (size_t o = 0; o < no; ++o)
+    for (const Resident &r : residents[o])
+      ddrRead += uint64_t(r.shape.c) * r.shape.h * r.shape.w *
+                 elemBytes(r.prec) *
+                 (weightResident ? 1 : uint64_t(slices.size()));
+  for (const Slice &s : slices)
+    for (const GroupOp &op : spec.ops)
+      if (const auto *c = std::get_if<ConvParams>(&op.params))
+        macs += uint64_t(s.nCount) * uint64_t(s.rows[op.output].count) *
+                uint64_t(c->output.shape[3]) * uint64_t(c->output.shape[1]) *
+                uint64_t(c->input.shape[1] / c->groups) *
+                uint64_t(c->kernelH * c->kernelW);
+  return "";
+}
+
+/// Applies `act` to `out` in place (the trailing commands of a kernel).
+void trailing(CmdEmitter &em, const Activation &act, const LTensor &out,
+              const UnaryScratch &s) {
+  if (act.kind != UnaryKind::None)
+    emitUnary(em, act, out, out, s);
+}
+
+void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
+  const GroupOp &op = spec.ops[o];
+  const Slice &s = slices[si];
+  const Range &outRows = s.rows[op.output];
+  if (outRows.count <= 0)
+    return;
+  unsigned outCopy = copies[op.output] > 1 ? unsigned(si % 2) : 0;
+  LTensor out = bufferTensor(op.output, outCopy, s);
+  UnaryScratch scratch;
+  scratch.tables = tables;
+  scratch.temps = temps;
+  auto copyOf = [&](int v) {
+    return copies[v] > 1 ? unsigned(si % 2) : 0u;
+  };
+  // The rows output rows outRows read of operand k, as a view.
+  auto operand = [&](unsigned k, const RowSpan &rows, int64_t c0,
+                     int64_t cols) {
+    int v = op.inputs[k];
+    return view(v, copyOf(v), s, rows.begin, rows.count, c0, cols);
+  };
+  auto sameRows = [&](unsigned k) {
+    int v = op.inputs[k];
+    return view(v, copyOf(v), s, outRows.begin, outRows.count, 0,
+                spec.values[v].shape[3]);
+  };
+  auto resident = [&](size_t i) {
+    const Resident &r = residents[o][i];
+    return localTensor(chip, resOffset[o][i], r.prec, r.shape,
+                       isa::LocalLayout::Compact);
+  };
+  // A per-channel weight read at every (h, w) through zero strides.
+  auto perChannel = [&](size_t i) {
+    const Resident &r = residents[o][i];
+    return freeTensor(resOffset[o][i], r.prec, out.shape, {0, 1, 0, 0});
+  };
+  Activation act = trailingActivation(op.params);
+
+  if (const auto *c = std::get_if<ConvParams>(&op.params)) {
+    int64_t iw = spec.values[op.inputs[0]].shape[3];
+    int64_t ih = spec.values[op.inputs[0]].shape[2];
+    RowSpan rows = windowRows(outRows.begin, outRows.count, c->strideH,
+                              c->padTop, c->kernelH, c->dilationH, 0, ih);
+    RowSpan cols = windowRows(0, c->output.shape[3], c->strideW, c->padLeft,
+                              c->kernelW, c->dilationW, 0, iw);
+    bool dw = isConvDepthwise(*c);
+    bool relu = c->act.kind == UnaryKind::Relu;
+    // Rows the producer holds beyond the window's last row are read as
+    // the input's end (the command ignores what it does not need).
+    const Range &held = s.rows[op.inputs[0]];
+    int64_t rowCount = rows.count, padB = std::max<int64_t>(rows.padAfter, 0);
+    LTensor in;
+    if (dw) {
+      rowCount = held.end() - rows.begin;
+      if (rowCount != rows.count)
+        padB = 0;
+      in = operand(0, {rows.begin, rowCount, 0, 0}, 0, iw);
+    } else {
+      in = operand(0, rows, cols.begin, cols.count);
+    }
+    if (dw) {
+      const Resident &w = residents[o][0];
+      PorDCmd cmd;
+      cmd.kind = relu ? PorDCmd::DepthwiseRelu : PorDCmd::Depthwise;
+      cmd.input = in;
+      cmd.output = out;
+      cmd.weights = resOffset[o][0];
+      cmd.hasBias = c->biasAddr.has_value();
+      if (cmd.hasBias)
+        cmd.bias = c->input.prec == Prec::Fp32 ? resOffset[o][1] : resCast[o][1];
+      (void)w;
+      cmd.kh = unsigned(c->kernelH);
+      cmd.kw = unsigned(c->kernelW);
+      cmd.strideH = unsigned(c->strideH);
+      cmd.strideW = unsigned(c->strideW);
+      cmd.dilH = unsigned(c->dilationH);
+      cmd.dilW = unsigned(c->dilationW);
+      cmd.padT = unsigned(rows.padBefore);
+      cmd.padB = unsigned(padB);
+      cmd.padL = unsigned(cols.padBefore);
+      cmd.padR = unsigned(std::max<int64_t>(cols.padAfter, 0));
+      pord(em, cmd);
+    } else {
+      ConvCmd cmd;
+      cmd.input = in;
+      cmd.output = out;
+      cmd.weights = resOffset[o][0];
+      cmd.weightBytes = resident(0).range(chip).bytes;
+      cmd.hasBias = c->biasAddr.has_value();
+      if (cmd.hasBias)
+        cmd.bias = resOffset[o][1];
+      cmd.kh = unsigned(c->kernelH);
+      cmd.kw = unsigned(c->kernelW);
+      cmd.strideH = unsigned(c->strideH);
+      cmd.strideW = unsigned(c->strideW);
+      cmd.dilH = unsigned(c->dilationH);
+      cmd.dilW = unsigned(c->dilationW);
+      cmd.padT = unsigned(rows.padBefore);
+      cmd.padB = unsigned(padB);
+      cmd.padL = unsigned(cols.padBefore);
+      cmd.padR = unsigned(std::max<int64_t>(cols.padAfter, 0));
+      cmd.relu = relu;
+      conv(em, cmd);
+    }
+    trailing(em, act, out, scratch);
+    return;
+  }
+  if (const auto *p = std::get_if<PoolParams>(&op.params)) {
+    int64_t iw = spec.values[op.inputs[0]].shape[3];
+    int64_t ih = spec.values[op.inputs[0]].shape[2];
+    RowSpan rows = windowRows(outRows.begin, outRows.count, p->strideH,
+                              p->padTop, p->kernelH, p->dilationH, 0, ih);
+    RowSpan cols = windowRows(0, p->output.shape[3], p->strideW, p->padLeft,
+                              p->kernelW, p->dilationW, 0, iw);
+    const Range &held = s.rows[op.inputs[0]];
+    int64_t rowCount = held.end() - rows.begin;
+    int64_t padB = rowCount != rows.count ? 0 : std::max<int64_t>(rows.padAfter, 0);
+    int64_t colCount = iw - cols.begin;
+    int64_t padR = colCount != cols.count ? 0 : std::max<int64_t>(cols.padAfter, 0);
+    PorDCmd cmd;
+    cmd.input = operand(0, {rows.begin, rowCount, 0, 0}, 0, iw);
+    cmd.output = out;
+    cmd.kh = unsigned(p->kernelH);
+    cmd.kw = unsigned(p->kernelW);
+    cmd.strideH = unsigned(p->strideH);
+    cmd.strideW = unsigned(p->strideW);
+    cmd.dilH = unsigned(p->dilationH);
+    cmd.dilW = unsigned(p->dilationW);
+    cmd.padT = unsigned(rows.padBefore);
+    cmd.padB = unsigned(padB);
+    cmd.padL = unsigned(cols.padBefore);
+    cmd.padR = unsigned(padR);
+    if (p->kind == PoolKind::Max) {
+      cmd.kind = PorDCmd::MaxPool;
+      cmd.padBits = floatBits(-INFINITY, spec.values[op.inputs[0]].prec);
+    } else {
+      cmd.kind = PorDCmd::AvgPool;
+    }
+    pord(em, cmd);
+    trailing(em, act, out, scratch);
+    return;
+  }
+  if (const auto *b = std::get_if<BinaryParams>(&op.params)) {
+    size_t r = 0;
+    Opd lhs = op.inputs[0] >= 0 ? Opd::of(sameRows(0)) : Opd::of(perChannel(r++));
+    Opd rhs = op.inputs[1] >= 0 ? Opd::of(sameRows(1)) : Opd::of(perChannel(r++));
+    ar(em,
+       [&] {
+         switch (b->kind) {
+         case BinaryKind::Add:
+           return ArOp::Add;
+         case BinaryKind::Sub:
+           return ArOp::Sub;
+         case BinaryKind::Mul:
+           return ArOp::Mul;
+         case BinaryKind::Div:
+           return ArOp::Div;
+         case BinaryKind::Max:
+           return ArOp::Max;
+         case BinaryKind::Min:
+           return ArOp::Min;
+         case BinaryKind::Pow:
+           break;
+         }
+         throw Error("layer group: pow has no AR form");
+       }(),
+       out, lhs, rhs);
+    trailing(em, act, out, scratch);
+    return;
+  }
+  if (const auto *b = std::get_if<BinaryConstParams>(&op.params)) {
+    Opd x = Opd::of(sameRows(0));
+    Opd c = Opd::imm(b->value, spec.values[op.inputs[0]].prec);
+    ArOp aop = ArOp::Add;
+    switch (b->kind) {
+    case BinaryKind::Add:
+      aop = ArOp::Add;
+      break;
+    case BinaryKind::Sub:
+      aop = ArOp::Sub;
+      break;
+    case BinaryKind::Mul:
+      aop = ArOp::Mul;
+      break;
+    case BinaryKind::Div:
+      aop = ArOp::Div;
+      break;
+    case BinaryKind::Max:
+      aop = ArOp::Max;
+      break;
+    case BinaryKind::Min:
+      aop = ArOp::Min;
+      break;
+    case BinaryKind::Pow:
+      throw Error("layer group: pow has no AR form");
+    }
+    ar(em, aop, out, b->constOnLeft ? c : x, b->constOnLeft ? x : c);
+    trailing(em, act, out, scratch);
+    return;
+  }
+  if (std::holds_alternative<UnaryParams>(op.params)) {
+    LTensor in = sameRows(0);
+    if (in.layout == kStrFree) {
+      // emitUnary reads EU-aligned tiles: copy the rows into the output
+      // first (exact), then compute in place.
+      ar(em, ArOp::Copy, out, Opd::of(in));
+      in = out;
+    }
+    emitUnary(em, act, in, out, scratch);
+    return;
+  }
+  const auto &sc = std::get<ScaleParams>(op.params);
+  (void)sc;
+  Opd x = Opd::of(sameRows(0));
+  ar(em, ArOp::Mul, out, x, Opd::of(perChannel(0)));
+  ar(em, ArOp::Add, out, Opd::of(out), Opd::of(perChannel(1)));
+  trailing(em, act, out, scratch);
+}
+
+void Schedule::emit(CmdEmitter &em) const {
+  UnaryScratch scratch;
+  scratch.tables = tables;
+  if (needTables) {
+    std::vector<UnaryKind> done;
+    for (const GroupOp &op : spec.ops) {
+      Activation a = trailingActivation(op.params);
+      if (a.kind == UnaryKind::None ||
+          std::find(done.begin(), done.end(), a.kind) != done.end())
+        continue;
+      prepareUnaryTables(em, a.kind, scratch);
+      done.push_back(a.kind);
+    }
+  }
+  // Weights: once, or (not resident) before each slice's computation.
+  auto loadWeights = [&] {
+    for (size_t o = 0; o < spec.ops.size(); ++o)
+      for (size_t i = 0; i < residents[o].size(); ++i) {
+        const Resident &r = residents[o][i];
+        LTensor dst = localTensor(chip, resOffset[o][i], r.prec, r.shape,
+                                  isa::LocalLayout::Compact);
+        load(em, denseView(r.addr, r.prec, r.shape), dst);
+        if (r.castTo)
+          ar(em, ArOp::Cast,
+             localTensor(chip, resCast[o][i], *r.castTo, r.shape,
+                         isa::LocalLayout::Compact),
+             Opd::of(dst));
+      }
+  };
+  // Resident weights are loaded once, after the first slice's inputs and in
+  // op order: the first op waits for its own weights only, the others' load
+  // while it computes.
+  auto gview = [&](size_t v) {
+    const GroupValue &gv = spec.values[v];
+    return denseView(gv.addr, gv.prec, shape4(gv.shape));
+  };
+  pipeline(
+      slices.size(),
+      [&](size_t i) {
+        const Slice &s = slices[i];
+        for (size_t v = 0; v < spec.values.size(); ++v) {
+          if (!spec.values[v].loaded || s.rows[v].count <= 0)
+            continue;
+          unsigned c = copies[v] > 1 ? unsigned(i % 2) : 0;
+          LTensor dst = bufferTensor(int(v), c, s);
+          load(em,
+               subView(gview(v),
+                       {uint32_t(s.n0), 0, uint32_t(s.rows[v].begin), 0},
+                       dst.shape),
+               dst);
+        }
+        if (i == 0 && weightResident)
+          loadWeights();
+      },
+      [&](size_t i) {
+        if (!weightResident)
+          loadWeights();
+        for (size_t o = 0; o < spec.ops.size(); ++o)
+          emitOp(em, o, i);
+      },
+      [&](size_t i) {
+        const Slice &s = slices[i];
+        for (size_t v = 0; v < spec.values.size(); ++v) {
+          if (!spec.values[v].stored || s.stores[v].count <= 0)
+            continue;
+          unsigned c = copies[v] > 1 ? unsigned(i % 2) : 0;
+          const Range &st = s.stores[v];
+          LTensor src = view(int(v), c, s, st.begin, st.count, 0,
+                             spec.values[v].shape[3]);
+          store(em, src,
+                subView(gview(v), {uint32_t(s.n0), 0, uint32_t(st.begin), 0},
+                        src.shape));
+        }
+      });
+}
+
+/// Candidate slicings in the order they are tried: fewest slices first.
+std::vector<std::pair<int64_t, int64_t>>
+candidates(const GroupSpec &spec, const GroupOptions &options) {
+  const GroupValue &last = spec.values[spec.ops.back().output];
+  int64_t n = last.shape[0], h = last.shape[2];
+  int64_t maxH = options.maxHSlices > 0 ? std::min(options.maxHSlices, h) : h;
+  std::vector<std::pair<int64_t, int64_t>> out;
+  if (!options.hFirst) {
+    for (int64_t ns = 1; ns <= n; ++ns)
+      if (ns == n || ceilDiv(n, ns) != ceilDiv(n, ns + 1))
+        out.push_back({ns, 1});
+    for (int64_t hs = 2; hs <= maxH; ++hs)
+      out.push_back({n, hs});
+  } else {
+    for (int64_t hs = 1; hs <= maxH; ++hs)
+      out.push_back({1, hs});
+    for (int64_t ns = 2; ns <= n; ++ns)
+      out.push_back({ns, maxH});
+  }
+  return out;
+}
+
+} // namespace
+
+bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
+               const GroupOptions &options, GroupPlan &plan,
+               std::string &why) {
+  if (spec.ops.empty()) {
+    why = "empty group";
+    return false;
+  }
+  for (const GroupOp &op : spec.ops) {
+    std::string s = localOpSupport(op.params, chip);
+    if (!s.empty()) {
+      why = std::visit([](const auto &x) { return x.name; }, op.params) + ": " +
+            s;
+      return false;
+    }
+  }
+  std::vector<std::pair<int64_t, int64_t>> cands = candidates(spec, options);
+  isa::Machine machine;
+  machine.chip = chip;
+  if (options.timing)
+    machine.timing = *options.timing;
+  why = "no slicing fits";
+  auto tryPlan = [&](size_t i, GroupPlan &out) -> bool {
+    Schedule s(spec, chip, cands[i].first, cands[i].second,
+               options.weightResident);
+    std::string r = s.build();
+    if (!r.empty()) {
+      why = r;
+      return false;
+    }
+    CmdEmitter em(chip);
+    try {
+      s.emit(em);
+    } catch (const Error &e) {
+      why = e.what();
+      return false;
+    }
+    out.nSlices = cands[i].first;
+    out.hSlices = cands[i].second;
+    out.lmemBytes = s.peak;
+    out.weightBytes = s.weightBytes;
+    out.timesteps = int64_t(s.slices.size()) + 2;
+    out.ddrReadBytes = s.ddrRead;
+    out.ddrWriteBytes = s.ddrWrite;
+    out.numTiu = em.numTiu();
+    out.numGdma = em.numGdma();
+    out.macs = s.macs;
+    out.weightResident = options.weightResident;
+    auto [tiu, gdma] = em.streamsWithEnd();
+    isa::Estimate e = isa::estimateGroup(tiu, gdma, machine);
+    out.estimatedCycles = e.cycles - std::min(e.cycles, e.launchCycles);
+    out.estimatedTiuBusy = e.tiuBusyCycles;
+    out.estimatedGdmaBusy = e.gdmaBusyCycles;
+    return true;
+  };
+  // The first slicing that fits, then a few with more slices (doubling the
+  // last count tried); the fastest by the cost model wins. Stops after two
+  // slower ones in a row.
+  GroupPlan best;
+  bool found = false;
+  size_t i = 0;
+  for (; i < cands.size(); ++i)
+    if (tryPlan(i, best)) {
+      found = true;
+      break;
+    }
+  if (!found)
+    return false;
+  int slower = 0;
+  int64_t steps = best.nSlices * best.hSlices;
+  for (size_t k = i + 1; k < cands.size() && slower < 2;) {
+    int64_t kSteps = cands[k].first * cands[k].second;
+    if (kSteps < 2 * steps) {
+      ++k;
+      continue;
+    }
+    GroupPlan next;
+    if (!tryPlan(k, next))
+      break;
+    steps = kSteps;
+    if (next.estimatedCycles < best.estimatedCycles) {
+      best = next;
+      slower = 0;
+    } else {
+      ++slower;
+    }
+    ++k;
+  }
+  plan = best;
+  why.clear();
+  return true;
+}
+
+void emitGroup(CmdEmitter &em, const GroupSpec &spec, const GroupPlan &plan) {
+  Schedule s(spec, em.chip(), plan.nSlices, plan.hSlices, plan.weightResident);
+  std::string r = s.build();
+  if (!r.empty())
+    throw Error("layer group '" + spec.name + "': " + r);
+  s.emit(em);
+}
+
+} // namespace tpu::backend

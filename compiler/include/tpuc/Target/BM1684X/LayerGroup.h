@@ -1,0 +1,56 @@
+//===- LayerGroup.h - Choosing the layer groups of a tpu module ---*- C++ -*-===//
+//
+// The BM1684X side of the tpu-layer-group pass: which tpu ops run as local
+// operations (their backend::LocalOpParams), the GroupSpec of a run of ops,
+// the search for the groups (none / greedy / dp), and the wrapping of each
+// chosen group into a tpu.Group op. The group's codegen (GroupOp's
+// codegenBM1684X) builds the same GroupSpec from the body and emits it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPUC_TARGET_BM1684X_LAYERGROUP_H
+#define TPUC_TARGET_BM1684X_LAYERGROUP_H
+
+#include "tpuc/Backend/LayerGroup.h"
+
+#include "tpu/isa/ChipParams.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LogicalResult.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tpuc::bm1684x {
+
+enum class GroupStrategy { None, Greedy, Dp };
+
+/// "none", "greedy" or "dp"; nullopt for anything else.
+std::optional<GroupStrategy> parseGroupStrategy(llvm::StringRef name);
+
+struct LayerGroupOptions {
+  GroupStrategy strategy = GroupStrategy::Dp;
+  /// Most ops in one group.
+  int64_t maxLength = 24;
+  ::tpu::backend::GroupOptions slicing;
+};
+
+/// One group the pass formed, for the compile report.
+struct GroupReport {
+  std::string name;
+  std::vector<std::string> ops;
+  ::tpu::backend::GroupPlan plan;
+  /// The search's cost of the group (see LayerGroup.cpp, groupCost).
+  double cost = 0;
+};
+
+/// Forms the layer groups of the main function of \p module (before
+/// address assignment). Appends one report per tpu.Group formed.
+mlir::LogicalResult formLayerGroups(mlir::ModuleOp module,
+                                    const ::tpu::isa::ChipParams &chip,
+                                    const LayerGroupOptions &options,
+                                    std::vector<GroupReport> *reports = nullptr);
+
+} // namespace tpuc::bm1684x
+
+#endif // TPUC_TARGET_BM1684X_LAYERGROUP_H

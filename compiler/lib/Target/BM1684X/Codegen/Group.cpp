@@ -1,0 +1,243 @@
+//===- Group.cpp - BM1684X codegen of tpu.Group and the local ops ---------===//
+//
+// Which tpu ops run as local operations and with which backend parameters
+// (localOpParams), the backend GroupSpec of a run of ops (buildGroupSpec),
+// and tpu.Group's codegen, which emits its body through the backend's group
+// scheduler with the slicing the layer-group pass recorded.
+//
+//===----------------------------------------------------------------------===//
+#include "../CodegenContext.h"
+#include "../GroupSpec.h"
+
+#include "tpuc/Dialect/Top/IR/TopOps.h"
+#include "tpuc/Support/Module.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+namespace backend = ::tpu::backend;
+
+namespace tpuc::bm1684x {
+
+namespace {
+
+template <typename OpT>
+std::optional<backend::LocalOpParams>
+binaryParams(CodegenContext &ctx, OpT op, backend::BinaryKind k,
+             std::vector<Value> &acts, std::string &why) {
+  if (k == backend::BinaryKind::Pow) {
+    why = "pow";
+    return std::nullopt;
+  }
+  Value lhs = op.getLhs(), rhs = op.getRhs(), out = op.getOutput();
+  std::optional<float> lc = ctx.scalarWeight(lhs), rc = ctx.scalarWeight(rhs);
+  backend::Activation act =
+      fusedActivation(op.getDoRelu(), op.getReluLimit().convertToDouble());
+  Value tensor = rc ? lhs : rhs;
+  if ((lc || rc) && !(lc && rc)) {
+    if (module::getShape(tensor) != module::getShape(out)) {
+      why = "broadcast";
+      return std::nullopt;
+    }
+    backend::BinaryConstParams p;
+    p.name = op.getName().str();
+    p.input = ctx.tensor(op, tensor);
+    p.output = ctx.tensor(op, out);
+    p.kind = k;
+    p.value = rc ? *rc : *lc;
+    p.constOnLeft = !rc;
+    p.act = act;
+    acts = {tensor};
+    return p;
+  }
+  backend::BinaryParams p;
+  p.name = op.getName().str();
+  p.lhs = ctx.tensor(op, lhs);
+  p.rhs = ctx.tensor(op, rhs);
+  p.output = ctx.tensor(op, out);
+  p.kind = k;
+  p.act = act;
+  // Operands of the output's shape are activations; others must be
+  // per-channel weights (resident in local memory).
+  for (Value v : {lhs, rhs}) {
+    bool weight = isa_and_nonnull<tpu::WeightOp>(v.getDefiningOp());
+    if (module::getShape(v) == module::getShape(out) && !weight)
+      acts.push_back(v);
+    else if (weight && module::getShape(v) != module::getShape(out))
+      acts.push_back(Value());
+    else {
+      why = "broadcast activation operand";
+      return std::nullopt;
+    }
+  }
+  return p;
+}
+
+} // namespace
+
+std::optional<backend::LocalOpParams>
+localOpParams(CodegenContext &ctx, Operation *op, std::vector<Value> &acts,
+              std::string &why) {
+  acts.clear();
+  auto rank4 = [](Value v) { return module::getShape(v).size() == 4; };
+  for (Value r : op->getResults())
+    if (!isa<RankedTensorType>(r.getType()) || !rank4(r)) {
+      why = "not a 4-D result";
+      return std::nullopt;
+    }
+  if (op->getNumResults() != 1) {
+    why = "several results";
+    return std::nullopt;
+  }
+  std::optional<backend::LocalOpParams> p;
+  try {
+    if (auto c = dyn_cast<tpu::Conv2DOp>(op)) {
+      acts = {c.getInput()};
+      p = convParams<backend::ConvParams>(ctx, c);
+    } else if (auto pool = dyn_cast<tpu::Pool2DOp>(op)) {
+      acts = {pool.getInput()};
+      p = poolParams(ctx, pool);
+    } else if (auto a = dyn_cast<tpu::ActiveOp>(op)) {
+      acts = {a.getInput()};
+      auto u = ctx.ioParams<backend::UnaryParams>(a);
+      u.fn = activeFunction(a);
+      p = u;
+    } else if (auto s = dyn_cast<tpu::ScaleOp>(op)) {
+      backend::ScaleParams sp;
+      sp.name = s.getName().str();
+      sp.input = ctx.tensor(s, s.getInput());
+      sp.scale = ctx.tensor(s, s.getScale());
+      sp.bias = ctx.tensor(s, s.getBias());
+      sp.output = ctx.tensor(s, s.getOutput());
+      sp.act = fusedActivation(s.getDoRelu(), s.getReluLimit().convertToDouble());
+      acts = {s.getInput()};
+      p = sp;
+    } else if (auto b = dyn_cast<tpu::AddOp>(op)) {
+      p = binaryParams(ctx, b, backend::BinaryKind::Add, acts, why);
+    } else if (auto b = dyn_cast<tpu::SubOp>(op)) {
+      p = binaryParams(ctx, b, backend::BinaryKind::Sub, acts, why);
+    } else if (auto b = dyn_cast<tpu::MulOp>(op)) {
+      p = binaryParams(ctx, b, backend::BinaryKind::Mul, acts, why);
+    } else if (auto b = dyn_cast<tpu::MaxOp>(op)) {
+      p = binaryParams(ctx, b, backend::BinaryKind::Max, acts, why);
+    } else if (auto b = dyn_cast<tpu::MinOp>(op)) {
+      p = binaryParams(ctx, b, backend::BinaryKind::Min, acts, why);
+    } else {
+      why = "no local form";
+      return std::nullopt;
+    }
+  } catch (const CodegenError &e) {
+    why = e.message;
+    return std::nullopt;
+  }
+  if (!p)
+    return std::nullopt;
+  for (Value v : acts)
+    if (v && (!isa<RankedTensorType>(v.getType()) || !rank4(v))) {
+      why = "not a 4-D operand";
+      return std::nullopt;
+    }
+  return p;
+}
+
+std::optional<backend::GroupSpec>
+buildGroupSpec(CodegenContext &ctx, llvm::ArrayRef<Operation *> ops,
+               const std::function<bool(Value)> &isStored,
+               const std::function<uint64_t(Value)> &addrOf,
+               std::string &why) {
+  backend::GroupSpec spec;
+  llvm::DenseMap<Value, int> ids;
+  llvm::DenseSet<Operation *> members(ops.begin(), ops.end());
+  auto valueId = [&](Value v, bool loaded) {
+    auto it = ids.find(v);
+    if (it != ids.end())
+      return it->second;
+    backend::GroupValue gv;
+    gv.name = top::getTensorName(v);
+    backend::GTensor t = ctx.tensor(v.getDefiningOp() ? v.getDefiningOp()
+                                                      : ops.front(),
+                                    v);
+    gv.prec = t.prec;
+    gv.isSigned = t.isSigned;
+    std::vector<int64_t> s = module::getShape(v);
+    gv.shape = {s[0], s[1], s[2], s[3]};
+    gv.loaded = loaded;
+    gv.stored = !loaded && isStored(v);
+    if (gv.loaded || gv.stored)
+      gv.addr = addrOf(v);
+    int id = int(spec.values.size());
+    spec.values.push_back(gv);
+    ids[v] = id;
+    return id;
+  };
+  ctx.setLenient(true);
+  try {
+    for (Operation *op : ops) {
+      std::vector<Value> acts;
+      std::optional<backend::LocalOpParams> p =
+          localOpParams(ctx, op, acts, why);
+      if (!p) {
+        ctx.setLenient(false);
+        why = top::getTensorName(op->getResult(0)) + ": " + why;
+        return std::nullopt;
+      }
+      backend::GroupOp gop;
+      gop.params = *p;
+      for (Value v : acts) {
+        if (!v) {
+          gop.inputs.push_back(-1);
+          continue;
+        }
+        Operation *def = v.getDefiningOp();
+        bool inside = def && members.contains(def);
+        gop.inputs.push_back(valueId(v, !inside));
+      }
+      gop.output = valueId(op->getResult(0), false);
+      spec.ops.push_back(std::move(gop));
+    }
+  } catch (const CodegenError &e) {
+    ctx.setLenient(false);
+    why = e.message;
+    return std::nullopt;
+  }
+  ctx.setLenient(false);
+  return spec;
+}
+
+} // namespace tpuc::bm1684x
+
+namespace tpuc::tpu {
+
+using namespace bm1684x;
+
+void GroupOp::codegenBM1684X(CodegenContext &ctx) {
+  Block &body = getBody().front();
+  std::vector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  llvm::DenseMap<Value, Value> outer; // body value -> the group's value
+  for (auto [arg, in] : llvm::zip(body.getArguments(), getInputs()))
+    outer[arg] = in;
+  for (auto [v, res] : llvm::zip(body.getTerminator()->getOperands(),
+                                 getOutputs()))
+    outer[v] = res;
+  std::string why;
+  std::optional<backend::GroupSpec> spec = buildGroupSpec(
+      ctx, ops, [&](Value v) { return outer.count(v) != 0; },
+      [&](Value v) {
+        Value o = outer.lookup(v);
+        return ctx.tensor(*this, o).addr;
+      },
+      why);
+  if (!spec)
+    throw CodegenError{*this, "group '" + getName().str() + "': " + why};
+  spec->name = getName().str();
+  backend::GroupPlan plan;
+  plan.nSlices = getNSlices();
+  plan.hSlices = getHSlices();
+  plan.weightResident = getWeightResident();
+  backend::emitGroup(ctx.emitter(), *spec, plan);
+}
+
+} // namespace tpuc::tpu

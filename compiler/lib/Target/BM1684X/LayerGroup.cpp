@@ -1,0 +1,317 @@
+//===- LayerGroup.cpp - Choosing and forming the layer groups ------------===//
+//
+// See LayerGroup.h. The candidates are runs of consecutive ops of the main
+// function (weights, inputs and none values between them aside) that all
+// have a local form; a run is a valid group when the backend finds a
+// slicing that fits local memory (backend::planGroup).
+//
+// The cost of a group is the cost model's: the cycles isa::estimateGroup
+// finds for the group's commands alone (backend::GroupPlan::estimatedCycles,
+// the same per-command costs and engine schedule as tpusim's timing, less
+// what only the simulator knows: DDR shared between the engines and bank
+// contention between a running TIU command and a GDMA transfer). A run is
+// cut where the sum over its groups is least; an op alone costs what its
+// group of one does.
+//
+//===----------------------------------------------------------------------===//
+#include "tpuc/Target/BM1684X/LayerGroup.h"
+#include "CodegenContext.h"
+#include "GroupSpec.h"
+
+#include "tpuc/Dialect/Top/IR/TopOps.h"
+#include "tpuc/Dialect/Tpu/IR/TpuOps.h"
+#include "tpuc/Dialect/Tpu/Transforms/Passes.h"
+#include "tpuc/Support/Machine.h"
+#include "tpuc/Support/Module.h"
+#include "tpuc/Support/Weights.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <limits>
+#include <map>
+
+using namespace mlir;
+namespace backend = ::tpu::backend;
+namespace tisa = ::tpu::isa;
+
+namespace tpuc::bm1684x {
+
+std::optional<GroupStrategy> parseGroupStrategy(llvm::StringRef name) {
+  if (name == "none")
+    return GroupStrategy::None;
+  if (name == "greedy")
+    return GroupStrategy::Greedy;
+  if (name == "dp")
+    return GroupStrategy::Dp;
+  return std::nullopt;
+}
+
+namespace {
+
+double groupCost(const backend::GroupSpec &,
+                 const backend::GroupPlan &plan) {
+  return double(plan.estimatedCycles);
+}
+
+/// The search over one function body.
+class Search {
+public:
+  Search(ModuleOp module, const tisa::ChipParams &chip,
+         const LayerGroupOptions &options)
+      : module(module), chip(chip), options(options), em(chip),
+        ctx(module, em) {}
+
+  LogicalResult run(std::vector<GroupReport> *reports);
+
+private:
+  struct Candidate {
+    bool ok = false;
+    backend::GroupPlan plan;
+    double cost = 0;
+    std::string why;
+  };
+
+  ModuleOp module;
+  const tisa::ChipParams &chip;
+  const LayerGroupOptions &options;
+  backend::CmdEmitter em;
+  CodegenContext ctx;
+  std::vector<Operation *> seq;
+  std::vector<bool> local;
+  std::map<std::pair<size_t, size_t>, Candidate> memo;
+
+  const Candidate &plan(size_t i, size_t j);
+  void wrap(size_t i, size_t j, const Candidate &c, size_t index,
+            std::vector<GroupReport> *reports);
+};
+
+const Search::Candidate &Search::plan(size_t i, size_t j) {
+  auto key = std::make_pair(i, j);
+  auto it = memo.find(key);
+  if (it != memo.end())
+    return it->second;
+  Candidate c;
+  llvm::ArrayRef<Operation *> ops(seq.data() + i, j - i);
+  llvm::DenseSet<Operation *> members(ops.begin(), ops.end());
+  auto isStored = [&](Value v) {
+    for (Operation *user : v.getUsers())
+      if (!members.contains(user))
+        return true;
+    return false;
+  };
+  std::optional<backend::GroupSpec> spec = buildGroupSpec(
+      ctx, ops, isStored,
+      [&](Value v) { return ctx.tensor(ops.front(), v).addr; }, c.why);
+  if (spec) {
+    spec->name = "candidate";
+    c.ok = backend::planGroup(*spec, chip, options.slicing, c.plan, c.why);
+    if (c.ok)
+      c.cost = groupCost(*spec, c.plan);
+  }
+  return memo.emplace(key, std::move(c)).first->second;
+}
+
+void Search::wrap(size_t i, size_t j, const Candidate &c, size_t index,
+                  std::vector<GroupReport> *reports) {
+  llvm::ArrayRef<Operation *> ops(seq.data() + i, j - i);
+  llvm::DenseSet<Operation *> members(ops.begin(), ops.end());
+  llvm::SetVector<Value> inputs;
+  SmallVector<Value> outputs;
+  for (Operation *op : ops) {
+    for (Value v : op->getOperands()) {
+      Operation *def = v.getDefiningOp();
+      if (def && (members.contains(def) || mlir::isa<tpu::WeightOp, top::NoneOp>(def)))
+        continue;
+      inputs.insert(v);
+    }
+    for (Value r : op->getResults())
+      if (llvm::any_of(r.getUsers(),
+                       [&](Operation *u) { return !members.contains(u); }))
+        outputs.push_back(r);
+  }
+  Operation *last = ops.back();
+  OpBuilder b(last);
+  SmallVector<Type> types;
+  for (Value v : outputs)
+    types.push_back(v.getType());
+  std::string name = "group" + std::to_string(index);
+  auto group = b.create<tpu::GroupOp>(
+      last->getLoc(), types, inputs.getArrayRef(), b.getStringAttr(name),
+      b.getI64IntegerAttr(c.plan.nSlices), b.getI64IntegerAttr(c.plan.hSlices),
+      b.getI64IntegerAttr(c.plan.timesteps),
+      b.getI64IntegerAttr(int64_t(c.plan.lmemBytes)),
+      b.getI64IntegerAttr(int64_t(c.plan.ddrReadBytes + c.plan.ddrWriteBytes)),
+      b.getBoolAttr(c.plan.weightResident));
+  Block *body = new Block();
+  group.getBody().push_back(body);
+  for (Value v : inputs)
+    body->addArgument(v.getType(), v.getLoc());
+  // Outer uses of the outputs go to the group's results (before the ops
+  // move, while "outside" is still easy to tell).
+  for (auto [k, v] : llvm::enumerate(outputs))
+    v.replaceUsesWithIf(group.getResult(k), [&](OpOperand &use) {
+      return !members.contains(use.getOwner());
+    });
+  for (Operation *op : ops)
+    op->moveBefore(body, body->end());
+  for (auto [k, in] : llvm::enumerate(inputs)) {
+    Value v = in;
+    v.replaceUsesWithIf(body->getArgument(k), [&](OpOperand &use) {
+      return members.contains(use.getOwner());
+    });
+  }
+  OpBuilder::atBlockEnd(body).create<tpu::YieldOp>(last->getLoc(), outputs);
+  if (reports) {
+    GroupReport r;
+    r.name = name;
+    for (Operation *op : ops)
+      r.ops.push_back(top::getTensorName(op->getResult(0)));
+    r.plan = c.plan;
+    r.cost = c.cost;
+    reports->push_back(std::move(r));
+  }
+}
+
+LogicalResult Search::run(std::vector<GroupReport> *reports) {
+  func::FuncOp func = module::getMainFunc(module);
+  if (!func || func.isExternal())
+    return module.emitError("layer groups: no main function");
+  if (failed(loadWeights(module)))
+    return failure();
+  Block &body = func.getBody().front();
+  for (Operation &op : body) {
+    if (op.hasTrait<OpTrait::IsTerminator>() ||
+        mlir::isa<top::InputOp, top::NoneOp, tpu::WeightOp>(op))
+      continue;
+    if (mlir::isa<tpu::GroupOp>(op))
+      return op.emitError("layer groups: the module is grouped already");
+    seq.push_back(&op);
+  }
+  local.assign(seq.size(), false);
+  for (size_t i = 0; i < seq.size(); ++i) {
+    std::vector<Value> acts;
+    std::string why;
+    ctx.setLenient(true);
+    local[i] = localOpParams(ctx, seq[i], acts, why).has_value() &&
+               plan(i, i + 1).ok;
+    ctx.setLenient(false);
+  }
+  if (options.strategy == GroupStrategy::None)
+    return success();
+
+  // Chosen groups as [begin, end) ranges of seq.
+  std::vector<std::pair<size_t, size_t>> groups;
+  size_t maxLen = size_t(std::max<int64_t>(options.maxLength, 1));
+  for (size_t a = 0; a < seq.size();) {
+    if (!local[a]) {
+      ++a;
+      continue;
+    }
+    size_t b = a;
+    while (b < seq.size() && local[b])
+      ++b;
+    // [a, b) is a maximal run of local ops.
+    if (options.strategy == GroupStrategy::Greedy) {
+      for (size_t i = a; i < b;) {
+        size_t j = i + 1;
+        while (j < b && j - i < maxLen && plan(i, j + 1).ok)
+          ++j;
+        groups.push_back({i, j});
+        i = j;
+      }
+    } else {
+      // best[k]: the least cost of ops [a, a + k) cut into groups.
+      size_t n = b - a;
+      std::vector<double> best(n + 1, std::numeric_limits<double>::infinity());
+      std::vector<size_t> from(n + 1, 0);
+      best[0] = 0;
+      for (size_t i = 0; i < n; ++i) {
+        if (best[i] == std::numeric_limits<double>::infinity())
+          continue;
+        for (size_t j = i + 1; j <= n && j - i <= maxLen; ++j) {
+          const Candidate &c = plan(a + i, a + j);
+          if (!c.ok)
+            break; // a longer run fits no better
+          if (best[i] + c.cost < best[j]) {
+            best[j] = best[i] + c.cost;
+            from[j] = i;
+          }
+        }
+      }
+      std::vector<std::pair<size_t, size_t>> cut;
+      for (size_t j = n; j > 0; j = from[j])
+        cut.push_back({a + from[j], a + j});
+      groups.insert(groups.end(), cut.rbegin(), cut.rend());
+    }
+    a = b;
+  }
+  size_t index = 0;
+  for (auto [i, j] : groups) {
+    if (j - i < 2)
+      continue; // one op alone runs its own kernel
+    wrap(i, j, plan(i, j), index++, reports);
+  }
+  return success();
+}
+
+} // namespace
+
+LogicalResult formLayerGroups(ModuleOp module, const tisa::ChipParams &chip,
+                              const LayerGroupOptions &options,
+                              std::vector<GroupReport> *reports) {
+  Search search(module, chip, options);
+  return search.run(reports);
+}
+
+} // namespace tpuc::bm1684x
+
+namespace tpuc::tpu {
+
+#define GEN_PASS_DEF_LAYERGROUP
+#include "tpuc/Dialect/Tpu/Transforms/Passes.h.inc"
+
+namespace {
+
+struct LayerGroupPass : impl::LayerGroupBase<LayerGroupPass> {
+  void runOnOperation() override {
+    std::optional<bm1684x::GroupStrategy> s =
+        bm1684x::parseGroupStrategy(strategy);
+    if (!s) {
+      getOperation().emitError("--tpu-layer-group: strategy '")
+          << strategy << "' is not none, greedy or dp";
+      return signalPassFailure();
+    }
+    bm1684x::LayerGroupOptions options;
+    options.strategy = *s;
+    options.maxLength = maxLength;
+    options.slicing.maxHSlices = maxHSlices;
+    options.slicing.hFirst = hFirst;
+    options.slicing.weightResident = !noWeightResident;
+    // The machine the module records (tpuc deploy --chip-param), else the
+    // BM1684X.
+    ::tpu::isa::Machine machine = ::tpu::isa::Machine::bm1684x();
+    llvm::Expected<std::optional<::tpu::isa::Machine>> recorded =
+        module::getMachine(getOperation());
+    if (!recorded) {
+      getOperation().emitError("--tpu-layer-group: ")
+          << llvm::toString(recorded.takeError());
+      return signalPassFailure();
+    }
+    if (*recorded)
+      machine = **recorded;
+    options.slicing.timing = &machine.timing;
+    if (failed(bm1684x::formLayerGroups(getOperation(), machine.chip, options)))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createLayerGroupPass() {
+  return std::make_unique<LayerGroupPass>();
+}
+
+} // namespace tpuc::tpu

@@ -1,0 +1,90 @@
+// The layer-group pass: runs of local ops become tpu.Group ops whose
+// results are the values read after the run, whose operands are the
+// activations read from before it; `none` forms no group; a run whose
+// weights do not fit local memory together is split.
+// RUN: tpuc-opt %s --split-input-file --tpu-layer-group | FileCheck %s
+// RUN: tpuc-opt %s --split-input-file --tpu-layer-group=strategy=greedy | FileCheck %s --check-prefix=GREEDY
+// RUN: tpuc-opt %s --split-input-file --tpu-layer-group=strategy=none | FileCheck %s --check-prefix=NONE
+
+// A residual block (conv, relu, conv, add of the input, relu) in f16: one
+// group. The block input is the only operand (loaded per slice), the block
+// output the only result (stored); conv1's output never leaves local
+// memory. 56 rows of 64 channels at 2 bytes: 6272 bytes per lane and value
+// (one channel slot), so all values fit in one slice; the slicing is the
+// cost model's choice among 1, 2, 4, 8, ... H slices (isa::estimateGroup
+// of each candidate's commands): 4, whose loads and stores overlap the
+// neighbouring slices' convolutions.
+// CHECK-LABEL: module @block
+// CHECK: %[[G:.*]] = "tpu.Group"(%[[X:.*]]) ({
+// CHECK-NEXT: ^bb0(%[[A:.*]]: tensor<1x64x56x56xf16>):
+// CHECK-NEXT: %[[C1:.*]] = "tpu.Conv2D"(%[[A]],
+// CHECK-NEXT: %[[C2:.*]] = "tpu.Conv2D"(%[[C1]],
+// CHECK-NEXT: %[[S:.*]] = "tpu.Add"(%[[C2]], %[[A]])
+// CHECK-NEXT: "tpu.Yield"(%[[S]])
+// CHECK-NEXT: }) {
+// CHECK-SAME: h_slices = 4 : i64
+// CHECK-SAME: n_slices = 1 : i64
+// CHECK-SAME: name = "group0"
+// CHECK-SAME: timesteps = 6 : i64
+// CHECK: return %[[G]]
+// GREEDY-LABEL: module @block
+// GREEDY: "tpu.Group"
+// NONE-LABEL: module @block
+// NONE-NOT: tpu.Group
+module @block {
+  func.func @main(%arg0: tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf16> {
+    %i = "top.Input"(%arg0) {name = "x"} : (tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf32>
+    %x = "tpu.Cast"(%i) {name = "x_f16"} : (tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf16>
+    %n = "top.None"() : () -> none
+    %w1 = "tpu.Weight"() {name = "w1", layout = "conv_32ic"} : () -> tensor<64x64x3x3xf16>
+    %b1 = "tpu.Weight"() {name = "b1"} : () -> tensor<64xf32>
+    %c1 = "tpu.Conv2D"(%x, %w1, %b1) {name = "conv1", kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], do_relu = true} : (tensor<1x64x56x56xf16>, tensor<64x64x3x3xf16>, tensor<64xf32>) -> tensor<1x64x56x56xf16>
+    %w2 = "tpu.Weight"() {name = "w2", layout = "conv_32ic"} : () -> tensor<64x64x3x3xf16>
+    %c2 = "tpu.Conv2D"(%c1, %w2, %n) {name = "conv2", kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1]} : (tensor<1x64x56x56xf16>, tensor<64x64x3x3xf16>, none) -> tensor<1x64x56x56xf16>
+    %s = "tpu.Add"(%c2, %x) {name = "sum", do_relu = true} : (tensor<1x64x56x56xf16>, tensor<1x64x56x56xf16>) -> tensor<1x64x56x56xf16>
+    return %s : tensor<1x64x56x56xf16>
+  }
+}
+
+// -----
+
+// Two f32 3x3 convolutions of 512 channels: each filter takes 8 slots x
+// 512 x 9 x 4 bytes = 147456 bytes per lane, both together more than the
+// 262144 of a lane, so the run splits into two groups, conv + sigmoid
+// each (both strategies). An op without a local form (softmax) ends a run.
+// CHECK-LABEL: module @split
+// CHECK: %[[G0:.*]] = "tpu.Group"(%{{.*}}) ({
+// CHECK: "tpu.Conv2D"{{.*}}name = "conv1"
+// CHECK-NEXT: "tpu.Active"
+// CHECK-NEXT: "tpu.Yield"
+// CHECK: %[[G1:.*]] = "tpu.Group"(%[[G0]]) ({
+// CHECK: "tpu.Conv2D"{{.*}}name = "conv2"
+// CHECK-NEXT: "tpu.Active"
+// CHECK-NEXT: "tpu.Yield"
+// CHECK: "tpu.Softmax"(%[[G1]])
+// GREEDY-LABEL: module @split
+// GREEDY: %[[G0:.*]] = "tpu.Group"(%{{.*}}) ({
+// GREEDY: "tpu.Conv2D"{{.*}}name = "conv1"
+// GREEDY-NEXT: "tpu.Active"
+// GREEDY-NEXT: "tpu.Yield"
+// GREEDY: %[[G1:.*]] = "tpu.Group"(%[[G0]]) ({
+// GREEDY: "tpu.Conv2D"{{.*}}name = "conv2"
+// GREEDY-NEXT: "tpu.Active"
+// GREEDY-NEXT: "tpu.Yield"
+// GREEDY: "tpu.Softmax"(%[[G1]])
+// NONE-LABEL: module @split
+// NONE-NOT: tpu.Group
+module @split {
+  func.func @main(%arg0: tensor<1x512x7x7xf32>) -> tensor<1x512x7x7xf32> {
+    %x = "top.Input"(%arg0) {name = "x"} : (tensor<1x512x7x7xf32>) -> tensor<1x512x7x7xf32>
+    %n = "top.None"() : () -> none
+    %w1 = "tpu.Weight"() {name = "w1", layout = "conv_1ic"} : () -> tensor<512x512x3x3xf32>
+    %c1 = "tpu.Conv2D"(%x, %w1, %n) {name = "conv1", kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1]} : (tensor<1x512x7x7xf32>, tensor<512x512x3x3xf32>, none) -> tensor<1x512x7x7xf32>
+    %r1 = "tpu.Active"(%c1) {name = "relu1", mode = "sigmoid"} : (tensor<1x512x7x7xf32>) -> tensor<1x512x7x7xf32>
+    %w2 = "tpu.Weight"() {name = "w2", layout = "conv_1ic"} : () -> tensor<512x512x3x3xf32>
+    %c2 = "tpu.Conv2D"(%r1, %w2, %n) {name = "conv2", kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1]} : (tensor<1x512x7x7xf32>, tensor<512x512x3x3xf32>, none) -> tensor<1x512x7x7xf32>
+    %r2 = "tpu.Active"(%c2) {name = "relu2", mode = "sigmoid"} : (tensor<1x512x7x7xf32>) -> tensor<1x512x7x7xf32>
+    %sm = "tpu.Softmax"(%r2) {name = "sm", axis = 1 : i64} : (tensor<1x512x7x7xf32>) -> tensor<1x512x7x7xf32>
+    return %sm : tensor<1x512x7x7xf32>
+  }
+}

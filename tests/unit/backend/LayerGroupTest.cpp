@@ -1,0 +1,397 @@
+//===- LayerGroupTest.cpp - Local ops and the group scheduler -------------===//
+//
+// windowRows against hand-derived row spans (image edges, stride 2,
+// dilation, spans that read only padding), then groups run on the
+// simulator's functional kernels under several engine schedules against the
+// same ops run one by one through the per-op kernels (their intermediate
+// values through DDR): the local operations emit the per-op kernels' tile
+// commands, so every output must be equal bit for bit, whatever the
+// slicing (one slice, several, one row per slice, batch slices). Also: a
+// group that cannot fit is refused with a reason, and the planner's choice
+// emits what emitGroup emits.
+//
+//===----------------------------------------------------------------------===//
+
+#include "BackendTestUtil.h"
+
+#include "tpuc/Backend/LayerGroup.h"
+
+#include "tpu/isa/Cost.h"
+#include "tpu/isa/Decode.h"
+#include "tpu/isa/Work.h"
+
+using namespace tpu;
+using namespace tpu::backend;
+using namespace tpu::backend::test;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// windowRows
+//===----------------------------------------------------------------------===//
+
+void expectSpan(RowSpan s, int64_t begin, int64_t count, int64_t before,
+                int64_t after) {
+  EXPECT_EQ(s.begin, begin);
+  EXPECT_EQ(s.count, count);
+  EXPECT_EQ(s.padBefore, before);
+  EXPECT_EQ(s.padAfter, after);
+}
+
+TEST(LayerGroupRows, HaloAtTheEdges) {
+  // 3x3, pad 1, stride 1 over 8 rows. Outputs 0..3 read virtual rows -1..4:
+  // real rows 0..4 with one pad row before; outputs 4..7 read 3..8: real
+  // rows 3..7 and one pad row after.
+  expectSpan(windowRows(0, 4, 1, 1, 3, 1, 0, 8), 0, 5, 1, 0);
+  expectSpan(windowRows(4, 4, 1, 1, 3, 1, 0, 8), 3, 5, 0, 1);
+  // One output row in the middle: rows 2..4, no padding.
+  expectSpan(windowRows(3, 1, 1, 1, 3, 1, 0, 8), 2, 3, 0, 0);
+}
+
+TEST(LayerGroupRows, StrideAndDilation) {
+  // 3x3, stride 2, pad 1 over 8 rows (4 outputs). Outputs 0..1 read
+  // virtual rows -1..3 (v1 = 1 * 2 - 1 + 2 + 1 = 4): real 0..3, pad 1.
+  expectSpan(windowRows(0, 2, 2, 1, 3, 1, 0, 8), 0, 4, 1, 0);
+  // Outputs 2..3 read 3..7 (v1 = 3 * 2 - 1 + 3 = 8): real 3..7, none after.
+  expectSpan(windowRows(2, 2, 2, 1, 3, 1, 0, 8), 3, 5, 0, 0);
+  // 1x1 stride 2: output 3 reads row 6 only.
+  expectSpan(windowRows(3, 1, 2, 0, 1, 1, 0, 8), 6, 1, 0, 0);
+  // 3 taps dilated by 2, pad 2: output 0 reads -2, 0, 2: real 0..2, pad 2.
+  expectSpan(windowRows(0, 1, 1, 2, 3, 2, 0, 8), 0, 3, 2, 0);
+  // Output 7 reads 5, 7, 9: real 5..7, one virtual row past the end.
+  expectSpan(windowRows(7, 1, 1, 2, 3, 2, 0, 8), 5, 3, 0, 2);
+}
+
+TEST(LayerGroupRows, OnlyPadding) {
+  // 2x2 stride 1, pad 3 over 2 rows: output 0 reads virtual rows -3..-2.
+  EXPECT_EQ(windowRows(0, 1, 1, 3, 2, 1, 0, 2).count, 0);
+}
+
+//===----------------------------------------------------------------------===//
+// Groups against the per-op kernels
+//===----------------------------------------------------------------------===//
+
+/// A chain of ops built for both runs: every value has a DDR tensor for the
+/// per-op run and one for the group's stores; weights are random blobs in
+/// the layouts the kernels read.
+class Net {
+public:
+  explicit Net(Prec prec) : prec(prec), ga(chip) {}
+
+  isa::ChipParams chip = isa::ChipParams::bm1684x();
+  Prec prec;
+
+  int input(int64_t n, int64_t c, int64_t h, int64_t w) {
+    return value({n, c, h, w});
+  }
+
+  int conv(int in, int64_t oc, int64_t k, int64_t stride, int64_t pad,
+           int64_t dil = 1, int64_t groups = 1, bool bias = true,
+           Activation act = {}) {
+    auto s = shapes[size_t(in)];
+    int64_t ic = s[1];
+    int64_t oh = (s[2] + 2 * pad - dil * (k - 1) - 1) / stride + 1;
+    int64_t ow = (s[3] + 2 * pad - dil * (k - 1) - 1) / stride + 1;
+    int out = value({s[0], oc, oh, ow});
+    ConvParams p;
+    p.name = "conv" + std::to_string(out);
+    p.kernelH = p.kernelW = k;
+    p.strideH = p.strideW = stride;
+    p.padTop = p.padBottom = p.padLeft = p.padRight = pad;
+    p.dilationH = p.dilationW = dil;
+    p.groups = groups;
+    p.act = act;
+    int64_t icg = ic / groups;
+    auto w = randomValues(size_t(oc * icg * k * k), unsigned(100 + out), -0.5f,
+                          0.5f);
+    p.filterAddr = blob(reorderConvFilter(w.data(), oc, icg, k, k, prec,
+                                          groups, chip));
+    if (bias) {
+      auto b = randomValues(size_t(oc), unsigned(200 + out), -0.5f, 0.5f);
+      p.biasAddr = blob(encodeFloats(b.data(), b.size(), Prec::Fp32));
+    }
+    p.input = perOp[size_t(in)];
+    p.output = perOp[size_t(out)];
+    ops.push_back({p, {in}, out});
+    return out;
+  }
+
+  int pool(int in, PoolKind kind, int64_t k, int64_t stride, int64_t pad) {
+    auto s = shapes[size_t(in)];
+    int64_t oh = (s[2] + 2 * pad - k) / stride + 1;
+    int64_t ow = (s[3] + 2 * pad - k) / stride + 1;
+    int out = value({s[0], s[1], oh, ow});
+    PoolParams p;
+    p.name = "pool" + std::to_string(out);
+    p.kind = kind;
+    p.kernelH = p.kernelW = k;
+    p.strideH = p.strideW = stride;
+    p.padTop = p.padBottom = p.padLeft = p.padRight = pad;
+    p.countIncludePad = true;
+    p.input = perOp[size_t(in)];
+    p.output = perOp[size_t(out)];
+    ops.push_back({p, {in}, out});
+    return out;
+  }
+
+  int add(int a, int b, Activation act = {}) {
+    int out = value(shapes[size_t(a)]);
+    BinaryParams p;
+    p.name = "add" + std::to_string(out);
+    p.lhs = perOp[size_t(a)];
+    p.rhs = perOp[size_t(b)];
+    p.output = perOp[size_t(out)];
+    p.act = act;
+    ops.push_back({p, {a, b}, out});
+    return out;
+  }
+
+  int mulConst(int in, float c) {
+    int out = value(shapes[size_t(in)]);
+    BinaryConstParams p;
+    p.name = "mulc" + std::to_string(out);
+    p.input = perOp[size_t(in)];
+    p.output = perOp[size_t(out)];
+    p.kind = BinaryKind::Mul;
+    p.value = c;
+    ops.push_back({p, {in}, out});
+    return out;
+  }
+
+  int unary(int in, Activation fn) {
+    int out = value(shapes[size_t(in)]);
+    UnaryParams p;
+    p.name = "unary" + std::to_string(out);
+    p.input = perOp[size_t(in)];
+    p.output = perOp[size_t(out)];
+    p.fn = fn;
+    ops.push_back({p, {in}, out});
+    return out;
+  }
+
+  int scale(int in, Activation act = {}) {
+    auto s = shapes[size_t(in)];
+    int out = value(s);
+    ScaleParams p;
+    p.name = "scale" + std::to_string(out);
+    p.input = perOp[size_t(in)];
+    p.output = perOp[size_t(out)];
+    p.act = act;
+    auto sv = randomValues(size_t(s[1]), unsigned(300 + out), -1, 1);
+    auto bv = randomValues(size_t(s[1]), unsigned(400 + out), -1, 1);
+    p.scale = GTensor{blob(encodeFloats(sv.data(), sv.size(), prec)), prec,
+                      true, {1, s[1], 1, 1}};
+    p.bias = GTensor{blob(encodeFloats(bv.data(), bv.size(), prec)), prec,
+                     true, {1, s[1], 1, 1}};
+    ops.push_back({p, {in}, out});
+    return out;
+  }
+
+  /// The group spec with the last value and `alsoStored` stored.
+  GroupSpec spec(const std::vector<int> &alsoStored = {}) const {
+    GroupSpec g;
+    g.name = "test";
+    int last = ops.back().output;
+    for (size_t v = 0; v < shapes.size(); ++v) {
+      GroupValue gv;
+      gv.name = "v" + std::to_string(v);
+      gv.prec = prec;
+      gv.shape = shapes[v];
+      gv.loaded = v == 0;
+      gv.stored = int(v) == last || std::count(alsoStored.begin(),
+                                               alsoStored.end(), int(v));
+      gv.addr = v == 0 ? perOp[0].addr : grouped[v].addr;
+      g.values.push_back(gv);
+    }
+    g.ops = ops;
+    return g;
+  }
+
+  /// Runs the ops one by one and as one group with `n` x `h` slices; every
+  /// stored value must equal the per-op kernels' bit for bit.
+  void check(int64_t n, int64_t h, const std::vector<int> &alsoStored = {}) {
+    auto xv = randomValues(size_t(perOp[0].numElements()), 21, -2, 2);
+    auto setup = [&](sim::MachineState &m) {
+      writeTensor(m, perOp[0], xv);
+      for (const auto &[addr, bytes] : blobs)
+        writeBytes(m, addr, bytes);
+    };
+    std::vector<std::vector<float>> want(shapes.size());
+    KernelRun ref;
+    ref.chip = chip;
+    ref.setup = setup;
+    ref.emit = [&](CmdEmitter &em) {
+      for (const GroupOp &op : ops)
+        std::visit(
+            [&](const auto &x) {
+              using T = std::decay_t<decltype(x)>;
+              if constexpr (std::is_same_v<T, ConvParams>)
+                conv2d(em, x);
+              else if constexpr (std::is_same_v<T, PoolParams>)
+                pool2d(em, x);
+              else if constexpr (std::is_same_v<T, BinaryParams>)
+                binary(em, x);
+              else if constexpr (std::is_same_v<T, BinaryConstParams>)
+                binaryConst(em, x);
+              else if constexpr (std::is_same_v<T, UnaryParams>)
+                tpu::backend::unary(em, x);
+              else
+                tpu::backend::scale(em, x);
+            },
+            op.params);
+    };
+    ref.check = [&](const sim::MachineState &m, const std::string &what) {
+      for (size_t v = 0; v < shapes.size(); ++v) {
+        std::vector<float> got = readTensor(m, perOp[v]);
+        if (want[v].empty())
+          want[v] = got;
+        else
+          expectClose(got, want[v], 0, 0, "per-op " + what);
+      }
+    };
+    ref.run();
+
+    GroupSpec g = spec(alsoStored);
+    GroupPlan plan;
+    plan.nSlices = n;
+    plan.hSlices = h;
+    KernelRun run;
+    run.chip = chip;
+    run.setup = setup;
+    run.emit = [&](CmdEmitter &em) { emitGroup(em, g, plan); };
+    run.check = [&](const sim::MachineState &m, const std::string &what) {
+      for (size_t v = 1; v < shapes.size(); ++v)
+        if (g.values[v].stored)
+          expectClose(readTensor(m, grouped[v]), want[v], 0, 0,
+                      "group " + std::to_string(n) + "x" + std::to_string(h) +
+                          " value " + std::to_string(v) + " " + what);
+    };
+    run.run();
+  }
+
+  std::vector<GroupOp> ops;
+
+private:
+  GlobalAlloc ga;
+  std::vector<std::array<int64_t, 4>> shapes;
+  std::vector<GTensor> perOp, grouped;
+  std::vector<std::pair<uint64_t, std::vector<uint8_t>>> blobs;
+
+  int value(std::array<int64_t, 4> s) {
+    shapes.push_back(s);
+    perOp.push_back(ga.tensor(prec, {s[0], s[1], s[2], s[3]}));
+    grouped.push_back(ga.tensor(prec, {s[0], s[1], s[2], s[3]}));
+    return int(shapes.size() - 1);
+  }
+  uint64_t blob(std::vector<uint8_t> bytes) {
+    uint64_t a = ga.alloc(bytes.size());
+    blobs.push_back({a, std::move(bytes)});
+    return a;
+  }
+};
+
+const Activation kRelu{UnaryKind::Relu};
+
+/// A residual block: conv 3x3 + relu, conv 3x3, add of the block input,
+/// relu. Slices of one row (h = 8) and the edges' pads included.
+TEST(LayerGroup, ResidualBlockEverySlicing) {
+  for (Prec p : {Prec::Fp32, Prec::Fp16, Prec::Bf16}) {
+    Net net(p);
+    int x = net.input(1, 16, 8, 10);
+    int c1 = net.conv(x, 16, 3, 1, 1, 1, 1, true, kRelu);
+    int c2 = net.conv(c1, 16, 3, 1, 1);
+    net.add(c2, x, kRelu);
+    for (int64_t h : {1, 2, 3, 8})
+      net.check(1, h);
+  }
+}
+
+/// Stride 2 and dilation inside a group, a value read by two windows of
+/// different spans (the downsample branch and the main branch of a
+/// bottleneck), stored intermediate values, batch slices.
+TEST(LayerGroup, StridedDilatedAndTwoReaders) {
+  Net net(Prec::Fp16);
+  int x = net.input(2, 32, 12, 12);
+  int a = net.conv(x, 32, 1, 1, 0, 1, 1, true, kRelu);
+  int b = net.conv(a, 32, 3, 2, 1);          // stride 2: 6 x 6
+  int d = net.conv(x, 32, 1, 2, 0, 1, 1, false); // downsample: 6 x 6
+  int s = net.add(b, d, kRelu);
+  int e = net.conv(s, 32, 3, 1, 2, 2);       // dilated 2, pad 2
+  (void)e;
+  for (auto [n, h] : {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {2, 2},
+                      {2, 3}, {2, 6}})
+    net.check(n, h, {a, s});
+}
+
+/// Pooling and depthwise convolution (sPorD, whose input must start at
+/// the first row its producer holds), scale and a transcendental.
+TEST(LayerGroup, PoolDepthwiseScaleSigmoid) {
+  Net net(Prec::Fp32);
+  int x = net.input(1, 8, 16, 16);
+  int c = net.conv(x, 8, 3, 2, 1, 1, 1, true, kRelu); // 8 x 8
+  int m = net.pool(c, PoolKind::Max, 3, 2, 1);        // 4 x 4
+  int dw = net.conv(m, 8, 3, 1, 1, 1, 8);             // depthwise
+  int sc = net.scale(dw, kRelu);
+  int sg = net.unary(sc, {UnaryKind::Sigmoid});
+  net.mulConst(sg, 0.5f);
+  for (int64_t h : {1, 2, 4})
+    net.check(1, h);
+}
+
+/// The planner refuses what cannot fit and says why; what it accepts
+/// emits, and its plan is what emitGroup then uses.
+TEST(LayerGroup, PlanFitsOrSays) {
+  Net net(Prec::Fp32);
+  int x = net.input(1, 64, 32, 32);
+  int c1 = net.conv(x, 64, 3, 1, 1);
+  net.conv(c1, 64, 3, 1, 1);
+  GroupPlan plan;
+  std::string why;
+  GroupSpec g = net.spec();
+  ASSERT_TRUE(planGroup(g, net.chip, {}, plan, why)) << why;
+  EXPECT_GE(plan.lmemBytes, plan.weightBytes);
+  EXPECT_LE(plan.lmemBytes, net.chip.lmemBytes);
+  EXPECT_GT(plan.estimatedCycles, 0u);
+  EXPECT_EQ(plan.timesteps, plan.nSlices * plan.hSlices + 2);
+  net.check(plan.nSlices, plan.hSlices);
+
+  // Two f32 64 x 64 3x3 filters take 2 x 64 x 9 x 4 = 4608 bytes per lane;
+  // with 4 KiB of local memory no slicing fits.
+  isa::ChipParams small = net.chip;
+  small.lmemBytes = 4096;
+  EXPECT_FALSE(planGroup(g, small, {}, plan, why));
+  EXPECT_FALSE(why.empty());
+}
+
+/// Bank placement: a chain of element-wise ops on values of two banks each
+/// (1 x 64 x 128 x 128 f16: 32 KiB per lane, banks of 16 KiB) in one slice
+/// has room to put every op's result in banks its operand does not use, so
+/// no TIU command of the group reads and writes one bank (tiuCost's
+/// conflict pairs are 0; plain first fit gives one pair).
+TEST(LayerGroup, ResultsApartFromOperandsInBanks) {
+  Net net(Prec::Fp16);
+  int x = net.input(1, 64, 128, 128);
+  int a = net.unary(x, {UnaryKind::Abs});
+  int b = net.mulConst(a, 3.0f);
+  net.unary(b, {UnaryKind::Neg});
+  GroupSpec g = net.spec();
+  GroupPlan plan;
+  plan.nSlices = 1;
+  plan.hSlices = 1;
+  auto conflicts = [&](const isa::ChipParams &chip) {
+    CmdEmitter em(chip);
+    emitGroup(em, g, plan);
+    unsigned pairs = 0;
+    for (const isa::RawCommand &c : em.tiuCommands()) {
+      isa::TiuOp op = isa::decodeTiu(c);
+      pairs += isa::tiuCost(op, isa::tiuWork(op, chip), chip,
+                            isa::TimingParams())
+                   .conflictPairs;
+    }
+    return pairs;
+  };
+  EXPECT_EQ(conflicts(net.chip), 0u);
+  net.check(1, 1);
+}
+
+} // namespace
