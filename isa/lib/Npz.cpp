@@ -328,6 +328,56 @@ size_t shapeNumel(const std::vector<int64_t> &shape) {
   return n;
 }
 
+void checkInputs(const Npz &inputs, const std::vector<InputSpec> &specs,
+                 const std::string &source) {
+  auto list = [](const std::vector<std::string> &names) {
+    std::string s;
+    for (const std::string &n : names)
+      s += (s.empty() ? "" : ", ") + n;
+    return s.empty() ? std::string("none") : s;
+  };
+  std::vector<std::string> wanted;
+  for (const InputSpec &s : specs)
+    wanted.push_back(s.name);
+  for (const InputSpec &s : specs) {
+    const Array *a = inputs.find(s.name);
+    if (!a)
+      throw Error(source + ": input '" + s.name +
+                  "' is missing (the file holds: " + list(inputs.names()) +
+                  ")");
+    if (a->shape != s.shape)
+      throw Error(source + ": input '" + s.name + "' has shape " +
+                  shapeString(a->shape) + ", the model wants " +
+                  shapeString(s.shape));
+    if (a->dtype == s.dtype || (s.alsoFloat32 && a->dtype == DType::F32))
+      continue;
+    // A float32 input also takes integers it holds exactly: the compiler
+    // keeps every input in f32, also those the ONNX model declares integer.
+    bool integer = a->dtype != DType::F16 && a->dtype != DType::F32 &&
+                   a->dtype != DType::F64;
+    if (s.dtype == DType::F32 && integer) {
+      constexpr int64_t kExact = int64_t(1) << 24; // float32's mantissa
+      std::vector<int64_t> v = a->toInt64();
+      for (size_t i = 0; i < v.size(); ++i)
+        if (v[i] > kExact || v[i] < -kExact ||
+            (a->dtype == DType::U64 && v[i] < 0))
+          throw Error(source + ": input '" + s.name + "' (" +
+                      dtypeName(a->dtype) + "): element " + std::to_string(i) +
+                      " = " + std::to_string(v[i]) +
+                      " has no exact float32 value, which the model wants");
+      continue;
+    }
+    throw Error(source + ": input '" + s.name + "' has dtype " +
+                dtypeName(a->dtype) + ", the model wants " +
+                dtypeName(s.dtype) + " (convert it, e.g. numpy's astype)");
+  }
+  for (const std::string &name : inputs.names())
+    if (std::find(wanted.begin(), wanted.end(), name) == wanted.end())
+      throw Error(source + ": array '" + name +
+                  "' is not an input of the model (inputs: " + list(wanted) +
+                  ")");
+}
+
 std::string shapeString(const std::vector<int64_t> &shape) {
   std::string s = "(";
   for (size_t i = 0; i < shape.size(); ++i) {

@@ -7,6 +7,9 @@
 // tpu-dis --raw-tiu FILE        the commands of a raw TIU (or --raw-gdma
 //                               GDMA) buffer
 //
+// A stage whose coefficients do not match their check code is shown (marked
+// MISMATCH) and then reported as an error: exit status 1.
+//
 //===----------------------------------------------------------------------===//
 
 #include "tpu/isa/Bmodel.h"
@@ -313,7 +316,23 @@ Options parseArgs(int argc, char **argv) {
   return o;
 }
 
-std::string run(const Options &opts) {
+/// "net N stage S" of every stage whose coefficients' SHA-256 is not the
+/// stored check code.
+std::vector<std::string> checkCodeMismatches(const bmodel::Model &model) {
+  std::vector<std::string> out;
+  for (size_t n = 0; n < model.nets.size(); ++n)
+    for (size_t s = 0; s < model.nets[n].stages.size(); ++s) {
+      const bmodel::Stage &st = model.nets[n].stages[s];
+      Sha256Digest digest = sha256(st.coeff.data(), st.coeff.size());
+      if (st.checkCode.size() != digest.size() ||
+          !std::equal(digest.begin(), digest.end(), st.checkCode.begin()))
+        out.push_back("net " + std::to_string(n) + " '" + model.nets[n].name +
+                      "' stage " + std::to_string(s));
+    }
+  return out;
+}
+
+std::string run(const Options &opts, std::vector<std::string> &mismatches) {
   std::vector<uint8_t> bytes = bmodel::readFile(opts.input);
   if (opts.raw) {
     const char *key = *opts.raw == Engine::Tiu ? "tiu" : "gdma";
@@ -332,8 +351,12 @@ std::string run(const Options &opts) {
   }
   bmodel::Header header =
       bmodel::parseHeader(bytes.data(), bytes.size(), opts.input);
+  // Shown even when the check code does not match (reported afterwards).
+  bmodel::ParseOptions popts;
+  popts.verifyCheckCode = false;
   bmodel::Model model =
-      bmodel::parseModel(bytes.data(), bytes.size(), opts.input);
+      bmodel::parseModel(bytes.data(), bytes.size(), opts.input, popts);
+  mismatches = checkCodeMismatches(model);
   if (opts.json) {
     nlohmann::json j = nlohmann::json::object();
     j["file"] = opts.input;
@@ -356,7 +379,8 @@ std::string run(const Options &opts) {
 int main(int argc, char **argv) {
   Options opts = parseArgs(argc, argv);
   try {
-    std::string out = run(opts);
+    std::vector<std::string> mismatches;
+    std::string out = run(opts, mismatches);
     if (opts.output.empty()) {
       std::fwrite(out.data(), 1, out.size(), stdout);
       if (std::fflush(stdout) != 0)
@@ -365,6 +389,14 @@ int main(int argc, char **argv) {
     } else {
       bmodel::writeFileAtomically(opts.output,
                                   std::vector<uint8_t>(out.begin(), out.end()));
+    }
+    if (!mismatches.empty()) {
+      std::string where;
+      for (const std::string &m : mismatches)
+        where += (where.empty() ? "" : ", ") + m;
+      throw Error(opts.input + ": the coefficients of " + where +
+                  " do not match their check code (MISMATCH above): the "
+                  "file is corrupt");
     }
   } catch (const Error &e) {
     std::fprintf(stderr, "%s: error: %s\n", kTool, e.what());

@@ -10,11 +10,13 @@
 # max |tpuc - ort| <= 1e-4 * max |ort| on the logits. Both sides compute in
 # float32; they differ only in summation order, so the errors are rounding.
 # Exit status: 0 pass, 1 fail, 77 (ctest SKIP_RETURN_CODE) only when
-# onnxruntime-node cannot be installed because npm is unreachable.
+# onnxruntime-node cannot be installed because npm is unreachable (1 with
+# TPU_TESTS_NO_SKIP=1, scripts/lib/skip.sh).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 SKIP=77
+source "$ROOT/scripts/lib/skip.sh"
 COSINE_MIN=0.99999
 EUCLID_MIN=0.999
 MAX_ABS_REL=1e-4
@@ -42,8 +44,7 @@ esac
 node_status=0
 "$ROOT/scripts/setup_node.sh" || node_status=$?
 if [ $node_status -eq $SKIP ]; then
-  echo "SKIP: npm registry unreachable (onnxruntime-node)"
-  exit $SKIP
+  tpu_skip "npm registry unreachable (onnxruntime-node)"
 fi
 [ $node_status -eq 0 ] || { echo "FAIL: scripts/setup_node.sh exited $node_status"; exit 1; }
 

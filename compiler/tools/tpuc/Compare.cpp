@@ -1,13 +1,15 @@
 //===- Compare.cpp - tpuc compare: per-tensor similarity of two npz -------===//
 //
 //   tpuc compare actual.npz reference.npz [--tolerance C[,E]]
-//                [--max-abs-rel R] [--names a,b,...]
+//                [--max-abs-rel R] [--names a,b,...] [--allow-missing]
 //
-// For every tensor in both files (in the order of actual.npz; warns about
-// tensors only in one), prints cosine and Euclidean similarity, SQNR, max
-// absolute error and max |reference| (definitions in tpuc/Support/Compare.h)
-// and PASS/FAIL. Exit status 0 only if at least one tensor was compared and
-// every compared tensor passes.
+// For every tensor in both files (in the order of actual.npz), prints cosine
+// and Euclidean similarity, SQNR, max absolute error and max |reference|
+// (definitions in tpuc/Support/Compare.h) and PASS/FAIL. A tensor in only one
+// of the files is an error (exit 1, naming it) unless --names selects the
+// tensors or --allow-missing makes it a warning (for --dump-all / --expose-all
+// files, which hold intermediates the other side may not have). Exit status 0
+// only if at least one tensor was compared and every compared tensor passes.
 //
 //===----------------------------------------------------------------------===//
 #include "Subcommands.h"
@@ -28,7 +30,7 @@ namespace {
 
 constexpr const char *kUsage =
     "usage: tpuc compare actual.npz reference.npz [--tolerance C[,E]] "
-    "[--max-abs-rel R] [--names a,b,...]\n"
+    "[--max-abs-rel R] [--names a,b,...] [--allow-missing]\n"
     "\n"
     "Per tensor present in both files (a = actual, b = reference):\n"
     "  cosine  = <a,b> / (||a|| ||b||)\n"
@@ -38,6 +40,8 @@ constexpr const char *kUsage =
     "A tensor passes if cosine >= C and euclid >= E (default 0.99,0.90),\n"
     "no NaN/inf differs, and (with --max-abs-rel R) max|err| <= R * max|ref|.\n"
     "  --names a,b   compare only these tensors (each must be in both files)\n"
+    "  --allow-missing  a tensor in one file only is a warning (by default\n"
+    "                an error)\n"
     "Exit status 0 only if every compared tensor passes.\n";
 
 /// Names listed once each before a warning gets too long.
@@ -48,11 +52,13 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
-void warnOnlyIn(const std::vector<std::string> &names, llvm::StringRef file) {
+/// Reports the tensors only in \p file, as an error or a warning.
+void reportOnlyIn(const std::vector<std::string> &names, llvm::StringRef file,
+                  bool error) {
   if (names.empty())
     return;
-  llvm::errs() << "tpuc compare: warning: " << names.size()
-               << " tensor(s) only in " << file << ":";
+  llvm::errs() << "tpuc compare: " << (error ? "error: " : "warning: ")
+               << names.size() << " tensor(s) only in " << file << ":";
   for (size_t i = 0; i < names.size() && i < kMaxListedNames; ++i)
     llvm::errs() << " " << names[i];
   if (names.size() > kMaxListedNames)
@@ -67,6 +73,7 @@ int runCompare(int argc, char **argv) {
   tpuc::Tolerance tol;
   std::vector<std::string> selected;
   bool haveSelection = false;
+  bool allowMissing = false;
   for (int i = 1; i < argc; ++i) {
     llvm::StringRef a = argv[i];
     bool hasValue = i + 1 < argc;
@@ -95,6 +102,8 @@ int runCompare(int argc, char **argv) {
       for (llvm::StringRef p : parts)
         selected.push_back(p.trim().str());
       haveSelection = true;
+    } else if (a == "--allow-missing") {
+      allowMissing = true;
     } else if (a.starts_with("-") && a.size() > 1) {
       return fail("unknown option '" + a + "'\n" + kUsage);
     } else {
@@ -127,8 +136,11 @@ int runCompare(int argc, char **argv) {
     for (const std::string &name : reference.names())
       if (!actual.contains(name))
         onlyReference.push_back(name);
-    warnOnlyIn(onlyActual, files[0]);
-    warnOnlyIn(onlyReference, files[1]);
+    reportOnlyIn(onlyActual, files[0], /*error=*/!allowMissing);
+    reportOnlyIn(onlyReference, files[1], /*error=*/!allowMissing);
+    if (!allowMissing && (!onlyActual.empty() || !onlyReference.empty()))
+      return fail("the files hold different tensors (select some with "
+                  "--names, or pass --allow-missing)");
   }
   if (names.empty())
     return fail("no tensor name is in both " + files[0] + " and " + files[1]);

@@ -20,7 +20,12 @@
 // the command (exit 1) before any bmodel is written. So do inf / NaN in an
 // output that a 16-bit op produced from finite values (where the reference,
 // if given, is finite): the error names the first such op and suggests
-// `tpuc qtable` to keep the overflowing ops in F32.
+// `tpuc qtable` to keep the overflowing ops in F32. So does an output that
+// lies wholly below the 16-bit type's smallest normal value (f16 6.1e-5)
+// where the reference is not zero: the first op whose result underflowed is
+// named. A tensor larger than global memory, an -o (or a derived output)
+// that is a directory or in a directory that does not exist, are refused
+// before anything is written.
 //
 // --expose-all (for debugging) makes every activation a model output, so
 // that `tpusim run` writes all of them and `tpuc compare` against
@@ -51,6 +56,7 @@
 #include "tpu/isa/Npz.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
@@ -371,6 +377,101 @@ std::string findOverflow(mlir::ModuleOp module, const tpu::npz::Npz &result,
   return "";
 }
 
+/// The smallest normal value of a 16-bit float type (f16 2^-14, bf16
+/// 2^-126): below it the type loses precision, below its smallest
+/// subnormal (f16 2^-24) values become 0.
+double minNormal(mlir::Type t) {
+  return t.isF16() ? 6.103515625e-05 : 1.1754943508222875e-38;
+}
+
+/// When a model output lies wholly below the smallest normal value of the
+/// mode's 16-bit type (and the reference, if given, is not zero there;
+/// without a reference, when the output is not all zero): describes the
+/// first tpu op of a 16-bit result type whose result lies wholly below it
+/// although what it reads reaches it, i.e. where the 16-bit type
+/// underflowed. Empty when there is no such output or op.
+std::string findUnderflow(mlir::ModuleOp module, const tpu::npz::Npz &result,
+                          const std::vector<std::string> &outputNames,
+                          const std::string &referencePath,
+                          tpuc::QuantMode mode) {
+  if (mode == tpuc::QuantMode::F32)
+    return "";
+  mlir::Builder b(module.getContext());
+  double limit =
+      minNormal(mode == tpuc::QuantMode::F16 ? mlir::Type(b.getF16Type())
+                                             : mlir::Type(b.getBF16Type()));
+  std::optional<tpu::npz::Npz> reference;
+  if (!referencePath.empty())
+    reference = tpu::npz::readNpz(referencePath);
+  std::string badOutput;
+  double outMax = 0, refMax = -1;
+  for (const std::string &name : outputNames) {
+    const tpu::npz::Array *out = result.find(name);
+    if (!out || countNonFinite(*out))
+      continue;
+    outMax = maxAbsFinite(*out);
+    if (outMax >= limit)
+      continue;
+    const tpu::npz::Array *ref = reference ? reference->find(name) : nullptr;
+    refMax = ref ? maxAbsFinite(*ref) : -1;
+    if (ref ? refMax == 0 : outMax == 0)
+      continue; // the f32 model computes zeros there (or nothing tells)
+    badOutput = name;
+    break;
+  }
+  if (badOutput.empty())
+    return "";
+  mlir::Block &body = tpuc::module::getMainFunc(module).getBody().front();
+  for (mlir::Operation &op : body) {
+    if (!mlir::isa_and_nonnull<tpuc::tpu::TpuDialect>(op.getDialect()) ||
+        mlir::isa<tpuc::tpu::WeightOp>(op))
+      continue;
+    double resMax = -1;
+    mlir::Type type;
+    for (mlir::Value r : op.getResults()) {
+      mlir::Type t = tpuc::tpu::getElementType(r);
+      const tpu::npz::Array *a = result.find(tpuc::top::getTensorName(r));
+      if ((t.isF16() || t.isBF16()) && a && !countNonFinite(*a) &&
+          maxAbsFinite(*a) < minNormal(t)) {
+        resMax = maxAbsFinite(*a);
+        type = t;
+      }
+    }
+    if (resMax < 0)
+      continue;
+    double inMax = 0;
+    for (mlir::Value v : op.getOperands()) {
+      const tpu::npz::Array *a = nullptr;
+      if (auto w = v.getDefiningOp<tpuc::tpu::WeightOp>())
+        a = tpuc::findWeight(module, w.getName(), /*emitErrors=*/false);
+      else if (!tpuc::top::isNone(v))
+        a = result.find(tpuc::top::getTensorName(v));
+      if (a)
+        inMax = std::max(inMax, maxAbsFinite(*a));
+    }
+    if (inMax < minNormal(type))
+      continue; // it only passes on what underflowed before it
+    bool f16 = type.isF16();
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "output '" << badOutput
+       << "' has max |x| = " << llvm::formatv("{0:e2}", outMax).str();
+    if (refMax >= 0)
+      os << " (the reference: " << llvm::formatv("{0:e2}", refMax).str() << ")";
+    os << ", below the smallest normal " << (f16 ? "f16" : "bf16")
+       << "; the first op to underflow is " << op.getName() << " '"
+       << tpuc::top::getTensorName(op.getResult(0)) << "' ("
+       << (f16 ? "f16" : "bf16") << ": what it reads reaches max |x| = "
+       << llvm::formatv("{0:e2}", inMax).str() << ", its result only "
+       << llvm::formatv("{0:e2}", resMax).str() << "; "
+       << (f16 ? "f16 is exact down to 6.10e-05 and 0 below 5.96e-08"
+               : "bf16 is exact down to 1.18e-38")
+       << ")";
+    return os.str();
+  }
+  return "";
+}
+
 /// Compares the tensors of \p actual that \p reference also holds; prints
 /// the table; true if all pass.
 bool compare(const tpu::npz::Npz &actual, const std::string &referencePath,
@@ -466,6 +567,12 @@ int runDeploy(int argc, char **argv) {
   std::string weightsPath = (stem + "_tpu_weights.npz").str();
   std::string outputsPath = (stem + "_tpu_outputs.npz").str();
   std::string weightsAttr = llvm::sys::path::filename(weightsPath).str();
+  std::vector<std::string> outputs = {opts.output, tpuPath, finalPath,
+                                      weightsPath};
+  if (!opts.testInput.empty())
+    outputs.push_back(outputsPath);
+  if (std::string error = tpuc::tool::checkOutputPaths(outputs); !error.empty())
+    return fail(error + "; nothing written");
 
   std::unique_ptr<mlir::MLIRContext> context = tpuc::tool::createContext();
   tpuc::tool::ParsedModule parsed;
@@ -474,6 +581,17 @@ int runDeploy(int argc, char **argv) {
       !error.empty())
     return fail(error);
   mlir::ModuleOp module = *parsed.module;
+  // Shapes come in here: refuse what cannot fit the machine before any
+  // pass sizes buffers from them.
+  if (std::string error = tpuc::tool::checkTensorSizes(
+          module, *mode == tpuc::QuantMode::F32 ? 4 : 2, chip.gmemBytes,
+          "the chip's global memory (gmem_bytes)");
+      !error.empty())
+    return fail(opts.model + ": " + error);
+  // A bad test input is refused before anything is written.
+  if (!opts.testInput.empty())
+    tpu::npz::checkInputs(tpu::npz::readNpz(opts.testInput),
+                          tpuc::tool::inputSpecs(module), opts.testInput);
   tpuc::module::setMachine(module, machine);
 
   std::optional<tpuc::QuantTable> table;
@@ -547,13 +665,19 @@ int runDeploy(int argc, char **argv) {
     tpu::npz::writeNpz(outputsPath, outputs, /*compress=*/false);
     std::string overflow =
         findOverflow(module, result, outputNames, opts.testReference);
+    std::string kind = "overflow";
+    if (overflow.empty()) {
+      overflow =
+          findUnderflow(module, result, outputNames, opts.testReference, *mode);
+      kind = "underflow";
+    }
     if (!overflow.empty()) {
       llvm::SmallString<256> qtablePath(stem);
       qtablePath += ".qtable";
-      return fail(overflow + ".\nKeep the ops that overflow in F32 with a " +
-                  "quantize table:\n  tpuc qtable " + opts.model +
-                  " --test-input " + opts.testInput + " --mode " + modeName +
-                  " -o " + qtablePath + "\nthen deploy again with " +
+      return fail(overflow + ".\nKeep the ops that " + kind +
+                  " in F32 with a " + "quantize table:\n  tpuc qtable " +
+                  opts.model + " --test-input " + opts.testInput + " --mode " +
+                  modeName + " -o " + qtablePath + "\nthen deploy again with " +
                   "--quantize-table " + qtablePath + "; no bmodel written");
     }
     if (!opts.testReference.empty() &&

@@ -13,6 +13,11 @@
 //     headroom for inputs louder than the test input; inf and NaN that the
 //     f32 model computes itself (e.g. a Clip bound of +inf) are no overflow
 //     of the 16-bit type and are ignored;
+//   - an op whose result is not zero but lies wholly below M times the
+//     smallest normal value of the type (f16 6.10e-5, bf16 1.18e-38): there
+//     the 16-bit type keeps few bits or none (f16 is 0 below 5.96e-8), so
+//     such an op underflows (e.g. a model with untrained weights whose
+//     activations fade to 1e-9);
 //   - then, to avoid cast round trips, an op between such ops: a data
 //     movement op (reshape, permute, slice, ...) that only F32 ops read,
 //     and any op that reads only F32 values (or model inputs) and that only
@@ -166,6 +171,10 @@ int runQtable(int argc, char **argv) {
   const double maxFinite =
       *mode == tpuc::QuantMode::F16 ? 65504.0 : 3.3895313892515355e38;
   const double limit = maxFinite / opts.margin;
+  // The smallest normal values: f16 2^-14, bf16 2^-126.
+  const double minNormal =
+      *mode == tpuc::QuantMode::F16 ? 6.103515625e-05 : 1.1754943508222875e-38;
+  const double lowLimit = minNormal * opts.margin;
 
   tpu::npz::Npz inputs = tpu::npz::readNpz(opts.input);
 
@@ -180,6 +189,7 @@ int runQtable(int argc, char **argv) {
   if (!func || func.isExternal())
     return fail("'" + opts.model + "' has no main function");
 
+  tpuc::tool::checkFitsHostMemory(module, opts.model);
   tpuc::ModuleInterpreter interpreter(module);
   if (opts.threads)
     interpreter.setNumThreads(opts.threads);
@@ -199,6 +209,7 @@ int runQtable(int argc, char **argv) {
 
   // 1. Values out of range.
   llvm::DenseMap<mlir::Operation *, Decision> decisions;
+  unsigned underflowing = 0;
   for (mlir::Operation *op : ops) {
     double worst = 0;
     std::string what;
@@ -228,11 +239,29 @@ int runQtable(int argc, char **argv) {
         consider(maxAbsFinite(interpreter.tensor(name)),
                  "input '" + name + "'");
     }
-    if (worst > limit)
+    if (worst > limit) {
       decisions[op] = {true, what + " max |x| = " + formatValue(worst) + " > " +
                                  formatValue(limit)};
+      continue;
+    }
+    // Underflow: a non-zero result wholly in the subnormal range (or below).
+    for (mlir::Value r : op->getResults()) {
+      std::string name = tpuc::top::getTensorName(r);
+      if (!interpreter.hasTensor(name))
+        continue;
+      double m = maxAbsFinite(interpreter.tensor(name));
+      if (m > 0 && m < lowLimit) {
+        decisions[op] = {true,
+                         (op->getNumResults() > 1 ? "result '" + name + "'"
+                                                  : std::string("result")) +
+                             " max |x| = " + formatValue(m) + " < " +
+                             formatValue(lowLimit) + " (underflow)"};
+        ++underflowing;
+        break;
+      }
+    }
   }
-  unsigned overflowing = decisions.size();
+  unsigned overflowing = decisions.size() - underflowing;
 
   // 2. Ops between F32 ops, until nothing changes.
   auto isF32 = [&](mlir::Value v) {
@@ -287,6 +316,8 @@ int runQtable(int argc, char **argv) {
      << (*mode == tpuc::QuantMode::F16 ? "f16" : "bf16") << ", "
      << formatValue(maxFinite) << ", / margin "
      << llvm::format("%g", opts.margin) << ") on the test input,\n"
+     << "# when its non-zero result lies wholly below " << formatValue(lowLimit)
+     << " (the smallest normal " << formatValue(minNormal) << " * margin),\n"
      << "# or sits between such ops.\n"
      << "# op_name  mode  # why\n";
   unsigned kept = 0;
@@ -305,7 +336,8 @@ int runQtable(int argc, char **argv) {
       opts.output, std::vector<uint8_t>(text.begin(), text.end()));
   llvm::outs() << kTool << ": " << opts.output << ": " << kept << " of "
                << ops.size() << " ops stay F32 in " << modeName << " ("
-               << overflowing << " out of range, " << kept - overflowing
+               << overflowing << " out of range, " << underflowing
+               << " underflowing, " << kept - overflowing - underflowing
                << " between them)\n";
   tpuc::getWeightRegistry(context.get()).release(module);
   return 0;

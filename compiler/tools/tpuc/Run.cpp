@@ -114,29 +114,14 @@ int runRun(int argc, char **argv) {
   if (!tpuc::module::getMainFunc(module))
     return fail("'" + opts.model + "' has no function to run");
 
+  tpuc::tool::checkFitsHostMemory(module, opts.model);
   tpuc::ModuleInterpreter interpreter(module);
   if (opts.threads)
     interpreter.setNumThreads(opts.threads);
 
-  std::vector<std::string> inputNames = interpreter.inputNames();
-  std::set<std::string> known(inputNames.begin(), inputNames.end());
-  for (const std::string &name : inputNames) {
-    const tpu::npz::Array *array = inputs.find(name);
-    if (!array)
-      return fail("input '" + name + "' is not in " + opts.input +
-                  " (it holds: " + tpuc::tool::joinNames(inputs.names()) + ")");
-    std::vector<int64_t> want = interpreter.shape(name);
-    if (array->shape != want)
-      return fail("input '" + name + "' in " + opts.input + " has shape " +
-                  tpu::npz::shapeString(array->shape) + ", the model wants " +
-                  tpu::npz::shapeString(want));
-    interpreter.setInput(name, array->toFloat());
-  }
-  for (const std::string &name : inputs.names())
-    if (!known.count(name))
-      llvm::errs() << "tpuc run: warning: '" << name << "' in " << opts.input
-                   << " is not an input of the model (inputs: "
-                   << tpuc::tool::joinNames(inputNames) << ")\n";
+  // The rule of every tool (tpu::npz::checkInputs): one float32 array per
+  // input with its shape, no other array.
+  tpuc::tool::setInputs(interpreter, inputs, opts.input);
 
   if (mlir::failed(interpreter.run(/*keepAll=*/opts.dumpAll)))
     return fail("interpreting '" + opts.model + "' failed");

@@ -1,6 +1,8 @@
 //===- ToolCommon.cpp - What the tpuc subcommands share -------------------===//
 #include "ToolCommon.h"
 
+#include "tpuc/Dialect/Top/IR/TopOps.h"
+#include "tpuc/Dialect/Tpu/IR/TpuOps.h"
 #include "tpuc/InitAll.h"
 #include "tpuc/Interpreter/Interpreter.h"
 #include "tpuc/Support/Module.h"
@@ -12,7 +14,11 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <unistd.h>
 
 namespace tpuc::tool {
 
@@ -26,6 +32,8 @@ std::unique_ptr<mlir::MLIRContext> createContext() {
 
 std::string parseModule(mlir::MLIRContext &context, const std::string &path,
                         bool requireTop, ParsedModule &out) {
+  if (llvm::sys::fs::is_directory(path))
+    return "'" + path + "' is a directory, not an .mlir module";
   std::string errorMessage;
   std::unique_ptr<llvm::MemoryBuffer> buffer =
       mlir::openInputFile(path, &errorMessage);
@@ -54,7 +62,110 @@ std::string loadModule(mlir::MLIRContext &context, const std::string &path,
     return error;
   if (mlir::failed(loadWeights(*out.module)))
     return "cannot load the weights of '" + path + "'";
+  // Every weight must have its data now: name the file that lacks it.
+  mlir::ModuleOp module = *out.module;
+  const ModuleWeights &weights =
+      getWeightRegistry(module.getContext()).get(module);
+  std::string missing;
+  module.walk([&](mlir::Operation *op) {
+    llvm::StringRef name;
+    if (auto w = mlir::dyn_cast<top::WeightOp>(op))
+      name = w.getName();
+    else if (auto w = mlir::dyn_cast<tpu::WeightOp>(op))
+      name = w.getName();
+    else
+      return mlir::WalkResult::advance();
+    if (findWeight(module, name, /*emitErrors=*/false))
+      return mlir::WalkResult::advance();
+    missing = name.str();
+    return mlir::WalkResult::interrupt();
+  });
+  if (missing.empty())
+    return "";
+  llvm::StringRef attr = module::getWeightFile(module);
+  if (attr.empty())
+    return "'" + path + "': weight '" + missing +
+           "' has no data and the module names no weight file "
+           "(top.weight_file)";
+  if (weights.loadedPath.empty())
+    return "'" + path + "': weight '" + missing +
+           "' has no data: its weight file '" + attr.str() +
+           "' (top.weight_file) does not exist beside the module";
+  return "'" + path + "': weight '" + missing +
+         "' is not in the weight file '" + weights.loadedPath + "' (" +
+         std::to_string(weights.file.size()) +
+         " arrays): the file is incomplete or belongs to another module";
+}
+
+void checkFitsHostMemory(mlir::ModuleOp module, const std::string &path) {
+  uint64_t pages = uint64_t(::sysconf(_SC_PHYS_PAGES));
+  uint64_t pageSize = uint64_t(::sysconf(_SC_PAGE_SIZE));
+  uint64_t bytes;
+  if (__builtin_mul_overflow(pages, pageSize, &bytes))
+    return;
+  // The interpreter keeps values as float32.
+  if (std::string error =
+          checkTensorSizes(module, sizeof(float), bytes, "this machine's memory");
+      !error.empty())
+    throw ::tpu::Error(path + ": " + error + "; cannot interpret it");
+}
+
+std::vector<::tpu::npz::InputSpec> inputSpecs(mlir::ModuleOp module) {
+  std::vector<::tpu::npz::InputSpec> specs;
+  module.walk([&](top::InputOp op) {
+    auto t = mlir::cast<mlir::RankedTensorType>(op.getResult().getType());
+    specs.push_back(
+        {op.getName().str(),
+         std::vector<int64_t>(t.getShape().begin(), t.getShape().end()),
+         ::tpu::npz::DType::F32});
+  });
+  return specs;
+}
+
+std::string checkOutputPaths(const std::vector<std::string> &paths) {
+  for (const std::string &p : paths) {
+    if (llvm::sys::fs::is_directory(p))
+      return "output '" + p + "' is an existing directory; give a file name";
+    llvm::SmallString<256> dir(p);
+    llvm::sys::path::remove_filename(dir);
+    if (dir.empty())
+      continue;
+    if (!llvm::sys::fs::is_directory(dir))
+      return "output '" + p + "': the directory '" + dir.str().str() +
+             "' does not exist";
+  }
   return "";
+}
+
+std::string checkTensorSizes(mlir::ModuleOp module, uint64_t elemBytes,
+                             uint64_t limit, const std::string &limitName) {
+  std::string error;
+  module.walk([&](mlir::Operation *op) {
+    for (mlir::Value v : op->getResults()) {
+      auto t = mlir::dyn_cast<mlir::RankedTensorType>(v.getType());
+      if (!t)
+        continue;
+      uint64_t n = 1, bytes = 0;
+      bool overflow = false;
+      for (int64_t d : t.getShape())
+        overflow =
+            overflow || d < 0 || __builtin_mul_overflow(n, uint64_t(d), &n);
+      overflow = overflow || __builtin_mul_overflow(n, elemBytes, &bytes);
+      if (!overflow && bytes <= limit)
+        continue;
+      std::string shape;
+      for (int64_t d : t.getShape())
+        shape += (shape.empty() ? "" : "x") + std::to_string(d);
+      error =
+          "tensor '" + top::getTensorName(v) + "' (" + shape + ") needs " +
+          (overflow ? std::string("more than 2^64") : std::to_string(bytes)) +
+          " bytes, more than the " + std::to_string(limit) + " bytes of " +
+          limitName;
+      return mlir::WalkResult::interrupt();
+    }
+    return mlir::WalkResult::advance();
+  });
+  return error;
 }
 
 std::string joinNames(const std::vector<std::string> &names) {
@@ -63,20 +174,13 @@ std::string joinNames(const std::vector<std::string> &names) {
 
 void setInputs(ModuleInterpreter &interpreter, const ::tpu::npz::Npz &inputs,
                const std::string &inputPath) {
-  for (const std::string &name : interpreter.inputNames()) {
-    const ::tpu::npz::Array *array = inputs.find(name);
-    if (!array)
-      throw ::tpu::Error(inputPath + ": input '" + name +
-                         "' is missing (the file holds: " +
-                         joinNames(inputs.names()) + ")");
-    std::vector<int64_t> want = interpreter.shape(name);
-    if (array->shape != want)
-      throw ::tpu::Error(inputPath + ": input '" + name + "' has shape " +
-                         ::tpu::npz::shapeString(array->shape) +
-                         ", the model wants " +
-                         ::tpu::npz::shapeString(want));
-    interpreter.setInput(name, array->toFloat());
-  }
+  // The modules' inputs are f32 (tpuc transform imports every input so).
+  std::vector<::tpu::npz::InputSpec> specs;
+  for (const std::string &name : interpreter.inputNames())
+    specs.push_back({name, interpreter.shape(name), ::tpu::npz::DType::F32});
+  ::tpu::npz::checkInputs(inputs, specs, inputPath);
+  for (const ::tpu::npz::InputSpec &s : specs)
+    interpreter.setInput(s.name, inputs.find(s.name)->toFloat());
 }
 
 } // namespace tpuc::tool

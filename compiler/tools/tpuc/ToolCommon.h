@@ -19,6 +19,7 @@
 
 namespace tpu::npz {
 class Npz;
+struct InputSpec;
 }
 namespace tpuc {
 class ModuleInterpreter;
@@ -49,12 +50,33 @@ std::string parseModule(mlir::MLIRContext &context, const std::string &path,
 std::string loadModule(mlir::MLIRContext &context, const std::string &path,
                        bool requireTop, ParsedModule &out);
 
+/// Throws tpu::Error naming \p path and the tensor when one of \p module's
+/// tensors (as float32) is larger than this machine's memory: called before
+/// interpreting a module, which would otherwise allocate until killed.
+void checkFitsHostMemory(mlir::ModuleOp module, const std::string &path);
+
+/// What the inputs of a top module (its top.Input ops) expect of an input
+/// .npz: name, shape and float32.
+std::vector<::tpu::npz::InputSpec> inputSpecs(mlir::ModuleOp module);
+
+/// An error naming the first of \p paths that is an existing directory or
+/// whose directory does not exist; empty when all can be written. Tools
+/// call it before writing anything.
+std::string checkOutputPaths(const std::vector<std::string> &paths);
+
+/// An error naming the first tensor of \p module whose byte size at
+/// \p elemBytes per element overflows or exceeds \p limit (described as
+/// \p limitName, e.g. "global memory"); empty when all fit.
+std::string checkTensorSizes(mlir::ModuleOp module, uint64_t elemBytes,
+                             uint64_t limit, const std::string &limitName);
+
 /// "none" for no names, else "a, b, c".
 std::string joinNames(const std::vector<std::string> &names);
 
 /// Sets every input of \p interpreter from the array of the same name in
-/// \p inputs (read from \p inputPath). Throws tpu::Error naming the file
-/// and the input when one is missing or misshapen.
+/// \p inputs (read from \p inputPath), after tpu::npz::checkInputs (the
+/// rule of every tool: one float32 array per input with its shape, no other
+/// array). Throws tpu::Error naming the file and the array.
 void setInputs(ModuleInterpreter &interpreter, const ::tpu::npz::Npz &inputs,
                const std::string &inputPath);
 

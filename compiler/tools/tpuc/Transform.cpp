@@ -22,6 +22,7 @@
 #include "tpuc/Support/Module.h"
 #include "tpuc/Support/Weights.h"
 
+#include "tpu/isa/Bmodel.h"
 #include "tpu/isa/Error.h"
 #include "tpu/isa/Npz.h"
 
@@ -181,36 +182,11 @@ std::vector<std::vector<int64_t>> parseShapes(llvm::StringRef text) {
   return shapes;
 }
 
-/// Writes \p text to \p path through a temporary file in the same directory.
+/// Writes \p text to \p path (tpu::isa::bmodel::writeFileAtomically: no
+/// partial file, nothing left behind when killed).
 void writeFileAtomically(const std::string &path, llvm::StringRef text) {
-  llvm::SmallString<256> dir(path);
-  llvm::sys::path::remove_filename(dir);
-  if (dir.empty())
-    dir = ".";
-  llvm::SmallString<256> model(dir);
-  llvm::sys::path::append(model,
-                          llvm::sys::path::filename(path) + "-%%%%%%.tmp");
-  int fd;
-  llvm::SmallString<256> tmp;
-  if (std::error_code ec = llvm::sys::fs::createUniqueFile(model, fd, tmp))
-    throw tpu::Error(path + ": cannot create a temporary file in '" +
-                     dir.str().str() + "': " + ec.message());
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << text;
-    os.close();
-    if (os.has_error()) {
-      std::string msg = os.error().message();
-      os.clear_error();
-      llvm::sys::fs::remove(tmp);
-      throw tpu::Error(path + ": write failed: " + msg);
-    }
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
-    llvm::sys::fs::remove(tmp);
-    throw tpu::Error(path +
-                     ": cannot rename the temporary file: " + ec.message());
-  }
+  tpu::isa::bmodel::writeFileAtomically(
+      path, std::vector<uint8_t>(text.begin(), text.end()));
 }
 
 /// Runs the module on the arrays of \p inputPath; throws tpu::Error naming
@@ -221,13 +197,6 @@ tpu::npz::Npz runTestInput(mlir::ModuleOp module,
                            std::string &diagnostics) {
   tpu::npz::Npz inputs = tpu::npz::readNpz(inputPath);
   tpuc::ModuleInterpreter interpreter(module);
-  std::vector<std::string> names = interpreter.inputNames();
-  std::set<std::string> known(names.begin(), names.end());
-  for (const std::string &name : inputs.names())
-    if (!known.count(name))
-      throw tpu::Error(
-          inputPath + ": array '" + name +
-          "' is not an input of the model (inputs: " + tpuc::tool::joinNames(names) + ")");
   tpuc::tool::setInputs(interpreter, inputs, inputPath);
   if (mlir::failed(interpreter.run(/*keepAll=*/dumpAll)))
     throw tpu::Error("interpreting the module on " + inputPath +
@@ -286,6 +255,11 @@ int runTransform(int argc, char **argv) {
       llvm::sys::path::replace_extension(p, "");
     weightsPath = (p + "_weights.npz").str();
   }
+  std::vector<std::string> outputs = {opts.output, weightsPath};
+  if (!opts.testResult.empty())
+    outputs.push_back(opts.testResult);
+  if (std::string error = tpuc::tool::checkOutputPaths(outputs); !error.empty())
+    return fail(error + "; nothing written");
   llvm::SmallString<256> outDir(opts.output), weightsDir(weightsPath);
   llvm::sys::path::remove_filename(outDir);
   llvm::sys::path::remove_filename(weightsDir);
@@ -322,9 +296,11 @@ int runTransform(int argc, char **argv) {
   }
 
   tpu::npz::Npz testResult;
-  if (!opts.testInput.empty())
+  if (!opts.testInput.empty()) {
+    tpuc::tool::checkFitsHostMemory(module, opts.model);
     testResult = runTestInput(module, imported, opts.testInput, opts.dumpAll,
                               diagnostics);
+  }
 
   if (mlir::failed(tpuc::saveWeights(module, weightsPath, weightsAttr)))
     return fail("cannot write the weights to '" + weightsPath +

@@ -6,11 +6,14 @@
 // bmodel gives, run every command group of the net in order and read the
 // outputs back.
 //
-// Input conversion (npz -> tensor data type):
-//  - float tensors (F32, F16, BF16) take any numeric array, converted with
-//    isa numerics (round to nearest even);
-//  - integer tensors take integer arrays whose values fit (an error names the
-//    tensor otherwise), or float arrays, quantised as
+// Inputs follow the rule of every tool (tpu::npz::checkInputs): one array
+// per input with its shape, no other array, and the tensor's dtype, with
+// these conversions:
+//  - F32 tensors take float32 arrays, or integer arrays they hold exactly;
+//    F16 tensors float16 or float32 arrays, BF16 tensors float32 arrays,
+//    converted with isa numerics (round to nearest even);
+//  - integer tensors take arrays of their own integer type, or float32
+//    arrays, quantised as
 //    saturate(round_half_away(x * scale + zero_point)) with the tensor's
 //    `scale` and `zero_point` (tpu-mlir stores 1/scale for net inputs, so
 //    this divides by the real scale; its model runner rounds the same way).
@@ -57,6 +60,13 @@ public:
   const Simulator &simulator() const { return *sim_; }
 
 private:
+  /// Throws unless every IO tensor lies in the stage's activation memory.
+  void checkIoPlacement() const;
+  /// Throws when the stage and its single subnet disagree on IO or groups.
+  void checkSubnetCopies() const;
+  /// Throws when a command sets a reserved bit.
+  void checkReservedBits() const;
+
   const isa::bmodel::Net *net_ = nullptr;
   const isa::bmodel::Stage *stage_ = nullptr;
   std::unique_ptr<Simulator> sim_;

@@ -1,6 +1,8 @@
 //===- Runner.cpp - Running a whole bmodel on the simulator ---------------===//
 #include "tpusim/Runner.h"
 
+#include "tpu/isa/Command.h"
+#include "tpu/isa/Format.h"
 #include "tpu/isa/Machine.h"
 #include "tpu/isa/Numerics.h"
 
@@ -25,6 +27,32 @@ std::vector<int64_t> tensorShape(const Tensor &t) {
   if (t.shapes.empty())
     throw Error("tensor '" + t.name + "' has no shape in the bmodel");
   return std::vector<int64_t>(t.shapes[0].begin(), t.shapes[0].end());
+}
+
+/// The npz dtype an input array of tensor \p t must have: its own, int8 /
+/// uint8 for INT4 / UINT4 (values checked), float32 for the other types
+/// numpy has not (BF16, ...).
+npz::DType npzDTypeOf(const Tensor &t) {
+  switch (t.dataType) {
+  case DataType::F16:
+    return npz::DType::F16;
+  case DataType::Int8:
+  case DataType::Int4:
+    return npz::DType::I8;
+  case DataType::UInt8:
+  case DataType::UInt4:
+    return npz::DType::U8;
+  case DataType::Int16:
+    return npz::DType::I16;
+  case DataType::UInt16:
+    return npz::DType::U16;
+  case DataType::Int32:
+    return npz::DType::I32;
+  case DataType::UInt32:
+    return npz::DType::U32;
+  default:
+    return npz::DType::F32;
+  }
 }
 
 bool isFloatType(DataType t) {
@@ -259,6 +287,9 @@ ModelRunner::ModelRunner(const isa::bmodel::Model &model, const SimConfig &cfg,
       throw Error("net '" + net_->name + "' has a subnet (id " +
                   std::to_string(s.id) +
                   ") that is not static TPU work; tpusim runs only those");
+  checkSubnetCopies();
+  checkIoPlacement();
+  checkReservedBits();
 
   sim_ = std::make_unique<Simulator>(cfg, mode);
   GlobalMemory &gmem = sim_->state().gmem;
@@ -271,19 +302,125 @@ ModelRunner::ModelRunner(const isa::bmodel::Model &model, const SimConfig &cfg,
   }
 }
 
+void ModelRunner::checkIoPlacement() const {
+  // The IO tensors live in the activation memory the stage declares (the IO
+  // region of an io_alone net), where its commands read and write them; a
+  // tensor elsewhere (a corrupt device_addr) would be read or written where
+  // no command looks. Hand-written models that declare no region are not
+  // checked.
+  bool ioAlone = net_->addrMode == 1 && stage_->ioSize != 0;
+  uint64_t lo = ioAlone ? stage_->ioAddr : stage_->ctxAddr;
+  uint64_t size = ioAlone ? stage_->ioSize : stage_->ctxSize;
+  if (size == 0)
+    return;
+  const char *region = ioAlone ? "IO region (io_addr, io_size)"
+                               : "activation memory (ctx_addr, ctx_size)";
+  auto check = [&](const Tensor &t, const char *kind) {
+    if (!(t.memType & isa::bmodel::kMemTypeTpu))
+      return;
+    uint64_t off = t.deviceAddr - lo;
+    if (t.deviceAddr < lo || off > size || t.size > size - off)
+      throw Error(std::string(kind) + " '" + t.name + "': device_addr " +
+                  isa::formatHex(t.deviceAddr) + " + size " +
+                  std::to_string(t.size) + " lies outside the stage's " +
+                  region + " [" + isa::formatHex(lo) + ", " +
+                  isa::formatHex(lo + size) + ")");
+  };
+  for (const Tensor &t : stage_->inputs)
+    check(t, "input");
+  for (const Tensor &t : stage_->outputs)
+    check(t, "output");
+  // The coefficients come first and the activations after them (the layout
+  // of tpuc deploy and of tpu-mlir); a coeff_mem.address elsewhere would put
+  // the weights where no command reads them.
+  uint64_t coeffEnd = stage_->coeffAddr + stage_->coeff.size();
+  if (!ioAlone && !stage_->coeff.empty() &&
+      (coeffEnd < stage_->coeffAddr || coeffEnd > stage_->ctxAddr))
+    throw Error("the coefficients (coeff_mem.address " +
+                isa::formatHex(stage_->coeffAddr) + ", " +
+                std::to_string(stage_->coeff.size()) +
+                " bytes) do not end at or below the activation memory "
+                "(ctx_addr " +
+                isa::formatHex(stage_->ctxAddr) + ")");
+}
+
+void ModelRunner::checkSubnetCopies() const {
+  // A static stage with one TPU subnet holds its IO tensors and command
+  // groups twice, in the stage and in the subnet (the bmodel writer and
+  // tpu-mlir write both). The copies must agree: tpusim runs the stage's,
+  // and a difference is a corrupt file.
+  if (stage_->subnets.size() != 1)
+    return;
+  const isa::bmodel::SubNet &s = stage_->subnets[0];
+  auto compare = [&](const std::vector<Tensor> &a, const std::vector<Tensor> &b,
+                     const char *kind) {
+    if (a.size() != b.size())
+      throw Error("the stage has " + std::to_string(a.size()) + " " + kind +
+                  " tensor(s) but its subnet " + std::to_string(b.size()));
+    for (size_t i = 0; i < a.size(); ++i) {
+      const Tensor &x = a[i], &y = b[i];
+      const char *field = x.name != y.name               ? "name"
+                          : x.dataType != y.dataType     ? "data_type"
+                          : x.deviceAddr != y.deviceAddr ? "device_addr"
+                          : x.size != y.size             ? "size"
+                          : x.shapes != y.shapes         ? "shape"
+                          : x.scale != y.scale           ? "scale"
+                          : x.zeroPoint != y.zeroPoint   ? "zero_point"
+                                                         : nullptr;
+      if (field)
+        throw Error(std::string(kind) + " " + std::to_string(i) + " '" +
+                    x.name + "': the stage and its subnet disagree on " +
+                    field + ": the file is corrupt");
+    }
+  };
+  compare(stage_->inputs, s.inputs, "input");
+  compare(stage_->outputs, s.outputs, "output");
+  if (!s.groups.empty() && s.groups != stage_->groups)
+    throw Error("the command groups of the stage (" +
+                std::to_string(stage_->groups.size()) +
+                ") and of its subnet (" + std::to_string(s.groups.size()) +
+                ") differ: the file is corrupt");
+  if (s.groups.empty() && stage_->groups.empty())
+    throw Error("the stage has no command groups");
+}
+
+void ModelRunner::checkReservedBits() const {
+  // Reserved bits are zero in every command our tools write (tpu-asm
+  // refuses to set them); a one there is a corrupt command word.
+  for (size_t g = 0; g < stage_->groups.size(); ++g) {
+    const isa::bmodel::CmdGroup &group = stage_->groups[g];
+    for (isa::Engine e : {isa::Engine::Tiu, isa::Engine::Gdma}) {
+      const std::vector<uint8_t> &bytes =
+          e == isa::Engine::Tiu ? group.tiu : group.gdma;
+      for (const isa::CommandSpan &span :
+           isa::indexBuffer(e, bytes.data(), bytes.size())) {
+        isa::RawCommand c =
+            isa::RawCommand::fromBytes(span.layout, bytes.data() + span.offset);
+        const isa::LayoutInfo &li = c.info();
+        for (unsigned f = 0; f < li.numFields; ++f)
+          if (li.fields[f].reserved && c.get(f) != 0)
+            throw Error(std::string(isa::engineName(e)) +
+                        " command at offset " + isa::formatHex(span.offset) +
+                        " of group " + std::to_string(g) + " (" +
+                        isa::mnemonic(c) + "): reserved field " +
+                        li.fields[f].name + " is " + std::to_string(c.get(f)) +
+                        ", must be 0: the command is corrupt");
+      }
+    }
+  }
+}
+
 void ModelRunner::setInputs(const npz::Npz &inputs) {
   std::string source = inputs.source().empty() ? "the inputs" : inputs.source();
-  for (const Tensor &t : stage_->inputs) {
-    const npz::Array *a = inputs.find(t.name);
-    if (!a) {
-      std::string names;
-      for (const std::string &n : inputs.names())
-        names += (names.empty() ? "" : ", ") + n;
-      throw Error("input '" + t.name + "' is missing from " + source +
-                  " (it holds: " + (names.empty() ? "nothing" : names) + ")");
-    }
-    writeTensor(sim_->state().gmem, t, *a, source);
-  }
+  // The rule of every tool (tpu::npz::checkInputs): one array per input,
+  // with its shape and the dtype of its data type, no other array.
+  std::vector<npz::InputSpec> specs;
+  for (const Tensor &t : stage_->inputs)
+    specs.push_back({t.name, tensorShape(t), npzDTypeOf(t),
+                     /*alsoFloat32=*/t.dataType != DataType::F32});
+  npz::checkInputs(inputs, specs, source);
+  for (const Tensor &t : stage_->inputs)
+    writeTensor(sim_->state().gmem, t, *inputs.find(t.name), source);
 }
 
 void ModelRunner::run() {

@@ -162,7 +162,7 @@ std::vector<float> runChain(
     expectClose(got, readTensor(m, want), 0, 0,
                 what + " " + isa::precName(k.prec) + " " + sched);
     if (reference)
-      expectClose(got, reference(xv, ev), atol, rtol,
+      expectClose(got, reference(xv, ev), rtol, atol,
                   what + " reference " + sched);
   };
   r.run();

@@ -10,12 +10,16 @@
 #include "tpu/isa/Bmodel.h"
 #include "tpu/isa/Command.h"
 #include "tpu/isa/Error.h"
+#include "tpu/isa/Format.h"
+#include "tpu/isa/Sha256.h"
 
 #include <flatbuffers/flatbuffers.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <set>
 #include <string>
 #include <unistd.h>
 
@@ -191,7 +195,14 @@ struct RawSpec {
   std::optional<RawBinary> tiuRange;
   int32_t subnetId = 0;
   bool withNets = true;
+  /// coeff_mem.check_code; the SHA-256 of coeff when empty.
+  std::vector<uint8_t> checkCode;
 };
+
+std::vector<uint8_t> sha256Of(const std::vector<uint8_t> &bytes) {
+  tpu::isa::Sha256Digest d = tpu::isa::sha256(bytes.data(), bytes.size());
+  return std::vector<uint8_t>(d.begin(), d.end());
+}
 
 /// Header + FlatBuffer + binary section {coeff, tiu, gdma}.
 std::vector<uint8_t> buildRawFile(const RawSpec &spec) {
@@ -255,7 +266,8 @@ std::vector<uint8_t> buildRawFile(const RawSpec &spec) {
   fbb.AddElement<int32_t>(slot(10), spec.subnetId, -1);
   auto subnets = fbb.CreateVector(
       std::vector<Offset<void>>{Offset<void>(fbb.EndTable(sub))});
-  auto checkCode = fbb.CreateVector(std::vector<uint8_t>(32, 0xab));
+  auto checkCode = fbb.CreateVector(
+      spec.checkCode.empty() ? sha256Of(spec.coeff) : spec.checkCode);
   auto coeff = fbb.StartTable();
   fbb.AddElement<uint64_t>(slot(0), 0x100000000, 0);
   fbb.AddOffset(slot(1), checkCode);
@@ -445,7 +457,7 @@ TEST(Bmodel, ReadsAFileBuiltFieldByField) {
   EXPECT_EQ(s.inputs[0].hidden, 1);
   EXPECT_EQ(s.outputs[0].hidden, 2);
   EXPECT_EQ(s.coeff, (std::vector<uint8_t>{1, 2, 3, 4}));
-  EXPECT_EQ(s.checkCode, std::vector<uint8_t>(32, 0xab));
+  EXPECT_EQ(s.checkCode, sha256Of(s.coeff));
   EXPECT_EQ(s.ctxSizes, std::vector<uint64_t>{4096});
   ASSERT_EQ(s.groups.size(), 1u);
   EXPECT_EQ(s.groups[0].tiu, tiuStream(7));
@@ -649,4 +661,125 @@ TEST(BmodelErrors, OtherSemanticChecks) {
   spec.withNets = false;
   EXPECT_NE(parseError(buildRawFile(spec)).find("the model has no nets"),
             std::string::npos);
+}
+
+//===----------------------------------------------------------------------===//
+// Integrity checks beyond the structure (issue 11)
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Position of the first occurrence of \p text in \p bytes.
+size_t find(const std::vector<uint8_t> &bytes, const std::string &text) {
+  auto it = std::search(bytes.begin(), bytes.end(), text.begin(), text.end());
+  EXPECT_NE(it, bytes.end()) << text;
+  return size_t(it - bytes.begin());
+}
+} // namespace
+
+TEST(BmodelErrors, VerifierFailuresNameTheFieldAndOffset) {
+  // Two different corruptions: two different places, neither the start of
+  // the FlatBuffer (byte 64, where every failure used to be reported).
+  std::vector<uint8_t> bytes = serializeModel(sampleModel());
+  size_t chip = find(bytes, "BM1684X");
+  setLe32(bytes, chip - 4, 0x00FFFFFF);
+  EXPECT_EQ(parseError(bytes).rfind(
+                "t.bmodel: at byte " + std::to_string(chip - 4) + " (" +
+                    formatHex(chip - 4) +
+                    "): FlatBuffer verification failed at Model.chip: string "
+                    "of 16777215 element(s)",
+                0),
+            0u)
+      << parseError(bytes);
+
+  bytes = serializeModel(sampleModel());
+  size_t time = find(bytes, "Thu Jan  1 00:00:00 1970");
+  bytes[time + 24] = 'x';
+  EXPECT_EQ(parseError(bytes),
+            "t.bmodel: at byte " + std::to_string(time + 24) + " (" +
+                formatHex(time + 24) +
+                "): FlatBuffer verification failed at Model.time: the 24-byte "
+                "string does not end with a zero byte");
+}
+
+TEST(BmodelErrors, CoefficientsMustMatchTheirCheckCode) {
+  RawSpec spec;
+  spec.checkCode = std::vector<uint8_t>(32, 0xab);
+  std::vector<uint8_t> file = buildRawFile(spec);
+  std::string err = parseError(file);
+  EXPECT_NE(err.find("net 0 'raw' stage 0 coeff_mem.check_code does not match: "
+                     "the SHA-256 of the 4 coefficient bytes"),
+            std::string::npos)
+      << err;
+  // tpu-dis reads it anyway to show the mismatch.
+  ParseOptions lenient;
+  lenient.verifyCheckCode = false;
+  EXPECT_NO_THROW(parseModel(file.data(), file.size(), "t.bmodel", lenient));
+
+  // One coefficient byte changed in a written file.
+  std::vector<uint8_t> bytes = serializeModel(sampleModel());
+  std::string run;
+  for (unsigned i = 0; i < 16; ++i)
+    run.push_back(char(i));
+  bytes[find(bytes, run) + 5] ^= 1;
+  EXPECT_NE(parseError(bytes).find("check_code does not match"),
+            std::string::npos);
+}
+
+TEST(BmodelErrors, TrailingDataIsRefused) {
+  std::vector<uint8_t> bytes = serializeModel(sampleModel());
+  size_t end = bytes.size();
+  bytes.resize(end + 1000, 0x55);
+  EXPECT_EQ(parseError(bytes).rfind("t.bmodel: at byte " + std::to_string(end) +
+                                        " (" + formatHex(end) +
+                                        "): 1000 bytes of trailing data",
+                                    0),
+            0u)
+      << parseError(bytes);
+}
+
+TEST(BmodelErrors, TensorNamesAndSizes) {
+  Model m = sampleModel();
+  m.nets[0].stages[0].outputs[0].name = "y\xff";
+  EXPECT_NE(parseError(serializeModel(m))
+                .find("stage 0 output[0] name is not valid UTF-8 (byte 1 of "
+                      "the name is 0xff)"),
+            std::string::npos)
+      << parseError(serializeModel(m));
+  m = sampleModel();
+  m.nets[0].stages[0].outputs.push_back(m.nets[0].stages[0].outputs[0]);
+  EXPECT_NE(parseError(serializeModel(m))
+                .find("output[1] and [0] are both named 'y'"),
+            std::string::npos);
+  m = sampleModel();
+  m.nets[0].stages[0].outputs[0].size = 1000;
+  EXPECT_NE(parseError(serializeModel(m))
+                .find("output[0] 'y': its shape holds 1024 F32 elements, more "
+                      "than its size of 1000 bytes"),
+            std::string::npos)
+      << parseError(serializeModel(m));
+}
+
+TEST(BmodelErrors, EveryVerifierFailureIsLocated) {
+  // Single-byte changes all over the FlatBuffer: whenever the generated
+  // verifier says no, the message names a field and a byte (never the
+  // generic "corrupt" message at the FlatBuffer's start), and the bytes
+  // named differ with the flips.
+  std::vector<uint8_t> bytes = serializeModel(sampleModel());
+  uint32_t fbSize = le32(bytes, 8);
+  std::set<std::string> places;
+  unsigned verifierFailures = 0;
+  for (size_t i = 64; i < 64 + fbSize; ++i)
+    for (uint8_t x : {uint8_t(0xFF), uint8_t(0x01), uint8_t(0x80)}) {
+      std::vector<uint8_t> bad = bytes;
+      bad[i] ^= x;
+      std::string err = parseError(bad);
+      EXPECT_EQ(err.find("is corrupt or not a bmodel.Model"), std::string::npos)
+          << "byte " << i << " ^ " << int(x) << ": " << err;
+      if (err.find("FlatBuffer verification failed at ") != std::string::npos) {
+        ++verifierFailures;
+        places.insert(err.substr(0, err.find("): ")));
+      }
+    }
+  EXPECT_GT(verifierFailures, 100u);
+  EXPECT_GT(places.size(), 50u);
 }

@@ -128,12 +128,19 @@ TEST(SimRunner, RejectsWhatItCannotRun) {
   none.setSource("in.npz");
   none.set("z", npz::Array::from<int8_t>({4}, {1, 2, 3, 4}));
   EXPECT_EQ(message([&] { r.setInputs(none); }),
-            "input 'x' is missing from in.npz (it holds: z)");
-  npz::Npz big;
-  big.setSource("big.npz");
-  big.set("x", npz::Array::from<int32_t>({4}, {1, 2, 300, 4}));
-  EXPECT_EQ(message([&] { r.setInputs(big); }),
-            "input 'x' in big.npz: element 2 = 300 does not fit INT8");
+            "in.npz: input 'x' is missing (the file holds: z)");
+  npz::Npz wide;
+  wide.setSource("wide.npz");
+  wide.set("x", npz::Array::from<int32_t>({4}, {1, 2, 300, 4}));
+  EXPECT_EQ(message([&] { r.setInputs(wide); }),
+            "wide.npz: input 'x' has dtype int32, the model wants int8 "
+            "(convert it, e.g. numpy's astype)");
+  npz::Npz extra;
+  extra.setSource("extra.npz");
+  extra.set("x", npz::Array::from<int8_t>({4}, {1, 2, 3, 4}));
+  extra.set("z", npz::Array::from<int8_t>({4}, {1, 2, 3, 4}));
+  EXPECT_EQ(message([&] { r.setInputs(extra); }),
+            "extra.npz: array 'z' is not an input of the model (inputs: x)");
   EXPECT_NE(message([&] {
               ModelRunner(m, cfg, SimMode::Full, "nope");
             }).find("no net called 'nope'"),

@@ -8,7 +8,10 @@
 #include "onnx/onnx_pb.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 #include <cmath>
 #include <cstring>
@@ -102,9 +105,26 @@ double roundToElemType(double v, ElemType type) {
 }
 
 int64_t numElements(llvm::ArrayRef<int64_t> shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
+  return checkedNumElements(shape, "shape " + shapeToString(shape),
+                            /*elemBytes=*/1);
+}
+
+int64_t checkedNumElements(llvm::ArrayRef<int64_t> shape,
+                           const std::string &what, int64_t elemBytes) {
+  int64_t n = 1, bytes;
+  for (int64_t d : shape) {
+    if (d < 0)
+      throw tpu::Error(what + ": negative dimension " + std::to_string(d) +
+                       " in " + shapeToString(shape));
+    if (__builtin_mul_overflow(n, d, &n))
+      throw tpu::Error(what + ": the element count of shape " +
+                       shapeToString(shape) + " overflows 64 bits");
+  }
+  if (__builtin_mul_overflow(n, elemBytes, &bytes))
+    throw tpu::Error(what + ": shape " + shapeToString(shape) + " holds " +
+                     std::to_string(n) + " elements, whose " +
+                     std::to_string(elemBytes) +
+                     "-byte values overflow a 64-bit byte count");
   return n;
 }
 
@@ -309,6 +329,45 @@ template <typename T> T loadLE(const uint8_t *p) {
   return v;
 }
 
+/// The file an external-data \p location names: relative to the model's
+/// directory \p baseDir and inside it (as ONNX Runtime enforces). Absolute
+/// paths, '..' components and symbolic links that lead outside are errors.
+std::string resolveExternalLocation(const std::string &location,
+                                    const std::string &baseDir,
+                                    const std::string &what) {
+  namespace path = llvm::sys::path;
+  std::string quoted = "external data location '" + location + "'";
+  if (path::is_absolute(location) || path::has_root_name(location) ||
+      path::has_root_directory(location))
+    throw tpu::Error(what + ": " + quoted +
+                     " is an absolute path; it must be relative to the "
+                     "model's directory");
+  for (auto it = path::begin(location), e = path::end(location); it != e; ++it)
+    if (*it == "..")
+      throw tpu::Error(what + ": " + quoted +
+                       " has a '..' component; it must stay inside the "
+                       "model's directory");
+  std::string dir = baseDir.empty() ? std::string(".") : baseDir;
+  std::string file = dir + "/" + location;
+  llvm::SmallString<256> realDir, realFile;
+  if (std::error_code ec = llvm::sys::fs::real_path(dir, realDir))
+    throw tpu::Error(what + ": cannot resolve the model's directory '" + dir +
+                     "': " + ec.message());
+  if (std::error_code ec = llvm::sys::fs::real_path(file, realFile))
+    throw tpu::Error(what + ": cannot open external data file '" + file +
+                     "': " + ec.message());
+  llvm::StringRef real = realFile;
+  if (!real.starts_with(realDir) || real.size() == realDir.size() ||
+      !path::is_separator(real[realDir.size()]))
+    throw tpu::Error(what + ": " + quoted + " resolves to '" + real.str() +
+                     "', outside the model's directory '" +
+                     std::string(realDir) + "' (through a symbolic link)");
+  if (llvm::sys::fs::is_directory(real))
+    throw tpu::Error(what + ": external data file '" + file +
+                     "' is a directory");
+  return file;
+}
+
 /// Reads the bytes of a tensor stored as external data.
 std::string readExternalData(const onnx::TensorProto &tensor,
                              const std::string &baseDir,
@@ -316,25 +375,32 @@ std::string readExternalData(const onnx::TensorProto &tensor,
   std::string location;
   int64_t offset = 0;
   int64_t length = -1;
+  auto number = [&](const std::string &key, const std::string &value) {
+    int64_t v;
+    if (llvm::StringRef(value).getAsInteger(10, v) || v < 0)
+      throw tpu::Error(what + ": external data " + key + " '" + value +
+                       "' is not a non-negative integer");
+    return v;
+  };
   for (const auto &kv : tensor.external_data()) {
     if (kv.key() == "location")
       location = kv.value();
     else if (kv.key() == "offset")
-      offset = std::stoll(kv.value());
+      offset = number("offset", kv.value());
     else if (kv.key() == "length")
-      length = std::stoll(kv.value());
+      length = number("length", kv.value());
   }
   if (location.empty())
     throw tpu::Error(what + ": external data without a location");
-  std::string path = baseDir.empty() ? location : baseDir + "/" + location;
+  std::string path = resolveExternalLocation(location, baseDir, what);
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw tpu::Error(what + ": cannot open external data file '" + path + "'");
   in.seekg(0, std::ios::end);
   int64_t fileSize = static_cast<int64_t>(in.tellg());
   if (length < 0)
-    length = fileSize - offset;
-  if (offset < 0 || offset + length > fileSize)
+    length = offset <= fileSize ? fileSize - offset : 0;
+  if (offset > fileSize || length > fileSize - offset)
     throw tpu::Error(what + ": external data range [" + std::to_string(offset) +
                      ", " + std::to_string(offset + length) +
                      ") lies outside '" + path + "' (" +
@@ -364,7 +430,7 @@ ConstTensor constTensorFromProto(const onnx::TensorProto &tensor,
       throw tpu::Error(what + ": negative dimension " + std::to_string(d));
     shape.push_back(d);
   }
-  int64_t n = numElements(shape);
+  int64_t n = checkedNumElements(shape, what);
 
   const std::string *raw = nullptr;
   std::string external;
@@ -376,12 +442,13 @@ ConstTensor constTensorFromProto(const onnx::TensorProto &tensor,
   }
 
   std::vector<double> values;
-  values.reserve(n);
+  // Reserved only once the data is known to hold n values.
   auto checkCount = [&](int64_t have) {
     if (have != n)
       throw tpu::Error(what + ": holds " + std::to_string(have) +
                        " values but its shape " + shapeToString(shape) +
                        " needs " + std::to_string(n));
+    values.reserve(static_cast<size_t>(n));
   };
 
   if (raw) {

@@ -61,8 +61,14 @@ int64_t wrapToElemType(int64_t v, ElemType type);
 
 using Shape = std::vector<int64_t>;
 
-/// Element count of \p shape (1 for rank 0).
+/// Element count of \p shape (1 for rank 0). Throws tpu::Error when the
+/// count overflows int64 (or a dimension is negative).
 int64_t numElements(llvm::ArrayRef<int64_t> shape);
+/// The element count of \p shape if it and its size in bytes at
+/// \p elemBytes per element (8: the widest element the importer keeps)
+/// fit int64; otherwise throws tpu::Error starting with \p what.
+int64_t checkedNumElements(llvm::ArrayRef<int64_t> shape,
+                           const std::string &what, int64_t elemBytes = 8);
 /// "[1, 3, 224, 224]".
 std::string shapeToString(llvm::ArrayRef<int64_t> shape);
 

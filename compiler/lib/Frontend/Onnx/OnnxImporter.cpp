@@ -20,6 +20,7 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
 #include <cerrno>
@@ -202,6 +203,8 @@ std::string onnxSupportMatrixMarkdown() {
 //===----------------------------------------------------------------------===//
 
 onnx::ModelProto loadOnnxModel(const std::string &path) {
+  if (llvm::sys::fs::is_directory(path))
+    throw tpu::Error(path + ": is a directory, not an ONNX model file");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw tpu::Error(path +
@@ -228,6 +231,39 @@ onnx::ModelProto loadOnnxModel(const std::string &path) {
 // Import
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+std::string describeNode(const onnx::NodeProto &node) {
+  return "node '" + ImportContext::nodeName(node) + "' (" + node.op_type() +
+         ")";
+}
+
+/// What a valid graph must have and the importer would otherwise let pass:
+/// at least one output, and one definition per tensor name (ONNX is SSA; a
+/// second writer would silently win).
+void checkGraphStructure(const onnx::GraphProto &graph,
+                         const std::string &path) {
+  if (graph.output_size() == 0)
+    throw tpu::Error(path + ": the graph has no outputs (nothing to compute)");
+  llvm::StringMap<std::string> definedBy;
+  for (const onnx::ValueInfoProto &vi : graph.input())
+    definedBy.try_emplace(vi.name(), "graph input '" + vi.name() + "'");
+  for (const onnx::TensorProto &t : graph.initializer())
+    definedBy.try_emplace(t.name(), "initializer '" + t.name() + "'");
+  for (const onnx::NodeProto &node : graph.node())
+    for (const std::string &o : node.output()) {
+      if (o.empty())
+        continue; // an omitted optional output
+      auto [it, inserted] = definedBy.try_emplace(o, describeNode(node));
+      if (!inserted)
+        throw tpu::Error(path + ": tensor '" + o + "' is written by " +
+                         it->second + " and again by " + describeNode(node) +
+                         "; every tensor must have one producer");
+    }
+}
+
+} // namespace
+
 void registerImportDialects(mlir::MLIRContext &context) {
   context.loadDialect<top::TopDialect, mlir::func::FuncDialect>();
 }
@@ -247,6 +283,7 @@ OnnxImportResult importOnnxModel(mlir::MLIRContext &context,
   if (opset < 0)
     throw tpu::Error(path + ": the model imports no opset of the default "
                             "ONNX domain (truncated or not an ONNX model?)");
+  checkGraphStructure(graph, path);
 
   // Initialisers, and the graph inputs that are not initialisers.
   llvm::StringMap<const onnx::TensorProto *> initializers;
@@ -308,6 +345,10 @@ OnnxImportResult importOnnxModel(mlir::MLIRContext &context,
         shape.push_back(dim.dim_value());
       }
     }
+    // The element count and the f32 byte size must fit 64 bits (a huge
+    // --input-shapes entry would otherwise overflow every size after it).
+    checkedNumElements(shape, path + ": input '" + vi.name() + "'",
+                       /*elemBytes=*/4);
     argTypes.push_back(module::getF32Type(&context, shape));
     result.inputNames.push_back(vi.name());
     result.inputTypes.push_back(type);
@@ -378,10 +419,20 @@ OnnxImportResult importOnnxModel(mlir::MLIRContext &context,
   for (const onnx::NodeProto &node : graph.node()) {
     const OpRow *row = opIndex().lookup(node.op_type());
     row->handler(ctx, node);
-    for (int o = 0; o < node.output_size(); ++o)
+    for (int o = 0; o < node.output_size(); ++o) {
       if (ctx.isOutputUsed(node, o) && !ctx.lookup(node.output(o)))
         ctx.fail(node, "output '" + node.output(o) +
                            "' is used but the importer cannot produce it");
+      // Every size computed from this output's shape must fit 64 bits.
+      if (const TensorEntry *e = ctx.lookup(node.output(o)); e && e->value)
+        if (auto t = mlir::dyn_cast<mlir::RankedTensorType>(e->value.getType()))
+          try {
+            checkedNumElements(t.getShape(), "output '" + node.output(o) + "'",
+                               /*elemBytes=*/4);
+          } catch (const tpu::Error &err) {
+            ctx.fail(node, err.what());
+          }
+    }
   }
 
   // Results.

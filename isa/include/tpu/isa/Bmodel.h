@@ -216,19 +216,32 @@ struct Header {
 Header parseHeader(const uint8_t *data, size_t size,
                    const std::string &sourceName);
 
+/// What parseModel checks beyond the format's structure.
+struct ParseOptions {
+  /// Refuse a stage whose coeff_mem.check_code is not the SHA-256 of its
+  /// coefficients (off only for tools that show a corrupt file, tpu-dis).
+  bool verifyCheckCode = true;
+};
+
 /// Parses and validates a whole bmodel held in memory. `sourceName` (a path)
 /// starts every error message. Throws Error for a short file, a bad magic, an
 /// encrypted file, sizes past the end of the data, a FlatBuffer that fails
 /// verification or lacks a required field, a Binary range outside the binary
 /// section, a cmd_byte that disagrees with its blob, a command stream that
 /// does not decode or whose command count disagrees with bdc_num/gdma_num,
-/// an unknown data type, a chip other than BM1684X, or a subnet whose id is
-/// not its position. Reading never goes outside [data, data + size).
+/// an unknown data type, a chip other than BM1684X, a subnet whose id is
+/// not its position, bytes after the binary section, a coefficient check
+/// code that is not their SHA-256, a tensor or net name that is not UTF-8,
+/// two tensors of one list with the same name, or a tensor whose shape needs
+/// more bytes than its size. A FlatBuffer that fails verification is
+/// reported with the field path and byte offset of the failing check.
+/// Reading never goes outside [data, data + size).
 Model parseModel(const uint8_t *data, size_t size,
-                 const std::string &sourceName);
+                 const std::string &sourceName,
+                 const ParseOptions &options = {});
 
 /// Reads a file and parses it with parseModel.
-Model readModel(const std::string &path);
+Model readModel(const std::string &path, const ParseOptions &options = {});
 
 /// Builds the bytes of a bmodel file. Throws Error for a model that cannot
 /// be written (no nets, a command stream that does not decode or whose count

@@ -216,6 +216,27 @@ std::vector<uint8_t> serializeNpz(const Npz &npz,
 
 Array readNpy(const std::string &path);
 Npz readNpz(const std::string &path);
+
+/// What a model expects of one input array.
+struct InputSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+  DType dtype = DType::F32;
+  /// A float32 array is also taken (and converted by a documented rule:
+  /// tpusim rounds it to an F16 / BF16 tensor, quantises it with the scale
+  /// of an integer tensor).
+  bool alsoFloat32 = false;
+};
+
+/// The rule for an input .npz, the same in every tool (tpuc transform
+/// --test-input, tpuc run, tpuc deploy --test-input, tpuc qtable, tpusim
+/// run -i): one array per model input, named as the input, with its shape
+/// and its dtype (no float conversion: float64 or float16 for a float32
+/// input is refused; a float32 input also takes integers it holds exactly;
+/// InputSpec::alsoFloat32 admits float32 arrays), and no other array. Throws
+/// tpu::Error naming \p source and the first array or input that breaks it.
+void checkInputs(const Npz &inputs, const std::vector<InputSpec> &specs,
+                 const std::string &source);
 /// Writes through a temporary file in the same directory and a rename, so
 /// \p path is never left half-written.
 void writeNpy(const std::string &path, const Array &array);

@@ -161,14 +161,66 @@ def split_slice():
     return model(nodes, [vi("x", [1, 6, 5])], [vi("y", [1, 6, 5])], inits)
 
 
+def external(location="w.bin"):
+    """y = x + w, w (4 floats) stored as external data at LOCATION (the
+    third argument; main() writes the data to w.bin beside the model)."""
+    w = TensorProto(name="w", data_type=F, dims=[4])
+    w.data_location = TensorProto.EXTERNAL
+    for k, v in [("location", location), ("offset", "0"), ("length", "16")]:
+        e = w.external_data.add()
+        e.key, e.value = k, v
+    nodes = [helper.make_node("Add", ["x", "w"], ["y"], name="add")]
+    return model(nodes, [vi("x", [1, 4])], [vi("y", [1, 4])], [w])
+
+
+def huge_initializer():
+    """An initializer whose dims (2^62 x 4) overflow the element count."""
+    w = TensorProto(name="w", data_type=F, dims=[2 ** 62, 4],
+                    float_data=[1.0, 2.0, 3.0, 4.0])
+    nodes = [helper.make_node("Add", ["x", "w"], ["y"], name="add")]
+    return model(nodes, [vi("x", [1, 4])], [vi("y", [1, 4])], [w])
+
+
+def duplicate_output():
+    """Two nodes write tensor 'h'."""
+    nodes = [helper.make_node("Relu", ["x"], ["h"], name="relu_a"),
+             helper.make_node("Neg", ["x"], ["h"], name="neg_b"),
+             helper.make_node("Abs", ["h"], ["y"], name="abs")]
+    return model(nodes, [vi("x", [1, 4])], [vi("y", [1, 4])])
+
+
+def no_outputs():
+    """A graph that declares no output."""
+    nodes = [helper.make_node("Relu", ["x"], ["h"], name="relu")]
+    return model(nodes, [vi("x", [1, 4])], [])
+
+
+def tiny_values():
+    """Values far below F16's smallest subnormal (6e-8): y = (x * 1e-6) *
+    1e-6 then + 0 -- the product underflows to 0 in F16 although its inputs
+    are normal F16 values."""
+    nodes = [helper.make_node("Mul", ["x", "a"], ["p"], name="scale_a"),
+             helper.make_node("Mul", ["p", "b"], ["q"], name="scale_b"),
+             helper.make_node("Relu", ["q"], ["y"], name="relu")]
+    inits = [const("a", np.full([1, 8], 1e-3, np.float32)),
+             const("b", np.full([1, 8], 1e-5, np.float32))]
+    return model(nodes, [vi("x", [1, 8])], [vi("y", [1, 8])], inits)
+
+
 MODELS = {f.__name__: f for f in [conv_bn_relu, shape_subgraph, gemm, clip_variants,
                                   clip_opset6, resize_cubic, resize_crop, resize_nearest, unsupported,
-                                  two_inputs, split_slice]}
+                                  two_inputs, split_slice, external, huge_initializer,
+                                  duplicate_output, no_outputs, tiny_values]}
 
 
 def main():
     name, out = sys.argv[1], sys.argv[2]
-    onnx.save(MODELS[name](), out)
+    args = sys.argv[3:]
+    onnx.save(MODELS[name](*args), out)
+    if name == "external":
+        import os
+        np.array([1, 2, 3, 4], np.float32).tofile(
+            os.path.join(os.path.dirname(os.path.abspath(out)), "w.bin"))
 
 
 if __name__ == "__main__":
