@@ -18,6 +18,7 @@
 
 #include "tpu/isa/Cost.h"
 #include "tpu/isa/Decode.h"
+#include "tpu/isa/Estimate.h"
 #include "tpu/isa/Work.h"
 
 using namespace tpu;
@@ -390,6 +391,65 @@ TEST(LayerGroup, PlanFitsOrSays) {
   small.lmemBytes = 4096;
   EXPECT_FALSE(planGroup(g, small, {}, plan, why));
   EXPECT_FALSE(why.empty());
+}
+
+/// The pipeline of a small group, cycle for cycle (the cost model,
+/// isa::estimateGroup, on the scheduler's commands). x is f32
+/// 1 x 64 x 8 x 4, y = x * 3 (one sAR with an immediate), 2 H slices of 4
+/// rows: per slice 64 channels x 4 rows x 4 columns x 4 bytes = 4096 bytes,
+/// in DDR one run of 64 bytes (one burst) per channel, and 16 fp32 = one EU
+/// step per lane. The scheduler emits
+///   GDMA: g1 load slice 0 (copy 0), g2 load slice 1 (copy 1),
+///         g3 store slice 0 (waits t1), g4 store slice 1 (waits t2);
+///   TIU:  t1 = slice 0 (waits g1), t2 = slice 1 (waits g2);
+/// x's copies and y's on bank boundaries, so no operand shares a bank.
+/// With Lc the MCU launch, lat the DDR latency, B the DDR bytes per cycle,
+/// D = (64 x 64 + 63 x ddr.run_switch_bytes) / B one slice's drain (64 runs,
+/// 63 jumps between them), st = gdma.startup, S = sync.latency,
+/// V = tiu.eu_startup + 1, F = Lc + lat + ceil(96 / B) the arrival of the
+/// first GDMA descriptor:
+///   g1 drains [F + st, F + st + D), completes E1 = F + st + D + lat;
+///   g2 issues after g1's start-up and drains right behind it: completes
+///      E2 = F + st + 2D + lat (the slice-1 load overlaps t1 and the wait);
+///   t1 runs [E1 + S, E1 + S + V); g3 issues S after it: at E1 + 2S + V,
+///      drains from its start-up on (g2's drain ended earlier, since
+///      lat + 2S + V + st > D), completes E1 + 2S + V + st + D + lat;
+///   t2 runs [E2 + S, E2 + S + V); g4 issues at E2 + 2S + V = g3's + D,
+///      exactly when g3's drain ends: completes
+///      E2 + 2S + V + st + D + lat.
+/// So the group takes F + 2 st + 3 D + 2 lat + 2 S + V: the second slice's
+/// load hides behind the first slice, and only one slice's load, compute
+/// and store are not overlapped.
+TEST(LayerGroup, TwoSlicePipelineCycles) {
+  Net net(Prec::Fp32);
+  int x = net.input(1, 64, 8, 4);
+  net.mulConst(x, 3.0f);
+  GroupSpec g = net.spec();
+  GroupPlan plan;
+  plan.nSlices = 1;
+  plan.hSlices = 2;
+  CmdEmitter em(net.chip);
+  emitGroup(em, g, plan);
+  ASSERT_EQ(em.numGdma(), 4u);
+  ASSERT_EQ(em.numTiu(), 2u);
+  isa::Machine m;
+  const isa::TimingParams &t = m.timing;
+  uint64_t period = t.tiuPeriodPs();
+  ASSERT_EQ(period, t.gdmaPeriodPs());
+  uint64_t b = uint64_t(std::llround(double(period) / t.ddrPsPerByte()));
+  uint64_t launch = t.mcuGroupLaunchPs() / period;
+  uint64_t lat = t.ddrLatencyPs() / period;
+  uint64_t d = (64 * 64 + 63 * t.ddrRunSwitchBytes) / b;
+  ASSERT_EQ((64 * 64 + 63 * t.ddrRunSwitchBytes) % b, 0u);
+  ASSERT_GT(lat + 2 * t.syncLatency + t.euStartup + 1 + t.gdmaStartup, d);
+  uint64_t f = launch + lat + (96 + b - 1) / b;
+  uint64_t v = t.euStartup + 1;
+  uint64_t want = f + 2 * t.gdmaStartup + 3 * d + 2 * lat +
+                  2 * t.syncLatency + v;
+  isa::Estimate e =
+      isa::estimateGroup(em.tiuCommands(), em.gdmaCommands(), m);
+  EXPECT_EQ(e.cycles, want);
+  EXPECT_EQ(e.tiuBusyCycles, 2 * v);
 }
 
 /// Bank placement: a chain of element-wise ops on values of two banks each
