@@ -215,10 +215,17 @@ LogicalResult Search::run(std::vector<GroupReport> *reports) {
       ++b;
     // [a, b) is a maximal run of local ops.
     if (options.strategy == GroupStrategy::Greedy) {
+      // Each group grows by the next op while the group fits and running
+      // the op inside it costs no more than running it apart.
       for (size_t i = a; i < b;) {
         size_t j = i + 1;
-        while (j < b && j - i < maxLen && plan(i, j + 1).ok)
+        while (j < b && j - i < maxLen) {
+          const Candidate &longer = plan(i, j + 1);
+          if (!longer.ok ||
+              longer.cost > plan(i, j).cost + plan(j, j + 1).cost)
+            break;
           ++j;
+        }
         groups.push_back({i, j});
         i = j;
       }

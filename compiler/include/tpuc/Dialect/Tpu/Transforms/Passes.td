@@ -25,9 +25,10 @@ def LayerGroup : Pass<"tpu-layer-group", "mlir::ModuleOp"> {
     element-wise ops, scale, activations) and whose slices fit local
     memory, and wraps each group of two or more ops into a tpu.Group
     recording its slicing. `strategy`: `none` (no groups), `greedy` (each
-    group as long as it fits) or `dp` (dynamic programming over the op
-    sequence, minimising the summed cost of the groups: the larger of the
-    TIU's and the DDR's time per group, plus a launch cost per group).
+    group grows by the next op while it fits and the op costs no more
+    inside it than apart) or `dp` (dynamic programming over the op
+    sequence, minimising the summed cost of the groups: the cycles the
+    machine's cost model, isa::estimateGroup, gives each group's commands).
   }];
   let constructor = "::tpuc::tpu::createLayerGroupPass()";
   let options = [
