@@ -13,9 +13,14 @@
 #include "tpu/isa/Bmodel.h"
 #include "tpu/isa/Npz.h"
 #include "tpusim/Runner.h"
+#include "tpusim/OpProfile.h"
+#include "tpu/isa/OpMap.h"
+
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <optional>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -175,21 +180,44 @@ int runModel(const Options &o) {
                 std::to_string(runner.stage().inputs.size()) +
                 " input(s); give them with -i IN.npz");
   }
-  runner.simulator().setTracing(!o.trace.empty());
+  // The op map tpuc deploy writes beside the bmodel: per-op statistics.
+  std::string opsPath = o.model;
+  if (opsPath.size() > 7 &&
+      opsPath.compare(opsPath.size() - 7, 7, ".bmodel") == 0)
+    opsPath.resize(opsPath.size() - 7);
+  opsPath += "_ops.json";
+  std::optional<isa::OpMap> opMap;
+  if (std::filesystem::is_regular_file(opsPath))
+    opMap = isa::readOpMap(opsPath);
+  runner.simulator().setTracing(!o.trace.empty() || opMap);
   inModel([&] { runner.run(); });
 
   const sim::Simulator &s = runner.simulator();
+  std::optional<sim::OpProfile> profile;
+  if (opMap)
+    profile = sim::profileOps(s.trace(), *opMap, s.stats().cycles, cfg,
+                              opsPath);
   if (!o.output.empty())
     npz::writeNpz(o.output, runner.outputs());
-  if (!o.stats.empty())
-    writeJson(o.stats, s.stats().toJson(cfg));
-  if (!o.trace.empty())
-    writeJson(o.trace, sim::traceToJson(s.trace()));
+  if (!o.stats.empty()) {
+    nlohmann::json j = s.stats().toJson(cfg);
+    if (profile)
+      j["ops"] = sim::opProfileToJson(*profile, cfg);
+    writeJson(o.stats, j);
+  }
+  if (!o.trace.empty()) {
+    nlohmann::json t = sim::traceToJson(s.trace());
+    if (profile)
+      sim::addOpTrack(t, *profile);
+    writeJson(o.trace, t);
+  }
 
   std::printf("net             : %s (%s, %zu command groups, mode %s)\n",
               runner.net().name.c_str(), model.chip.c_str(),
               runner.stage().groups.size(), sim::simModeName(*mode));
   std::fputs(s.stats().summary(cfg).c_str(), stdout);
+  if (profile)
+    std::fputs(sim::opProfileSummary(*profile, 10).c_str(), stdout);
   return 0;
 }
 

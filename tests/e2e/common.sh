@@ -56,6 +56,8 @@ e2e_deploy_run_compare() {
     --tolerance "$vs_ref" "$@"
   "$BIN/tpusim" run "model_$m.bmodel" -i input.npz -o sim.npz \
     --stats stats.json "${E2E_SIM_OPTS[@]}"
+  # The per-op profile (from model_${m}_ops.json) adds up to the totals.
+  /usr/bin/python3 "$ROOT/scripts/check_op_profile.py" stats.json
   "$BIN/tpuc" compare sim.npz "model_${m}_tpu_outputs.npz" --tolerance "$vs_tpu" \
     --max-abs-rel 0
   "$BIN/tpuc" compare sim.npz reference.npz --tolerance "$vs_ref"
@@ -65,6 +67,7 @@ e2e_deploy_run_compare() {
       -o "model_${m}_$s.bmodel" --layer-group "$s" --test-input input.npz "$@"
     "$BIN/tpusim" run "model_${m}_$s.bmodel" -i input.npz -o "sim_$s.npz" \
       --stats "stats_$s.json"
+    /usr/bin/python3 "$ROOT/scripts/check_op_profile.py" "stats_$s.json"
     "$BIN/tpuc" compare "sim_$s.npz" "model_${m}_${s}_tpu_outputs.npz" \
       --tolerance "$vs_tpu" --max-abs-rel 0
     "$BIN/tpuc" compare "sim_$s.npz" sim.npz --tolerance "$vs_tpu" \

@@ -115,6 +115,7 @@ uint32_t CmdEmitter::tiu(isa::RawCommand c, uint32_t waitGdmaId) {
   c.set("cmd_id_dep", waitGdmaId);
   if (c.has("cmd_id_en"))
     c.set("cmd_id_en", kCmdIdEn);
+  tiuTags_.push_back(tag_);
   tiuCmds_.push_back(c);
   return id;
 }
@@ -135,6 +136,7 @@ uint32_t CmdEmitter::gdma(isa::RawCommand c, uint32_t waitTiuId) {
   c.set("cmd_id_dep", waitTiuId);
   if (c.has("cmd_id_en"))
     c.set("cmd_id_en", kCmdIdEn);
+  gdmaTags_.push_back(tag_);
   gdmaCmds_.push_back(c);
   return id;
 }
@@ -185,6 +187,12 @@ isa::bmodel::CmdGroup CmdEmitter::finish() {
   g.gdma = isa::packBuffer(gdma);
   tiuCmds_.clear();
   gdmaCmds_.clear();
+  lastTiuTags_ = std::move(tiuTags_);
+  lastGdmaTags_ = std::move(gdmaTags_);
+  lastTiuTags_.push_back(-1); // the end commands
+  lastGdmaTags_.push_back(-1);
+  tiuTags_.clear();
+  gdmaTags_.clear();
   tracker_ = std::make_unique<Tracker>(chip_);
   return g;
 }

@@ -698,6 +698,7 @@ int runDeploy(int argc, char **argv) {
   model->machine = machine.toText();
   tpu::isa::bmodel::writeModel(*model, opts.output);
   writeGroupReport(groupReports, (stem + "_groups.json").str(), opts.layerGroup);
+  tpu::isa::writeOpMap(summary.opMap, (stem + "_ops.json").str());
   std::string modes = modeName.str();
   if (table) {
     std::map<std::string, unsigned> perMode;

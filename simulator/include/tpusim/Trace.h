@@ -36,6 +36,10 @@ struct TraceEvent {
   std::string name; ///< Mnemonic, e.g. "sCONV.conv.normal".
   // TIU: cube/vector work; GDMA: bytes moved.
   uint64_t macs = 0;
+  /// The cube's multiply-accumulates (tiu.macs counts these) and their time
+  /// at the cube's peak for the command's precision, in cycles.
+  uint64_t cubeMacs = 0;
+  double idealCycles = 0;
   uint64_t elements = 0;
   bool bankConflict = false;
   uint64_t bytes = 0;

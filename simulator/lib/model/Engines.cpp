@@ -242,6 +242,9 @@ bool TiuEngine::step(size_t index, const isa::RawCommand &cmd, uint64_t start) {
   if (ctx.trace) {
     TraceEvent ev;
     ev.macs = work.macs;
+    ev.cubeMacs = cost.macs;
+    if (cost.peakMacsPerCycle != 0)
+      ev.idealCycles = double(cost.macs) / double(cost.peakMacsPerCycle);
     ev.elements = work.outputElements;
     ev.bankConflict = cost.conflictPairs != 0;
     record(cmd, index, start, cycles, std::move(ev));

@@ -177,9 +177,14 @@ FailureOr<isa::bmodel::Model> buildBmodel(ModuleOp module,
       std::memcpy(stage.coeff.data() + offset, bytes.data(), bytes.size());
     }
 
-    // Commands.
+    // Commands, each tagged with the op it is for (the per-op profile).
     backend::CmdEmitter em(chip);
     CodegenContext ctx(module, em);
+    isa::OpMap opMap;
+    auto finishGroup = [&] {
+      stage.groups.push_back(em.finish());
+      opMap.groups.push_back({em.lastTiuTags(), em.lastGdmaTags()});
+    };
     bool pending = false;
     llvm::SmallPtrSet<Operation *, 16> fused; // chain members after a head
     for (Operation &op : body) {
@@ -197,23 +202,41 @@ FailureOr<isa::bmodel::Model> buildBmodel(ModuleOp module,
         std::optional<EltwiseChain> chain;
         if (options.fuseEltwise)
           chain = findEltwiseChain(ctx, &op);
+        isa::OpMapEntry entry;
+        entry.name = top::getTensorName(op.getResult(0));
+        entry.type = op.getName().getStringRef().str();
+        if (auto group = dyn_cast<tpu::GroupOp>(op)) {
+          entry.name = group.getName().str();
+          for (Operation &inner : group.getBody().front().without_terminator())
+            entry.members += (entry.members.empty() ? "" : ",") +
+                             top::getTensorName(inner.getResult(0));
+        }
+        if (chain) {
+          entry.type = "eltwise-chain";
+          for (Operation *m : chain->ops)
+            entry.members += (entry.members.empty() ? "" : ",") +
+                             top::getTensorName(m->getResult(0));
+        }
+        em.setOpTag(int32_t(opMap.ops.size()));
+        opMap.ops.push_back(std::move(entry));
         if (chain) {
           emitEltwiseChain(ctx, *chain);
           fused.insert(chain->ops.begin() + 1, chain->ops.end());
         } else {
           gen.codegenBM1684X(ctx);
         }
+        em.setOpTag(-1);
       } catch (const ::tpu::Error &e) {
         throw CodegenError{&op, e.what()};
       }
       pending = true;
       if (options.groupPerOp || em.nearIdLimit()) {
-        stage.groups.push_back(em.finish());
+        finishGroup();
         pending = false;
       }
     }
     if (pending || stage.groups.empty())
-      stage.groups.push_back(em.finish());
+      finishGroup();
 
     // IO.
     int32_t index = 0;
@@ -250,6 +273,7 @@ FailureOr<isa::bmodel::Model> buildBmodel(ModuleOp module,
       }
       summary->coeffBytes = s.coeff.size();
       summary->neuronBytes = s.ctxSize;
+      summary->opMap = std::move(opMap);
     }
     return model;
   } catch (const CodegenError &e) {

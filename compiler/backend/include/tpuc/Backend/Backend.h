@@ -163,12 +163,22 @@ public:
   uint64_t scratchAddr() const { return scratchAddr_; }
   uint64_t scratchBytes() const { return scratchBytes_; }
 
+  /// Commands emitted from now on belong to op `tag` (-1: to none), for the
+  /// per-op profile (tpu/isa/OpMap.h).
+  void setOpTag(int32_t tag) { tag_ = tag; }
+  /// The op tag of every command of the group the last finish() packed,
+  /// per engine, in stream order (the end commands: -1).
+  const std::vector<int32_t> &lastTiuTags() const { return lastTiuTags_; }
+  const std::vector<int32_t> &lastGdmaTags() const { return lastGdmaTags_; }
+
   /// Internal: the local-memory hazard history (see the class comment).
   class Tracker;
 
 private:
   isa::ChipParams chip_;
   std::vector<isa::RawCommand> tiuCmds_, gdmaCmds_;
+  std::vector<int32_t> tiuTags_, gdmaTags_, lastTiuTags_, lastGdmaTags_;
+  int32_t tag_ = -1;
   std::unique_ptr<Tracker> tracker_;
   uint64_t scratchAddr_ = 0, scratchBytes_ = 0;
 };

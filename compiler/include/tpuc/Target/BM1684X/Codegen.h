@@ -21,6 +21,7 @@
 
 #include "tpu/isa/Bmodel.h"
 #include "tpu/isa/ChipParams.h"
+#include "tpu/isa/OpMap.h"
 #include "tpu/isa/Types.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -51,6 +52,9 @@ struct CodegenSummary {
   size_t numGdma = 0;
   uint64_t coeffBytes = 0;
   uint64_t neuronBytes = 0;
+  /// The op each command was emitted for (tpuc deploy writes it as
+  /// <stem>_ops.json for tpusim's per-op statistics).
+  ::tpu::isa::OpMap opMap;
 };
 
 /// The hardware precision of a tensor element type (f32, f16, bf16, i8,

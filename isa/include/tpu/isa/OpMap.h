@@ -1,0 +1,52 @@
+//===- OpMap.h - Which op every command of a bmodel was emitted for -*- C++ -*-===//
+//
+// The compiler knows for which op (or layer group) it emitted each command;
+// the bmodel format has no place for that, so `tpuc deploy` writes it beside
+// the bmodel as <stem>_ops.json and `tpusim` reads it to attribute time,
+// traffic and MACs to ops (per-op statistics, the op track of the trace).
+//
+//   {"version": 1,
+//    "ops": [{"name": "conv1", "type": "tpu.Conv2D", "group": ""}, ...],
+//    "groups": [{"tiu": [0, 0, 1, ...], "gdma": [0, 1, ...]}, ...]}
+//
+// `groups` has one entry per command group of the net's first stage, in
+// order; `tiu` and `gdma` one op index per command of that engine's stream
+// (end commands included), or -1 for a command of no op (the end commands).
+// A layer group is one op of type tpu.Group whose `group` field lists the
+// ops inside it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPU_ISA_OPMAP_H
+#define TPU_ISA_OPMAP_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tpu::isa {
+
+struct OpMapEntry {
+  std::string name;
+  std::string type;
+  /// tpu.Group: the ops inside, comma-separated; else empty.
+  std::string members;
+};
+
+struct OpMapGroup {
+  std::vector<int32_t> tiu, gdma;
+};
+
+struct OpMap {
+  std::vector<OpMapEntry> ops;
+  std::vector<OpMapGroup> groups;
+};
+
+/// Writes `map` as JSON to `path` (atomically). Throws Error.
+void writeOpMap(const OpMap &map, const std::string &path);
+/// Reads an op map; throws Error naming the file and what is wrong (not
+/// JSON, another version, an op index out of range).
+OpMap readOpMap(const std::string &path);
+
+} // namespace tpu::isa
+
+#endif // TPU_ISA_OPMAP_H

@@ -1,0 +1,70 @@
+//===- OpProfile.h - Time, traffic and MACs per op ----------------*- C++ -*-===//
+//
+// With the op map tpuc deploy writes beside a bmodel (<stem>_ops.json,
+// tpu/isa/OpMap.h), the trace of a run (one event per command) is
+// attributed to the ops (layer groups, single ops, element-wise chains) the
+// commands were emitted for:
+//  - `cycles`: every TIU cycle of the run goes to exactly one op or to
+//    "(other)": the op of the TIU command running then, else the op of the
+//    GDMA command in flight that started first, else "(other)" (MCU launch,
+//    command fetch, both engines waiting). So the cycles of all ops and
+//    "(other)" add up to total_cycles;
+//  - `span_cycles`: from the op's first command's start to its last's end
+//    (spans of neighbouring ops overlap where the engines overlap them);
+//  - TIU and GDMA busy cycles, MACs and the MAC utilisation over the span,
+//    DDR bytes read and written (adding up to the run's), bank-conflict
+//    cycles of its GDMA commands, commands per engine.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPUSIM_OPPROFILE_H
+#define TPUSIM_OPPROFILE_H
+
+#include "tpu/isa/OpMap.h"
+#include "tpusim/Config.h"
+#include "tpusim/Trace.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tpu::sim {
+
+struct OpStats {
+  std::string name, type, members;
+  uint64_t cycles = 0, spanCycles = 0;
+  uint64_t firstPs = 0, lastPs = 0;
+  uint64_t tiuBusyCycles = 0, gdmaBusyCycles = 0;
+  uint64_t tiuCommands = 0, gdmaCommands = 0;
+  uint64_t macs = 0;
+  uint64_t ddrReadBytes = 0, ddrWriteBytes = 0;
+  uint64_t gdmaConflictCycles = 0;
+};
+
+struct OpProfile {
+  std::vector<OpStats> ops; ///< in program order; the last is "(other)"
+  /// Per op: its MACs at the cube's peak, in cycles (for the utilisation).
+  std::vector<double> ideal;
+};
+
+/// Attributes `events` (the whole run's trace) to the ops of `map`. Throws
+/// Error naming `mapPath` when the map does not describe this bmodel (other
+/// group or command counts).
+OpProfile profileOps(const std::vector<TraceEvent> &events,
+                     const isa::OpMap &map, uint64_t totalCycles,
+                     const SimConfig &cfg, const std::string &mapPath);
+
+/// The profile as a JSON array (one object per op, counters by name).
+nlohmann::json opProfileToJson(const OpProfile &p, const SimConfig &cfg);
+
+/// Adds an "ops" track (one slice per op over its span) to a Chrome trace
+/// made by traceToJson.
+void addOpTrack(nlohmann::json &trace, const OpProfile &p);
+
+/// The `top` ops with the most cycles as text lines for the terminal.
+std::string opProfileSummary(const OpProfile &p, size_t top);
+
+} // namespace tpu::sim
+
+#endif // TPUSIM_OPPROFILE_H
