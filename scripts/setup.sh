@@ -13,6 +13,8 @@ PACKAGES=(
   libonnx-testdata python3 python3-onnx python3-numpy
   # ResNet-18 test model, exported with random weights at test time.
   python3-torch python3-torchvision
+  # Headless browser for the test of tpusim's HTML report.
+  chromium
 )
 
 missing=()

@@ -14,6 +14,7 @@
 #include "tpu/isa/Npz.h"
 #include "tpusim/Runner.h"
 #include "tpusim/OpProfile.h"
+#include "tpusim/Report.h"
 #include "tpu/isa/OpMap.h"
 
 
@@ -38,6 +39,7 @@ const char *kUsage =
     "usage: tpusim run MODEL.bmodel [-i IN.npz] [-o OUT.npz] [--config FILE]\n"
     "                  [-p KEY=VALUE]... [--mode full|functional|timing]\n"
     "                  [--stats STATS.json] [--trace TRACE.json] [--net NAME]\n"
+    "                  [--report REPORT.html]\n"
     "       tpusim config [--config FILE] [-p KEY=VALUE]...\n"
     "       tpusim config --defaults-file\n"
     "\n"
@@ -50,7 +52,7 @@ const char *kUsage =
 
 struct Options {
   std::string command;
-  std::string model, input, output, stats, trace, net;
+  std::string model, input, output, stats, trace, net, report;
   std::vector<std::string> configFiles, overrides;
   std::string mode = "full";
   bool defaultsFile = false;
@@ -85,6 +87,8 @@ Options parseArgs(int argc, char **argv) {
       o.stats = value();
     else if (a == "--trace")
       o.trace = value();
+    else if (a == "--report")
+      o.report = value();
     else if (a == "--net")
       o.net = value();
     else if (a == "--defaults-file" && o.command == "config")
@@ -189,7 +193,8 @@ int runModel(const Options &o) {
   std::optional<isa::OpMap> opMap;
   if (std::filesystem::is_regular_file(opsPath))
     opMap = isa::readOpMap(opsPath);
-  runner.simulator().setTracing(!o.trace.empty() || opMap);
+  runner.simulator().setTracing(!o.trace.empty() || !o.report.empty() ||
+                                opMap);
   inModel([&] { runner.run(); });
 
   const sim::Simulator &s = runner.simulator();
@@ -199,11 +204,33 @@ int runModel(const Options &o) {
                               opsPath);
   if (!o.output.empty())
     npz::writeNpz(o.output, runner.outputs());
-  if (!o.stats.empty()) {
-    nlohmann::json j = s.stats().toJson(cfg);
-    if (profile)
-      j["ops"] = sim::opProfileToJson(*profile, cfg);
-    writeJson(o.stats, j);
+  nlohmann::json statsJson = s.stats().toJson(cfg);
+  if (profile)
+    statsJson["ops"] = sim::opProfileToJson(*profile, cfg);
+  if (!o.stats.empty())
+    writeJson(o.stats, statsJson);
+  if (!o.report.empty()) {
+    sim::ReportInput r;
+    r.netName = runner.net().name;
+    r.modelPath = o.model;
+    r.stats = statsJson;
+    r.events = &s.trace();
+    r.profile = profile ? &*profile : nullptr;
+    // Each layer group's local-memory peak, from the compiler's report.
+    std::string groupsPath = opsPath.substr(0, opsPath.size() - 9) +
+                             "_groups.json";
+    if (std::filesystem::is_regular_file(groupsPath)) {
+      std::ifstream gin(groupsPath);
+      nlohmann::json g = nlohmann::json::parse(gin, nullptr, false);
+      if (g.is_object() && g.contains("groups") && g["groups"].is_array())
+        for (const auto &grp : g["groups"])
+          if (grp.contains("name") && grp.contains("lmem_bytes"))
+            r.groupLmemBytes[grp["name"].get<std::string>()] =
+                grp["lmem_bytes"].get<uint64_t>();
+    }
+    std::string html = sim::renderReport(r, cfg);
+    isa::bmodel::writeFileAtomically(
+        o.report, std::vector<uint8_t>(html.begin(), html.end()));
   }
   if (!o.trace.empty()) {
     nlohmann::json t = sim::traceToJson(s.trace());

@@ -34,6 +34,9 @@ namespace tpu::sim {
 struct OpStats {
   std::string name, type, members;
   uint64_t cycles = 0, spanCycles = 0;
+  /// Of `cycles`: those a TIU command of the op ran, those only a GDMA
+  /// command of the op was in flight (the rest of an op's cycles is none).
+  uint64_t tiuOwnedCycles = 0, gdmaOwnedCycles = 0;
   uint64_t firstPs = 0, lastPs = 0;
   uint64_t tiuBusyCycles = 0, gdmaBusyCycles = 0;
   uint64_t tiuCommands = 0, gdmaCommands = 0;
@@ -46,6 +49,8 @@ struct OpProfile {
   std::vector<OpStats> ops; ///< in program order; the last is "(other)"
   /// Per op: its MACs at the cube's peak, in cycles (for the utilisation).
   std::vector<double> ideal;
+  /// Per trace event: the index of its op in `ops`.
+  std::vector<size_t> eventOp;
 };
 
 /// Attributes `events` (the whole run's trace) to the ops of `map`. Throws

@@ -84,8 +84,10 @@ OpProfile profileOps(const std::vector<TraceEvent> &events,
   });
   std::vector<size_t> tiuActive, gdmaActive; // event indices
   uint64_t attributed = 0, prev = 0;
-  auto owner = [&]() -> size_t {
-    if (!tiuActive.empty())
+  // The op owning the current cycles and which engine gives it them.
+  auto owner = [&](bool &byTiu) -> size_t {
+    byTiu = !tiuActive.empty();
+    if (byTiu)
       return opOf[tiuActive.front()];
     if (gdmaActive.empty())
       return otherIndex;
@@ -98,7 +100,13 @@ OpProfile profileOps(const std::vector<TraceEvent> &events,
   for (const Edge &e : edges) {
     if (e.at > prev) {
       uint64_t len = e.at - prev;
-      p.ops[owner()].cycles += len;
+      bool byTiu = false;
+      size_t o = owner(byTiu);
+      p.ops[o].cycles += len;
+      if (byTiu)
+        p.ops[o].tiuOwnedCycles += len;
+      else if (!gdmaActive.empty())
+        p.ops[o].gdmaOwnedCycles += len;
       attributed += len;
       prev = e.at;
     }
@@ -118,6 +126,7 @@ OpProfile profileOps(const std::vector<TraceEvent> &events,
       s.spanCycles = (s.lastPs - s.firstPs) / period;
   // MAC utilisation per op (opProfileToJson): these over the op's cycles.
   p.ideal = std::move(ideal);
+  p.eventOp = std::move(opOf);
   return p;
 }
 
@@ -132,6 +141,8 @@ nlohmann::json opProfileToJson(const OpProfile &p, const SimConfig &cfg) {
                     {"ops", s.members},
                     {"cycles", s.cycles},
                     {"span_cycles", s.spanCycles},
+                    {"tiu_owned_cycles", s.tiuOwnedCycles},
+                    {"gdma_owned_cycles", s.gdmaOwnedCycles},
                     {"tiu_busy_cycles", s.tiuBusyCycles},
                     {"gdma_busy_cycles", s.gdmaBusyCycles},
                     {"tiu_commands", s.tiuCommands},
