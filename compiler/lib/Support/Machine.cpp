@@ -40,4 +40,16 @@ llvm::Expected<std::optional<::tpu::isa::Machine>> getMachine(ModuleOp module) {
   return machine;
 }
 
+FailureOr<::tpu::isa::Machine> getMachineOrDefault(ModuleOp module,
+                                                  llvm::StringRef passName) {
+  llvm::Expected<std::optional<::tpu::isa::Machine>> machine =
+      getMachine(module);
+  if (!machine)
+    return module.emitError(passName) << ": "
+                                      << llvm::toString(machine.takeError());
+  if (*machine)
+    return **machine;
+  return ::tpu::isa::Machine::bm1684x();
+}
+
 } // namespace tpuc::module

@@ -35,6 +35,11 @@ void setMachine(mlir::ModuleOp module, const ::tpu::isa::Machine &machine);
 llvm::Expected<std::optional<::tpu::isa::Machine>>
 getMachine(mlir::ModuleOp module);
 
+/// The machine \p module records, else the BM1684X. Emits an error naming
+/// \p passName on \p module and fails for an unreadable record.
+mlir::FailureOr<::tpu::isa::Machine> getMachineOrDefault(mlir::ModuleOp module,
+                                                       llvm::StringRef passName);
+
 } // namespace tpuc::module
 
 #endif // TPUC_SUPPORT_MACHINE_H

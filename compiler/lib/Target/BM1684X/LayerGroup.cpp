@@ -299,18 +299,13 @@ struct LayerGroupPass : impl::LayerGroupBase<LayerGroupPass> {
     options.slicing.weightResident = !noWeightResident;
     // The machine the module records (tpuc deploy --chip-param), else the
     // BM1684X.
-    ::tpu::isa::Machine machine = ::tpu::isa::Machine::bm1684x();
-    llvm::Expected<std::optional<::tpu::isa::Machine>> recorded =
-        module::getMachine(getOperation());
-    if (!recorded) {
-      getOperation().emitError("--tpu-layer-group: ")
-          << llvm::toString(recorded.takeError());
+    FailureOr<::tpu::isa::Machine> machine =
+        module::getMachineOrDefault(getOperation(), "--tpu-layer-group");
+    if (failed(machine))
       return signalPassFailure();
-    }
-    if (*recorded)
-      machine = **recorded;
-    options.slicing.timing = &machine.timing;
-    if (failed(bm1684x::formLayerGroups(getOperation(), machine.chip, options)))
+    options.slicing.timing = &machine->timing;
+    if (failed(
+            bm1684x::formLayerGroups(getOperation(), machine->chip, options)))
       signalPassFailure();
   }
 };

@@ -198,16 +198,9 @@ namespace {
 struct AddressAssignPass : impl::AddressAssignBase<AddressAssignPass> {
   void runOnOperation() override {
     // The machine the module records (tpuc deploy), else the BM1684X.
-    llvm::Expected<std::optional<::tpu::isa::Machine>> machine =
-        module::getMachine(getOperation());
-    if (!machine) {
-      getOperation().emitError("--tpu-address-assign: ")
-          << llvm::toString(machine.takeError());
-      return signalPassFailure();
-    }
-    ::tpu::isa::ChipParams chip = *machine ? (*machine)->chip
-                                           : ::tpu::isa::ChipParams::bm1684x();
-    if (failed(assignAddresses(getOperation(), chip)))
+    FailureOr<::tpu::isa::Machine> machine =
+        module::getMachineOrDefault(getOperation(), "--tpu-address-assign");
+    if (failed(machine) || failed(assignAddresses(getOperation(), machine->chip)))
       signalPassFailure();
   }
 };

@@ -25,17 +25,12 @@ struct CodegenPass : impl::CodegenBase<CodegenPass> {
     options.groupPerOp = groupPerOp;
     options.fuseEltwise = !noFuseEltwise;
     // The machine the module records (tpuc deploy), else the BM1684X.
-    llvm::Expected<std::optional<::tpu::isa::Machine>> machine =
-        module::getMachine(getOperation());
-    if (!machine) {
-      getOperation().emitError("--tpu-codegen: ")
-          << llvm::toString(machine.takeError());
+    FailureOr<::tpu::isa::Machine> machine =
+        module::getMachineOrDefault(getOperation(), "--tpu-codegen");
+    if (failed(machine))
       return signalPassFailure();
-    }
-    ::tpu::isa::ChipParams chip = *machine ? (*machine)->chip
-                                           : ::tpu::isa::ChipParams::bm1684x();
     FailureOr<::tpu::isa::bmodel::Model> model =
-        bm1684x::buildBmodel(getOperation(), chip, options);
+        bm1684x::buildBmodel(getOperation(), machine->chip, options);
     if (failed(model))
       return signalPassFailure();
     try {
