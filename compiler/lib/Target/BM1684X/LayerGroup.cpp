@@ -25,6 +25,9 @@
 #include "tpuc/Support/Module.h"
 #include "tpuc/Support/Weights.h"
 
+#include "tpu/isa/Estimate.h"
+#include "tpuc/Target/BM1684X/CodegenInterface.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"
@@ -84,6 +87,10 @@ private:
   std::map<std::pair<size_t, size_t>, Candidate> memo;
 
   const Candidate &plan(size_t i, size_t j);
+  /// The cost of ops [i, j): a group's, or for one op what it costs where
+  /// it then runs, its own kernel (a group of one op is not formed).
+  double cost(size_t i, size_t j);
+  std::map<size_t, double> kernelCosts;
   void wrap(size_t i, size_t j, const Candidate &c, size_t index,
             std::vector<GroupReport> *reports);
 };
@@ -112,6 +119,38 @@ const Search::Candidate &Search::plan(size_t i, size_t j) {
       c.cost = groupCost(*spec, c.plan);
   }
   return memo.emplace(key, std::move(c)).first->second;
+}
+
+double Search::cost(size_t i, size_t j) {
+  const Candidate &c = plan(i, j);
+  if (j != i + 1)
+    return c.cost;
+  auto it = kernelCosts.find(i);
+  if (it != kernelCosts.end())
+    return it->second;
+  // The op's kernel, emitted alone with synthetic addresses and estimated.
+  double k = std::numeric_limits<double>::infinity();
+  if (auto gen = dyn_cast<BM1684XCodegenInterface>(seq[i])) {
+    backend::CmdEmitter kem(chip);
+    CodegenContext kctx(module, kem);
+    kctx.setLenient(true);
+    try {
+      gen.codegenBM1684X(kctx);
+      auto [tiu, gdma] = kem.streamsWithEnd();
+      tisa::Machine m;
+      m.chip = chip;
+      if (options.slicing.timing)
+        m.timing = *options.slicing.timing;
+      tisa::Estimate e = tisa::estimateGroup(tiu, gdma, m);
+      k = double(e.cycles - std::min(e.cycles, e.launchCycles));
+    } catch (const CodegenError &) {
+    } catch (const ::tpu::Error &) {
+    }
+  }
+  if (!c.ok && k == std::numeric_limits<double>::infinity())
+    k = 0; // not a candidate anyway
+  kernelCosts[i] = k;
+  return k;
 }
 
 void Search::wrap(size_t i, size_t j, const Candidate &c, size_t index,
@@ -222,7 +261,7 @@ LogicalResult Search::run(std::vector<GroupReport> *reports) {
         while (j < b && j - i < maxLen) {
           const Candidate &longer = plan(i, j + 1);
           if (!longer.ok ||
-              longer.cost > plan(i, j).cost + plan(j, j + 1).cost)
+              longer.cost > cost(i, j) + cost(j, j + 1))
             break;
           ++j;
         }
@@ -242,8 +281,9 @@ LogicalResult Search::run(std::vector<GroupReport> *reports) {
           const Candidate &c = plan(a + i, a + j);
           if (!c.ok)
             break; // a longer run fits no better
-          if (best[i] + c.cost < best[j]) {
-            best[j] = best[i] + c.cost;
+          double cc = cost(a + i, a + j);
+          if (best[i] + cc < best[j]) {
+            best[j] = best[i] + cc;
             from[j] = i;
           }
         }
