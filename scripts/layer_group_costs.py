@@ -70,7 +70,7 @@ def main():
             if name:
                 order[-1][1] = name.group(1)
     events = [e for e in json.load(open(stem + "_trace.json"))["traceEvents"]
-              if e.get("ph") == "X"]
+              if e.get("ph") == "X" and "group" in e.get("args", {})]
     end = {}
     for e in events:
         g = e["args"]["group"]

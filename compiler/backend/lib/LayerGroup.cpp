@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 namespace tpu::backend {
 
@@ -280,9 +281,10 @@ struct Slice {
 class Schedule {
 public:
   Schedule(const GroupSpec &spec, const isa::ChipParams &chip,
-           int64_t nSlices, int64_t hSlices, bool weightResident = true)
+           int64_t nSlices, int64_t hSlices, bool weightResident = true,
+           bool bankedWeights = true)
       : spec(spec), chip(chip), nSlices(nSlices), hSlices(hSlices),
-        weightResident(weightResident) {}
+        weightResident(weightResident), bankedWeights(bankedWeights) {}
 
   /// Builds the slices and the allocation; empty on success, else why not.
   std::string build();
@@ -298,6 +300,8 @@ private:
   int64_t nSlices, hSlices;
   /// Weights loaded once (else again with every slice, into one buffer).
   bool weightResident;
+  /// Large weights on bank boundaries (else packed).
+  bool bankedWeights;
   /// Per value: buffer offsets (one or two copies) and rows it holds at most.
   std::vector<std::array<uint64_t, 2>> buf;
   std::vector<unsigned> copies;
@@ -488,11 +492,17 @@ std::string Schedule::build() {
   for (size_t o = 0; o < no; ++o) {
     residents[o] = residentsOf(spec.ops[o].params, spec.ops[o].inputs, chip);
     for (const Resident &r : residents[o]) {
+      uint64_t bytes =
+          localTensor(chip, 0, r.prec, r.shape, isa::LocalLayout::Compact)
+              .range(chip)
+              .bytes;
+      // A weight of a bank or more starts on a bank boundary (when the
+      // group fits that way): the weights load while earlier ops compute,
+      // and a GDMA beat into a bank a TIU command reads waits for it.
+      if (bankedWeights && bytes >= chip.bankBytes())
+        at = alignUp(at, chip.bankBytes());
       resOffset[o].push_back(at);
-      at = up(at + localTensor(chip, 0, r.prec, r.shape,
-                               isa::LocalLayout::Compact)
-                       .range(chip)
-                       .bytes);
+      at = up(at + bytes);
       if (r.castTo) {
         resCast[o].push_back(at);
         at = up(at + localTensor(chip, 0, *r.castTo, r.shape,
@@ -1040,13 +1050,20 @@ bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
     machine.timing = *options.timing;
   why = "no slicing fits";
   auto tryPlan = [&](size_t i, GroupPlan &out) -> bool {
-    Schedule s(spec, chip, cands[i].first, cands[i].second,
-               options.weightResident);
-    std::string r = s.build();
+    // Large weights on bank boundaries when that fits, else packed.
+    std::optional<Schedule> sch;
+    std::string r;
+    for (bool banked : {true, false}) {
+      sch.emplace(spec, chip, cands[i].first, cands[i].second,
+                  options.weightResident, banked);
+      if ((r = sch->build()).empty())
+        break;
+    }
     if (!r.empty()) {
       why = r;
       return false;
     }
+    Schedule &s = *sch;
     CmdEmitter em(chip);
     try {
       s.emit(em);
@@ -1111,8 +1128,16 @@ bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
 }
 
 void emitGroup(CmdEmitter &em, const GroupSpec &spec, const GroupPlan &plan) {
-  Schedule s(spec, em.chip(), plan.nSlices, plan.hSlices, plan.weightResident);
-  std::string r = s.build();
+  // The same choice planGroup made: banked weights when they fit.
+  std::optional<Schedule> sch;
+  std::string r;
+  for (bool banked : {true, false}) {
+    sch.emplace(spec, em.chip(), plan.nSlices, plan.hSlices,
+                plan.weightResident, banked);
+    if ((r = sch->build()).empty())
+      break;
+  }
+  Schedule &s = *sch;
   if (!r.empty())
     throw Error("layer group '" + spec.name + "': " + r);
   s.emit(em);
