@@ -87,8 +87,6 @@ Activation trailingActivation(const LocalOpParams &p) {
   Activation a = activationOf(p);
   if (std::holds_alternative<ConvParams>(p) && a.kind == UnaryKind::Relu)
     return {};
-  if (std::holds_alternative<UnaryParams>(p))
-    return a;
   return a;
 }
 
@@ -138,22 +136,6 @@ std::vector<Resident> residentsOf(const LocalOpParams &p,
   return r;
 }
 
-uint64_t residentBytes(const isa::ChipParams &chip, const Resident &w) {
-  uint64_t a = chip.localAlign;
-  uint64_t b = alignUp(
-      localTensor(chip, 0, w.prec, w.shape, isa::LocalLayout::Compact)
-          .range(chip)
-          .bytes,
-      a);
-  if (w.castTo)
-    b += alignUp(localTensor(chip, 0, *w.castTo, w.shape,
-                             isa::LocalLayout::Compact)
-                     .range(chip)
-                     .bytes,
-                 a);
-  return b;
-}
-
 /// fp32 scratch tiles (of the output slice's shape) op `p` needs.
 unsigned tempsOf(const LocalOpParams &p) {
   Activation a = trailingActivation(p);
@@ -180,7 +162,6 @@ std::string localOpSupport(const LocalOpParams &params,
           if (x.act.kind != UnaryKind::None && x.act.kind != UnaryKind::Relu &&
               unaryTemps(x.act.kind) > 2)
             return "fused activation needs too much scratch";
-          (void)chip;
           return "";
         } else if constexpr (std::is_same_v<T, PoolParams>) {
           if (!rank4(x.input) || !rank4(x.output))
@@ -413,10 +394,8 @@ std::string Schedule::build() {
       }
       slices.push_back(std::move(s));
     }
-  // A value the group computes must not be needed by a slice that does not
-  // compute its producer's... (every needed range is computed: producers
-  // run whenever their output has rows) -- nothing to check. sPorD inputs
-  // must start at the first row their producer holds.
+  // sPorD (pooling, depthwise) has no operand strides: its input must start
+  // at the first row (and column) its producer holds.
   for (const Slice &s : slices)
     for (size_t o = 0; o < no; ++o) {
       const GroupOp &op = spec.ops[o];
@@ -462,10 +441,7 @@ std::string Schedule::build() {
   auto up = [&](uint64_t b) { return uint64_t(alignUp(int64_t(b), align)); };
   uint64_t at = 0;
   // Coefficient tables and resident weights first.
-  std::vector<UnaryKind> kinds;
   unsigned nTemps = 0;
-  int64_t maxOutElems = 0;
-  Shape4 maxTemp{1, 1, 1, 1};
   uint64_t tempBytes = 0;
   residents.resize(no);
   resOffset.resize(no);
@@ -480,11 +456,8 @@ std::string Schedule::build() {
       nTemps = std::max(nTemps, t);
       Shape4 os = valueShape(op.output, maxN, maxRows[op.output]);
       tempBytes = std::max(tempBytes, up(euBytes(chip, Prec::Fp32, os)));
-      (void)maxOutElems;
-      (void)maxTemp;
     }
   }
-  (void)kinds;
   if (needTables) {
     tables = at;
     at = up(at + unaryTableBytes());
@@ -523,10 +496,7 @@ std::string Schedule::build() {
   // the others by lifetime over the op order (first fit).
   buf.assign(nv, {0, 0});
   copies.assign(nv, 1);
-  std::vector<int64_t> first(nv, int64_t(no)), lastUse(nv, -1);
-  for (size_t v = 0; v < nv; ++v)
-    if (producer[v] >= 0)
-      first[v] = producer[v];
+  std::vector<int64_t> lastUse(nv, -1);
   for (size_t o = 0; o < no; ++o)
     for (int in : spec.ops[o].inputs)
       if (in >= 0)
@@ -768,7 +738,6 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
       in = operand(0, rows, cols.begin, cols.count);
     }
     if (dw) {
-      const Resident &w = residents[o][0];
       PorDCmd cmd;
       cmd.kind = relu ? PorDCmd::DepthwiseRelu : PorDCmd::Depthwise;
       cmd.input = in;
@@ -777,7 +746,6 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
       cmd.hasBias = c->biasAddr.has_value();
       if (cmd.hasBias)
         cmd.bias = c->input.prec == Prec::Fp32 ? resOffset[o][1] : resCast[o][1];
-      (void)w;
       cmd.kh = unsigned(c->kernelH);
       cmd.kw = unsigned(c->kernelW);
       cmd.strideH = unsigned(c->strideH);
@@ -918,8 +886,7 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
     emitUnary(em, act, in, out, scratch);
     return;
   }
-  const auto &sc = std::get<ScaleParams>(op.params);
-  (void)sc;
+  // Scale: x * scale + bias per channel.
   Opd x = Opd::of(sameRows(0));
   ar(em, ArOp::Mul, out, x, Opd::of(perChannel(0)));
   ar(em, ArOp::Add, out, Opd::of(out), Opd::of(perChannel(1)));
