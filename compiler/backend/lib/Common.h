@@ -205,6 +205,9 @@ enum class ArOp : unsigned {
   Abs = 26,
 };
 
+/// The AR sub-op of a binary kind (throws for Pow, which has none).
+ArOp arOpOf(BinaryKind k);
+
 /// res = a (op) b, element-wise over res.shape (sAR). Unary ops (Copy,
 /// Cast, Abs) ignore `b`. `round` is the rounding of casts (which saturate
 /// to an integer result; its signedness is res.isSigned).

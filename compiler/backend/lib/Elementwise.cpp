@@ -377,6 +377,26 @@ void runEltwise(
       });
 }
 
+ArOp arOpOf(BinaryKind k) {
+  switch (k) {
+  case BinaryKind::Add:
+    return ArOp::Add;
+  case BinaryKind::Sub:
+    return ArOp::Sub;
+  case BinaryKind::Mul:
+    return ArOp::Mul;
+  case BinaryKind::Div:
+    return ArOp::Div;
+  case BinaryKind::Max:
+    return ArOp::Max;
+  case BinaryKind::Min:
+    return ArOp::Min;
+  case BinaryKind::Pow:
+    break;
+  }
+  throw Error("backend: pow has no AR form");
+}
+
 } // namespace detail
 
 //===----------------------------------------------------------------------===//
@@ -398,25 +418,6 @@ GTensor reshaped(const GTensor &t, const std::vector<int64_t> &shape) {
   return r;
 }
 
-ArOp arOpOf(BinaryKind k) {
-  switch (k) {
-  case BinaryKind::Add:
-    return ArOp::Add;
-  case BinaryKind::Sub:
-    return ArOp::Sub;
-  case BinaryKind::Mul:
-    return ArOp::Mul;
-  case BinaryKind::Div:
-    return ArOp::Div;
-  case BinaryKind::Max:
-    return ArOp::Max;
-  case BinaryKind::Min:
-    return ArOp::Min;
-  case BinaryKind::Pow:
-    break;
-  }
-  throw Error("backend: pow has no AR form");
-}
 
 // The per-tile command sequences of the kernels, shared with eltwiseChain
 // so that a fused stage emits exactly what the separate kernel does.

@@ -821,57 +821,14 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
     size_t r = 0;
     Opd lhs = op.inputs[0] >= 0 ? Opd::of(sameRows(0)) : Opd::of(perChannel(r++));
     Opd rhs = op.inputs[1] >= 0 ? Opd::of(sameRows(1)) : Opd::of(perChannel(r++));
-    ar(em,
-       [&] {
-         switch (b->kind) {
-         case BinaryKind::Add:
-           return ArOp::Add;
-         case BinaryKind::Sub:
-           return ArOp::Sub;
-         case BinaryKind::Mul:
-           return ArOp::Mul;
-         case BinaryKind::Div:
-           return ArOp::Div;
-         case BinaryKind::Max:
-           return ArOp::Max;
-         case BinaryKind::Min:
-           return ArOp::Min;
-         case BinaryKind::Pow:
-           break;
-         }
-         throw Error("layer group: pow has no AR form");
-       }(),
-       out, lhs, rhs);
+    ar(em, arOpOf(b->kind), out, lhs, rhs);
     trailing(em, act, out, scratch);
     return;
   }
   if (const auto *b = std::get_if<BinaryConstParams>(&op.params)) {
     Opd x = Opd::of(sameRows(0));
     Opd c = Opd::imm(b->value, spec.values[op.inputs[0]].prec);
-    ArOp aop = ArOp::Add;
-    switch (b->kind) {
-    case BinaryKind::Add:
-      aop = ArOp::Add;
-      break;
-    case BinaryKind::Sub:
-      aop = ArOp::Sub;
-      break;
-    case BinaryKind::Mul:
-      aop = ArOp::Mul;
-      break;
-    case BinaryKind::Div:
-      aop = ArOp::Div;
-      break;
-    case BinaryKind::Max:
-      aop = ArOp::Max;
-      break;
-    case BinaryKind::Min:
-      aop = ArOp::Min;
-      break;
-    case BinaryKind::Pow:
-      throw Error("layer group: pow has no AR form");
-    }
-    ar(em, aop, out, b->constOnLeft ? c : x, b->constOnLeft ? x : c);
+    ar(em, arOpOf(b->kind), out, b->constOnLeft ? c : x, b->constOnLeft ? x : c);
     trailing(em, act, out, scratch);
     return;
   }
