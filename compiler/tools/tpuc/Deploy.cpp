@@ -677,7 +677,7 @@ int runDeploy(int argc, char **argv) {
       qtablePath += ".qtable";
       return fail(overflow + ".\nKeep the ops that " + kind +
                   " in F32 with a " + "quantize table:\n  tpuc qtable " +
-                  opts.model + " --test-input " + opts.testInput + " --mode " +
+                  opts.model + " --test-input " + opts.testInput + " --quantize " +
                   modeName + " -o " + qtablePath + "\nthen deploy again with " +
                   "--quantize-table " + qtablePath + "; no bmodel written");
     }
