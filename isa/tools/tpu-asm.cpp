@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tpu/Tool.h"
 #include "tpu/isa/Bmodel.h"
 #include "tpu/isa/BmodelJson.h"
 #include "tpu/isa/Error.h"
@@ -27,8 +28,8 @@ namespace {
 
 constexpr const char *kTool = "tpu-asm";
 
-constexpr const char *kUsage =
-    R"(usage: tpu-asm [options] PROGRAM.json -o OUTPUT
+constexpr const char *kOverview =
+    R"(assembles a JSON program into a BM1684X bmodel
 
 Assembles a JSON program into a BM1684X bmodel (or, with --raw, into one raw
 command buffer). PROGRAM may be "-" for standard input; `tpu-dis --json`
@@ -56,15 +57,31 @@ strings, negative numbers (two's complement of the field width) or
 bdc_num, gdma_num, cmd_byte sizes, tensor sizes, hidden and index are
 computed.
 
-options:
-  -o FILE          output file (required)
-  --raw ENGINE     write the "tiu" or "gdma" stream of the program's only
-                   command group as a raw buffer instead of a bmodel
-  --no-auto-end    do not append end commands to streams that lack one
-  --time TEXT      the model's time string when the program has none
-                   (default: $SOURCE_DATE_EPOCH, else now, in ctime format)
-  -h, --help       print this help
 )";
+
+llvm::cl::OptionCategory category("tpu-asm options");
+llvm::cl::opt<std::string>
+    inputArg(llvm::cl::Positional,
+             llvm::cl::desc("PROGRAM.json (- for standard input)"),
+             llvm::cl::cat(category));
+llvm::cl::opt<std::string> outputArg("o",
+                                     llvm::cl::desc("output file (required)"),
+                                     llvm::cl::value_desc("FILE"),
+                                     llvm::cl::cat(category));
+llvm::cl::opt<std::string> rawArg(
+    "raw",
+    llvm::cl::desc("write the \"tiu\" or \"gdma\" stream of the program's "
+                   "only command group as a raw buffer instead of a bmodel"),
+    llvm::cl::value_desc("ENGINE"), llvm::cl::cat(category));
+llvm::cl::opt<bool> noAutoEndArg(
+    "no-auto-end",
+    llvm::cl::desc("do not append end commands to streams that lack one"),
+    llvm::cl::cat(category));
+llvm::cl::opt<std::string> timeArg(
+    "time",
+    llvm::cl::desc("the model's time string when the program has none "
+                   "(default: $SOURCE_DATE_EPOCH, else now, in ctime format)"),
+    llvm::cl::value_desc("TEXT"), llvm::cl::cat(category));
 
 struct Options {
   std::string input;
@@ -81,38 +98,21 @@ struct Options {
 }
 
 Options parseArgs(int argc, char **argv) {
+  tpu::tool::initTool(kTool);
+  tpu::tool::parse(argc, argv, {&category}, kOverview);
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc)
-        usageError(a + " needs an argument");
-      return argv[++i];
-    };
-    if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    } else if (a == "-o") {
-      o.output = value();
-    } else if (a == "--raw") {
-      std::string e = value();
-      if (e == "tiu")
-        o.raw = Engine::Tiu;
-      else if (e == "gdma")
-        o.raw = Engine::Gdma;
-      else
-        usageError("--raw takes \"tiu\" or \"gdma\", not \"" + e + "\"");
-    } else if (a == "--no-auto-end") {
-      o.autoEnd = false;
-    } else if (a == "--time") {
-      o.time = value();
-    } else if (a != "-" && a.size() > 1 && a[0] == '-') {
-      usageError("unknown option " + a);
-    } else {
-      if (!o.input.empty())
-        usageError("give one input");
-      o.input = a;
-    }
+  o.input = inputArg;
+  o.output = outputArg;
+  o.autoEnd = !noAutoEndArg;
+  if (timeArg.getNumOccurrences())
+    o.time = timeArg;
+  if (rawArg.getNumOccurrences()) {
+    if (rawArg == "tiu")
+      o.raw = Engine::Tiu;
+    else if (rawArg == "gdma")
+      o.raw = Engine::Gdma;
+    else
+      usageError("--raw takes \"tiu\" or \"gdma\", not \"" + rawArg + "\"");
   }
   if (o.input.empty())
     usageError("no input program");

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tpu/Tool.h"
 #include "tpu/isa/Bmodel.h"
 #include "tpu/isa/BmodelJson.h"
 #include "tpu/isa/Command.h"
@@ -38,24 +39,42 @@ namespace {
 
 constexpr const char *kTool = "tpu-dis";
 
-constexpr const char *kUsage =
-    R"(usage: tpu-dis [options] MODEL.bmodel
-       tpu-dis [options] --raw-tiu FILE | --raw-gdma FILE
+constexpr const char *kOverview =
+    R"(prints a BM1684X bmodel or a raw command buffer
 
-Prints a BM1684X bmodel: header, model fields, nets, stages, input/output
-tensors, coefficients, command groups, and every TIU and GDMA command
-disassembled, one per line as "<engine> <index> @<byte offset>: <command>".
-
-options:
-  --json           print one JSON document instead (tpu-asm reads it back)
-  --raw-tiu FILE   disassemble a raw TIU command buffer
-  --raw-gdma FILE  disassemble a raw GDMA command buffer
-  --show-zero      also print fields whose value is zero
-  --no-data        with --json: leave out the coefficient and kernel-module
-                   bytes (the output can then not be assembled back)
-  -o FILE          write to FILE instead of standard output
-  -h, --help       print this help
+Prints header, model fields, nets, stages, input/output tensors,
+coefficients, command groups, and every TIU and GDMA command disassembled,
+one per line as "<engine> <index> @<byte offset>: <command>".
+  tpu-dis [options] MODEL.bmodel
+  tpu-dis [options] --raw-tiu FILE | --raw-gdma FILE
 )";
+
+llvm::cl::OptionCategory category("tpu-dis options");
+llvm::cl::opt<std::string> inputArg(llvm::cl::Positional,
+                                    llvm::cl::desc("MODEL.bmodel"),
+                                    llvm::cl::cat(category));
+llvm::cl::opt<bool> jsonArg(
+    "json", llvm::cl::desc("print one JSON document instead (tpu-asm reads "
+                           "it back)"),
+    llvm::cl::cat(category));
+llvm::cl::opt<std::string>
+    rawTiuArg("raw-tiu", llvm::cl::desc("disassemble a raw TIU command buffer"),
+              llvm::cl::value_desc("FILE"), llvm::cl::cat(category));
+llvm::cl::opt<std::string> rawGdmaArg(
+    "raw-gdma", llvm::cl::desc("disassemble a raw GDMA command buffer"),
+    llvm::cl::value_desc("FILE"), llvm::cl::cat(category));
+llvm::cl::opt<bool>
+    showZeroArg("show-zero",
+                llvm::cl::desc("also print fields whose value is zero"),
+                llvm::cl::cat(category));
+llvm::cl::opt<bool> noDataArg(
+    "no-data",
+    llvm::cl::desc("with --json: leave out the coefficient and kernel-module "
+                   "bytes (the output can then not be assembled back)"),
+    llvm::cl::cat(category));
+llvm::cl::opt<std::string>
+    outputArg("o", llvm::cl::desc("write to FILE instead of standard output"),
+              llvm::cl::value_desc("FILE"), llvm::cl::cat(category));
 
 struct Options {
   std::string input;
@@ -279,37 +298,24 @@ std::string dump(const nlohmann::json &j) {
 }
 
 Options parseArgs(int argc, char **argv) {
+  tpu::tool::initTool(kTool);
+  tpu::tool::parse(argc, argv, {&category}, kOverview);
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc)
-        usageError(a + " needs an argument");
-      return argv[++i];
-    };
-    if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    } else if (a == "--json") {
-      o.json = true;
-    } else if (a == "--show-zero") {
-      o.showZero = true;
-    } else if (a == "--no-data") {
-      o.includeData = false;
-    } else if (a == "--raw-tiu" || a == "--raw-gdma") {
-      if (o.raw || !o.input.empty())
-        usageError("give one input");
-      o.raw = a == "--raw-tiu" ? Engine::Tiu : Engine::Gdma;
-      o.input = value();
-    } else if (a == "-o") {
-      o.output = value();
-    } else if (a.size() > 1 && a[0] == '-') {
-      usageError("unknown option " + a);
-    } else {
-      if (!o.input.empty())
-        usageError("give one input");
-      o.input = a;
-    }
+  o.json = jsonArg;
+  o.showZero = showZeroArg;
+  o.includeData = !noDataArg;
+  o.output = outputArg;
+  int inputs = !inputArg.empty() + !rawTiuArg.empty() + !rawGdmaArg.empty();
+  if (inputs > 1)
+    usageError("give one input");
+  if (!rawTiuArg.empty()) {
+    o.raw = Engine::Tiu;
+    o.input = rawTiuArg;
+  } else if (!rawGdmaArg.empty()) {
+    o.raw = Engine::Gdma;
+    o.input = rawGdmaArg;
+  } else {
+    o.input = inputArg;
   }
   if (o.input.empty())
     usageError("no input file");

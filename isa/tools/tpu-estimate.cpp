@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tpu/Tool.h"
 #include "tpu/isa/Bmodel.h"
 #include "tpu/isa/Command.h"
 #include "tpu/isa/Error.h"
@@ -34,23 +35,38 @@ constexpr const char *kTool = "tpu-estimate";
 constexpr int kJsonIndent = 1;
 constexpr double kPercent = 100.0;
 
-constexpr const char *kUsage =
-    R"(usage: tpu-estimate MODEL.bmodel [-p KEY=VALUE]... [--net NAME]
-                    [--groups] [--json FILE]
+constexpr const char *kOverview =
+    R"(static cycle estimate of a bmodel
 
 Estimates the cycles of every command group of the net's first stage with
 the static cost model (per-command costs and the two-engine schedule of
 isa/Estimate.h, without simulating data) and prints the totals. The machine
 is the one the bmodel records (BM1684X defaults when none), changed by -p.
-
-options:
-  -p KEY=VALUE   set a machine key (chip.npu_num, tiu.cube_startup, ...;
-                 `tpusim config` lists them)
-  --net NAME     the net to estimate (default: the first)
-  --groups       also print one line per command group
-  --json FILE    write the totals and the groups as JSON
-  -h, --help     print this help
 )";
+
+llvm::cl::OptionCategory category("tpu-estimate options");
+llvm::cl::opt<std::string> modelArg(llvm::cl::Positional,
+                                    llvm::cl::desc("MODEL.bmodel"),
+                                    llvm::cl::cat(category));
+llvm::cl::list<std::string> chipParamArg(
+    "chip-param", llvm::cl::desc(tpu::tool::kChipParamHelp),
+    llvm::cl::value_desc("KEY=VALUE"), llvm::cl::cat(category));
+llvm::cl::alias chipParamShort("p", llvm::cl::desc("Alias for --chip-param"),
+                               llvm::cl::aliasopt(chipParamArg), llvm::cl::cat(category));
+llvm::cl::alias chipParamOld("param", llvm::cl::desc("Alias for --chip-param"),
+                             llvm::cl::aliasopt(chipParamArg),
+                             llvm::cl::Hidden);
+llvm::cl::opt<std::string>
+    netArg("net", llvm::cl::desc("the net to estimate (default: the first)"),
+           llvm::cl::value_desc("NAME"), llvm::cl::cat(category));
+llvm::cl::opt<bool>
+    groupsArg("groups",
+              llvm::cl::desc("also print one line per command group"),
+              llvm::cl::cat(category));
+llvm::cl::opt<std::string>
+    jsonArg("json",
+            llvm::cl::desc("write the totals and the groups as JSON"),
+            llvm::cl::value_desc("FILE"), llvm::cl::cat(category));
 
 struct Options {
   std::string model, net, json;
@@ -59,35 +75,17 @@ struct Options {
 };
 
 Options parseArgs(int argc, char **argv) {
+  tpu::tool::initTool(kTool);
+  tpu::tool::parse(argc, argv, {&category}, kOverview);
   Options o;
-  std::vector<std::string> args(argv + 1, argv + argc);
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string &a = args[i];
-    auto value = [&]() -> const std::string & {
-      if (i + 1 >= args.size())
-        throw Error("option " + a + " needs a value");
-      return args[++i];
-    };
-    if (a == "-p" || a == "--param")
-      o.overrides.push_back(value());
-    else if (a == "--net")
-      o.net = value();
-    else if (a == "--json")
-      o.json = value();
-    else if (a == "--groups")
-      o.groups = true;
-    else if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    } else if (!a.empty() && a[0] == '-')
-      throw Error("unknown option '" + a + "'");
-    else if (o.model.empty())
-      o.model = a;
-    else
-      throw Error("unexpected argument '" + a + "'");
-  }
+  o.model = modelArg;
+  o.net = netArg;
+  o.json = jsonArg;
+  o.groups = groupsArg;
+  for (const std::string &kv : chipParamArg)
+    o.overrides.push_back(tpu::tool::machineKey(kv));
   if (o.model.empty())
-    throw Error(std::string("missing MODEL.bmodel\n") + kUsage);
+    throw Error("missing MODEL.bmodel (see tpu-estimate --help)");
   return o;
 }
 

@@ -4,12 +4,14 @@
 //          [-p key=value ...] [--mode full|functional|timing]
 //          [--stats stats.json] [--trace trace.json] [--net NAME]
 //   tpusim config [--config FILE] [-p key=value ...] [--defaults-file]
+//   tpusim --help | help [run|config] | --version
 //
 // `run` prints the end-of-run summary (total cycles, time, per-engine busy
 // share, MAC utilisation, DDR bytes) on stdout. `config` prints every
 // configuration key with its value, unit and description.
 //
 //===----------------------------------------------------------------------===//
+#include "tpu/Tool.h"
 #include "tpu/isa/Bmodel.h"
 #include "tpu/isa/Npz.h"
 #include "tpusim/Runner.h"
@@ -35,20 +37,85 @@ constexpr const char *kTool = "tpusim";
 /// Indentation of the JSON files we write.
 constexpr int kJsonIndent = 1;
 
-const char *kUsage =
-    "usage: tpusim run MODEL.bmodel [-i IN.npz] [-o OUT.npz] [--config FILE]\n"
-    "                  [-p KEY=VALUE]... [--mode full|functional|timing]\n"
-    "                  [--stats STATS.json] [--trace TRACE.json] [--net NAME]\n"
-    "                  [--report REPORT.html]\n"
-    "       tpusim config [--config FILE] [-p KEY=VALUE]...\n"
-    "       tpusim config --defaults-file\n"
-    "\n"
-    "The default configuration is the BM1684X machine built into tpusim; --config\n"
-    "applies a file on top of it and -p sets single keys (chip.* keys change\n"
-    "the machine shape). `run` simulates the machine the bmodel records (the\n"
-    "--chip-param values of tpuc deploy) unless --config or -p change it.\n"
-    "`tpusim config` lists every key; --defaults-file prints the defaults\n"
-    "as a config file (simulator/configs/bm1684x.cfg is that text).\n";
+constexpr const char *kOverview =
+    R"(the BM1684X simulator
+
+  tpusim run MODEL.bmodel [-i IN.npz] [-o OUT.npz] [options]
+  tpusim config [--config FILE] [-p KEY=VALUE]...
+  tpusim config --defaults-file
+  tpusim run --help        the options of run (modes, statistics, traces)
+
+The default configuration is the BM1684X machine built into tpusim; --config
+applies a file on top of it and -p sets single keys (chip.* keys change the
+machine shape). `run` simulates the machine the bmodel records (the
+--chip-param values of tpuc deploy) unless --config or -p change it.
+`tpusim config` lists every key; --defaults-file prints the defaults as a
+config file (share/tpu-toolchain/bm1684x.cfg, simulator/configs/bm1684x.cfg in
+the sources, is that text).
+)";
+
+namespace cl = llvm::cl;
+
+cl::OptionCategory category("tpusim options");
+cl::SubCommand runCommand(
+    "run", "run a bmodel on the simulated BM1684X: outputs, cycles, statistics");
+cl::SubCommand configCommand(
+    "config", "print every configuration key with its value, unit and meaning");
+
+cl::opt<std::string> modelArg(cl::Positional, cl::desc("MODEL.bmodel"),
+                              cl::sub(runCommand), cl::cat(category));
+cl::opt<std::string> inputArg(
+    "input", cl::desc("the inputs, one array per net input (.npz)"),
+    cl::value_desc("IN.npz"), cl::sub(runCommand), cl::cat(category));
+cl::alias inputShort("i", cl::desc("Alias for --input"), cl::aliasopt(inputArg), cl::cat(category));
+cl::opt<std::string> outputArg(
+    "output", cl::desc("write the net's outputs to this .npz"),
+    cl::value_desc("OUT.npz"), cl::sub(runCommand), cl::cat(category));
+cl::alias outputShort("o", cl::desc("Alias for --output"),
+                      cl::aliasopt(outputArg), cl::cat(category));
+cl::opt<std::string> modeArg(
+    "mode",
+    cl::desc("full (default): values and cycles, the commands timed as the "
+             "hardware runs them; functional: values only, no timing (fast); "
+             "timing: cycles only, no values (no -i needed, no -o allowed)"),
+    cl::value_desc("full|functional|timing"), cl::init("full"),
+    cl::sub(runCommand), cl::cat(category));
+cl::opt<std::string> statsArg(
+    "stats",
+    cl::desc("write the run's statistics as JSON: cycles, time, per-engine "
+             "busy share, MAC utilisation, DDR bytes, per command group"),
+    cl::value_desc("STATS.json"), cl::sub(runCommand), cl::cat(category));
+cl::opt<std::string> traceArg(
+    "trace",
+    cl::desc("write every command's start and end (Chrome trace JSON, for "
+             "chrome://tracing or Perfetto)"),
+    cl::value_desc("TRACE.json"), cl::sub(runCommand), cl::cat(category));
+cl::opt<std::string> reportArg(
+    "report",
+    cl::desc("write a self-contained HTML report: summary, per-op table, "
+             "timeline, roofline, DDR bandwidth and local memory over time"),
+    cl::value_desc("REPORT.html"), cl::sub(runCommand), cl::cat(category));
+cl::opt<std::string> netArg(
+    "net", cl::desc("the net of the bmodel to run (default: the first)"),
+    cl::value_desc("NAME"), cl::sub(runCommand), cl::cat(category));
+cl::list<std::string> configArg(
+    "config",
+    cl::desc("apply a configuration file (KEY = VALUE lines, as `tpusim "
+             "config --defaults-file` prints) on top of the defaults"),
+    cl::value_desc("FILE"), cl::sub(runCommand), cl::sub(configCommand),
+    cl::cat(category));
+cl::list<std::string> chipParamArg(
+    "chip-param", cl::desc(tpu::tool::kChipParamHelp),
+    cl::value_desc("KEY=VALUE"), cl::sub(runCommand), cl::sub(configCommand),
+    cl::cat(category));
+cl::alias chipParamShort("p", cl::desc("Alias for --chip-param"),
+                         cl::aliasopt(chipParamArg), cl::cat(category));
+cl::alias chipParamOld("param", cl::desc("Alias for --chip-param"),
+                       cl::aliasopt(chipParamArg), cl::Hidden);
+cl::opt<bool> defaultsFileArg(
+    "defaults-file",
+    cl::desc("print the default configuration as a config file"),
+    cl::sub(configCommand), cl::cat(category));
 
 struct Options {
   std::string command;
@@ -59,50 +126,38 @@ struct Options {
 };
 
 Options parseArgs(int argc, char **argv) {
-  Options o;
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty())
-    throw Error("missing command\n" + std::string(kUsage));
-  o.command = args[0];
-  if (o.command != "run" && o.command != "config")
-    throw Error("unknown command '" + o.command + "'\n" + kUsage);
-  for (size_t i = 1; i < args.size(); ++i) {
-    const std::string &a = args[i];
-    auto value = [&]() -> const std::string & {
-      if (i + 1 >= args.size())
-        throw Error("option " + a + " needs a value");
-      return args[++i];
-    };
-    if (a == "-i" || a == "--input")
-      o.input = value();
-    else if (a == "-o" || a == "--output")
-      o.output = value();
-    else if (a == "--config")
-      o.configFiles.push_back(value());
-    else if (a == "-p" || a == "--param")
-      o.overrides.push_back(value());
-    else if (a == "--mode")
-      o.mode = value();
-    else if (a == "--stats")
-      o.stats = value();
-    else if (a == "--trace")
-      o.trace = value();
-    else if (a == "--report")
-      o.report = value();
-    else if (a == "--net")
-      o.net = value();
-    else if (a == "--defaults-file" && o.command == "config")
-      o.defaultsFile = true;
-    else if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    } else if (!a.empty() && a[0] == '-')
-      throw Error("unknown option '" + a + "'");
-    else if (o.model.empty() && o.command == "run")
-      o.model = a;
-    else
-      throw Error("unexpected argument '" + a + "'");
+  // `tpusim help [COMMAND]` is `tpusim [COMMAND] --help`.
+  std::vector<char *> args(argv, argv + argc);
+  static char helpFlag[] = "--help";
+  if (args.size() >= 2 && llvm::StringRef(args[1]) == "help") {
+    args.erase(args.begin() + 1);
+    args.push_back(helpFlag);
   }
+  tpu::tool::initTool(kTool);
+  tpu::tool::parse(int(args.size()), args.data(), {&category}, kOverview);
+  Options o;
+  if (runCommand)
+    o.command = "run";
+  else if (configCommand)
+    o.command = "config";
+  else {
+    llvm::errs() << kTool
+                 << ": error: missing command (run or config; see tpusim "
+                    "--help)\n";
+    std::exit(1);
+  }
+  o.model = modelArg;
+  o.input = inputArg;
+  o.output = outputArg;
+  o.stats = statsArg;
+  o.trace = traceArg;
+  o.report = reportArg;
+  o.net = netArg;
+  o.mode = modeArg;
+  o.configFiles = configArg;
+  for (const std::string &kv : chipParamArg)
+    o.overrides.push_back(tpu::tool::machineKey(kv));
+  o.defaultsFile = defaultsFileArg;
   return o;
 }
 
@@ -155,7 +210,7 @@ int runConfig(const Options &o) {
 
 int runModel(const Options &o) {
   if (o.model.empty())
-    throw Error("run: missing MODEL.bmodel\n" + std::string(kUsage));
+    throw Error("run: missing MODEL.bmodel (see tpusim run --help)");
   std::optional<sim::SimMode> mode = sim::simModeFromName(o.mode);
   if (!mode)
     throw Error("unknown --mode '" + o.mode +

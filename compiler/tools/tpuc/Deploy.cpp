@@ -106,7 +106,8 @@ constexpr const char *kUsage =
     "  --no-fuse-eltwise        run every element-wise op on its own (by\n"
     "                           default chains of them run as one kernel,\n"
     "                           intermediates kept in local memory)\n"
-    "  --chip-param KEY=VALUE   override a chip parameter (e.g.\n"
+    "  -p, --chip-param KEY=VALUE\n"
+    "                           override a chip parameter (e.g.\n"
     "                           gmem_bytes=64M) or, with its prefix, any\n"
     "                           machine key (chip.npu_num=32,\n"
     "                           tiu.cube_startup=40); see `tpusim config`.\n"
@@ -157,7 +158,7 @@ int parseArgs(int argc, char **argv, DeployOptions &opts) {
       ok = value(opts.quantize);
     else if (a == "--quantize-table")
       ok = value(opts.quantizeTable);
-    else if (a == "--chip")
+    else if (a == "--chip" || a == "--processor")
       ok = value(opts.chip);
     else if (a == "--test-input")
       ok = value(opts.testInput);
@@ -165,7 +166,7 @@ int parseArgs(int argc, char **argv, DeployOptions &opts) {
       ok = value(opts.testReference);
     else if (a == "--tolerance")
       ok = value(opts.tolerance);
-    else if (a == "--chip-param") {
+    else if (a == "--chip-param" || a == "-p") {
       ok = value(v);
       opts.chipParams.push_back(v);
     } else if (a == "--layer-group")
@@ -676,7 +677,7 @@ int runDeploy(int argc, char **argv) {
       qtablePath += ".qtable";
       return fail(overflow + ".\nKeep the ops that " + kind +
                   " in F32 with a " + "quantize table:\n  tpuc qtable " +
-                  opts.model + " --test-input " + opts.testInput + " --mode " +
+                  opts.model + " --test-input " + opts.testInput + " --quantize " +
                   modeName + " -o " + qtablePath + "\nthen deploy again with " +
                   "--quantize-table " + qtablePath + "; no bmodel written");
     }

@@ -1,6 +1,6 @@
 //===- Qtable.cpp - tpuc qtable: which ops a 16-bit mode must keep in F32 -===//
 //
-//   tpuc qtable model_top.mlir --test-input in.npz --mode F16|BF16
+//   tpuc qtable model_top.mlir --test-input in.npz --quantize F16|BF16
 //       -o model.qtable [--margin M] [--threads N]
 //
 // In the spirit of TPU-MLIR's fp_forward / run_qtable: runs the top (f32)
@@ -55,7 +55,7 @@ namespace {
 constexpr const char *kTool = "tpuc qtable";
 
 constexpr const char *kUsage =
-    "usage: tpuc qtable model_top.mlir --test-input in.npz --mode F16|BF16 "
+    "usage: tpuc qtable model_top.mlir --test-input in.npz --quantize F16|BF16 "
     "-o model.qtable [--margin M] [--threads N]\n"
     "\n"
     "Runs the top interpreter on the test input and writes a quantize table\n"
@@ -63,7 +63,7 @@ constexpr const char *kUsage =
     "or writes a value the 16-bit type cannot hold, and the ops between\n"
     "such ops (no cast round trips).\n"
     "  --test-input FILE   .npz with one array per model input\n"
-    "  --mode MODE         the 16-bit mode the model is deployed in: F16 or\n"
+    "  --quantize MODE     the 16-bit mode the model is deployed in: F16 or\n"
     "                      BF16\n"
     "  -o, --output FILE   the quantize table to write\n"
     "  --margin M          an op stays F32 when |x| * M exceeds the type's\n"
@@ -124,7 +124,7 @@ int parseArgs(int argc, char **argv, QtableOptions &opts) {
   if (opts.model.empty() || opts.input.empty() || opts.output.empty() ||
       opts.mode.empty()) {
     llvm::errs() << kUsage;
-    return fail("a model, --test-input, --mode and -o are required");
+    return fail("a model, --test-input, --quantize and -o are required");
   }
   return -1;
 }
@@ -162,7 +162,7 @@ int runQtable(int argc, char **argv) {
     return status;
   std::optional<tpuc::QuantMode> mode = tpuc::parseQuantMode(opts.mode);
   if (!mode || *mode == tpuc::QuantMode::F32)
-    return fail("--mode '" + opts.mode +
+    return fail("--quantize '" + opts.mode +
                 "' is not a 16-bit float mode (F16 or BF16; F32 holds every "
                 "value of the top interpreter)");
   llvm::StringRef modeName = tpuc::quantModeName(*mode);
@@ -309,7 +309,7 @@ int runQtable(int argc, char **argv) {
   os << "# Quantize table for tpuc deploy --quantize " << modeName
      << " --quantize-table <this file>\n"
      << "# written by: tpuc qtable " << opts.model << " --test-input "
-     << opts.input << " --mode " << modeName << " --margin "
+     << opts.input << " --quantize " << modeName << " --margin "
      << llvm::format("%g", opts.margin) << "\n"
      << "# An op stays F32 when a value it reads or writes has |x| > "
      << formatValue(limit) << " (the largest finite "

@@ -140,5 +140,7 @@ int runRun(int argc, char **argv) {
   // Stored, not deflated: dumps of large models run to hundreds of MB and
   // deflating them costs more than the interpretation.
   tpu::npz::writeNpz(opts.output, outputs, /*compress=*/false);
+  llvm::outs() << "tpuc run: " << opts.output << " (" << outputs.size()
+               << " tensors)\n";
   return 0;
 }

@@ -314,5 +314,10 @@ int runTransform(int argc, char **argv) {
   if (!opts.testResult.empty())
     tpu::npz::writeNpz(opts.testResult, testResult, /*compress=*/false);
   tpuc::getWeightRegistry(&context).release(module);
+  // What was written, one line per file (as tpuc deploy does).
+  llvm::outs() << "tpuc transform: " << opts.output << "\n"
+               << "tpuc transform: " << weightsPath << "\n";
+  if (!opts.testResult.empty())
+    llvm::outs() << "tpuc transform: " << opts.testResult << "\n";
   return 0;
 }

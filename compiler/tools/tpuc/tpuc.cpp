@@ -9,11 +9,14 @@
 //===----------------------------------------------------------------------===//
 #include "Subcommands.h"
 
+#include "tpu/Tool.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <exception>
 
 namespace {
@@ -44,6 +47,8 @@ void printHelp(llvm::raw_ostream &os) {
         "interpreter.\n\nsubcommands:\n";
   for (const Subcommand &s : kSubcommands)
     os << "  " << llvm::left_justify(s.name, 11) << s.summary << "\n";
+  os << "\nTPU-MLIR's underscore spellings (--input_shapes, --test_input, "
+        "--quantize_table, ...) are accepted for the dashed ones.\n";
   os << "\nflow: tpuc transform -> model_top.mlir; tpuc run -> out.npz; "
         "tpuc compare out.npz ref.npz\n";
 }
@@ -57,9 +62,31 @@ int main(int argc, char **argv) {
     return 1;
   }
   llvm::StringRef command = argv[1];
-  if (command == "-h" || command == "--help" || command == "help") {
+  if (command == "--version") {
+    tpu::tool::printVersion("tpuc", llvm::outs());
+    return 0;
+  }
+  // `tpuc help SUBCOMMAND` is `tpuc SUBCOMMAND --help`.
+  static char helpFlag[] = "--help";
+  char *helpArgv[] = {argv[0], argv[argc > 2 ? 2 : 1], helpFlag, nullptr};
+  if (command == "help" && argc > 2) {
+    command = argv[2];
+    argc = 3;
+    argv = helpArgv; // tpuc SUBCOMMAND --help
+  } else if (command == "-h" || command == "--help" || command == "help") {
     printHelp(llvm::outs());
     return 0;
+  }
+  // TPU-MLIR's underscore spellings (--input_shapes, --test_input,
+  // --quantize_table, ...) are the dashed options.
+  for (int i = 2; i < argc; ++i) {
+    llvm::StringRef a = argv[i];
+    if (!a.starts_with("--"))
+      continue;
+    size_t end = std::min(a.find('='), a.size());
+    for (size_t k = 2; k < end; ++k)
+      if (argv[i][k] == '_')
+        argv[i][k] = '-';
   }
   for (const Subcommand &s : kSubcommands) {
     if (command != s.name)
