@@ -1,6 +1,6 @@
 //===- Bmodel.cpp - Reading and writing .bmodel files ---------------------===//
 //
-// File layout (bm1684x.md 7.1): 64-byte header {magic, header_size,
+// File layout (isa/docs/bm1684x.md 7.1): 64-byte header {magic, header_size,
 // flatbuffers_size, binary_size, 48 zero bytes}, the FlatBuffer, then the
 // binary section. Every Binary {start, size} is relative to the binary
 // section.
@@ -36,7 +36,7 @@ namespace fb = ::bmodel;
 namespace {
 
 /// Command streams are zero-padded to a multiple of this many bytes
-/// (bm1684x.md 4.1, 7.2 CmdGroup).
+/// (isa/docs/bm1684x.md 4.1, 7.2 CmdGroup).
 constexpr size_t kStreamAlign = 128;
 /// The header stores the section sizes as 32-bit words.
 constexpr uint64_t kMaxSectionSize = std::numeric_limits<uint32_t>::max();

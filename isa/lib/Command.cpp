@@ -2,7 +2,7 @@
 //
 // Everything here is derived from the bit tables of Layouts.def and the name
 // tables of Opcodes.def. Fields are packed with shifts and masks over 64-bit
-// little-endian words (bm1684x.md 4.1).
+// little-endian words (isa/docs/bm1684x.md 4.1).
 //
 //===----------------------------------------------------------------------===//
 #include "tpu/isa/Command.h"
@@ -88,7 +88,7 @@ static_assert(allPresent({kTiuShort, kTiuId, kTiuIdDep, kTiuTask, kTiuEu,
 /// Bytes of the first 64-bit word, which holds every head field used for
 /// layout selection in both engines.
 constexpr size_t kHeadBytes = 8;
-/// Command streams are zero-padded to a multiple of this (bm1684x.md 4.1).
+/// Command streams are zero-padded to a multiple of this (isa/docs/bm1684x.md 4.1).
 constexpr size_t kStreamAlign = 128;
 
 /// Number of tsk_typ / tsk_eu_typ / cmd_type / cmd_special_function codes.
@@ -97,7 +97,7 @@ constexpr unsigned kNumTiuTasks = 1u << kTiuTask.width,
 constexpr unsigned kNumGdmaTypes = 1u << kGdmaType.width,
                    kNumGdmaSpecials = 1u << kGdmaSpecial.width;
 
-// TIU sub-op ranges that pick a short layout (bm1684x.md 4.1, 4.2).
+// TIU sub-op ranges that pick a short layout (isa/docs/bm1684x.md 4.1, 4.2).
 constexpr unsigned kMmLastEu = 3;    ///< sMM for eu <= 3, sMM2 above.
 constexpr unsigned kSegFirstEu = 24; ///< sSEG for AR eu 24 and 25.
 constexpr unsigned kSegLastEu = 25;
@@ -123,7 +123,7 @@ struct NameTables {
   gdmaSub[static_cast<unsigned>(GdmaType::Type)][Sp] = Name;                   \
   gdmaHasSub[static_cast<unsigned>(GdmaType::Type)] = true;
 #include "tpu/isa/Opcodes.def"
-    // LAR takes the AR sub-op codes (bm1684x.md 4.2).
+    // LAR takes the AR sub-op codes (isa/docs/bm1684x.md 4.2).
     std::copy(std::begin(tiuSub[static_cast<unsigned>(TiuTask::AR)]),
               std::end(tiuSub[static_cast<unsigned>(TiuTask::AR)]),
               tiuSub[static_cast<unsigned>(TiuTask::LAR)]);
@@ -387,7 +387,7 @@ LayoutId gdmaLayoutFor(bool isShort, unsigned cmdType, unsigned specialFunc) {
   } else {
     switch (type) {
     // DMA_general, DMA_matrix and DMA_cw_transpose share DMA_tensor's bits
-    // (bm1684x.md 5.5, 5.6).
+    // (isa/docs/bm1684x.md 5.5, 5.6).
     case GdmaType::Tensor:
     case GdmaType::Matrix:
     case GdmaType::General:

@@ -155,7 +155,7 @@ constexpr unsigned kPrecInt8 = unsigned(Prec::Int8);
 constexpr unsigned kPrecInt16 = unsigned(Prec::Int16);
 constexpr unsigned kPrecInt32 = unsigned(Prec::Int32);
 constexpr unsigned kPrecFp32 = unsigned(Prec::Fp32);
-/// Layout code 2: one value per channel (bm1684x.md 3.2).
+/// Layout code 2: one value per channel (isa/docs/bm1684x.md 3.2).
 constexpr unsigned kStrPerChannel = 2;
 
 bool isFloatCode(uint64_t code) {
@@ -254,7 +254,7 @@ TiuOp decodeTiu(const RawCommand &c) {
     throw Error(mnemonic(c) +
                 ": LAR (tsk 7) is not executed: its bit layout is public but "
                 "its operand semantics are not (16-bit addresses, 1-bit "
-                "strides, start_tid; bm1684x.md 4.5)");
+                "strides, start_tid; isa/docs/bm1684x.md 4.5)");
   case LayoutId::SysId:
     op.shortForm = false;
     op.f.cmd_id = c.get("cmd_id");
@@ -372,7 +372,7 @@ GdmaOp decodeGdma(const RawCommand &c, const ChipParams &chip) {
     auto ms = decodeAs<cmd::DmaMaskedSelect>(c);
     if (ms.cmd_type == uint64_t(GdmaType::Nonzero)) {
       // DMA_nonzero: bits 43..45 are index_data_format, dst_nstride holds
-      // base_i, no mask address (bm1684x.md 5.8).
+      // base_i, no mask address (isa/docs/bm1684x.md 5.8).
       op.index_data_format = formatOf(ms.mask_data_format, "index_data_format");
       op.base_i = ms.dst_nstride;
       op.f.dst_nstride = 0;
@@ -386,7 +386,7 @@ GdmaOp decodeGdma(const RawCommand &c, const ChipParams &chip) {
   case LayoutId::SDmaGeneral:
     break;
   case LayoutId::SDmaMatrix: {
-    // The short matrix fields carry "S2L name / L2S name" (bm1684x.md 5.9):
+    // The short matrix fields carry "S2L name / L2S name" (isa/docs/bm1684x.md 5.9):
     // the first name applies when the source is global, the second when the
     // source is local. widenInto() filled the S2L names; move them for L2S.
     auto s = decodeAs<cmd::SDmaMatrix>(c);

@@ -352,7 +352,7 @@ std::string Machine::defaultsText() {
       "# subset of the keys) overrides the defaults: `tpusim --config FILE`;\n"
       "# single keys: `tpusim -p key=value`. simulator/docs/timing.md derives\n"
       "# the formulas that use the timing keys.\n";
-  appendSection(out, "Machine shape (bm1684x.md 1.1, 2)");
+  appendSection(out, "Machine shape (isa/docs/bm1684x.md 1.1, 2)");
   auto chipInfos = ChipParams::describe();
   auto chipValues = m.chip.list();
   // list() starts with "name", describe() does not.

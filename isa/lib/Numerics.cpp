@@ -38,7 +38,7 @@ template <typename T> Frac classify(T remainder, T half) {
   return remainder == half ? Frac::Half : Frac::AboveHalf;
 }
 
-/// Floor form (bm1684x.md 8.1): the exact value is q + f with q = floor and
+/// Floor form (isa/docs/bm1684x.md 8.1): the exact value is q + f with q = floor and
 /// f in [0, 1) classified by \p frac; \p negative is the sign of the value.
 /// Returns whether the result is q + 1 rather than q.
 bool incrementFloor(bool negative, bool qOdd, Frac frac, RoundMode mode) {
@@ -101,7 +101,7 @@ int64_t saturateToInt64(Int128 v) {
 /// the quotient at 0 or -1 with the fraction strictly below / above half.
 constexpr int kMaxInt128Shift = 127;
 
-/// RightShiftRound of bm1684x.md 8.1 on a 128-bit value, shift > 0.
+/// RightShiftRound of isa/docs/bm1684x.md 8.1 on a 128-bit value, shift > 0.
 Int128 rightShiftRound128(Int128 x, int shift, RoundMode mode) {
   if (shift > kMaxInt128Shift) {
     bool negative = x < 0;

@@ -15,19 +15,19 @@ struct CodeInfo {
   unsigned bits;
 };
 
-// Prec and GdmaFormat share their codes (bm1684x.md 4.3, 5.3).
+// Prec and GdmaFormat share their codes (isa/docs/bm1684x.md 4.3, 5.3).
 constexpr CodeInfo kPrec[] = {{"INT8", 8},   {"FP16", 16},  {"FP32", 32},
                               {"INT16", 16}, {"INT32", 32}, {"BF16", 16},
                               {"INT4", 4}};
 constexpr CodeInfo kGdmaFormat[] = {
     {"INT8", 8},   {"FLOAT16", 16},  {"FLOAT32", 32}, {"INT16", 16},
     {"INT32", 32}, {"BFLOAT16", 16}, {"INT4", 4}};
-// bmodel DATA_TYPE_T (bm1684x.md 7.2).
+// bmodel DATA_TYPE_T (isa/docs/bm1684x.md 7.2).
 constexpr CodeInfo kDataType[] = {
     {"F32", 32},    {"F16", 16},   {"INT8", 8},    {"UINT8", 8}, {"INT16", 16},
     {"UINT16", 16}, {"INT32", 32}, {"UINT32", 32}, {"BF16", 16}, {"INT4", 4},
     {"UINT4", 4},   {"FP20", 20},  {"F8E5M2", 8},  {"F8E4M3", 8}};
-// Hardware-side ROUND_MODE (bm1684x.md 8.1).
+// Hardware-side ROUND_MODE (isa/docs/bm1684x.md 8.1).
 constexpr const char *kRoundMode[] = {"HALF_TO_EVEN", "HALF_AWAY_FROM_ZERO",
                                       "TOWARDS_ZERO", "DOWN",
                                       "UP",           "HALF_UP",

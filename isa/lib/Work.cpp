@@ -262,7 +262,7 @@ TiuWork tiuWork(const TiuOp &op, const ChipParams &chip) {
       else if (op.eu == kRsqrt)
         w.iterations = unsigned(f.opd2_n_str + 1);
     }
-    // AR sub-ops (bm1684x.md 4.2): div iterates opd2_n_str + 1 times; the
+    // AR sub-ops (isa/docs/bm1684x.md 4.2): div iterates opd2_n_str + 1 times; the
     // index generators read no tensor.
     constexpr unsigned kArDiv = 12, kArEuIdxGen = 24, kArNpuIdxGen = 25;
     // CMP sub-ops that also write the selected value to res1.
@@ -321,7 +321,7 @@ TiuWork tiuWork(const TiuOp &op, const ChipParams &chip) {
 
 namespace {
 
-// Tensor special functions (bm1684x.md 5.1).
+// Tensor special functions (isa/docs/bm1684x.md 5.1).
 constexpr unsigned kSpNcTrans = 1, kSpCollect = 2, kSpBroadcast = 3,
                    kSpDistribute = 4, kSpBankCopy = 5, kSpBankBroadcast = 6;
 /// Copies a bank copy or bank broadcast writes.

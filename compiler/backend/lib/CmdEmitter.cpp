@@ -1,6 +1,6 @@
 //===- CmdEmitter.cpp - Command streams with id synchronisation -----------===//
 //
-// Ids and dependencies follow bm1684x.md 6: each engine runs its stream in
+// Ids and dependencies follow isa/docs/bm1684x.md 6: each engine runs its stream in
 // order; a command waits until the other engine has completed the command
 // whose id is its cmd_id_dep (and therefore everything before it).
 //
@@ -26,7 +26,7 @@ namespace {
 /// than 2^16 commands per engine for every shape the kernels accept).
 constexpr uint32_t kIdHeadroom = 1u << 16;
 
-/// cmd_id_en as a published BM1684X register dump shows it (bm1684x.md
+/// cmd_id_en as a published BM1684X register dump shows it (isa/docs/bm1684x.md
 /// 4.4: meaning not public, value 1 in the dump). Set on every command.
 constexpr uint64_t kCmdIdEn = 1;
 

@@ -15,7 +15,7 @@ namespace tpu::backend::detail {
 
 namespace {
 
-/// Lane mask enabling every lane (bm1684x.md 5.4).
+/// Lane mask enabling every lane (isa/docs/bm1684x.md 5.4).
 constexpr uint64_t kAllLanes32 = 0xFFFFFFFFu;
 /// Largest value of a 16-bit size field (MAX_TPU_DIM).
 constexpr int64_t kMaxDim = 65535;
@@ -28,7 +28,7 @@ unsigned fmtCode(Prec p) {
 }
 
 /// Sign bit of an operand: floats are marked signed (as in the published
-/// register dump of an fp32 add, bm1684x.md 4.5 sAR).
+/// register dump of an fp32 add, isa/docs/bm1684x.md 4.5 sAR).
 unsigned signOf(Prec p, bool isSigned = true) {
   return isa::isFloat(p) || isSigned ? 1 : 0;
 }
@@ -523,7 +523,7 @@ void ar(CmdEmitter &em, ArOp op, const LTensor &res, const Opd &a, const Opd &b,
   c.opd0_sign = signOf(a.prec, a.isSigned);
   c.opd0_const = a.isConst;
   c.opd2_n_str = unsigned(round);
-  // Cast: the result's signedness comes from opd2_sign (bm1684x.md 4.5).
+  // Cast: the result's signedness comes from opd2_sign (isa/docs/bm1684x.md 4.5).
   c.opd2_sign = signOf(res.prec, res.isSigned);
   c.res0_n = res.shape.n;
   c.res0_c = res.shape.c;

@@ -7,9 +7,9 @@
 // ids), tiling helpers and the element-wise function sequences.
 //
 // Conventions: every local tensor starts in lane 0 (its TIU address is its
-// byte offset in the lane); channels spread over lanes as bm1684x.md 3.1
+// byte offset in the lane); channels spread over lanes as isa/docs/bm1684x.md 3.1
 // describes. TIU commands use the short layouts whenever one can express
-// the command; GDMA commands use the long layouts (bm1684x.md 5.1: the
+// the command; GDMA commands use the long layouts (isa/docs/bm1684x.md 5.1: the
 // runtime sizes every GDMA command except sys as 96 bytes).
 //
 //===----------------------------------------------------------------------===//
@@ -50,7 +50,7 @@ void withCtx(const OpCtx &ctx, const std::function<void()> &fn);
 // Local tensors and allocation
 //===----------------------------------------------------------------------===//
 
-/// Layout codes of the TIU `*_str` fields (bm1684x.md 3.2).
+/// Layout codes of the TIU `*_str` fields (isa/docs/bm1684x.md 3.2).
 constexpr unsigned kStrEuAligned = 0;
 constexpr unsigned kStrCompact = 1;
 constexpr unsigned kStrFree = 3;
@@ -190,7 +190,7 @@ struct Opd {
 /// Raw bits of `v` in precision `p` (float types round to nearest even).
 uint32_t floatBits(float v, Prec p);
 
-/// AR sub-ops used by the kernels (bm1684x.md 4.2).
+/// AR sub-ops used by the kernels (isa/docs/bm1684x.md 4.2).
 enum class ArOp : unsigned {
   Mul = 0,
   Add = 2,
@@ -215,7 +215,7 @@ void ar(CmdEmitter &em, ArOp op, const LTensor &res, const Opd &a,
         const Opd &b = Opd(),
         isa::RoundMode round = isa::RoundMode::HalfToEven);
 
-/// CMP select sub-ops (bm1684x.md 4.2).
+/// CMP select sub-ops (isa/docs/bm1684x.md 4.2).
 enum class CmpOp : unsigned { SelGt = 23, SelEq = 24, SelLt = 26 };
 /// res = (a cmp b) ? t : f (sCMP); a, b of one type; t, f of res's type.
 /// Tensor operands must be EU-aligned or compact of res's shape.

@@ -1,6 +1,6 @@
 //===- MatMul.cpp - Batched matrix multiply -------------------------------===//
 //
-// sMM (mm.normal) in the matrix(w) layouts of bm1684x.md 3.3: the left
+// sMM (mm.normal) in the matrix(w) layouts of isa/docs/bm1684x.md 3.3: the left
 // matrix's K columns spread over the lanes in blocks of lw = ceil(K / 64),
 // the right matrix's N columns in blocks of rw. DMA_matrix moves the
 // operands (its transpose variant loads a right operand stored [N, K]).

@@ -6,7 +6,7 @@
 // for the timing model is isa/Work.h's. The SystemC engines in lib/model call
 // these; the kernels never know about time.
 //
-// Semantics follow bm1684x.md sections 3-5 and 8; every place where the public
+// Semantics follow isa/docs/bm1684x.md sections 3-5 and 8; every place where the public
 // facts are silent is decided in simulator/docs/semantics.md. All rounding and
 // conversion goes through isa/Numerics.h.
 //
@@ -112,7 +112,7 @@ struct LaneGeometry {
   unsigned euNum(isa::Prec p) const;
 };
 
-/// A 4-D tensor in local memory (bm1684x.md 3.1): start address `addr`
+/// A 4-D tensor in local memory (isa/docs/bm1684x.md 3.1): start address `addr`
 /// (lane << laneShift | byte offset), element type, shape and strides.
 struct LocalTensor {
   uint32_t addr = 0;

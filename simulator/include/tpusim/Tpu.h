@@ -158,7 +158,7 @@ private:
 
 /// Each engine publishes the id of its last completed command, with the time
 /// it completed; a command with cmd_id_dep = d > 0 may start sync.latency
-/// after the other engine's published id has reached d (bm1684x.md 6).
+/// after the other engine's published id has reached d (isa/docs/bm1684x.md 6).
 /// Because the completion *time* is recorded, an engine that runs ahead of
 /// SystemC time (see EngineBase) publishes exact times, and a waiter computes
 /// its start from them rather than from the moment it was woken.

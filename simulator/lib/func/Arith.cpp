@@ -2,7 +2,7 @@
 //--------------------------------===//
 //
 // AR (incl. the sSEG index generators), CMP, LIN, SFU, RQ&DQ and VC
-// (bm1684x.md 4.2, 4.5, 8.3). Decisions where the public facts are silent are
+// (isa/docs/bm1684x.md 4.2, 4.5, 8.3). Decisions where the public facts are silent are
 // in semantics.md ("Arithmetic", "Compare", "Linear", "SFU", "Requantize").
 //
 // Float arithmetic runs in fp32, one rounding (to nearest even) per
@@ -36,7 +36,7 @@ using isa::RoundMode;
 
 namespace {
 
-// AR sub-ops (bm1684x.md 4.2).
+// AR sub-ops (isa/docs/bm1684x.md 4.2).
 enum ArEu : unsigned {
   kMul = 0,
   kNot = 1,
@@ -831,7 +831,7 @@ void execRQDQ(const TiuOp &op, MachineState &m) {
   ResultView out(m, rt, "result (res0)", name, tiuLaneMask(op, geo));
 
   // Parameters per channel: one record of int32 words at the start of each
-  // channel slot of a (1, C, 1, 1) EU-aligned tensor (bm1684x.md 8.3).
+  // channel slot of a (1, C, 1, 1) EU-aligned tensor (isa/docs/bm1684x.md 8.3).
   uint32_t paramWords = op.eu == kRq1 || op.eu == kDq1   ? 3
                         : op.eu == kRq2 || op.eu == kDq2 ? 1
                                                          : 2;
@@ -926,7 +926,7 @@ void execRQDQ(const TiuOp &op, MachineState &m) {
           }
           case kRq1:
             // The stored shift is a left shift; negative values shift right
-            // (bm1684x.md 8.2).
+            // (isa/docs/bm1684x.md 8.2).
             out.setInt(n, c, h, w,
                        isa::requantize(a.i(n, c, h, w), mult, -shift, zp, mode,
                                        pr, tr.isSigned));

@@ -1,6 +1,6 @@
 //===- Conv.cpp - Convolution, pooling/depthwise and matrix multiply ------===//
 //
-// CONV (bm1684x.md 4.5 sCONV), PorD (sPorD), MM (sMM) and MM2 (sMM2).
+// CONV (isa/docs/bm1684x.md 4.5 sCONV), PorD (sPorD), MM (sMM) and MM2 (sMM2).
 //
 // Every kernel first gathers its operands into dense buffers (zero-insertion
 // and padding materialised, weights converted and rotated), then runs a
@@ -94,7 +94,7 @@ ConvGeom convGeom(const TiuOp &op, uint32_t ic) {
                    std::to_string(g.oc) + ", oh " + std::to_string(g.oh) +
                    ", ow " + std::to_string(g.ow) + ", kh " +
                    std::to_string(g.kh) + ", kw " + std::to_string(g.kw) + ")");
-  // Padded extent per the output-size formula of bm1684x.md 4.5, widened to
+  // Padded extent per the output-size formula of isa/docs/bm1684x.md 4.5, widened to
   // whatever the stated output size reads (extra positions are padding).
   uint64_t realH = uint64_t(g.ih - 1) * (g.insH + 1) + 1;
   uint64_t realW = uint64_t(g.iw - 1) * (g.insW + 1) + 1;
@@ -418,7 +418,7 @@ void execConv(const TiuOp &op, MachineState &m) {
   ResultView out(m, outT, "result (res0)", name, tiuLaneMask(op, geo));
 
   // Weights: per output channel one slot of ceil(ic/P) blocks of
-  // [kh][kw][P] (bm1684x.md 3.4), P = IC_PARALLEL of the weight type.
+  // [kh][kw][P] (isa/docs/bm1684x.md 3.4), P = IC_PARALLEL of the weight type.
   uint32_t icp = m.chip.icParallel(wPrec);
   size_t kArea = size_t(g.kh) * g.kw;
   uint64_t slotElems = ceilDiv(g.ic, icp) * kArea * icp;
@@ -711,7 +711,7 @@ void execPorDRoi(const TiuOp &op, MachineState &m) {
                                {n, c, 1, boxes}, unsigned(f.res0_str));
   ResultView out(m, outT, "result (res0)", name, tiuLaneMask(op, geo));
 
-  // Boxes (opd3): (1, res0_w, 1, 4) int16, compact (bm1684x.md 4.5).
+  // Boxes (opd3): (1, res0_w, 1, 4) int16, compact (isa/docs/bm1684x.md 4.5).
   LocalTensor boxT;
   boxT.addr = uint32_t(f.opd3_addr);
   boxT.type = {Prec::Int16, true};
@@ -821,7 +821,7 @@ void execPorD(const TiuOp &op, MachineState &m) {
   bool depthwise = op.eu == kEuDepthwise || op.eu == kEuDepthwiseRelu;
   ConvGeom g = convGeom(op, uint32_t(f.res0_c));
   ElemType inType{inPrec, bool(f.opd0_sign)};
-  // Depthwise+relu results are unsigned unless int32 (bm1684x.md 4.5).
+  // Depthwise+relu results are unsigned unless int32 (isa/docs/bm1684x.md 4.5).
   bool resSigned =
       op.eu == kEuDepthwiseRelu ? resPrec == Prec::Int32 : bool(f.opd0_sign);
   ElemType resType{resPrec, resSigned};
@@ -1203,7 +1203,7 @@ void execMM2(const TiuOp &op, MachineState &m) {
 
   // Integer: right-operand zero point. NN/NT: (1, lanes, 1, N) EU-aligned,
   // each lane holding the per-column vector; TT: (1, M, 1, 1) compact, one
-  // per result row (bm1684x.md 4.5 sMM2).
+  // per result row (isa/docs/bm1684x.md 4.5 sMM2).
   ElemType zpType{bPrec, bool(f.opd1_sign)};
   std::unique_ptr<OperandView> zpView;
   Immediate zpImm{zpType, f.opd2_addr};

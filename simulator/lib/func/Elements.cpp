@@ -1,7 +1,7 @@
 //===- Elements.cpp - Element access and local tensor views ---------------===//
 //
 // Loading and storing single elements of every precision (conversions via
-// isa/Numerics), local tensor views (bm1684x.md 3.1-3.2) and the checked
+// isa/Numerics), local tensor views (isa/docs/bm1684x.md 3.1-3.2) and the checked
 // operand views the kernels use.
 //
 //===----------------------------------------------------------------------===//

@@ -23,7 +23,7 @@ namespace tpu::sim::detail {
 std::string opName(const TiuOp &op);
 std::string opName(const GdmaOp &op);
 
-/// The round-mode code of `opd2_n_str` (bm1684x.md 8.1, kernel-side enum);
+/// The round-mode code of `opd2_n_str` (isa/docs/bm1684x.md 8.1, kernel-side enum);
 /// codes without a meaning throw.
 isa::RoundMode roundModeOf(const TiuOp &op);
 

@@ -1,6 +1,6 @@
 //===- Gdma.cpp - GDMA functional kernels and work descriptions -----------===//
 //
-// Every GDMA type of bm1684x.md 5: tensor moves (special functions 0..6),
+// Every GDMA type of isa/docs/bm1684x.md 5: tensor moves (special functions 0..6),
 // fill, general 1-D copies, matrix moves, cw_transpose, gather/scatter,
 // masked_select and nonzero. Operands are 40-bit unified addresses; the
 // region (local, static, L2, global) comes from isa::classifyAddr. Elements
@@ -35,7 +35,7 @@ using detail::failOp;
 constexpr uint64_t kAllLanes = ~uint64_t(0);
 constexpr unsigned kBitsPerByte = 8;
 
-// Tensor special functions (bm1684x.md 5.1).
+// Tensor special functions (isa/docs/bm1684x.md 5.1).
 enum TensorSp : unsigned {
   kSpNone = 0,
   kSpNcTrans = 1,
@@ -136,7 +136,7 @@ public:
   }
 
   /// Element offset of (n, c, h, w) from the tensor's base (local: inside
-  /// the channel's lane, slot-relative as bm1684x.md 3.1).
+  /// the channel's lane, slot-relative as isa/docs/bm1684x.md 3.1).
   int64_t elemOffset(const GTensor &t, uint32_t n, uint32_t c, uint32_t h,
                      uint32_t w) const {
     int64_t cPart = int64_t(c);
@@ -501,7 +501,7 @@ void execTensor(const GdmaOp &op, MachineState &m, unsigned bits) {
   uint64_t mask = op.laneMask();
   bool isBroadcast =
       op.special == kSpBroadcast || op.special == kSpBankBroadcast;
-  // Broadcast and distribute ignore the lane mask (bm1684x.md 5.4).
+  // Broadcast and distribute ignore the lane mask (isa/docs/bm1684x.md 5.4).
   if (isBroadcast || op.special == kSpDistribute)
     mask = kAllLanes;
   bool unitW = op.special != kSpNone;
@@ -709,7 +709,7 @@ void execCwTranspose(const GdmaOp &op, MachineState &m, unsigned bits) {
   writeTensor(sp, dst, out.data(), mask, valid.get());
 }
 
-/// The index of gather/scatter: uint32 elements (bm1684x.md 5.7).
+/// The index of gather/scatter: uint32 elements (isa/docs/bm1684x.md 5.7).
 constexpr unsigned kIndexBytes = 4;
 
 void execGatherScatter(const GdmaOp &op, MachineState &m, unsigned bits) {

@@ -1,7 +1,7 @@
 //===- Move.cpp - Data movement inside local memory -----------------------===//
 //
 // TRANS&BC (transposes and broadcasts between lanes) and the SG / SGL
-// gather-scatter family, all 20 sub-ops (bm1684x.md 4.2, 4.5). Values move
+// gather-scatter family, all 20 sub-ops (isa/docs/bm1684x.md 4.2, 4.5). Values move
 // as bit patterns; no conversion happens. Operand shapes follow Sophgo's
 // public command generators and decoder; where those are silent the
 // decisions are in semantics.md "SG / SGL: gather and scatter".
@@ -296,7 +296,7 @@ struct SgCmd {
   /// (boundH, boundW) plane. The indices are opd1, (1, count, 1, 1) compact:
   /// d1coor gives w (h = 0); perw gives h (w = the index's own column);
   /// d2coor gives one (h, w) pair per element, h in the low half
-  /// (bm1684x.md 4.5: "uint16 stored as INT32 with [h, w]").
+  /// (isa/docs/bm1684x.md 4.5: "uint16 stored as INT32 with [h, w]").
   std::vector<Coord> plCoords(uint32_t count, bool d2, bool perw,
                               uint32_t boundH, uint32_t boundW) const {
     ElemType it = idx;

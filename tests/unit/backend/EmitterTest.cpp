@@ -1,6 +1,6 @@
 //===- EmitterTest.cpp - CmdEmitter ids, dependencies and groups ----------===//
 //
-// The id rules of bm1684x.md 6: ids count up from 1 per engine, a
+// The id rules of isa/docs/bm1684x.md 6: ids count up from 1 per engine, a
 // dependency names an already emitted command of the other engine, each
 // stream ends with its end command waiting for the other engine's last
 // command; dependencies derived from local-memory use follow read/write
@@ -59,7 +59,7 @@ TEST(CmdEmitter, FinishAppendsEndCommandsWaitingForTheOtherEngine) {
   isa::bmodel::CmdGroup g = em.finish();
   EXPECT_EQ(g.bdcNum, 3u);
   EXPECT_EQ(g.gdmaNum, 2u);
-  // Streams are padded to 128 bytes (bm1684x.md 4.1).
+  // Streams are padded to 128 bytes (isa/docs/bm1684x.md 4.1).
   EXPECT_EQ(g.tiu.size() % 128, 0u);
   EXPECT_EQ(g.gdma.size() % 128, 0u);
   auto tiu = isa::splitBuffer(isa::Engine::Tiu, g.tiu.data(), g.tiu.size());

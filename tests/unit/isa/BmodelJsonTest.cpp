@@ -1,6 +1,6 @@
 //===- BmodelJsonTest.cpp - the JSON form of tpu-dis / tpu-asm ------------===//
 //
-// References: the opcode tables of bm1684x.md 4.2 and 5.1 (AR = tsk_typ 3,
+// References: the opcode tables of isa/docs/bm1684x.md 4.2 and 5.1 (AR = tsk_typ 3,
 // add = eu 2; GDMA sys = cmd_type 6, end = special function 0), the fp32
 // immediate example of 4.1 (1.0 = 0x3F800000), and the end-of-stream rules
 // of section 6.

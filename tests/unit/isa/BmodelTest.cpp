@@ -1,6 +1,6 @@
 //===- BmodelTest.cpp - bmodel container: write, read, reject -------------===//
 //
-// References: the file layout of bm1684x.md 7.1 (header words checked byte
+// References: the file layout of isa/docs/bm1684x.md 7.1 (header words checked byte
 // by byte), the schema slot numbers of 7.2 (slot offset = 4 + 2 * id; files
 // are built here field by field with the generic FlatBuffers builder, not
 // with our writer, and our files are read back slot by slot), and SHA-256
@@ -121,7 +121,7 @@ Model sampleModel() {
 }
 
 //===----------------------------------------------------------------------===//
-// A raw reader of our files, slot by slot (bm1684x.md 7.2).
+// A raw reader of our files, slot by slot (isa/docs/bm1684x.md 7.2).
 //===----------------------------------------------------------------------===//
 
 class RawTable {
@@ -664,7 +664,7 @@ TEST(BmodelErrors, OtherSemanticChecks) {
 }
 
 //===----------------------------------------------------------------------===//
-// Integrity checks beyond the structure (issue 11)
+// Integrity checks beyond the structure
 //===----------------------------------------------------------------------===//
 
 namespace {

@@ -1,7 +1,7 @@
 //===- ChipParamsTest.cpp - Chip parameters
 //--------------------------------===//
 //
-// Reference: the table of bm1684x.md 1.1 and the memory map of section 2.
+// Reference: the table of isa/docs/bm1684x.md 1.1 and the memory map of section 2.
 //
 //===----------------------------------------------------------------------===//
 #include "tpu/isa/ChipParams.h"

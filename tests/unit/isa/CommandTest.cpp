@@ -1,6 +1,6 @@
 //===- CommandTest.cpp - Layout tables, codecs, buffers ------------------===//
 //
-// References: the bit tables of bm1684x.md 4-5 (via Layouts.def, whose
+// References: the bit tables of isa/docs/bm1684x.md 4-5 (via Layouts.def, whose
 // consistency is checked here), the published sAR register dump of 4.5, and
 // the layout-selection rules of 4.1, 4.2, 5.1.
 //
@@ -80,7 +80,7 @@ TEST(LayoutTables, FieldsTileEachLayoutWithinWords) {
 }
 
 TEST(LayoutTables, SizesMatchRuntimeLengths) {
-  // bm1684x.md 4.1 and 5.1 length tables, in bytes.
+  // isa/docs/bm1684x.md 4.1 and 5.1 length tables, in bytes.
   const std::pair<LayoutId, unsigned> sizes[] = {
       {LayoutId::TiuLong, 128},
       {LayoutId::SConv, 64},
@@ -112,7 +112,7 @@ TEST(LayoutTables, SizesMatchRuntimeLengths) {
 }
 
 TEST(LayoutTables, HeadFieldsAtCommonBits) {
-  // bm1684x.md 4.1 (TIU head, all but LAR) and 5.2 (GDMA head).
+  // isa/docs/bm1684x.md 4.1 (TIU head, all but LAR) and 5.2 (GDMA head).
   struct Expect {
     const char *name;
     unsigned lsb, width;
@@ -296,7 +296,7 @@ TEST(TypedStructs, EncodeDecodeEveryLayout) {
 }
 
 //===----------------------------------------------------------------------===//
-// The published sAR register dump (bm1684x.md 4.5)
+// The published sAR register dump (isa/docs/bm1684x.md 4.5)
 //===----------------------------------------------------------------------===//
 
 namespace {

@@ -10,7 +10,7 @@ using namespace tpu::isa;
 
 namespace {
 
-/// The published sAR register dump of bm1684x.md 4.5 (fp32 add with an
+/// The published sAR register dump of isa/docs/bm1684x.md 4.5 (fp32 add with an
 /// immediate 1.0f).
 RawCommand publishedSar() {
   cmd::SAR c;

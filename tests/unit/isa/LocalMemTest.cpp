@@ -1,6 +1,6 @@
 //===- LocalMemTest.cpp - Local-memory addressing and layouts ------------===//
 //
-// Reference values are derived by hand from bm1684x.md 2 and 3 (derivations
+// Reference values are derived by hand from isa/docs/bm1684x.md 2 and 3 (derivations
 // beside each check).
 //
 //===----------------------------------------------------------------------===//
@@ -63,7 +63,7 @@ TEST(LocalMem, SplitAndJoinAddresses) {
 
 TEST(LocalMem, ClassifyUnifiedAddresses) {
   ChipParams p;
-  // bm1684x.md 2: R [0x0800_0000, 0x0900_0000), S [0x0900_0000, +16 KiB),
+  // isa/docs/bm1684x.md 2: R [0x0800_0000, 0x0900_0000), S [0x0900_0000, +16 KiB),
   // L2 [0x1000_0000, +0x1FB000), G [0x1_0000_0000, +4 GiB).
   struct Case {
     uint64_t addr;

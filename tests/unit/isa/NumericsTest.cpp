@@ -95,7 +95,7 @@ struct RoundCase {
   int64_t expected[7];
 };
 
-// Derivations (q = floor, r = x - q * 2^s, half = 2^(s-1), bm1684x.md 8.1):
+// Derivations (q = floor, r = x - q * 2^s, half = 2^(s-1), isa/docs/bm1684x.md 8.1):
 //  5 >> 1 =  2.5 : q= 2 r=1=half, q even  -> HTE 2, HAFZ 3, TZ 2, dn 2, up 3,
 //                  HU 3, HD 2
 // -5 >> 1 = -2.5 : q=-3 r=1=half, q odd   -> HTE -2, HAFZ -3, TZ -2, dn -3,

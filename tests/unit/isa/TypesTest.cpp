@@ -1,7 +1,7 @@
 //===- TypesTest.cpp - Element type enumerations
 //---------------------------===//
 //
-// Reference: the code tables of bm1684x.md 4.3 (PREC), 5.3 (GDMA formats),
+// Reference: the code tables of isa/docs/bm1684x.md 4.3 (PREC), 5.3 (GDMA formats),
 // 7.2 (DATA_TYPE_T) and 8.1 (ROUND_MODE).
 //
 //===----------------------------------------------------------------------===//

@@ -148,7 +148,7 @@ TEST(FuncArith, RoundingTiesPerMode) {
   ArShape s{1, 1, 1, 7};
   const int64_t xs[7] = {-3, -2, -1, 0, 1, 2, 3};
   // Rows: HalfToEven, HalfAwayFromZero, TowardsZero, Down, Up, HalfUp,
-  // HalfDown (bm1684x.md 8.1); columns x = -3..3, x / 2 = -1.5 .. 1.5.
+  // HalfDown (isa/docs/bm1684x.md 8.1); columns x = -3..3, x / 2 = -1.5 .. 1.5.
   const int64_t want[7][7] = {{-2, -1, 0, 0, 0, 1, 2}, {-2, -1, -1, 0, 1, 1, 2},
                               {-1, -1, 0, 0, 0, 1, 1}, {-2, -1, -1, 0, 0, 1, 1},
                               {-1, -1, 0, 0, 1, 1, 2}, {-1, -1, 0, 0, 1, 1, 2},

@@ -5,7 +5,7 @@
 // written here from the documented formulas: output position (oy, ox) reads
 // virtual input row oy*stride + ky*dilation - pad_top; the virtual input has
 // ins0 inserted values between real rows/columns; weights sit per output
-// channel in the 64IC / 32IC / 1IC layouts of bm1684x.md 3.4.
+// channel in the 64IC / 32IC / 1IC layouts of isa/docs/bm1684x.md 3.4.
 //
 //===----------------------------------------------------------------------===//
 

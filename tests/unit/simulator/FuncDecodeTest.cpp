@@ -12,7 +12,7 @@ namespace {
 
 TEST(FuncDecode, ShortArExpandsToLongFieldsWithDefaults) {
   // The published TDB register dump of an fp32 add with an immediate
-  // (bm1684x.md 4.5 sAR).
+  // (isa/docs/bm1684x.md 4.5 sAR).
   isa::cmd::SAR c;
   c.cmd_short = 1;
   c.cmd_id = 15;

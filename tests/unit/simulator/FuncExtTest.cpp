@@ -3,7 +3,7 @@
 // The kernels added for the decisions in simulator/docs/semantics.md (ROI
 // variants of PorD, int4/int16/int32 CONV, RQ&DQ rq2/dq2, INT4 GDMA moves,
 // LAR / tsk 12 rejection). Each test writes operands with its own address
-// arithmetic (bm1684x.md 3.1: lane (L + c) mod 64, slot (L + c) div 64;
+// arithmetic (isa/docs/bm1684x.md 3.1: lane (L + c) mod 64, slot (L + c) div 64;
 // INT4 element e in byte e / 2, even elements in the low nibble), runs the
 // command through encode + decode + execute, and compares with a plain
 // nested-loop reference written here from the documented rules.
@@ -120,7 +120,7 @@ __int128 satTo(__int128 v, Prec p, bool isSigned) {
 }
 
 /// x / 2^s rounded as ROUND_MODE 0 (half to even) or 1 (half away from
-/// zero), written from the definitions (bm1684x.md 8.1).
+/// zero), written from the definitions (isa/docs/bm1684x.md 8.1).
 __int128 shiftRound(__int128 x, unsigned s, unsigned mode) {
   if (s == 0)
     return x;
@@ -371,7 +371,7 @@ struct IntConv : ConvGeom {
     padT = 1;
     padR = 1;
   }
-  /// IC_PARALLEL of the weight type (bm1684x.md 3.4 and ChipParams).
+  /// IC_PARALLEL of the weight type (isa/docs/bm1684x.md 3.4 and ChipParams).
   uint32_t icp() const {
     switch (w) {
     case Prec::Int4:

@@ -3,7 +3,7 @@
 // Each test encodes a GDMA command with the isa typed structs, executes it,
 // and checks every destination element at the position the documented
 // formulas give (DDR: base + (n*ns + c*cs + h*hs + w*ws) * bytes; local:
-// bm1684x.md 3.1 with the unified window at 0x0800_0000).
+// isa/docs/bm1684x.md 3.1 with the unified window at 0x0800_0000).
 //
 //===----------------------------------------------------------------------===//
 

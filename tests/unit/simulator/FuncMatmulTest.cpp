@@ -329,7 +329,7 @@ TEST(FuncPorD, DepthwiseInt8ShiftRoundSaturateRelu) {
           acc += b[c];
           int64_t v =
               isa::rightShiftRound(acc, 6, isa::RoundMode::HalfAwayFromZero);
-          // depthwise+relu writes an unsigned int8 (bm1684x.md 4.5).
+          // depthwise+relu writes an unsigned int8 (isa/docs/bm1684x.md 4.5).
           int64_t want = relu ? std::clamp<int64_t>(v, 0, 255)
                               : std::clamp<int64_t>(v, -128, 127);
           ASSERT_EQ(refGetInt(m, out, !relu, 0, c, oy, ox), want)

@@ -1,6 +1,6 @@
 //===- FuncMiscTest.cpp - CMP, LIN, SFU, RQ&DQ, TRANS&BC, VC --------------===//
 //
-// Each family against a reference written from bm1684x.md 4.5 / 8.3 and the
+// Each family against a reference written from isa/docs/bm1684x.md 4.5 / 8.3 and the
 // decisions of simulator/docs/semantics.md. SG / SGL are in FuncSgTest.cpp.
 //
 //===----------------------------------------------------------------------===//
@@ -221,7 +221,7 @@ TEST(FuncRqDq, FixedPointRequantPerChannelAndImmediate) {
   Ref x = euRef(laddr(0, 0), Prec::Int32, 1, C, 1, W);
   Ref y = euRef(laddr(0, 0x1000), Prec::Int8, 1, C, 1, W);
   // Params: one record of 3 int32 at the start of each 64-byte channel
-  // slot (EU-aligned (1, C, 1, 1), bm1684x.md 8.3).
+  // slot (EU-aligned (1, C, 1, 1), isa/docs/bm1684x.md 8.3).
   uint32_t pAddr = laddr(0, 0x2000);
   std::vector<int64_t> xv, mult(C), zp(C);
   std::vector<int> shift(C);

@@ -1,7 +1,7 @@
 //===- FuncSgTest.cpp - SG / SGL gather, scatter and select -------------===//
 //
 // Every SG/SGL sub-op (tsk 6, eu 0..19) against a plain nested-loop
-// reference written from bm1684x.md 4.5 and the decisions of
+// reference written from isa/docs/bm1684x.md 4.5 and the decisions of
 // simulator/docs/semantics.md "SG / SGL: gather and scatter". Element
 // positions come from FuncTestUtil.h's layout formulas, never from the
 // simulator's views. Each run pre-fills the result with random bits, so
@@ -22,7 +22,7 @@ using namespace tpu::sim::test;
 
 namespace {
 
-/// One bank of a lane: 256 KiB in 16 banks (bm1684x.md 2).
+/// One bank of a lane: 256 KiB in 16 banks (isa/docs/bm1684x.md 2).
 constexpr uint64_t kBankBytes = kLaneBytes / 16;
 /// Operand offsets inside a lane (pe_m's four table copies sit in the upper
 /// half, one bank apart).

@@ -3,7 +3,7 @@
 //
 // Independent access to local and global memory for the reference side of
 // the tests: element positions are computed here directly from the layout
-// formulas of bm1684x.md 3.1/3.2 (lane (L + c) mod 64, slot (L + c) div 64,
+// formulas of isa/docs/bm1684x.md 3.1/3.2 (lane (L + c) mod 64, slot (L + c) div 64,
 // offset O + (n*ns + slot*cs + h*hs + w*ws) * bytes), not through the
 // simulator's own view classes.
 //
@@ -61,7 +61,7 @@ struct Ref {
 
 inline uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
-/// EU-aligned strides (bm1684x.md 3.2 code 0).
+/// EU-aligned strides (isa/docs/bm1684x.md 3.2 code 0).
 inline Ref euRef(uint32_t addr, Prec p, uint32_t n, uint32_t c, uint32_t h,
                  uint32_t w) {
   unsigned start = addr >> kLaneShift;
@@ -170,7 +170,7 @@ template <typename Cmd> void runGdma(const Cmd &c, MachineState &m) {
 
 /// Geometry of a CONV test case: sizes, strides, dilation, inserted zeros,
 /// padding, rotation and res_add. oh()/ow() are the output sizes of the
-/// documented formula (bm1684x.md 4.5): the virtual input is
+/// documented formula (isa/docs/bm1684x.md 4.5): the virtual input is
 /// (i - 1) * (ins + 1) + 1 plus padding, the kernel spans d * (k - 1) + 1.
 struct ConvGeom {
   uint32_t n = 1, ic = 3, ih = 5, iw = 5, oc = 2, kh = 3, kw = 3;

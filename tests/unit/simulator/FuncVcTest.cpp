@@ -2,12 +2,12 @@
 //
 // Every VC sub-op (tsk 14: 0 mul, 2 add, 3 sub, 4 max, 5 min, 7 and, 8 or,
 // 9 xor, 10/11/13 select gt/eq/lt, 12 div, 15/16/20 saturating add/sub/mul,
-// 23 mulDHR) against a plain nested-loop reference written from bm1684x.md
+// 23 mulDHR) against a plain nested-loop reference written from isa/docs/bm1684x.md
 // 4.5 and simulator/docs/semantics.md "VC" / "AR" / "Conventions":
 // res[i][c][0][w] = A[i] op B[c][w], integers in int64 then wrapped to the
 // result width (saturated for the *_satu ops and mulDHR), floats in fp32
 // with one rounding to the result type. The rounding of mulDHR is written
-// here from the ROUND_MODE definitions (bm1684x.md 8.1), not taken from
+// here from the ROUND_MODE definitions (isa/docs/bm1684x.md 8.1), not taken from
 // isa/Numerics.
 //
 //===----------------------------------------------------------------------===//
@@ -67,7 +67,7 @@ int64_t maxOf(Prec p, bool isSigned) {
   return isSigned ? (int64_t(1) << (bits - 1)) - 1 : (int64_t(1) << bits) - 1;
 }
 
-/// x / 2^s rounded per the ROUND_MODE code (bm1684x.md 8.1): 0 half to
+/// x / 2^s rounded per the ROUND_MODE code (isa/docs/bm1684x.md 8.1): 0 half to
 /// even, 1 half away from zero, 2 towards zero, 3 down, 4 up, 5 half up,
 /// 6 half down.
 int64_t refShiftRound(int64_t x, unsigned s, unsigned mode) {

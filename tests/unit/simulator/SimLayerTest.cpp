@@ -22,7 +22,7 @@ namespace {
 constexpr uint32_t kIc = 8, kOc = 4, kIh = 4, kIw = 4, kK = 3;
 constexpr uint32_t kOh = kIh - kK + 1, kOw = kIw - kK + 1;
 /// int8 weights are stored per output channel as [ic / 64][ky][kx][ic % 64]
-/// with ic padded to IC_PARALLEL = 64 (bm1684x.md 3.4): 9 * 64 bytes per oc.
+/// with ic padded to IC_PARALLEL = 64 (isa/docs/bm1684x.md 3.4): 9 * 64 bytes per oc.
 constexpr uint32_t kIcPar = 64;
 constexpr uint32_t kWRow = kK * kK * kIcPar;
 /// rq1 parameters: y = sat8(round_half_away(acc * kMult / 2^kShift) + kZp).

@@ -28,7 +28,7 @@ namespace tpu::sim::simtest {
 using isa::Prec;
 using isa::RawCommand;
 
-/// The BM1684X address map (bm1684x.md 2): TIU local address = lane << 18 |
+/// The BM1684X address map (isa/docs/bm1684x.md 2): TIU local address = lane << 18 |
 /// offset; GDMA sees local memory at 0x0800_0000 and DDR from 0x1_0000_0000.
 constexpr unsigned kLaneShift = 18;
 constexpr uint64_t kLmemBase = 0x08000000;
@@ -59,7 +59,7 @@ struct Shape {
   uint64_t count() const { return uint64_t(n) * c * h * w; }
 };
 
-/// EU-aligned local channel stride (bm1684x.md 3.2) of the default chip.
+/// EU-aligned local channel stride (isa/docs/bm1684x.md 3.2) of the default chip.
 inline uint64_t euCStride(const Shape &s, Prec p, unsigned euBytes = 64) {
   uint64_t eu = euBytes / elemBytes(p);
   return (uint64_t(s.h) * s.w + eu - 1) / eu * eu;

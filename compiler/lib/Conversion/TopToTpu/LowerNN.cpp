@@ -3,7 +3,7 @@
 //
 // Filters and matmul weights take the mode's element type; biases and the
 // LayerNorm scale / bias stay f32, which is what the BM1684X float kernels
-// read (bm1684x.md 8.4). The filter layout is chosen later by
+// read (isa/docs/bm1684x.md 8.4). The filter layout is chosen later by
 // --tpu-weight-reorder. 1-D and 2-D pools become tpu.Pool2D, 3-D pools
 // tpu.Pool3D.
 //

@@ -3,9 +3,9 @@
 //
 // A .bmodel is a 64-byte header, a FlatBuffer (schema isa/schema/bmodel.fbs)
 // and a binary section holding the coefficients, command streams and the
-// optional firmware blob (bm1684x.md 7.1/7.2). This header exposes the file as
+// optional firmware blob (isa/docs/bm1684x.md 7.1/7.2). This header exposes the file as
 // plain C++ structs with every field Sophgo's runtime needs for static
-// networks (bm1684x.md 7.3); the FlatBuffers types stay inside Bmodel.cpp.
+// networks (isa/docs/bm1684x.md 7.3); the FlatBuffers types stay inside Bmodel.cpp.
 //
 // The reader validates everything it reads and throws tpu::Error naming the
 // file, the byte offset and the problem. The writer fills the fields that are
@@ -28,7 +28,7 @@
 
 namespace tpu::isa::bmodel {
 
-/// Header constants (bm1684x.md 7.1).
+/// Header constants (isa/docs/bm1684x.md 7.1).
 constexpr uint32_t kMagic = 0xFF55AAEE;
 /// The magic of the older bmtap2 toolchain's files, recognised only to say so.
 constexpr uint32_t kLegacyMagic = 0xFF55AAFF;
@@ -43,12 +43,12 @@ constexpr size_t kReservedOffset = 16;
 /// What our writer puts into Model.type / Model.chip by default.
 constexpr const char *kModelType = "B";
 constexpr const char *kChipName = "BM1684X";
-/// Another name Sophgo's runtime accepts for the same chip (bm1684x.md 7.4).
+/// Another name Sophgo's runtime accepts for the same chip (isa/docs/bm1684x.md 7.4).
 constexpr const char *kChipAlias = "BM1686";
 /// Model.version: Sophgo's tools write "2.2+" followed by the compiler
 /// version; we keep the prefix and name our toolchain after it.
 constexpr const char *kDefaultVersion = "2.2+tpu-open";
-/// File name tpu-mlir gives the firmware blob (bm1684x.md 7.3).
+/// File name tpu-mlir gives the firmware blob (isa/docs/bm1684x.md 7.3).
 constexpr const char *kKernelModuleName = "libbm1684x_kernel_module.so";
 
 /// Tensor.mem_type bits.
@@ -168,7 +168,7 @@ struct Net {
   bool operator!=(const Net &o) const { return !(*this == o); }
 };
 
-/// Device firmware shipped inside the model (bm1684x.md 7.5).
+/// Device firmware shipped inside the model (isa/docs/bm1684x.md 7.5).
 struct KernelModule {
   std::string fileName = kKernelModuleName;
   std::vector<uint8_t> binary;

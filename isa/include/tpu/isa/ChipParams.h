@@ -2,7 +2,7 @@
 //-*-===//
 //
 // The machine's sizes and address map as one typed, overridable struct. The
-// defaults are the BM1684X (bm1684x.md 1.1, 2); architects change lanes, local
+// defaults are the BM1684X (isa/docs/bm1684x.md 1.1, 2); architects change lanes, local
 // memory or banks with set("npu_num", "32") etc. The parameter list itself is
 // the table in ChipParams.def, which also drives set() and list().
 //

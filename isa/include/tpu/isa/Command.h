@@ -5,7 +5,7 @@
 // (field lookup, encode/decode, typed structs, buffer splitting, disassembly)
 // is derived from that table, so a field is written down exactly once.
 //
-// Encoding convention (bm1684x.md 4.1): a command is a little-endian bit
+// Encoding convention (isa/docs/bm1684x.md 4.1): a command is a little-endian bit
 // string, bit k is bit (k % 64) of 64-bit word (k / 64); no field straddles a
 // 64-bit word.
 //
@@ -179,7 +179,7 @@ template <typename T> T decodeAs(const RawCommand &raw);
 // Opcodes
 //===----------------------------------------------------------------------===//
 
-/// TIU task types (tsk_typ), bm1684x.md 4.2.
+/// TIU task types (tsk_typ), isa/docs/bm1684x.md 4.2.
 enum class TiuTask : uint8_t {
   Conv = 0,
   PorD = 1,
@@ -197,7 +197,7 @@ enum class TiuTask : uint8_t {
   Sys = 15,
 };
 
-/// GDMA command types (cmd_type), bm1684x.md 5.1.
+/// GDMA command types (cmd_type), isa/docs/bm1684x.md 5.1.
 enum class GdmaType : uint8_t {
   Tensor = 0,
   Matrix = 1,
@@ -237,7 +237,7 @@ struct DecodedCommand {
   size_t offset = 0;
 };
 
-/// Splits one engine's command buffer into commands (bm1684x.md 4.1/5.1):
+/// Splits one engine's command buffer into commands (isa/docs/bm1684x.md 4.1/5.1):
 /// reads each head, picks the layout and its length, and stops after the end
 /// SYS command when the rest is zero padding. Throws Error naming the byte
 /// offset and the problem for a truncated buffer, an unknown head, or data

@@ -45,7 +45,7 @@ struct GdmaOp {
   GdmaType type = GdmaType::Tensor;
   unsigned special = 0;
   cmd::DmaTensor f;
-  // DMA_gather / DMA_scatter (bm1684x.md 5.7).
+  // DMA_gather / DMA_scatter (isa/docs/bm1684x.md 5.7).
   uint64_t index_cstride = 0;
   uint64_t index_hstride = 0;
   uint64_t index_csize = 0;

@@ -1,7 +1,7 @@
 //===- LocalMem.h - Local-memory addressing and tensor layouts ---*- C++
 //-*-===//
 //
-// How tensors sit in the BM1684X local memory (bm1684x.md 2, 3): local
+// How tensors sit in the BM1684X local memory (isa/docs/bm1684x.md 2, 3): local
 // addresses are (lane << laneShift) | offset; channel c of a tensor starting
 // in lane L lives in lane (L + c) mod npu_num, channel slot (L + c) div
 // npu_num; strides are in elements. The compiler (allocation, codegen) and
@@ -52,7 +52,7 @@ struct Stride4 {
   int64_t n, c, h, w;
 };
 
-/// Local tensor layouts (bm1684x.md 3.2). The first four are the codes of
+/// Local tensor layouts (isa/docs/bm1684x.md 3.2). The first four are the codes of
 /// the TIU `*_str` fields.
 enum class LocalLayout {
   EuAligned = 0,  ///< Each channel starts on an EU boundary (64 bytes).
@@ -91,7 +91,7 @@ struct LocalElementPos {
 };
 
 /// Position of element (n, c, h, w) of a tensor at TIU local address
-/// `start` with element strides `stride` (bm1684x.md 3.1): lane
+/// `start` with element strides `stride` (isa/docs/bm1684x.md 3.1): lane
 /// (L + c) mod npu_num, offset O + (n*ns + slot*cs + h*hs + w*ws) * size.
 /// INT4 elements are packed two per byte, the even element in the low
 /// nibble [inferred: the nibble order is not published]. Throws Error when

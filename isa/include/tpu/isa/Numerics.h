@@ -6,7 +6,7 @@
 // zero point), fp16/bf16 conversion. The compiler's reference interpreter and
 // the simulator both call these; nothing else re-implements rounding.
 //
-// Rounding-mode semantics follow bm1684x.md 8.1 (RightShiftRound) and the
+// Rounding-mode semantics follow isa/docs/bm1684x.md 8.1 (RightShiftRound) and the
 // requantisation formulas follow 8.2. Where the public facts are silent the
 // choice made is documented beside the implementation in Numerics.cpp.
 //
@@ -43,7 +43,7 @@ int64_t precMax(Prec p, bool isSigned);
 // Integer rounding and requantisation
 //===----------------------------------------------------------------------===//
 
-/// x / 2^shift rounded per \p mode (bm1684x.md 8.1). For shift <= 0 this is
+/// x / 2^shift rounded per \p mode (isa/docs/bm1684x.md 8.1). For shift <= 0 this is
 /// x * 2^-shift, saturated to the int64 range.
 int64_t rightShiftRound(int64_t x, int shift, RoundMode mode);
 
@@ -62,22 +62,22 @@ int64_t applyMultiplierAndRShift(int64_t v, int64_t multiplier, int rshift,
 
 /// saturate(applyMultiplierAndRShift(v, multiplier, rshift, mode) +
 /// zeroPoint, outPrec, outSigned): the fixed-point requantisation of
-/// bm1684x.md 8.2 / 8.3 (rq1).
+/// isa/docs/bm1684x.md 8.2 / 8.3 (rq1).
 int64_t requantize(int64_t v, int64_t multiplier, int rshift, int64_t zeroPoint,
                    RoundMode mode, Prec outPrec, bool outSigned);
 
-/// TFLite-style multiply (bm1684x.md 8.2): x' = x << max(shift, 0);
+/// TFLite-style multiply (isa/docs/bm1684x.md 8.2): x' = x << max(shift, 0);
 /// t = sat_int32(rightShiftRound(x' * multiplier, 31, HalfUp)); if shift < 0,
 /// t = rightShiftRound(t, -shift, mode). \p shift is a left shift.
 int32_t multiplyByQuantizedMultiplier(int32_t x, int32_t multiplier, int shift,
                                       RoundMode mode);
 
 /// Splits \p real into multiplier * 2^(shift - 31) with the multiplier in
-/// [2^30, 2^31) (frexp form of bm1684x.md 8.2). \p shift is a left shift.
+/// [2^30, 2^31) (frexp form of isa/docs/bm1684x.md 8.2). \p shift is a left shift.
 void quantizeMultiplier(double real, int32_t &multiplier, int &shift);
 
 /// Finds multiplier / 2^rshift closest to \p scale with rshift in [-32, 30]
-/// and |multiplier| < 2^(bitwidth-1) - 1 (search form of bm1684x.md 8.2).
+/// and |multiplier| < 2^(bitwidth-1) - 1 (search form of isa/docs/bm1684x.md 8.2).
 /// On equal error the smallest rshift wins.
 void getScaleAndShift(double scale, int64_t &multiplier, int &rshift,
                       int bitwidth = 32);

@@ -1,7 +1,7 @@
 //===- Sha256.h - SHA-256 digest (FIPS 180-4) --------------------*- C++
 //-*-===//
 //
-// SHA-256 for the bmodel's coefficient `check_code` (bm1684x.md 7.2).
+// SHA-256 for the bmodel's coefficient `check_code` (isa/docs/bm1684x.md 7.2).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPU_ISA_SHA256_H

@@ -1,7 +1,7 @@
 //===- Types.h - BM1684X element types and enumerations ----------*- C++ -*-===//
 //
 // The enumerations the hardware fields and the bmodel use, with their codes
-// as published (bm1684x.md 4.3, 5.3, 7.2, 8.1).
+// as published (isa/docs/bm1684x.md 4.3, 5.3, 7.2, 8.1).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPU_ISA_TYPES_H
@@ -56,7 +56,7 @@ enum class DataType : uint32_t {
 
 /// Rounding modes of the hardware-side `ROUND_MODE` enumeration; this is the
 /// enumeration the TIU round-mode fields (`opd2_n_str` of sAR, sRQ&sDQ, sPorD,
-/// sVC) carry (bm1684x.md 8.1: the kernel-side enum is the one written into
+/// sVC) carry (isa/docs/bm1684x.md 8.1: the kernel-side enum is the one written into
 /// command words by Sophgo's kernel code for a later TPU).
 enum class RoundMode : uint8_t {
   HalfToEven = 0,

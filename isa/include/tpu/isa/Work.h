@@ -108,7 +108,7 @@ inline Shape4 gdmaDstShape(const cmd::DmaTensor &f) {
           uint32_t(f.dst_wsize)};
 }
 
-/// Bytes of one gather/scatter index element (uint32, bm1684x.md 5.7).
+/// Bytes of one gather/scatter index element (uint32, isa/docs/bm1684x.md 5.7).
 constexpr unsigned kGdmaIndexBytes = 4;
 
 } // namespace tpu::isa

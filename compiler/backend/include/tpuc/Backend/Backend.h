@@ -5,7 +5,7 @@
 // function below takes one operation on tensors in global memory (DDR),
 // slices it through local memory and appends the TIU and GDMA commands that
 // compute it to a CmdEmitter, with the cmd_id / cmd_id_dep synchronisation
-// between the two engines (bm1684x.md 6).
+// between the two engines (isa/docs/bm1684x.md 6).
 //
 // Division of labour with the MLIR side: the caller decides element types,
 // global addresses and the weight blobs (built with the layout helpers at
@@ -629,7 +629,7 @@ uint64_t convFilterBytes(int64_t oc, int64_t icPerGroup, int64_t kh, int64_t kw,
 /// the layout conv2d loads, converted to `prec` (round to nearest even):
 /// depthwise: [oc][kh][kw]; otherwise per output channel
 /// [ceil(icPerGroup / P)][kh][kw][P] with P = IC_PARALLEL of `prec`
-/// (bm1684x.md 3.4: 1 for F32, 32 for F16/BF16), missing input channels zero.
+/// (isa/docs/bm1684x.md 3.4: 1 for F32, 32 for F16/BF16), missing input channels zero.
 std::vector<uint8_t>
 reorderConvFilter(const float *w, int64_t oc, int64_t icPerGroup, int64_t kh,
                   int64_t kw, isa::Prec prec, int64_t groups,

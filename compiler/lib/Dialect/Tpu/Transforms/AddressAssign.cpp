@@ -1,7 +1,7 @@
 //===- AddressAssign.cpp - --tpu-address-assign
 //----------------------------===//
 //
-// Global memory of one net (bm1684x.md 2, "Compiler address assignment"):
+// Global memory of one net (isa/docs/bm1684x.md 2, "Compiler address assignment"):
 //
 //   gmem_base (0x1_0000_0000)
 //   | coefficients: each tpu.Weight at a 4 KiB-aligned offset, in IR order

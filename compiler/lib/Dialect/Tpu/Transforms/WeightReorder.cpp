@@ -3,7 +3,7 @@
 //
 // Decides the coefficient layout of every weight from the kernel that reads
 // it. Only convolution filters have a special layout on BM1684X's float
-// paths (bm1684x.md 3.4); matmul operands, biases and elementwise operands
+// paths (isa/docs/bm1684x.md 3.4); matmul operands, biases and elementwise operands
 // are stored compact (row-major), which is what the backend kernels load.
 // The byte conversion itself happens when the coefficient blob is built
 // (tpu::backend::reorderConvFilter), so the IR keeps logical data.

@@ -18,9 +18,9 @@ def Tpu_WeightOp : Tpu_Op<"Weight"> {
 
     - `compact`: row-major, as any activation in DDR (default);
     - `conv_1ic`: an f32 convolution filter, (oc, ic, kh, kw) per output
-      channel, output channel oc of each 64 in lane oc mod 64 (bm1684x.md 3.4);
+      channel, output channel oc of each 64 in lane oc mod 64 (isa/docs/bm1684x.md 3.4);
     - `conv_32ic`: an f16 / bf16 filter with input channels in blocks of 32,
-      [oc][ic / 32][kh][kw][ic mod 32] (bm1684x.md 3.4);
+      [oc][ic / 32][kh][kw][ic mod 32] (isa/docs/bm1684x.md 3.4);
     - `depthwise`: a depthwise filter, (c, kh, kw) per channel;
     - `deconv`: a transposed-convolution filter (ic, oc / group, kh, kw)
       stored as the equivalent convolution's filter in the conv layout of
