@@ -47,7 +47,7 @@ set +x
 # timing.md, "Calibration"): the simulated latency within 30 % of them with
 # the per-op kernels (--layer-group none), the compiler configuration of
 # that calibration. With layer groups (the default, dp) the simulated
-# latency is printed beside it; it falls below the band (0.66 F16, 0.56 F32
+# latency is printed beside it; it falls below the band (0.54 F16, 0.55 F32
 # measured), which the timing notes discuss: the band gates the timing
 # model, holding the compiler fixed.
 if [ "$ARCH" = resnet18v2 ] && [ "$BATCH" = 1 ]; then
