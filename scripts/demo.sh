@@ -69,7 +69,7 @@ for mode in $MODES; do
 
   step "tpusim run default_cnn_$m.bmodel"
   "$TPUSIM" run "default_cnn_$m.bmodel" -i input.npz -o "sim_$m.npz" \
-    --stats "stats_$m.json" --trace "trace_$m.json"
+    --stats "stats_$m.json" --trace "trace_$m.json" --report "report_$m.html"
 
   step "tpuc compare: simulator ($mode) vs float reference"
   tol=0.9999,0.99
@@ -78,6 +78,7 @@ for mode in $MODES; do
   "$TPUC" compare "sim_$m.npz" reference.npz --tolerance "$tol"
   echo "stats: $WORK/stats_$m.json"
   echo "trace: $WORK/trace_$m.json (open in https://ui.perfetto.dev or chrome://tracing)"
+  echo "report: $WORK/report_$m.html (a self-contained page: per-op table, timeline, roofline)"
 done
 
 step "demo: all steps passed; files in $WORK"
