@@ -175,6 +175,23 @@ Estimate estimateGroup(const std::vector<RawCommand> &tiuCmds,
   uint64_t lastDatapathEnd = startPs, lastDrainEnd = 0, lastComplete = startPs;
   uint64_t busyUntil = 0;
 
+  // Moves `start` past the other engine's completion of the id `c` waits
+  // for (plus the sync latency), adding the wait to `waitPs`; false while
+  // that id has not completed.
+  auto waitFor = [](const RawCommand &c, const IdTrack &other, uint64_t syncPs,
+                    uint64_t &start, uint64_t &waitPs) {
+    uint32_t dep = cmdIdDep(c);
+    if (!dep)
+      return true;
+    uint64_t donePs;
+    if (!other.reached(dep, donePs))
+      return false;
+    uint64_t ready = std::max(start, donePs + syncPs);
+    waitPs += ready - start;
+    start = ready;
+    return true;
+  };
+
   // Runs TIU commands until one waits for a GDMA id not yet completed;
   // returns whether any ran.
   auto stepTiu = [&]() {
@@ -182,14 +199,8 @@ Estimate estimateGroup(const std::vector<RawCommand> &tiuCmds,
     while (!tiu.done()) {
       const RawCommand &c = tiuCmds[tiu.next];
       uint64_t start = tiu.readyPs();
-      if (uint32_t dep = cmdIdDep(c)) {
-        uint64_t donePs;
-        if (!gdmaIds.reached(dep, donePs))
-          break;
-        uint64_t ready = std::max(start, donePs + tiuSyncPs);
-        est.tiuWaitPs += ready - start;
-        start = ready;
-      }
+      if (!waitFor(c, gdmaIds, tiuSyncPs, start, est.tiuWaitPs))
+        break;
       TiuCost cost;
       try {
         TiuOp op = decodeTiu(c);
@@ -222,14 +233,8 @@ Estimate estimateGroup(const std::vector<RawCommand> &tiuCmds,
     while (!gdma.done()) {
       const RawCommand &c = gdmaCmds[gdma.next];
       uint64_t start = gdma.readyPs();
-      if (uint32_t dep = cmdIdDep(c)) {
-        uint64_t donePs;
-        if (!tiuIds.reached(dep, donePs))
-          break;
-        uint64_t ready = std::max(start, donePs + gdmaSyncPs);
-        est.gdmaWaitPs += ready - start;
-        start = ready;
-      }
+      if (!waitFor(c, tiuIds, gdmaSyncPs, start, est.gdmaWaitPs))
+        break;
       GdmaCost cost;
       try {
         GdmaOp op = decodeGdma(c, chip);

@@ -204,12 +204,16 @@ void Machine::set(std::string_view key, std::string_view value) {
   timing.set(key, value);
 }
 
-void Machine::assign(std::string_view keyEqualsValue) {
-  size_t eq = keyEqualsValue.find('=');
+std::pair<std::string, std::string> splitKeyValue(std::string_view text) {
+  size_t eq = text.find('=');
   if (eq == std::string_view::npos)
-    throw Error("expected key=value, got '" + std::string(keyEqualsValue) +
-                "'");
-  set(trim(keyEqualsValue.substr(0, eq)), trim(keyEqualsValue.substr(eq + 1)));
+    throw Error("expected key=value, got '" + std::string(text) + "'");
+  return {trim(text.substr(0, eq)), trim(text.substr(eq + 1))};
+}
+
+void Machine::assign(std::string_view keyEqualsValue) {
+  auto [key, value] = splitKeyValue(keyEqualsValue);
+  set(key, value);
 }
 
 std::vector<std::pair<std::string, std::string>> Machine::list() const {

@@ -16,7 +16,10 @@ void writeOpMap(const OpMap &map, const std::string &path) {
   j["version"] = 1;
   nlohmann::json ops = nlohmann::json::array();
   for (const OpMapEntry &e : map.ops)
-    ops.push_back({{"name", e.name}, {"type", e.type}, {"group", e.members}});
+    ops.push_back({{"name", e.name},
+                   {"type", e.type},
+                   {"group", e.members},
+                   {"lmem_bytes", e.lmemBytes}});
   j["ops"] = std::move(ops);
   nlohmann::json groups = nlohmann::json::array();
   for (const OpMapGroup &g : map.groups)
@@ -54,6 +57,8 @@ OpMap readOpMap(const std::string &path) {
     e.type = o["type"];
     if (o.contains("group") && o["group"].is_string())
       e.members = o["group"];
+    if (o.contains("lmem_bytes") && o["lmem_bytes"].is_number_unsigned())
+      e.lmemBytes = o["lmem_bytes"].get<uint64_t>();
     map.ops.push_back(std::move(e));
   }
   int32_t n = int32_t(map.ops.size());
@@ -74,6 +79,26 @@ OpMap readOpMap(const std::string &path) {
     map.groups.push_back(std::move(mg));
   }
   return map;
+}
+
+void checkOpMap(const OpMap &map, const bmodel::Stage &stage,
+                const std::string &path) {
+  auto other = [&](const std::string &what) {
+    return Error(path + ": " + what + "; it describes another bmodel");
+  };
+  if (map.groups.size() != stage.groups.size())
+    throw other("the op map has " + std::to_string(map.groups.size()) +
+                " command groups, the bmodel " +
+                std::to_string(stage.groups.size()));
+  for (size_t g = 0; g < map.groups.size(); ++g)
+    if (map.groups[g].tiu.size() != stage.groups[g].bdcNum ||
+        map.groups[g].gdma.size() != stage.groups[g].gdmaNum)
+      throw other("command group " + std::to_string(g) + " has " +
+                  std::to_string(stage.groups[g].bdcNum) + " TIU and " +
+                  std::to_string(stage.groups[g].gdmaNum) +
+                  " GDMA commands, the op map lists " +
+                  std::to_string(map.groups[g].tiu.size()) + " and " +
+                  std::to_string(map.groups[g].gdma.size()));
 }
 
 } // namespace tpu::isa

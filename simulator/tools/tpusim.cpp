@@ -246,8 +246,10 @@ int runModel(const Options &o) {
     opsPath.resize(opsPath.size() - 7);
   opsPath += "_ops.json";
   std::optional<isa::OpMap> opMap;
-  if (std::filesystem::is_regular_file(opsPath))
+  if (std::filesystem::is_regular_file(opsPath)) {
     opMap = isa::readOpMap(opsPath);
+    isa::checkOpMap(*opMap, runner.stage(), opsPath);
+  }
   runner.simulator().setTracing(!o.trace.empty() || !o.report.empty() ||
                                 opMap);
   inModel([&] { runner.run(); });
@@ -255,13 +257,12 @@ int runModel(const Options &o) {
   const sim::Simulator &s = runner.simulator();
   std::optional<sim::OpProfile> profile;
   if (opMap)
-    profile = sim::profileOps(s.trace(), *opMap, s.stats().cycles, cfg,
-                              opsPath);
+    profile = sim::profileOps(s.trace(), *opMap, s.stats().cycles, cfg);
   if (!o.output.empty())
     npz::writeNpz(o.output, runner.outputs());
   nlohmann::json statsJson = s.stats().toJson(cfg);
   if (profile)
-    statsJson["ops"] = sim::opProfileToJson(*profile, cfg);
+    statsJson["ops"] = sim::opProfileToJson(*profile);
   if (!o.stats.empty())
     writeJson(o.stats, statsJson);
   if (!o.report.empty()) {
@@ -271,18 +272,6 @@ int runModel(const Options &o) {
     r.stats = statsJson;
     r.events = &s.trace();
     r.profile = profile ? &*profile : nullptr;
-    // Each layer group's local-memory peak, from the compiler's report.
-    std::string groupsPath = opsPath.substr(0, opsPath.size() - 9) +
-                             "_groups.json";
-    if (std::filesystem::is_regular_file(groupsPath)) {
-      std::ifstream gin(groupsPath);
-      nlohmann::json g = nlohmann::json::parse(gin, nullptr, false);
-      if (g.is_object() && g.contains("groups") && g["groups"].is_array())
-        for (const auto &grp : g["groups"])
-          if (grp.contains("name") && grp.contains("lmem_bytes"))
-            r.groupLmemBytes[grp["name"].get<std::string>()] =
-                grp["lmem_bytes"].get<uint64_t>();
-    }
     std::string html = sim::renderReport(r, cfg);
     isa::bmodel::writeFileAtomically(
         o.report, std::vector<uint8_t>(html.begin(), html.end()));

@@ -205,6 +205,13 @@ enum class ArOp : unsigned {
   Abs = 26,
 };
 
+/// The local tile conv2d loads the filters of `oc` output channels into:
+/// compact (1, oc, h, w), one output channel per lane, depthwise
+/// (1, oc, kh, kw), otherwise (1, oc, ceil(icg / P), kh * kw * P) with P the
+/// IC_PARALLEL of `prec` (the layout reorderConvFilter writes).
+Shape4 convFilterTile(const isa::ChipParams &chip, Prec prec, int64_t oc,
+                      int64_t icg, int64_t kh, int64_t kw, bool depthwise);
+
 /// The AR sub-op of a binary kind (throws for Pow, which has none).
 ArOp arOpOf(BinaryKind k);
 

@@ -88,11 +88,10 @@ void runConv(CmdEmitter &em, const ConvJob &job) {
   const OpCtx &ctx = job.ctx;
   int64_t npu = chip.npuNum;
   unsigned eb = elemBytes(job.inPrec);
-  int64_t kArea = g.kh * g.kw;
-  int64_t icp = chip.icParallel(job.inPrec);
-  // Elements of one output channel's weights (general conv).
-  int64_t icBlocks = ceilDiv(g.icg, icp);
-  int64_t wPerOc = job.depthwise ? kArea : icBlocks * kArea * icp;
+  // The filter tile of one output channel and its element count.
+  Shape4 filter1 =
+      convFilterTile(chip, job.inPrec, 1, g.icg, g.kh, g.kw, job.depthwise);
+  int64_t wPerOc = int64_t(filter1.h) * filter1.w;
   // Input columns: the whole width span.
   InSpan cols;
   if (!inputSpan(0, g.ow, g.sw, g.padL, g.kw, g.dw, g.insW, g.iw, cols))
@@ -293,10 +292,8 @@ void runConv(CmdEmitter &em, const ConvJob &job) {
   bool prefetchWeights = plan.wCopies > 1;
   auto loadWeights = [&](const Step &s) {
     int64_t ocAbs = s.grp * g.ocg + s.oc0;
-    // wPerOc elements per output channel, one channel per lane (compact).
-    uint32_t wh = uint32_t(job.depthwise ? g.kh : icBlocks);
-    uint32_t ww = uint32_t(wPerOc / wh);
-    Shape4 ws{1, uint32_t(s.ocT), wh, ww};
+    Shape4 ws = filter1;
+    ws.c = uint32_t(s.ocT);
     load(em,
          denseView(job.filterAddr + uint64_t(ocAbs * wPerOc) * eb, job.inPrec,
                    ws),
@@ -549,14 +546,25 @@ std::vector<uint8_t> encodeFloats(const float *v, size_t count,
   return out;
 }
 
+namespace detail {
+
+Shape4 convFilterTile(const isa::ChipParams &chip, Prec prec, int64_t oc,
+                      int64_t icg, int64_t kh, int64_t kw, bool depthwise) {
+  if (depthwise)
+    return {1, uint32_t(oc), uint32_t(kh), uint32_t(kw)};
+  int64_t icp = chip.icParallel(prec);
+  return {1, uint32_t(oc), uint32_t(ceilDiv(icg, icp)),
+          uint32_t(kh * kw * icp)};
+}
+
+} // namespace detail
+
 uint64_t convFilterBytes(int64_t oc, int64_t icPerGroup, int64_t kh, int64_t kw,
                          isa::Prec prec, int64_t groups,
                          const isa::ChipParams &chip) {
-  if (isDepthwise(groups * icPerGroup, oc, groups))
-    return uint64_t(oc * kh * kw) * elemBytes(prec);
-  int64_t icp = chip.icParallel(prec);
-  return uint64_t(oc * ceilDiv(icPerGroup, icp) * icp * kh * kw) *
-         elemBytes(prec);
+  Shape4 t = convFilterTile(chip, prec, 1, icPerGroup, kh, kw,
+                            isDepthwise(groups * icPerGroup, oc, groups));
+  return uint64_t(oc) * t.h * t.w * elemBytes(prec);
 }
 
 std::vector<uint8_t> reorderConvFilter(const float *w, int64_t oc,

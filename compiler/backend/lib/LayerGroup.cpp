@@ -81,6 +81,52 @@ bool isConvDepthwise(const ConvParams &p) {
   return isDepthwise(p.input.shape[1], p.output.shape[1], p.groups);
 }
 
+/// The sliding window of a conv or pooling op.
+struct Window {
+  int64_t kh, kw, sh, sw, dh, dw, padT, padL;
+  int64_t outW;
+  /// Runs on sPorD (pooling, depthwise), which has no operand strides: its
+  /// input must start at the first row and column its producer holds.
+  bool pord;
+  RowSpan rows(int64_t o0, int64_t count, int64_t inH) const {
+    return windowRows(o0, count, sh, padT, kh, dh, 0, inH);
+  }
+  RowSpan cols(int64_t inW) const {
+    return windowRows(0, outW, sw, padL, kw, dw, 0, inW);
+  }
+};
+
+/// The window of a conv or pooling op; none for the element-wise ops.
+std::optional<Window> windowOf(const LocalOpParams &p) {
+  if (const auto *c = std::get_if<ConvParams>(&p))
+    return Window{c->kernelH,  c->kernelW,   c->strideH,
+                  c->strideW,  c->dilationH, c->dilationW,
+                  c->padTop,   c->padLeft,   c->output.shape[3],
+                  isConvDepthwise(*c)};
+  if (const auto *q = std::get_if<PoolParams>(&p))
+    return Window{q->kernelH,  q->kernelW,   q->strideH,
+                  q->strideW,  q->dilationH, q->dilationW,
+                  q->padTop,   q->padLeft,   q->output.shape[3],
+                  true};
+  return std::nullopt;
+}
+
+/// The window fields of a conv or sPorD command for one slice.
+template <typename Cmd>
+void setWindow(Cmd &cmd, const Window &w, const RowSpan &rows, int64_t padB,
+               const RowSpan &cols, int64_t padR) {
+  cmd.kh = unsigned(w.kh);
+  cmd.kw = unsigned(w.kw);
+  cmd.strideH = unsigned(w.sh);
+  cmd.strideW = unsigned(w.sw);
+  cmd.dilH = unsigned(w.dh);
+  cmd.dilW = unsigned(w.dw);
+  cmd.padT = unsigned(rows.padBefore);
+  cmd.padB = unsigned(padB);
+  cmd.padL = unsigned(cols.padBefore);
+  cmd.padR = unsigned(padR);
+}
+
 /// The Activation a command sequence applies after the op's main command
 /// (None when it is fused into it: Relu inside the conv).
 Activation trailingActivation(const LocalOpParams &p) {
@@ -105,16 +151,13 @@ std::vector<Resident> residentsOf(const LocalOpParams &p,
                                   const isa::ChipParams &chip) {
   std::vector<Resident> r;
   if (const auto *c = std::get_if<ConvParams>(&p)) {
-    int64_t oc = c->output.shape[1], ic = c->input.shape[1];
+    int64_t oc = c->output.shape[1];
     Prec prec = c->input.prec;
     bool dw = isConvDepthwise(*c);
-    int64_t icg = ic / c->groups;
-    int64_t icp = chip.icParallel(prec);
-    int64_t blocks = ceilDiv(icg, icp);
-    uint32_t wh = uint32_t(dw ? c->kernelH : blocks);
-    uint32_t ww =
-        uint32_t(dw ? c->kernelW : c->kernelH * c->kernelW * icp);
-    r.push_back({c->filterAddr, prec, {1, uint32_t(oc), wh, ww}, {}});
+    r.push_back({c->filterAddr, prec,
+                 convFilterTile(chip, prec, oc, c->input.shape[1] / c->groups,
+                                c->kernelH, c->kernelW, dw),
+                 {}});
     if (c->biasAddr) {
       std::optional<Prec> cast;
       if (dw && prec != Prec::Fp32)
@@ -215,12 +258,8 @@ std::string localOpSupport(const LocalOpParams &params,
 RowSpan localInputRows(const GroupOp &op, const GroupSpec &spec, unsigned k,
                        int64_t o0, int64_t count) {
   int64_t inH = spec.values[op.inputs[k]].shape[2];
-  if (const auto *c = std::get_if<ConvParams>(&op.params))
-    return windowRows(o0, count, c->strideH, c->padTop, c->kernelH,
-                      c->dilationH, 0, inH);
-  if (const auto *p = std::get_if<PoolParams>(&op.params))
-    return windowRows(o0, count, p->strideH, p->padTop, p->kernelH,
-                      p->dilationH, 0, inH);
+  if (std::optional<Window> w = windowOf(op.params))
+    return w->rows(o0, count, inH);
   // An element-wise operand of one row broadcasts along H.
   if (inH == 1 && spec.values[op.output].shape[2] > 1)
     return {0, 1, 0, 0};
@@ -295,6 +334,11 @@ private:
   bool needTables = false;
   std::vector<uint64_t> temps;
 
+  /// The buffer copy value v uses in slice `slice` (double-buffered
+  /// values alternate).
+  unsigned copyOf(int v, size_t slice) const {
+    return copies[v] > 1 ? unsigned(slice % 2) : 0u;
+  }
   Shape4 valueShape(int v, int64_t n, int64_t rows) const {
     const auto &s = spec.values[v].shape;
     return {uint32_t(n), uint32_t(s[1]), uint32_t(rows), uint32_t(s[3])};
@@ -395,40 +439,22 @@ std::string Schedule::build() {
       slices.push_back(std::move(s));
     }
   // sPorD (pooling, depthwise) has no operand strides: its input must start
-  // at the first row (and column) its producer holds.
-  for (const Slice &s : slices)
-    for (size_t o = 0; o < no; ++o) {
-      const GroupOp &op = spec.ops[o];
+  // at the first row and column its producer holds.
+  for (size_t o = 0; o < no; ++o) {
+    const GroupOp &op = spec.ops[o];
+    std::optional<Window> w = windowOf(op.params);
+    if (!w || !w->pord)
+      continue;
+    if (w->cols(spec.values[op.inputs[0]].shape[3]).begin != 0)
+      return "a pooling or depthwise input would start inside its columns";
+    for (const Slice &s : slices) {
       const Range &out = s.rows[op.output];
-      if (out.count <= 0)
-        continue;
-      bool pord = std::holds_alternative<PoolParams>(op.params) ||
-                  (std::holds_alternative<ConvParams>(op.params) &&
-                   isConvDepthwise(std::get<ConvParams>(op.params)));
-      if (!pord)
-        continue;
-      RowSpan in = localInputRows(op, spec, 0, out.begin, out.count);
-      if (in.begin != s.rows[op.inputs[0]].begin)
+      if (out.count > 0 && localInputRows(op, spec, 0, out.begin, out.count)
+                                   .begin != s.rows[op.inputs[0]].begin)
         return "a pooling or depthwise input would start inside its "
                "producer's rows";
-      const auto &params = op.params;
-      int64_t w = spec.values[op.inputs[0]].shape[3];
-      auto colsOf = [&](int64_t ow, int64_t stride, int64_t pad, int64_t k,
-                        int64_t dil) {
-        return windowRows(0, ow, stride, pad, k, dil, 0, w);
-      };
-      RowSpan cols;
-      if (const auto *p = std::get_if<PoolParams>(&params))
-        cols = colsOf(p->output.shape[3], p->strideW, p->padLeft, p->kernelW,
-                      p->dilationW);
-      else {
-        const auto &c = std::get<ConvParams>(params);
-        cols = colsOf(c.output.shape[3], c.strideW, c.padLeft, c.kernelW,
-                      c.dilationW);
-      }
-      if (cols.begin != 0)
-        return "a pooling or depthwise input would start inside its columns";
     }
+  }
 
   // Sizes.
   maxRows.assign(nv, 0);
@@ -671,19 +697,15 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
   const Range &outRows = s.rows[op.output];
   if (outRows.count <= 0)
     return;
-  unsigned outCopy = copies[op.output] > 1 ? unsigned(si % 2) : 0;
-  LTensor out = bufferTensor(op.output, outCopy, s);
+  LTensor out = bufferTensor(op.output, copyOf(op.output, si), s);
   UnaryScratch scratch;
   scratch.tables = tables;
   scratch.temps = temps;
-  auto copyOf = [&](int v) {
-    return copies[v] > 1 ? unsigned(si % 2) : 0u;
-  };
   // The rows output rows outRows read of operand k, as a view.
   auto operand = [&](unsigned k, const RowSpan &rows, int64_t c0,
                      int64_t cols) {
     int v = op.inputs[k];
-    return view(v, copyOf(v), s, rows.begin, rows.count, c0, cols);
+    return view(v, copyOf(v, si), s, rows.begin, rows.count, c0, cols);
   };
   auto sameRows = [&](unsigned k) {
     int v = op.inputs[k];
@@ -691,7 +713,7 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
     const auto &os = spec.values[op.output].shape;
     if (vs[2] == 1 && vs[3] == 1 && (os[2] > 1 || os[3] > 1)) {
       // A per-(n, c) value read at every (h, w): zero h and w strides.
-      LTensor whole = bufferTensor(v, copyOf(v), s);
+      LTensor whole = bufferTensor(v, copyOf(v, si), s);
       LTensor t = freeTensor(whole.offset, whole.prec, out.shape,
                              {whole.shape.n > 1 ? whole.stride.n : 0,
                               isa::channelSlots(chip, 0, whole.shape.c) > 1
@@ -701,7 +723,7 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
       t.isSigned = whole.isSigned;
       return t;
     }
-    return view(v, copyOf(v), s, outRows.begin, outRows.count, 0, vs[3]);
+    return view(v, copyOf(v, si), s, outRows.begin, outRows.count, 0, vs[3]);
   };
   auto resident = [&](size_t i) {
     const Resident &r = residents[o][i];
@@ -715,105 +737,68 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
   };
   Activation act = trailingActivation(op.params);
 
-  if (const auto *c = std::get_if<ConvParams>(&op.params)) {
-    int64_t iw = spec.values[op.inputs[0]].shape[3];
-    int64_t ih = spec.values[op.inputs[0]].shape[2];
-    RowSpan rows = windowRows(outRows.begin, outRows.count, c->strideH,
-                              c->padTop, c->kernelH, c->dilationH, 0, ih);
-    RowSpan cols = windowRows(0, c->output.shape[3], c->strideW, c->padLeft,
-                              c->kernelW, c->dilationW, 0, iw);
-    bool dw = isConvDepthwise(*c);
-    bool relu = c->act.kind == UnaryKind::Relu;
-    // Rows the producer holds beyond the window's last row are read as
-    // the input's end (the command ignores what it does not need).
-    const Range &held = s.rows[op.inputs[0]];
-    int64_t rowCount = rows.count, padB = std::max<int64_t>(rows.padAfter, 0);
+  if (std::optional<Window> w = windowOf(op.params)) {
+    const GroupValue &input = spec.values[op.inputs[0]];
+    int64_t iw = input.shape[3];
+    RowSpan rows = w->rows(outRows.begin, outRows.count, input.shape[2]);
+    RowSpan cols = w->cols(iw);
+    int64_t padB = std::max<int64_t>(rows.padAfter, 0);
+    int64_t padR = std::max<int64_t>(cols.padAfter, 0);
     LTensor in;
-    if (dw) {
-      rowCount = held.end() - rows.begin;
-      if (rowCount != rows.count)
+    if (w->pord) {
+      // From the window's first row to the last its producer holds, every
+      // column: rows and columns past the window's last are read as the
+      // input's end (the command ignores what it does not need).
+      int64_t count = s.rows[op.inputs[0]].end() - rows.begin;
+      if (count != rows.count)
         padB = 0;
-      in = operand(0, {rows.begin, rowCount, 0, 0}, 0, iw);
+      if (iw != cols.count)
+        padR = 0;
+      in = operand(0, {rows.begin, count, 0, 0}, 0, iw);
     } else {
       in = operand(0, rows, cols.begin, cols.count);
     }
-    if (dw) {
+    if (const auto *c = std::get_if<ConvParams>(&op.params)) {
+      bool relu = c->act.kind == UnaryKind::Relu;
+      if (w->pord) {
+        PorDCmd cmd;
+        cmd.kind = relu ? PorDCmd::DepthwiseRelu : PorDCmd::Depthwise;
+        cmd.input = in;
+        cmd.output = out;
+        cmd.weights = resOffset[o][0];
+        cmd.hasBias = c->biasAddr.has_value();
+        if (cmd.hasBias)
+          cmd.bias =
+              c->input.prec == Prec::Fp32 ? resOffset[o][1] : resCast[o][1];
+        setWindow(cmd, *w, rows, padB, cols, padR);
+        pord(em, cmd);
+      } else {
+        ConvCmd cmd;
+        cmd.input = in;
+        cmd.output = out;
+        cmd.weights = resOffset[o][0];
+        cmd.weightBytes = resident(0).range(chip).bytes;
+        cmd.hasBias = c->biasAddr.has_value();
+        if (cmd.hasBias)
+          cmd.bias = resOffset[o][1];
+        setWindow(cmd, *w, rows, padB, cols, padR);
+        cmd.relu = relu;
+        conv(em, cmd);
+      }
+    } else {
+      const auto &p = std::get<PoolParams>(op.params);
       PorDCmd cmd;
-      cmd.kind = relu ? PorDCmd::DepthwiseRelu : PorDCmd::Depthwise;
       cmd.input = in;
       cmd.output = out;
-      cmd.weights = resOffset[o][0];
-      cmd.hasBias = c->biasAddr.has_value();
-      if (cmd.hasBias)
-        cmd.bias = c->input.prec == Prec::Fp32 ? resOffset[o][1] : resCast[o][1];
-      cmd.kh = unsigned(c->kernelH);
-      cmd.kw = unsigned(c->kernelW);
-      cmd.strideH = unsigned(c->strideH);
-      cmd.strideW = unsigned(c->strideW);
-      cmd.dilH = unsigned(c->dilationH);
-      cmd.dilW = unsigned(c->dilationW);
-      cmd.padT = unsigned(rows.padBefore);
-      cmd.padB = unsigned(padB);
-      cmd.padL = unsigned(cols.padBefore);
-      cmd.padR = unsigned(std::max<int64_t>(cols.padAfter, 0));
+      setWindow(cmd, *w, rows, padB, cols, padR);
+      if (p.kind == PoolKind::Max) {
+        cmd.kind = PorDCmd::MaxPool;
+        cmd.padBits = floatBits(-INFINITY, input.prec);
+      } else {
+        cmd.kind = PorDCmd::AvgPool;
+      }
       pord(em, cmd);
-    } else {
-      ConvCmd cmd;
-      cmd.input = in;
-      cmd.output = out;
-      cmd.weights = resOffset[o][0];
-      cmd.weightBytes = resident(0).range(chip).bytes;
-      cmd.hasBias = c->biasAddr.has_value();
-      if (cmd.hasBias)
-        cmd.bias = resOffset[o][1];
-      cmd.kh = unsigned(c->kernelH);
-      cmd.kw = unsigned(c->kernelW);
-      cmd.strideH = unsigned(c->strideH);
-      cmd.strideW = unsigned(c->strideW);
-      cmd.dilH = unsigned(c->dilationH);
-      cmd.dilW = unsigned(c->dilationW);
-      cmd.padT = unsigned(rows.padBefore);
-      cmd.padB = unsigned(padB);
-      cmd.padL = unsigned(cols.padBefore);
-      cmd.padR = unsigned(std::max<int64_t>(cols.padAfter, 0));
-      cmd.relu = relu;
-      conv(em, cmd);
     }
-    trailing(em, act, out, scratch);
-    return;
-  }
-  if (const auto *p = std::get_if<PoolParams>(&op.params)) {
-    int64_t iw = spec.values[op.inputs[0]].shape[3];
-    int64_t ih = spec.values[op.inputs[0]].shape[2];
-    RowSpan rows = windowRows(outRows.begin, outRows.count, p->strideH,
-                              p->padTop, p->kernelH, p->dilationH, 0, ih);
-    RowSpan cols = windowRows(0, p->output.shape[3], p->strideW, p->padLeft,
-                              p->kernelW, p->dilationW, 0, iw);
-    const Range &held = s.rows[op.inputs[0]];
-    int64_t rowCount = held.end() - rows.begin;
-    int64_t padB = rowCount != rows.count ? 0 : std::max<int64_t>(rows.padAfter, 0);
-    int64_t colCount = iw - cols.begin;
-    int64_t padR = colCount != cols.count ? 0 : std::max<int64_t>(cols.padAfter, 0);
-    PorDCmd cmd;
-    cmd.input = operand(0, {rows.begin, rowCount, 0, 0}, 0, iw);
-    cmd.output = out;
-    cmd.kh = unsigned(p->kernelH);
-    cmd.kw = unsigned(p->kernelW);
-    cmd.strideH = unsigned(p->strideH);
-    cmd.strideW = unsigned(p->strideW);
-    cmd.dilH = unsigned(p->dilationH);
-    cmd.dilW = unsigned(p->dilationW);
-    cmd.padT = unsigned(rows.padBefore);
-    cmd.padB = unsigned(padB);
-    cmd.padL = unsigned(cols.padBefore);
-    cmd.padR = unsigned(padR);
-    if (p->kind == PoolKind::Max) {
-      cmd.kind = PorDCmd::MaxPool;
-      cmd.padBits = floatBits(-INFINITY, spec.values[op.inputs[0]].prec);
-    } else {
-      cmd.kind = PorDCmd::AvgPool;
-    }
-    pord(em, cmd);
     trailing(em, act, out, scratch);
     return;
   }
@@ -893,8 +878,7 @@ void Schedule::emit(CmdEmitter &em) const {
         for (size_t v = 0; v < spec.values.size(); ++v) {
           if (!spec.values[v].loaded || s.rows[v].count <= 0)
             continue;
-          unsigned c = copies[v] > 1 ? unsigned(i % 2) : 0;
-          LTensor dst = bufferTensor(int(v), c, s);
+          LTensor dst = bufferTensor(int(v), copyOf(int(v), i), s);
           load(em,
                subView(gview(v),
                        {uint32_t(s.n0), 0, uint32_t(s.rows[v].begin), 0},
@@ -915,15 +899,29 @@ void Schedule::emit(CmdEmitter &em) const {
         for (size_t v = 0; v < spec.values.size(); ++v) {
           if (!spec.values[v].stored || s.stores[v].count <= 0)
             continue;
-          unsigned c = copies[v] > 1 ? unsigned(i % 2) : 0;
           const Range &st = s.stores[v];
-          LTensor src = view(int(v), c, s, st.begin, st.count, 0,
+          LTensor src = view(int(v), copyOf(int(v), i), s, st.begin, st.count, 0,
                              spec.values[v].shape[3]);
           store(em, src,
                 subView(gview(v), {uint32_t(s.n0), 0, uint32_t(st.begin), 0},
                         src.shape));
         }
       });
+}
+
+/// The schedule of `spec` sliced n x h: large weights on bank boundaries
+/// when that fits, else packed. `why` says why not when neither fits.
+std::optional<Schedule> buildSchedule(const GroupSpec &spec,
+                                      const isa::ChipParams &chip, int64_t n,
+                                      int64_t h, bool weightResident,
+                                      std::string &why) {
+  std::optional<Schedule> sch;
+  for (bool banked : {true, false}) {
+    sch.emplace(spec, chip, n, h, weightResident, banked);
+    if ((why = sch->build()).empty())
+      return sch;
+  }
+  return std::nullopt;
 }
 
 /// Candidate slicings in the order they are tried: fewest slices first.
@@ -974,19 +972,11 @@ bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
     machine.timing = *options.timing;
   why = "no slicing fits";
   auto tryPlan = [&](size_t i, GroupPlan &out) -> bool {
-    // Large weights on bank boundaries when that fits, else packed.
-    std::optional<Schedule> sch;
-    std::string r;
-    for (bool banked : {true, false}) {
-      sch.emplace(spec, chip, cands[i].first, cands[i].second,
-                  options.weightResident, banked);
-      if ((r = sch->build()).empty())
-        break;
-    }
-    if (!r.empty()) {
-      why = r;
+    std::optional<Schedule> sch =
+        buildSchedule(spec, chip, cands[i].first, cands[i].second,
+                      options.weightResident, why);
+    if (!sch)
       return false;
-    }
     Schedule &s = *sch;
     CmdEmitter em(chip);
     try {
@@ -1006,11 +996,7 @@ bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
     out.numGdma = em.numGdma();
     out.macs = s.macs;
     out.weightResident = options.weightResident;
-    auto [tiu, gdma] = em.streamsWithEnd();
-    isa::Estimate e = isa::estimateGroup(tiu, gdma, machine);
-    out.estimatedCycles = e.cycles - std::min(e.cycles, e.launchCycles);
-    out.estimatedTiuBusy = e.tiuBusyCycles;
-    out.estimatedGdmaBusy = e.gdmaBusyCycles;
+    out.estimatedCycles = estimateCycles(em, machine);
     return true;
   };
   // The first slicing that fits, then a few with more slices (doubling the
@@ -1052,19 +1038,19 @@ bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
 }
 
 void emitGroup(CmdEmitter &em, const GroupSpec &spec, const GroupPlan &plan) {
-  // The same choice planGroup made: banked weights when they fit.
-  std::optional<Schedule> sch;
-  std::string r;
-  for (bool banked : {true, false}) {
-    sch.emplace(spec, em.chip(), plan.nSlices, plan.hSlices,
-                plan.weightResident, banked);
-    if ((r = sch->build()).empty())
-      break;
-  }
-  Schedule &s = *sch;
-  if (!r.empty())
-    throw Error("layer group '" + spec.name + "': " + r);
-  s.emit(em);
+  std::string why;
+  std::optional<Schedule> sch =
+      buildSchedule(spec, em.chip(), plan.nSlices, plan.hSlices,
+                    plan.weightResident, why);
+  if (!sch)
+    throw Error("layer group '" + spec.name + "': " + why);
+  sch->emit(em);
+}
+
+uint64_t estimateCycles(const CmdEmitter &em, const isa::Machine &machine) {
+  auto [tiu, gdma] = em.streamsWithEnd();
+  isa::Estimate e = isa::estimateGroup(tiu, gdma, machine);
+  return e.cycles - std::min(e.cycles, e.launchCycles);
 }
 
 } // namespace tpu::backend

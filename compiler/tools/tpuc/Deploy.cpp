@@ -61,6 +61,7 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -500,32 +501,40 @@ bool compare(const tpu::npz::Npz &actual, const std::string &referencePath,
 /// Prints one line per layer group and writes them as JSON to \p path.
 void writeGroupReport(const std::vector<tpuc::bm1684x::GroupReport> &groups,
                       const std::string &path, const std::string &strategy) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << "{\n  \"strategy\": \"" << strategy << "\",\n  \"groups\": [";
-  for (size_t i = 0; i < groups.size(); ++i) {
-    const tpuc::bm1684x::GroupReport &g = groups[i];
+  llvm::json::Array list;
+  for (const tpuc::bm1684x::GroupReport &g : groups) {
     const tpu::backend::GroupPlan &p = g.plan;
     llvm::outs() << llvm::formatv(
         "{0}: {1} ops ({2} .. {3}), {4} x {5} slices, {6} timesteps, "
-        "{7} B/lane local memory, {8} B DDR, cost {9:f0} cycles\n",
+        "{7} B/lane local memory, {8} B DDR, cost {9} cycles\n",
         g.name, g.ops.size(), g.ops.front(), g.ops.back(), p.nSlices,
         p.hSlices, p.timesteps, p.lmemBytes, p.ddrReadBytes + p.ddrWriteBytes,
-        g.cost);
-    os << (i ? "," : "") << "\n    {\"name\": \"" << g.name << "\", \"ops\": [";
-    for (size_t k = 0; k < g.ops.size(); ++k)
-      os << (k ? ", " : "") << "\"" << llvm::StringRef(g.ops[k]) << "\"";
-    os << "], \"n_slices\": " << p.nSlices << ", \"h_slices\": " << p.hSlices
-       << ", \"timesteps\": " << p.timesteps
-       << ", \"lmem_bytes\": " << p.lmemBytes
-       << ", \"weight_bytes\": " << p.weightBytes
-       << ", \"ddr_read_bytes\": " << p.ddrReadBytes
-       << ", \"ddr_write_bytes\": " << p.ddrWriteBytes
-       << ", \"macs\": " << p.macs << ", \"tiu_commands\": " << p.numTiu
-       << ", \"gdma_commands\": " << p.numGdma
-       << ", \"cost_cycles\": " << llvm::formatv("{0:f0}", g.cost).str() << "}";
+        p.estimatedCycles);
+    llvm::json::Array ops;
+    for (const std::string &op : g.ops)
+      ops.push_back(op);
+    list.push_back(llvm::json::Object{
+        {"name", g.name},
+        {"ops", std::move(ops)},
+        {"n_slices", p.nSlices},
+        {"h_slices", p.hSlices},
+        {"timesteps", p.timesteps},
+        {"lmem_bytes", int64_t(p.lmemBytes)},
+        {"weight_bytes", int64_t(p.weightBytes)},
+        {"ddr_read_bytes", int64_t(p.ddrReadBytes)},
+        {"ddr_write_bytes", int64_t(p.ddrWriteBytes)},
+        {"macs", int64_t(p.macs)},
+        {"tiu_commands", int64_t(p.numTiu)},
+        {"gdma_commands", int64_t(p.numGdma)},
+        {"cost_cycles", int64_t(p.estimatedCycles)}});
   }
-  os << "\n  ]\n}\n";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::formatv(
+            "{0:2}",
+            llvm::json::Value(llvm::json::Object{
+                {"strategy", strategy}, {"groups", std::move(list)}}))
+     << "\n";
   os.flush();
   writeText(path, text);
 }

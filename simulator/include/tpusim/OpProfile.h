@@ -33,6 +33,8 @@ namespace tpu::sim {
 
 struct OpStats {
   std::string name, type, members;
+  /// A layer group's local memory per lane at the peak (the op map's).
+  uint64_t lmemBytes = 0;
   uint64_t cycles = 0, spanCycles = 0;
   /// Of `cycles`: those a TIU command of the op ran, those only a GDMA
   /// command of the op was in flight (the rest of an op's cycles is none).
@@ -41,27 +43,26 @@ struct OpStats {
   uint64_t tiuBusyCycles = 0, gdmaBusyCycles = 0;
   uint64_t tiuCommands = 0, gdmaCommands = 0;
   uint64_t macs = 0;
+  /// The MACs at the cube's peak for each command's precision, in cycles.
+  double idealCubeCycles = 0;
   uint64_t ddrReadBytes = 0, ddrWriteBytes = 0;
   uint64_t gdmaConflictCycles = 0;
 };
 
 struct OpProfile {
   std::vector<OpStats> ops; ///< in program order; the last is "(other)"
-  /// Per op: its MACs at the cube's peak, in cycles (for the utilisation).
-  std::vector<double> ideal;
   /// Per trace event: the index of its op in `ops`.
   std::vector<size_t> eventOp;
 };
 
-/// Attributes `events` (the whole run's trace) to the ops of `map`. Throws
-/// Error naming `mapPath` when the map does not describe this bmodel (other
-/// group or command counts).
+/// Attributes `events` (the whole run's trace) to the ops of `map`, which
+/// must describe the bmodel that ran (isa::checkOpMap).
 OpProfile profileOps(const std::vector<TraceEvent> &events,
                      const isa::OpMap &map, uint64_t totalCycles,
-                     const SimConfig &cfg, const std::string &mapPath);
+                     const SimConfig &cfg);
 
 /// The profile as a JSON array (one object per op, counters by name).
-nlohmann::json opProfileToJson(const OpProfile &p, const SimConfig &cfg);
+nlohmann::json opProfileToJson(const OpProfile &p);
 
 /// Adds an "ops" track (one slice per op over its span) to a Chrome trace
 /// made by traceToJson.

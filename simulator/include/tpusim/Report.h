@@ -13,7 +13,7 @@
 //    machine's compute ceilings (the cube's peak per precision) and its DDR
 //    bandwidth, from the configuration;
 //  - DDR bandwidth over time and local-memory occupancy over time (each
-//    layer group's peak, from the compiler's group report, over its span).
+//    layer group's peak, from the op map, over its span).
 // The numbers in the page are the stats JSON's (the same JSON is embedded).
 //
 //===----------------------------------------------------------------------===//
@@ -26,7 +26,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,9 +38,6 @@ struct ReportInput {
   nlohmann::json stats;
   const std::vector<TraceEvent> *events = nullptr;
   const OpProfile *profile = nullptr; ///< may be null (no op map)
-  /// Local memory per lane at the peak of each layer group, by group name
-  /// (from <stem>_groups.json); may be empty.
-  std::map<std::string, uint64_t> groupLmemBytes;
 };
 
 /// The report page.

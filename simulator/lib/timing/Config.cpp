@@ -11,14 +11,6 @@ namespace tpu::sim {
 
 namespace {
 
-std::string trim(std::string_view s) {
-  size_t b = s.find_first_not_of(" \t\r");
-  if (b == std::string_view::npos)
-    return {};
-  size_t e = s.find_last_not_of(" \t\r");
-  return std::string(s.substr(b, e - b + 1));
-}
-
 bool startsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
@@ -84,11 +76,8 @@ void SimConfig::set(std::string_view key, std::string_view value) {
 }
 
 void SimConfig::assign(std::string_view keyEqualsValue) {
-  size_t eq = keyEqualsValue.find('=');
-  if (eq == std::string_view::npos)
-    throw Error("expected key=value, got '" + std::string(keyEqualsValue) +
-                "'");
-  set(trim(keyEqualsValue.substr(0, eq)), trim(keyEqualsValue.substr(eq + 1)));
+  auto [key, value] = isa::splitKeyValue(keyEqualsValue);
+  set(key, value);
 }
 
 void SimConfig::validate() const {

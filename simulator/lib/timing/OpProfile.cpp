@@ -1,8 +1,6 @@
 //===- OpProfile.cpp - Time, traffic and MACs per op ---------------------===//
 #include "tpusim/OpProfile.h"
 
-#include "tpu/isa/Error.h"
-
 #include <algorithm>
 #include <cstdio>
 #include <limits>
@@ -11,11 +9,11 @@ namespace tpu::sim {
 
 OpProfile profileOps(const std::vector<TraceEvent> &events,
                      const isa::OpMap &map, uint64_t totalCycles,
-                     const SimConfig &cfg, const std::string &mapPath) {
+                     const SimConfig &cfg) {
   OpProfile p;
   size_t nOps = map.ops.size();
   for (const isa::OpMapEntry &e : map.ops)
-    p.ops.push_back({e.name, e.type, e.members});
+    p.ops.push_back({e.name, e.type, e.members, e.lmemBytes});
   OpStats other;
   other.name = "(other)";
   other.type = "launch, fetch and waits";
@@ -25,22 +23,11 @@ OpProfile profileOps(const std::vector<TraceEvent> &events,
 
   // The op of every event.
   std::vector<size_t> opOf(events.size(), otherIndex);
-  std::vector<double> ideal(p.ops.size(), 0.0);
   for (size_t i = 0; i < events.size(); ++i) {
     const TraceEvent &ev = events[i];
-    if (ev.group >= map.groups.size())
-      throw Error(mapPath + ": the op map has " +
-                  std::to_string(map.groups.size()) +
-                  " command groups, the bmodel more; it describes another "
-                  "bmodel");
     const std::vector<int32_t> &tags = ev.engine == isa::Engine::Tiu
                                            ? map.groups[ev.group].tiu
                                            : map.groups[ev.group].gdma;
-    if (ev.index >= tags.size())
-      throw Error(mapPath + ": command group " + std::to_string(ev.group) +
-                  " has more " + isa::engineName(ev.engine) +
-                  " commands than the op map lists; it describes another "
-                  "bmodel");
     int32_t t = tags[ev.index];
     size_t op = t < 0 ? otherIndex : size_t(t);
     opOf[i] = op;
@@ -52,7 +39,7 @@ OpProfile profileOps(const std::vector<TraceEvent> &events,
       ++s.tiuCommands;
       s.tiuBusyCycles += (ev.endPs - ev.startPs) / period;
       s.macs += ev.cubeMacs;
-      ideal[op] += ev.idealCycles;
+      s.idealCubeCycles += ev.idealCycles;
     } else {
       ++s.gdmaCommands;
       s.gdmaBusyCycles += (ev.endPs - ev.startPs) / period;
@@ -124,18 +111,15 @@ OpProfile profileOps(const std::vector<TraceEvent> &events,
   for (OpStats &s : p.ops)
     if (s.tiuCommands + s.gdmaCommands)
       s.spanCycles = (s.lastPs - s.firstPs) / period;
-  // MAC utilisation per op (opProfileToJson): these over the op's cycles.
-  p.ideal = std::move(ideal);
   p.eventOp = std::move(opOf);
   return p;
 }
 
-nlohmann::json opProfileToJson(const OpProfile &p, const SimConfig &cfg) {
-  (void)cfg;
+nlohmann::json opProfileToJson(const OpProfile &p) {
   nlohmann::json list = nlohmann::json::array();
-  for (size_t i = 0; i < p.ops.size(); ++i) {
-    const OpStats &s = p.ops[i];
-    double util = s.cycles ? p.ideal[i] / double(s.cycles) : 0.0;
+  for (const OpStats &s : p.ops) {
+    // MAC utilisation: the ideal cube time over the op's own cycles.
+    double util = s.cycles ? s.idealCubeCycles / double(s.cycles) : 0.0;
     list.push_back({{"name", s.name},
                     {"type", s.type},
                     {"ops", s.members},

@@ -58,7 +58,7 @@ the ceilings are the cube's peak per precision and the DDR bandwidth of the conf
 together may add up above the peak for an instant).</p>
 <svg id="ddr" width="1150" height="220"></svg></section>
 <section><h2>Local-memory occupancy over time</h2>
-<p class="note">Per lane: each layer group's peak (the compiler's group report) over the group's span;
+<p class="note">Per lane: each layer group's peak (the compiler's op map) over the group's span;
 single ops and chains run their own kernels and are not shown.</p>
 <svg id="lmem" width="1150" height="220"></svg></section>
 <p id="status" class="note"></p>
@@ -365,10 +365,9 @@ std::string renderReport(const ReportInput &in, const SimConfig &cfg) {
   lmem.push_back({0.0, 0.0});
   if (in.profile)
     for (const OpStats &s : in.profile->ops) {
-      auto it = in.groupLmemBytes.find(s.name);
-      if (it == in.groupLmemBytes.end() || s.tiuCommands + s.gdmaCommands == 0)
+      if (s.lmemBytes == 0 || s.tiuCommands + s.gdmaCommands == 0)
         continue;
-      double kib = double(it->second) / 1024.0;
+      double kib = double(s.lmemBytes) / 1024.0;
       double a = double(s.firstPs / period), z = double(s.lastPs / period);
       lmem.push_back({a, 0.0});
       lmem.push_back({a, kib});

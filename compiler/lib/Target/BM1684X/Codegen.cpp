@@ -119,6 +119,29 @@ uint64_t moduleAttr(ModuleOp module, StringRef name) {
   return static_cast<uint64_t>(attr.getInt());
 }
 
+/// The op map entry of top-level op \p op (run as \p chain when fused).
+isa::OpMapEntry opMapEntry(Operation &op, const EltwiseChain *chain) {
+  isa::OpMapEntry entry;
+  entry.name = top::getTensorName(op.getResult(0));
+  entry.type = op.getName().getStringRef().str();
+  auto addMember = [&](Operation *m) {
+    entry.members += (entry.members.empty() ? "" : ",") +
+                     top::getTensorName(m->getResult(0));
+  };
+  if (auto group = dyn_cast<tpu::GroupOp>(op)) {
+    entry.name = group.getName().str();
+    entry.lmemBytes = uint64_t(group.getLmemBytes());
+    for (Operation &inner : group.getBody().front().without_terminator())
+      addMember(&inner);
+  }
+  if (chain) {
+    entry.type = "eltwise-chain";
+    for (Operation *m : chain->ops)
+      addMember(m);
+  }
+  return entry;
+}
+
 } // namespace
 
 uint64_t getWeightBytes(Operation *weightOp, const isa::ChipParams &chip) {
@@ -202,23 +225,8 @@ FailureOr<isa::bmodel::Model> buildBmodel(ModuleOp module,
         std::optional<EltwiseChain> chain;
         if (options.fuseEltwise)
           chain = findEltwiseChain(ctx, &op);
-        isa::OpMapEntry entry;
-        entry.name = top::getTensorName(op.getResult(0));
-        entry.type = op.getName().getStringRef().str();
-        if (auto group = dyn_cast<tpu::GroupOp>(op)) {
-          entry.name = group.getName().str();
-          for (Operation &inner : group.getBody().front().without_terminator())
-            entry.members += (entry.members.empty() ? "" : ",") +
-                             top::getTensorName(inner.getResult(0));
-        }
-        if (chain) {
-          entry.type = "eltwise-chain";
-          for (Operation *m : chain->ops)
-            entry.members += (entry.members.empty() ? "" : ",") +
-                             top::getTensorName(m->getResult(0));
-        }
         em.setOpTag(int32_t(opMap.ops.size()));
-        opMap.ops.push_back(std::move(entry));
+        opMap.ops.push_back(opMapEntry(op, chain ? &*chain : nullptr));
         if (chain) {
           emitEltwiseChain(ctx, *chain);
           fused.insert(chain->ops.begin() + 1, chain->ops.end());

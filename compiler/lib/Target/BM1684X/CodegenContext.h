@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace tpuc::bm1684x {
@@ -54,6 +55,19 @@ public:
   /// inside a layer group, whose place is local memory; planning before
   /// address assignment) instead of failing.
   void setLenient(bool on) { lenient = on; }
+  /// Lenient for its lifetime, then as before.
+  class LenientScope {
+  public:
+    explicit LenientScope(CodegenContext &ctx)
+        : ctx(ctx), before(ctx.lenient) {
+      ctx.lenient = true;
+    }
+    ~LenientScope() { ctx.lenient = before; }
+
+  private:
+    CodegenContext &ctx;
+    bool before;
+  };
 
   /// The device address of the optional operand \p v (none for top.None).
   std::optional<uint64_t> optionalAddr(mlir::Operation *user,
@@ -134,6 +148,30 @@ Params convParams(CodegenContext &ctx, OpT op) {
 
 /// The backend function of a tpu.Active mode and its coefficients.
 ::tpu::backend::Activation activeFunction(tpu::ActiveOp op);
+/// Backend parameters of tpu.Active (unary) and tpu.Scale (scale).
+::tpu::backend::UnaryParams activeParams(CodegenContext &ctx, tpu::ActiveOp op);
+::tpu::backend::ScaleParams scaleParams(CodegenContext &ctx, tpu::ScaleOp op);
+
+/// The kernel a binary op runs as: with a one-element weight operand a
+/// vector op with an immediate (binaryConst), x ^ c the unary power (Square
+/// for 2, which also handles negative bases with integer exponents), else
+/// binary with numpy broadcasting.
+using BinaryKernelParams =
+    std::variant<::tpu::backend::UnaryParams,
+                 ::tpu::backend::BinaryConstParams,
+                 ::tpu::backend::BinaryParams>;
+BinaryKernelParams binaryKernelParams(CodegenContext &ctx, mlir::Operation *op,
+                                      llvm::StringRef name, mlir::Value lhs,
+                                      mlir::Value rhs, mlir::Value out,
+                                      bool doRelu, double limit,
+                                      ::tpu::backend::BinaryKind k);
+template <typename OpT>
+BinaryKernelParams binaryKernelParams(CodegenContext &ctx, OpT op,
+                                      ::tpu::backend::BinaryKind k) {
+  return binaryKernelParams(ctx, op, op.getName(), op.getLhs(), op.getRhs(),
+                            op.getOutput(), op.getDoRelu(),
+                            op.getReluLimit().convertToDouble(), k);
+}
 
 /// A chain of element-wise ops run as one backend::eltwiseChain
 /// (Codegen/Elementwise.cpp): `ops` in order, the first reading `input`

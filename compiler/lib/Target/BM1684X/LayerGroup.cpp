@@ -11,7 +11,7 @@
 // what only the simulator knows: DDR shared between the engines and bank
 // contention between a running TIU command and a GDMA transfer). A run is
 // cut where the sum over its groups is least; an op alone costs what its
-// group of one does.
+// own kernel does, estimated the same way (a group of one is not formed).
 //
 //===----------------------------------------------------------------------===//
 #include "tpuc/Target/BM1684X/LayerGroup.h"
@@ -25,7 +25,6 @@
 #include "tpuc/Support/Module.h"
 #include "tpuc/Support/Weights.h"
 
-#include "tpu/isa/Estimate.h"
 #include "tpuc/Target/BM1684X/CodegenInterface.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -54,9 +53,10 @@ std::optional<GroupStrategy> parseGroupStrategy(llvm::StringRef name) {
 
 namespace {
 
-double groupCost(const backend::GroupSpec &,
-                 const backend::GroupPlan &plan) {
-  return double(plan.estimatedCycles);
+/// Whether an op outside `members` reads `v`.
+bool usedOutside(Value v, const llvm::DenseSet<Operation *> &members) {
+  return llvm::any_of(v.getUsers(),
+                      [&](Operation *u) { return !members.contains(u); });
 }
 
 /// The search over one function body.
@@ -73,7 +73,6 @@ private:
   struct Candidate {
     bool ok = false;
     backend::GroupPlan plan;
-    double cost = 0;
     std::string why;
   };
 
@@ -83,7 +82,6 @@ private:
   backend::CmdEmitter em;
   CodegenContext ctx;
   std::vector<Operation *> seq;
-  std::vector<bool> local;
   std::map<std::pair<size_t, size_t>, Candidate> memo;
 
   const Candidate &plan(size_t i, size_t j);
@@ -103,32 +101,24 @@ const Search::Candidate &Search::plan(size_t i, size_t j) {
   Candidate c;
   llvm::ArrayRef<Operation *> ops(seq.data() + i, j - i);
   llvm::DenseSet<Operation *> members(ops.begin(), ops.end());
-  auto isStored = [&](Value v) {
-    for (Operation *user : v.getUsers())
-      if (!members.contains(user))
-        return true;
-    return false;
-  };
   std::optional<backend::GroupSpec> spec = buildGroupSpec(
-      ctx, ops, isStored,
+      ctx, ops, [&](Value v) { return usedOutside(v, members); },
       [&](Value v) { return ctx.tensor(ops.front(), v).addr; }, c.why);
   if (spec) {
     spec->name = "candidate";
     c.ok = backend::planGroup(*spec, chip, options.slicing, c.plan, c.why);
-    if (c.ok)
-      c.cost = groupCost(*spec, c.plan);
   }
   return memo.emplace(key, std::move(c)).first->second;
 }
 
 double Search::cost(size_t i, size_t j) {
-  const Candidate &c = plan(i, j);
   if (j != i + 1)
-    return c.cost;
+    return double(plan(i, j).plan.estimatedCycles);
   auto it = kernelCosts.find(i);
   if (it != kernelCosts.end())
     return it->second;
-  // The op's kernel, emitted alone with synthetic addresses and estimated.
+  // The op's kernel, emitted alone with synthetic addresses and estimated
+  // like a group; an op whose kernel cannot be emitted so costs infinity.
   double k = std::numeric_limits<double>::infinity();
   if (auto gen = dyn_cast<BM1684XCodegenInterface>(seq[i])) {
     backend::CmdEmitter kem(chip);
@@ -136,19 +126,15 @@ double Search::cost(size_t i, size_t j) {
     kctx.setLenient(true);
     try {
       gen.codegenBM1684X(kctx);
-      auto [tiu, gdma] = kem.streamsWithEnd();
       tisa::Machine m;
       m.chip = chip;
       if (options.slicing.timing)
         m.timing = *options.slicing.timing;
-      tisa::Estimate e = tisa::estimateGroup(tiu, gdma, m);
-      k = double(e.cycles - std::min(e.cycles, e.launchCycles));
+      k = double(backend::estimateCycles(kem, m));
     } catch (const CodegenError &) {
     } catch (const ::tpu::Error &) {
     }
   }
-  if (!c.ok && k == std::numeric_limits<double>::infinity())
-    k = 0; // not a candidate anyway
   kernelCosts[i] = k;
   return k;
 }
@@ -167,8 +153,7 @@ void Search::wrap(size_t i, size_t j, const Candidate &c, size_t index,
       inputs.insert(v);
     }
     for (Value r : op->getResults())
-      if (llvm::any_of(r.getUsers(),
-                       [&](Operation *u) { return !members.contains(u); }))
+      if (usedOutside(r, members))
         outputs.push_back(r);
   }
   Operation *last = ops.back();
@@ -209,7 +194,6 @@ void Search::wrap(size_t i, size_t j, const Candidate &c, size_t index,
     for (Operation *op : ops)
       r.ops.push_back(top::getTensorName(op->getResult(0)));
     r.plan = c.plan;
-    r.cost = c.cost;
     reports->push_back(std::move(r));
   }
 }
@@ -229,17 +213,13 @@ LogicalResult Search::run(std::vector<GroupReport> *reports) {
       return op.emitError("layer groups: the module is grouped already");
     seq.push_back(&op);
   }
-  local.assign(seq.size(), false);
-  for (size_t i = 0; i < seq.size(); ++i) {
-    std::vector<Value> acts;
-    std::string why;
-    ctx.setLenient(true);
-    local[i] = localOpParams(ctx, seq[i], acts, why).has_value() &&
-               plan(i, i + 1).ok;
-    ctx.setLenient(false);
-  }
   if (options.strategy == GroupStrategy::None)
     return success();
+  // An op is local when it forms a group of its own (planGroup checks its
+  // local form).
+  std::vector<bool> local(seq.size());
+  for (size_t i = 0; i < seq.size(); ++i)
+    local[i] = plan(i, i + 1).ok;
 
   // Chosen groups as [begin, end) ranges of seq.
   std::vector<std::pair<size_t, size_t>> groups;
@@ -260,8 +240,8 @@ LogicalResult Search::run(std::vector<GroupReport> *reports) {
         size_t j = i + 1;
         while (j < b && j - i < maxLen) {
           const Candidate &longer = plan(i, j + 1);
-          if (!longer.ok ||
-              longer.cost > cost(i, j) + cost(j, j + 1))
+          if (!longer.ok || double(longer.plan.estimatedCycles) >
+                                cost(i, j) + cost(j, j + 1))
             break;
           ++j;
         }

@@ -126,6 +126,10 @@ struct Machine {
   static std::string defaultsText();
 };
 
+/// "key=value" as (key, value), spaces around each trimmed (a `-p`
+/// argument). Throws Error for text without '='.
+std::pair<std::string, std::string> splitKeyValue(std::string_view text);
+
 /// Calls `apply(key, value)` for every `key = value` line of config text
 /// (`#` starts a comment; blank lines are skipped; spaces around key and
 /// value are trimmed). Throws Error naming `sourceName`, the line and the

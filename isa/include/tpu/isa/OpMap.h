@@ -6,18 +6,22 @@
 // traffic and MACs to ops (per-op statistics, the op track of the trace).
 //
 //   {"version": 1,
-//    "ops": [{"name": "conv1", "type": "tpu.Conv2D", "group": ""}, ...],
+//    "ops": [{"name": "conv1", "type": "tpu.Conv2D", "group": "",
+//             "lmem_bytes": 0}, ...],
 //    "groups": [{"tiu": [0, 0, 1, ...], "gdma": [0, 1, ...]}, ...]}
 //
 // `groups` has one entry per command group of the net's first stage, in
 // order; `tiu` and `gdma` one op index per command of that engine's stream
 // (end commands included), or -1 for a command of no op (the end commands).
 // A layer group is one op of type tpu.Group whose `group` field lists the
-// ops inside it.
+// ops inside it and whose `lmem_bytes` is its local memory per lane at the
+// peak (0 for the other ops).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPU_ISA_OPMAP_H
 #define TPU_ISA_OPMAP_H
+
+#include "tpu/isa/Bmodel.h"
 
 #include <cstdint>
 #include <string>
@@ -30,6 +34,8 @@ struct OpMapEntry {
   std::string type;
   /// tpu.Group: the ops inside, comma-separated; else empty.
   std::string members;
+  /// tpu.Group: local memory per lane at the peak; else 0.
+  uint64_t lmemBytes = 0;
 };
 
 struct OpMapGroup {
@@ -46,6 +52,11 @@ void writeOpMap(const OpMap &map, const std::string &path);
 /// Reads an op map; throws Error naming the file and what is wrong (not
 /// JSON, another version, an op index out of range).
 OpMap readOpMap(const std::string &path);
+
+/// Throws Error naming `path` unless `map` lists, per command group of
+/// `stage`, as many op tags per engine as the group has commands.
+void checkOpMap(const OpMap &map, const bmodel::Stage &stage,
+                const std::string &path);
 
 } // namespace tpu::isa
 

@@ -132,7 +132,6 @@ struct GroupPlan {
   /// The cost model's cycles of the group alone (isa::estimateGroup of its
   /// commands, without the command group's launch).
   uint64_t estimatedCycles = 0;
-  uint64_t estimatedTiuBusy = 0, estimatedGdmaBusy = 0;
 };
 
 /// Whether the op described by `params` can run as a local operation, and
@@ -156,6 +155,10 @@ bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
 
 /// Emits `spec` with the slicing of `plan` (from planGroup).
 void emitGroup(CmdEmitter &em, const GroupSpec &spec, const GroupPlan &plan);
+
+/// The cost model's cycles of what `em` holds, as one command group without
+/// its launch (isa::estimateGroup): the cost of a group or of a kernel.
+uint64_t estimateCycles(const CmdEmitter &em, const isa::Machine &machine);
 
 } // namespace tpu::backend
 

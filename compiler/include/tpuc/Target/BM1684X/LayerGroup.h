@@ -39,9 +39,8 @@ struct LayerGroupOptions {
 struct GroupReport {
   std::string name;
   std::vector<std::string> ops;
+  /// The slicing and its figures (plan.estimatedCycles: the search's cost).
   ::tpu::backend::GroupPlan plan;
-  /// The search's cost of the group (see LayerGroup.cpp, groupCost).
-  double cost = 0;
 };
 
 /// Forms the layer groups of the main function of \p module (before

@@ -25,55 +25,20 @@ using namespace bm1684x;
 
 namespace {
 
-/// A binary op with a one-element weight operand runs as a vector op with
-/// an immediate (binaryConst); x ^ c runs as the unary power (Square for
-/// 2), which also handles negative bases with integer exponents.
 template <typename OpT>
 void emitBinary(CodegenContext &ctx, OpT op, backend::BinaryKind k) {
-  std::string name = op.getName().str();
-  bool doRelu = op.getDoRelu();
-  double limit = op.getReluLimit().convertToDouble();
-  Value lhs = op.getLhs(), rhs = op.getRhs(), out = op.getOutput();
-  std::optional<float> lc = ctx.scalarWeight(lhs), rc = ctx.scalarWeight(rhs);
-  Value tensor = rc ? lhs : rhs;
-  bool sameCount =
-      module::getNumElements(tensor) == module::getNumElements(out);
-  if ((lc || rc) && !(lc && rc) && sameCount) {
-    std::vector<int64_t> shape = module::getShape(out);
-    if (k == backend::BinaryKind::Pow && rc && !doRelu) {
-      backend::UnaryParams p;
-      p.name = name;
-      p.input = ctx.tensor(op, lhs, shape);
-      p.output = ctx.tensor(op, out);
-      p.fn.kind =
-          *rc == 2.0f ? backend::UnaryKind::Square : backend::UnaryKind::Pow;
-      p.fn.alpha = *rc;
-      backend::unary(ctx.emitter(), p);
-      return;
-    }
-    if (k != backend::BinaryKind::Pow) {
-      backend::BinaryConstParams p;
-      p.name = name;
-      p.input = ctx.tensor(op, tensor, shape);
-      p.output = ctx.tensor(op, out);
-      p.kind = k;
-      p.value = rc ? *rc : *lc;
-      p.constOnLeft = !rc;
-      p.act = fusedActivation(doRelu, limit);
-      backend::binaryConst(ctx.emitter(), p);
-      return;
-    }
-  }
-  backend::BinaryParams p;
-  p.name = name;
-  p.lhs = ctx.tensor(op, lhs);
-  p.rhs = ctx.tensor(op, rhs);
-  p.output = ctx.tensor(op, out);
-  p.kind = k;
-  p.act = fusedActivation(doRelu, limit);
-  backend::binary(ctx.emitter(), p);
+  std::visit(
+      [&](const auto &p) {
+        using T = std::decay_t<decltype(p)>;
+        if constexpr (std::is_same_v<T, backend::UnaryParams>)
+          backend::unary(ctx.emitter(), p);
+        else if constexpr (std::is_same_v<T, backend::BinaryConstParams>)
+          backend::binaryConst(ctx.emitter(), p);
+        else
+          backend::binary(ctx.emitter(), p);
+      },
+      binaryKernelParams(ctx, op, k));
 }
-
 
 } // namespace
 
@@ -122,6 +87,65 @@ backend::Activation activeFunction(tpu::ActiveOp op) {
   return fn;
 }
 
+BinaryKernelParams binaryKernelParams(CodegenContext &ctx, Operation *op,
+                                      StringRef name, Value lhs, Value rhs,
+                                      Value out, bool doRelu, double limit,
+                                      backend::BinaryKind k) {
+  std::optional<float> lc = ctx.scalarWeight(lhs), rc = ctx.scalarWeight(rhs);
+  Value tensor = rc ? lhs : rhs;
+  bool sameCount =
+      module::getNumElements(tensor) == module::getNumElements(out);
+  if ((lc || rc) && !(lc && rc) && sameCount) {
+    std::vector<int64_t> shape = module::getShape(out);
+    if (k == backend::BinaryKind::Pow && rc && !doRelu) {
+      backend::UnaryParams p;
+      p.name = name.str();
+      p.input = ctx.tensor(op, lhs, shape);
+      p.output = ctx.tensor(op, out);
+      p.fn.kind =
+          *rc == 2.0f ? backend::UnaryKind::Square : backend::UnaryKind::Pow;
+      p.fn.alpha = *rc;
+      return p;
+    }
+    if (k != backend::BinaryKind::Pow) {
+      backend::BinaryConstParams p;
+      p.name = name.str();
+      p.input = ctx.tensor(op, tensor, shape);
+      p.output = ctx.tensor(op, out);
+      p.kind = k;
+      p.value = rc ? *rc : *lc;
+      p.constOnLeft = !rc;
+      p.act = fusedActivation(doRelu, limit);
+      return p;
+    }
+  }
+  backend::BinaryParams p;
+  p.name = name.str();
+  p.lhs = ctx.tensor(op, lhs);
+  p.rhs = ctx.tensor(op, rhs);
+  p.output = ctx.tensor(op, out);
+  p.kind = k;
+  p.act = fusedActivation(doRelu, limit);
+  return p;
+}
+
+backend::UnaryParams activeParams(CodegenContext &ctx, tpu::ActiveOp op) {
+  auto p = ctx.ioParams<backend::UnaryParams>(op);
+  p.fn = activeFunction(op);
+  return p;
+}
+
+backend::ScaleParams scaleParams(CodegenContext &ctx, tpu::ScaleOp op) {
+  backend::ScaleParams p;
+  p.name = op.getName().str();
+  p.input = ctx.tensor(op, op.getInput());
+  p.scale = ctx.tensor(op, op.getScale());
+  p.bias = ctx.tensor(op, op.getBias());
+  p.output = ctx.tensor(op, op.getOutput());
+  p.act = fusedActivation(op.getDoRelu(), op.getReluLimit().convertToDouble());
+  return p;
+}
+
 } // namespace tpuc::bm1684x
 
 namespace tpuc::tpu {
@@ -149,10 +173,7 @@ void PowOp::codegenBM1684X(CodegenContext &ctx) {
 }
 
 void ActiveOp::codegenBM1684X(CodegenContext &ctx) {
-  backend::Activation fn = activeFunction(*this);
-  auto p = ctx.ioParams<backend::UnaryParams>(*this);
-  p.fn = fn;
-  backend::unary(ctx.emitter(), p);
+  backend::unary(ctx.emitter(), activeParams(ctx, *this));
 }
 
 void PReluOp::codegenBM1684X(CodegenContext &ctx) {
@@ -165,14 +186,7 @@ void PReluOp::codegenBM1684X(CodegenContext &ctx) {
 }
 
 void ScaleOp::codegenBM1684X(CodegenContext &ctx) {
-  backend::ScaleParams p;
-  p.name = getName().str();
-  p.input = ctx.tensor(*this, getInput());
-  p.scale = ctx.tensor(*this, getScale());
-  p.bias = ctx.tensor(*this, getBias());
-  p.output = ctx.tensor(*this, getOutput());
-  p.act = fusedActivation(getDoRelu(), getReluLimit().convertToDouble());
-  backend::scale(ctx.emitter(), p);
+  backend::scale(ctx.emitter(), scaleParams(ctx, *this));
 }
 
 void WhereOp::codegenBM1684X(CodegenContext &ctx) {

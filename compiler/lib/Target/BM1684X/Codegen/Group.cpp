@@ -13,7 +13,6 @@
 #include "tpuc/Support/Module.h"
 
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 namespace backend = ::tpu::backend;
@@ -22,6 +21,9 @@ namespace tpuc::bm1684x {
 
 namespace {
 
+/// A binary op as a local op: its kernel's parameters (binaryKernelParams)
+/// when the group can hold its operands. \p acts gets the activations it
+/// reads, a null Value for a per-channel weight operand.
 template <typename OpT>
 std::optional<backend::LocalOpParams>
 binaryParams(CodegenContext &ctx, OpT op, backend::BinaryKind k,
@@ -31,36 +33,25 @@ binaryParams(CodegenContext &ctx, OpT op, backend::BinaryKind k,
     return std::nullopt;
   }
   Value lhs = op.getLhs(), rhs = op.getRhs(), out = op.getOutput();
-  std::optional<float> lc = ctx.scalarWeight(lhs), rc = ctx.scalarWeight(rhs);
-  backend::Activation act =
-      fusedActivation(op.getDoRelu(), op.getReluLimit().convertToDouble());
-  Value tensor = rc ? lhs : rhs;
-  if ((lc || rc) && !(lc && rc)) {
-    if (module::getShape(tensor) != module::getShape(out)) {
+  std::vector<int64_t> os = module::getShape(out);
+  BinaryKernelParams kernel = binaryKernelParams(ctx, op, k);
+  if (auto *c = std::get_if<backend::BinaryConstParams>(&kernel)) {
+    Value tensor = c->constOnLeft ? rhs : lhs;
+    if (module::getShape(tensor) != os) {
       why = "broadcast";
       return std::nullopt;
     }
-    backend::BinaryConstParams p;
-    p.name = op.getName().str();
-    p.input = ctx.tensor(op, tensor);
-    p.output = ctx.tensor(op, out);
-    p.kind = k;
-    p.value = rc ? *rc : *lc;
-    p.constOnLeft = !rc;
-    p.act = act;
     acts = {tensor};
-    return p;
+    return *c;
   }
-  backend::BinaryParams p;
-  p.name = op.getName().str();
-  p.lhs = ctx.tensor(op, lhs);
-  p.rhs = ctx.tensor(op, rhs);
-  p.output = ctx.tensor(op, out);
-  p.kind = k;
-  p.act = act;
+  // A one-element weight against a tensor of another element count (the
+  // kernel broadcasts the tensor) has no local form.
+  if (bool(ctx.scalarWeight(lhs)) != bool(ctx.scalarWeight(rhs))) {
+    why = "broadcast";
+    return std::nullopt;
+  }
   // Operands of the output's shape are activations; others must be
   // per-channel weights (resident in local memory).
-  std::vector<int64_t> os = module::getShape(out);
   for (Value v : {lhs, rhs}) {
     bool weight = isa_and_nonnull<tpu::WeightOp>(v.getDefiningOp());
     std::vector<int64_t> vs = module::getShape(v);
@@ -76,7 +67,7 @@ binaryParams(CodegenContext &ctx, OpT op, backend::BinaryKind k,
       return std::nullopt;
     }
   }
-  return p;
+  return std::get<backend::BinaryParams>(kernel);
 }
 
 } // namespace
@@ -105,19 +96,10 @@ localOpParams(CodegenContext &ctx, Operation *op, std::vector<Value> &acts,
       p = poolParams(ctx, pool);
     } else if (auto a = dyn_cast<tpu::ActiveOp>(op)) {
       acts = {a.getInput()};
-      auto u = ctx.ioParams<backend::UnaryParams>(a);
-      u.fn = activeFunction(a);
-      p = u;
-    } else if (auto s = dyn_cast<tpu::ScaleOp>(op)) {
-      backend::ScaleParams sp;
-      sp.name = s.getName().str();
-      sp.input = ctx.tensor(s, s.getInput());
-      sp.scale = ctx.tensor(s, s.getScale());
-      sp.bias = ctx.tensor(s, s.getBias());
-      sp.output = ctx.tensor(s, s.getOutput());
-      sp.act = fusedActivation(s.getDoRelu(), s.getReluLimit().convertToDouble());
-      acts = {s.getInput()};
-      p = sp;
+      p = activeParams(ctx, a);
+    } else if (auto sc = dyn_cast<tpu::ScaleOp>(op)) {
+      acts = {sc.getInput()};
+      p = scaleParams(ctx, sc);
     } else if (auto b = dyn_cast<tpu::AddOp>(op)) {
       p = binaryParams(ctx, b, backend::BinaryKind::Add, acts, why);
     } else if (auto b = dyn_cast<tpu::SubOp>(op)) {
@@ -178,14 +160,13 @@ buildGroupSpec(CodegenContext &ctx, llvm::ArrayRef<Operation *> ops,
     ids[v] = id;
     return id;
   };
-  ctx.setLenient(true);
+  CodegenContext::LenientScope lenient(ctx);
   try {
     for (Operation *op : ops) {
       std::vector<Value> acts;
       std::optional<backend::LocalOpParams> p =
           localOpParams(ctx, op, acts, why);
       if (!p) {
-        ctx.setLenient(false);
         why = top::getTensorName(op->getResult(0)) + ": " + why;
         return std::nullopt;
       }
@@ -204,11 +185,9 @@ buildGroupSpec(CodegenContext &ctx, llvm::ArrayRef<Operation *> ops,
       spec.ops.push_back(std::move(gop));
     }
   } catch (const CodegenError &e) {
-    ctx.setLenient(false);
     why = e.message;
     return std::nullopt;
   }
-  ctx.setLenient(false);
   return spec;
 }
 
