@@ -1,0 +1,170 @@
+//===- CaliTable.cpp - Calibration tables (TPU-MLIR's text format) --------===//
+//
+// Reader and writer of CaliTable.h. Header comments round-trip: a line
+// "# text" is kept as "text" and written back as "# text"; any other comment
+// line of the main section ("###", "#text") is kept and written verbatim.
+// The column line "# op_name ..." is not kept (the writer emits it).
+//
+//===----------------------------------------------------------------------===//
+#include "tpuc/Support/CaliTable.h"
+
+#include "tpu/isa/Bmodel.h"
+#include "tpu/isa/Error.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+namespace tpuc {
+
+namespace {
+
+/// TPU-MLIR's floor for thresholds.
+constexpr double kMinThreshold = 1e-5;
+
+enum class Section { Main, Int4Th, AsymOp, WeightScale, Int4Op };
+
+/// The optional section a line opens, if it is a section marker.
+std::optional<Section> sectionMarker(llvm::StringRef line) {
+  if (line.starts_with("#int4_th"))
+    return Section::Int4Th;
+  if (line.starts_with("#asym_op"))
+    return Section::AsymOp;
+  if (line.starts_with("#weight_scale"))
+    return Section::WeightScale;
+  if (line.starts_with("#int4_op"))
+    return Section::Int4Op;
+  return std::nullopt;
+}
+
+bool isColumnLine(llvm::StringRef comment) {
+  return comment.ltrim("# \t").starts_with("op_name");
+}
+
+} // namespace
+
+llvm::Expected<CaliTable> parseCaliTable(llvm::StringRef text,
+                                         llvm::StringRef path) {
+  CaliTable table;
+  table.path = path.str();
+  auto error = [&](unsigned line, const llvm::Twine &message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   path + ":" + llvm::Twine(line) + ": " +
+                                       message);
+  };
+  Section section = Section::Main;
+  llvm::SmallVector<llvm::StringRef> lines;
+  text.split(lines, '\n');
+  for (size_t index = 0; index < lines.size(); ++index) {
+    unsigned lineNo = index + 1;
+    llvm::StringRef raw = lines[index].rtrim("\r");
+    llvm::StringRef line = raw.trim();
+    if (line.empty())
+      continue;
+    if (std::optional<Section> s = sectionMarker(line)) {
+      section = *s;
+      continue;
+    }
+    if (line.starts_with("#")) {
+      if (section == Section::Main && !isColumnLine(line))
+        table.header.push_back(line.starts_with("# ")
+                                   ? line.drop_front(2).str()
+                                   : line.str());
+      continue;
+    }
+    if (section == Section::AsymOp) {
+      table.asymOps.push_back(line.split(' ').first.split('\t').first.str());
+      continue;
+    }
+    if (section != Section::Main)
+      continue; // int4 thresholds, weight scales: read and ignored
+    llvm::SmallVector<llvm::StringRef> fields;
+    line.split(fields, ' ', -1, /*KeepEmpty=*/false);
+    // Tabs separate fields too.
+    llvm::SmallVector<llvm::StringRef> split;
+    for (llvm::StringRef f : fields)
+      f.split(split, '\t', -1, /*KeepEmpty=*/false);
+    if (split.size() != 4)
+      return error(lineNo, "expected 'name threshold min max', got " +
+                               llvm::Twine(split.size()) + " fields: '" +
+                               line + "'");
+    double values[3];
+    const char *what[3] = {"threshold", "min", "max"};
+    for (int k = 0; k < 3; ++k)
+      if (split[k + 1].getAsDouble(values[k]) || !std::isfinite(values[k]))
+        return error(lineNo, "tensor '" + split[0] + "': " + what[k] + " '" +
+                                 split[k + 1] + "' is not a finite number");
+    CaliEntry entry;
+    entry.threshold = std::max(values[0], kMinThreshold);
+    entry.min = values[1];
+    entry.max = values[2];
+    entry.line = lineNo;
+    if (entry.min > entry.max)
+      return error(lineNo, "tensor '" + split[0] + "': min " + split[2] +
+                               " > max " + split[3]);
+    auto [it, inserted] = table.entries.try_emplace(split[0], entry);
+    if (!inserted)
+      return error(lineNo, "tensor '" + split[0] +
+                               "' is listed twice (first on line " +
+                               llvm::Twine(it->second.line) + ")");
+    table.order.push_back(split[0].str());
+  }
+  if (table.order.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   path + ": the calibration table has no "
+                                          "entries");
+  return table;
+}
+
+llvm::Expected<CaliTable> readCaliTable(llvm::StringRef path) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer)
+    return llvm::createStringError(buffer.getError(), "cannot read '" + path +
+                                                          "': " +
+                                                          buffer.getError()
+                                                              .message());
+  return parseCaliTable((*buffer)->getBuffer(), path);
+}
+
+std::string formatCaliTable(const CaliTable &table) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  for (const std::string &h : table.header)
+    os << (llvm::StringRef(h).starts_with("#") ? "" : "# ") << h << "\n";
+  os << "# op_name    threshold    min    max\n";
+  for (const std::string &name : table.order) {
+    const CaliEntry *e = table.find(name);
+    if (!e)
+      continue;
+    os << name << " "
+       << llvm::format("%.7f %.7f %.7f", std::max(e->threshold, kMinThreshold),
+                       e->min, e->max)
+       << "\n";
+  }
+  if (!table.asymOps.empty()) {
+    os << "#asym_op\n";
+    for (const std::string &name : table.asymOps)
+      os << name << "\n";
+  }
+  os.flush();
+  return text;
+}
+
+llvm::Error writeCaliTable(const CaliTable &table, llvm::StringRef path) {
+  std::string text = formatCaliTable(table);
+  try {
+    // O_TMPFILE (or a hidden temporary) renamed into place.
+    tpu::isa::bmodel::writeFileAtomically(
+        path.str(), std::vector<uint8_t>(text.begin(), text.end()));
+  } catch (const tpu::Error &e) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), e.what());
+  }
+  return llvm::Error::success();
+}
+
+} // namespace tpuc
