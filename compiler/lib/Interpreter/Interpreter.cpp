@@ -32,6 +32,9 @@ struct ModuleInterpreter::Impl {
   llvm::DenseSet<Value> loadedWeights;
   /// Values each op reads last (freed after it when !keepAll).
   llvm::DenseMap<Operation *, SmallVector<Value>> lastUses;
+  /// Each named non-weight result -> its index in `names`.
+  llvm::DenseMap<Value, unsigned> nameIndex;
+  Observer observer;
 };
 
 ModuleInterpreter::ModuleInterpreter(ModuleOp module)
@@ -53,8 +56,10 @@ ModuleInterpreter::ModuleInterpreter(ModuleOp module)
       if (name.empty())
         continue;
       if (impl->byName.try_emplace(name, r).second &&
-          !isa<top::WeightOp>(op))
+          !isa<top::WeightOp>(op)) {
+        impl->nameIndex[r] = impl->names.size();
         impl->names.push_back(name);
+      }
     }
   });
   for (Value v : body.getTerminator()->getOperands())
@@ -86,6 +91,10 @@ void ModuleInterpreter::setInput(llvm::StringRef name,
 
 void ModuleInterpreter::setNumThreads(unsigned n) {
   impl->ctx.setNumThreads(n);
+}
+
+void ModuleInterpreter::setObserver(Observer observer) {
+  impl->observer = std::move(observer);
 }
 
 LogicalResult ModuleInterpreter::run(bool keepAll) {
@@ -131,6 +140,12 @@ LogicalResult ModuleInterpreter::run(bool keepAll) {
       return failure();
     if (auto weight = dyn_cast<top::WeightOp>(op))
       impl->loadedWeights.insert(weight.getOutput());
+    else if (impl->observer)
+      for (Value r : op.getResults()) {
+        auto it = impl->nameIndex.find(r);
+        if (it != impl->nameIndex.end() && ctx.contains(r))
+          impl->observer(it->second, impl->names[it->second], ctx.get(r));
+      }
     if (keepAll)
       continue;
     auto it = impl->lastUses.find(&op);

@@ -28,6 +28,11 @@ int runCompare(int argc, char **argv);
 /// quantize table for deploy (Qtable.cpp).
 int runQtable(int argc, char **argv);
 
+/// `tpuc calibrate model_top.mlir --dataset DIR --input-num N -o
+/// model_cali_table [--method M] [--tune-num K] [--threads T]`: the INT8
+/// calibration table of a top module over a dataset (Calibrate.cpp).
+int runCalibrate(int argc, char **argv);
+
 /// `tpuc deploy model_top.mlir --quantize F32|F16|BF16 --chip bm1684x -o
 /// model.bmodel [--quantize-table FILE] [--test-input in.npz
 /// --test-reference ref.npz]`: lowers, assigns addresses and writes the

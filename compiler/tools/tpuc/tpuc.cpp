@@ -31,6 +31,8 @@ struct Subcommand {
 const Subcommand kSubcommands[] = {
     {"transform", runTransform,
      "import an ONNX model into the top dialect (.mlir + weight .npz)"},
+    {"calibrate", runCalibrate,
+     "INT8 calibration table (thresholds per tensor) from a dataset"},
     {"qtable", runQtable,
      "quantize table keeping in F32 the ops a 16-bit mode overflows"},
     {"deploy", runDeploy,

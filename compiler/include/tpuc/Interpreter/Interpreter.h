@@ -10,9 +10,11 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -57,6 +59,16 @@ public:
 
   /// Threads the kernels use (default: the hardware's concurrency).
   void setNumThreads(unsigned n);
+
+  /// Called by run() with every tensor of tensorNames() (index into it,
+  /// name, data) as soon as it is computed, before any buffer is freed, in
+  /// program order; model inputs when their top.Input op runs, weights
+  /// never. Lets a caller reduce each tensor (e.g. calibration statistics)
+  /// without run(keepAll) holding every activation. An empty function
+  /// removes the observer.
+  using Observer = std::function<void(unsigned index, llvm::StringRef name,
+                                      llvm::ArrayRef<float> data)>;
+  void setObserver(Observer observer);
 
 private:
   struct Impl;
