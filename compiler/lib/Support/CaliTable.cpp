@@ -3,7 +3,9 @@
 // Reader and writer of CaliTable.h. Header comments round-trip: a line
 // "# text" is kept as "text" and written back as "# text"; any other comment
 // line of the main section ("###", "#text") is kept and written verbatim.
-// The column line "# op_name ..." is not kept (the writer emits it).
+// The column line "# op_name ..." is not kept (the writer emits it). The
+// writer adds a "#asym_op" section (one name a line) when asymOps is not
+// empty, so a table read and written keeps its asymmetric ops.
 //
 //===----------------------------------------------------------------------===//
 #include "tpuc/Support/CaliTable.h"
