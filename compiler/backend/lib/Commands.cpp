@@ -677,8 +677,10 @@ unsigned fit4(unsigned v, const char *cmd, const char *what) {
 template <typename T> void fillConv(T &c, const ConvCmd &x) {
   c.tsk_typ = unsigned(isa::TiuTask::Conv);
   c.tsk_eu_typ = 0; // conv.normal
-  c.opd0_sign = 1;
-  c.opd1_sign = 1;
+  // Integer: input and weight signs; opd2 (the kernel zero point, an
+  // immediate 0) signed so that the int32 result is signed (4.5).
+  c.opd0_sign = signOf(x.input.prec, x.input.isSigned);
+  c.opd1_sign = signOf(x.input.prec, x.weightSigned);
   c.opd2_sign = 1;
   c.res_add = x.accumulate;
   c.kernel_rotate = x.rotate;
@@ -691,7 +693,7 @@ template <typename T> void fillConv(T &c, const ConvCmd &x) {
   c.opd0_rt_pad = fit4(x.padR, "conv", "right pad");
   c.res_op_x_str = fit4(x.strideW, "conv", "stride");
   c.res_op_y_str = fit4(x.strideH, "conv", "stride");
-  c.opd3_const = 1; // pad / insert value: immediate 0
+  c.opd3_const = 1; // pad / insert value: an immediate (0 for floats)
   // The input may be a free-stride view of rows inside a larger tensor
   // (a layer group's value read by a window that starts below its first
   // row); EU-aligned otherwise.
@@ -725,7 +727,7 @@ template <typename T> void fillConv(T &c, const ConvCmd &x) {
   c.opd0_addr = x.input.offset;
   c.opd1_addr = x.weights;
   c.opd2_addr = x.hasBias ? x.bias : 0;
-  c.opd3_addr = 0;
+  c.opd3_addr = x.padBits;
 }
 
 } // namespace
@@ -772,8 +774,9 @@ void pord(CmdEmitter &em, const PorDCmd &x) {
   c.tsk_typ = unsigned(isa::TiuTask::PorD);
   c.tsk_eu_typ = unsigned(x.kind);
   c.kernel_rotate = x.rotate;
-  c.opd0_sign = 1;
-  c.opd1_sign = 1;
+  bool integer = !isa::isFloat(x.input.prec);
+  c.opd0_sign = signOf(x.input.prec, x.input.isSigned);
+  c.opd1_sign = signOf(x.input.prec, x.weightSigned);
   c.opd2_sign = 1;
   c.res0_prec = precCode(x.output.prec);
   c.opd0_prec = precCode(x.input.prec);
@@ -807,11 +810,15 @@ void pord(CmdEmitter &em, const PorDCmd &x) {
     c.opd2_const = x.hasBias ? 0 : 1;
     if (x.hasBias) {
       c.opd2_addr = x.bias;
-      reads.push_back({x.bias, slots * elemBytes(x.input.prec)});
+      // Integer input: an int32 bias (the short form's opd2 type).
+      reads.push_back(
+          {x.bias, slots * (integer ? 4 : elemBytes(x.input.prec))});
     }
   } else {
     c.opd2_const = 1;
-    if (x.kind == PorDCmd::AvgPool) {
+    // Integer average pooling: the plain window sum (multiplier 1, shift
+    // 0); the caller rescales it with rq.
+    if (x.kind == PorDCmd::AvgPool && !integer) {
       // The average scale as an fp32 immediate in opd1 (semantics.md of
       // the simulator, "Pooling").
       c.opd1_const = 1;
@@ -820,6 +827,141 @@ void pord(CmdEmitter &em, const PorDCmd &x) {
     }
   }
   em.tiuAccess(isa::encode(c), reads, {x.output.range(em.chip())});
+}
+
+void rq(CmdEmitter &em, const RqCmd &x) {
+  checkDims(x.output.shape, "requantisation result");
+  if (x.input.shape.n != x.output.shape.n ||
+      x.input.shape.c != x.output.shape.c ||
+      x.input.shape.h != x.output.shape.h ||
+      x.input.shape.w != x.output.shape.w)
+    throw Error("backend: rq input and result shapes differ");
+  if (x.input.layout != kStrEuAligned || x.output.layout != kStrEuAligned)
+    throw Error("backend: rq operands must be EU-aligned (sRQ has no "
+                "stride fields)");
+  isa::cmd::SRQDQ c;
+  c.cmd_short = 1;
+  c.tsk_typ = unsigned(isa::TiuTask::RQDQ);
+  c.tsk_eu_typ = 1; // rq1
+  c.opd0_prec = precCode(x.input.prec);
+  c.opd0_sign = signOf(x.input.prec, x.input.isSigned);
+  c.res0_prec = precCode(x.output.prec);
+  c.opd2_sign = signOf(x.output.prec, x.output.isSigned);
+  c.opd2_n_str = unsigned(x.round);
+  c.res0_n = x.output.shape.n;
+  c.res0_c = x.output.shape.c;
+  c.res0_h = x.output.shape.h;
+  c.res0_w = x.output.shape.w;
+  c.res0_addr = x.output.offset;
+  c.opd0_addr = x.input.offset;
+  std::vector<LocalRange> reads{x.input.range(em.chip())};
+  if (x.perChannel) {
+    c.opd1_const = 0;
+    c.opd1_addr = x.params;
+    uint64_t slots = isa::channelSlots(em.chip(), 0, x.output.shape.c);
+    reads.push_back({x.params, slots * em.chip().localAlign});
+  } else {
+    // opd2: bits 7..0 the shift (a left shift: -rshift), 23..8 the zero
+    // point (isa/docs/bm1684x.md 8.3).
+    int shift = -x.rshift;
+    if (shift < -128 || shift > 127)
+      throw Error("backend: rq shift " + std::to_string(x.rshift) +
+                  " does not fit 8 bits");
+    if (x.zeroPoint < -32768 || x.zeroPoint > 65535)
+      throw Error("backend: rq zero point does not fit 16 bits");
+    c.opd1_const = 1;
+    c.opd1_addr = uint32_t(x.multiplier);
+    c.opd2_addr = (uint32_t(uint8_t(int8_t(shift)))) |
+                  (uint32_t(uint16_t(x.zeroPoint)) << 8);
+  }
+  em.tiuAccess(isa::encode(c), reads, {x.output.range(em.chip())});
+}
+
+namespace {
+
+void rqdqFloat(CmdEmitter &em, unsigned eu, const LTensor &res,
+               const LTensor &in, uint32_t opd1, uint32_t opd2,
+               isa::RoundMode round) {
+  checkDims(res.shape, "quantisation result");
+  if (in.layout != kStrEuAligned || res.layout != kStrEuAligned)
+    throw Error("backend: rq/dq operands must be EU-aligned");
+  isa::cmd::SRQDQ c;
+  c.cmd_short = 1;
+  c.tsk_typ = unsigned(isa::TiuTask::RQDQ);
+  c.tsk_eu_typ = eu;
+  c.opd0_prec = precCode(in.prec);
+  c.opd0_sign = signOf(in.prec, in.isSigned);
+  c.res0_prec = precCode(res.prec);
+  c.opd2_sign = signOf(res.prec, res.isSigned);
+  c.opd2_n_str = unsigned(round);
+  c.res0_n = res.shape.n;
+  c.res0_c = res.shape.c;
+  c.res0_h = res.shape.h;
+  c.res0_w = res.shape.w;
+  c.res0_addr = res.offset;
+  c.opd0_addr = in.offset;
+  c.opd1_const = 1;
+  c.opd1_addr = opd1;
+  c.opd2_addr = opd2;
+  em.tiuAccess(isa::encode(c), {in.range(em.chip())}, {res.range(em.chip())});
+}
+
+} // namespace
+
+void rqFloat(CmdEmitter &em, const LTensor &res, const LTensor &in,
+             float scale, int32_t zeroPoint, isa::RoundMode round) {
+  // rq0: opd1 = fp32 scale, opd2 = fp32 offset (the zero point).
+  rqdqFloat(em, 0, res, in, isa::floatToBits(scale),
+            isa::floatToBits(float(zeroPoint)), round);
+}
+
+void dqFloat(CmdEmitter &em, const LTensor &res, const LTensor &in,
+             float scale, int32_t zeroPoint) {
+  // dq0: opd1 = int32 zero point, opd2 = fp32 scale.
+  rqdqFloat(em, 3, res, in, uint32_t(zeroPoint), isa::floatToBits(scale),
+            isa::RoundMode::HalfToEven);
+}
+
+void arShift(CmdEmitter &em, ArOp op, const LTensor &res, const Opd &a,
+             const Opd &b, int shift, isa::RoundMode round) {
+  checkDims(res.shape, "AR result");
+  if (isa::isFloat(res.prec) || isa::isFloat(a.prec) || isa::isFloat(b.prec))
+    throw Error("backend: AR with a shift needs integer operands");
+  isa::cmd::SAR c;
+  c.cmd_short = 1;
+  c.tsk_typ = unsigned(isa::TiuTask::AR);
+  c.tsk_eu_typ = unsigned(op);
+  c.tsk_opd_num = 3;
+  c.res0_prec = precCode(res.prec);
+  c.opd0_prec = precCode(a.prec);
+  c.opd0_sign = signOf(a.prec, a.isSigned);
+  c.opd0_const = a.isConst;
+  c.opd1_prec = precCode(b.prec);
+  c.opd1_sign = signOf(b.prec, b.isSigned);
+  c.opd1_const = b.isConst;
+  // opd2: the right shift as an int8 immediate.
+  if (shift < -128 || shift > 127)
+    throw Error("backend: AR shift does not fit 8 bits");
+  c.opd2_const = 1;
+  c.opd2_prec = precCode(Prec::Int8);
+  c.opd2_sign = 1;
+  c.opd2_addr = uint32_t(uint8_t(int8_t(shift)));
+  c.opd2_n_str = unsigned(round);
+  c.res0_n = res.shape.n;
+  c.res0_c = res.shape.c;
+  c.res0_h = res.shape.h;
+  c.res0_w = res.shape.w;
+  std::vector<LocalRange> reads, writes{res.range(em.chip())};
+  setArOperand(c, 2, res, em.chip().npuNum);
+  for (auto [o, which] : {std::pair{&a, 0}, std::pair{&b, 1}}) {
+    if (o->isConst) {
+      (which == 0 ? c.opd0_addr : c.opd1_addr) = o->bits;
+      continue;
+    }
+    setArOperand(c, which, o->t, em.chip().npuNum);
+    reads.push_back(o->t.range(em.chip()));
+  }
+  em.tiuAccess(isa::encode(c), reads, writes);
 }
 
 void mm(CmdEmitter &em, const MMCmd &x) {

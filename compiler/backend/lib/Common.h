@@ -200,6 +200,8 @@ enum class ArOp : unsigned {
   LogicShift = 6,
   Div = 12,
   Cast = 14,
+  AddSat = 15,
+  SubSat = 16,
   Mac = 18,
   Copy = 19,
   Abs = 26,
@@ -258,6 +260,11 @@ struct ConvCmd {
   bool relu = false;
   bool rotate = false; ///< kernel rotated 180 degrees
   bool accumulate = false;
+  /// Integer convolutions (int8 / uint8 input, int8 weights, int32
+  /// result): the weights' sign and the pad value (raw bits of the input
+  /// type: the input zero point). The kernel zero point is 0.
+  bool weightSigned = true;
+  uint32_t padBits = 0;
 };
 void conv(CmdEmitter &em, const ConvCmd &c);
 
@@ -277,8 +284,43 @@ struct PorDCmd {
   uint32_t padBits = 0;
   float avgScale = 0.0f;
   bool rotate = false;
+  /// Integer input: the depthwise weights' sign (bias int32 compact).
+  /// The result is the int64 sum (+ bias) saturated to the result type
+  /// (no shift, multiplier 1).
+  bool weightSigned = true;
 };
 void pord(CmdEmitter &em, const PorDCmd &c);
+
+/// Fixed-point requantisation (sRQ&sDQ rq1, isa/docs/bm1684x.md 8.3):
+/// res = sat(rightShiftRound(in * multiplier, rshift) + zp) to res's
+/// integer type. Parameters are immediates, or, with `perChannel`, one
+/// record [multiplier, -rshift, zp] (int32) at the start of every channel
+/// slot of `params` (a (1, C, 1, 3) EU-aligned int32 tensor).
+struct RqCmd {
+  LTensor input, output;
+  bool perChannel = false;
+  uint64_t params = 0;
+  int32_t multiplier = 1;
+  int rshift = 0;
+  int32_t zeroPoint = 0;
+  isa::RoundMode round = isa::RoundMode::HalfUp;
+};
+void rq(CmdEmitter &em, const RqCmd &c);
+
+/// Float <-> integer conversion with a scale (sRQ&sDQ rq0 / dq0, fp32
+/// immediates): quantise res = sat(round(fl32(fl32(x * scale) + zp)))
+/// (input float, result integer), or dequantise res = fl32(float(x - zp) *
+/// scale) (input integer, result float), rounded to the result type.
+void rqFloat(CmdEmitter &em, const LTensor &res, const LTensor &in,
+             float scale, int32_t zeroPoint, isa::RoundMode round);
+void dqFloat(CmdEmitter &em, const LTensor &res, const LTensor &in,
+             float scale, int32_t zeroPoint);
+
+/// res = rightShiftRound(a (op) b, shift) (sAR with three operands, integer
+/// operands; op Add/Sub/Mul, or their saturating forms); the shift is an
+/// immediate.
+void arShift(CmdEmitter &em, ArOp op, const LTensor &res, const Opd &a,
+             const Opd &b, int shift, isa::RoundMode round);
 
 /// Matrix multiply (sMM mm.normal): left (M, ceil(K / lw), 1, lw) and right
 /// (K, ceil(N / rw), 1, rw) in matrix(w) layout, result (M, ceil(N / rw),

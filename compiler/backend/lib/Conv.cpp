@@ -80,6 +80,9 @@ struct ConvJob {
   std::optional<uint64_t> biasAddr;
   Activation act;
   bool depthwise;
+  /// Integer convolution: see ConvQuant.
+  std::optional<ConvQuant> quant;
+  bool inSigned = true, outSigned = true;
 };
 
 void runConv(CmdEmitter &em, const ConvJob &job) {
@@ -100,6 +103,17 @@ void runConv(CmdEmitter &em, const ConvJob &job) {
   unsigned temps = relu ? 0 : unaryTemps(job.act.kind);
   bool hasBias = job.biasAddr.has_value();
   bool fusedAct = job.act.kind == UnaryKind::None || relu;
+  // INT8: int32 accumulator tile, int32 bias (compact) and the RQ1 records
+  // (EU-aligned (1, oc, 1, 3) int32) per weight copy.
+  const bool quant = job.quant.has_value();
+  if (quant && job.act.kind != UnaryKind::None)
+    ctx.fail("an integer convolution takes no fused activation");
+  if (quant)
+    hasBias = false;
+  // sPorD's result takes the input's sign: a depthwise sum of an unsigned
+  // input would saturate at 0 (the lowering keeps such inputs signed).
+  if (quant && job.depthwise && !job.inSigned)
+    ctx.fail("an integer depthwise convolution needs a signed input");
 
   LocalAlloc alloc(chip, ctx);
   UnaryScratch scratch;
@@ -117,6 +131,9 @@ void runConv(CmdEmitter &em, const ConvJob &job) {
     return al(uint64_t(ceilDiv(ocT, npu) * wPerOc) * eb);
   };
   auto biasBytes = [&](int64_t ocT) {
+    if (quant)
+      return al(uint64_t(ceilDiv(ocT, npu)) * 4) +
+             al(euBytes(chip, Prec::Int32, {1, uint32_t(ocT), 1, 3}));
     if (!hasBias)
       return uint64_t(0);
     uint64_t slots = uint64_t(ceilDiv(ocT, npu));
@@ -141,7 +158,8 @@ void runConv(CmdEmitter &em, const ConvJob &job) {
   auto writeBytes = [&](const Plan &p) {
     Shape4 os = outShape(p.ocT, p.nT, p.ohT);
     return 2 * al(euBytes(chip, job.outPrec, os)) +
-           temps * al(euBytes(chip, Prec::Fp32, os));
+           temps * al(euBytes(chip, Prec::Fp32, os)) +
+           (quant ? al(euBytes(chip, Prec::Int32, os)) : 0);
   };
   // With `apart`, the written buffers start on a new bank, so that the
   // command's result shares no bank with its operands (bank conflicts).
@@ -212,9 +230,15 @@ void runConv(CmdEmitter &em, const ConvJob &job) {
 
   // Buffers.
   std::vector<uint64_t> wBuf(plan.wCopies), bBuf(plan.wCopies),
-      bConv(plan.wCopies);
+      bConv(plan.wCopies), rqBuf(plan.wCopies);
   for (unsigned i = 0; i < plan.wCopies; ++i) {
     wBuf[i] = alloc.alloc(wBytes(plan.ocT), "weights");
+    if (quant) {
+      bBuf[i] = alloc.alloc(uint64_t(ceilDiv(plan.ocT, npu)) * 4, "bias");
+      rqBuf[i] = alloc.alloc(
+          euBytes(chip, Prec::Int32, {1, uint32_t(plan.ocT), 1, 3}),
+          "requantisation records");
+    }
     if (hasBias) {
       uint64_t slots = uint64_t(ceilDiv(plan.ocT, npu));
       bBuf[i] = alloc.alloc(slots * sizeof(float), "bias");
@@ -232,6 +256,9 @@ void runConv(CmdEmitter &em, const ConvJob &job) {
   for (unsigned t = 0; t < temps; ++t)
     scratch.temps.push_back(
         alloc.alloc(euBytes(chip, Prec::Fp32, maxOut), "scratch tile"));
+  uint64_t accBuf =
+      quant ? alloc.alloc(euBytes(chip, Prec::Int32, maxOut), "accumulator")
+            : 0;
 
   struct Step {
     int64_t grp, oc0, ocT, n0, nT, oh0, ohT;
@@ -269,14 +296,18 @@ void runConv(CmdEmitter &em, const ConvJob &job) {
   };
   auto inTile = [&](size_t i) {
     const Step &s = steps[i];
-    return localTensor(chip, inBuf[i % 2], job.inPrec,
-                       {uint32_t(s.nT), uint32_t(inChan(s).second),
-                        uint32_t(s.rows.count), uint32_t(cols.count)});
+    LTensor t = localTensor(chip, inBuf[i % 2], job.inPrec,
+                            {uint32_t(s.nT), uint32_t(inChan(s).second),
+                             uint32_t(s.rows.count), uint32_t(cols.count)});
+    t.isSigned = job.inSigned;
+    return t;
   };
   auto outTile = [&](size_t i) {
     const Step &s = steps[i];
-    return localTensor(chip, outBuf[i % 2], job.outPrec,
-                       outShape(s.ocT, s.nT, s.ohT));
+    LTensor t = localTensor(chip, outBuf[i % 2], job.outPrec,
+                            outShape(s.ocT, s.nT, s.ohT));
+    t.isSigned = job.outSigned;
+    return t;
   };
   DView inView = denseView(
       job.inAddr, job.inPrec,
@@ -299,6 +330,18 @@ void runConv(CmdEmitter &em, const ConvJob &job) {
                    ws),
          localTensor(chip, wBuf[s.wSlot], job.inPrec, ws,
                      isa::LocalLayout::Compact));
+    if (quant) {
+      // Records [bias, multiplier, -rshift, zp] per output channel: the
+      // bias column compact, the other three at the start of each slot.
+      uint64_t rec = job.quant->coeffAddr + uint64_t(ocAbs) * 16;
+      Shape4 bs{1, uint32_t(s.ocT), 1, 1};
+      load(em, DView{rec, Prec::Int32, bs, {0, 4, 0, 1}},
+           localTensor(chip, bBuf[s.wSlot], Prec::Int32, bs,
+                       isa::LocalLayout::Compact));
+      Shape4 rs{1, uint32_t(s.ocT), 1, 3};
+      load(em, DView{rec + 4, Prec::Int32, rs, {0, 4, 0, 1}},
+           localTensor(chip, rqBuf[s.wSlot], Prec::Int32, rs));
+    }
     if (hasBias) {
       Shape4 bs{1, uint32_t(s.ocT), 1, 1};
       load(em,
@@ -329,9 +372,15 @@ void runConv(CmdEmitter &em, const ConvJob &job) {
         if (s.newWeights && !prefetchWeights)
           loadWeights(s);
         LTensor out = outTile(i);
+        LTensor final = out;
+        if (quant) {
+          out = localTensor(chip, accBuf, Prec::Int32, out.shape);
+          out.isSigned = true;
+        }
         if (job.depthwise) {
           Shape4 bs{1, uint32_t(s.ocT), 1, 1};
-          if (hasBias && s.newWeights && job.inPrec != Prec::Fp32)
+          if (hasBias && s.newWeights && isa::isFloat(job.inPrec) &&
+              job.inPrec != Prec::Fp32)
             ar(em, ArOp::Cast,
                localTensor(chip, bConv[s.wSlot], job.inPrec, bs,
                            isa::LocalLayout::Compact),
@@ -342,8 +391,11 @@ void runConv(CmdEmitter &em, const ConvJob &job) {
           c.input = inTile(i);
           c.output = out;
           c.weights = wBuf[s.wSlot];
-          c.hasBias = hasBias;
-          c.bias = job.inPrec == Prec::Fp32 ? bBuf[s.wSlot] : bConv[s.wSlot];
+          c.hasBias = hasBias || quant;
+          c.bias = job.inPrec == Prec::Fp32 || quant ? bBuf[s.wSlot]
+                                                    : bConv[s.wSlot];
+          if (quant)
+            c.padBits = uint32_t(job.quant->inputZeroPoint) & 0xFF;
           c.kh = unsigned(g.kh);
           c.kw = unsigned(g.kw);
           c.strideH = unsigned(g.sh);
@@ -380,7 +432,27 @@ void runConv(CmdEmitter &em, const ConvJob &job) {
           c.padR = unsigned(std::max<int64_t>(cols.padAfter, 0));
           c.relu = relu;
           c.rotate = g.rotate;
+          if (quant)
+            c.padBits = uint32_t(job.quant->inputZeroPoint) & 0xFF;
           conv(em, c);
+          if (quant) {
+            // acc += bias[oc], the bias read through zero n/h/w strides.
+            LTensor bias = freeTensor(bBuf[s.wSlot], Prec::Int32, out.shape,
+                                      {0, 1, 0, 0});
+            ar(em, ArOp::Add, out, Opd::of(out), Opd::of(bias));
+          }
+        }
+        if (quant) {
+          RqCmd r;
+          r.input = out;
+          r.output = final;
+          r.perChannel = true;
+          r.params = rqBuf[s.wSlot];
+          r.round = job.quant->round;
+          rq(em, r);
+          if (job.quant->reluSigned)
+            ar(em, ArOp::Max, final, Opd::of(final),
+               Opd::immInt(0, Prec::Int8));
         }
         if (!fusedAct)
           emitUnary(em, job.act, out, out, scratch);
@@ -420,8 +492,18 @@ bool isDepthwise(int64_t inChannels, int64_t outChannels, int64_t groups) {
 
 void conv2d(CmdEmitter &em, const ConvParams &p) {
   OpCtx ctx{"conv2d", p.name};
-  requireFloat(ctx, p.input, "input");
-  requireFloat(ctx, p.output, "output");
+  if (p.quant) {
+    auto int8 = [&](const GTensor &t, const char *what) {
+      checkParam(ctx, t.prec == Prec::Int8,
+                 std::string("an integer convolution needs an int8 / uint8 ") +
+                     what + ", got " + isa::precName(t.prec));
+    };
+    int8(p.input, "input");
+    int8(p.output, "output");
+  } else {
+    requireFloat(ctx, p.input, "input");
+    requireFloat(ctx, p.output, "output");
+  }
   auto in = dims4(ctx, p.input, "input");
   auto out = dims4(ctx, p.output, "output");
   ConvGeo g{};
@@ -469,7 +551,9 @@ void conv2d(CmdEmitter &em, const ConvParams &p) {
               p.input.prec, p.output.prec,
               p.input.addr, p.output.addr,
               p.filterAddr, p.biasAddr,
-              p.act,        isDepthwise(g.ic, g.oc, p.groups)};
+              p.act,        isDepthwise(g.ic, g.oc, p.groups),
+              p.quant,      p.input.isSigned,
+              p.output.isSigned};
   if (job.depthwise) {
     // Depthwise runs as one group of all channels.
     job.g.groups = 1;
@@ -523,7 +607,8 @@ void convTranspose2d(CmdEmitter &em, const ConvTransposeParams &p) {
               p.input.prec, p.output.prec,
               p.input.addr, p.output.addr,
               p.filterAddr, p.biasAddr,
-              p.act,        false};
+              p.act,        false,
+              std::nullopt};
   withCtx(ctx, [&] { runConv(em, job); });
 }
 
@@ -533,10 +618,19 @@ void convTranspose2d(CmdEmitter &em, const ConvTransposeParams &p) {
 
 std::vector<uint8_t> encodeFloats(const float *v, size_t count,
                                   isa::Prec prec) {
-  if (!isa::isFloat(prec))
-    throw Error(std::string("encodeFloats: ") + isa::precName(prec) +
-                " is not a float precision");
   unsigned eb = elemBytes(prec);
+  if (!isa::isFloat(prec)) {
+    // Integer values held as floats (quantised weights): their low bytes.
+    if (prec == Prec::Int4)
+      throw Error("encodeFloats: int4 is not supported");
+    std::vector<uint8_t> out(count * eb);
+    for (size_t i = 0; i < count; ++i) {
+      auto bits = uint64_t(int64_t(v[i]));
+      for (unsigned b = 0; b < eb; ++b)
+        out[i * eb + b] = uint8_t(bits >> (8 * b));
+    }
+    return out;
+  }
   std::vector<uint8_t> out(count * eb);
   for (size_t i = 0; i < count; ++i) {
     uint32_t bits = floatBits(v[i], prec);

@@ -485,6 +485,30 @@ void cast(CmdEmitter &em, const CastParams &p) {
   requireCastable(ctx, p.input, "input");
   requireCastable(ctx, p.output, "output");
   checkSameCount(ctx, p.input, p.output);
+  if (p.quant) {
+    bool toInt = isa::isFloat(p.input.prec) && p.output.prec == Prec::Int8;
+    bool toFloat = p.input.prec == Prec::Int8 && isa::isFloat(p.output.prec);
+    if (!toInt && !toFloat)
+      ctx.fail("a quantising cast converts between a float type and int8");
+    if (!(p.quant->scale > 0) || !std::isfinite(p.quant->scale))
+      ctx.fail("the quantisation scale must be positive and finite");
+    auto jobs = broadcastJobs(em.chip(), {reshaped(p.input, p.output.shape)},
+                              p.output);
+    float inv = float(1.0 / p.quant->scale);
+    float scale = float(p.quant->scale);
+    runEltwise(em, ctx, jobs, p.output.prec, 0, {},
+               [&](const std::vector<LTensor> &ins, const LTensor &res,
+                   const UnaryScratch &) {
+                 LTensor in = ins[0], out = res;
+                 in.isSigned = p.input.isSigned;
+                 out.isSigned = p.output.isSigned;
+                 if (toInt)
+                   rqFloat(em, out, in, inv, p.quant->zeroPoint, p.round);
+                 else
+                   dqFloat(em, out, in, scale, p.quant->zeroPoint);
+               });
+    return;
+  }
   if (p.viaInt) {
     requireFloat(ctx, p.input, "input (with an integer step)");
     requireFloat(ctx, p.output, "output (with an integer step)");
@@ -516,6 +540,54 @@ void cast(CmdEmitter &em, const CastParams &p) {
                  ar(em, ArOp::Copy, out, Opd::of(in));
                } else {
                  ar(em, ArOp::Cast, out, Opd::of(in), Opd(), p.round);
+               }
+             });
+}
+
+void binaryInt8(CmdEmitter &em, const BinaryInt8Params &p) {
+  OpCtx ctx{"binaryInt8", p.name};
+  for (auto [t, what] : {std::pair{&p.lhs, "lhs"}, std::pair{&p.rhs, "rhs"},
+                         std::pair{&p.output, "output"}})
+    if (t->prec != Prec::Int8)
+      ctx.fail(std::string(what) + " must be int8 / uint8, got " +
+               isa::precName(t->prec));
+  if (p.kind != BinaryKind::Add && p.kind != BinaryKind::Sub)
+    ctx.fail("only add and sub have an integer form");
+  for (int k = 0; k < 2; ++k)
+    if (p.multiplier[k] < 0 || p.multiplier[k] > 0xFFFF)
+      ctx.fail("multipliers must fit 16 bits");
+  std::vector<EltJob> jobs;
+  try {
+    jobs = broadcastJobs(em.chip(), {p.lhs, p.rhs}, p.output);
+  } catch (const Error &e) {
+    ctx.fail(e.what());
+  }
+  bool sub = p.kind == BinaryKind::Sub;
+  // Two int32 scratch tiles (the fp32 temps have the same size).
+  runEltwise(em, ctx, jobs, p.output.prec, 2, {},
+             [&](const std::vector<LTensor> &in, const LTensor &res,
+                 const UnaryScratch &s) {
+               LTensor a = in[0], b = in[1], out = res;
+               a.isSigned = p.lhs.isSigned;
+               b.isSigned = p.rhs.isSigned;
+               out.isSigned = p.output.isSigned;
+               LTensor ta = localTensor(em.chip(), s.temps[0], Prec::Int32,
+                                        out.shape);
+               LTensor tb = localTensor(em.chip(), s.temps[1], Prec::Int32,
+                                        out.shape);
+               arShift(em, ArOp::Mul, ta, Opd::of(a),
+                       Opd::immInt(p.multiplier[0], Prec::Int32), p.rshift[0],
+                       p.round);
+               arShift(em, ArOp::Mul, tb, Opd::of(b),
+                       Opd::immInt(p.multiplier[1], Prec::Int32), p.rshift[1],
+                       p.round);
+               if (out.isSigned) {
+                 arShift(em, sub ? ArOp::SubSat : ArOp::AddSat, out,
+                         Opd::of(ta), Opd::of(tb), p.shift, p.round);
+               } else {
+                 arShift(em, sub ? ArOp::Sub : ArOp::Add, ta, Opd::of(ta),
+                         Opd::of(tb), p.shift, p.round);
+                 ar(em, ArOp::Cast, out, Opd::of(ta), Opd(), p.round);
                }
              });
 }

@@ -59,8 +59,20 @@ void grow(int64_t &v, int64_t hi, const std::function<bool()> &fits) {
 
 void pool2d(CmdEmitter &em, const PoolParams &p) {
   OpCtx ctx{"pool2d", p.name};
-  requireFloat(ctx, p.input, "input");
-  requireFloat(ctx, p.output, "output");
+  const bool integer = !isa::isFloat(p.input.prec);
+  if (integer) {
+    if (p.input.prec != Prec::Int8 || p.output.prec != Prec::Int8)
+      ctx.fail("integer pooling takes int8 / uint8 input and output");
+    if (p.kind == PoolKind::Avg && !p.quant)
+      ctx.fail("integer average pooling needs its requantisation");
+    if (p.kind == PoolKind::Max && p.input.isSigned != p.output.isSigned)
+      ctx.fail("integer max pooling keeps the input's type");
+    if (p.act.kind != UnaryKind::None)
+      ctx.fail("integer pooling takes no fused activation");
+  } else {
+    requireFloat(ctx, p.input, "input");
+    requireFloat(ctx, p.output, "output");
+  }
   if (p.input.shape.size() != 4 || p.output.shape.size() != 4)
     ctx.fail("input and output must have rank 4");
   int64_t n = p.input.shape[0], c = p.input.shape[1], ih = p.input.shape[2],
@@ -74,6 +86,10 @@ void pool2d(CmdEmitter &em, const PoolParams &p) {
   const isa::ChipParams &chip = em.chip();
   Prec pin = p.input.prec, pout = p.output.prec;
   bool countReal = p.kind == PoolKind::Avg && padded && !p.countIncludePad;
+  if (integer && countReal)
+    ctx.fail("integer average pooling counts the whole window (padding "
+             "included)");
+  const bool intAvg = integer && p.kind == PoolKind::Avg;
   bool fused = p.act.kind == UnaryKind::None;
   unsigned temps = fused ? 0 : unaryTemps(p.act.kind);
 
@@ -110,10 +126,12 @@ void pool2d(CmdEmitter &em, const PoolParams &p) {
       b += up(euBytes(chip, Prec::Fp32, os));
     }
     b += temps * up(euBytes(chip, Prec::Fp32, os));
+    if (intAvg)
+      b += up(euBytes(chip, Prec::Int32, os));
     return b;
   };
   if (bytes(1, std::min<int64_t>(c, npu), 1) > cap) {
-    if (global && fused) {
+    if (global && fused && !integer) {
       reduce(em, {p.name,
                   p.input,
                   p.output,
@@ -174,6 +192,9 @@ void pool2d(CmdEmitter &em, const PoolParams &p) {
   for (unsigned t = 0; t < temps; ++t)
     scratch.temps.push_back(
         alloc.alloc(euBytes(chip, Prec::Fp32, maxOut), "scratch tile"));
+  uint64_t accBuf =
+      intAvg ? alloc.alloc(euBytes(chip, Prec::Int32, maxOut), "accumulator")
+             : 0;
 
   struct Step {
     int64_t n0, nT, c0, cT, oh0, ohT;
@@ -197,16 +218,20 @@ void pool2d(CmdEmitter &em, const PoolParams &p) {
                 {uint32_t(n), uint32_t(c), uint32_t(oh), uint32_t(ow)});
   auto inTile = [&](size_t i) {
     const Step &s = steps[i];
-    return localTensor(chip, inBuf[i % 2], pin,
-                       {uint32_t(s.nT), uint32_t(s.cT), uint32_t(s.rows.count),
-                        uint32_t(cols.count)});
+    LTensor t = localTensor(chip, inBuf[i % 2], pin,
+                            {uint32_t(s.nT), uint32_t(s.cT),
+                             uint32_t(s.rows.count), uint32_t(cols.count)});
+    t.isSigned = p.input.isSigned;
+    return t;
   };
   auto outShape = [&](const Step &s) {
     return Shape4{uint32_t(s.nT), uint32_t(s.cT), uint32_t(s.ohT),
                   uint32_t(ow)};
   };
   auto outTile = [&](size_t i) {
-    return localTensor(chip, outBuf[i % 2], pout, outShape(steps[i]));
+    LTensor t = localTensor(chip, outBuf[i % 2], pout, outShape(steps[i]));
+    t.isSigned = p.output.isSigned;
+    return t;
   };
   auto fill = [&](PorDCmd &cmd, const Step &s) {
     cmd.kh = unsigned(p.kernelH);
@@ -240,9 +265,24 @@ void pool2d(CmdEmitter &em, const PoolParams &p) {
           cmd.input = inTile(i);
           if (p.kind == PoolKind::Max) {
             cmd.kind = PorDCmd::MaxPool;
-            cmd.padBits = negInfBits(pin);
+            // Integer: the type's minimum (raw bits).
+            cmd.padBits = integer ? (p.input.isSigned ? 0x80u : 0u)
+                                  : negInfBits(pin);
             cmd.output = out;
             pord(em, cmd);
+          } else if (intAvg) {
+            cmd.kind = PorDCmd::AvgPool;
+            LTensor acc = localTensor(chip, accBuf, Prec::Int32, out.shape);
+            acc.isSigned = true;
+            cmd.output = acc;
+            pord(em, cmd);
+            RqCmd r;
+            r.input = acc;
+            r.output = out;
+            r.multiplier = p.quant->multiplier;
+            r.rshift = p.quant->rshift;
+            r.round = p.quant->round;
+            rq(em, r);
           } else if (!countReal) {
             cmd.kind = PorDCmd::AvgPool;
             cmd.output = out;

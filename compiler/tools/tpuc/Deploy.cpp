@@ -34,6 +34,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Subcommands.h"
+#include "llvm/ADT/StringSet.h"
+
+#include "tpuc/Support/CaliTable.h"
 #include "ToolCommon.h"
 
 #include "tpuc/Support/Weights.h"
@@ -83,10 +86,15 @@ constexpr const char *kUsage =
     "weight layouts, DDR addresses, TIU/GDMA commands, .bmodel. Keeps\n"
     "<stem>_tpu.mlir, <stem>_final.mlir and <stem>_tpu_weights.npz beside the\n"
     "bmodel.\n"
-    "  --quantize MODE          F32, F16 or BF16\n"
+    "  --quantize MODE          F32, F16, BF16 or INT8\n"
     "  --quantize-table FILE    per-op modes overriding --quantize: lines\n"
-    "                           'op_name F32|F16|BF16', '#' comments (see\n"
-    "                           tpuc qtable)\n"
+    "                           'op_name F32|F16|BF16|INT8', '#' comments\n"
+    "                           (see tpuc qtable)\n"
+    "  --calibration-table FILE thresholds per tensor (tpuc calibrate,\n"
+    "                           TPU-MLIR's format); needed for INT8\n"
+    "  --int8-fallback MODE     F32 (default), F16 or BF16: the mode of the\n"
+    "                           ops that have no INT8 form (listed in the\n"
+    "                           compile report)\n"
     "  --chip CHIP              bm1684x (the only chip)\n"
     "  -o, --output FILE        the .bmodel to write\n"
     "  --test-input FILE        .npz with one array per model input: run the\n"
@@ -120,6 +128,7 @@ constexpr const char *kUsage =
 
 struct DeployOptions {
   std::string model, output, quantize, chip, quantizeTable;
+  std::string calibrationTable, int8Fallback = "F32";
   std::string testInput, testReference, tolerance = "0.99,0.90";
   std::vector<std::string> chipParams;
   std::string layerGroup = "dp";
@@ -157,8 +166,12 @@ int parseArgs(int argc, char **argv, DeployOptions &opts) {
       ok = value(opts.output);
     else if (a == "--quantize")
       ok = value(opts.quantize);
-    else if (a == "--quantize-table")
+    else if (a == "--quantize-table" || a == "--quantize_table")
       ok = value(opts.quantizeTable);
+    else if (a == "--calibration-table" || a == "--calibration_table")
+      ok = value(opts.calibrationTable);
+    else if (a == "--int8-fallback")
+      ok = value(opts.int8Fallback);
     else if (a == "--chip" || a == "--processor")
       ok = value(opts.chip);
     else if (a == "--test-input")
@@ -203,6 +216,41 @@ int parseArgs(int argc, char **argv, DeployOptions &opts) {
   if (!opts.testReference.empty() && opts.testInput.empty())
     return fail("--test-reference needs --test-input");
   return -1;
+}
+
+/// "" if \p table fits \p module: every tensor the table names is a
+/// tensor of the module (a table of another model is refused), and the
+/// module's inputs are in it. A tensor INT8 needs and the table lacks is
+/// found by the lowering, which runs that op in float instead and lists
+/// it.
+std::string checkCaliTable(mlir::ModuleOp module, const tpuc::CaliTable &t) {
+  llvm::StringSet<> names;
+  module.walk([&](mlir::Operation *op) {
+    if (mlir::isa<tpuc::top::WeightOp, tpuc::top::NoneOp>(op))
+      return;
+    for (mlir::Value r : op->getResults())
+      if (mlir::isa<mlir::RankedTensorType>(r.getType()))
+        names.insert(tpuc::top::getTensorName(r));
+  });
+  std::vector<std::string> unknown;
+  for (const std::string &name : t.order)
+    if (!names.contains(name))
+      unknown.push_back(name);
+  if (!unknown.empty()) {
+    std::string list;
+    for (size_t i = 0; i < unknown.size() && i < 5; ++i)
+      list += (i ? ", '" : "'") + unknown[i] + "'";
+    if (unknown.size() > 5)
+      list += ", ...";
+    return std::to_string(unknown.size()) + " of its " +
+           std::to_string(t.order.size()) +
+           " tensors are not in the model (" + list +
+           "): a table of another model?";
+  }
+  for (const ::tpu::npz::InputSpec &in : tpuc::tool::inputSpecs(module))
+    if (!t.find(in.name))
+      return "it has no entry for the model input '" + in.name + "'";
+  return "";
 }
 
 void writeText(const std::string &path, const std::string &text) {
@@ -549,8 +597,15 @@ int runDeploy(int argc, char **argv) {
   std::optional<tpuc::QuantMode> mode = tpuc::parseQuantMode(opts.quantize);
   if (!mode)
     return fail("--quantize '" + opts.quantize +
-                "' is not a supported mode (F32, F16, BF16; INT8 comes "
-                "later)");
+                "' is not a supported mode (F32, F16, BF16 or INT8)");
+  std::optional<tpuc::QuantMode> fallback =
+      tpuc::parseQuantMode(opts.int8Fallback);
+  if (!fallback || *fallback == tpuc::QuantMode::INT8)
+    return fail("--int8-fallback '" + opts.int8Fallback +
+                "' is not F32, F16 or BF16");
+  if (*mode == tpuc::QuantMode::INT8 && opts.calibrationTable.empty())
+    return fail("--quantize INT8 needs --calibration-table (made by tpuc "
+                "calibrate)");
   if (llvm::StringRef(opts.chip).lower() != "bm1684x")
     return fail("--chip '" + opts.chip + "' is not supported (bm1684x)");
   // A key with a prefix (chip.*, tiu.*, ...) is a machine key; a bare key
@@ -615,9 +670,30 @@ int runDeploy(int argc, char **argv) {
       return fail(llvm::toString(std::move(e)) + " (" + opts.model + ")");
   }
 
+  if (table && opts.calibrationTable.empty())
+    for (const auto &entry : table->entries)
+      if (entry.second.mode == tpuc::QuantMode::INT8)
+        return fail(opts.quantizeTable +
+                    ": INT8 entries need --calibration-table (made by tpuc "
+                    "calibrate)");
+  std::optional<tpuc::CaliTable> cali;
+  if (!opts.calibrationTable.empty()) {
+    llvm::Expected<tpuc::CaliTable> parsed =
+        tpuc::readCaliTable(opts.calibrationTable);
+    if (!parsed)
+      return fail(llvm::toString(parsed.takeError()));
+    cali = std::move(*parsed);
+    if (std::string error = checkCaliTable(module, *cali); !error.empty())
+      return fail(opts.calibrationTable + ": " + error);
+  }
   llvm::StringRef modeName = tpuc::quantModeName(*mode);
-  if (mlir::failed(
-          tpuc::lowerTopToTpu(module, *mode, table ? &*table : nullptr)))
+  std::vector<std::string> floatOps;
+  tpuc::Int8Options int8;
+  int8.cali = cali ? &*cali : nullptr;
+  int8.fallback = *fallback;
+  int8.floatOps = &floatOps;
+  if (mlir::failed(tpuc::lowerTopToTpu(module, *mode,
+                                       table ? &*table : nullptr, int8)))
     return fail("lowering to " + modeName + " failed");
   if (mlir::failed(tpuc::tpu::reorderWeights(module)))
     return fail("choosing the weight layouts failed");
@@ -717,6 +793,12 @@ int runDeploy(int argc, char **argv) {
     for (const auto &[m, n] : perMode)
       modes += ", " + std::to_string(n) + " op(s) " + m;
     modes += " by " + opts.quantizeTable;
+  }
+  if (!floatOps.empty()) {
+    llvm::outs() << kTool << ": " << floatOps.size() << " op(s) in "
+                 << opts.int8Fallback << " (no INT8 form):\n";
+    for (const std::string &line : floatOps)
+      llvm::outs() << "  " << line << "\n";
   }
   llvm::outs() << kTool << ": " << opts.output << " (" << modes
                << "): " << summary.numGroups << " command group(s), "

@@ -17,6 +17,9 @@
 #include "tpuc/Dialect/Tpu/IR/TpuOps.h"
 #include "tpuc/Support/Module.h"
 
+#include "tpuc/Support/CaliTable.h"
+
+#include "mlir/Dialect/Quant/QuantTypes.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
@@ -32,7 +35,8 @@ using Shape = std::vector<int64_t>;
 
 class Lowering {
 public:
-  Lowering(mlir::ModuleOp module, QuantMode mode);
+  Lowering(mlir::ModuleOp module, QuantMode mode,
+           const CaliTable *cali = nullptr);
 
   mlir::ModuleOp getModule() const { return module; }
   /// The mode of the op being lowered.
@@ -41,8 +45,13 @@ public:
   void setMode(QuantMode m) { mode = m; }
   mlir::MLIRContext *getContext() const { return context; }
 
-  /// The element type activations have in this mode (f32, f16, bf16).
+  /// The element type activations have in this mode (f32, f16, bf16), or
+  /// the type setActTypeOverride gave (INT8 data movement: its input's
+  /// quantised type).
   mlir::Type actType() const;
+  /// While set, actType() answers \p t (null: the mode's type again).
+  void setActTypeOverride(mlir::Type t) { actOverride = t; }
+  bool hasActTypeOverride() const { return bool(actOverride); }
   /// The activation element type of \p m.
   mlir::Type actType(QuantMode m) const;
   /// A ranked tensor of \p shape and \p elementType (default: actType()).
@@ -82,10 +91,36 @@ public:
   mlir::LogicalResult unsupported(mlir::Operation *op,
                                   const llvm::Twine &why) const;
 
+  //===--------------------------------------------------------------------===//
+  // INT8 (LowerInt8.cpp)
+  //===--------------------------------------------------------------------===//
+
+  const CaliTable *getCaliTable() const { return cali; }
+  /// The int8 / uint8 type of the top value \p v from the calibration
+  /// table (symmetric: scale threshold / 127, or threshold / 255 and uint8
+  /// when the calibrated minimum is >= 0 and no reader needs it signed);
+  /// null when the table has no entry for it. Decided once per value.
+  mlir::quant::UniformQuantizedType quantType(mlir::Value v);
+  /// \p v as an int8 operand: a quantised value as it is, any other one
+  /// through a quantising tpu.Cast to quantType(v) (null if v has no
+  /// table entry).
+  mlir::Value int8Operand(mlir::Value v);
+  /// A new weight holding int32 \p data (exact, unlike newWeight's
+  /// float32).
+  mlir::Value newIntWeight(mlir::OpBuilder &b, mlir::Location loc,
+                           llvm::StringRef base, llvm::ArrayRef<int64_t> shape,
+                           llvm::ArrayRef<int32_t> data,
+                           mlir::Type elementType);
+
 private:
   mlir::ModuleOp module;
   mlir::MLIRContext *context;
   QuantMode mode;
+  const CaliTable *cali = nullptr;
+  mlir::Type actOverride;
+  llvm::DenseMap<mlir::Value, mlir::quant::UniformQuantizedType> qtypes;
+  /// Unique weight name from \p base (IR and store checked).
+  std::string freshWeightName(llvm::StringRef base);
   std::map<std::tuple<mlir::Operation *, const void *, std::string, Shape>,
            mlir::Value>
       weights;
@@ -99,6 +134,14 @@ std::string typeSuffix(mlir::Type elementType);
 using LowerFn = mlir::LogicalResult (*)(mlir::Operation *op, Lowering &l);
 /// Op name ("top.Conv") -> lowering.
 using LoweringTable = llvm::StringMap<LowerFn>;
+
+/// An INT8 lowering: true when it lowered the op, false when the op has no
+/// INT8 form in this configuration (it is then lowered in the fallback
+/// float mode; `why` says why), failure on an error.
+using Int8LowerFn = mlir::FailureOr<bool> (*)(mlir::Operation *op,
+                                              Lowering &l, std::string &why);
+using Int8LoweringTable = llvm::StringMap<Int8LowerFn>;
+void registerInt8Lowerings(Int8LoweringTable &table);
 
 void registerNNLowerings(LoweringTable &table);
 void registerElementwiseLowerings(LoweringTable &table);

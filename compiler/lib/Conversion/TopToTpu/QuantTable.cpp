@@ -27,10 +27,10 @@ llvm::Error lineError(StringRef path, unsigned line, const Twine &message) {
       (path + ":" + Twine(line) + ": " + message).str());
 }
 
-/// TPU-MLIR's integer and weight-only modes: valid table syntax, but this
-/// compiler has no lowering for them yet.
+/// TPU-MLIR's other integer and weight-only modes: valid table syntax, but
+/// this compiler has no lowering for them.
 bool isLaterMode(StringRef upper) {
-  return upper == "INT8" || upper == "UINT8" || upper == "INT4" ||
+  return upper == "UINT8" || upper == "INT4" ||
          upper == "W8F16" || upper == "W8BF16" || upper == "W4F16" ||
          upper == "W4BF16" || upper == "F8E4M3" || upper == "F8E5M2";
 }
@@ -67,10 +67,10 @@ llvm::Expected<QuantTable> parseQuantTable(StringRef text, StringRef path) {
         return lineError(path, line,
                          "mode '" + modeText + "' of '" + name +
                              "' is not supported yet (no " + upper +
-                             " lowering exists; use F32, F16 or BF16)");
+                             " lowering exists; use F32, F16, BF16 or INT8)");
       return lineError(path, line,
                        "unknown mode '" + modeText + "' for '" + name +
-                           "' (F32, F16 or BF16)");
+                           "' (F32, F16, BF16 or INT8)");
     }
     auto [it, inserted] =
         table.entries.try_emplace(name, QuantTable::Entry{*mode, line});

@@ -43,6 +43,8 @@ std::optional<QuantMode> parseQuantMode(StringRef text) {
     return QuantMode::F16;
   if (upper == "BF16")
     return QuantMode::BF16;
+  if (upper == "INT8")
+    return QuantMode::INT8;
   return std::nullopt;
 }
 
@@ -54,16 +56,20 @@ StringRef quantModeName(QuantMode mode) {
     return "F16";
   case QuantMode::BF16:
     return "BF16";
+  case QuantMode::INT8:
+    return "INT8";
   }
   return "?";
 }
 
 namespace lowering {
 
-Lowering::Lowering(ModuleOp module, QuantMode mode)
-    : module(module), context(module.getContext()), mode(mode) {}
+Lowering::Lowering(ModuleOp module, QuantMode mode, const CaliTable *cali)
+    : module(module), context(module.getContext()), mode(mode), cali(cali) {}
 
-Type Lowering::actType() const { return actType(mode); }
+Type Lowering::actType() const {
+  return actOverride ? actOverride : actType(mode);
+}
 
 Type Lowering::actType(QuantMode m) const {
   Builder b(getContext());
@@ -73,6 +79,7 @@ Type Lowering::actType(QuantMode m) const {
   case QuantMode::BF16:
     return b.getBF16Type();
   case QuantMode::F32:
+  case QuantMode::INT8: // INT8 ops choose their types themselves
     break;
   }
   return b.getF32Type();
@@ -145,6 +152,8 @@ std::string typeSuffix(Type elementType) {
     return "bf16";
   if (elementType.isF32())
     return "f32";
+  if (auto q = dyn_cast<quant::QuantizedType>(elementType))
+    return q.isSigned() ? "int8" : "uint8";
   std::string text;
   llvm::raw_string_ostream os(text);
   elementType.print(os);
@@ -154,6 +163,26 @@ std::string typeSuffix(Type elementType) {
 Value Lowering::newWeight(OpBuilder &b, Location loc, StringRef base,
                           ArrayRef<int64_t> shape, ArrayRef<float> data,
                           Type elementType) {
+  std::string name = freshWeightName(base);
+  ModuleWeights &store = getWeightRegistry(getContext()).get(module);
+  store.memory[name] =
+      ::tpu::npz::Array::from<float>(std::vector<int64_t>(shape), data.data());
+  return b.create<tpu::WeightOp>(loc, tensorType(shape, elementType), name,
+                                 tpu::kLayoutCompact);
+}
+
+Value Lowering::newIntWeight(OpBuilder &b, Location loc, StringRef base,
+                             ArrayRef<int64_t> shape, ArrayRef<int32_t> data,
+                             Type elementType) {
+  std::string name = freshWeightName(base);
+  ModuleWeights &store = getWeightRegistry(getContext()).get(module);
+  store.memory[name] = ::tpu::npz::Array::from<int32_t>(
+      std::vector<int64_t>(shape), data.data());
+  return b.create<tpu::WeightOp>(loc, tensorType(shape, elementType), name,
+                                 tpu::kLayoutCompact);
+}
+
+std::string Lowering::freshWeightName(StringRef base) {
   ModuleWeights &store = getWeightRegistry(getContext()).get(module);
   (void)loadWeights(module);
   llvm::StringSet<> used;
@@ -164,10 +193,7 @@ Value Lowering::newWeight(OpBuilder &b, Location loc, StringRef base,
   std::string name = base.str();
   for (unsigned i = 1; used.contains(name) || store.find(name); ++i)
     name = (base + "_" + Twine(i)).str();
-  store.memory[name] =
-      ::tpu::npz::Array::from<float>(std::vector<int64_t>(shape), data.data());
-  return b.create<tpu::WeightOp>(loc, tensorType(shape, elementType), name,
-                                 tpu::kLayoutCompact);
+  return name;
 }
 
 std::vector<float> Lowering::weightData(Value v) const {
@@ -216,11 +242,16 @@ QuantMode modeOf(Operation *op, const QuantTable *table, QuantMode fallback) {
 } // namespace
 
 LogicalResult lowerTopToTpu(ModuleOp module, QuantMode mode,
-                            const QuantTable *table) {
+                            const QuantTable *table, const Int8Options &int8) {
   LoweringTable lowerings;
   registerNNLowerings(lowerings);
   registerElementwiseLowerings(lowerings);
   registerShapeLowerings(lowerings);
+  Int8LoweringTable int8Lowerings;
+  registerInt8Lowerings(int8Lowerings);
+  if (int8.fallback == QuantMode::INT8)
+    return module.emitError("lowering: the INT8 fallback mode must be a "
+                            "float mode");
 
   func::FuncOp func = module::getMainFunc(module);
   if (!func || func.isExternal())
@@ -233,7 +264,14 @@ LogicalResult lowerTopToTpu(ModuleOp module, QuantMode mode,
   }
   if (failed(loadWeights(module)))
     return failure();
-  Lowering l(module, mode);
+  bool anyInt8 = mode == QuantMode::INT8;
+  if (table)
+    for (auto &e : table->entries)
+      anyInt8 = anyInt8 || e.second.mode == QuantMode::INT8;
+  if (anyInt8 && !int8.cali)
+    return module.emitError("lowering: INT8 needs a calibration table "
+                            "(tpuc calibrate; deploy --calibration-table)");
+  Lowering l(module, mode, int8.cali);
   Block &body = func.getBody().front();
 
   // Inputs stay f32 in DDR: the readers' activation() casts them once per
@@ -249,7 +287,37 @@ LogicalResult lowerTopToTpu(ModuleOp module, QuantMode mode,
       continue;
     if (op->getDialect() && isa<tpu::TpuDialect>(op->getDialect()))
       continue;
-    l.setMode(modeOf(op, table, mode));
+    QuantMode opMode = modeOf(op, table, mode);
+    l.setMode(opMode);
+    if (opMode == QuantMode::INT8) {
+      std::string why = "no INT8 form exists for this op";
+      auto i8 = int8Lowerings.find(op->getName().getStringRef());
+      if (i8 != int8Lowerings.end()) {
+        std::string name = nameOf(op).str();
+        FailureOr<bool> done = failure();
+        try {
+          done = i8->second(op, l, why);
+        } catch (const ::tpu::Error &e) {
+          return op->emitError() << e.what();
+        }
+        if (failed(done))
+          return failure();
+        if (*done) {
+          l.setActTypeOverride({});
+          continue;
+        }
+      }
+      // A data movement op keeps its input's quantised type: the INT8
+      // lowering set it as the activation type and the float lowering
+      // below moves the values unchanged.
+      if (!l.hasActTypeOverride()) {
+        if (int8.floatOps)
+          int8.floatOps->push_back(nameOf(op).str() + " (" +
+                                   op->getName().getStringRef().str() +
+                                   "): " + why);
+        l.setMode(int8.fallback);
+      }
+    }
     auto it = lowerings.find(op->getName().getStringRef());
     if (it == lowerings.end())
       return l.unsupported(op, "no lowering exists for this op");
@@ -259,6 +327,7 @@ LogicalResult lowerTopToTpu(ModuleOp module, QuantMode mode,
     } catch (const ::tpu::Error &e) {
       return op->emitError() << e.what();
     }
+    l.setActTypeOverride({});
   }
 
   // Outputs: back to f32. The cast takes the output's name (reusing the

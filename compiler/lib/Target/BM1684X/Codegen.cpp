@@ -52,8 +52,17 @@ std::vector<uint8_t> weightBytes(ModuleOp module, tpu::WeightOp w,
   const ::tpu::npz::Array *array = findWeight(module, w.getName());
   if (!array)
     throw CodegenError{w, "no data for weight '" + w.getName().str() + "'"};
-  std::vector<float> data = array->toFloat();
   auto type = cast<RankedTensorType>(w.getOutput().getType());
+  // Integer arrays (INT8 requantisation records) are written exactly.
+  if (array->dtype == ::tpu::npz::DType::I32 &&
+      type.getElementType().isInteger(32) && w.getLayout() == tpu::kLayoutCompact) {
+    if (static_cast<int64_t>(array->numel()) != type.getNumElements())
+      throw CodegenError{w, "weight '" + w.getName().str() +
+                                "' holds a different element count than its "
+                                "type"};
+    return array->data;
+  }
+  std::vector<float> data = array->toFloat();
   if (static_cast<int64_t>(data.size()) != type.getNumElements())
     throw CodegenError{w, "weight '" + w.getName().str() +
                               "' holds a different element count than its "

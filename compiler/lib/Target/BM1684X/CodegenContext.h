@@ -9,12 +9,14 @@
 #ifndef TPUC_LIB_TARGET_BM1684X_CODEGENCONTEXT_H
 #define TPUC_LIB_TARGET_BM1684X_CODEGENCONTEXT_H
 
+#include "tpuc/Dialect/Tpu/IR/Int8.h"
 #include "tpuc/Dialect/Tpu/IR/TpuOps.h"
 #include "tpuc/Support/Module.h"
 #include "tpuc/Target/BM1684X/Codegen.h"
 
 #include "tpuc/Backend/Backend.h"
 
+#include "mlir/Dialect/Quant/QuantTypes.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -139,6 +141,19 @@ Params convParams(CodegenContext &ctx, OpT op) {
   p.dilationW = d[1];
   p.groups = op.getGroup();
   p.act = fusedActivation(op.getDoRelu(), op.getReluLimit().convertToDouble());
+  if constexpr (std::is_same_v<Params, ::tpu::backend::ConvParams>)
+    if (auto inQ = mlir::dyn_cast<mlir::quant::UniformQuantizedType>(
+            tpu::getElementType(op.getInput()))) {
+      // INT8: the bias operand holds the requantisation records.
+      ::tpu::backend::ConvQuant q;
+      q.coeffAddr = p.biasAddr.value_or(0);
+      q.inputZeroPoint = int32_t(inQ.getZeroPoint());
+      q.round = tpu::kInt8RoundMode;
+      q.reluSigned = op.getDoRelu() && p.output.isSigned;
+      p.quant = q;
+      p.biasAddr.reset();
+      p.act = {};
+    }
   return p;
 }
 

@@ -237,11 +237,29 @@ std::string describeUnaryMethod(UnaryKind kind);
 /// as built by reorderConvFilter (depthwise filters included); `biasAddr`
 /// (optional) fp32 [OC]. Pads, strides and dilations up to 15; groups divide
 /// IC and OC; all IC / groups input channels of a group must fit one tile.
+/// INT8 form of a convolution (isa/docs/bm1684x.md 8.5 and the decision in
+/// compiler/docs/design.md "INT8"): int8 / uint8 input, int8 filter, the
+/// CONV (or depthwise sPorD) accumulating into int32, then an AR add of
+/// the int32 bias and an RQ1 per output channel to the int8 / uint8
+/// output. `coeffAddr` holds OC records of four int32 words [bias,
+/// multiplier, -rshift, output zero point]; the input zero point pads.
+struct ConvQuant {
+  uint64_t coeffAddr = 0;
+  int32_t inputZeroPoint = 0;
+  isa::RoundMode round = isa::RoundMode::HalfUp;
+  /// A relu on a signed int8 output: an AR max(y, 0) after the RQ1 (an
+  /// unsigned output needs none: the RQ1 saturates at 0).
+  bool reluSigned = false;
+};
+
 struct ConvParams {
   std::string name;
   GTensor input, output;
   uint64_t filterAddr = 0;
   std::optional<uint64_t> biasAddr;
+  /// Set for an integer convolution (then biasAddr is unused and `act`
+  /// must be None: a relu is the saturation to an unsigned output).
+  std::optional<ConvQuant> quant;
   int64_t kernelH = 1, kernelW = 1;
   int64_t strideH = 1, strideW = 1;
   int64_t dilationH = 1, dilationW = 1;
@@ -300,6 +318,16 @@ struct PoolParams {
   /// real input elements under it (false, ONNX's default).
   bool countIncludePad = false;
   Activation act;
+  /// INT8 average pooling: the int32 window sum (pads add 0, so zero
+  /// points must be 0 and the window counted whole) requantised by one
+  /// RQ1 with these immediates to the int8 / uint8 output. INT8 max
+  /// pooling needs none (input and output share one type and scale).
+  struct Requant {
+    int32_t multiplier = 1;
+    int rshift = 0;
+    isa::RoundMode round = isa::RoundMode::HalfUp;
+  };
+  std::optional<Requant> quant;
 };
 void pool2d(CmdEmitter &em, const PoolParams &p);
 
@@ -473,8 +501,38 @@ struct CastParams {
   GTensor input, output;
   isa::RoundMode round = isa::RoundMode::HalfToEven;
   std::optional<IntType> viaInt = std::nullopt;
+  /// Quantisation between a float and an int8 / uint8 side of scale
+  /// `scale` and zero point `zeroPoint` (the integer side's): float ->
+  /// integer is rq0 with the fp32 immediate fl32(1 / scale), q =
+  /// sat(round(fl32(fl32(x * fl32(1 / scale)) + zp))) with `round`;
+  /// integer -> float is dq0, x = fl32(float(q - zp) * scale), rounded to
+  /// the output type (nearest even).
+  struct Quant {
+    double scale = 1.0;
+    int32_t zeroPoint = 0;
+  };
+  std::optional<Quant> quant = std::nullopt;
 };
 void cast(CmdEmitter &em, const CastParams &p);
+
+/// INT8 add / sub of two int8 / uint8 tensors (numpy broadcasting), both
+/// rescaled to the output (isa/docs/bm1684x.md 8.5 Add, our command
+/// sequence in compiler/docs/design.md "INT8"): per tile
+///   t_a = rightShiftRound(a * m_a, r_a)            (AR mul, int32)
+///   t_b = rightShiftRound(b * m_b, r_b)            (AR mul, int32)
+///   y   = sat(rightShiftRound(t_a +/- t_b, shift)) (AR add/sub saturating;
+///         for an unsigned output an int32 add, then a saturating cast)
+/// with every rounding `round`. Zero points are 0 (symmetric).
+struct BinaryInt8Params {
+  std::string name;
+  GTensor lhs, rhs, output;
+  BinaryKind kind = BinaryKind::Add;
+  int32_t multiplier[2] = {1, 1};
+  int rshift[2] = {0, 0};
+  int shift = 0;
+  isa::RoundMode round = isa::RoundMode::HalfUp;
+};
+void binaryInt8(CmdEmitter &em, const BinaryInt8Params &p);
 
 /// Softmax (or log-softmax) along `axis`.
 struct SoftmaxParams {

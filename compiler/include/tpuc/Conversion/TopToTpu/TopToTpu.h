@@ -16,13 +16,29 @@
 
 namespace tpuc {
 
-/// The float modes of the lowering.
-enum class QuantMode { F32, F16, BF16 };
+/// The modes of the lowering: three float types and INT8 (per-channel
+/// symmetric int8 weights, int8 / uint8 activations with the scales of a
+/// calibration table; compiler/docs/design.md "INT8").
+enum class QuantMode { F32, F16, BF16, INT8 };
 
-/// "F32" / "F16" / "BF16" (case-insensitive) -> mode; nullopt otherwise.
+/// "F32" / "F16" / "BF16" / "INT8" (case-insensitive) -> mode; nullopt
+/// otherwise.
 std::optional<QuantMode> parseQuantMode(llvm::StringRef text);
-/// "F32", "F16", "BF16".
+/// "F32", "F16", "BF16", "INT8".
 llvm::StringRef quantModeName(QuantMode mode);
+
+struct CaliTable;
+
+/// What INT8 lowering needs besides the mode.
+struct Int8Options {
+  /// Thresholds per tensor (required when any op is lowered to INT8).
+  const CaliTable *cali = nullptr;
+  /// The float mode of the ops that have no INT8 form (F32, F16 or BF16).
+  QuantMode fallback = QuantMode::F32;
+  /// Filled by the lowering: the ops an INT8 lowering left in `fallback`,
+  /// "<op name> (<op type>): <why>".
+  std::vector<std::string> *floatOps = nullptr;
+};
 
 /// Per-op float modes overriding the module's mode: TPU-MLIR's quantize
 /// table (`model_deploy --quantize_table`). One `op_name MODE` per line,
@@ -40,8 +56,8 @@ struct QuantTable {
 };
 
 /// Parses the text of a quantize table; \p path only names the source in
-/// errors ("<path>:<line>: ..."). Modes the lowering does not have yet
-/// (INT8 and TPU-MLIR's other integer modes) and unknown modes are errors.
+/// errors ("<path>:<line>: ..."). Modes the lowering does not have
+/// (TPU-MLIR's INT4 / W8A16 ...) and unknown modes are errors.
 llvm::Expected<QuantTable> parseQuantTable(llvm::StringRef text,
                                            llvm::StringRef path);
 /// Reads and parses the quantize table file \p path.
@@ -55,7 +71,8 @@ llvm::Error checkQuantTable(mlir::ModuleOp module, const QuantTable &table);
 /// join values of different float types. Errors are emitted on the failing
 /// op (a table entry naming no op: on the module).
 mlir::LogicalResult lowerTopToTpu(mlir::ModuleOp module, QuantMode mode,
-                                  const QuantTable *table = nullptr);
+                                  const QuantTable *table = nullptr,
+                                  const Int8Options &int8 = {});
 
 /// --convert-top-to-tpu=mode=F16 [qtable=FILE]
 std::unique_ptr<mlir::Pass> createConvertTopToTpuPass();

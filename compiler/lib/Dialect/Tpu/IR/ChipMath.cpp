@@ -16,6 +16,7 @@
 #include <cstring>
 #include <iterator>
 #include <limits>
+#include <thread>
 
 // The order of fp32 roundings is the point of this file: a product must be
 // rounded before it is added, as the simulator does.
@@ -545,6 +546,133 @@ float hardSigmoid(float x, float alpha, float beta, Prec p) {
 
 float hardSwish(float x, Prec p) {
   return roundTo(x * hardSigmoid(x, 1.0f / 6.0f, 0.5f, p), p);
+}
+
+//===----------------------------------------------------------------------===//
+// INT8
+//===----------------------------------------------------------------------===//
+
+namespace {
+namespace isa = ::tpu::isa;
+} // namespace
+
+void convInt8(const kernels::ConvParams &p, const float *in, const float *filter,
+              const RequantRecord *records, int32_t padValue, bool depthwise,
+              bool outSigned, bool reluSigned, isa::RoundMode mode, float *out,
+              unsigned numThreads) {
+  int64_t icg = p.ic / p.group, ocg = p.oc / p.group;
+  int64_t plane = p.oh * p.ow;
+  // Integer copies of the operands (their float values are integers).
+  std::vector<int32_t> x(size_t(p.n * p.ic * p.ih * p.iw));
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = int32_t(in[i]);
+  std::vector<int32_t> w(size_t(p.oc * icg * p.kh * p.kw));
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = int32_t(filter[i]);
+  auto work = [&](int64_t begin, int64_t end) {
+    std::vector<uint32_t> acc(static_cast<size_t>(plane));
+    for (int64_t job = begin; job < end; ++job) {
+      int64_t n = job / p.oc, oc = job % p.oc;
+      int64_t g = oc / ocg;
+      std::fill(acc.begin(), acc.end(), 0u);
+      for (int64_t ci = 0; ci < icg; ++ci) {
+        int64_t c = g * icg + ci;
+        const int32_t *xs = x.data() + size_t((n * p.ic + c) * p.ih * p.iw);
+        for (int64_t ky = 0; ky < p.kh; ++ky)
+          for (int64_t kx = 0; kx < p.kw; ++kx) {
+            uint32_t wv = uint32_t(
+                w[size_t(((oc * icg + ci) * p.kh + ky) * p.kw + kx)]);
+            if (wv == 0)
+              continue;
+            for (int64_t oy = 0; oy < p.oh; ++oy) {
+              int64_t iy = oy * p.sh + ky * p.dh - p.pt;
+              bool rowIn = iy >= 0 && iy < p.ih;
+              uint32_t *a = acc.data() + size_t(oy * p.ow);
+              for (int64_t ox = 0; ox < p.ow; ++ox) {
+                int64_t ix = ox * p.sw + kx * p.dw - p.pl;
+                int32_t v = rowIn && ix >= 0 && ix < p.iw
+                                ? xs[size_t(iy * p.iw + ix)]
+                                : padValue;
+                a[ox] += uint32_t(v) * wv; // int32 modulo 2^32
+              }
+            }
+          }
+      }
+      const RequantRecord &r = records[oc];
+      float *o = out + size_t((n * p.oc + oc) * plane);
+      for (int64_t i = 0; i < plane; ++i) {
+        int64_t a;
+        if (depthwise) // sPorD: int64 sum + bias, saturated to int32
+          a = isa::saturate(int64_t(int32_t(acc[size_t(i)])) + r.bias,
+                            isa::Prec::Int32, true);
+        else // CONV int32, then the AR add (wrapping)
+          a = int32_t(acc[size_t(i)] + uint32_t(r.bias));
+        int64_t y = isa::requantize(a, r.multiplier, -r.shift, r.zeroPoint,
+                                    mode, isa::Prec::Int8, outSigned);
+        if (reluSigned)
+          y = std::max<int64_t>(y, 0);
+        o[i] = float(y);
+      }
+    }
+  };
+  int64_t jobs = p.n * p.oc;
+  unsigned t = unsigned(std::clamp<int64_t>(numThreads, 1, jobs));
+  if (t <= 1)
+    return work(0, jobs);
+  std::vector<std::thread> pool;
+  for (unsigned i = 0; i < t; ++i)
+    pool.emplace_back(work, jobs * i / t, jobs * (i + 1) / t);
+  for (std::thread &th : pool)
+    th.join();
+}
+
+void avgPoolInt8(const kernels::PoolParams &p, const float *in,
+                 int64_t multiplier, int rshift, bool outSigned,
+                 isa::RoundMode mode, float *out, unsigned) {
+  int64_t n = p.inShape[0], c = p.inShape[1], ih = p.inShape[2],
+          iw = p.inShape[3];
+  int64_t oh = p.outShape[2], ow = p.outShape[3];
+  int64_t kh = p.kernel[0], kw = p.kernel[1];
+  int64_t sh = p.strides[0], sw = p.strides[1];
+  int64_t pt = p.pads[0], pl = p.pads[1];
+  for (int64_t b = 0; b < n * c; ++b) {
+    const float *x = in + size_t(b * ih * iw);
+    for (int64_t oy = 0; oy < oh; ++oy)
+      for (int64_t ox = 0; ox < ow; ++ox) {
+        int64_t sum = 0;
+        for (int64_t ky = 0; ky < kh; ++ky)
+          for (int64_t kx = 0; kx < kw; ++kx) {
+            int64_t iy = oy * sh + ky - pt, ix = ox * sw + kx - pl;
+            if (iy >= 0 && iy < ih && ix >= 0 && ix < iw)
+              sum += int64_t(x[size_t(iy * iw + ix)]);
+          }
+        sum = isa::saturate(sum, isa::Prec::Int32, true);
+        out[size_t((b * oh + oy) * ow + ox)] = float(isa::requantize(
+            sum, multiplier, rshift, 0, mode, isa::Prec::Int8, outSigned));
+      }
+  }
+}
+
+int64_t addInt8(int64_t a, int64_t b, const int64_t mult[2],
+                const int64_t rshift[2], int fraction, bool sub,
+                bool outSigned, isa::RoundMode mode) {
+  int64_t ta = isa::rightShiftRound(a * mult[0], int(rshift[0]), mode);
+  int64_t tb = isa::rightShiftRound(b * mult[1], int(rshift[1]), mode);
+  int64_t t = isa::rightShiftRound(sub ? ta - tb : ta + tb, fraction, mode);
+  return isa::saturate(t, isa::Prec::Int8, outSigned);
+}
+
+float quantizeRq0(float x, double scale, int64_t zeroPoint, bool isSigned,
+                  isa::RoundMode mode) {
+  float inv = float(1.0 / scale);
+  float v = x * inv;
+  v = v + float(zeroPoint);
+  return float(isa::floatToInt(v, isa::Prec::Int8, isSigned, mode));
+}
+
+float dequantizeDq0(float q, double scale, int64_t zeroPoint) {
+  float v = float(int64_t(q) - zeroPoint);
+  return v * float(scale);
 }
 
 } // namespace tpuc::tpu::chip

@@ -10,6 +10,7 @@
 
 #include "tpuc/Dialect/Top/IR/TopOps.h"
 #include "tpuc/Dialect/Tpu/IR/ChipMath.h"
+#include "tpuc/Dialect/Tpu/IR/Int8.h"
 #include "tpuc/Dialect/Tpu/IR/TpuOps.h"
 #include "tpuc/Interpreter/Kernels.h"
 #include "tpuc/Support/Module.h"

@@ -100,6 +100,20 @@ LogicalResult CastOp::inference(InferenceContext &ctx) {
   }
   auto qFrom = dyn_cast<quant::UniformQuantizedType>(from);
   auto qTo = dyn_cast<quant::UniformQuantizedType>(to);
+  // Quantise / dequantise as the rq0 / dq0 commands the cast kernel emits.
+  if (qTo && isa<FloatType>(from)) {
+    for (size_t i = 0; i < in.size(); ++i)
+      out[i] = chip::quantizeRq0(in[i], qTo.getScale(), qTo.getZeroPoint(),
+                                 qTo.isSigned(), kQuantizeRoundMode);
+    return success();
+  }
+  if (qFrom && isa<FloatType>(to)) {
+    for (size_t i = 0; i < in.size(); ++i)
+      out[i] = chip::dequantizeDq0(in[i], qFrom.getScale(),
+                                   qFrom.getZeroPoint());
+    roundBuffer(out, to);
+    return success();
+  }
   for (size_t i = 0; i < in.size(); ++i) {
     double x = in[i];
     if (qFrom)

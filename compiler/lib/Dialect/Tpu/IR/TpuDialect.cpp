@@ -23,7 +23,8 @@ namespace tpuc::tpu {
 
 bool isKnownLayout(llvm::StringRef layout) {
   return layout == kLayoutCompact || layout == kLayoutConv1IC ||
-         layout == kLayoutConv32IC || layout == kLayoutDepthwise ||
+         layout == kLayoutConv32IC || layout == kLayoutConv64IC ||
+         layout == kLayoutDepthwise ||
          layout == kLayoutDeconv;
 }
 

@@ -56,8 +56,38 @@ template <typename OpT> LogicalResult verifyBinary(OpT op) {
   return verifyBroadcast(op, op.getOperands(), op.getOutput());
 }
 
+/// INT8 add / sub (tpu.Add / tpu.Sub with quant_multiplier): both inputs
+/// rescaled to the output (chip::addInt8).
+template <typename OpT>
+LogicalResult int8BinaryInference(OpT op, InferenceContext &ctx, bool sub) {
+  auto outQ =
+      dyn_cast<quant::UniformQuantizedType>(getElementType(op.getOutput()));
+  auto mult = op->template getAttrOfType<ArrayAttr>(kQuantMultiplierAttr);
+  auto shift = op->template getAttrOfType<ArrayAttr>(kQuantRShiftAttr);
+  if (!outQ || !mult || !shift || mult.size() != 2 || shift.size() != 2)
+    return op.emitOpError("an INT8 add / sub needs a quantised result and two ")
+           << kQuantMultiplierAttr << " / " << kQuantRShiftAttr << " values";
+  Shape m = toI64(mult), r = toI64(shift);
+  bool isSigned = outQ.isSigned();
+  std::vector<float> &out = ctx.output(op.getOutput());
+  kernels::broadcastBinary(
+      shapeOf(op.getLhs()), ctx.get(op.getLhs()).data(), shapeOf(op.getRhs()),
+      ctx.get(op.getRhs()).data(), shapeOf(op.getOutput()), out.data(),
+      [&](float a, float b) -> float {
+        return float(chip::addInt8(int64_t(a), int64_t(b), m.data(), r.data(),
+                                   kAddFractionBits, sub, isSigned,
+                                   kInt8RoundMode));
+      });
+  return success();
+}
+
 template <typename OpT, typename Fn>
 LogicalResult binaryInference(OpT op, InferenceContext &ctx, Fn fn) {
+  if (op->hasAttr(kQuantMultiplierAttr)) {
+    if constexpr (std::is_same_v<OpT, AddOp> || std::is_same_v<OpT, SubOp>)
+      return int8BinaryInference(op, ctx, std::is_same_v<OpT, SubOp>);
+    return op.emitOpError("has no INT8 form");
+  }
   std::vector<float> &out = ctx.output(op.getOutput());
   kernels::broadcastBinary(shapeOf(op.getLhs()), ctx.get(op.getLhs()).data(),
                            shapeOf(op.getRhs()), ctx.get(op.getRhs()).data(),

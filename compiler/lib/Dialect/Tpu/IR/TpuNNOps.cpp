@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "TpuCommon.h"
 
+#include "tpuc/Support/Weights.h"
+
 #include "tpuc/Backend/Backend.h"
 
 using namespace mlir;
@@ -115,6 +117,35 @@ template <typename OpT> kernels::ConvParams convParams(OpT op) {
 // Conv2D
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// The (oc, 4) int32 requantisation records of an INT8 conv, read from the
+/// weight store as integers (a float32 buffer would round multipliers).
+LogicalResult requantRecords(Operation *op, Value v, int64_t oc,
+                             std::vector<chip::RequantRecord> &records) {
+  auto w = v.getDefiningOp<WeightOp>();
+  if (!w)
+    return op->emitOpError("the requantisation records must be a tpu.Weight");
+  const ::tpu::npz::Array *array =
+      findWeight(module::getModule(op), w.getName());
+  if (!array)
+    return op->emitOpError("no data for weight '") << w.getName() << "'";
+  std::vector<int64_t> d = array->toInt64();
+  if (int64_t(d.size()) != oc * 4)
+    return op->emitOpError("weight '")
+           << w.getName() << "' holds " << d.size() << " values, not "
+           << oc * 4;
+  records.resize(size_t(oc));
+  for (int64_t c = 0; c < oc; ++c)
+    records[size_t(c)] = {int32_t(d[size_t(c * 4)]),
+                          int32_t(d[size_t(c * 4 + 1)]),
+                          int32_t(d[size_t(c * 4 + 2)]),
+                          int32_t(d[size_t(c * 4 + 3)])};
+  return success();
+}
+
+} // namespace
+
 LogicalResult Conv2DOp::verify() {
   if (failed(verifyName(*this)))
     return failure();
@@ -137,7 +168,18 @@ LogicalResult Conv2DOp::verify() {
     return emitOpError("filter shape ")
            << shapeStr(w) << " does not fit input " << shapeStr(in)
            << ", group " << g << " and kernel " << shapeStr(k);
-  if (!isNone(getBias()) && module::getNumElements(getBias()) != w[0])
+  bool integer = isa<quant::UniformQuantizedType>(getElementType(getInput()));
+  if (integer) {
+    // INT8: the bias operand is the (OC, 4) int32 requantisation records.
+    if (isNone(getBias()) || shapeOf(getBias()) != Shape{w[0], 4} ||
+        !getElementType(getBias()).isInteger(32))
+      return emitOpError("an INT8 conv needs its (")
+             << w[0] << ", 4) i32 requantisation records as the bias";
+    if (!isa<quant::UniformQuantizedType>(getElementType(getOutput())) ||
+        !isa<quant::UniformQuantizedPerAxisType>(getElementType(getFilter())))
+      return emitOpError("an INT8 conv needs a quantised result and a "
+                         "per-channel quantised filter");
+  } else if (!isNone(getBias()) && module::getNumElements(getBias()) != w[0])
     return emitOpError("bias needs ") << w[0] << " values";
   if (failed(checkSameElementType(*this, getFilter(), getInput(), "filter")))
     return failure();
@@ -152,6 +194,20 @@ LogicalResult Conv2DOp::inference(InferenceContext &ctx) {
   kernels::ConvParams p = convParams(*this);
   const float *in = ctx.get(getInput()).data();
   const float *filter = ctx.get(getFilter()).data();
+  if (auto inQ = dyn_cast<quant::UniformQuantizedType>(
+          getElementType(getInput()))) {
+    std::vector<chip::RequantRecord> records;
+    if (failed(requantRecords(*this, getBias(), p.oc, records)))
+      return failure();
+    auto outQ = cast<quant::UniformQuantizedType>(getElementType(getOutput()));
+    std::vector<float> &out = ctx.output(getOutput());
+    chip::convInt8(p, in, filter, records.data(),
+                   int32_t(inQ.getZeroPoint()),
+                   ::tpu::backend::isDepthwise(p.ic, p.oc, p.group),
+                   outQ.isSigned(), getDoRelu() && outQ.isSigned(),
+                   kInt8RoundMode, out.data(), ctx.getNumThreads());
+    return success();
+  }
   const float *bias = optionalData(ctx, getBias());
   std::vector<float> &out = ctx.output(getOutput());
   // The backend runs a depthwise conv on the vector unit (sPorD, which adds
@@ -302,6 +358,18 @@ LogicalResult Pool2DOp::inference(InferenceContext &ctx) {
   p.pads = pads;
   p.countIncludePad = getCountIncludePad();
   std::vector<float> &out = ctx.output(getOutput());
+  auto outQ = dyn_cast<quant::UniformQuantizedType>(getElementType(getOutput()));
+  if (outQ && getPoolMode() == "avg") {
+    auto mult = (*this)->getAttrOfType<ArrayAttr>(kQuantMultiplierAttr);
+    auto shift = (*this)->getAttrOfType<ArrayAttr>(kQuantRShiftAttr);
+    if (!mult || !shift || mult.size() != 1 || shift.size() != 1)
+      return emitOpError("an INT8 average pool needs one ")
+             << kQuantMultiplierAttr << " and " << kQuantRShiftAttr;
+    chip::avgPoolInt8(p, ctx.get(getInput()).data(), toI64(mult)[0],
+                      int(toI64(shift)[0]), outQ.isSigned(), kInt8RoundMode,
+                      out.data(), ctx.getNumThreads());
+    return success();
+  }
   if (getPoolMode() == "max")
     kernels::maxPool(p, ctx.get(getInput()).data(), out.data(),
                      ctx.getNumThreads());

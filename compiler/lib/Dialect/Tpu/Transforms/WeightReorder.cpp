@@ -14,6 +14,7 @@
 #include "tpuc/Backend/Backend.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Quant/QuantTypes.h"
 
 using namespace mlir;
 
@@ -32,6 +33,8 @@ StringRef convFilterLayout(Conv2DOp conv) {
   int64_t groups = conv.getGroup();
   if (::tpu::backend::isDepthwise(icPerGroup * groups, oc, groups))
     return kLayoutDepthwise;
+  if (isa<quant::QuantizedType>(filter.getElementType()))
+    return kLayoutConv64IC;
   return filter.getElementType().isF32() ? kLayoutConv1IC : kLayoutConv32IC;
 }
 

@@ -27,6 +27,27 @@ namespace {
 
 template <typename OpT>
 void emitBinary(CodegenContext &ctx, OpT op, backend::BinaryKind k) {
+  if (auto mult = op->template getAttrOfType<ArrayAttr>(kQuantMultiplierAttr)) {
+    auto shift = op->template getAttrOfType<ArrayAttr>(kQuantRShiftAttr);
+    if (!shift || mult.size() != 2 || shift.size() != 2)
+      throw CodegenError{op, "an INT8 add / sub needs two multipliers and "
+                             "two shifts"};
+    backend::BinaryInt8Params p;
+    p.name = op.getName().str();
+    p.lhs = ctx.tensor(op, op.getLhs());
+    p.rhs = ctx.tensor(op, op.getRhs());
+    p.output = ctx.tensor(op, op.getOutput());
+    p.kind = k;
+    std::vector<int64_t> m = toI64(mult), r = toI64(shift);
+    for (int i = 0; i < 2; ++i) {
+      p.multiplier[i] = int32_t(m[size_t(i)]);
+      p.rshift[i] = int(r[size_t(i)]);
+    }
+    p.shift = kAddFractionBits;
+    p.round = kInt8RoundMode;
+    backend::binaryInt8(ctx.emitter(), p);
+    return;
+  }
   std::visit(
       [&](const auto &p) {
         using T = std::decay_t<decltype(p)>;
@@ -244,10 +265,20 @@ void CompareOp::codegenBM1684X(CodegenContext &ctx) {
 void CastOp::codegenBM1684X(CodegenContext &ctx) {
   Type from = tpu::getElementType(getInput()),
        to = tpu::getElementType(getOutput());
-  if (isa<quant::QuantizedType>(from) || isa<quant::QuantizedType>(to))
-    throw CodegenError{*this, "no BM1684X kernel for a cast to or from a "
-                              "quantised type (scale, zero point)"};
+  auto qFrom = dyn_cast<quant::UniformQuantizedType>(from);
+  auto qTo = dyn_cast<quant::UniformQuantizedType>(to);
   auto p = ctx.ioParams<backend::CastParams>(*this);
+  if ((qFrom && isa<FloatType>(to)) || (qTo && isa<FloatType>(from))) {
+    auto q = qFrom ? qFrom : qTo;
+    p.quant = backend::CastParams::Quant{q.getScale(),
+                                         int32_t(q.getZeroPoint())};
+    p.round = kQuantizeRoundMode;
+    backend::cast(ctx.emitter(), p);
+    return;
+  }
+  if (isa<quant::QuantizedType>(from) || isa<quant::QuantizedType>(to))
+    throw CodegenError{*this, "no BM1684X kernel for a cast between these "
+                              "quantised types"};
   if (std::optional<Type> via = getViaInt()) {
     std::optional<::tpu::isa::Prec> prec = getPrec(*via);
     if (!prec)

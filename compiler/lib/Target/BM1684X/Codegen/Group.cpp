@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../CodegenContext.h"
+
+#include "mlir/Dialect/Quant/QuantTypes.h"
 #include "../GroupSpec.h"
 
 #include "tpuc/Dialect/Top/IR/TopOps.h"
@@ -84,6 +86,14 @@ localOpParams(CodegenContext &ctx, Operation *op, std::vector<Value> &acts,
     }
   if (op->getNumResults() != 1) {
     why = "several results";
+    return std::nullopt;
+  }
+  auto quantised = [](Value v) {
+    return isa<quant::QuantizedType>(tpu::getElementType(v));
+  };
+  if (llvm::any_of(op->getOperands(), quantised) ||
+      llvm::any_of(op->getResults(), quantised)) {
+    why = "INT8 ops have no local form yet";
     return std::nullopt;
   }
   std::optional<backend::LocalOpParams> p;

@@ -1,6 +1,8 @@
 //===- Pool.cpp - BM1684X codegen of tpu.Pool2D and tpu.Pool3D -----------===//
 #include "../CodegenContext.h"
 
+#include "mlir/Dialect/Quant/QuantTypes.h"
+
 using namespace mlir;
 namespace backend = ::tpu::backend;
 
@@ -16,6 +18,20 @@ backend::PoolParams poolParams(CodegenContext &ctx, tpu::Pool2DOp op) {
   setWindow(p, op.getKernelShape(), op.getStrides(), op.getPads());
   p.countIncludePad = op.getCountIncludePad();
   p.act = fusedActivation(op.getDoRelu(), op.getReluLimit().convertToDouble());
+  if (isa<quant::UniformQuantizedType>(tpu::getElementType(op.getOutput()))) {
+    // INT8: a relu is the saturation to the unsigned result.
+    p.act = {};
+    if (p.kind == backend::PoolKind::Avg) {
+      auto mult = op->getAttrOfType<ArrayAttr>(tpu::kQuantMultiplierAttr);
+      auto shift = op->getAttrOfType<ArrayAttr>(tpu::kQuantRShiftAttr);
+      if (!mult || !shift || mult.size() != 1 || shift.size() != 1)
+        throw CodegenError{op, "an INT8 average pool needs its multiplier "
+                               "and shift"};
+      p.quant = backend::PoolParams::Requant{int32_t(toI64(mult)[0]),
+                                             int(toI64(shift)[0]),
+                                             tpu::kInt8RoundMode};
+    }
+  }
   return p;
 }
 

@@ -139,6 +139,49 @@ float hardSwish(float x, Prec p);
 /// max(y, 0), or clip(y, 0, limit, p) when \p limit > 0.
 float scaleShift(float x, float s, float b, bool doRelu, float limit, Prec p);
 
+//===----------------------------------------------------------------------===//
+// INT8 (backend Conv.cpp, Pool.cpp, Elementwise.cpp; the command sequences
+// of compiler/docs/design.md "INT8")
+//===----------------------------------------------------------------------===//
+
+/// One output channel's requantisation record: [bias, multiplier, -rshift,
+/// zero point] (the conv's coefficient weight).
+struct RequantRecord {
+  int32_t bias, multiplier, shift, zeroPoint;
+};
+
+/// INT8 conv2d on the cube: acc = sum x * w over (ic, ky, kx) in int32
+/// modulo 2^32 (pads read `padValue`), acc += bias (int32, wrapping: the
+/// AR add), then RQ1: sat(rightShiftRound(acc * multiplier, -shift, mode)
+/// + zp) to int8 / uint8 (\p outSigned). Depthwise (the sPorD) sums x * w
+/// + bias in int64 and saturates to int32 before the RQ1. With
+/// \p reluSigned the result is max(y, 0) afterwards (an AR max). Inputs
+/// hold integer values.
+void convInt8(const kernels::ConvParams &p, const float *in, const float *filter,
+              const RequantRecord *records, int32_t padValue, bool depthwise,
+              bool outSigned, bool reluSigned, ::tpu::isa::RoundMode mode,
+              float *out, unsigned numThreads);
+
+/// INT8 average pooling: the window sum (pads add 0) in int64, saturated to
+/// int32, then RQ1 with the immediates (multiplier, rshift, zero point 0).
+void avgPoolInt8(const kernels::PoolParams &p, const float *in,
+                 int64_t multiplier, int rshift, bool outSigned,
+                 ::tpu::isa::RoundMode mode, float *out, unsigned numThreads);
+
+/// INT8 add (\p sub: subtract) of rescaled inputs: t_x = rightShiftRound(x
+/// * m_x, r_x) for both, y = sat(rightShiftRound(t_a +/- t_b, fraction)).
+int64_t addInt8(int64_t a, int64_t b, const int64_t mult[2],
+                const int64_t rshift[2], int fraction, bool sub,
+                bool outSigned, ::tpu::isa::RoundMode mode);
+
+/// Float -> int8 / uint8 as rq0: sat(round(fl32(fl32(x * fl32(1 / scale))
+/// + zp))) rounded per \p mode.
+float quantizeRq0(float x, double scale, int64_t zeroPoint, bool isSigned,
+                  ::tpu::isa::RoundMode mode);
+/// int8 / uint8 -> float as dq0: fl32(float(q - zp) * fl32(scale)) (the
+/// caller rounds to a 16-bit result type).
+float dequantizeDq0(float q, double scale, int64_t zeroPoint);
+
 } // namespace tpuc::tpu::chip
 
 #endif // TPUC_DIALECT_TPU_IR_CHIPMATH_H

@@ -52,10 +52,21 @@ inline constexpr llvm::StringLiteral kStateAddressed("TPU_ADDRESSED");
 inline constexpr llvm::StringLiteral kLayoutCompact("compact");
 inline constexpr llvm::StringLiteral kLayoutConv1IC("conv_1ic");
 inline constexpr llvm::StringLiteral kLayoutConv32IC("conv_32ic");
+/// int8 filters: 64 input channels per block (isa/docs/bm1684x.md 3.4).
+inline constexpr llvm::StringLiteral kLayoutConv64IC("conv_64ic");
 inline constexpr llvm::StringLiteral kLayoutDepthwise("depthwise");
 inline constexpr llvm::StringLiteral kLayoutDeconv("deconv");
 /// True if \p layout is one of the names above.
 bool isKnownLayout(llvm::StringRef layout);
+
+/// INT8 requantisation parameters of ops without a coefficient weight
+/// (tpu.Pool2D avg: one multiplier / rshift; tpu.Add / tpu.Sub: one per
+/// input), I64ArrayAttrs; see compiler/docs/design.md "INT8".
+inline constexpr llvm::StringLiteral kQuantMultiplierAttr("quant_multiplier");
+inline constexpr llvm::StringLiteral kQuantRShiftAttr("quant_rshift");
+/// Fraction bits of the rescaled inputs of an INT8 add / sub.
+inline constexpr int kAddFractionBits = 8;
+/// The roundings of INT8 are in tpuc/Dialect/Tpu/IR/Int8.h.
 
 /// The device address of \p v (a result of a tpu op or top.Input), if
 /// assigned.

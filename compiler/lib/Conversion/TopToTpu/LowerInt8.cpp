@@ -1,0 +1,353 @@
+//===- LowerInt8.cpp - INT8 lowering of the ops that have an INT8 form ----===//
+//
+// Symmetric INT8 (compiler/docs/design.md "INT8"):
+//  * an activation's type comes from the calibration table: threshold th,
+//    scale th / 127 (int8), or th / 255 and uint8 when the calibrated
+//    minimum is >= 0 and no reader needs it signed (a depthwise conv: the
+//    sPorD result takes its input's sign, so an unsigned input would
+//    saturate negative sums at 0). Zero points are 0;
+//  * conv filters are int8 per output channel, scale max|w| / 127; the
+//    bias is int32 in units of s_w * s_in; the int32 accumulator is
+//    requantised per output channel by multiplier / 2^rshift =
+//    s_w * s_in / s_out (getScaleAndShift, 32 bits). The four int32 words
+//    [bias, multiplier, -rshift, zero point] of every output channel are
+//    one weight, the conv's third operand;
+//  * max pooling and data movement (reshape, permute, slice, zero pad,
+//    concat of one type) keep their input's type;
+//  * average pooling rescales its int32 window sum by s_in / (s_out * k);
+//  * add / sub rescale both inputs to the output (16-bit multipliers, 8
+//    fraction bits, see tpu.Add).
+// Every op without an INT8 form here runs in the fallback float mode;
+// tpu.Cast ops quantise and dequantise at the boundaries.
+//
+//===----------------------------------------------------------------------===//
+#include "Lowering.h"
+
+#include "tpu/isa/Numerics.h"
+
+#include "tpuc/Support/Weights.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace tpuc;
+using namespace tpuc::lowering;
+
+namespace tpuc::lowering {
+
+namespace tisa = ::tpu::isa;
+
+namespace {
+
+/// A top.Conv reading \p v as a depthwise convolution.
+bool readByDepthwise(Value v) {
+  for (Operation *user : v.getUsers())
+    if (auto conv = dyn_cast<top::ConvOp>(user)) {
+      Shape in = module::getShape(conv.getInput());
+      Shape out = module::getShape(conv.getOutput());
+      int64_t g = int64_t(conv.getGroup());
+      if (in.size() >= 2 && out.size() >= 2 && g > 1 && g == in[1] &&
+          g == out[1])
+        return true;
+    }
+  return false;
+}
+
+quant::UniformQuantizedType int8Type(MLIRContext *ctx, double scale,
+                                     bool isSigned) {
+  return quant::UniformQuantizedType::get(
+      isSigned ? quant::QuantizationFlags::Signed : 0,
+      IntegerType::get(ctx, 8), Float32Type::get(ctx), scale, 0,
+      isSigned ? -128 : 0, isSigned ? 127 : 255);
+}
+
+} // namespace
+
+quant::UniformQuantizedType Lowering::quantType(Value v) {
+  auto it = qtypes.find(v);
+  if (it != qtypes.end())
+    return it->second;
+  const CaliEntry *e = cali ? cali->find(top::getTensorName(v)) : nullptr;
+  if (!e)
+    return {};
+  bool isSigned = e->min < 0 || readByDepthwise(v);
+  double th = std::max(e->threshold, 1e-5);
+  auto t = int8Type(getContext(), th / (isSigned ? 127.0 : 255.0), isSigned);
+  qtypes[v] = t;
+  return t;
+}
+
+Value Lowering::int8Operand(Value v) {
+  if (isa<quant::UniformQuantizedType>(tpu::getElementType(v)))
+    return v;
+  if (isWeight(v) || top::isNone(v))
+    return {};
+  auto t = quantType(v);
+  if (!t)
+    return {};
+  return castTo(v, t);
+}
+
+namespace {
+
+quant::UniformQuantizedType qtypeOf(Value v) {
+  return dyn_cast<quant::UniformQuantizedType>(tpu::getElementType(v));
+}
+
+/// "no calibration entry for 'x'".
+std::string noEntry(Value v) {
+  return "the calibration table has no entry for '" + top::getTensorName(v) +
+         "'";
+}
+
+bool fits4(ArrayRef<int64_t> v) {
+  return llvm::all_of(v, [](int64_t x) { return x >= 0 && x <= 15; });
+}
+
+FailureOr<bool> lowerConvInt8(Operation *o, Lowering &l, std::string &why) {
+  auto op = cast<top::ConvOp>(o);
+  Shape in = module::getShape(op.getInput());
+  Shape out = module::getShape(op.getOutput());
+  Shape k = toI64(op.getKernelShape()), s = toI64(op.getStrides());
+  Shape d = toI64(op.getDilations()), p = toI64(op.getPads());
+  if (d.empty())
+    d.assign(k.size(), 1);
+  if (in.size() != 4 || k.size() != 2) {
+    why = "only 2-D convolutions have an INT8 form";
+    return false;
+  }
+  if (!fits4(s) || !fits4(p) || llvm::any_of(d, [](int64_t x) {
+        return x < 1 || x > 16;
+      })) {
+    why = "strides, pads or dilations beyond the command fields";
+    return false;
+  }
+  if (!Lowering::isWeight(op.getFilter()) ||
+      (!top::isNone(op.getBias()) && !Lowering::isWeight(op.getBias()))) {
+    why = "the filter and bias must be weights";
+    return false;
+  }
+  int64_t g = int64_t(op.getGroup()), ic = in[1], oc = out[1];
+  bool depthwise = g > 1 && g == ic && g == oc;
+  auto outQ = l.quantType(op.getOutput());
+  if (!outQ) {
+    why = noEntry(op.getOutput());
+    return false;
+  }
+  if (!l.quantType(op.getInput()) && !qtypeOf(op.getInput())) {
+    why = noEntry(op.getInput());
+    return false;
+  }
+  Value input = l.int8Operand(op.getInput());
+  auto inQ = qtypeOf(input);
+  if (depthwise && !inQ.isSigned()) {
+    why = "a depthwise convolution needs a signed input (the input is "
+          "uint8)";
+    return false;
+  }
+  double sIn = inQ.getScale(), sOut = outQ.getScale();
+
+  Shape fshape = module::getShape(op.getFilter());
+  std::vector<float> w = l.weightData(op.getFilter());
+  std::vector<float> bias = top::isNone(op.getBias())
+                                ? std::vector<float>(size_t(oc), 0.0f)
+                                : l.weightData(op.getBias());
+  int64_t per = int64_t(w.size()) / oc;
+  std::vector<double> scales(static_cast<size_t>(oc));
+  std::vector<float> wq(w.size());
+  std::vector<int32_t> coeff(size_t(oc) * 4);
+  for (int64_t c = 0; c < oc; ++c) {
+    float mx = 0.0f;
+    for (int64_t i = 0; i < per; ++i)
+      mx = std::max(mx, std::fabs(w[size_t(c * per + i)]));
+    double sw = mx > 0 ? double(mx) / 127.0 : 1.0;
+    scales[size_t(c)] = sw;
+    for (int64_t i = 0; i < per; ++i) {
+      int64_t q = tisa::roundToInt(double(w[size_t(c * per + i)]) / sw,
+                                  tisa::RoundMode::HalfAwayFromZero);
+      wq[size_t(c * per + i)] = float(std::clamp<int64_t>(q, -127, 127));
+    }
+    int64_t bq = tisa::roundToInt(double(bias[size_t(c)]) / (sw * sIn),
+                                 tisa::RoundMode::HalfAwayFromZero);
+    int64_t mult = 1;
+    int rshift = 0;
+    tisa::getScaleAndShift(sw * sIn / sOut, mult, rshift, 32);
+    coeff[size_t(c * 4 + 0)] = int32_t(tisa::saturate(bq, tisa::Prec::Int32, true));
+    coeff[size_t(c * 4 + 1)] = int32_t(mult);
+    coeff[size_t(c * 4 + 2)] = -rshift;
+    coeff[size_t(c * 4 + 3)] = int32_t(outQ.getZeroPoint());
+  }
+  OpBuilder b(o);
+  MLIRContext *ctx = l.getContext();
+  auto wType = quant::UniformQuantizedPerAxisType::get(
+      quant::QuantizationFlags::Signed, IntegerType::get(ctx, 8),
+      Float32Type::get(ctx), scales, SmallVector<int64_t>(size_t(oc), 0), 0,
+      -128, 127);
+  std::string base = op.getName().str();
+  Value filter =
+      l.newWeight(b, op.getLoc(), base + "_filter_int8", fshape, wq, wType);
+  Value coeffW = l.newIntWeight(b, op.getLoc(), base + "_requant", {oc, 4},
+                                coeff, IntegerType::get(ctx, 32));
+  auto conv = b.create<tpu::Conv2DOp>(
+      op.getLoc(), RankedTensorType::get(out, outQ), input, filter, coeffW,
+      op.getKernelShape(), op.getStrides(), op.getPads(),
+      b.getI64ArrayAttr(d), op.getGroup(), op.getDoRelu(), op.getReluLimit(),
+      op.getName());
+  replaceOp(o, conv.getOutput());
+  return true;
+}
+
+template <typename PoolOpT>
+FailureOr<bool> lowerPoolInt8(Operation *o, Lowering &l, std::string &why,
+                              bool isMax) {
+  auto op = cast<PoolOpT>(o);
+  Shape in = module::getShape(op.getInput());
+  Shape out = module::getShape(op.getOutput());
+  Shape k = toI64(op.getKernelShape()), s = toI64(op.getStrides());
+  Shape p = toI64(op.getPads()), d = toI64(op.getDilations());
+  if (in.size() != 4 || k.size() != 2) {
+    why = "only 2-D pooling has an INT8 form";
+    return false;
+  }
+  if (llvm::any_of(d, [](int64_t x) { return x != 1; }) || !fits4(s) ||
+      !fits4(p)) {
+    why = "dilation, strides or pads beyond the command fields";
+    return false;
+  }
+  bool padded = llvm::any_of(p, [](int64_t x) { return x != 0; });
+  if (!isMax && padded && !op.getCountIncludePad()) {
+    why = "padded average pooling that does not count the padding";
+    return false;
+  }
+  Value input = l.int8Operand(op.getInput());
+  if (!input) {
+    why = noEntry(op.getInput());
+    return false;
+  }
+  auto inQ = qtypeOf(input);
+  auto outQ = isMax ? inQ : l.quantType(op.getOutput());
+  if (!outQ) {
+    why = noEntry(op.getOutput());
+    return false;
+  }
+  if (op.getDoRelu() && outQ.isSigned()) {
+    why = "a fused relu needs an unsigned result";
+    return false;
+  }
+  OpBuilder b(o);
+  auto pool = b.create<tpu::Pool2DOp>(
+      op.getLoc(), RankedTensorType::get(out, outQ), input,
+      isMax ? "max" : "avg", op.getKernelShape(), op.getStrides(),
+      op.getPads(), op.getCountIncludePad(), op.getDoRelu(),
+      op.getReluLimit(), op.getName());
+  if (!isMax) {
+    int64_t mult = 1;
+    int rshift = 0;
+    tisa::getScaleAndShift(inQ.getScale() / (outQ.getScale() * k[0] * k[1]),
+                          mult, rshift, 32);
+    pool->setAttr(tpu::kQuantMultiplierAttr, b.getI64ArrayAttr({mult}));
+    pool->setAttr(tpu::kQuantRShiftAttr, b.getI64ArrayAttr({rshift}));
+  }
+  replaceOp(o, pool.getOutput());
+  return true;
+}
+
+FailureOr<bool> lowerMaxPoolInt8(Operation *o, Lowering &l, std::string &why) {
+  return lowerPoolInt8<top::MaxPoolOp>(o, l, why, true);
+}
+FailureOr<bool> lowerAvgPoolInt8(Operation *o, Lowering &l, std::string &why) {
+  return lowerPoolInt8<top::AvgPoolOp>(o, l, why, false);
+}
+
+template <typename TopOpT, typename TpuOpT>
+FailureOr<bool> lowerAddSubInt8(Operation *o, Lowering &l, std::string &why) {
+  auto op = cast<TopOpT>(o);
+  for (Value v : {op.getLhs(), op.getRhs()})
+    if (Lowering::isWeight(v)) {
+      why = "a weight operand";
+      return false;
+    }
+  auto outQ = l.quantType(op.getOutput());
+  if (!outQ) {
+    why = noEntry(op.getOutput());
+    return false;
+  }
+  if (op.getDoRelu() && outQ.isSigned()) {
+    why = "a fused relu needs an unsigned result";
+    return false;
+  }
+  Value lhs = l.int8Operand(op.getLhs()), rhs = l.int8Operand(op.getRhs());
+  if (!lhs || !rhs) {
+    why = noEntry(lhs ? op.getRhs() : op.getLhs());
+    return false;
+  }
+  // t = x * s_x / s_out * 2^kAddFraction, with 16-bit multipliers.
+  SmallVector<int64_t, 2> mults, shifts;
+  for (Value v : {lhs, rhs}) {
+    int64_t m = 1;
+    int r = 0;
+    tisa::getScaleAndShift(qtypeOf(v).getScale() / outQ.getScale() *
+                              double(1 << tpu::kAddFractionBits),
+                          m, r, 16);
+    if (m < 0 || r < 0) {
+      why = "input and output scales too far apart";
+      return false;
+    }
+    mults.push_back(m);
+    shifts.push_back(r);
+  }
+  OpBuilder b(o);
+  auto r = b.create<TpuOpT>(op.getLoc(),
+                            RankedTensorType::get(
+                                module::getShape(op.getOutput()), outQ),
+                            lhs, rhs, op.getDoRelu(), op.getReluLimit(),
+                            op.getName());
+  r->setAttr(tpu::kQuantMultiplierAttr, b.getI64ArrayAttr(mults));
+  r->setAttr(tpu::kQuantRShiftAttr, b.getI64ArrayAttr(shifts));
+  replaceOp(o, r.getOutput());
+  return true;
+}
+
+/// Data movement: the float lowering runs with the input's quantised type
+/// as the activation type (Lowering::setActTypeOverride).
+FailureOr<bool> lowerMoveInt8(Operation *o, Lowering &l, std::string &why) {
+  if (o->getNumOperands() == 0)
+    return false;
+  for (Value v : o->getOperands())
+    if (Lowering::isWeight(v)) {
+      why = "a weight operand";
+      return false;
+    }
+  auto t = qtypeOf(o->getOperand(0));
+  if (!t) {
+    why = "its input is a float value";
+    return false;
+  }
+  for (Value v : o->getOperands())
+    if (qtypeOf(v) != t) {
+      why = "its inputs have different quantised types";
+      return false;
+    }
+  if (auto pad = dyn_cast<top::PadOp>(o))
+    if (pad.getMode() != "constant" || pad.getVal().convertToDouble() != 0.0) {
+      why = "only zero padding keeps the quantised values";
+      return false;
+    }
+  l.setActTypeOverride(t);
+  return false;
+}
+
+} // namespace
+
+void registerInt8Lowerings(Int8LoweringTable &table) {
+  table["top.Conv"] = lowerConvInt8;
+  table["top.MaxPool"] = lowerMaxPoolInt8;
+  table["top.AvgPool"] = lowerAvgPoolInt8;
+  table["top.Add"] = lowerAddSubInt8<top::AddOp, tpu::AddOp>;
+  table["top.Sub"] = lowerAddSubInt8<top::SubOp, tpu::SubOp>;
+  for (const char *name : {"top.Reshape", "top.Permute", "top.Slice",
+                           "top.Pad", "top.Concat"})
+    table[name] = lowerMoveInt8;
+}
+
+} // namespace tpuc::lowering
