@@ -10,6 +10,8 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libflatbuffers-dev flatbuffers-compiler nlohmann-json3-dev zlib1g-dev
+  # Image inputs: PNG and JPEG decoding; PIL writes the test images.
+  libpng-dev libjpeg62-turbo-dev python3-pil
   libonnx-testdata python3 python3-onnx python3-numpy
   # ResNet-18 test model, exported with random weights at test time.
   python3-torch python3-torchvision

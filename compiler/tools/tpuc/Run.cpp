@@ -1,9 +1,11 @@
 //===- Run.cpp - tpuc run: interpret a top module -------------------------===//
 //
-//   tpuc run model_top.mlir -i in.npz -o out.npz [--dump-all] [--threads N]
+//   tpuc run model_top.mlir -i in.npz|image.png -o out.npz [--dump-all]
+//       [--threads N]
 //
 // Parses the module, loads its weights, feeds the arrays of in.npz to the
-// top.Input ops of the same name, runs the reference interpreter and writes
+// top.Input ops of the same name (or an image, through the module's
+// top.preprocess, to its one input), runs the reference interpreter and writes
 // the returned tensors by name (--dump-all: every tensor the function
 // produces, inputs included, under its framework name). Any error leaves no
 // output file behind (npz writes go through a temp file and a rename).
@@ -14,6 +16,7 @@
 
 #include "tpuc/Interpreter/Interpreter.h"
 #include "tpuc/Support/Module.h"
+#include "tpuc/Support/Preprocess.h"
 #include "tpuc/Support/Weights.h"
 
 #include "tpu/isa/Npz.h"
@@ -29,12 +32,21 @@
 namespace {
 
 constexpr const char *kUsage =
-    "usage: tpuc run model_top.mlir -i in.npz -o out.npz [--dump-all] "
-    "[--threads N]\n"
+    "usage: tpuc run model_top.mlir -i in.npz|image.png -o out.npz "
+    "[--dump-all] [--threads N]\n"
     "\n"
     "Interprets the main function of a top module in float32.\n"
     "  -i, --input FILE   .npz with one array per model input (by input "
-    "name)\n"
+    "name),\n"
+    "                     or a .png/.jpg/.jpeg image for a model with one "
+    "input:\n"
+    "                     preprocessed as the module's top.preprocess says "
+    "(tpuc\n"
+    "                     transform --mean/--scale/--pixel-format/...); a "
+    "module\n"
+    "                     without it takes the image as mean 0, scale 1, "
+    "rgb,\n"
+    "                     nchw, resized to the input's H, W\n"
     "  -o, --output FILE  .npz to write: the outputs by name\n"
     "  --dump-all         also write every intermediate tensor under its "
     "ONNX name\n"
@@ -102,7 +114,11 @@ int runRun(int argc, char **argv) {
     return status;
 
   // Inputs first: a bad npz should not wait for a large module to parse.
-  tpu::npz::Npz inputs = tpu::npz::readNpz(opts.input);
+  // An image needs the module's preprocessing: read after it.
+  bool image = tpuc::isImagePath(opts.input);
+  tpu::npz::Npz inputs;
+  if (!image)
+    inputs = tpu::npz::readNpz(opts.input);
 
   std::unique_ptr<mlir::MLIRContext> context = tpuc::tool::createContext();
   tpuc::tool::ParsedModule parsed;
@@ -121,7 +137,10 @@ int runRun(int argc, char **argv) {
 
   // The rule of every tool (tpu::npz::checkInputs): one float32 array per
   // input with its shape, no other array.
-  tpuc::tool::setInputs(interpreter, inputs, opts.input);
+  if (image)
+    tpuc::tool::setImageInput(interpreter, module, opts.input);
+  else
+    tpuc::tool::setInputs(interpreter, inputs, opts.input);
 
   if (mlir::failed(interpreter.run(/*keepAll=*/opts.dumpAll)))
     return fail("interpreting '" + opts.model + "' failed");

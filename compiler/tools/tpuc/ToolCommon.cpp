@@ -6,6 +6,7 @@
 #include "tpuc/InitAll.h"
 #include "tpuc/Interpreter/Interpreter.h"
 #include "tpuc/Support/Module.h"
+#include "tpuc/Support/Preprocess.h"
 #include "tpuc/Support/Weights.h"
 
 #include "tpu/isa/Error.h"
@@ -181,6 +182,40 @@ void setInputs(ModuleInterpreter &interpreter, const ::tpu::npz::Npz &inputs,
   ::tpu::npz::checkInputs(inputs, specs, inputPath);
   for (const ::tpu::npz::InputSpec &s : specs)
     interpreter.setInput(s.name, inputs.find(s.name)->toFloat());
+}
+
+::tpu::npz::Npz setImageInput(ModuleInterpreter &interpreter,
+                              mlir::ModuleOp module,
+                              const std::string &imagePath) {
+  std::vector<std::string> names = interpreter.inputNames();
+  if (names.size() != 1)
+    throw ::tpu::Error("'" + imagePath +
+                       "' is an image: it feeds a model with one input, this "
+                       "one has " +
+                       std::to_string(names.size()) + " (" + joinNames(names) +
+                       "); give an .npz");
+  llvm::Expected<std::optional<Preprocess>> recorded =
+      module::getPreprocess(module);
+  if (!recorded)
+    throw ::tpu::Error(llvm::toString(recorded.takeError()));
+  Preprocess pre = recorded->value_or(Preprocess{});
+  std::vector<int64_t> shape = interpreter.shape(names[0]);
+  if (llvm::Error e = completePreprocess(pre, names[0], shape))
+    throw ::tpu::Error(
+        "'" + imagePath + "': " + llvm::toString(std::move(e)) +
+        (recorded->has_value()
+             ? ""
+             : " (the module records no preprocessing, top.preprocess: an "
+               "image goes in as mean 0, scale 1, rgb, nchw; tpuc transform "
+               "--pixel-format/--channel-format/... records it)"));
+  llvm::Expected<std::vector<float>> data =
+      loadImageInput(imagePath, pre, shape);
+  if (!data)
+    throw ::tpu::Error(llvm::toString(data.takeError()));
+  ::tpu::npz::Npz npz;
+  npz.set(names[0], ::tpu::npz::Array::from<float>(shape, *data));
+  interpreter.setInput(names[0], std::move(*data));
+  return npz;
 }
 
 } // namespace tpuc::tool

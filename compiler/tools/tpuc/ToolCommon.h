@@ -1,7 +1,7 @@
 //===- ToolCommon.h - What the tpuc subcommands share ------------*- C++ -*-===//
 //
 // Reading an .mlir file into a module (with its diagnostics printed at their
-// file locations) and feeding an input .npz to the interpreter.
+// file locations) and feeding an input .npz or image to the interpreter.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPUC_TOOLS_TPUC_TOOLCOMMON_H
@@ -79,6 +79,16 @@ std::string joinNames(const std::vector<std::string> &names);
 /// array). Throws tpu::Error naming the file and the array.
 void setInputs(ModuleInterpreter &interpreter, const ::tpu::npz::Npz &inputs,
                const std::string &inputPath);
+
+/// Sets the one input of \p interpreter from the image \p imagePath
+/// through \p module's top.preprocess (mean 0, scale 1, rgb, nchw when it
+/// records none; tpuc/Support/Preprocess.h) and returns that input as an
+/// .npz (TPU-MLIR's _in_f32.npz). Throws tpu::Error naming the file: a
+/// model with other than one input, an unreadable record, an image that
+/// does not decode, an input the preprocessing does not fit.
+::tpu::npz::Npz setImageInput(ModuleInterpreter &interpreter,
+                              mlir::ModuleOp module,
+                              const std::string &imagePath);
 
 } // namespace tpuc::tool
 

@@ -3,14 +3,21 @@
 //   tpuc transform model.onnx -o model_top.mlir [--input-shapes
 //   [[1,3,224,224]]]
 //       [--model-name N] [--weight-file F] [--no-opt]
-//       [--test-input in.npz --test-result out.npz [--dump-all]]
+//       [--mean M --scale S --pixel-format rgb|bgr|gray --resize-dims H,W
+//        --keep-aspect-ratio --pad-type center|normal --pad-value V
+//        --channel-format nchw|nhwc]
+//       [--test-input in.npz|image.png --test-result out.npz [--dump-all]]
 //   tpuc transform --list-ops [-o onnx-support.md]
 //
 // Imports the model, runs shape inference and canonicalisation (unless
-// --no-opt), optionally interprets the module on a test input, then writes
-// the weights npz, the .mlir and the test result. Every file is written to a
-// temporary name in its directory and renamed, so an error never leaves a
-// half-written file; nothing is written before the test input has run.
+// --no-opt), records the image preprocessing options as the module
+// attribute top.preprocess (tpuc/Support/Preprocess.h; checked against the
+// model's one input), optionally interprets the module on a test input
+// (an .npz, or an image preprocessed so, whose tensor is also written as
+// <output stem>_in_f32.npz as TPU-MLIR does), then writes the weights npz,
+// the .mlir and the test result. Every file is written to a temporary name
+// in its directory and renamed, so an error never leaves a half-written
+// file; nothing is written before the test input has run.
 //
 //===----------------------------------------------------------------------===//
 #include "Subcommands.h"
@@ -20,6 +27,7 @@
 #include "tpuc/Frontend/OnnxImporter.h"
 #include "tpuc/Interpreter/Interpreter.h"
 #include "tpuc/Support/Module.h"
+#include "tpuc/Support/Preprocess.h"
 #include "tpuc/Support/Weights.h"
 
 #include "tpu/isa/Bmodel.h"
@@ -36,6 +44,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -56,13 +66,37 @@ constexpr const char *kUsage =
     "  --weight-file FILE      the weights .npz (default: <output stem>"
     "_weights.npz)\n"
     "  --no-opt                skip shape inference and canonicalisation\n"
-    "  --test-input FILE       .npz with one array per input (ONNX names):\n"
+    "  --test-input FILE       .npz with one array per input (ONNX names),\n"
+    "                          or a .png/.jpg image for a one-input model\n"
+    "                          (preprocessed as below; the tensor is also\n"
+    "                          written to <output stem>_in_f32.npz):\n"
     "                          interpret the module on it ...\n"
     "  --test-result FILE      ... and write the outputs here\n"
     "  --dump-all              with --test-result: every tensor, not only "
     "the outputs\n"
     "  --list-ops              print the ONNX operator support matrix "
-    "(Markdown)\n";
+    "(Markdown)\n"
+    "\n"
+    "Image preprocessing (TPU-MLIR's model_transform options), recorded in\n"
+    "the module as top.preprocess for tpuc run -i image.png and calibration;\n"
+    "the model must have one 4-D input. y = (x - mean) * scale per channel,\n"
+    "x the pixel in 0..255:\n"
+    "  --mean M[,M,M]          per channel of the input, in its order "
+    "(default 0)\n"
+    "  --scale S[,S,S]         per channel (default 1)\n"
+    "  --pixel-format F        rgb, bgr or gray: the input's channels "
+    "(default rgb;\n"
+    "                          TPU-MLIR's default is bgr)\n"
+    "  --channel-format F      nchw (default) or nhwc\n"
+    "  --resize-dims H,W       resize the image to H x W, then centre-crop "
+    "to the\n"
+    "                          input's H, W (default: the input's H, W)\n"
+    "  --keep-aspect-ratio     resize to fit in the resize dims, pad the rest\n"
+    "  --pad-type T            center (default, TPU-MLIR's) or normal "
+    "(bottom/right)\n"
+    "  --pad-value V           the padding's pixel value (default 0)\n"
+    "Without any of them nothing is recorded (images then go in as mean 0,\n"
+    "scale 1, rgb).\n";
 
 struct TransformOptions {
   std::string model;
@@ -75,6 +109,21 @@ struct TransformOptions {
   bool noOpt = false;
   bool dumpAll = false;
   bool listOps = false;
+  // Image preprocessing (recorded when any of them is given).
+  std::string mean;
+  std::string scale;
+  std::string pixelFormat;
+  std::string channelFormat;
+  std::string resizeDims;
+  std::string padType;
+  std::string padValue;
+  bool keepAspectRatio = false;
+
+  bool hasPreprocess() const {
+    return !mean.empty() || !scale.empty() || !pixelFormat.empty() ||
+           !channelFormat.empty() || !resizeDims.empty() || !padType.empty() ||
+           !padValue.empty() || keepAspectRatio;
+  }
 };
 
 int fail(const llvm::Twine &message) {
@@ -109,6 +158,22 @@ int parseArgs(int argc, char **argv, TransformOptions &opts) {
       target = &opts.testInput;
     else if (a == "--test-result")
       target = &opts.testResult;
+    else if (a == "--mean")
+      target = &opts.mean;
+    else if (a == "--scale")
+      target = &opts.scale;
+    else if (a == "--pixel-format")
+      target = &opts.pixelFormat;
+    else if (a == "--channel-format")
+      target = &opts.channelFormat;
+    else if (a == "--resize-dims")
+      target = &opts.resizeDims;
+    else if (a == "--pad-type")
+      target = &opts.padType;
+    else if (a == "--pad-value")
+      target = &opts.padValue;
+    else if (a == "--keep-aspect-ratio")
+      opts.keepAspectRatio = true;
     else if (a == "--no-opt")
       opts.noOpt = true;
     else if (a == "--dump-all")
@@ -182,6 +247,86 @@ std::vector<std::vector<int64_t>> parseShapes(llvm::StringRef text) {
   return shapes;
 }
 
+/// The comma-separated numbers of \p option (e.g. "--mean 123.7,116.3,103.5");
+/// throws tpu::Error naming the option.
+std::vector<double> parseNumbers(llvm::StringRef option,
+                                 llvm::StringRef text) {
+  llvm::SmallVector<llvm::StringRef> parts;
+  text.split(parts, ',');
+  std::vector<double> values;
+  for (llvm::StringRef p : parts) {
+    double v;
+    if (llvm::to_float(p.trim(), v))
+      values.push_back(v);
+    else
+      throw tpu::Error(option.str() + " '" + text.str() + "': '" + p.str() +
+                       "' is not a number (expected e.g. 123.7,116.3,103.5)");
+  }
+  return values;
+}
+
+/// The preprocessing options, checked against the module's one input
+/// (tpuc::completePreprocess); throws tpu::Error naming the option and the
+/// input.
+tpuc::Preprocess parsePreprocess(const TransformOptions &opts,
+                                 mlir::ModuleOp module) {
+  tpuc::Preprocess pre;
+  if (!opts.mean.empty())
+    pre.mean = parseNumbers("--mean", opts.mean);
+  if (!opts.scale.empty())
+    pre.scale = parseNumbers("--scale", opts.scale);
+  if (!opts.pixelFormat.empty()) {
+    std::optional<tpuc::PixelFormat> f =
+        tpuc::parsePixelFormat(opts.pixelFormat);
+    if (!f)
+      throw tpu::Error("--pixel-format '" + opts.pixelFormat +
+                       "': expected rgb, bgr or gray");
+    pre.pixelFormat = *f;
+  }
+  if (!opts.channelFormat.empty()) {
+    std::optional<tpuc::ChannelFormat> f =
+        tpuc::parseChannelFormat(opts.channelFormat);
+    if (!f)
+      throw tpu::Error("--channel-format '" + opts.channelFormat +
+                       "': expected nchw or nhwc");
+    pre.channelFormat = *f;
+  }
+  if (!opts.padType.empty()) {
+    std::optional<tpuc::PadType> t = tpuc::parsePadType(opts.padType);
+    if (!t)
+      throw tpu::Error("--pad-type '" + opts.padType +
+                       "': expected center or normal");
+    pre.padType = *t;
+  }
+  if (!opts.padValue.empty() && !llvm::to_integer(opts.padValue, pre.padValue))
+    throw tpu::Error("--pad-value '" + opts.padValue +
+                     "' is not an integer");
+  if (!opts.resizeDims.empty()) {
+    for (double d : parseNumbers("--resize-dims", opts.resizeDims)) {
+      if (d != std::floor(d) || d < 1 || d > double(INT32_MAX))
+        throw tpu::Error("--resize-dims '" + opts.resizeDims +
+                         "': expected two positive integers H,W");
+      pre.resizeDims.push_back(int64_t(d));
+    }
+  }
+  pre.keepAspectRatio = opts.keepAspectRatio;
+
+  std::vector<tpu::npz::InputSpec> inputs = tpuc::tool::inputSpecs(module);
+  if (inputs.size() != 1) {
+    std::vector<std::string> names;
+    for (const tpu::npz::InputSpec &s : inputs)
+      names.push_back(s.name);
+    throw tpu::Error("image preprocessing (--mean, --scale, --pixel-format, "
+                     "...) needs a model with one input; '" +
+                     opts.model + "' has " + std::to_string(inputs.size()) +
+                     " (" + tpuc::tool::joinNames(names) + ")");
+  }
+  if (llvm::Error e =
+          tpuc::completePreprocess(pre, inputs[0].name, inputs[0].shape))
+    throw tpu::Error("'" + opts.model + "': " + llvm::toString(std::move(e)));
+  return pre;
+}
+
 /// Writes \p text to \p path (tpu::isa::bmodel::writeFileAtomically: no
 /// partial file, nothing left behind when killed).
 void writeFileAtomically(const std::string &path, llvm::StringRef text) {
@@ -194,10 +339,15 @@ void writeFileAtomically(const std::string &path, llvm::StringRef text) {
 tpu::npz::Npz runTestInput(mlir::ModuleOp module,
                            const tpuc::frontend::OnnxImportResult &imported,
                            const std::string &inputPath, bool dumpAll,
-                           std::string &diagnostics) {
-  tpu::npz::Npz inputs = tpu::npz::readNpz(inputPath);
+                           std::string &diagnostics,
+                           tpu::npz::Npz &imageInput) {
   tpuc::ModuleInterpreter interpreter(module);
-  tpuc::tool::setInputs(interpreter, inputs, inputPath);
+  if (tpuc::isImagePath(inputPath)) {
+    imageInput = tpuc::tool::setImageInput(interpreter, module, inputPath);
+  } else {
+    tpu::npz::Npz inputs = tpu::npz::readNpz(inputPath);
+    tpuc::tool::setInputs(interpreter, inputs, inputPath);
+  }
   if (mlir::failed(interpreter.run(/*keepAll=*/dumpAll)))
     throw tpu::Error("interpreting the module on " + inputPath +
                      " failed: " + diagnostics);
@@ -258,6 +408,16 @@ int runTransform(int argc, char **argv) {
   std::vector<std::string> outputs = {opts.output, weightsPath};
   if (!opts.testResult.empty())
     outputs.push_back(opts.testResult);
+  // An image test input: its tensor as <output stem>_in_f32.npz (TPU-MLIR's
+  // <model>_in_f32.npz), for tpuc deploy --test-input and tpusim.
+  std::string imageInputPath;
+  if (!opts.testInput.empty() && tpuc::isImagePath(opts.testInput)) {
+    llvm::SmallString<256> p(opts.output);
+    if (llvm::sys::path::extension(p) == ".mlir")
+      llvm::sys::path::replace_extension(p, "");
+    imageInputPath = (p + "_in_f32.npz").str();
+    outputs.push_back(imageInputPath);
+  }
   if (std::string error = tpuc::tool::checkOutputPaths(outputs); !error.empty())
     return fail(error + "; nothing written");
   llvm::SmallString<256> outDir(opts.output), weightsDir(weightsPath);
@@ -295,11 +455,14 @@ int runTransform(int argc, char **argv) {
       return fail("optimising the imported module failed: " + diagnostics);
   }
 
-  tpu::npz::Npz testResult;
+  if (opts.hasPreprocess())
+    tpuc::module::setPreprocess(module, parsePreprocess(opts, module));
+
+  tpu::npz::Npz testResult, imageInput;
   if (!opts.testInput.empty()) {
     tpuc::tool::checkFitsHostMemory(module, opts.model);
     testResult = runTestInput(module, imported, opts.testInput, opts.dumpAll,
-                              diagnostics);
+                              diagnostics, imageInput);
   }
 
   if (mlir::failed(tpuc::saveWeights(module, weightsPath, weightsAttr)))
@@ -313,11 +476,15 @@ int runTransform(int argc, char **argv) {
   writeFileAtomically(opts.output, text);
   if (!opts.testResult.empty())
     tpu::npz::writeNpz(opts.testResult, testResult, /*compress=*/false);
+  if (!imageInputPath.empty())
+    tpu::npz::writeNpz(imageInputPath, imageInput, /*compress=*/false);
   tpuc::getWeightRegistry(&context).release(module);
   // What was written, one line per file (as tpuc deploy does).
   llvm::outs() << "tpuc transform: " << opts.output << "\n"
                << "tpuc transform: " << weightsPath << "\n";
   if (!opts.testResult.empty())
     llvm::outs() << "tpuc transform: " << opts.testResult << "\n";
+  if (!imageInputPath.empty())
+    llvm::outs() << "tpuc transform: " << imageInputPath << "\n";
   return 0;
 }

@@ -4,6 +4,8 @@
 // stage as module attributes:
 //   module @name attributes {top.weight_file = "name_top_weights.npz",
 //                            top.chip = "ALL", top.state = "TOP_F32"}
+// Dictionary attributes have their own headers: top.preprocess (how an
+// image becomes the input, Preprocess.h) and tpu.machine (Machine.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPUC_SUPPORT_MODULE_H
