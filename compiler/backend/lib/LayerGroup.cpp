@@ -136,13 +136,16 @@ Activation trailingActivation(const LocalOpParams &p) {
   return a;
 }
 
-/// A weight resident in local memory, compact (1, c, h, w).
+/// A weight resident in local memory, compact (1, c, h, w) (or another
+/// layout), read from DDR densely (or with `gstride`).
 struct Resident {
   uint64_t addr = 0;
   Prec prec = Prec::Fp32;
   Shape4 shape;
   /// Depthwise bias: also a copy converted to this precision.
   std::optional<Prec> castTo;
+  isa::LocalLayout layout = isa::LocalLayout::Compact;
+  std::optional<Stride4> gstride = std::nullopt;
 };
 
 /// The weights op `p` reads, in a fixed order (the emitter indexes them).
@@ -157,30 +160,51 @@ std::vector<Resident> residentsOf(const LocalOpParams &p,
     r.push_back({c->filterAddr, prec,
                  convFilterTile(chip, prec, oc, c->input.shape[1] / c->groups,
                                 c->kernelH, c->kernelW, dw),
-                 {}});
+                 {}, isa::LocalLayout::Compact, std::nullopt});
+    if (c->quant) {
+      // The records [bias, multiplier, -rshift, zp]: the bias column
+      // compact, the other three at the start of every channel slot (RQ1).
+      uint64_t rec = c->quant->coeffAddr;
+      r.push_back({rec, Prec::Int32, {1, uint32_t(oc), 1, 1}, {},
+                   isa::LocalLayout::Compact, Stride4{0, 4, 0, 1}});
+      r.push_back({rec + 4, Prec::Int32, {1, uint32_t(oc), 1, 3}, {},
+                   isa::LocalLayout::EuAligned, Stride4{0, 4, 1, 1}});
+    }
     if (c->biasAddr) {
       std::optional<Prec> cast;
       if (dw && prec != Prec::Fp32)
         cast = prec;
-      r.push_back({*c->biasAddr, Prec::Fp32, {1, uint32_t(oc), 1, 1}, cast});
+      r.push_back({*c->biasAddr, Prec::Fp32, {1, uint32_t(oc), 1, 1}, cast,
+                   isa::LocalLayout::Compact, std::nullopt});
     }
   } else if (const auto *s = std::get_if<ScaleParams>(&p)) {
     uint32_t c = uint32_t(s->input.shape[1]);
-    r.push_back({s->scale.addr, s->scale.prec, {1, c, 1, 1}, {}});
-    r.push_back({s->bias.addr, s->bias.prec, {1, c, 1, 1}, {}});
+    r.push_back({s->scale.addr, s->scale.prec, {1, c, 1, 1}, {},
+                 isa::LocalLayout::Compact, std::nullopt});
+    r.push_back({s->bias.addr, s->bias.prec, {1, c, 1, 1}, {},
+                 isa::LocalLayout::Compact, std::nullopt});
   } else if (const auto *b = std::get_if<BinaryParams>(&p)) {
     // Operands that are no group value are per-channel weights.
     uint32_t c = uint32_t(b->output.shape[1]);
     const GTensor *ops[2] = {&b->lhs, &b->rhs};
     for (unsigned k = 0; k < 2; ++k)
       if (k < inputs.size() && inputs[k] < 0)
-        r.push_back({ops[k]->addr, ops[k]->prec, {1, c, 1, 1}, {}});
+        r.push_back({ops[k]->addr, ops[k]->prec, {1, c, 1, 1}, {},
+                     isa::LocalLayout::Compact, std::nullopt});
   }
   return r;
 }
 
-/// fp32 scratch tiles (of the output slice's shape) op `p` needs.
+/// fp32 (or int32) scratch tiles (of the output slice's shape) op `p`
+/// needs: the INT8 ops' int32 accumulators, else the trailing function's.
 unsigned tempsOf(const LocalOpParams &p) {
+  if (const auto *c = std::get_if<ConvParams>(&p); c && c->quant)
+    return 1;
+  if (const auto *q = std::get_if<PoolParams>(&p);
+      q && q->quant && q->kind == PoolKind::Avg)
+    return 1;
+  if (std::holds_alternative<BinaryInt8Params>(p))
+    return 2;
   Activation a = trailingActivation(p);
   return a.kind == UnaryKind::None ? 0 : unaryTemps(a.kind);
 }
@@ -197,7 +221,12 @@ std::string localOpSupport(const LocalOpParams &params,
         if constexpr (std::is_same_v<T, ConvParams>) {
           if (!rank4(x.input) || !rank4(x.output))
             return "not a 2-D convolution";
-          if (!floatOk(x.input) || !floatOk(x.output))
+          if (x.quant) {
+            if (x.input.prec != Prec::Int8 || x.output.prec != Prec::Int8)
+              return "an INT8 convolution of other precisions";
+            if (isConvDepthwise(x) && !x.input.isSigned)
+              return "an INT8 depthwise convolution of an unsigned input";
+          } else if (!floatOk(x.input) || !floatOk(x.output))
             return "integer convolution";
           bool dw = isConvDepthwise(x);
           if (x.groups != 1 && !dw)
@@ -209,6 +238,10 @@ std::string localOpSupport(const LocalOpParams &params,
         } else if constexpr (std::is_same_v<T, PoolParams>) {
           if (!rank4(x.input) || !rank4(x.output))
             return "not a 2-D pooling";
+          if (!floatOk(x.input) &&
+              (x.input.prec != Prec::Int8 || x.output.prec != Prec::Int8 ||
+               (x.kind == PoolKind::Avg && !x.quant)))
+            return "integer pooling without its requantisation";
           bool padded = x.padTop || x.padBottom || x.padLeft || x.padRight;
           if (x.kind == PoolKind::Avg && padded && !x.countIncludePad)
             return "average pooling that excludes the pads";
@@ -242,6 +275,11 @@ std::string localOpSupport(const LocalOpParams &params,
           if (!rank4(x.output) || x.input.shape != x.output.shape ||
               x.input.prec != x.output.prec)
             return "not a 4-D element-wise op of one shape and precision";
+          return "";
+        } else if constexpr (std::is_same_v<T, BinaryInt8Params>) {
+          if (!rank4(x.output) || x.lhs.shape != x.output.shape ||
+              x.rhs.shape != x.output.shape)
+            return "an INT8 add / sub of operands of other shapes";
           return "";
         } else {
           static_assert(std::is_same_v<T, ScaleParams>);
@@ -492,9 +530,7 @@ std::string Schedule::build() {
     residents[o] = residentsOf(spec.ops[o].params, spec.ops[o].inputs, chip);
     for (const Resident &r : residents[o]) {
       uint64_t bytes =
-          localTensor(chip, 0, r.prec, r.shape, isa::LocalLayout::Compact)
-              .range(chip)
-              .bytes;
+          localTensor(chip, 0, r.prec, r.shape, r.layout).range(chip).bytes;
       // A weight of a bank or more starts on a bank boundary (when the
       // group fits that way): the weights load while earlier ops compute,
       // and a GDMA beat into a bank a TIU command reads waits for it.
@@ -602,7 +638,7 @@ std::string Schedule::build() {
           reads |= banksOf(resOffset[o][i],
                            localTensor(chip, 0, residents[o][i].prec,
                                        residents[o][i].shape,
-                                       isa::LocalLayout::Compact)
+                                       residents[o][i].layout)
                                .range(chip)
                                .bytes);
       }
@@ -727,8 +763,7 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
   };
   auto resident = [&](size_t i) {
     const Resident &r = residents[o][i];
-    return localTensor(chip, resOffset[o][i], r.prec, r.shape,
-                       isa::LocalLayout::Compact);
+    return localTensor(chip, resOffset[o][i], r.prec, r.shape, r.layout);
   };
   // A per-channel weight read at every (h, w) through zero strides.
   auto perChannel = [&](size_t i) {
@@ -758,8 +793,51 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
     } else {
       in = operand(0, rows, cols.begin, cols.count);
     }
+    // INT8: the command writes the int32 accumulator (scratch), an RQ1
+    // requantises it into the result.
+    LTensor acc = localTensor(chip, temps.empty() ? 0 : temps[0],
+                              Prec::Int32, out.shape);
+    auto requant = [&](const RqCmd &proto) {
+      RqCmd r = proto;
+      r.input = acc;
+      r.output = out;
+      rq(em, r);
+    };
     if (const auto *c = std::get_if<ConvParams>(&op.params)) {
       bool relu = c->act.kind == UnaryKind::Relu;
+      if (c->quant) {
+        uint32_t padBits = uint32_t(c->quant->inputZeroPoint) & 0xFF;
+        if (w->pord) {
+          PorDCmd cmd;
+          cmd.kind = PorDCmd::Depthwise;
+          cmd.input = in;
+          cmd.output = acc;
+          cmd.weights = resOffset[o][0];
+          cmd.hasBias = true;
+          cmd.bias = resOffset[o][1];
+          cmd.padBits = padBits;
+          setWindow(cmd, *w, rows, padB, cols, padR);
+          pord(em, cmd);
+        } else {
+          ConvCmd cmd;
+          cmd.input = in;
+          cmd.output = acc;
+          cmd.weights = resOffset[o][0];
+          cmd.weightBytes = resident(0).range(chip).bytes;
+          cmd.padBits = padBits;
+          setWindow(cmd, *w, rows, padB, cols, padR);
+          conv(em, cmd);
+          ar(em, ArOp::Add, acc, Opd::of(acc), Opd::of(perChannel(1)));
+        }
+        RqCmd r;
+        r.perChannel = true;
+        r.params = resOffset[o][2];
+        r.round = c->quant->round;
+        requant(r);
+        if (c->quant->reluSigned)
+          ar(em, ArOp::Max, out, Opd::of(out), Opd::immInt(0, Prec::Int8));
+        return;
+      }
       if (w->pord) {
         PorDCmd cmd;
         cmd.kind = relu ? PorDCmd::DepthwiseRelu : PorDCmd::Depthwise;
@@ -791,15 +869,45 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
       cmd.input = in;
       cmd.output = out;
       setWindow(cmd, *w, rows, padB, cols, padR);
+      bool integer = !isa::isFloat(input.prec);
       if (p.kind == PoolKind::Max) {
         cmd.kind = PorDCmd::MaxPool;
-        cmd.padBits = floatBits(-INFINITY, input.prec);
+        cmd.padBits = integer ? (input.isSigned ? 0x80u : 0u)
+                              : floatBits(-INFINITY, input.prec);
       } else {
         cmd.kind = PorDCmd::AvgPool;
+      }
+      if (integer && p.kind == PoolKind::Avg) {
+        cmd.output = acc;
+        pord(em, cmd);
+        RqCmd r;
+        r.multiplier = p.quant->multiplier;
+        r.rshift = p.quant->rshift;
+        r.round = p.quant->round;
+        requant(r);
+        return;
       }
       pord(em, cmd);
     }
     trailing(em, act, out, scratch);
+    return;
+  }
+  if (const auto *b = std::get_if<BinaryInt8Params>(&op.params)) {
+    LTensor ta = localTensor(chip, temps[0], Prec::Int32, out.shape);
+    LTensor tb = localTensor(chip, temps[1], Prec::Int32, out.shape);
+    arShift(em, ArOp::Mul, ta, Opd::of(sameRows(0)),
+            Opd::immInt(b->multiplier[0], Prec::Int32), b->rshift[0], b->round);
+    arShift(em, ArOp::Mul, tb, Opd::of(sameRows(1)),
+            Opd::immInt(b->multiplier[1], Prec::Int32), b->rshift[1], b->round);
+    bool sub = b->kind == BinaryKind::Sub;
+    if (out.isSigned) {
+      arShift(em, sub ? ArOp::SubSat : ArOp::AddSat, out, Opd::of(ta),
+              Opd::of(tb), b->shift, b->round);
+    } else {
+      arShift(em, sub ? ArOp::Sub : ArOp::Add, ta, Opd::of(ta), Opd::of(tb),
+              b->shift, b->round);
+      ar(em, ArOp::Cast, out, Opd::of(ta), Opd(), b->round);
+    }
     return;
   }
   if (const auto *b = std::get_if<BinaryParams>(&op.params)) {
@@ -855,8 +963,11 @@ void Schedule::emit(CmdEmitter &em) const {
       for (size_t i = 0; i < residents[o].size(); ++i) {
         const Resident &r = residents[o][i];
         LTensor dst = localTensor(chip, resOffset[o][i], r.prec, r.shape,
-                                  isa::LocalLayout::Compact);
-        load(em, denseView(r.addr, r.prec, r.shape), dst);
+                                  r.layout);
+        DView src = denseView(r.addr, r.prec, r.shape);
+        if (r.gstride)
+          src.stride = *r.gstride;
+        load(em, src, dst);
         if (r.castTo)
           ar(em, ArOp::Cast,
              localTensor(chip, resCast[o][i], *r.castTo, r.shape,

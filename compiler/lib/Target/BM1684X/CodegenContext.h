@@ -188,6 +188,11 @@ BinaryKernelParams binaryKernelParams(CodegenContext &ctx, OpT op,
                             op.getReluLimit().convertToDouble(), k);
 }
 
+/// Backend parameters of an INT8 tpu.Add / tpu.Sub (quant_multiplier,
+/// quant_rshift).
+::tpu::backend::BinaryInt8Params binaryInt8Params(CodegenContext &ctx,
+                                                  mlir::Operation *op);
+
 /// A chain of element-wise ops run as one backend::eltwiseChain
 /// (Codegen/Elementwise.cpp): `ops` in order, the first reading `input`
 /// (the running value), each next one reading its predecessor's result,

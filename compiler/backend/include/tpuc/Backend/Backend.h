@@ -531,6 +531,9 @@ struct BinaryInt8Params {
   int rshift[2] = {0, 0};
   int shift = 0;
   isa::RoundMode round = isa::RoundMode::HalfUp;
+  /// Always None (a relu is the saturation to an unsigned output); kept so
+  /// that every local op's parameters have one.
+  Activation act;
 };
 void binaryInt8(CmdEmitter &em, const BinaryInt8Params &p);
 

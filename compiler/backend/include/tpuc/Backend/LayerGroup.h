@@ -28,10 +28,13 @@
 // loads overlap the previous group's last computation wherever their local
 // memory does not conflict.
 //
-// Precision is a property of the values (F32, F16, BF16 today). What INT8
-// adds has its place: GroupValue carries the signedness of integer values,
-// and a local op's description (the existing kernel parameter structs)
-// will carry its per-channel multipliers, shifts and zero points.
+// Precision is a property of the values (F32, F16, BF16, int8 / uint8).
+// INT8 ops are local operations too, with the per-op kernels' command
+// sequences (ConvParams::quant: CONV or sPorD to an int32 scratch tile, AR
+// bias add, RQ1 per channel from resident records; PoolParams::quant: the
+// window sum, then RQ1; BinaryInt8Params: two AR mul-shifts into int32
+// scratch, then a saturating AR add-shift); GroupValue carries the
+// signedness of integer values.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPUC_BACKEND_LAYERGROUP_H
@@ -68,8 +71,9 @@ RowSpan windowRows(int64_t o0, int64_t count, int64_t stride, int64_t pad,
 /// The description of one local operation: the parameters of its kernel.
 /// Addresses of activations (GTensor::addr) are ignored inside a group; the
 /// weight addresses (filters, biases, scales) are used.
-using LocalOpParams = std::variant<ConvParams, PoolParams, BinaryParams,
-                                   BinaryConstParams, UnaryParams, ScaleParams>;
+using LocalOpParams =
+    std::variant<ConvParams, PoolParams, BinaryParams, BinaryConstParams,
+                 UnaryParams, ScaleParams, BinaryInt8Params>;
 
 /// One value of a group, a 4-D (n, c, h, w) activation.
 struct GroupValue {

@@ -27,25 +27,8 @@ namespace {
 
 template <typename OpT>
 void emitBinary(CodegenContext &ctx, OpT op, backend::BinaryKind k) {
-  if (auto mult = op->template getAttrOfType<ArrayAttr>(kQuantMultiplierAttr)) {
-    auto shift = op->template getAttrOfType<ArrayAttr>(kQuantRShiftAttr);
-    if (!shift || mult.size() != 2 || shift.size() != 2)
-      throw CodegenError{op, "an INT8 add / sub needs two multipliers and "
-                             "two shifts"};
-    backend::BinaryInt8Params p;
-    p.name = op.getName().str();
-    p.lhs = ctx.tensor(op, op.getLhs());
-    p.rhs = ctx.tensor(op, op.getRhs());
-    p.output = ctx.tensor(op, op.getOutput());
-    p.kind = k;
-    std::vector<int64_t> m = toI64(mult), r = toI64(shift);
-    for (int i = 0; i < 2; ++i) {
-      p.multiplier[i] = int32_t(m[size_t(i)]);
-      p.rshift[i] = int(r[size_t(i)]);
-    }
-    p.shift = kAddFractionBits;
-    p.round = kInt8RoundMode;
-    backend::binaryInt8(ctx.emitter(), p);
+  if (op->hasAttr(kQuantMultiplierAttr)) {
+    backend::binaryInt8(ctx.emitter(), binaryInt8Params(ctx, op));
     return;
   }
   std::visit(
@@ -66,6 +49,30 @@ void emitBinary(CodegenContext &ctx, OpT op, backend::BinaryKind k) {
 } // namespace tpuc::tpu
 
 namespace tpuc::bm1684x {
+
+backend::BinaryInt8Params binaryInt8Params(CodegenContext &ctx,
+                                           Operation *op) {
+  auto mult = op->getAttrOfType<ArrayAttr>(tpu::kQuantMultiplierAttr);
+  auto shift = op->getAttrOfType<ArrayAttr>(tpu::kQuantRShiftAttr);
+  if (!mult || !shift || mult.size() != 2 || shift.size() != 2)
+    throw CodegenError{op, "an INT8 add / sub needs two multipliers and two "
+                           "shifts"};
+  backend::BinaryInt8Params p;
+  p.name = top::getTensorName(op->getResult(0));
+  p.lhs = ctx.tensor(op, op->getOperand(0));
+  p.rhs = ctx.tensor(op, op->getOperand(1));
+  p.output = ctx.tensor(op, op->getResult(0));
+  p.kind = isa<tpu::SubOp>(op) ? backend::BinaryKind::Sub
+                               : backend::BinaryKind::Add;
+  std::vector<int64_t> m = toI64(mult), r = toI64(shift);
+  for (int i = 0; i < 2; ++i) {
+    p.multiplier[i] = int32_t(m[size_t(i)]);
+    p.rshift[i] = int(r[size_t(i)]);
+  }
+  p.shift = tpu::kAddFractionBits;
+  p.round = tpu::kInt8RoundMode;
+  return p;
+}
 
 /// The backend function of a tpu.Active mode and its coefficients.
 backend::Activation activeFunction(tpu::ActiveOp op) {

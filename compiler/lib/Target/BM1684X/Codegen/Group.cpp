@@ -88,16 +88,20 @@ localOpParams(CodegenContext &ctx, Operation *op, std::vector<Value> &acts,
     why = "several results";
     return std::nullopt;
   }
-  auto quantised = [](Value v) {
-    return isa<quant::QuantizedType>(tpu::getElementType(v));
-  };
-  if (llvm::any_of(op->getOperands(), quantised) ||
-      llvm::any_of(op->getResults(), quantised)) {
-    why = "INT8 ops have no local form yet";
-    return std::nullopt;
-  }
   std::optional<backend::LocalOpParams> p;
   try {
+    // INT8 add / sub: the per-op kernel's parameters (same-shape operands).
+    if (isa<tpu::AddOp, tpu::SubOp>(op) &&
+        op->hasAttr(tpu::kQuantMultiplierAttr)) {
+      Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+      if (module::getShape(lhs) != module::getShape(op->getResult(0)) ||
+          module::getShape(rhs) != module::getShape(op->getResult(0))) {
+        why = "an INT8 add / sub with broadcasting";
+        return std::nullopt;
+      }
+      acts = {lhs, rhs};
+      return binaryInt8Params(ctx, op);
+    }
     if (auto c = dyn_cast<tpu::Conv2DOp>(op)) {
       acts = {c.getInput()};
       p = convParams<backend::ConvParams>(ctx, c);
