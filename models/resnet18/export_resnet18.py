@@ -7,7 +7,7 @@ torch.manual_seed, so every run gives the same model. Also writes a
 deterministic input (seeded normal(0, 1), like a normalised image).
 
   /usr/bin/python3 models/resnet18/export_resnet18.py -o resnet18.onnx \
-      [--arch resnet18|resnet18v2|resnet50] [--batch N] [--input in.npz]
+      [--arch resnet18|resnet18v2|resnet50|mobilenet_v2] [--batch N] [--input in.npz]
 
 --arch (default resnet18):
   resnet18    torchvision's ResNet-18.
@@ -27,6 +27,8 @@ deterministic input (seeded normal(0, 1), like a normalised image).
               [-0.1, 0.1], variance in [0.5, 1.5], scale in [0.5, 1.5],
               shift in [-0.1, 0.1]) so that they are not identities.
   resnet50    torchvision's ResNet-50.
+  mobilenet_v2  torchvision's MobileNetV2 (depthwise convs, ReLU6,
+              linear bottlenecks).
 
 The ONNX graph has one input "input" [N,3,224,224] float32 and one output
 "output" [N,1000]; N is fixed (no dynamic axes). Opset 13, exported by the
@@ -69,7 +71,7 @@ def replace_atomically(path, write):
         raise
 
 
-ARCHS = ("resnet18", "resnet18v2", "resnet50")
+ARCHS = ("resnet18", "resnet18v2", "resnet50", "mobilenet_v2")
 
 
 def preact_resnet18(torch):
@@ -127,6 +129,27 @@ def preact_resnet18(torch):
     return model
 
 
+def recalibrate_batchnorm(torch, model):
+    """Sets every BatchNorm's running statistics to those of seeded random
+    images (cumulative average over 4 batches of 8), then back to eval.
+
+    With weights=None torchvision's MobileNetV2 keeps mean 0 / variance 1
+    statistics, and its activations fade layer after layer (the output is
+    ~1e-9): a network on which no quantisation figure means anything. With
+    statistics measured on data every BatchNorm normalises, as in a trained
+    network."""
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.reset_running_stats()
+            m.momentum = None
+    gen = torch.Generator().manual_seed(MODEL_SEED + 1)
+    model.train()
+    with torch.no_grad():
+        for _ in range(4):
+            model(torch.randn((8,) + IMAGE_SHAPE, generator=gen))
+    model.eval()
+
+
 def export_model(path, batch, arch="resnet18"):
     import torch
     import torchvision
@@ -136,6 +159,8 @@ def export_model(path, batch, arch="resnet18"):
         model = preact_resnet18(torch).eval()
     else:
         model = getattr(torchvision.models, arch)(weights=None).eval()
+    if arch == "mobilenet_v2":
+        recalibrate_batchnorm(torch, model)
     example = torch.zeros((batch,) + IMAGE_SHAPE, dtype=torch.float32)
 
     def write(tmp):

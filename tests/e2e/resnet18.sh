@@ -8,8 +8,8 @@
 # simulated latency; the published BM1684X figures for a ResNet-18 (the ONNX
 # zoo's resnet18-v2, batch 1) are FP32 6.800 ms and FP16 1.231 ms.
 #
-#   resnet18.sh --mode F32|F16|BF16 --bin BUILD/bin --work DIR [--batch N]
-#               [--arch resnet18|resnet18v2|resnet50]
+#   resnet18.sh --mode F32|F16|BF16|INT8 --bin BUILD/bin --work DIR [--batch N]
+#               [--arch resnet18|resnet18v2|resnet50|mobilenet_v2]
 #
 # Exit 77 (skipped) without python3-torch / python3-torchvision (scripts/
 # setup.sh installs them); 1 instead with TPU_TESTS_NO_SKIP=1.
@@ -50,14 +50,20 @@ set +x
 # latency is printed beside it; it falls below the band (0.54 F16, 0.55 F32
 # measured), which the timing notes discuss: the band gates the timing
 # model, holding the compiler fixed.
+# INT8 (published 0.552 ms, 20.6 % MAC utilisation) is reported, not
+# gated: the band was calibrated on the float kernels, and the INT8 command
+# sequences are our own decisions (compiler/docs/design.md "INT8").
 if [ "$ARCH" = resnet18v2 ] && [ "$BATCH" = 1 ]; then
   case "$MODE" in
     F32) published_us=6800 ;;
     F16) published_us=1231 ;;
+    INT8) published_us=552 ;;
     *) exit 0 ;;
   esac
+  cali=()
+  [ "$MODE" = INT8 ] && cali=(--calibration-table cali.table)
   "$BIN/tpuc" deploy model_top.mlir --quantize "$MODE" --chip bm1684x \
-    -o "model_${m}_none.bmodel" --layer-group none > /dev/null
+    -o "model_${m}_none.bmodel" --layer-group none "${cali[@]}" > /dev/null
   "$BIN/tpusim" run "model_${m}_none.bmodel" --mode timing \
     --stats stats_none.json > /dev/null
   /usr/bin/python3 - stats_none.json stats.json "$published_us" "$MODE" <<'PY'
@@ -66,14 +72,21 @@ def us(path):
     stats = json.load(open(path))
     return next(c["value"] for c in stats["counters"]
                 if c["name"] == "total_time_us")
+def counter(path, name):
+    stats = json.load(open(path))
+    return next(c["value"] for c in stats["counters"] if c["name"] == name)
 none, dp = us(sys.argv[1]), us(sys.argv[2])
 published = float(sys.argv[3])
+mode = sys.argv[4]
 ratio = none / published
-print(f"resnet18v2 {sys.argv[4]} b1 --layer-group none: simulated "
+gated = mode != "INT8"
+print(f"resnet18v2 {mode} b1 --layer-group none: simulated "
       f"{none / 1000:.3f} ms, published {published / 1000:.3f} ms, ratio "
-      f"{ratio:.3f} (target 0.70 .. 1.30)")
-print(f"resnet18v2 {sys.argv[4]} b1 --layer-group dp: simulated "
-      f"{dp / 1000:.3f} ms, ratio {dp / published:.3f} (reported)")
-sys.exit(0 if 0.70 <= ratio <= 1.30 else 1)
+      f"{ratio:.3f}" + (" (target 0.70 .. 1.30)" if gated else " (reported)"))
+print(f"resnet18v2 {mode} b1 --layer-group dp: simulated "
+      f"{dp / 1000:.3f} ms, ratio {dp / published:.3f} (reported), MAC "
+      f"utilisation {100 * counter(sys.argv[2], 'tiu.mac_utilisation'):.1f} %,"
+      f" DDR utilisation {100 * counter(sys.argv[2], 'ddr.utilisation'):.1f} %")
+sys.exit(0 if not gated or 0.70 <= ratio <= 1.30 else 1)
 PY
 fi

@@ -248,6 +248,8 @@ public:
                 binaryConst(em, x);
               else if constexpr (std::is_same_v<T, UnaryParams>)
                 tpu::backend::unary(em, x);
+              else if constexpr (std::is_same_v<T, BinaryInt8Params>)
+                binaryInt8(em, x);
               else
                 tpu::backend::scale(em, x);
             },

@@ -6,7 +6,8 @@
 //    minimum is >= 0 and no reader needs it signed (a depthwise conv: the
 //    sPorD result takes its input's sign, so an unsigned input would
 //    saturate negative sums at 0). Zero points are 0;
-//  * conv filters are int8 per output channel, scale max|w| / 127; the
+//  * conv filters are int8 per output channel, scale max|w| / 127 (an
+//    unfolded BatchNorm is a depthwise 1 x 1 conv of its scale and shift); the
 //    bias is int32 in units of s_w * s_in; the int32 accumulator is
 //    requantised per output channel by multiplier / 2^rshift =
 //    s_w * s_in / s_out (getScaleAndShift, 32 bits). The four int32 words
@@ -39,10 +40,13 @@ namespace tisa = ::tpu::isa;
 
 namespace {
 
-/// A top.Conv reading \p v as a depthwise convolution.
+/// A top.Conv reading \p v as a depthwise convolution, or a BatchNorm
+/// (INT8 runs it as one).
 bool readByDepthwise(Value v) {
   for (Operation *user : v.getUsers())
-    if (auto conv = dyn_cast<top::ConvOp>(user)) {
+    if (isa<top::BatchNormOp>(user))
+      return true;
+    else if (auto conv = dyn_cast<top::ConvOp>(user)) {
       Shape in = module::getShape(conv.getInput());
       Shape out = module::getShape(conv.getOutput());
       int64_t g = int64_t(conv.getGroup());
@@ -64,16 +68,17 @@ quant::UniformQuantizedType int8Type(MLIRContext *ctx, double scale,
 } // namespace
 
 quant::UniformQuantizedType Lowering::quantType(Value v) {
-  auto it = qtypes.find(v);
+  std::string name = top::getTensorName(v);
+  auto it = qtypes.find(name);
   if (it != qtypes.end())
     return it->second;
-  const CaliEntry *e = cali ? cali->find(top::getTensorName(v)) : nullptr;
+  const CaliEntry *e = cali ? cali->find(name) : nullptr;
   if (!e)
     return {};
   bool isSigned = e->min < 0 || readByDepthwise(v);
   double th = std::max(e->threshold, 1e-5);
   auto t = int8Type(getContext(), th / (isSigned ? 127.0 : 255.0), isSigned);
-  qtypes[v] = t;
+  qtypes[name] = t;
   return t;
 }
 
@@ -102,6 +107,121 @@ std::string noEntry(Value v) {
 
 bool fits4(ArrayRef<int64_t> v) {
   return llvm::all_of(v, [](int64_t x) { return x >= 0 && x <= 15; });
+}
+
+/// The tpu.Conv2D of an INT8 convolution of \p input (int8 / uint8) into
+/// \p outQ: per-channel int8 filter (scale max|w| / 127), int32 bias in
+/// units of s_w * s_in, and the (oc, 4) requantisation records.
+Value int8Conv(OpBuilder &b, Lowering &l, Location loc, StringRef name,
+               Value input, quant::UniformQuantizedType outQ, Shape out,
+               Shape fshape, const std::vector<float> &w,
+               const std::vector<float> &bias, ArrayAttr kernel,
+               ArrayAttr strides, ArrayAttr pads, ArrayAttr dilations,
+               int64_t group, bool doRelu, APFloat reluLimit) {
+  double sIn = qtypeOf(input).getScale(), sOut = outQ.getScale();
+  int64_t oc = out[1];
+  int64_t per = int64_t(w.size()) / oc;
+  std::vector<double> scales(static_cast<size_t>(oc));
+  std::vector<float> wq(w.size());
+  std::vector<int32_t> coeff(size_t(oc) * 4);
+  for (int64_t c = 0; c < oc; ++c) {
+    float mx = 0.0f;
+    for (int64_t i = 0; i < per; ++i)
+      mx = std::max(mx, std::fabs(w[size_t(c * per + i)]));
+    double sw = mx > 0 ? double(mx) / 127.0 : 1.0;
+    scales[size_t(c)] = sw;
+    for (int64_t i = 0; i < per; ++i) {
+      int64_t q = tisa::roundToInt(double(w[size_t(c * per + i)]) / sw,
+                                   tisa::RoundMode::HalfAwayFromZero);
+      wq[size_t(c * per + i)] = float(std::clamp<int64_t>(q, -127, 127));
+    }
+    int64_t bq = tisa::roundToInt(double(bias[size_t(c)]) / (sw * sIn),
+                                  tisa::RoundMode::HalfAwayFromZero);
+    int64_t mult = 1;
+    int rshift = 0;
+    tisa::getScaleAndShift(sw * sIn / sOut, mult, rshift, 32);
+    coeff[size_t(c * 4 + 0)] =
+        int32_t(tisa::saturate(bq, tisa::Prec::Int32, true));
+    coeff[size_t(c * 4 + 1)] = int32_t(mult);
+    coeff[size_t(c * 4 + 2)] = -rshift;
+    coeff[size_t(c * 4 + 3)] = int32_t(outQ.getZeroPoint());
+  }
+  MLIRContext *ctx = l.getContext();
+  auto wType = quant::UniformQuantizedPerAxisType::get(
+      quant::QuantizationFlags::Signed, IntegerType::get(ctx, 8),
+      Float32Type::get(ctx), scales, SmallVector<int64_t>(size_t(oc), 0), 0,
+      -128, 127);
+  Value filter =
+      l.newWeight(b, loc, (name + "_filter_int8").str(), fshape, wq, wType);
+  Value coeffW = l.newIntWeight(b, loc, (name + "_requant").str(), {oc, 4},
+                                coeff, IntegerType::get(ctx, 32));
+  return b
+      .create<tpu::Conv2DOp>(loc, RankedTensorType::get(out, outQ), input,
+                             filter, coeffW, kernel, strides, pads, dilations,
+                             group, doRelu, reluLimit, name)
+      .getOutput();
+}
+
+/// A BatchNorm that was not folded into a conv (pre-activation networks):
+/// y = x * a + c per channel as an INT8 depthwise 1 x 1 convolution (the
+/// float modes run it as tpu.Scale).
+FailureOr<bool> lowerBatchNormInt8(Operation *o, Lowering &l,
+                                   std::string &why) {
+  auto op = cast<top::BatchNormOp>(o);
+  Shape in = module::getShape(op.getInput());
+  if (in.size() != 4) {
+    why = "only a 4-D BatchNorm has an INT8 form";
+    return false;
+  }
+  for (Value v : {op.getMean(), op.getVariance()})
+    if (!Lowering::isWeight(v)) {
+      why = "mean and variance must be weights";
+      return false;
+    }
+  for (Value v : {op.getScale(), op.getBias()})
+    if (!top::isNone(v) && !Lowering::isWeight(v)) {
+      why = "scale and bias must be weights";
+      return false;
+    }
+  auto outQ = l.quantType(op.getOutput());
+  if (!outQ) {
+    why = noEntry(op.getOutput());
+    return false;
+  }
+  Value input = l.int8Operand(op.getInput());
+  if (!input) {
+    why = noEntry(op.getInput());
+    return false;
+  }
+  if (!qtypeOf(input).isSigned()) {
+    why = "its input is unsigned (the depthwise form needs a signed one)";
+    return false;
+  }
+  int64_t c = in[1];
+  std::vector<float> mean = l.weightData(op.getMean());
+  std::vector<float> var = l.weightData(op.getVariance());
+  std::vector<float> scale = top::isNone(op.getScale())
+                                 ? std::vector<float>(size_t(c), 1.0f)
+                                 : l.weightData(op.getScale());
+  std::vector<float> bias = top::isNone(op.getBias())
+                                ? std::vector<float>(size_t(c), 0.0f)
+                                : l.weightData(op.getBias());
+  double eps = op.getEpsilon().convertToDouble();
+  std::vector<float> a(static_cast<size_t>(c)), shift(static_cast<size_t>(c));
+  for (int64_t i = 0; i < c; ++i) {
+    a[size_t(i)] =
+        static_cast<float>(scale[size_t(i)] / std::sqrt(double(var[size_t(i)]) + eps));
+    shift[size_t(i)] = bias[size_t(i)] - mean[size_t(i)] * a[size_t(i)];
+  }
+  OpBuilder b(o);
+  Value conv = int8Conv(b, l, op.getLoc(), op.getName(), input, outQ, in,
+                        {c, 1, 1, 1}, a, shift, b.getI64ArrayAttr({1, 1}),
+                        b.getI64ArrayAttr({1, 1}),
+                        b.getI64ArrayAttr({0, 0, 0, 0}),
+                        b.getI64ArrayAttr({1, 1}), c, op.getDoRelu(),
+                        op.getReluLimit());
+  replaceOp(o, conv);
+  return true;
 }
 
 FailureOr<bool> lowerConvInt8(Operation *o, Lowering &l, std::string &why) {
@@ -139,61 +259,22 @@ FailureOr<bool> lowerConvInt8(Operation *o, Lowering &l, std::string &why) {
     return false;
   }
   Value input = l.int8Operand(op.getInput());
-  auto inQ = qtypeOf(input);
-  if (depthwise && !inQ.isSigned()) {
+  if (depthwise && !qtypeOf(input).isSigned()) {
     why = "a depthwise convolution needs a signed input (the input is "
           "uint8)";
     return false;
   }
-  double sIn = inQ.getScale(), sOut = outQ.getScale();
-
-  Shape fshape = module::getShape(op.getFilter());
   std::vector<float> w = l.weightData(op.getFilter());
   std::vector<float> bias = top::isNone(op.getBias())
                                 ? std::vector<float>(size_t(oc), 0.0f)
                                 : l.weightData(op.getBias());
-  int64_t per = int64_t(w.size()) / oc;
-  std::vector<double> scales(static_cast<size_t>(oc));
-  std::vector<float> wq(w.size());
-  std::vector<int32_t> coeff(size_t(oc) * 4);
-  for (int64_t c = 0; c < oc; ++c) {
-    float mx = 0.0f;
-    for (int64_t i = 0; i < per; ++i)
-      mx = std::max(mx, std::fabs(w[size_t(c * per + i)]));
-    double sw = mx > 0 ? double(mx) / 127.0 : 1.0;
-    scales[size_t(c)] = sw;
-    for (int64_t i = 0; i < per; ++i) {
-      int64_t q = tisa::roundToInt(double(w[size_t(c * per + i)]) / sw,
-                                  tisa::RoundMode::HalfAwayFromZero);
-      wq[size_t(c * per + i)] = float(std::clamp<int64_t>(q, -127, 127));
-    }
-    int64_t bq = tisa::roundToInt(double(bias[size_t(c)]) / (sw * sIn),
-                                 tisa::RoundMode::HalfAwayFromZero);
-    int64_t mult = 1;
-    int rshift = 0;
-    tisa::getScaleAndShift(sw * sIn / sOut, mult, rshift, 32);
-    coeff[size_t(c * 4 + 0)] = int32_t(tisa::saturate(bq, tisa::Prec::Int32, true));
-    coeff[size_t(c * 4 + 1)] = int32_t(mult);
-    coeff[size_t(c * 4 + 2)] = -rshift;
-    coeff[size_t(c * 4 + 3)] = int32_t(outQ.getZeroPoint());
-  }
   OpBuilder b(o);
-  MLIRContext *ctx = l.getContext();
-  auto wType = quant::UniformQuantizedPerAxisType::get(
-      quant::QuantizationFlags::Signed, IntegerType::get(ctx, 8),
-      Float32Type::get(ctx), scales, SmallVector<int64_t>(size_t(oc), 0), 0,
-      -128, 127);
-  std::string base = op.getName().str();
-  Value filter =
-      l.newWeight(b, op.getLoc(), base + "_filter_int8", fshape, wq, wType);
-  Value coeffW = l.newIntWeight(b, op.getLoc(), base + "_requant", {oc, 4},
-                                coeff, IntegerType::get(ctx, 32));
-  auto conv = b.create<tpu::Conv2DOp>(
-      op.getLoc(), RankedTensorType::get(out, outQ), input, filter, coeffW,
-      op.getKernelShape(), op.getStrides(), op.getPads(),
-      b.getI64ArrayAttr(d), op.getGroup(), op.getDoRelu(), op.getReluLimit(),
-      op.getName());
-  replaceOp(o, conv.getOutput());
+  Value conv = int8Conv(b, l, op.getLoc(), op.getName(), input, outQ, out,
+                        module::getShape(op.getFilter()), w, bias,
+                        op.getKernelShape(), op.getStrides(), op.getPads(),
+                        b.getI64ArrayAttr(d), g, op.getDoRelu(),
+                        op.getReluLimit());
+  replaceOp(o, conv);
   return true;
 }
 
@@ -341,6 +422,7 @@ FailureOr<bool> lowerMoveInt8(Operation *o, Lowering &l, std::string &why) {
 
 void registerInt8Lowerings(Int8LoweringTable &table) {
   table["top.Conv"] = lowerConvInt8;
+  table["top.BatchNorm"] = lowerBatchNormInt8;
   table["top.MaxPool"] = lowerMaxPoolInt8;
   table["top.AvgPool"] = lowerAvgPoolInt8;
   table["top.Add"] = lowerAddSubInt8<top::AddOp, tpu::AddOp>;

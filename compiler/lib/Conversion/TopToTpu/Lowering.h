@@ -118,7 +118,9 @@ private:
   QuantMode mode;
   const CaliTable *cali = nullptr;
   mlir::Type actOverride;
-  llvm::DenseMap<mlir::Value, mlir::quant::UniformQuantizedType> qtypes;
+  /// By tensor name: values are replaced (and their memory reused) as the
+  /// lowering goes, names stay.
+  llvm::StringMap<mlir::quant::UniformQuantizedType> qtypes;
   /// Unique weight name from \p base (IR and store checked).
   std::string freshWeightName(llvm::StringRef base);
   std::map<std::tuple<mlir::Operation *, const void *, std::string, Shape>,
