@@ -19,8 +19,10 @@ std::string lowerExtension(const std::string &path) {
   return ext;
 }
 
+/// The extensions counted as images: the decoded ones and .bmp (refused
+/// by name by decoderFor).
 bool isImageExtension(const std::string &ext) {
-  return ext == ".jpg" || ext == ".jpeg" || ext == ".png" || ext == ".bmp";
+  return isImagePath("x" + ext) || ext == ".bmp";
 }
 
 } // namespace
@@ -54,8 +56,20 @@ DatasetFiles listDataset(const std::string &dir, size_t inputNum) {
   if (names.empty())
     throw ::tpu::Error("dataset directory '" + dir +
                        "' holds no sample (.npz files, one array per model "
-                       "input)");
+                       "input, or .jpg/.jpeg/.png images)");
   std::sort(names.begin(), names.end());
+  // One kind per dataset: the first file of each kind names the mix.
+  auto npz = std::find_if(names.begin(), names.end(), [](const auto &n) {
+    return lowerExtension(n) == ".npz";
+  });
+  auto image = std::find_if(names.begin(), names.end(), [](const auto &n) {
+    return isImageExtension(lowerExtension(n));
+  });
+  if (npz != names.end() && image != names.end())
+    throw ::tpu::Error("dataset directory '" + dir + "' mixes .npz samples ('" +
+                       *npz + "') and images ('" + *image +
+                       "'); a dataset is one or the other: move one kind "
+                       "out");
   DatasetFiles out;
   out.available = names.size();
   names.resize(std::min(names.size(), inputNum));
@@ -64,18 +78,43 @@ DatasetFiles listDataset(const std::string &dir, size_t inputNum) {
   return out;
 }
 
-SampleDecoder decoderFor(const std::string &path) {
+SampleDecoder decoderFor(const std::string &path, const Preprocess &pre) {
   std::string ext = lowerExtension(path);
   if (ext == ".npz")
     return decodeNpzSample;
-  if (isImageExtension(ext))
-    throw ::tpu::Error(
-        "'" + path +
-        "': image datasets need preprocessing options (resize, mean, scale, "
-        "channel order) that tpuc calibrate does not have yet; convert the "
-        "images to .npz samples (one float32 array per model input, "
-        "preprocessed)");
-  throw ::tpu::Error("'" + path + "': not a dataset sample (.npz)");
+  if (isImagePath(path))
+    return [pre](const std::string &file,
+                 const std::vector<::tpu::npz::InputSpec> &specs) {
+      return decodeImageSample(file, specs, pre);
+    };
+  if (ext == ".bmp")
+    throw ::tpu::Error("'" + path +
+                       "': BMP images are not supported (PNG and JPEG are)");
+  throw ::tpu::Error("'" + path +
+                     "': not a dataset sample (.npz, .jpg, .jpeg, .png)");
+}
+
+SampleInputs decodeImageSample(const std::string &path,
+                               const std::vector<::tpu::npz::InputSpec> &specs,
+                               const Preprocess &pre) {
+  if (specs.size() != 1) {
+    std::string names;
+    for (const ::tpu::npz::InputSpec &s : specs)
+      names += (names.empty() ? "" : ", ") + s.name;
+    throw ::tpu::Error("'" + path +
+                       "' is an image: it feeds a model with one input, this "
+                       "one has " +
+                       std::to_string(specs.size()) + " (" + names +
+                       "); give .npz samples");
+  }
+  llvm::Expected<std::vector<float>> data =
+      loadImageInput(path, pre, specs[0].shape);
+  if (!data)
+    throw ::tpu::Error(llvm::toString(data.takeError()) + " (model input '" +
+                       specs[0].name + "')");
+  SampleInputs inputs;
+  inputs.push_back(std::move(*data));
+  return inputs;
 }
 
 SampleInputs decodeNpzSample(const std::string &path,

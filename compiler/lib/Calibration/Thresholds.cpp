@@ -96,6 +96,13 @@ std::optional<Method> parseMethod(const std::string &name) {
   return std::nullopt;
 }
 
+std::vector<Method> allMethods() {
+  std::vector<Method> out;
+  for (const MethodEntry &e : kMethods)
+    out.push_back(e.method);
+  return out;
+}
+
 std::string methodNames() {
   std::string s;
   for (const MethodEntry &e : kMethods)

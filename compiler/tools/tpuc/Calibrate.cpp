@@ -2,10 +2,12 @@
 //
 //   tpuc calibrate model_top.mlir --dataset DIR --input-num N
 //       -o model_cali_table [--method kld|minmax|percentile9999|mse|
-//       aciq_gauss|aciq_laplace] [--tune-num K] [--threads T]
+//       aciq_gauss|aciq_laplace | --search-threshold [--search-samples K]]
+//       [--tune-num K] [--threads T]
 //
 // TPU-MLIR's run_calibration: runs the top (f32) interpreter on the first N
-// samples of DIR (tpuc/Calibration/Dataset.h gives the rules) and writes,
+// samples of DIR (tpuc/Calibration/Dataset.h gives the rules: .npz files,
+// or .jpg/.jpeg/.png images through the module's top.preprocess) and writes,
 // per tensor of the module (every named op result, model inputs included,
 // weights excluded; program order), the threshold of --method and the
 // observed min and max, in TPU-MLIR's table format (tpuc/Support/CaliTable.h).
@@ -29,11 +31,24 @@
 // criterion is local: each tensor is quantised alone, its inputs float. The
 // per-sample sums are added in sample order, so tuning is deterministic too.
 //
+// --search-threshold (TPU-MLIR's search_threshold): the one statistics pass
+// gives every method's thresholds; for each method, in the fixed order kld,
+// minmax, percentile9999, mse, aciq_gauss, aciq_laplace, the module is
+// lowered to INT8 in memory with that table (Int8Search.h: what
+// `tpuc deploy --quantize INT8 --int8-fallback F32` builds) and run on the
+// first K samples (--search-samples, default min(N, 4)); the method whose
+// outputs are closest to the top module's (mean cosine over the outputs and
+// the K samples) is written, the first in that order on ties. A line per
+// method gives its cosine, and the header records them. K larger than the
+// samples the dataset gives is an error (nothing is searched on fewer
+// samples than asked for); --method and --tune-num do not combine with it.
+//
 // Progress goes to stderr: a bar with the ETA when stderr is a terminal, a
 // summary line (samples, tensors, seconds) otherwise. Any error names the
 // file, the input or the tensor, exits 1 and writes nothing.
 //
 //===----------------------------------------------------------------------===//
+#include "Int8Search.h"
 #include "Subcommands.h"
 #include "ToolCommon.h"
 
@@ -43,6 +58,7 @@
 #include "tpuc/Interpreter/Interpreter.h"
 #include "tpuc/Support/CaliTable.h"
 #include "tpuc/Support/Module.h"
+#include "tpuc/Support/Preprocess.h"
 #include "tpuc/Support/Weights.h"
 
 #include "tpu/isa/Error.h"
@@ -51,6 +67,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -76,21 +93,27 @@ constexpr const char *kTool = "tpuc calibrate";
 /// Samples the --tune-num pass runs on (TPU-MLIR's default tune_num).
 constexpr size_t kTuneSamples = 5;
 
+/// Default samples of --search-threshold.
+constexpr size_t kSearchSamples = 4;
+
 const std::string kUsage =
     "usage: tpuc calibrate model_top.mlir --dataset DIR --input-num N "
     "-o model_cali_table\n"
     "       [--method " +
     cal::methodNames() +
-    "] [--tune-num K] [--threads T]\n"
+    " | --search-threshold [--search-samples K]]\n"
+    "       [--tune-num K] [--threads T]\n"
     "\n"
     "Runs the top interpreter on the first N samples of DIR and writes a\n"
     "calibration table (TPU-MLIR's format: name threshold min max per\n"
     "tensor) for INT8 deployment.\n"
-    "  --dataset DIR       directory of .npz samples, sorted by file name;\n"
-    "                      each holds one float32 array per model input,\n"
+    "  --dataset DIR       directory of samples, sorted by file name: .npz\n"
+    "                      files, each one float32 array per model input,\n"
     "                      named as the input (a one-input model also takes\n"
-    "                      a file with a single array of any name). Images\n"
-    "                      are not supported yet (they need preprocessing)\n"
+    "                      a file with a single array of any name), or\n"
+    "                      .jpg/.jpeg/.png images for a one-input model,\n"
+    "                      preprocessed as the module records (tpuc\n"
+    "                      transform --mean/--scale/...); not both kinds\n"
     "  --input-num N       samples to use (the first N; fewer if DIR holds\n"
     "                      fewer, with a warning)\n"
     "  -o, --output FILE   the calibration table to write\n"
@@ -98,6 +121,11 @@ const std::string kUsage =
     "                      entropy), minmax (max |x|), percentile9999, mse\n"
     "                      (least INT8 squared error), aciq_gauss,\n"
     "                      aciq_laplace\n"
+    "  --search-threshold  try every method: lower to INT8 in memory with\n"
+    "                      each table and keep the one whose outputs are\n"
+    "                      closest (mean cosine) to the f32 module's\n"
+    "  --search-samples K  samples the search runs (the first K; default\n"
+    "                      min(N, 4))\n"
     "  --tune-num K        refine each threshold among K + 1 candidates\n"
     "                      from the method's threshold to max |x|, by the\n"
     "                      least INT8 fake-quantisation error on the first\n"
@@ -107,8 +135,11 @@ const std::string kUsage =
 
 struct CalibrateOptions {
   std::string model, dataset, output, method = "kld";
+  bool haveMethod = false;
   size_t inputNum = 0;
   bool haveInputNum = false;
+  bool searchThreshold = false;
+  size_t searchSamples = 0; ///< 0: min(N, kSearchSamples)
   unsigned tuneNum = 0;
   unsigned threads = 0;
 };
@@ -137,8 +168,18 @@ int parseArgs(int argc, char **argv, CalibrateOptions &opts) {
       ok = value(opts.dataset);
     else if (a == "-o" || a == "--output" || a == "--calibration-table")
       ok = value(opts.output);
-    else if (a == "--method")
+    else if (a == "--method") {
       ok = value(opts.method);
+      opts.haveMethod = true;
+    } else if (a == "--search-threshold")
+      opts.searchThreshold = true;
+    else if (a == "--search-samples") {
+      ok = value(v);
+      if (ok &&
+          (!llvm::to_integer(v, opts.searchSamples) || opts.searchSamples == 0))
+        return fail("--search-samples needs a positive integer, got '" + v +
+                    "'");
+    }
     else if (a == "--input-num") {
       ok = value(v);
       if (ok && (!llvm::to_integer(v, opts.inputNum) || opts.inputNum == 0))
@@ -166,6 +207,13 @@ int parseArgs(int argc, char **argv, CalibrateOptions &opts) {
     llvm::errs() << kUsage;
     return fail("a model, --dataset, --input-num and -o are required");
   }
+  if (opts.searchThreshold && opts.haveMethod)
+    return fail("--search-threshold tries every method; drop --method");
+  if (opts.searchThreshold && opts.tuneNum)
+    return fail("--search-threshold and --tune-num do not combine (the "
+                "search compares the methods' own thresholds)");
+  if (opts.searchSamples && !opts.searchThreshold)
+    return fail("--search-samples needs --search-threshold");
   return -1;
 }
 
@@ -299,10 +347,16 @@ int runCalibrate(int argc, char **argv) {
                  << dataset.available << " sample"
                  << (dataset.available == 1 ? "" : "s") << "; using "
                  << dataset.available << "\n";
-  std::vector<cal::SampleDecoder> decoders;
-  for (const std::string &file : dataset.files)
-    decoders.push_back(cal::decoderFor(file)); // refuses images
   const size_t numSamples = dataset.files.size();
+  const size_t searchSamples =
+      opts.searchSamples ? opts.searchSamples
+                         : std::min(numSamples, kSearchSamples);
+  if (opts.searchThreshold && searchSamples > numSamples)
+    return fail("--search-samples " + llvm::Twine(searchSamples) + " but '" +
+                opts.dataset + "' gives " + llvm::Twine(numSamples) +
+                " sample" + (numSamples == 1 ? "" : "s") +
+                " (--input-num " + llvm::Twine(opts.inputNum) +
+                "); nothing written");
 
   std::unique_ptr<mlir::MLIRContext> context = tpuc::tool::createContext();
   tpuc::tool::ParsedModule parsed;
@@ -317,6 +371,15 @@ int runCalibrate(int argc, char **argv) {
   if (!func || func.isExternal())
     return fail("'" + opts.model + "' has no main function");
   tpuc::tool::checkFitsHostMemory(module, opts.model);
+  // Images go through the module's preprocessing.
+  llvm::Expected<std::optional<tpuc::Preprocess>> recorded =
+      tpuc::module::getPreprocess(module);
+  if (!recorded)
+    return fail(opts.model + ": " + llvm::toString(recorded.takeError()));
+  std::vector<cal::SampleDecoder> decoders;
+  for (const std::string &file : dataset.files)
+    decoders.push_back(
+        cal::decoderFor(file, recorded->value_or(tpuc::Preprocess{})));
 
   unsigned threads =
       opts.threads ? opts.threads
@@ -364,15 +427,15 @@ int runCalibrate(int argc, char **argv) {
   perWorker.clear();
 
   // Thresholds, tensors in parallel (each a pure function of its stats).
-  std::vector<double> thresholds(names.size());
-  {
+  auto thresholdsOf = [&](cal::Method m) {
+    std::vector<double> out(names.size());
     std::atomic<size_t> next{0};
     auto body = [&] {
       for (size_t t; (t = next.fetch_add(1)) < names.size();) {
         cal::HistogramInput in{stats[t].usedHistogram(), stats[t].binWidth(),
                                stats[t].min(), stats[t].max(),
                                stats[t].absMax()};
-        thresholds[t] = cal::computeThreshold(*method, in);
+        out[t] = cal::computeThreshold(m, in);
       }
     };
     std::vector<std::thread> pool;
@@ -381,7 +444,68 @@ int runCalibrate(int argc, char **argv) {
     body();
     for (std::thread &th : pool)
       th.join();
+    return out;
+  };
+  // The table of \p m with \p th (header: TPU-MLIR's lines, "genetated" is
+  // its spelling).
+  auto makeTable = [&](cal::Method m, const std::vector<double> &th,
+                       size_t tuneSamples) {
+    tpuc::CaliTable table;
+    table.path = opts.output;
+    table.header = {
+        "cali version: 1.0 (tpuc calibrate)",
+        "mlir: " + opts.model,
+        "genetated time: " + generationTime(),
+        std::string("threshold method: ") + cal::methodName(m),
+        "histogram number: " + std::to_string(cal::TensorStats::kBins),
+        "sample number: " + std::to_string(numSamples),
+        "###",
+        "tune number: " + std::to_string(opts.tuneNum) +
+            (opts.tuneNum ? " (candidates), on " +
+                                std::to_string(tuneSamples) + " samples"
+                          : std::string()),
+        "###"};
+    for (size_t t = 0; t < names.size(); ++t) {
+      tpuc::CaliEntry e;
+      e.threshold = th[t];
+      e.min = stats[t].min();
+      e.max = stats[t].max();
+      table.entries[names[t]] = e;
+      table.order.push_back(names[t]);
+    }
+    return table;
+  };
+
+  // --search-threshold: every method's table through the INT8 module.
+  std::vector<std::string> searchLines;
+  if (opts.searchThreshold) {
+    std::vector<cal::SampleInputs> inputs;
+    for (size_t s = 0; s < searchSamples; ++s)
+      inputs.push_back(decoders[s](dataset.files[s], specs));
+    for (auto &interp : interpreters)
+      interp->setObserver(nullptr);
+    tpuc::tool::Int8Evaluator evaluator(module, std::move(inputs), threads);
+    double best = -2;
+    for (cal::Method m : cal::allMethods()) {
+      tpuc::CaliTable candidate = makeTable(m, thresholdsOf(m), 0);
+      tpuc::tool::Int8Evaluator::Result r =
+          evaluator.evaluate(candidate, nullptr, tpuc::QuantMode::F32);
+      std::string line = llvm::formatv("{0,-15} cosine {1:f8}",
+                                       cal::methodName(m), r.cosine)
+                             .str();
+      llvm::outs() << kTool << ": search: " << line << "\n";
+      searchLines.push_back(line);
+      if (r.cosine > best) { // strictly: the earlier method wins ties
+        best = r.cosine;
+        method = m;
+      }
+    }
+    llvm::outs() << kTool << ": search: " << cal::methodName(*method)
+                 << " is closest to f32 (INT8, fallback F32, "
+                 << searchSamples << " sample"
+                 << (searchSamples == 1 ? "" : "s") << ")\n";
   }
+  std::vector<double> thresholds = thresholdsOf(*method);
 
   // Pass 2 (--tune-num): candidates by local fake-quantisation error.
   size_t tuneSamples = opts.tuneNum ? std::min(numSamples, kTuneSamples) : 0;
@@ -437,34 +561,20 @@ int runCalibrate(int argc, char **argv) {
   for (auto &interp : interpreters)
     interp->setObserver(nullptr);
 
-  tpuc::CaliTable table;
-  table.path = opts.output;
-  // TPU-MLIR's header lines ("genetated" is its spelling).
-  table.header = {"cali version: 1.0 (tpuc calibrate)",
-                  "mlir: " + opts.model,
-                  "genetated time: " + generationTime(),
-                  std::string("threshold method: ") + cal::methodName(*method),
-                  "histogram number: " + std::to_string(cal::TensorStats::kBins),
-                  "sample number: " + std::to_string(numSamples),
-                  "###",
-                  "tune number: " + std::to_string(opts.tuneNum) +
-                      (opts.tuneNum ? " (candidates), on " +
-                                          std::to_string(tuneSamples) +
-                                          " samples"
-                                    : std::string()),
-                  "###"};
-  for (size_t t = 0; t < names.size(); ++t) {
+  tpuc::CaliTable table = makeTable(*method, thresholds, tuneSamples);
+  if (opts.searchThreshold) {
+    // After TPU-MLIR's lines, so that its readers see the same header.
+    table.header.push_back("search threshold: mean INT8 cosine to f32 on " +
+                           std::to_string(searchSamples) + " samples");
+    for (const std::string &line : searchLines)
+      table.header.push_back("  " + line);
+    table.header.push_back("###");
+  }
+  for (size_t t = 0; t < names.size(); ++t)
     if (uint64_t bad = stats[t].nonFiniteCount())
       llvm::errs() << kTool << ": warning: tensor '" << names[t] << "': "
                    << bad << " non-finite values (NaN, inf) left out of its "
                    << "statistics\n";
-    tpuc::CaliEntry e;
-    e.threshold = thresholds[t];
-    e.min = stats[t].min();
-    e.max = stats[t].max();
-    table.entries[names[t]] = e;
-    table.order.push_back(names[t]);
-  }
   if (llvm::Error error = tpuc::writeCaliTable(table, opts.output))
     return fail(llvm::toString(std::move(error)));
   llvm::errs() << kTool << ": " << numSamples << " samples, " << names.size()
@@ -472,6 +582,7 @@ int runCalibrate(int argc, char **argv) {
                << llvm::format("%.2f", progress.seconds()) << " s\n";
   llvm::outs() << kTool << ": " << opts.output << " (" << names.size()
                << " tensors, " << cal::methodName(*method)
+               << (opts.searchThreshold ? ", searched" : "")
                << (opts.tuneNum ? ", tuned" : "") << ")\n";
   tpuc::getWeightRegistry(context.get()).release(module);
   return 0;

@@ -218,41 +218,6 @@ int parseArgs(int argc, char **argv, DeployOptions &opts) {
   return -1;
 }
 
-/// "" if \p table fits \p module: every tensor the table names is a
-/// tensor of the module (a table of another model is refused), and the
-/// module's inputs are in it. A tensor INT8 needs and the table lacks is
-/// found by the lowering, which runs that op in float instead and lists
-/// it.
-std::string checkCaliTable(mlir::ModuleOp module, const tpuc::CaliTable &t) {
-  llvm::StringSet<> names;
-  module.walk([&](mlir::Operation *op) {
-    if (mlir::isa<tpuc::top::WeightOp, tpuc::top::NoneOp>(op))
-      return;
-    for (mlir::Value r : op->getResults())
-      if (mlir::isa<mlir::RankedTensorType>(r.getType()))
-        names.insert(tpuc::top::getTensorName(r));
-  });
-  std::vector<std::string> unknown;
-  for (const std::string &name : t.order)
-    if (!names.contains(name))
-      unknown.push_back(name);
-  if (!unknown.empty()) {
-    std::string list;
-    for (size_t i = 0; i < unknown.size() && i < 5; ++i)
-      list += (i ? ", '" : "'") + unknown[i] + "'";
-    if (unknown.size() > 5)
-      list += ", ...";
-    return std::to_string(unknown.size()) + " of its " +
-           std::to_string(t.order.size()) +
-           " tensors are not in the model (" + list +
-           "): a table of another model?";
-  }
-  for (const ::tpu::npz::InputSpec &in : tpuc::tool::inputSpecs(module))
-    if (!t.find(in.name))
-      return "it has no entry for the model input '" + in.name + "'";
-  return "";
-}
-
 void writeText(const std::string &path, const std::string &text) {
   tpu::isa::bmodel::writeFileAtomically(
       path, std::vector<uint8_t>(text.begin(), text.end()));
@@ -683,7 +648,8 @@ int runDeploy(int argc, char **argv) {
     if (!parsed)
       return fail(llvm::toString(parsed.takeError()));
     cali = std::move(*parsed);
-    if (std::string error = checkCaliTable(module, *cali); !error.empty())
+    if (std::string error = tpuc::tool::checkCaliTable(module, *cali);
+        !error.empty())
       return fail(opts.calibrationTable + ": " + error);
   }
   llvm::StringRef modeName = tpuc::quantModeName(*mode);

@@ -25,6 +25,9 @@
 //     f32 instead of rounding it to f16 and back.
 // Each line says why in a comment (the largest |x| seen).
 //
+// With --calibration-table, tpuc qtable answers another question, the INT8
+// mixed-precision search (QtableMixed.cpp).
+//
 //===----------------------------------------------------------------------===//
 #include "tpuc/Support/Weights.h"
 
@@ -69,7 +72,9 @@ constexpr const char *kUsage =
     "  --margin M          an op stays F32 when |x| * M exceeds the type's\n"
     "                      largest finite value (default 2: one binade of\n"
     "                      headroom for louder inputs)\n"
-    "  --threads N         threads for the interpreter (default: all cores)\n";
+    "  --threads N         threads for the interpreter (default: all cores)\n"
+    "With --calibration-table: the INT8 mixed-precision search (tpuc qtable\n"
+    "--calibration-table T --help).\n";
 
 struct QtableOptions {
   std::string model, input, output, mode;
@@ -157,6 +162,9 @@ std::string formatValue(double x) { return llvm::formatv("{0:e2}", x).str(); }
 } // namespace
 
 int runQtable(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i)
+    if (llvm::StringRef(argv[i]) == "--calibration-table")
+      return runQtableMixed(argc, argv);
   QtableOptions opts;
   if (int status = parseArgs(argc, argv, opts); status >= 0)
     return status;

@@ -28,6 +28,12 @@ int runCompare(int argc, char **argv);
 /// quantize table for deploy (Qtable.cpp).
 int runQtable(int argc, char **argv);
 
+/// `tpuc qtable model_top.mlir --calibration-table T --dataset DIR
+/// --expected-cos C -o model.qtable [...]`: the INT8 layers to keep in a
+/// float type (mixed precision, QtableMixed.cpp); runQtable hands over to it
+/// when --calibration-table is given.
+int runQtableMixed(int argc, char **argv);
+
 /// `tpuc calibrate model_top.mlir --dataset DIR --input-num N -o
 /// model_cali_table [--method M] [--tune-num K] [--threads T]`: the INT8
 /// calibration table of a top module over a dataset (Calibrate.cpp).

@@ -5,6 +5,7 @@
 #include "tpuc/Dialect/Tpu/IR/TpuOps.h"
 #include "tpuc/InitAll.h"
 #include "tpuc/Interpreter/Interpreter.h"
+#include "tpuc/Support/CaliTable.h"
 #include "tpuc/Support/Module.h"
 #include "tpuc/Support/Preprocess.h"
 #include "tpuc/Support/Weights.h"
@@ -15,6 +16,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -167,6 +169,36 @@ std::string checkTensorSizes(mlir::ModuleOp module, uint64_t elemBytes,
     return mlir::WalkResult::advance();
   });
   return error;
+}
+
+std::string checkCaliTable(mlir::ModuleOp module, const CaliTable &t) {
+  llvm::StringSet<> names;
+  module.walk([&](mlir::Operation *op) {
+    if (mlir::isa<top::WeightOp, top::NoneOp>(op))
+      return;
+    for (mlir::Value r : op->getResults())
+      if (mlir::isa<mlir::RankedTensorType>(r.getType()))
+        names.insert(top::getTensorName(r));
+  });
+  std::vector<std::string> unknown;
+  for (const std::string &name : t.order)
+    if (!names.contains(name))
+      unknown.push_back(name);
+  if (!unknown.empty()) {
+    std::string list;
+    for (size_t i = 0; i < unknown.size() && i < 5; ++i)
+      list += (i ? ", '" : "'") + unknown[i] + "'";
+    if (unknown.size() > 5)
+      list += ", ...";
+    return std::to_string(unknown.size()) + " of its " +
+           std::to_string(t.order.size()) +
+           " tensors are not in the model (" + list +
+           "): a table of another model?";
+  }
+  for (const ::tpu::npz::InputSpec &in : inputSpecs(module))
+    if (!t.find(in.name))
+      return "it has no entry for the model input '" + in.name + "'";
+  return "";
 }
 
 std::string joinNames(const std::vector<std::string> &names) {

@@ -23,6 +23,7 @@ struct InputSpec;
 }
 namespace tpuc {
 class ModuleInterpreter;
+struct CaliTable;
 }
 
 namespace tpuc::tool {
@@ -69,6 +70,13 @@ std::string checkOutputPaths(const std::vector<std::string> &paths);
 /// \p limitName, e.g. "global memory"); empty when all fit.
 std::string checkTensorSizes(mlir::ModuleOp module, uint64_t elemBytes,
                              uint64_t limit, const std::string &limitName);
+
+/// "" if the calibration table \p t fits \p module: every tensor the table
+/// names is a tensor of the module (a table of another model is refused,
+/// naming up to five of the strangers), and the module's inputs are in it.
+/// A tensor INT8 needs and the table lacks is found by the lowering, which
+/// runs that op in float instead and lists it.
+std::string checkCaliTable(mlir::ModuleOp module, const CaliTable &t);
 
 /// "none" for no names, else "a, b, c".
 std::string joinNames(const std::vector<std::string> &names);

@@ -12,19 +12,31 @@
 //     array. One exception for a model with one input: a file holding a
 //     single array is that input whatever the array's name (np.savez(f, x)
 //     names it "arr_0"); its shape and dtype are still checked.
-//   - Images (.jpg, .jpeg, .png, .bmp) need preprocessing (resize, mean,
-//     scale, channel order) that `tpuc calibrate` has no options for yet:
-//     they are refused with an error saying so.
+//   - Images (.jpg, .jpeg, .png, any case) feed a model with one input:
+//     each goes through the preprocessing the module records
+//     (top.preprocess, tpuc/Support/Preprocess.h: decode, resize, crop,
+//     (x - mean) * scale) into that input, exactly as `tpuc run -i
+//     image.png` does; a module without the record takes images as mean 0,
+//     scale 1, rgb, nchw. An image that does not decode is an error naming
+//     the file. `.bmp` counts as a sample so that it is refused by name
+//     (there is no BMP decoder) rather than skipped.
+//   - A directory holding both `.npz` samples and images is refused (the
+//     error names one file of each): sorted together the two kinds would
+//     interleave, and an `.npz` beside images is most often a leftover
+//     (e.g. the `_in_f32.npz` `tpuc transform --test-input image.jpg`
+//     writes), not a sample meant to count.
 //
 // A format is a SampleDecoder: a function from one dataset file to the
-// model's input arrays. An image decoder plugs in by returning one from
-// decoderFor() for its extensions (with its preprocessing options bound).
+// model's input arrays; decoderFor() picks it by extension, with the
+// image preprocessing bound.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPUC_CALIBRATION_DATASET_H
 #define TPUC_CALIBRATION_DATASET_H
 
 #include "tpu/isa/Npz.h"
+
+#include "tpuc/Support/Preprocess.h"
 
 #include <functional>
 #include <string>
@@ -50,21 +62,28 @@ struct DatasetFiles {
 };
 
 /// Lists the samples of \p dir and selects the first \p inputNum (> 0).
-/// Throws tpu::Error if \p dir does not exist, is not a directory or holds
-/// no sample.
+/// Throws tpu::Error if \p dir does not exist, is not a directory, holds
+/// no sample or mixes .npz samples and images.
 DatasetFiles listDataset(const std::string &dir, size_t inputNum);
 
 /// True for the extensions listDataset counts as samples.
 bool isSampleFile(const std::string &path);
 
-/// The decoder of \p path's format. Throws tpu::Error for a format not
-/// supported yet (images: the message says they need preprocessing
-/// options).
-SampleDecoder decoderFor(const std::string &path);
+/// The decoder of \p path's format; images go through \p pre (the
+/// module's top.preprocess, or Preprocess{} when it records none; it is
+/// completed for the input's shape when the image is read). Throws
+/// tpu::Error for a format without a decoder (.bmp).
+SampleDecoder decoderFor(const std::string &path, const Preprocess &pre);
 
 /// The `.npz` decoder (the rules above).
 SampleInputs decodeNpzSample(const std::string &path,
                              const std::vector<::tpu::npz::InputSpec> &specs);
+
+/// The image decoder: \p specs must hold one input (else an error naming
+/// the file and the inputs); the image through \p pre (loadImageInput).
+SampleInputs decodeImageSample(const std::string &path,
+                               const std::vector<::tpu::npz::InputSpec> &specs,
+                               const Preprocess &pre);
 
 } // namespace tpuc::calibration
 

@@ -72,6 +72,9 @@ const char *methodName(Method method);
 std::optional<Method> parseMethod(const std::string &name);
 /// "kld|minmax|..." for usage and error messages.
 std::string methodNames();
+/// Every method, in the order of methodNames() (kld first): the order
+/// `tpuc calibrate --search-threshold` tries them in and breaks ties by.
+std::vector<Method> allMethods();
 
 /// What a method sees of one tensor.
 struct HistogramInput {

@@ -95,6 +95,11 @@ public:
   // INT8 (LowerInt8.cpp)
   //===--------------------------------------------------------------------===//
 
+  /// Drops the casts remembered for \p values (the results of a top op
+  /// the lowering replaced and erased): a later op's result may be
+  /// allocated where they were and must not inherit their casts.
+  void forget(llvm::ArrayRef<mlir::Value> values);
+
   const CaliTable *getCaliTable() const { return cali; }
   /// The int8 / uint8 type of the top value \p v from the calibration
   /// table (symmetric: scale threshold / 127, or threshold / 255 and uint8

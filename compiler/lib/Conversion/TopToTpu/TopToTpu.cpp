@@ -145,6 +145,16 @@ Value Lowering::findCast(Value v, Type elementType) const {
   return casts.lookup(std::make_pair(v, elementType));
 }
 
+void Lowering::forget(ArrayRef<Value> values) {
+  // qtypes is keyed by tensor name and needs no cleaning.
+  SmallVector<std::pair<Value, Type>> stale;
+  for (auto &entry : casts)
+    if (llvm::is_contained(values, entry.first.first))
+      stale.push_back(entry.first);
+  for (auto &key : stale)
+    casts.erase(key);
+}
+
 std::string typeSuffix(Type elementType) {
   if (elementType.isF16())
     return "f16";
@@ -289,6 +299,9 @@ LogicalResult lowerTopToTpu(ModuleOp module, QuantMode mode,
       continue;
     QuantMode opMode = modeOf(op, table, mode);
     l.setMode(opMode);
+    // The op is erased once lowered: its results' entries must go.
+    SmallVector<Value> results(op->getResults().begin(),
+                               op->getResults().end());
     if (opMode == QuantMode::INT8) {
       std::string why = "no INT8 form exists for this op";
       auto i8 = int8Lowerings.find(op->getName().getStringRef());
@@ -303,6 +316,9 @@ LogicalResult lowerTopToTpu(ModuleOp module, QuantMode mode,
         if (failed(done))
           return failure();
         if (*done) {
+          if (int8.int8Ops)
+            int8.int8Ops->push_back(name);
+          l.forget(results);
           l.setActTypeOverride({});
           continue;
         }
@@ -327,6 +343,7 @@ LogicalResult lowerTopToTpu(ModuleOp module, QuantMode mode,
     } catch (const ::tpu::Error &e) {
       return op->emitError() << e.what();
     }
+    l.forget(results);
     l.setActTypeOverride({});
   }
 

@@ -37,3 +37,4 @@ dataset("ds_shape", {"a.npz": {"x": x(1, 2, 3, 4)},
 dataset("ds_missing", {"a.npz": {"z": x(1, 2, 3, 4), "q": x(1, 2, 3, 4)}})
 dataset("ds_image", {"a.npz": {"x": x(1, 2, 3, 4)}, "b.jpg": None})
 dataset("ds_empty", {"readme.txt": None})
+dataset("ds_only_image", {"b.jpg": None})

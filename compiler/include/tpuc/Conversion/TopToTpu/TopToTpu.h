@@ -38,6 +38,11 @@ struct Int8Options {
   /// Filled by the lowering: the ops an INT8 lowering left in `fallback`,
   /// "<op name> (<op type>): <why>".
   std::vector<std::string> *floatOps = nullptr;
+  /// Filled by the lowering: the names of the ops an INT8 form lowered
+  /// (conv, pooling, add / sub), in program order; not the data movement
+  /// that only keeps its input's quantised type, not the ops of floatOps.
+  /// The ops whose precision a mixed-precision search can trade.
+  std::vector<std::string> *int8Ops = nullptr;
 };
 
 /// Per-op float modes overriding the module's mode: TPU-MLIR's quantize
