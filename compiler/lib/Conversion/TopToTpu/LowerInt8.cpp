@@ -58,11 +58,27 @@ bool readByDepthwise(Value v) {
 }
 
 quant::UniformQuantizedType int8Type(MLIRContext *ctx, double scale,
-                                     bool isSigned) {
+                                     bool isSigned, int64_t zeroPoint = 0) {
   return quant::UniformQuantizedType::get(
       isSigned ? quant::QuantizationFlags::Signed : 0,
-      IntegerType::get(ctx, 8), Float32Type::get(ctx), scale, 0,
+      IntegerType::get(ctx, 8), Float32Type::get(ctx), scale, zeroPoint,
       isSigned ? -128 : 0, isSigned ? 127 : 255);
+}
+
+/// Every reader of \p v is a conv or a BatchNorm (which fold an input zero
+/// point into their bias), and \p v is computed by one of them or comes
+/// from a float op (whose quantising cast takes a zero point).
+bool zeroPointFoldable(Value v) {
+  if (v.use_empty())
+    return false;
+  for (Operation *user : v.getUsers())
+    if (!isa<top::ConvOp, top::BatchNormOp>(user))
+      return false;
+  Operation *def = v.getDefiningOp();
+  return !def || isa<top::ConvOp, top::BatchNormOp>(def) ||
+         !isa<top::MaxPoolOp, top::AvgPoolOp, top::AddOp, top::SubOp,
+              top::ReshapeOp, top::PermuteOp, top::SliceOp, top::PadOp,
+              top::ConcatOp>(def);
 }
 
 } // namespace
@@ -75,9 +91,18 @@ quant::UniformQuantizedType Lowering::quantType(Value v) {
   const CaliEntry *e = cali ? cali->find(name) : nullptr;
   if (!e)
     return {};
-  bool isSigned = e->min < 0 || readByDepthwise(v);
   double th = std::max(e->threshold, 1e-5);
-  auto t = int8Type(getContext(), th / (isSigned ? 127.0 : 255.0), isSigned);
+  quant::UniformQuantizedType t;
+  if (e->min < 0)
+    t = int8Type(getContext(), th / 127.0, true);
+  else if (!readByDepthwise(v))
+    t = int8Type(getContext(), th / 255.0, false);
+  else if (zeroPointFoldable(v))
+    // [0, th] in all 256 int8 codes: q = x / s - 128 (the readers fold the
+    // zero point into their bias; the depthwise sPorD needs a signed input).
+    t = int8Type(getContext(), th / 255.0, true, -128);
+  else
+    t = int8Type(getContext(), th / 127.0, true);
   qtypes[name] = t;
   return t;
 }
@@ -137,6 +162,11 @@ Value int8Conv(OpBuilder &b, Lowering &l, Location loc, StringRef name,
     }
     int64_t bq = tisa::roundToInt(double(bias[size_t(c)]) / (sw * sIn),
                                   tisa::RoundMode::HalfAwayFromZero);
+    // An input zero point: sum w (q - zp) = sum w q - zp sum w; the pads
+    // read zp (the command's pad value), i.e. real 0.
+    int64_t zpIn = qtypeOf(input).getZeroPoint();
+    for (int64_t i = 0; i < per; ++i)
+      bq -= zpIn * int64_t(wq[size_t(c * per + i)]);
     int64_t mult = 1;
     int rshift = 0;
     tisa::getScaleAndShift(sw * sIn / sOut, mult, rshift, 32);

@@ -149,7 +149,13 @@ Params convParams(CodegenContext &ctx, OpT op) {
       q.coeffAddr = p.biasAddr.value_or(0);
       q.inputZeroPoint = int32_t(inQ.getZeroPoint());
       q.round = tpu::kInt8RoundMode;
-      q.reluSigned = op.getDoRelu() && p.output.isSigned;
+      // A relu is the RQ1's saturation at the zero point (an unsigned
+      // output, or zero point -128); a signed output of zero point 0 needs
+      // the AR max.
+      auto outQ = mlir::cast<mlir::quant::UniformQuantizedType>(
+          tpu::getElementType(op.getOutput()));
+      q.reluSigned = op.getDoRelu() && outQ.isSigned() &&
+                     outQ.getZeroPoint() == 0;
       p.quant = q;
       p.biasAddr.reset();
       p.act = {};

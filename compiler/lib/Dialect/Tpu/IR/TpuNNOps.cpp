@@ -204,7 +204,10 @@ LogicalResult Conv2DOp::inference(InferenceContext &ctx) {
     chip::convInt8(p, in, filter, records.data(),
                    int32_t(inQ.getZeroPoint()),
                    ::tpu::backend::isDepthwise(p.ic, p.oc, p.group),
-                   outQ.isSigned(), getDoRelu() && outQ.isSigned(),
+                   outQ.isSigned(),
+                   // A relu is the saturation at the zero point, except on
+                   // a signed output of zero point 0.
+                   getDoRelu() && outQ.isSigned() && outQ.getZeroPoint() == 0,
                    kInt8RoundMode, out.data(), ctx.getNumThreads());
     return success();
   }
