@@ -16,7 +16,9 @@
 //   <stem>_tpu_weights.npz     the weights both .mlir files refer to
 // With --test-input the tpu module is interpreted on the inputs, its outputs
 // are written to <stem>_tpu_outputs.npz, and every tensor also in
-// --test-reference is compared with it; a tensor below the tolerance fails
+// --test-reference is compared with it (a !quant.uniform tensor as
+// (q - zero_point) * scale; INT8's default tolerances are kInt8*Tolerance
+// below); a tensor below the tolerance fails
 // the command (exit 1) before any bmodel is written. So do inf / NaN in an
 // output that a 16-bit op produced from finite values (where the reference,
 // if given, is finite): the error names the first such op and suggests
