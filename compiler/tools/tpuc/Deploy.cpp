@@ -649,8 +649,7 @@ int runDeploy(int argc, char **argv) {
   }
   machine.validate();
   const tpu::isa::ChipParams &chip = machine.chip;
-  bool int8Defaults =
-      opts.tolerance.empty() && *mode == tpuc::QuantMode::INT8;
+  bool int8Defaults = opts.tolerance.empty() && *mode == tpuc::QuantMode::INT8;
   std::string tolText = !opts.tolerance.empty() ? opts.tolerance
                         : int8Defaults          ? kInt8OutputTolerance
                                                 : kFloatTolerance;
@@ -807,10 +806,10 @@ int runDeploy(int argc, char **argv) {
         !compare(result, opts.testReference, *tol, layerTol, modelOutputs,
                  tpuc::quantParamsOf(module)))
       return fail("the " + modeName + " tpu module misses the tolerance " +
-                  (int8Defaults ? std::string(kInt8OutputTolerance) +
-                                      " (outputs) / " + kInt8LayerTolerance +
-                                      " (other tensors)"
-                                : tolText) +
+                  (int8Defaults
+                       ? std::string(kInt8OutputTolerance) + " (outputs) / " +
+                             kInt8LayerTolerance + " (other tensors)"
+                       : tolText) +
                   " against " + opts.testReference +
                   " (see the table above); no bmodel written");
   }

@@ -512,30 +512,30 @@ void ModelRunner::enableDump(const isa::OpMap &map) {
       }
   Dump *dp = d.get();
   GlobalMemory *gmem = &sim_->state().gmem;
-  sim_->setCommandObserver([dp, gmem](isa::Engine engine, unsigned group,
-                                      size_t index) {
-    unsigned e = engine == isa::Engine::Tiu ? 0 : 1;
-    if (group >= dp->lastOf.size() || index >= dp->lastOf[group][e].size())
-      return;
-    int32_t op = dp->lastOf[group][e][index];
-    if (op < 0 || --dp->pending[op] != 0)
-      return;
-    const isa::OpMapEntry &entry = dp->map->ops[op];
-    try {
-      if (op == dp->corruptOp) {
-        uint8_t b;
-        gmem->read(entry.tensors[0].addr, &b, 1);
-        b ^= 1;
-        gmem->write(entry.tensors[0].addr, &b, 1);
-      }
-      for (const isa::OpMapTensor &t : entry.tensors)
-        dp->captured[op].push_back(readDumpTensor(*gmem, t));
-      dp->done[op] = true;
-    } catch (const std::exception &ex) {
-      if (dp->error.empty())
-        dp->error = "dumping op '" + entry.name + "': " + ex.what();
-    }
-  });
+  sim_->setCommandObserver(
+      [dp, gmem](isa::Engine engine, unsigned group, size_t index) {
+        unsigned e = engine == isa::Engine::Tiu ? 0 : 1;
+        if (group >= dp->lastOf.size() || index >= dp->lastOf[group][e].size())
+          return;
+        int32_t op = dp->lastOf[group][e][index];
+        if (op < 0 || --dp->pending[op] != 0)
+          return;
+        const isa::OpMapEntry &entry = dp->map->ops[op];
+        try {
+          if (op == dp->corruptOp) {
+            uint8_t b;
+            gmem->read(entry.tensors[0].addr, &b, 1);
+            b ^= 1;
+            gmem->write(entry.tensors[0].addr, &b, 1);
+          }
+          for (const isa::OpMapTensor &t : entry.tensors)
+            dp->captured[op].push_back(readDumpTensor(*gmem, t));
+          dp->done[op] = true;
+        } catch (const std::exception &ex) {
+          if (dp->error.empty())
+            dp->error = "dumping op '" + entry.name + "': " + ex.what();
+        }
+      });
   dump_ = std::move(d);
 }
 

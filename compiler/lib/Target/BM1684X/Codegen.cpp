@@ -293,10 +293,8 @@ FailureOr<isa::bmodel::Model> buildBmodel(ModuleOp module,
     for (auto reshape : body.getOps<tpu::ReshapeOp>()) {
       std::string in = top::getTensorName(reshape->getOperand(0));
       for (isa::OpMapEntry &e : opMap.ops) {
-        bool writesInput =
-            llvm::any_of(e.tensors, [&](const isa::OpMapTensor &t) {
-              return t.name == in;
-            });
+        bool writesInput = llvm::any_of(
+            e.tensors, [&](const isa::OpMapTensor &t) { return t.name == in; });
         if (!writesInput)
           continue;
         if (std::optional<isa::OpMapTensor> t =
