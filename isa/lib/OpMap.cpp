@@ -7,19 +7,49 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 namespace tpu::isa {
+
+namespace {
+
+/// The DataType whose isa::dataTypeName is \p name.
+std::optional<DataType> dataTypeFromName(const std::string &name) {
+  for (uint32_t code = 0;; ++code) {
+    std::optional<DataType> t = dataTypeFromCode(code);
+    if (!t)
+      return std::nullopt;
+    if (name == dataTypeName(*t))
+      return t;
+  }
+}
+
+} // namespace
 
 void writeOpMap(const OpMap &map, const std::string &path) {
   nlohmann::json j;
   j["version"] = 1;
   nlohmann::json ops = nlohmann::json::array();
-  for (const OpMapEntry &e : map.ops)
+  for (const OpMapEntry &e : map.ops) {
+    nlohmann::json tensors = nlohmann::json::array();
+    for (const OpMapTensor &t : e.tensors) {
+      nlohmann::json o = {{"name", t.name},
+                          {"addr", t.addr},
+                          {"shape", t.shape},
+                          {"dtype", dataTypeName(t.dtype)}};
+      if (t.quantized) {
+        o["scale"] = t.scale;
+        o["zero_point"] = t.zeroPoint;
+      }
+      tensors.push_back(std::move(o));
+    }
     ops.push_back({{"name", e.name},
                    {"type", e.type},
                    {"group", e.members},
-                   {"lmem_bytes", e.lmemBytes}});
+                   {"lmem_bytes", e.lmemBytes},
+                   {"tensors", std::move(tensors)}});
+  }
   j["ops"] = std::move(ops);
   nlohmann::json groups = nlohmann::json::array();
   for (const OpMapGroup &g : map.groups)
@@ -59,6 +89,45 @@ OpMap readOpMap(const std::string &path) {
       e.members = o["group"];
     if (o.contains("lmem_bytes") && o["lmem_bytes"].is_number_unsigned())
       e.lmemBytes = o["lmem_bytes"].get<uint64_t>();
+    if (o.contains("tensors")) {
+      if (!o["tensors"].is_array())
+        throw bad("'tensors' of op '" + e.name + "' is not an array");
+      for (const auto &t : o["tensors"]) {
+        auto badTensor = [&](const std::string &what) {
+          return bad("a tensor of op '" + e.name + "' " + what);
+        };
+        if (!t.is_object() || !t.contains("name") || !t["name"].is_string())
+          throw badTensor("has no name");
+        OpMapTensor mt;
+        mt.name = t["name"];
+        if (!t.contains("addr") || !t["addr"].is_number_unsigned())
+          throw badTensor("('" + mt.name + "') has no address");
+        mt.addr = t["addr"].get<uint64_t>();
+        if (!t.contains("shape") || !t["shape"].is_array())
+          throw badTensor("('" + mt.name + "') has no shape");
+        for (const auto &d : t["shape"]) {
+          if (!d.is_number_integer() || d.get<int64_t>() < 0)
+            throw badTensor("('" + mt.name + "') has a bad dimension");
+          mt.shape.push_back(d.get<int64_t>());
+        }
+        std::optional<DataType> dt;
+        if (t.contains("dtype") && t["dtype"].is_string())
+          dt = dataTypeFromName(t["dtype"].get<std::string>());
+        if (!dt)
+          throw badTensor("('" + mt.name + "') has no known dtype");
+        mt.dtype = *dt;
+        if (t.contains("scale")) {
+          if (!t["scale"].is_number() || !t.contains("zero_point") ||
+              !t["zero_point"].is_number_integer())
+            throw badTensor("('" + mt.name +
+                            "') has a scale without an integer zero_point");
+          mt.quantized = true;
+          mt.scale = t["scale"].get<double>();
+          mt.zeroPoint = t["zero_point"].get<int64_t>();
+        }
+        e.tensors.push_back(std::move(mt));
+      }
+    }
     map.ops.push_back(std::move(e));
   }
   int32_t n = int32_t(map.ops.size());

@@ -3,12 +3,20 @@
 //   tpusim run model.bmodel -i in.npz -o out.npz [--config FILE]
 //          [-p key=value ...] [--mode full|functional|timing]
 //          [--stats stats.json] [--trace trace.json] [--net NAME]
+//          [--dump-all dump.npz]
 //   tpusim config [--config FILE] [-p key=value ...] [--defaults-file]
 //   tpusim --help | help [run|config] | --version
 //
 // `run` prints the end-of-run summary (total cycles, time, per-engine busy
 // share, MAC utilisation, DDR bytes) on stdout. `config` prints every
 // configuration key with its value, unit and description.
+//
+// `run --dump-all` writes every op's output as global memory holds it right
+// after the op's commands completed (TPU-MLIR's bmodel_checker; Runner.h),
+// from the tensors the op map beside the bmodel lists; `tpuc compare
+// dump.npz tpu_dump.npz --allow-missing --first-mismatch` against the tpu
+// interpreter's `tpuc run model_tpu.mlir --dump-all` names the first op
+// that departs.
 //
 //===----------------------------------------------------------------------===//
 #include "tpu/Tool.h"
@@ -95,6 +103,19 @@ cl::opt<std::string> reportArg(
     cl::desc("write a self-contained HTML report: summary, per-op table, "
              "timeline, roofline, DDR bandwidth and local memory over time"),
     cl::value_desc("REPORT.html"), cl::sub(runCommand), cl::cat(category));
+cl::opt<std::string> dumpAllArg(
+    "dump-all",
+    cl::desc("write every op's output, as global memory holds it right after "
+             "the op's commands completed, to this .npz (needs the "
+             "<stem>_ops.json tpuc deploy writes beside the bmodel; values "
+             "inside layer groups never reach global memory and are not "
+             "dumped)"),
+    cl::value_desc("DUMP.npz"), cl::sub(runCommand), cl::cat(category));
+cl::opt<std::string> corruptOpArg(
+    "debug-corrupt-op",
+    cl::desc("debugging the dump comparison: flip the lowest bit of op "
+             "NAME's first output in global memory once it completed"),
+    cl::value_desc("NAME"), cl::sub(runCommand), cl::Hidden);
 cl::opt<std::string> netArg(
     "net", cl::desc("the net of the bmodel to run (default: the first)"),
     cl::value_desc("NAME"), cl::sub(runCommand), cl::cat(category));
@@ -120,6 +141,7 @@ cl::opt<bool> defaultsFileArg(
 struct Options {
   std::string command;
   std::string model, input, output, stats, trace, net, report;
+  std::string dumpAll, corruptOp;
   std::vector<std::string> configFiles, overrides;
   std::string mode = "full";
   bool defaultsFile = false;
@@ -153,6 +175,8 @@ Options parseArgs(int argc, char **argv) {
   o.trace = traceArg;
   o.report = reportArg;
   o.net = netArg;
+  o.dumpAll = dumpAllArg;
+  o.corruptOp = corruptOpArg;
   o.mode = modeArg;
   o.configFiles = configArg;
   for (const std::string &kv : chipParamArg)
@@ -217,6 +241,11 @@ int runModel(const Options &o) {
                 "' (expected full, functional or timing)");
   if (*mode == sim::SimMode::Timing && !o.output.empty())
     throw Error("--mode timing computes no values; drop -o or use --mode full");
+  if (*mode == sim::SimMode::Timing && !o.dumpAll.empty())
+    throw Error("--mode timing computes no values; drop --dump-all or use "
+                "--mode full");
+  if (!o.corruptOp.empty() && o.dumpAll.empty())
+    throw Error("--debug-corrupt-op needs --dump-all");
   isa::bmodel::Model model = isa::bmodel::readModel(o.model);
   sim::SimConfig cfg = loadConfig(o, &model);
   // What goes wrong while setting up or running the model names the file
@@ -249,6 +278,18 @@ int runModel(const Options &o) {
   if (std::filesystem::is_regular_file(opsPath)) {
     opMap = isa::readOpMap(opsPath);
     isa::checkOpMap(*opMap, runner.stage(), opsPath);
+  } else if (!o.dumpAll.empty()) {
+    throw Error("--dump-all needs the op map " + opsPath +
+                " (tpuc deploy writes it beside the bmodel)");
+  }
+  if (!o.dumpAll.empty()) {
+    try {
+      runner.enableDump(*opMap);
+      if (!o.corruptOp.empty())
+        runner.corruptAfter(o.corruptOp);
+    } catch (const Error &e) {
+      throw Error(opsPath + ": " + e.what());
+    }
   }
   runner.simulator().setTracing(!o.trace.empty() || !o.report.empty() ||
                                 opMap);
@@ -260,6 +301,19 @@ int runModel(const Options &o) {
     profile = sim::profileOps(s.trace(), *opMap, s.stats().cycles, cfg);
   if (!o.output.empty())
     npz::writeNpz(o.output, runner.outputs());
+  if (!o.dumpAll.empty()) {
+    npz::Npz dump = runner.dump();
+    std::vector<std::string> missing = runner.undumpedOps();
+    if (!missing.empty())
+      std::fprintf(stderr,
+                   "%s: warning: %zu op(s) of the op map ran no command, "
+                   "their tensors are not dumped (first: %s)\n",
+                   kTool, missing.size(), missing.front().c_str());
+    // Stored, not deflated, as tpuc run --dump-all writes its dumps.
+    npz::writeNpz(o.dumpAll, dump, /*compress=*/false);
+    std::printf("dump            : %s (%zu tensors of %zu ops)\n",
+                o.dumpAll.c_str(), dump.size(), opMap->ops.size());
+  }
   nlohmann::json statsJson = s.stats().toJson(cfg);
   if (profile)
     statsJson["ops"] = sim::opProfileToJson(*profile);

@@ -7,6 +7,12 @@
 //===----------------------------------------------------------------------===//
 #include "tpuc/Support/Compare.h"
 
+#include "tpuc/Dialect/Top/IR/TopOps.h"
+
+#include "tpu/isa/OpMap.h"
+
+#include "mlir/Dialect/Quant/QuantTypes.h"
+
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
@@ -266,4 +272,36 @@ void tpuc::printComparisonTable(llvm::raw_ostream &os,
     os << "compare: all " << rows.size() << " tensors pass\n";
   else
     os << "compare: " << failures << " of " << rows.size() << " tensors FAIL\n";
+}
+
+QuantParamMap tpuc::quantParamsOf(mlir::ModuleOp module) {
+  QuantParamMap map;
+  module.walk([&](mlir::Operation *op) {
+    for (mlir::Value r : op->getResults()) {
+      auto type = mlir::dyn_cast<mlir::RankedTensorType>(r.getType());
+      if (!type)
+        continue;
+      auto q = mlir::dyn_cast<mlir::quant::UniformQuantizedType>(
+          type.getElementType());
+      std::string name = top::getTensorName(r);
+      if (q && !name.empty())
+        map[name] = {q.getScale(), q.getZeroPoint()};
+    }
+  });
+  return map;
+}
+
+QuantParamMap tpuc::quantParamsOfOpMap(const std::string &path) {
+  ::tpu::isa::OpMap opMap = ::tpu::isa::readOpMap(path);
+  QuantParamMap map;
+  for (const ::tpu::isa::OpMapEntry &e : opMap.ops)
+    for (const ::tpu::isa::OpMapTensor &t : e.tensors)
+      if (t.quantized)
+        map[t.name] = {t.scale, t.zeroPoint};
+  return map;
+}
+
+void tpuc::dequantize(std::vector<double> &values, const QuantParams &params) {
+  for (double &v : values)
+    v = (v - double(params.zeroPoint)) * params.scale;
 }

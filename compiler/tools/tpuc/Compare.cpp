@@ -2,6 +2,7 @@
 //
 //   tpuc compare actual.npz reference.npz [--tolerance C[,E]]
 //                [--max-abs-rel R] [--names a,b,...] [--allow-missing]
+//                [--dequant model_ops.json|model_tpu.mlir] [--first-mismatch]
 //
 // For every tensor in both files (in the order of actual.npz), prints cosine
 // and Euclidean similarity, SQNR, max absolute error and max |reference|
@@ -11,13 +12,28 @@
 // files, which hold intermediates the other side may not have). Exit status 0
 // only if at least one tensor was compared and every compared tensor passes.
 //
+// --dequant: an INT8 dump holds int8 / uint8 arrays; each integer array of
+// a tensor the file lists as quantised is compared as (q - zero_point) *
+// scale, on either side, so an INT8 dump compares with a float one. The
+// scales come from the op map tpuc deploy writes beside the bmodel
+// (<stem>_ops.json, DDR tensors only) or from a tpu module (<stem>_tpu.mlir
+// or _final.mlir: every tensor, inside layer groups too). Float arrays are
+// never dequantised.
+//
+// --first-mismatch: after the table, "first mismatch: NAME" names the first
+// failing tensor in the order of actual.npz ("first mismatch: none" if all
+// pass). tpusim --dump-all and tpuc run --dump-all write tensors in program
+// order, so this is the first op whose output departs.
+//
 //===----------------------------------------------------------------------===//
 #include "Subcommands.h"
+#include "ToolCommon.h"
 
 #include "tpuc/Support/Compare.h"
 
 #include "tpu/isa/Npz.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
@@ -30,7 +46,8 @@ namespace {
 
 constexpr const char *kUsage =
     "usage: tpuc compare actual.npz reference.npz [--tolerance C[,E]] "
-    "[--max-abs-rel R] [--names a,b,...] [--allow-missing]\n"
+    "[--max-abs-rel R] [--names a,b,...] [--allow-missing] [--dequant FILE] "
+    "[--first-mismatch]\n"
     "\n"
     "Per tensor present in both files (a = actual, b = reference):\n"
     "  cosine  = <a,b> / (||a|| ||b||)\n"
@@ -42,6 +59,12 @@ constexpr const char *kUsage =
     "  --names a,b   compare only these tensors (each must be in both files)\n"
     "  --allow-missing  a tensor in one file only is a warning (by default\n"
     "                an error)\n"
+    "  --dequant FILE   compare integer arrays of quantised tensors as\n"
+    "                (q - zero_point) * scale, the scales from FILE: the\n"
+    "                <stem>_ops.json of tpuc deploy or a tpu module (.mlir)\n"
+    "  --first-mismatch print 'first mismatch: NAME', the first failing\n"
+    "                tensor in the order of actual.npz (program order for\n"
+    "                tpusim / tpuc run --dump-all files)\n"
     "Exit status 0 only if every compared tensor passes.\n";
 
 /// Names listed once each before a warning gets too long.
@@ -66,6 +89,13 @@ void reportOnlyIn(const std::vector<std::string> &names, llvm::StringRef file,
   llvm::errs() << "\n";
 }
 
+/// True for the integer dtypes a quantised tensor is stored in.
+bool isInteger(tpu::npz::DType t) {
+  using tpu::npz::DType;
+  return t == DType::I8 || t == DType::U8 || t == DType::I16 ||
+         t == DType::U16 || t == DType::I32 || t == DType::U32;
+}
+
 } // namespace
 
 int runCompare(int argc, char **argv) {
@@ -74,6 +104,8 @@ int runCompare(int argc, char **argv) {
   std::vector<std::string> selected;
   bool haveSelection = false;
   bool allowMissing = false;
+  bool firstMismatch = false;
+  std::string dequantPath;
   for (int i = 1; i < argc; ++i) {
     llvm::StringRef a = argv[i];
     bool hasValue = i + 1 < argc;
@@ -104,6 +136,13 @@ int runCompare(int argc, char **argv) {
       haveSelection = true;
     } else if (a == "--allow-missing") {
       allowMissing = true;
+    } else if (a == "--first-mismatch") {
+      firstMismatch = true;
+    } else if (a == "--dequant") {
+      if (!hasValue)
+        return fail("--dequant needs an op map (.json) or a tpu module "
+                    "(.mlir)");
+      dequantPath = argv[++i];
     } else if (a.starts_with("-") && a.size() > 1) {
       return fail("unknown option '" + a + "'\n" + kUsage);
     } else {
@@ -116,6 +155,21 @@ int runCompare(int argc, char **argv) {
   }
   if (haveSelection && selected.empty())
     return fail("--names lists no tensor");
+
+  tpuc::QuantParamMap quant;
+  if (!dequantPath.empty()) {
+    if (llvm::StringRef(dequantPath).ends_with(".json")) {
+      quant = tpuc::quantParamsOfOpMap(dequantPath);
+    } else {
+      std::unique_ptr<mlir::MLIRContext> context = tpuc::tool::createContext();
+      tpuc::tool::ParsedModule parsed;
+      if (std::string error = tpuc::tool::parseModule(
+              *context, dequantPath, /*requireTop=*/false, parsed);
+          !error.empty())
+        return fail(error);
+      quant = tpuc::quantParamsOf(*parsed.module);
+    }
+  }
 
   tpu::npz::Npz actual = tpu::npz::readNpz(files[0]);
   tpu::npz::Npz reference = tpu::npz::readNpz(files[1]);
@@ -150,10 +204,23 @@ int runCompare(int argc, char **argv) {
   for (const std::string &name : names) {
     const tpu::npz::Array &a = actual.get(name);
     const tpu::npz::Array &b = reference.get(name);
-    rows.push_back(tpuc::compareTensors(name, a.shape, a.toDouble(), b.shape,
-                                        b.toDouble(), tol));
+    std::vector<double> av = a.toDouble(), bv = b.toDouble();
+    if (auto it = quant.find(name); it != quant.end()) {
+      if (isInteger(a.dtype))
+        tpuc::dequantize(av, it->second);
+      if (isInteger(b.dtype))
+        tpuc::dequantize(bv, it->second);
+    }
+    rows.push_back(tpuc::compareTensors(name, a.shape, av, b.shape, bv, tol));
   }
   tpuc::printComparisonTable(llvm::outs(), rows, tol);
+  if (firstMismatch) {
+    auto bad = llvm::find_if(
+        rows, [](const tpuc::TensorComparison &r) { return !r.pass; });
+    llvm::outs() << "first mismatch: "
+                 << (bad == rows.end() ? std::string("none") : bad->name)
+                 << "\n";
+  }
   for (const tpuc::TensorComparison &row : rows)
     if (!row.pass)
       return 1;

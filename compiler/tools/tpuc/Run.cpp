@@ -10,10 +10,19 @@
 // produces, inputs included, under its framework name). Any error leaves no
 // output file behind (npz writes go through a temp file and a rename).
 //
+// A tpu module runs too (<stem>_tpu.mlir or _final.mlir of tpuc deploy;
+// --dump-all then holds every tensor, inside layer groups too, which
+// `tpuc compare` matches against `tpusim run --dump-all`). Tensors of a
+// !quant.uniform type are written in their storage type (int8 / uint8
+// arrays of the integers the interpreter holds), as tpusim writes them;
+// `tpuc compare --dequant` turns them into real values. Every other tensor
+// is written as float32.
+//
 //===----------------------------------------------------------------------===//
 #include "Subcommands.h"
 #include "ToolCommon.h"
 
+#include "tpuc/Dialect/Top/IR/TopOps.h"
 #include "tpuc/Interpreter/Interpreter.h"
 #include "tpuc/Support/Module.h"
 #include "tpuc/Support/Preprocess.h"
@@ -21,7 +30,9 @@
 
 #include "tpu/isa/Npz.h"
 
+#include "mlir/Dialect/Quant/QuantTypes.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -145,11 +156,34 @@ int runRun(int argc, char **argv) {
   if (mlir::failed(interpreter.run(/*keepAll=*/opts.dumpAll)))
     return fail("interpreting '" + opts.model + "' failed");
 
+  // The storage type of every quantised tensor (tpu modules only).
+  llvm::StringMap<mlir::quant::UniformQuantizedType> quantTypes;
+  module.walk([&](mlir::Operation *op) {
+    for (mlir::Value r : op->getResults())
+      if (auto t = mlir::dyn_cast<mlir::RankedTensorType>(r.getType()))
+        if (auto q = mlir::dyn_cast<mlir::quant::UniformQuantizedType>(
+                t.getElementType()))
+          quantTypes[tpuc::top::getTensorName(r)] = q;
+  });
   tpu::npz::Npz outputs;
   auto add = [&](const std::string &name) {
     const std::vector<float> &data = interpreter.tensor(name);
-    outputs.set(name,
-                tpu::npz::Array::from<float>(interpreter.shape(name), data));
+    std::vector<int64_t> shape = interpreter.shape(name);
+    auto it = quantTypes.find(name);
+    if (it != quantTypes.end() &&
+        it->second.getStorageTypeIntegralWidth() == 8) {
+      // The interpreter holds the integers exactly (as floats).
+      tpu::npz::Array a(it->second.isSigned() ? tpu::npz::DType::I8
+                                              : tpu::npz::DType::U8,
+                        shape);
+      for (size_t i = 0; i < data.size(); ++i)
+        a.data[i] = it->second.isSigned()
+                        ? uint8_t(static_cast<int8_t>(data[i]))
+                        : static_cast<uint8_t>(data[i]);
+      outputs.set(name, std::move(a));
+      return;
+    }
+    outputs.set(name, tpu::npz::Array::from<float>(shape, data));
   };
   if (opts.dumpAll)
     for (const std::string &name : interpreter.tensorNames())

@@ -20,16 +20,31 @@
 // Outputs are written as float32 for float tensors and in their own integer
 // type otherwise (INT4/UINT4 unpacked to int8/uint8), under the tensor names.
 //
+// Dumping every op's output (`tpusim run --dump-all`, TPU-MLIR's
+// bmodel_checker): the op map tpuc deploy writes beside the bmodel lists,
+// per op, the tensors it leaves in DDR (tpu/isa/OpMap.h). Global memory is
+// reused between tensors, so each is read right when its op has completed:
+// when the op's last command on each engine that runs commands of it has
+// executed (Simulator::setCommandObserver). Only GDMA commands write
+// global memory and they execute in stream order, so at that moment every
+// store of the op has executed and no later op's command has written
+// global memory yet; the value read is the op's final output. Dumped
+// tensors keep their storage type: float32, float16, bfloat16 as float32
+// (numpy has no bfloat16; exact), integers in their own type (scale and
+// zero point stay in the op map).
+//
 //===----------------------------------------------------------------------===//
 #ifndef TPUSIM_RUNNER_H
 #define TPUSIM_RUNNER_H
 
 #include "tpu/isa/Bmodel.h"
 #include "tpu/isa/Npz.h"
+#include "tpu/isa/OpMap.h"
 #include "tpusim/Simulator.h"
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace tpu::sim {
 
@@ -56,6 +71,24 @@ public:
   /// The output tensors as numpy arrays (see the file comment).
   npz::Npz outputs() const;
 
+  /// Captures every tensor `map` lists during run() (see the file comment;
+  /// `map` must have passed isa::checkOpMap for this stage). Full and
+  /// functional modes only; throws Error otherwise or when the map lists
+  /// no tensor (an op map from before tensors were listed).
+  void enableDump(const isa::OpMap &map);
+  /// With enableDump, after run(): the captured tensors, ops in op map
+  /// order (program order), each op's tensors in their order.
+  npz::Npz dump() const;
+  /// With enableDump: the ops that never completed (no command of theirs
+  /// in the bmodel), whose tensors are missing from dump().
+  std::vector<std::string> undumpedOps() const;
+  /// Debugging (tpusim run --debug-corrupt-op): when op `name` has
+  /// completed, flips the lowest bit of the first byte of its first tensor
+  /// in global memory, before the dump reads it, so that a dump comparison
+  /// must find `name` as the first op that departs. Needs enableDump first;
+  /// throws Error when the op map has no op or tensor of that name.
+  void corruptAfter(const std::string &name);
+
   Simulator &simulator() { return *sim_; }
   const Simulator &simulator() const { return *sim_; }
 
@@ -70,6 +103,8 @@ private:
   const isa::bmodel::Net *net_ = nullptr;
   const isa::bmodel::Stage *stage_ = nullptr;
   std::unique_ptr<Simulator> sim_;
+  struct Dump;
+  std::shared_ptr<Dump> dump_;
 };
 
 /// `base` with the machine the bmodel records (isa::bmodel::Model::machine)

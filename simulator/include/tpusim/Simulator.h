@@ -24,6 +24,7 @@
 #include "tpusim/Trace.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -61,6 +62,17 @@ private:
   Kind kind_;
 };
 
+/// Called with the engine, the command group and the command's index in
+/// that engine's stream right after the command has executed (full and
+/// functional modes; in timing mode it is called too, but nothing has
+/// executed). Each engine calls it
+/// in its stream order; the two streams interleave as the id dependencies
+/// let the engines run (a command runs only after the other engine's
+/// command it waits for has run). TIU commands change only local memory,
+/// so global memory changes in GDMA stream order.
+using CommandObserver =
+    std::function<void(isa::Engine engine, unsigned group, size_t index)>;
+
 class Simulator {
 public:
   /// Throws Error when `cfg` does not validate.
@@ -76,6 +88,10 @@ public:
   /// Records one TraceEvent per command from now on.
   void setTracing(bool on);
   const std::vector<TraceEvent> &trace() const;
+
+  /// Calls `observer` after every command from now on (an empty function
+  /// removes it). The observer may read and write the machine state.
+  void setCommandObserver(CommandObserver observer);
 
   /// Runs one command group given as its two byte streams (as stored in a
   /// bmodel). Group ids are local: both scoreboards restart at 0. The group

@@ -110,6 +110,9 @@ struct RunContext {
   SimStats *stats = nullptr;
   std::vector<TraceEvent> *trace = nullptr; ///< Null: tracing off.
   unsigned group = 0;
+  /// Called right after each command has executed (Simulator::
+  /// setCommandObserver); null: none.
+  const CommandObserver *observer = nullptr;
   uint64_t runStartPs = 0; ///< Time the Simulator started (trace origin).
 
   bool aborted = false;

@@ -152,6 +152,10 @@ void EngineBase::loop() {
       }
       if (!step(index, cmd, start))
         break;
+      // The command's effect on the machine state is complete here (the
+      // kernels run inside step), before any later command of this engine.
+      if (ctx.observer && *ctx.observer)
+        (*ctx.observer)(engine_, ctx.group, index);
       completed(cmd);
       queue_.pop();
     }

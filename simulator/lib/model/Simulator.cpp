@@ -37,6 +37,7 @@ struct Simulator::Impl {
   SimStats stats;
   std::vector<TraceEvent> trace;
   bool tracing = false;
+  CommandObserver observer;
   unsigned groups = 0;
   uint64_t startPs = 0;
 };
@@ -49,6 +50,7 @@ void Simulator::Impl::run(const CommandStream &tiu, const CommandStream &gdma) {
   ctx.stats = &stats;
   ctx.trace = tracing ? &trace : nullptr;
   ctx.group = groups;
+  ctx.observer = observer ? &observer : nullptr;
   ctx.runStartPs = startPs;
   uint64_t groupStart = nowPs();
   auto account = [&] {
@@ -81,6 +83,9 @@ SimMode Simulator::mode() const { return impl_->mode; }
 MachineState &Simulator::state() { return impl_->state; }
 
 void Simulator::setTracing(bool on) { impl_->tracing = on; }
+void Simulator::setCommandObserver(CommandObserver observer) {
+  impl_->observer = std::move(observer);
+}
 const std::vector<TraceEvent> &Simulator::trace() const { return impl_->trace; }
 
 void Simulator::runGroup(const std::vector<uint8_t> &tiu,

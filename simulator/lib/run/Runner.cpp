@@ -6,6 +6,7 @@
 #include "tpu/isa/Machine.h"
 #include "tpu/isa/Numerics.h"
 
+#include <array>
 #include <cstring>
 
 namespace tpu::sim {
@@ -423,9 +424,159 @@ void ModelRunner::setInputs(const npz::Npz &inputs) {
     writeTensor(sim_->state().gmem, t, *inputs.find(t.name), source);
 }
 
+//===----------------------------------------------------------------------===//
+// Dumping every op's output
+//===----------------------------------------------------------------------===//
+
+struct ModelRunner::Dump {
+  const isa::OpMap *map = nullptr;
+  /// lastOf[group][engine][index]: the op whose last command on that
+  /// engine this is, or -1.
+  std::vector<std::array<std::vector<int32_t>, 2>> lastOf;
+  /// Per op: engines whose last command of the op has not executed yet.
+  std::vector<unsigned> pending;
+  /// Per op: whether it has commands at all.
+  std::vector<bool> hasCommands;
+  /// Per op: its tensors once it completed.
+  std::vector<std::vector<npz::Array>> captured;
+  std::vector<bool> done;
+  int32_t corruptOp = -1;
+  /// The first capture that failed (thrown by run(); an exception must not
+  /// leave an engine's SystemC thread).
+  std::string error;
+};
+
+namespace {
+
+/// A dumped tensor read from global memory in its storage type (float16
+/// stays float16; see Runner.h).
+npz::Array readDumpTensor(const GlobalMemory &gmem,
+                          const isa::OpMapTensor &mt) {
+  Tensor t;
+  t.name = mt.name;
+  t.dataType = mt.dtype;
+  t.deviceAddr = mt.addr;
+  t.shapes = {std::vector<uint64_t>(mt.shape.begin(), mt.shape.end())};
+  if (mt.dtype != DataType::F16)
+    return readTensor(gmem, t);
+  std::vector<int64_t> shape = mt.shape;
+  npz::Array a(npz::DType::F16, shape);
+  uint64_t bytes = npz::shapeNumel(shape) * 2;
+  if (!gmem.contains(mt.addr, bytes))
+    throw Error("tensor '" + mt.name + "' lies outside global memory");
+  gmem.read(mt.addr, a.data.data(), bytes);
+  return a;
+}
+
+} // namespace
+
+void ModelRunner::enableDump(const isa::OpMap &map) {
+  if (sim_->mode() == SimMode::Timing)
+    throw Error("dumping the ops' outputs needs values: --mode full or "
+                "functional, not timing");
+  auto d = std::make_shared<Dump>();
+  d->map = &map;
+  size_t numOps = map.ops.size();
+  size_t numTensors = 0;
+  for (const isa::OpMapEntry &e : map.ops)
+    numTensors += e.tensors.size();
+  if (numTensors == 0)
+    throw Error("the op map lists no tensors (written by an older tpuc "
+                "deploy?); deploy the model again");
+  d->pending.assign(numOps, 0);
+  d->hasCommands.assign(numOps, false);
+  d->captured.resize(numOps);
+  d->done.assign(numOps, false);
+  // The last command of every op on each engine, over all groups.
+  struct Last {
+    int64_t group = -1, index = -1;
+  };
+  std::vector<std::array<Last, 2>> last(numOps);
+  d->lastOf.resize(map.groups.size());
+  for (size_t g = 0; g < map.groups.size(); ++g) {
+    const std::vector<int32_t> *tags[2] = {&map.groups[g].tiu,
+                                           &map.groups[g].gdma};
+    for (unsigned e = 0; e < 2; ++e) {
+      d->lastOf[g][e].assign(tags[e]->size(), -1);
+      for (size_t i = 0; i < tags[e]->size(); ++i)
+        if (int32_t op = (*tags[e])[i]; op >= 0)
+          last[op][e] = {int64_t(g), int64_t(i)};
+    }
+  }
+  for (size_t op = 0; op < numOps; ++op)
+    for (unsigned e = 0; e < 2; ++e)
+      if (last[op][e].group >= 0) {
+        d->lastOf[last[op][e].group][e][last[op][e].index] = int32_t(op);
+        ++d->pending[op];
+        d->hasCommands[op] = true;
+      }
+  Dump *dp = d.get();
+  GlobalMemory *gmem = &sim_->state().gmem;
+  sim_->setCommandObserver(
+      [dp, gmem](isa::Engine engine, unsigned group, size_t index) {
+        unsigned e = engine == isa::Engine::Tiu ? 0 : 1;
+        if (group >= dp->lastOf.size() || index >= dp->lastOf[group][e].size())
+          return;
+        int32_t op = dp->lastOf[group][e][index];
+        if (op < 0 || --dp->pending[op] != 0)
+          return;
+        const isa::OpMapEntry &entry = dp->map->ops[op];
+        try {
+          if (op == dp->corruptOp) {
+            uint8_t b;
+            gmem->read(entry.tensors[0].addr, &b, 1);
+            b ^= 1;
+            gmem->write(entry.tensors[0].addr, &b, 1);
+          }
+          for (const isa::OpMapTensor &t : entry.tensors)
+            dp->captured[op].push_back(readDumpTensor(*gmem, t));
+          dp->done[op] = true;
+        } catch (const std::exception &ex) {
+          if (dp->error.empty())
+            dp->error = "dumping op '" + entry.name + "': " + ex.what();
+        }
+      });
+  dump_ = std::move(d);
+}
+
+void ModelRunner::corruptAfter(const std::string &name) {
+  if (!dump_)
+    throw Error("--debug-corrupt-op needs --dump-all");
+  const std::vector<isa::OpMapEntry> &ops = dump_->map->ops;
+  for (size_t i = 0; i < ops.size(); ++i)
+    if (ops[i].name == name) {
+      if (ops[i].tensors.empty() || !dump_->hasCommands[i])
+        throw Error("op '" + name + "' leaves no tensor in global memory");
+      dump_->corruptOp = int32_t(i);
+      return;
+    }
+  throw Error("the op map has no op '" + name + "'");
+}
+
+npz::Npz ModelRunner::dump() const {
+  npz::Npz out;
+  if (!dump_)
+    return out;
+  for (size_t op = 0; op < dump_->captured.size(); ++op)
+    for (size_t k = 0; k < dump_->captured[op].size(); ++k)
+      out.set(dump_->map->ops[op].tensors[k].name, dump_->captured[op][k]);
+  return out;
+}
+
+std::vector<std::string> ModelRunner::undumpedOps() const {
+  std::vector<std::string> names;
+  if (dump_)
+    for (size_t op = 0; op < dump_->done.size(); ++op)
+      if (!dump_->done[op] && !dump_->map->ops[op].tensors.empty())
+        names.push_back(dump_->map->ops[op].name);
+  return names;
+}
+
 void ModelRunner::run() {
   for (const isa::bmodel::CmdGroup &g : stage_->groups)
     sim_->runGroup(g.tiu, g.gdma);
+  if (dump_ && !dump_->error.empty())
+    throw Error(dump_->error);
 }
 
 npz::Npz ModelRunner::outputs() const {

@@ -26,6 +26,7 @@
 #ifndef TPUC_SUPPORT_COMPARE_H
 #define TPUC_SUPPORT_COMPARE_H
 
+#include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -33,6 +34,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -88,6 +90,24 @@ llvm::Expected<Tolerance> parseTolerance(llvm::StringRef text,
 /// dropping every extent of 1 (so [1, 2] matches [2] but [2, 3] does not
 /// match [3, 2]).
 bool sameLayout(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b);
+
+/// How a tensor stored as integers (a !quant.uniform type of the tpu
+/// dialect) maps to real numbers: real = (q - zeroPoint) * scale.
+struct QuantParams {
+  double scale = 1.0;
+  int64_t zeroPoint = 0;
+};
+/// Quantisation parameters by tensor name.
+using QuantParamMap = std::map<std::string, QuantParams>;
+
+/// Every !quant.uniform tensor of \p module (op results, inside layer
+/// groups too) by its framework name.
+QuantParamMap quantParamsOf(mlir::ModuleOp module);
+/// The quantised tensors an op map lists (tpu/isa/OpMap.h, the
+/// <stem>_ops.json of tpuc deploy). Throws tpu::Error naming the file.
+QuantParamMap quantParamsOfOpMap(const std::string &path);
+/// Dequantises \p values in place: (q - zeroPoint) * scale.
+void dequantize(std::vector<double> &values, const QuantParams &params);
 
 /// One row of a comparison report.
 struct TensorComparison {

@@ -128,9 +128,43 @@ uint64_t moduleAttr(ModuleOp module, StringRef name) {
   return static_cast<uint64_t>(attr.getInt());
 }
 
+/// The op map record of DDR tensor \p v named \p name (its address, shape,
+/// bmodel data type and, for a !quant.uniform type, scale and zero point).
+/// None for a value without an address or a bmodel data type (nothing to
+/// read back; the op map stays usable for the profile).
+std::optional<isa::OpMapTensor> opMapTensor(Value v) {
+  isa::OpMapTensor t;
+  t.name = top::getTensorName(v);
+  std::optional<uint64_t> addr = tpu::getAddress(v);
+  Type element = tpu::getElementType(v);
+  std::optional<isa::DataType> dt = getDataType(element);
+  if (!addr || !dt || t.name.empty())
+    return std::nullopt;
+  t.addr = *addr;
+  t.shape = module::getShape(v);
+  t.dtype = *dt;
+  if (auto q = dyn_cast<quant::UniformQuantizedType>(element)) {
+    t.quantized = true;
+    t.scale = q.getScale();
+    t.zeroPoint = q.getZeroPoint();
+  }
+  return t;
+}
+
 /// The op map entry of top-level op \p op (run as \p chain when fused).
+/// Its tensors are what the op writes to DDR: a group's stored results, a
+/// chain's last result, otherwise every result (see tpu/isa/OpMap.h).
 isa::OpMapEntry opMapEntry(Operation &op, const EltwiseChain *chain) {
   isa::OpMapEntry entry;
+  auto addTensor = [&](Value v) {
+    if (std::optional<isa::OpMapTensor> t = opMapTensor(v))
+      entry.tensors.push_back(std::move(*t));
+  };
+  if (chain)
+    addTensor(chain->ops.back()->getResult(0));
+  else
+    for (Value r : op.getResults())
+      addTensor(r);
   entry.name = top::getTensorName(op.getResult(0));
   entry.type = op.getName().getStringRef().str();
   auto addMember = [&](Operation *m) {
@@ -254,6 +288,21 @@ FailureOr<isa::bmodel::Model> buildBmodel(ModuleOp module,
     }
     if (pending || stage.groups.empty())
       finishGroup();
+    // Reshapes emit nothing and alias their input: their result is in DDR
+    // as soon as the op that wrote the input has completed.
+    for (auto reshape : body.getOps<tpu::ReshapeOp>()) {
+      std::string in = top::getTensorName(reshape->getOperand(0));
+      for (isa::OpMapEntry &e : opMap.ops) {
+        bool writesInput = llvm::any_of(
+            e.tensors, [&](const isa::OpMapTensor &t) { return t.name == in; });
+        if (!writesInput)
+          continue;
+        if (std::optional<isa::OpMapTensor> t =
+                opMapTensor(reshape->getResult(0)))
+          e.tensors.push_back(std::move(*t));
+        break;
+      }
+    }
 
     // IO.
     int32_t index = 0;
