@@ -975,9 +975,9 @@ void mm(CmdEmitter &em, const MMCmd &x) {
   c.tsk_typ = unsigned(isa::TiuTask::MM);
   c.tsk_eu_typ = 1; // mm.normal
   c.res_add = x.accumulate;
-  c.opd2_const = x.hasBias ? 0 : 1;
-  c.opd0_sign = 1;
-  c.opd1_sign = 1;
+  c.opd2_const = x.hasBias ? 0 : 1; // integer: an immediate shift of 0
+  c.opd0_sign = signOf(x.left.prec, x.left.isSigned);
+  c.opd1_sign = signOf(x.right.prec, x.right.isSigned);
   c.opd2_sign = 1;
   c.res0_prec = precCode(x.output.prec);
   c.opd0_prec = precCode(x.left.prec);

@@ -46,6 +46,14 @@ void runMatmul(CmdEmitter &em, const OpCtx &ctx, const MatMulParams &p,
   unsigned temps = relu ? 0 : unaryTemps(p.act.kind);
   bool fused = p.act.kind == UnaryKind::None || relu;
   bool hasBias = p.biasAddr.has_value();
+  // INT8: int32 accumulator, int32 bias added by an AR, RQ1 to the output.
+  const bool quant = p.quant.has_value();
+  const bool qBias = quant && p.quant->biasAddr.has_value();
+  const Prec accPrec = quant ? Prec::Int32 : Prec::Fp32;
+  if (quant && p.act.kind != UnaryKind::None)
+    ctx.fail("an integer matmul takes no fused activation");
+  if (quant)
+    hasBias = false;
 
   LocalAlloc alloc(chip, ctx);
   UnaryScratch scratch;
@@ -75,10 +83,11 @@ void runMatmul(CmdEmitter &em, const OpCtx &ctx, const MatMulParams &p,
     uint64_t b =
         q.rCopies *
         (up(euBytes(chip, pin, rightShape(q.kT, q.nT))) +
-         (hasBias ? up(euBytes(chip, Prec::Fp32, outShape(1, q.nT))) : 0));
+         (hasBias || qBias ? up(euBytes(chip, Prec::Fp32, outShape(1, q.nT)))
+                          : 0));
     b += 2 * up(euBytes(chip, pin, leftShape(q.mT, q.kT)));
     b += 2 * up(euBytes(chip, pout, outShape(q.mT, q.nT)));
-    if (split && pout != Prec::Fp32)
+    if ((split && pout != Prec::Fp32) || quant)
       b += up(euBytes(chip, Prec::Fp32, outShape(q.mT, q.nT)));
     b += temps * up(euBytes(chip, Prec::Fp32, outShape(q.mT, q.nT)));
     return b;
@@ -139,7 +148,7 @@ void runMatmul(CmdEmitter &em, const OpCtx &ctx, const MatMulParams &p,
   for (unsigned i = 0; i < plan.rCopies; ++i) {
     rBuf[i] = alloc.alloc(euBytes(chip, pin, rightShape(plan.kT, plan.nT)),
                           "right matrix tile");
-    if (hasBias)
+    if (hasBias || qBias)
       bBuf[i] =
           alloc.alloc(euBytes(chip, Prec::Fp32, outShape(1, plan.nT)), "bias");
   }
@@ -148,7 +157,7 @@ void runMatmul(CmdEmitter &em, const OpCtx &ctx, const MatMulParams &p,
     b = alloc.alloc(euBytes(chip, pin, leftShape(plan.mT, plan.kT)),
                     "left matrix tile");
   uint64_t accBuf = 0;
-  bool accSeparate = split && pout != Prec::Fp32;
+  bool accSeparate = (split && pout != Prec::Fp32) || quant;
   // Results in banks of their own when they fit there (bank conflicts;
   // LocalAlloc::startNewBank).
   {
@@ -162,7 +171,7 @@ void runMatmul(CmdEmitter &em, const OpCtx &ctx, const MatMulParams &p,
     b = alloc.alloc(euBytes(chip, pout, outShape(plan.mT, plan.nT)),
                     "result tile");
   if (accSeparate)
-    accBuf = alloc.alloc(euBytes(chip, Prec::Fp32, outShape(plan.mT, plan.nT)),
+    accBuf = alloc.alloc(euBytes(chip, accPrec, outShape(plan.mT, plan.nT)),
                          "accumulator");
   for (unsigned t = 0; t < temps; ++t)
     scratch.temps.push_back(alloc.alloc(
@@ -194,13 +203,18 @@ void runMatmul(CmdEmitter &em, const OpCtx &ctx, const MatMulParams &p,
 
   auto leftTile = [&](size_t i) {
     const Step &s = steps[i];
-    return localTensor(chip, lBuf[i % 2], pin, leftShape(s.mT, s.kT));
+    LTensor t = localTensor(chip, lBuf[i % 2], pin, leftShape(s.mT, s.kT));
+    t.isSigned = p.left.isSigned;
+    return t;
   };
   auto rightTile = [&](const Step &s) {
-    return localTensor(chip, rBuf[s.rSlot], pin, rightShape(s.kT, s.nT));
+    LTensor t = localTensor(chip, rBuf[s.rSlot], pin, rightShape(s.kT, s.nT));
+    t.isSigned = p.right.isSigned;
+    return t;
   };
   auto biasTile = [&](const Step &s) {
-    return localTensor(chip, bBuf[s.rSlot], Prec::Fp32, outShape(1, s.nT));
+    return localTensor(chip, bBuf[s.rSlot], quant ? Prec::Int32 : Prec::Fp32,
+                       outShape(1, s.nT));
   };
   // Result tiles alternate per result (not per K chunk).
   std::vector<unsigned> resSlot(steps.size());
@@ -212,12 +226,15 @@ void runMatmul(CmdEmitter &em, const OpCtx &ctx, const MatMulParams &p,
   }
   auto outTile = [&](size_t i) {
     const Step &s = steps[i];
-    return localTensor(chip, oBuf[resSlot[i]], pout, outShape(s.mT, s.nT));
+    LTensor t =
+        localTensor(chip, oBuf[resSlot[i]], pout, outShape(s.mT, s.nT));
+    t.isSigned = p.output.isSigned;
+    return t;
   };
   auto accTile = [&](size_t i) {
     const Step &s = steps[i];
     return accSeparate
-               ? localTensor(chip, accBuf, Prec::Fp32, outShape(s.mT, s.nT))
+               ? localTensor(chip, accBuf, accPrec, outShape(s.mT, s.nT))
                : outTile(i);
   };
   int64_t rightCols = p.rightTransposed ? k : n;
@@ -238,6 +255,9 @@ void runMatmul(CmdEmitter &em, const OpCtx &ctx, const MatMulParams &p,
     if (hasBias && s.first)
       loadMatrix(em, *p.biasAddr + uint64_t(s.n0) * sizeof(float), Prec::Fp32,
                  1, uint32_t(s.nT), uint64_t(n), biasTile(s));
+    if (qBias && s.first)
+      loadMatrix(em, *p.quant->biasAddr + uint64_t(s.n0) * 4, Prec::Int32, 1,
+                 uint32_t(s.nT), uint64_t(n), biasTile(s));
   };
   pipeline(
       steps.size(),
@@ -268,6 +288,25 @@ void runMatmul(CmdEmitter &em, const OpCtx &ctx, const MatMulParams &p,
         if (!s.last)
           return;
         LTensor out = outTile(i);
+        if (quant) {
+          LTensor acc = c.output;
+          if (qBias) {
+            // The bias row read at every row through a zero n stride.
+            LTensor b = biasTile(s);
+            LTensor bb = freeTensor(b.offset, Prec::Int32, acc.shape,
+                                    {0, b.stride.c, 0, 1});
+            ar(em, ArOp::Add, acc, Opd::of(acc), Opd::of(bb));
+          }
+          RqCmd r;
+          r.input = acc;
+          r.output = out;
+          r.multiplier = p.quant->multiplier;
+          r.rshift = p.quant->rshift;
+          r.zeroPoint = p.quant->zeroPoint;
+          r.round = p.quant->round;
+          rq(em, r);
+          return;
+        }
         if (accSeparate)
           ar(em, ArOp::Cast, out, Opd::of(c.output));
         if (relu)
@@ -289,9 +328,18 @@ void runMatmul(CmdEmitter &em, const OpCtx &ctx, const MatMulParams &p,
 
 void matmul(CmdEmitter &em, const MatMulParams &p) {
   OpCtx ctx{"matmul", p.name};
-  requireFloat(ctx, p.left, "left");
-  requireFloat(ctx, p.right, "right");
-  requireFloat(ctx, p.output, "output");
+  if (p.quant) {
+    for (auto [t, what] : {std::pair{&p.left, "left"},
+                           std::pair{&p.right, "right"},
+                           std::pair{&p.output, "output"}})
+      if (t->prec != Prec::Int8)
+        ctx.fail(std::string("an integer matmul needs an int8 / uint8 ") +
+                 what + ", got " + isa::precName(t->prec));
+  } else {
+    requireFloat(ctx, p.left, "left");
+    requireFloat(ctx, p.right, "right");
+    requireFloat(ctx, p.output, "output");
+  }
   if (p.left.prec != p.right.prec)
     ctx.fail("left and right operands must have one precision");
   const auto &ls = p.left.shape, &rs = p.right.shape, &os = p.output.shape;

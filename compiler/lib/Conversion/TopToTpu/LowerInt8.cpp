@@ -308,6 +308,93 @@ FailureOr<bool> lowerConvInt8(Operation *o, Lowering &l, std::string &why) {
   return true;
 }
 
+/// A fully connected layer: a 2-D weight on the right, an optional bias of
+/// N values. Per-tensor int8 weights (scale max|W| / 127), int32 bias in
+/// units of s_w * s_in (input zero point folded in), one requantisation
+/// s_w * s_in / s_out.
+FailureOr<bool> lowerMatMulInt8(Operation *o, Lowering &l, std::string &why) {
+  auto op = cast<top::MatMulOp>(o);
+  Shape a = module::getShape(op.getInput());
+  Shape wshape = module::getShape(op.getRight());
+  Shape out = module::getShape(op.getOutput());
+  if (!Lowering::isWeight(op.getRight()) || wshape.size() != 2 ||
+      Lowering::isWeight(op.getInput()) || a.empty()) {
+    why = "only an activation times a 2-D weight has an INT8 form";
+    return false;
+  }
+  bool transB = op.getRightTranspose();
+  int64_t k = a.back(), n = transB ? wshape[0] : wshape[1];
+  Value biasV = op.getBias();
+  if (!top::isNone(biasV) &&
+      (!Lowering::isWeight(biasV) || module::getNumElements(biasV) != n)) {
+    why = "the bias is not a weight of N values";
+    return false;
+  }
+  auto outQ = l.quantType(op.getOutput());
+  if (!outQ) {
+    why = noEntry(op.getOutput());
+    return false;
+  }
+  if (op.getDoRelu() && outQ.isSigned() && outQ.getZeroPoint() == 0) {
+    why = "a fused relu needs an unsigned result";
+    return false;
+  }
+  Value input = l.int8Operand(op.getInput());
+  if (!input) {
+    why = noEntry(op.getInput());
+    return false;
+  }
+  auto inQ = qtypeOf(input);
+  std::vector<float> w = l.weightData(op.getRight());
+  float mx = 0.0f;
+  for (float v : w)
+    mx = std::max(mx, std::fabs(v));
+  double sw = mx > 0 ? double(mx) / 127.0 : 1.0;
+  std::vector<float> wq(w.size());
+  for (size_t i = 0; i < w.size(); ++i)
+    wq[i] = float(std::clamp<int64_t>(
+        tisa::roundToInt(double(w[i]) / sw, tisa::RoundMode::HalfAwayFromZero),
+        -127, 127));
+  std::vector<float> bias = top::isNone(biasV) ? std::vector<float>()
+                                               : l.weightData(biasV);
+  std::vector<int32_t> bq(static_cast<size_t>(n), 0);
+  int64_t zpIn = inQ.getZeroPoint();
+  for (int64_t j = 0; j < n; ++j) {
+    int64_t v = bias.empty() ? 0
+                             : tisa::roundToInt(double(bias[size_t(j)]) /
+                                                    (sw * inQ.getScale()),
+                                                tisa::RoundMode::HalfAwayFromZero);
+    for (int64_t kk = 0; kk < k; ++kk)
+      v -= zpIn * int64_t(wq[transB ? size_t(j * k + kk) : size_t(kk * n + j)]);
+    bq[size_t(j)] = int32_t(tisa::saturate(v, tisa::Prec::Int32, true));
+  }
+  bool needBias = !bias.empty() || zpIn != 0;
+  int64_t mult = 1;
+  int rshift = 0;
+  tisa::getScaleAndShift(sw * inQ.getScale() / outQ.getScale(), mult, rshift,
+                         32);
+  OpBuilder b(o);
+  MLIRContext *ctx = l.getContext();
+  auto wType = quant::UniformQuantizedType::get(
+      quant::QuantizationFlags::Signed, IntegerType::get(ctx, 8),
+      Float32Type::get(ctx), sw, 0, -128, 127);
+  std::string base = op.getName().str();
+  Value right =
+      l.newWeight(b, op.getLoc(), base + "_weight_int8", wshape, wq, wType);
+  Value biasW =
+      needBias ? l.newIntWeight(b, op.getLoc(), base + "_bias_int32", {n}, bq,
+                                IntegerType::get(ctx, 32))
+               : b.create<top::NoneOp>(op.getLoc(), b.getNoneType()).getOutput();
+  auto mm = b.create<tpu::MatMulOp>(op.getLoc(), RankedTensorType::get(out, outQ),
+                                    input, right, biasW, transB,
+                                    op.getDoRelu(), op.getReluLimit(),
+                                    op.getName());
+  mm->setAttr(tpu::kQuantMultiplierAttr, b.getI64ArrayAttr({mult}));
+  mm->setAttr(tpu::kQuantRShiftAttr, b.getI64ArrayAttr({rshift}));
+  replaceOp(o, mm.getOutput());
+  return true;
+}
+
 template <typename PoolOpT>
 FailureOr<bool> lowerPoolInt8(Operation *o, Lowering &l, std::string &why,
                               bool isMax) {
@@ -453,6 +540,7 @@ FailureOr<bool> lowerMoveInt8(Operation *o, Lowering &l, std::string &why) {
 void registerInt8Lowerings(Int8LoweringTable &table) {
   table["top.Conv"] = lowerConvInt8;
   table["top.BatchNorm"] = lowerBatchNormInt8;
+  table["top.MatMul"] = lowerMatMulInt8;
   table["top.MaxPool"] = lowerMaxPoolInt8;
   table["top.AvgPool"] = lowerAvgPoolInt8;
   table["top.Add"] = lowerAddSubInt8<top::AddOp, tpu::AddOp>;

@@ -300,6 +300,19 @@ struct MatMulParams {
   bool rightTransposed = false;
   std::optional<uint64_t> biasAddr;
   Activation act;
+  /// INT8 (int8 / uint8 left, int8 right, int8 / uint8 output): MM into an
+  /// int32 accumulator (shift 0; K chunks accumulate), an AR add of the
+  /// int32 bias [N] (`biasAddr` here, none: no bias), then one RQ1 with
+  /// these immediates. `act` must be None (a relu is the saturation to an
+  /// unsigned output).
+  struct Quant {
+    std::optional<uint64_t> biasAddr;
+    int32_t multiplier = 1;
+    int rshift = 0;
+    int32_t zeroPoint = 0;
+    isa::RoundMode round = isa::RoundMode::HalfUp;
+  };
+  std::optional<Quant> quant;
 };
 void matmul(CmdEmitter &em, const MatMulParams &p);
 

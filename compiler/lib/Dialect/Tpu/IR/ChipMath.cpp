@@ -662,6 +662,33 @@ int64_t addInt8(int64_t a, int64_t b, const int64_t mult[2],
   return isa::saturate(t, isa::Prec::Int8, outSigned);
 }
 
+void matmulInt8(int64_t m, int64_t k, int64_t n, const float *a,
+                const float *b, bool transB, const int32_t *bias,
+                int64_t multiplier, int rshift, int64_t zeroPoint,
+                bool outSigned, isa::RoundMode mode, float *out) {
+  std::vector<int32_t> bi(size_t(k * n));
+  for (int64_t kk = 0; kk < k; ++kk)
+    for (int64_t j = 0; j < n; ++j)
+      bi[size_t(kk * n + j)] =
+          int32_t(transB ? b[size_t(j * k + kk)] : b[size_t(kk * n + j)]);
+  std::vector<uint32_t> acc(static_cast<size_t>(n));
+  for (int64_t i = 0; i < m; ++i) {
+    std::fill(acc.begin(), acc.end(), 0u);
+    for (int64_t kk = 0; kk < k; ++kk) {
+      uint32_t av = uint32_t(int32_t(a[size_t(i * k + kk)]));
+      const int32_t *row = bi.data() + size_t(kk * n);
+      for (int64_t j = 0; j < n; ++j)
+        acc[size_t(j)] += av * uint32_t(row[j]);
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      uint32_t v = acc[size_t(j)] + (bias ? uint32_t(bias[j]) : 0u);
+      out[size_t(i * n + j)] =
+          float(isa::requantize(int32_t(v), multiplier, rshift, zeroPoint,
+                                mode, isa::Prec::Int8, outSigned));
+    }
+  }
+}
+
 float quantizeRq0(float x, double scale, int64_t zeroPoint, bool isSigned,
                   isa::RoundMode mode) {
   float inv = float(1.0 / scale);

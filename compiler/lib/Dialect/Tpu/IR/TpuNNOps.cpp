@@ -309,6 +309,36 @@ LogicalResult MatMulOp::inference(InferenceContext &ctx) {
   Shape a = shapeOf(getInput()), b = shapeOf(getRight());
   Shape outShape = shapeOf(getOutput());
   std::vector<float> &out = ctx.output(getOutput());
+  if (auto outQ =
+          dyn_cast<quant::UniformQuantizedType>(getElementType(getOutput()))) {
+    // INT8 (a fully connected layer: a 2-D right weight).
+    auto mult = (*this)->getAttrOfType<ArrayAttr>(kQuantMultiplierAttr);
+    auto shift = (*this)->getAttrOfType<ArrayAttr>(kQuantRShiftAttr);
+    if (!mult || !shift || mult.size() != 1 || shift.size() != 1 ||
+        b.size() != 2)
+      return emitOpError("an INT8 matmul needs a 2-D right operand and one ")
+             << kQuantMultiplierAttr << " / " << kQuantRShiftAttr;
+    int64_t k = a.back(), n = getRightTranspose() ? b[0] : b[1];
+    int64_t m = int64_t(ctx.get(getInput()).size()) / k;
+    std::vector<int32_t> bias;
+    if (!isNone(getBias())) {
+      auto w = getBias().getDefiningOp<WeightOp>();
+      const ::tpu::npz::Array *array =
+          w ? findWeight(module::getModule(*this), w.getName()) : nullptr;
+      if (!array)
+        return emitOpError("an INT8 matmul's bias must be an int32 weight");
+      for (int64_t v : array->toInt64())
+        bias.push_back(int32_t(v));
+      if (int64_t(bias.size()) != n)
+        return emitOpError("the INT8 bias needs ") << n << " values";
+    }
+    chip::matmulInt8(m, k, n, ctx.get(getInput()).data(),
+                     ctx.get(getRight()).data(), getRightTranspose(),
+                     bias.empty() ? nullptr : bias.data(), toI64(mult)[0],
+                     int(toI64(shift)[0]), outQ.getZeroPoint(),
+                     outQ.isSigned(), kInt8RoundMode, out.data());
+    return success();
+  }
   // MM sums over K ascending and adds the fp32 bias after the products.
   chip::matmul(a, ctx.get(getInput()).data(), b, ctx.get(getRight()).data(),
                getRightTranspose(), out.data(), ctx.getNumThreads());

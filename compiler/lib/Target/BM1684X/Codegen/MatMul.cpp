@@ -1,6 +1,8 @@
 //===- MatMul.cpp - BM1684X codegen of tpu.MatMul ------------------------===//
 #include "../CodegenContext.h"
 
+#include "mlir/Dialect/Quant/QuantTypes.h"
+
 using namespace mlir;
 namespace backend = ::tpu::backend;
 
@@ -17,6 +19,23 @@ void MatMulOp::codegenBM1684X(CodegenContext &ctx) {
   p.rightTransposed = getRightTranspose();
   p.biasAddr = ctx.optionalAddr(*this, getBias());
   p.act = fusedActivation(getDoRelu(), getReluLimit().convertToDouble());
+  if (auto outQ = dyn_cast<quant::UniformQuantizedType>(
+          tpu::getElementType(getOutput()))) {
+    auto mult = (*this)->getAttrOfType<ArrayAttr>(kQuantMultiplierAttr);
+    auto shift = (*this)->getAttrOfType<ArrayAttr>(kQuantRShiftAttr);
+    if (!mult || !shift || mult.size() != 1 || shift.size() != 1)
+      throw bm1684x::CodegenError{*this, "an INT8 matmul needs its "
+                                         "multiplier and shift"};
+    backend::MatMulParams::Quant q;
+    q.biasAddr = p.biasAddr;
+    q.multiplier = int32_t(toI64(mult)[0]);
+    q.rshift = int(toI64(shift)[0]);
+    q.zeroPoint = int32_t(outQ.getZeroPoint());
+    q.round = kInt8RoundMode;
+    p.quant = q;
+    p.biasAddr.reset();
+    p.act = {};
+  }
   backend::matmul(ctx.emitter(), p);
 }
 

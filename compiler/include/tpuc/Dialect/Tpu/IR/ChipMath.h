@@ -174,6 +174,16 @@ int64_t addInt8(int64_t a, int64_t b, const int64_t mult[2],
                 const int64_t rshift[2], int fraction, bool sub,
                 bool outSigned, ::tpu::isa::RoundMode mode);
 
+/// INT8 matmul of a (M, K) left and a (K, N) (or, with \p transB, (N, K))
+/// right matrix as the MM computes it: int32 sums modulo 2^32, + the int32
+/// bias (null: none; the AR add wraps), then RQ1 with the immediates to
+/// int8 / uint8. (With K split into chunks the MM saturates each partial
+/// sum to int32: equal unless a partial sum overflows, K > 133000.)
+void matmulInt8(int64_t m, int64_t k, int64_t n, const float *a,
+                const float *b, bool transB, const int32_t *bias,
+                int64_t multiplier, int rshift, int64_t zeroPoint,
+                bool outSigned, ::tpu::isa::RoundMode mode, float *out);
+
 /// Float -> int8 / uint8 as rq0: sat(round(fl32(fl32(x * fl32(1 / scale))
 /// + zp))) rounded per \p mode.
 float quantizeRq0(float x, double scale, int64_t zeroPoint, bool isSigned,
