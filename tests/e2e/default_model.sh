@@ -15,17 +15,19 @@
 # and precisions, so tpusim matches it bit for bit (measured in all three
 # modes); the vs-tpu gates are the issue's minimums, as for the real models.
 #
-#   default_model.sh --mode F32|F16|BF16 --bin BUILD/bin --work DIR [--batch N]
+#   default_model.sh --mode F32|F16|BF16|INT8 --bin BUILD/bin --work DIR
+#                    [--batch N] [--asymmetric (INT8 with zero points)]
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 source "$ROOT/tests/e2e/common.sh"
-MODE=F32 BIN="" WORK="" BATCH=1
+MODE=F32 BIN="" WORK="" BATCH=1 DEPLOY_OPTS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --mode) MODE="$2"; shift ;;
     --bin) BIN="$2"; shift ;;
     --work) WORK="$2"; shift ;;
     --batch) BATCH="$2"; shift ;;
+    --asymmetric) DEPLOY_OPTS+=(--asymmetric) ;;
     *) echo "default_model.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -46,4 +48,4 @@ PY
 set -x
 e2e_transform "$ROOT/models/default/default_cnn.onnx" "[[$BATCH,3,32,32]]"
 E2E_SIM_OPTS=(--trace trace.json)
-e2e_deploy_run_compare
+e2e_deploy_run_compare "${DEPLOY_OPTS[@]}"

@@ -17,7 +17,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 source "$ROOT/tests/e2e/common.sh"
 source "$ROOT/scripts/lib/skip.sh"
-MODE=F32 BIN="" WORK="" BATCH=1 ARCH=resnet18
+MODE=F32 BIN="" WORK="" BATCH=1 ARCH=resnet18 DEPLOY_OPTS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --mode) MODE="$2"; shift ;;
@@ -25,6 +25,7 @@ while [ $# -gt 0 ]; do
     --work) WORK="$2"; shift ;;
     --batch) BATCH="$2"; shift ;;
     --arch) ARCH="$2"; shift ;;
+    --asymmetric) DEPLOY_OPTS+=(--asymmetric) ;;
     *) echo "resnet18.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -50,7 +51,7 @@ e2e_transform "$ARCH.onnx" "[[$BATCH,3,224,224]]"
 if [ "$ARCH" = mobilenet_v2 ] && [ "$MODE" = INT8 ]; then
   vs_ref=0.97,0.70
 fi
-e2e_deploy_run_compare
+e2e_deploy_run_compare "${DEPLOY_OPTS[@]}"
 if [ "$ARCH" = mobilenet_v2 ] && [ "$MODE" = INT8 ]; then
   "$BIN/tpuc" qtable model_top.mlir --calibration-table cali.table \
     --dataset calib --input-num 4 --expected-cos 0.99 --max-float-layers 24 \
@@ -88,7 +89,8 @@ if [ "$ARCH" = resnet18v2 ] && [ "$BATCH" = 1 ]; then
   cali=()
   [ "$MODE" = INT8 ] && cali=(--calibration-table cali.table)
   "$BIN/tpuc" deploy model_top.mlir --quantize "$MODE" --chip bm1684x \
-    -o "model_${m}_none.bmodel" --layer-group none "${cali[@]}" > /dev/null
+    -o "model_${m}_none.bmodel" --layer-group none "${cali[@]}" \
+    "${DEPLOY_OPTS[@]}" > /dev/null
   "$BIN/tpusim" run "model_${m}_none.bmodel" --mode timing \
     --stats stats_none.json > /dev/null
   /usr/bin/python3 - stats_none.json stats.json "$published_us" "$MODE" <<'PY'

@@ -322,6 +322,13 @@ void dqFloat(CmdEmitter &em, const LTensor &res, const LTensor &in,
 void arShift(CmdEmitter &em, ArOp op, const LTensor &res, const Opd &a,
              const Opd &b, int shift, isa::RoundMode round);
 
+/// The commands of one tile of binaryInt8 (BinaryInt8Params), with two
+/// int32 scratch tiles of the output's shape; shared by the per-op kernel
+/// and the layer groups.
+void emitBinaryInt8Tile(CmdEmitter &em, const BinaryInt8Params &p,
+                        const LTensor &a, const LTensor &b, const LTensor &out,
+                        const LTensor &ta, const LTensor &tb);
+
 /// Matrix multiply (sMM mm.normal): left (M, ceil(K / lw), 1, lw) and right
 /// (K, ceil(N / rw), 1, rw) in matrix(w) layout, result (M, ceil(N / rw),
 /// 1, rw); optional fp32 bias (1, ceil(N / rw), 1, rw).

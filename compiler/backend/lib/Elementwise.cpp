@@ -544,6 +544,39 @@ void cast(CmdEmitter &em, const CastParams &p) {
              });
 }
 
+void detail::emitBinaryInt8Tile(CmdEmitter &em, const BinaryInt8Params &p,
+                        const LTensor &a, const LTensor &b, const LTensor &out,
+                        const LTensor &ta, const LTensor &tb) {
+  bool sub = p.kind == BinaryKind::Sub;
+  bool asym = p.zeroPoint[0] || p.zeroPoint[1] || p.outZeroPoint;
+  if (!asym) {
+    arShift(em, ArOp::Mul, ta, Opd::of(a),
+            Opd::immInt(p.multiplier[0], Prec::Int32), p.rshift[0], p.round);
+    arShift(em, ArOp::Mul, tb, Opd::of(b),
+            Opd::immInt(p.multiplier[1], Prec::Int32), p.rshift[1], p.round);
+    if (out.isSigned) {
+      arShift(em, sub ? ArOp::SubSat : ArOp::AddSat, out, Opd::of(ta),
+              Opd::of(tb), p.shift, p.round);
+    } else {
+      arShift(em, sub ? ArOp::Sub : ArOp::Add, ta, Opd::of(ta), Opd::of(tb),
+              p.shift, p.round);
+      ar(em, ArOp::Cast, out, Opd::of(ta), Opd(), p.round);
+    }
+    return;
+  }
+  const LTensor *in[2] = {&a, &b}, *t[2] = {&ta, &tb};
+  for (int k = 0; k < 2; ++k) {
+    ar(em, ArOp::Sub, *t[k], Opd::of(*in[k]),
+       Opd::immInt(p.zeroPoint[k], Prec::Int32));
+    arShift(em, ArOp::Mul, *t[k], Opd::of(*t[k]),
+            Opd::immInt(p.multiplier[k], Prec::Int32), p.rshift[k], p.round);
+  }
+  arShift(em, sub ? ArOp::Sub : ArOp::Add, ta, Opd::of(ta), Opd::of(tb),
+          p.shift, p.round);
+  ar(em, ArOp::Add, ta, Opd::of(ta), Opd::immInt(p.outZeroPoint, Prec::Int32));
+  ar(em, ArOp::Cast, out, Opd::of(ta), Opd(), p.round);
+}
+
 void binaryInt8(CmdEmitter &em, const BinaryInt8Params &p) {
   OpCtx ctx{"binaryInt8", p.name};
   for (auto [t, what] : {std::pair{&p.lhs, "lhs"}, std::pair{&p.rhs, "rhs"},
@@ -562,7 +595,6 @@ void binaryInt8(CmdEmitter &em, const BinaryInt8Params &p) {
   } catch (const Error &e) {
     ctx.fail(e.what());
   }
-  bool sub = p.kind == BinaryKind::Sub;
   // Two int32 scratch tiles (the fp32 temps have the same size).
   runEltwise(em, ctx, jobs, p.output.prec, 2, {},
              [&](const std::vector<LTensor> &in, const LTensor &res,
@@ -575,20 +607,7 @@ void binaryInt8(CmdEmitter &em, const BinaryInt8Params &p) {
                                         out.shape);
                LTensor tb = localTensor(em.chip(), s.temps[1], Prec::Int32,
                                         out.shape);
-               arShift(em, ArOp::Mul, ta, Opd::of(a),
-                       Opd::immInt(p.multiplier[0], Prec::Int32), p.rshift[0],
-                       p.round);
-               arShift(em, ArOp::Mul, tb, Opd::of(b),
-                       Opd::immInt(p.multiplier[1], Prec::Int32), p.rshift[1],
-                       p.round);
-               if (out.isSigned) {
-                 arShift(em, sub ? ArOp::SubSat : ArOp::AddSat, out,
-                         Opd::of(ta), Opd::of(tb), p.shift, p.round);
-               } else {
-                 arShift(em, sub ? ArOp::Sub : ArOp::Add, ta, Opd::of(ta),
-                         Opd::of(tb), p.shift, p.round);
-                 ar(em, ArOp::Cast, out, Opd::of(ta), Opd(), p.round);
-               }
+               emitBinaryInt8Tile(em, p, a, b, out, ta, tb);
              });
 }
 

@@ -879,8 +879,13 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
       }
       if (integer && p.kind == PoolKind::Avg) {
         cmd.output = acc;
+        cmd.padBits = uint32_t(p.quant->inZeroPoint) & 0xFF;
         pord(em, cmd);
+        if (p.quant->inZeroPoint)
+          ar(em, ArOp::Add, acc, Opd::of(acc),
+             Opd::immInt(int32_t(-w->kh * w->kw * p.quant->inZeroPoint)));
         RqCmd r;
+        r.zeroPoint = p.quant->outZeroPoint;
         r.multiplier = p.quant->multiplier;
         r.rshift = p.quant->rshift;
         r.round = p.quant->round;
@@ -893,21 +898,9 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
     return;
   }
   if (const auto *b = std::get_if<BinaryInt8Params>(&op.params)) {
-    LTensor ta = localTensor(chip, temps[0], Prec::Int32, out.shape);
-    LTensor tb = localTensor(chip, temps[1], Prec::Int32, out.shape);
-    arShift(em, ArOp::Mul, ta, Opd::of(sameRows(0)),
-            Opd::immInt(b->multiplier[0], Prec::Int32), b->rshift[0], b->round);
-    arShift(em, ArOp::Mul, tb, Opd::of(sameRows(1)),
-            Opd::immInt(b->multiplier[1], Prec::Int32), b->rshift[1], b->round);
-    bool sub = b->kind == BinaryKind::Sub;
-    if (out.isSigned) {
-      arShift(em, sub ? ArOp::SubSat : ArOp::AddSat, out, Opd::of(ta),
-              Opd::of(tb), b->shift, b->round);
-    } else {
-      arShift(em, sub ? ArOp::Sub : ArOp::Add, ta, Opd::of(ta), Opd::of(tb),
-              b->shift, b->round);
-      ar(em, ArOp::Cast, out, Opd::of(ta), Opd(), b->round);
-    }
+    emitBinaryInt8Tile(em, *b, sameRows(0), sameRows(1), out,
+                       localTensor(chip, temps[0], Prec::Int32, out.shape),
+                       localTensor(chip, temps[1], Prec::Int32, out.shape));
     return;
   }
   if (const auto *b = std::get_if<BinaryParams>(&op.params)) {

@@ -275,8 +275,16 @@ void pool2d(CmdEmitter &em, const PoolParams &p) {
             LTensor acc = localTensor(chip, accBuf, Prec::Int32, out.shape);
             acc.isSigned = true;
             cmd.output = acc;
+            // Asymmetric: the pads read the input zero point, then the
+            // window's k * zp comes off (padding counts as real 0).
+            cmd.padBits = uint32_t(p.quant->inZeroPoint) & 0xFF;
             pord(em, cmd);
+            if (p.quant->inZeroPoint)
+              ar(em, ArOp::Add, acc, Opd::of(acc),
+                 Opd::immInt(int32_t(-p.kernelH * p.kernelW *
+                                     p.quant->inZeroPoint)));
             RqCmd r;
+            r.zeroPoint = p.quant->outZeroPoint;
             r.input = acc;
             r.output = out;
             r.multiplier = p.quant->multiplier;

@@ -107,6 +107,8 @@ constexpr const char *kUsage =
     "                           (see tpuc qtable)\n"
     "  --calibration-table FILE thresholds per tensor (tpuc calibrate,\n"
     "                           TPU-MLIR's format); needed for INT8\n"
+    "  --asymmetric             INT8 with zero points (scale (max - min) / 255\n"
+    "                           from the table's min / max)\n"
     "  --int8-fallback MODE     F32 (default), F16 or BF16: the mode of the\n"
     "                           ops that have no INT8 form (listed in the\n"
     "                           compile report)\n"
@@ -146,6 +148,7 @@ constexpr const char *kUsage =
 struct DeployOptions {
   std::string model, output, quantize, chip, quantizeTable;
   std::string calibrationTable, int8Fallback = "F32";
+  bool asymmetric = false;
   /// Empty: the mode's default (kFloatTolerance; INT8: kInt8OutputTolerance
   /// for the outputs, kInt8LayerTolerance for the other tensors).
   std::string testInput, testReference, tolerance;
@@ -191,6 +194,8 @@ int parseArgs(int argc, char **argv, DeployOptions &opts) {
       ok = value(opts.calibrationTable);
     else if (a == "--int8-fallback")
       ok = value(opts.int8Fallback);
+    else if (a == "--asymmetric")
+      opts.asymmetric = true;
     else if (a == "--chip" || a == "--processor")
       ok = value(opts.chip);
     else if (a == "--test-input")
@@ -693,6 +698,7 @@ int runDeploy(int argc, char **argv) {
   tpuc::Int8Options int8;
   int8.cali = cali ? &*cali : nullptr;
   int8.fallback = *fallback;
+  int8.asymmetric = opts.asymmetric;
   int8.floatOps = &floatOps;
   if (mlir::failed(tpuc::lowerTopToTpu(module, *mode,
                                        table ? &*table : nullptr, int8)))

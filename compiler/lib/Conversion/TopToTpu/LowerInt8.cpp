@@ -93,7 +93,18 @@ quant::UniformQuantizedType Lowering::quantType(Value v) {
     return {};
   double th = std::max(e->threshold, 1e-5);
   quant::UniformQuantizedType t;
-  if (e->min < 0)
+  if (asymmetric) {
+    // [min, max] widened to hold 0, in the 256 int8 codes: scale
+    // (max - min) / 255, q = x / scale + zp with zp = round(-128 - min /
+    // scale) (0 is exactly a code).
+    double lo = std::min(e->min, 0.0), hi = std::max(e->max, 0.0);
+    double scale = std::max(hi - lo, 1e-5) / 255.0;
+    int64_t zp = std::clamp<int64_t>(
+        tisa::roundToInt(-128.0 - lo / scale,
+                         tisa::RoundMode::HalfAwayFromZero),
+        -128, 127);
+    t = int8Type(getContext(), scale, true, zp);
+  } else if (e->min < 0)
     t = int8Type(getContext(), th / 127.0, true);
   else if (!readByDepthwise(v))
     t = int8Type(getContext(), th / 255.0, false);
@@ -122,6 +133,12 @@ namespace {
 
 quant::UniformQuantizedType qtypeOf(Value v) {
   return dyn_cast<quant::UniformQuantizedType>(tpu::getElementType(v));
+}
+
+/// A relu on a result of type \p q is its saturation: real 0 is the
+/// lowest code (uint8 zero point 0, or int8 zero point -128).
+bool reluIsSaturation(quant::UniformQuantizedType q) {
+  return q.getZeroPoint() == q.getStorageTypeMin();
 }
 
 /// "no calibration entry for 'x'".
@@ -294,6 +311,12 @@ FailureOr<bool> lowerConvInt8(Operation *o, Lowering &l, std::string &why) {
           "uint8)";
     return false;
   }
+  if (op.getDoRelu() && !reluIsSaturation(outQ) &&
+      !(outQ.isSigned() && outQ.getZeroPoint() == 0)) {
+    why = "a fused relu on a result of zero point " +
+          std::to_string(outQ.getZeroPoint());
+    return false;
+  }
   std::vector<float> w = l.weightData(op.getFilter());
   std::vector<float> bias = top::isNone(op.getBias())
                                 ? std::vector<float>(size_t(oc), 0.0f)
@@ -335,8 +358,8 @@ FailureOr<bool> lowerMatMulInt8(Operation *o, Lowering &l, std::string &why) {
     why = noEntry(op.getOutput());
     return false;
   }
-  if (op.getDoRelu() && outQ.isSigned() && outQ.getZeroPoint() == 0) {
-    why = "a fused relu needs an unsigned result";
+  if (op.getDoRelu() && !reluIsSaturation(outQ)) {
+    why = "a fused relu needs a result whose zero point is its lowest code";
     return false;
   }
   Value input = l.int8Operand(op.getInput());
@@ -428,8 +451,8 @@ FailureOr<bool> lowerPoolInt8(Operation *o, Lowering &l, std::string &why,
     why = noEntry(op.getOutput());
     return false;
   }
-  if (op.getDoRelu() && outQ.isSigned()) {
-    why = "a fused relu needs an unsigned result";
+  if (op.getDoRelu() && !reluIsSaturation(outQ)) {
+    why = "a fused relu needs a result whose zero point is its lowest code";
     return false;
   }
   OpBuilder b(o);
@@ -470,8 +493,8 @@ FailureOr<bool> lowerAddSubInt8(Operation *o, Lowering &l, std::string &why) {
     why = noEntry(op.getOutput());
     return false;
   }
-  if (op.getDoRelu() && outQ.isSigned()) {
-    why = "a fused relu needs an unsigned result";
+  if (op.getDoRelu() && !reluIsSaturation(outQ)) {
+    why = "a fused relu needs a result whose zero point is its lowest code";
     return false;
   }
   Value lhs = l.int8Operand(op.getLhs()), rhs = l.int8Operand(op.getRhs());
@@ -527,8 +550,9 @@ FailureOr<bool> lowerMoveInt8(Operation *o, Lowering &l, std::string &why) {
       return false;
     }
   if (auto pad = dyn_cast<top::PadOp>(o))
-    if (pad.getMode() != "constant" || pad.getVal().convertToDouble() != 0.0) {
-      why = "only zero padding keeps the quantised values";
+    if (pad.getMode() != "constant" || pad.getVal().convertToDouble() != 0.0 ||
+        t.getZeroPoint() != 0) {
+      why = "only zero padding of a zero point 0 keeps the quantised values";
       return false;
     }
   l.setActTypeOverride(t);

@@ -101,6 +101,7 @@ public:
   void forget(llvm::ArrayRef<mlir::Value> values);
 
   const CaliTable *getCaliTable() const { return cali; }
+  void setAsymmetric(bool on) { asymmetric = on; }
   /// The int8 / uint8 type of the top value \p v from the calibration
   /// table (symmetric: scale threshold / 127, or threshold / 255 and uint8
   /// when the calibrated minimum is >= 0 and no reader needs it signed);
@@ -122,6 +123,7 @@ private:
   mlir::MLIRContext *context;
   QuantMode mode;
   const CaliTable *cali = nullptr;
+  bool asymmetric = false;
   mlir::Type actOverride;
   /// By tensor name: values are replaced (and their memory reused) as the
   /// lowering goes, names stay.

@@ -282,6 +282,7 @@ LogicalResult lowerTopToTpu(ModuleOp module, QuantMode mode,
     return module.emitError("lowering: INT8 needs a calibration table "
                             "(tpuc calibrate; deploy --calibration-table)");
   Lowering l(module, mode, int8.cali);
+  l.setAsymmetric(int8.asymmetric);
   Block &body = func.getBody().front();
 
   // Inputs stay f32 in DDR: the readers' activation() casts them once per

@@ -339,6 +339,9 @@ struct PoolParams {
     int32_t multiplier = 1;
     int rshift = 0;
     isa::RoundMode round = isa::RoundMode::HalfUp;
+    /// Asymmetric: the pads read the input zero point, an AR adds
+    /// -k * inZeroPoint to the sum, the RQ1 adds outZeroPoint.
+    int32_t inZeroPoint = 0, outZeroPoint = 0;
   };
   std::optional<Requant> quant;
 };
@@ -542,6 +545,12 @@ struct BinaryInt8Params {
   BinaryKind kind = BinaryKind::Add;
   int32_t multiplier[2] = {1, 1};
   int rshift[2] = {0, 0};
+  /// Asymmetric (any of them non-zero): t_x = rightShiftRound((x - zp_x) *
+  /// m_x, r_x) (an AR sub, then the mul-shift, in int32), y = sat(
+  /// rightShiftRound(t_a +/- t_b, shift) + outZeroPoint) (AR add-shift, AR
+  /// add of the zero point, saturating cast).
+  int32_t zeroPoint[2] = {0, 0};
+  int32_t outZeroPoint = 0;
   int shift = 0;
   isa::RoundMode round = isa::RoundMode::HalfUp;
   /// Always None (a relu is the saturation to an unsigned output); kept so

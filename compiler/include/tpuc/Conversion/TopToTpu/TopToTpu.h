@@ -35,6 +35,9 @@ struct Int8Options {
   const CaliTable *cali = nullptr;
   /// The float mode of the ops that have no INT8 form (F32, F16 or BF16).
   QuantMode fallback = QuantMode::F32;
+  /// Asymmetric activations: int8 with scale (max - min) / 255 and a zero
+  /// point from the table's min / max (TPU-MLIR's --asymmetric).
+  bool asymmetric = false;
   /// Filled by the lowering: the ops an INT8 lowering left in `fallback`,
   /// "<op name> (<op type>): <why>".
   std::vector<std::string> *floatOps = nullptr;

@@ -627,8 +627,9 @@ void convInt8(const kernels::ConvParams &p, const float *in, const float *filter
 }
 
 void avgPoolInt8(const kernels::PoolParams &p, const float *in,
-                 int64_t multiplier, int rshift, bool outSigned,
-                 isa::RoundMode mode, float *out, unsigned) {
+                 int64_t multiplier, int rshift, int64_t inZeroPoint,
+                 int64_t outZeroPoint, bool outSigned, isa::RoundMode mode,
+                 float *out, unsigned) {
   int64_t n = p.inShape[0], c = p.inShape[1], ih = p.inShape[2],
           iw = p.inShape[3];
   int64_t oh = p.outShape[2], ow = p.outShape[3];
@@ -643,23 +644,31 @@ void avgPoolInt8(const kernels::PoolParams &p, const float *in,
         for (int64_t ky = 0; ky < kh; ++ky)
           for (int64_t kx = 0; kx < kw; ++kx) {
             int64_t iy = oy * sh + ky - pt, ix = ox * sw + kx - pl;
-            if (iy >= 0 && iy < ih && ix >= 0 && ix < iw)
-              sum += int64_t(x[size_t(iy * iw + ix)]);
+            // The command's pads read the zero point.
+            sum += iy >= 0 && iy < ih && ix >= 0 && ix < iw
+                       ? int64_t(x[size_t(iy * iw + ix)])
+                       : inZeroPoint;
           }
         sum = isa::saturate(sum, isa::Prec::Int32, true);
-        out[size_t((b * oh + oy) * ow + ox)] = float(isa::requantize(
-            sum, multiplier, rshift, 0, mode, isa::Prec::Int8, outSigned));
+        if (inZeroPoint) // the AR add of -k * zp (int32, wrapping)
+          sum = int32_t(uint32_t(sum) - uint32_t(kh * kw * inZeroPoint));
+        out[size_t((b * oh + oy) * ow + ox)] =
+            float(isa::requantize(sum, multiplier, rshift, outZeroPoint, mode,
+                                  isa::Prec::Int8, outSigned));
       }
   }
 }
 
 int64_t addInt8(int64_t a, int64_t b, const int64_t mult[2],
-                const int64_t rshift[2], int fraction, bool sub,
-                bool outSigned, isa::RoundMode mode) {
-  int64_t ta = isa::rightShiftRound(a * mult[0], int(rshift[0]), mode);
-  int64_t tb = isa::rightShiftRound(b * mult[1], int(rshift[1]), mode);
+                const int64_t rshift[2], const int64_t zeroPoint[2],
+                int64_t outZeroPoint, int fraction, bool sub, bool outSigned,
+                isa::RoundMode mode) {
+  int64_t ta =
+      isa::rightShiftRound((a - zeroPoint[0]) * mult[0], int(rshift[0]), mode);
+  int64_t tb =
+      isa::rightShiftRound((b - zeroPoint[1]) * mult[1], int(rshift[1]), mode);
   int64_t t = isa::rightShiftRound(sub ? ta - tb : ta + tb, fraction, mode);
-  return isa::saturate(t, isa::Prec::Int8, outSigned);
+  return isa::saturate(t + outZeroPoint, isa::Prec::Int8, outSigned);
 }
 
 void matmulInt8(int64_t m, int64_t k, int64_t n, const float *a,

@@ -69,13 +69,19 @@ LogicalResult int8BinaryInference(OpT op, InferenceContext &ctx, bool sub) {
            << kQuantMultiplierAttr << " / " << kQuantRShiftAttr << " values";
   Shape m = toI64(mult), r = toI64(shift);
   bool isSigned = outQ.isSigned();
+  auto lq = dyn_cast<quant::UniformQuantizedType>(getElementType(op.getLhs()));
+  auto rq = dyn_cast<quant::UniformQuantizedType>(getElementType(op.getRhs()));
+  if (!lq || !rq)
+    return op.emitOpError("an INT8 add / sub needs quantised operands");
+  int64_t zp[2] = {lq.getZeroPoint(), rq.getZeroPoint()};
+  int64_t zo = outQ.getZeroPoint();
   std::vector<float> &out = ctx.output(op.getOutput());
   kernels::broadcastBinary(
       shapeOf(op.getLhs()), ctx.get(op.getLhs()).data(), shapeOf(op.getRhs()),
       ctx.get(op.getRhs()).data(), shapeOf(op.getOutput()), out.data(),
       [&](float a, float b) -> float {
         return float(chip::addInt8(int64_t(a), int64_t(b), m.data(), r.data(),
-                                   kAddFractionBits, sub, isSigned,
+                                   zp, zo, kAddFractionBits, sub, isSigned,
                                    kInt8RoundMode));
       });
   return success();

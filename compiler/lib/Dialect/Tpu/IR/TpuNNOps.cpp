@@ -398,8 +398,10 @@ LogicalResult Pool2DOp::inference(InferenceContext &ctx) {
     if (!mult || !shift || mult.size() != 1 || shift.size() != 1)
       return emitOpError("an INT8 average pool needs one ")
              << kQuantMultiplierAttr << " and " << kQuantRShiftAttr;
+    auto inQ = cast<quant::UniformQuantizedType>(getElementType(getInput()));
     chip::avgPoolInt8(p, ctx.get(getInput()).data(), toI64(mult)[0],
-                      int(toI64(shift)[0]), outQ.isSigned(), kInt8RoundMode,
+                      int(toI64(shift)[0]), inQ.getZeroPoint(),
+                      outQ.getZeroPoint(), outQ.isSigned(), kInt8RoundMode,
                       out.data(), ctx.getNumThreads());
     return success();
   }

@@ -71,6 +71,13 @@ backend::BinaryInt8Params binaryInt8Params(CodegenContext &ctx,
   }
   p.shift = tpu::kAddFractionBits;
   p.round = tpu::kInt8RoundMode;
+  for (int i = 0; i < 2; ++i)
+    if (auto q = dyn_cast<quant::UniformQuantizedType>(
+            tpu::getElementType(op->getOperand(unsigned(i)))))
+      p.zeroPoint[i] = int32_t(q.getZeroPoint());
+  if (auto q = dyn_cast<quant::UniformQuantizedType>(
+          tpu::getElementType(op->getResult(0))))
+    p.outZeroPoint = int32_t(q.getZeroPoint());
   return p;
 }
 

@@ -27,9 +27,14 @@ backend::PoolParams poolParams(CodegenContext &ctx, tpu::Pool2DOp op) {
       if (!mult || !shift || mult.size() != 1 || shift.size() != 1)
         throw CodegenError{op, "an INT8 average pool needs its multiplier "
                                "and shift"};
-      p.quant = backend::PoolParams::Requant{int32_t(toI64(mult)[0]),
-                                             int(toI64(shift)[0]),
-                                             tpu::kInt8RoundMode};
+      p.quant = backend::PoolParams::Requant{
+          int32_t(toI64(mult)[0]), int(toI64(shift)[0]), tpu::kInt8RoundMode,
+          int32_t(cast<quant::UniformQuantizedType>(
+                      tpu::getElementType(op.getInput()))
+                      .getZeroPoint()),
+          int32_t(cast<quant::UniformQuantizedType>(
+                      tpu::getElementType(op.getOutput()))
+                      .getZeroPoint())};
     }
   }
   return p;

@@ -162,17 +162,22 @@ void convInt8(const kernels::ConvParams &p, const float *in, const float *filter
               bool outSigned, bool reluSigned, ::tpu::isa::RoundMode mode,
               float *out, unsigned numThreads);
 
-/// INT8 average pooling: the window sum (pads add 0) in int64, saturated to
-/// int32, then RQ1 with the immediates (multiplier, rshift, zero point 0).
+/// INT8 average pooling: the window sum of q - inZeroPoint (pads add 0:
+/// the command pads with the zero point and an AR takes k * zp off) in
+/// int64, saturated to int32, then RQ1 with the immediates (multiplier,
+/// rshift, outZeroPoint).
 void avgPoolInt8(const kernels::PoolParams &p, const float *in,
-                 int64_t multiplier, int rshift, bool outSigned,
+                 int64_t multiplier, int rshift, int64_t inZeroPoint,
+                 int64_t outZeroPoint, bool outSigned,
                  ::tpu::isa::RoundMode mode, float *out, unsigned numThreads);
 
-/// INT8 add (\p sub: subtract) of rescaled inputs: t_x = rightShiftRound(x
-/// * m_x, r_x) for both, y = sat(rightShiftRound(t_a +/- t_b, fraction)).
+/// INT8 add (\p sub: subtract) of rescaled inputs: t_x =
+/// rightShiftRound((x - zp_x) * m_x, r_x) for both, y =
+/// sat(rightShiftRound(t_a +/- t_b, fraction) + outZeroPoint).
 int64_t addInt8(int64_t a, int64_t b, const int64_t mult[2],
-                const int64_t rshift[2], int fraction, bool sub,
-                bool outSigned, ::tpu::isa::RoundMode mode);
+                const int64_t rshift[2], const int64_t zeroPoint[2],
+                int64_t outZeroPoint, int fraction, bool sub, bool outSigned,
+                ::tpu::isa::RoundMode mode);
 
 /// INT8 matmul of a (M, K) left and a (K, N) (or, with \p transB, (N, K))
 /// right matrix as the MM computes it: int32 sums modulo 2^32, + the int32
