@@ -964,6 +964,39 @@ void arShift(CmdEmitter &em, ArOp op, const LTensor &res, const Opd &a,
   em.tiuAccess(isa::encode(c), reads, writes);
 }
 
+void lutGather(CmdEmitter &em, const LTensor &res, const LTensor &idx,
+               uint64_t table) {
+  if (idx.layout != kStrEuAligned || res.layout != kStrEuAligned)
+    throw Error("backend: a table lookup needs EU-aligned operands");
+  if (res.prec != Prec::Int8 || idx.prec != Prec::Int8)
+    throw Error("backend: a table lookup reads and writes int8");
+  // (n, c, h, w) EU-aligned is (n, c, 1, h * w) EU-aligned.
+  uint64_t w = uint64_t(res.shape.h) * res.shape.w;
+  if (w > kMaxDim)
+    throw Error("backend: a table lookup row of " + std::to_string(w) +
+                " elements does not fit 16 bits");
+  isa::cmd::SSG c;
+  c.cmd_short = 1;
+  c.tsk_typ = unsigned(isa::TiuTask::SG);
+  c.tsk_eu_typ = 5; // pe_s_gather_d1coor
+  c.opd0_str = 4;   // one line-aligned table per lane, shared by its channels
+  c.res0_n = res.shape.n;
+  c.res0_c = res.shape.c;
+  c.res0_h = 1;
+  c.res0_w = w;
+  c.opd0_h = 1;
+  c.opd0_w = 256;
+  c.opd1_w = w;
+  c.res0_prec = precCode(Prec::Int8);
+  c.opd0_prec = precCode(Prec::Int8);
+  c.opd1_prec = precCode(Prec::Int8); // indices: unsigned 8-bit
+  c.res0_addr = res.offset;
+  c.opd0_addr = table;
+  c.opd1_addr = idx.offset;
+  em.tiuAccess(isa::encode(c), {idx.range(em.chip()), {table, 256}},
+               {res.range(em.chip())});
+}
+
 void mm(CmdEmitter &em, const MMCmd &x) {
   if (x.m == 0 || x.k == 0 || x.n == 0 || x.m > kMaxDim)
     throw Error("backend: matmul of " + std::to_string(x.m) + " x " +

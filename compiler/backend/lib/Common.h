@@ -322,6 +322,13 @@ void dqFloat(CmdEmitter &em, const LTensor &res, const LTensor &in,
 void arShift(CmdEmitter &em, ArOp op, const LTensor &res, const Opd &a,
              const Opd &b, int shift, isa::RoundMode round);
 
+/// res = table[idx] element-wise (sSG pe_s_gather_d1coor, opd0_str 4): the
+/// 256-entry int8 table at local offset `table` in every lane (one line),
+/// the indices the raw bytes of `idx` (EU-aligned, read as u8), res
+/// EU-aligned of idx's shape (may be idx itself).
+void lutGather(CmdEmitter &em, const LTensor &res, const LTensor &idx,
+               uint64_t table);
+
 /// The commands of one tile of binaryInt8 (BinaryInt8Params), with two
 /// int32 scratch tiles of the output's shape; shared by the per-op kernel
 /// and the layer groups.

@@ -549,6 +549,28 @@ void detail::emitBinaryInt8Tile(CmdEmitter &em, const BinaryInt8Params &p,
                         const LTensor &ta, const LTensor &tb) {
   bool sub = p.kind == BinaryKind::Sub;
   bool asym = p.zeroPoint[0] || p.zeroPoint[1] || p.outZeroPoint;
+  if (p.kind == BinaryKind::Mul) {
+    // (a - zp_a) (b - zp_b) in int32, then RQ1 (multiplier[0], rshift[0],
+    // the output zero point).
+    if (p.zeroPoint[0] || p.zeroPoint[1]) {
+      ar(em, ArOp::Sub, ta, Opd::of(a),
+         Opd::immInt(p.zeroPoint[0], Prec::Int32));
+      ar(em, ArOp::Sub, tb, Opd::of(b),
+         Opd::immInt(p.zeroPoint[1], Prec::Int32));
+      ar(em, ArOp::Mul, ta, Opd::of(ta), Opd::of(tb));
+    } else {
+      ar(em, ArOp::Mul, ta, Opd::of(a), Opd::of(b));
+    }
+    RqCmd r;
+    r.input = ta;
+    r.output = out;
+    r.multiplier = p.multiplier[0];
+    r.rshift = p.rshift[0];
+    r.zeroPoint = p.outZeroPoint;
+    r.round = p.round;
+    rq(em, r);
+    return;
+  }
   if (!asym) {
     arShift(em, ArOp::Mul, ta, Opd::of(a),
             Opd::immInt(p.multiplier[0], Prec::Int32), p.rshift[0], p.round);
@@ -577,6 +599,35 @@ void detail::emitBinaryInt8Tile(CmdEmitter &em, const BinaryInt8Params &p,
   ar(em, ArOp::Cast, out, Opd::of(ta), Opd(), p.round);
 }
 
+void lut(CmdEmitter &em, const LutParams &p) {
+  OpCtx ctx{"lut", p.name};
+  if (p.input.prec != Prec::Int8 || p.output.prec != Prec::Int8)
+    ctx.fail("a table lookup takes an int8 / uint8 input and output");
+  checkSameCount(ctx, p.input, p.output);
+  auto jobs = broadcastJobs(em.chip(), {reshaped(p.input, p.output.shape)},
+                            p.output);
+  bool loaded = false;
+  // The table goes into the coefficient-table area runEltwise reserves
+  // (320 bytes per lane; no unary tables are prepared here).
+  runEltwise(em, ctx, jobs, p.output.prec, 0, {},
+             [&](const std::vector<LTensor> &ins, const LTensor &res,
+                 const UnaryScratch &s) {
+               if (!loaded) {
+                 Shape4 ts{1, uint32_t(em.chip().npuNum), 1, 256};
+                 load(em, DView{p.tableAddr, Prec::Int8, ts, {0, 0, 0, 1}},
+                      localTensor(em.chip(), s.tables, Prec::Int8, ts,
+                                  isa::LocalLayout::Compact));
+                 loaded = true;
+               }
+               LTensor in = ins[0];
+               if (in.layout != kStrEuAligned) {
+                 ar(em, ArOp::Copy, res, Opd::of(in));
+                 in = res;
+               }
+               lutGather(em, res, in, s.tables);
+             });
+}
+
 void binaryInt8(CmdEmitter &em, const BinaryInt8Params &p) {
   OpCtx ctx{"binaryInt8", p.name};
   for (auto [t, what] : {std::pair{&p.lhs, "lhs"}, std::pair{&p.rhs, "rhs"},
@@ -584,9 +635,10 @@ void binaryInt8(CmdEmitter &em, const BinaryInt8Params &p) {
     if (t->prec != Prec::Int8)
       ctx.fail(std::string(what) + " must be int8 / uint8, got " +
                isa::precName(t->prec));
-  if (p.kind != BinaryKind::Add && p.kind != BinaryKind::Sub)
-    ctx.fail("only add and sub have an integer form");
-  for (int k = 0; k < 2; ++k)
+  if (p.kind != BinaryKind::Add && p.kind != BinaryKind::Sub &&
+      p.kind != BinaryKind::Mul)
+    ctx.fail("only add, sub and mul have an integer form");
+  for (int k = 0; k < 2 && p.kind != BinaryKind::Mul; ++k)
     if (p.multiplier[k] < 0 || p.multiplier[k] > 0xFFFF)
       ctx.fail("multipliers must fit 16 bits");
   std::vector<EltJob> jobs;

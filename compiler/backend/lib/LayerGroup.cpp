@@ -279,7 +279,7 @@ std::string localOpSupport(const LocalOpParams &params,
         } else if constexpr (std::is_same_v<T, BinaryInt8Params>) {
           if (!rank4(x.output) || x.lhs.shape != x.output.shape ||
               x.rhs.shape != x.output.shape)
-            return "an INT8 add / sub of operands of other shapes";
+            return "an INT8 add / sub / mul of operands of other shapes";
           return "";
         } else {
           static_assert(std::is_same_v<T, ScaleParams>);

@@ -29,6 +29,7 @@
 #include "tpuc/Support/Weights.h"
 
 #include <cmath>
+#include <functional>
 
 using namespace mlir;
 using namespace tpuc;
@@ -480,14 +481,15 @@ FailureOr<bool> lowerAvgPoolInt8(Operation *o, Lowering &l, std::string &why) {
   return lowerPoolInt8<top::AvgPoolOp>(o, l, why, false);
 }
 
+FailureOr<bool> lowerScalarBinaryLut(Operation *o, Lowering &l,
+                                     std::string &why);
+
 template <typename TopOpT, typename TpuOpT>
 FailureOr<bool> lowerAddSubInt8(Operation *o, Lowering &l, std::string &why) {
   auto op = cast<TopOpT>(o);
   for (Value v : {op.getLhs(), op.getRhs()})
-    if (Lowering::isWeight(v)) {
-      why = "a weight operand";
-      return false;
-    }
+    if (Lowering::isWeight(v))
+      return lowerScalarBinaryLut(o, l, why);
   auto outQ = l.quantType(op.getOutput());
   if (!outQ) {
     why = noEntry(op.getOutput());
@@ -510,6 +512,12 @@ FailureOr<bool> lowerAddSubInt8(Operation *o, Lowering &l, std::string &why) {
     tisa::getScaleAndShift(qtypeOf(v).getScale() / outQ.getScale() *
                               double(1 << tpu::kAddFractionBits),
                           m, r, 16);
+    // An exact power-of-two ratio comes back with the smallest (possibly
+    // negative) shift: a left shift is a larger multiplier.
+    if (r < 0 && m >= 0 && (m << -r) <= 0x7FFF) {
+      m <<= -r;
+      r = 0;
+    }
     if (m < 0 || r < 0) {
       why = "input and output scales too far apart";
       return false;
@@ -526,6 +534,198 @@ FailureOr<bool> lowerAddSubInt8(Operation *o, Lowering &l, std::string &why) {
   r->setAttr(tpu::kQuantMultiplierAttr, b.getI64ArrayAttr(mults));
   r->setAttr(tpu::kQuantRShiftAttr, b.getI64ArrayAttr(shifts));
   replaceOp(o, r.getOutput());
+  return true;
+}
+
+/// f(x) of the unary top op \p o (double precision; the table rounds it).
+std::optional<double> unaryValue(Operation *o, double x) {
+  auto f64 = [&](StringRef name, double dflt) {
+    if (auto a = o->getAttrOfType<FloatAttr>(name))
+      return a.getValueAsDouble();
+    return dflt;
+  };
+  double sig = 1.0 / (1.0 + std::exp(-x));
+  if (isa<top::ReluOp>(o)) {
+    double lim = f64("relu_limit", -1.0);
+    double y = std::max(x, 0.0);
+    return lim > 0 ? std::min(y, lim) : y;
+  }
+  if (isa<top::LeakyReluOp>(o))
+    return x < 0 ? f64("alpha", 0.01) * x : x;
+  if (isa<top::ClipOp>(o))
+    return std::min(std::max(x, f64("min", -INFINITY)), f64("max", INFINITY));
+  if (isa<top::SigmoidOp>(o))
+    return sig;
+  if (isa<top::HardSigmoidOp>(o))
+    return std::clamp(f64("alpha", 0.2) * x + f64("beta", 0.5), 0.0, 1.0);
+  if (isa<top::HardSwishOp>(o))
+    return x * std::clamp(x / 6.0 + 0.5, 0.0, 1.0);
+  if (isa<top::TanhOp>(o))
+    return std::tanh(x);
+  if (isa<top::ExpOp>(o))
+    return std::exp(x);
+  if (isa<top::ErfOp>(o))
+    return std::erf(x);
+  if (auto g = dyn_cast<top::GeluOp>(o)) {
+    if (g.getApproximate() == "tanh")
+      return 0.5 * x *
+             (1.0 + std::tanh(std::sqrt(2.0 / M_PI) *
+                              (x + 0.044715 * x * x * x)));
+    return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+  }
+  if (isa<top::SiLUOp>(o))
+    return x * sig;
+  if (isa<top::AbsOp>(o))
+    return std::fabs(x);
+  if (isa<top::NegOp>(o))
+    return -x;
+  return std::nullopt;
+}
+
+/// A unary function as a 256-entry table (tpu.Lut): entry b holds the
+/// output's code of f((b - zp_in) * s_in) for the input code whose raw byte
+/// is b, rounded half away from zero and saturated (non-finite values go
+/// to the end of the range they lie at).
+FailureOr<bool>
+lowerLutInt8(Operation *o, Lowering &l, std::string &why, Value in,
+             const std::function<std::optional<double>(double)> &f) {
+  Value res = o->getResult(0);
+  auto outQ = l.quantType(res);
+  if (!outQ) {
+    why = noEntry(res);
+    return false;
+  }
+  if (!l.quantType(in) && !qtypeOf(in)) {
+    why = noEntry(in);
+    return false;
+  }
+  Value input = l.int8Operand(in);
+  if (!input) {
+    why = "its input is a weight";
+    return false;
+  }
+  auto inQ = qtypeOf(input);
+  std::vector<float> table(256);
+  double lo = double(outQ.getStorageTypeMin()),
+         hi = double(outQ.getStorageTypeMax());
+  for (int b = 0; b < 256; ++b) {
+    int64_t code = inQ.isSigned() ? int64_t(int8_t(uint8_t(b))) : int64_t(b);
+    double x = double(code - inQ.getZeroPoint()) * inQ.getScale();
+    std::optional<double> y = f(x);
+    if (!y) {
+      why = "no table for this function";
+      return false;
+    }
+    double q;
+    if (std::isnan(*y))
+      q = double(outQ.getZeroPoint());
+    else if (std::isinf(*y))
+      q = *y > 0 ? hi : lo;
+    else
+      q = std::clamp(double(tisa::roundToInt(
+                         *y / outQ.getScale() + double(outQ.getZeroPoint()),
+                         tisa::RoundMode::HalfAwayFromZero)),
+                     lo, hi);
+    table[size_t(b)] = float(q);
+  }
+  OpBuilder b(o);
+  std::string name = top::getTensorName(res);
+  Value tw = l.newWeight(b, o->getLoc(), name + "_lut", {256}, table, outQ);
+  auto lut = b.create<tpu::LutOp>(
+      o->getLoc(), RankedTensorType::get(module::getShape(res), outQ), input,
+      tw, name);
+  replaceOp(o, lut.getOutput());
+  return true;
+}
+
+FailureOr<bool> lowerUnaryInt8(Operation *o, Lowering &l, std::string &why) {
+  return lowerLutInt8(o, l, why, o->getOperand(0),
+                      [o](double x) { return unaryValue(o, x); });
+}
+
+/// An element-wise binary op of an activation and a one-element weight
+/// (x + 3 of a decomposed hard-swish, x / 6, ...) is a function of one
+/// input: a table.
+FailureOr<bool> lowerScalarBinaryLut(Operation *o, Lowering &l,
+                                     std::string &why) {
+  Value a = o->getOperand(0), b = o->getOperand(1);
+  bool constLeft = Lowering::isWeight(a);
+  Value c = constLeft ? a : b, x = constLeft ? b : a;
+  if (!Lowering::isWeight(c) || Lowering::isWeight(x) ||
+      module::getNumElements(c) != 1 ||
+      module::getShape(x) != module::getShape(o->getResult(0))) {
+    why = "only an activation and a one-element weight have a table form";
+    return false;
+  }
+  double k = double(l.weightData(c)[0]);
+  StringRef name = o->getName().getStringRef();
+  auto f = [=](double v) -> std::optional<double> {
+    double p = constLeft ? k : v, q = constLeft ? v : k;
+    if (name == "top.Add")
+      return p + q;
+    if (name == "top.Sub")
+      return p - q;
+    if (name == "top.Mul")
+      return p * q;
+    if (name == "top.Div")
+      return p / q;
+    if (name == "top.Max")
+      return std::max(p, q);
+    if (name == "top.Min")
+      return std::min(p, q);
+    if (name == "top.Pow")
+      return std::pow(p, q);
+    return std::nullopt;
+  };
+  if (o->getAttrOfType<BoolAttr>("do_relu") &&
+      o->getAttrOfType<BoolAttr>("do_relu").getValue()) {
+    double lim = -1.0;
+    if (auto a = o->getAttrOfType<FloatAttr>("relu_limit"))
+      lim = a.getValueAsDouble();
+    return lowerLutInt8(o, l, why, x, [=](double v) -> std::optional<double> {
+      std::optional<double> y = f(v);
+      if (!y)
+        return y;
+      double r = std::max(*y, 0.0);
+      return lim > 0 ? std::min(r, lim) : r;
+    });
+  }
+  return lowerLutInt8(o, l, why, x, f);
+}
+
+/// Mul of two activations: (a - zp_a) (b - zp_b) in int32, requantised by
+/// s_a s_b / s_out (32-bit multiplier); a one-element weight operand makes
+/// it a table (lowerScalarBinaryLut).
+FailureOr<bool> lowerMulInt8(Operation *o, Lowering &l, std::string &why) {
+  auto op = cast<top::MulOp>(o);
+  if (Lowering::isWeight(op.getLhs()) || Lowering::isWeight(op.getRhs()))
+    return lowerScalarBinaryLut(o, l, why);
+  auto outQ = l.quantType(op.getOutput());
+  if (!outQ) {
+    why = noEntry(op.getOutput());
+    return false;
+  }
+  if (op.getDoRelu() && !reluIsSaturation(outQ)) {
+    why = "a fused relu needs a result whose zero point is its lowest code";
+    return false;
+  }
+  Value lhs = l.int8Operand(op.getLhs()), rhs = l.int8Operand(op.getRhs());
+  if (!lhs || !rhs) {
+    why = noEntry(lhs ? op.getRhs() : op.getLhs());
+    return false;
+  }
+  int64_t m = 1;
+  int r = 0;
+  tisa::getScaleAndShift(qtypeOf(lhs).getScale() * qtypeOf(rhs).getScale() /
+                             outQ.getScale(),
+                         m, r, 32);
+  OpBuilder b(o);
+  auto mul = b.create<tpu::MulOp>(
+      op.getLoc(), RankedTensorType::get(module::getShape(op.getOutput()), outQ),
+      lhs, rhs, op.getDoRelu(), op.getReluLimit(), op.getName());
+  mul->setAttr(tpu::kQuantMultiplierAttr, b.getI64ArrayAttr({m}));
+  mul->setAttr(tpu::kQuantRShiftAttr, b.getI64ArrayAttr({r}));
+  replaceOp(o, mul.getOutput());
   return true;
 }
 
@@ -572,6 +772,14 @@ void registerInt8Lowerings(Int8LoweringTable &table) {
   for (const char *name : {"top.Reshape", "top.Permute", "top.Slice",
                            "top.Pad", "top.Concat"})
     table[name] = lowerMoveInt8;
+  for (const char *name :
+       {"top.Relu", "top.LeakyRelu", "top.Clip", "top.Sigmoid",
+        "top.HardSigmoid", "top.HardSwish", "top.Tanh", "top.Exp", "top.Erf",
+        "top.Gelu", "top.SiLU", "top.Abs", "top.Neg"})
+    table[name] = lowerUnaryInt8;
+  table["top.Mul"] = lowerMulInt8;
+  for (const char *name : {"top.Div", "top.Max", "top.Min", "top.Pow"})
+    table[name] = lowerScalarBinaryLut;
 }
 
 } // namespace tpuc::lowering

@@ -198,6 +198,8 @@ BinaryKernelParams binaryKernelParams(CodegenContext &ctx, OpT op,
 /// quant_rshift).
 ::tpu::backend::BinaryInt8Params binaryInt8Params(CodegenContext &ctx,
                                                   mlir::Operation *op);
+/// Backend parameters of tpu.Lut.
+::tpu::backend::LutParams lutParams(CodegenContext &ctx, tpu::LutOp op);
 
 /// A chain of element-wise ops run as one backend::eltwiseChain
 /// (Codegen/Elementwise.cpp): `ops` in order, the first reading `input`

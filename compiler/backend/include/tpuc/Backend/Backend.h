@@ -539,6 +539,8 @@ void cast(CmdEmitter &em, const CastParams &p);
 ///   y   = sat(rightShiftRound(t_a +/- t_b, shift)) (AR add/sub saturating;
 ///         for an unsigned output an int32 add, then a saturating cast)
 /// with every rounding `round`. Zero points are 0 (symmetric).
+/// Mul (kind Mul): t = (a - zp_a) (b - zp_b) in int32 (AR sub, AR mul), y
+/// = RQ1(t; multiplier[0], rshift[0], outZeroPoint).
 struct BinaryInt8Params {
   std::string name;
   GTensor lhs, rhs, output;
@@ -558,6 +560,19 @@ struct BinaryInt8Params {
   Activation act;
 };
 void binaryInt8(CmdEmitter &em, const BinaryInt8Params &p);
+
+/// INT8 element-wise function through a 256-entry lookup table at
+/// `tableAddr` (int8 codes of the output type, entry b for input byte b):
+/// the table is loaded into every lane once, then one sSG
+/// pe_s_gather_d1coor per tile reads output[i] = table[byte(input[i])].
+struct LutParams {
+  std::string name;
+  GTensor input, output;
+  uint64_t tableAddr = 0;
+  /// Always None (kept so that every local op's parameters have one).
+  Activation act;
+};
+void lut(CmdEmitter &em, const LutParams &p);
 
 /// Softmax (or log-softmax) along `axis`.
 struct SoftmaxParams {

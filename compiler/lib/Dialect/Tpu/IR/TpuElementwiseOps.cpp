@@ -12,6 +12,8 @@
 //===----------------------------------------------------------------------===//
 #include "TpuCommon.h"
 
+#include "tpu/isa/Numerics.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -59,13 +61,17 @@ template <typename OpT> LogicalResult verifyBinary(OpT op) {
 /// INT8 add / sub (tpu.Add / tpu.Sub with quant_multiplier): both inputs
 /// rescaled to the output (chip::addInt8).
 template <typename OpT>
-LogicalResult int8BinaryInference(OpT op, InferenceContext &ctx, bool sub) {
+LogicalResult int8BinaryInference(OpT op, InferenceContext &ctx, bool sub,
+                                  bool mul = false) {
   auto outQ =
       dyn_cast<quant::UniformQuantizedType>(getElementType(op.getOutput()));
   auto mult = op->template getAttrOfType<ArrayAttr>(kQuantMultiplierAttr);
   auto shift = op->template getAttrOfType<ArrayAttr>(kQuantRShiftAttr);
-  if (!outQ || !mult || !shift || mult.size() != 2 || shift.size() != 2)
-    return op.emitOpError("an INT8 add / sub needs a quantised result and two ")
+  size_t want = mul ? 1 : 2;
+  if (!outQ || !mult || !shift || mult.size() != want ||
+      shift.size() != want)
+    return op.emitOpError("an INT8 add / sub (mul) needs a quantised result "
+                          "and two (one) ")
            << kQuantMultiplierAttr << " / " << kQuantRShiftAttr << " values";
   Shape m = toI64(mult), r = toI64(shift);
   bool isSigned = outQ.isSigned();
@@ -80,6 +86,10 @@ LogicalResult int8BinaryInference(OpT op, InferenceContext &ctx, bool sub) {
       shapeOf(op.getLhs()), ctx.get(op.getLhs()).data(), shapeOf(op.getRhs()),
       ctx.get(op.getRhs()).data(), shapeOf(op.getOutput()), out.data(),
       [&](float a, float b) -> float {
+        if (mul) // the RQ1 of (a - zp_a) (b - zp_b)
+          return float(::tpu::isa::requantize(
+              (int64_t(a) - zp[0]) * (int64_t(b) - zp[1]), m[0], int(r[0]), zo,
+              kInt8RoundMode, ::tpu::isa::Prec::Int8, isSigned));
         return float(chip::addInt8(int64_t(a), int64_t(b), m.data(), r.data(),
                                    zp, zo, kAddFractionBits, sub, isSigned,
                                    kInt8RoundMode));
@@ -90,8 +100,10 @@ LogicalResult int8BinaryInference(OpT op, InferenceContext &ctx, bool sub) {
 template <typename OpT, typename Fn>
 LogicalResult binaryInference(OpT op, InferenceContext &ctx, Fn fn) {
   if (op->hasAttr(kQuantMultiplierAttr)) {
-    if constexpr (std::is_same_v<OpT, AddOp> || std::is_same_v<OpT, SubOp>)
-      return int8BinaryInference(op, ctx, std::is_same_v<OpT, SubOp>);
+    if constexpr (std::is_same_v<OpT, AddOp> || std::is_same_v<OpT, SubOp> ||
+                  std::is_same_v<OpT, MulOp>)
+      return int8BinaryInference(op, ctx, std::is_same_v<OpT, SubOp>,
+                                 std::is_same_v<OpT, MulOp>);
     return op.emitOpError("has no INT8 form");
   }
   std::vector<float> &out = ctx.output(op.getOutput());
@@ -133,6 +145,30 @@ TPU_BINARY(MaxOp, std::max(a, b))
 TPU_BINARY(MinOp, std::min(a, b))
 
 #undef TPU_BINARY
+
+LogicalResult LutOp::verify() {
+  if (failed(verifyName(*this)))
+    return failure();
+  auto in = dyn_cast<quant::UniformQuantizedType>(getElementType(getInput()));
+  if (!in || in.getStorageTypeIntegralWidth() != 8)
+    return emitOpError("needs an int8 / uint8 quantised input");
+  if (shapeOf(getTable()) != Shape{256})
+    return emitOpError("needs a table of 256 entries");
+  if (storageType(getElementType(getTable())) !=
+          storageType(getElementType(getOutput())) ||
+      !isa<quant::UniformQuantizedType>(getElementType(getOutput())))
+    return emitOpError("needs a quantised result of the table's type");
+  return checkShape(*this, getOutput(), shapeOf(getInput()), "result");
+}
+
+LogicalResult LutOp::inference(InferenceContext &ctx) {
+  const std::vector<float> &in = ctx.get(getInput());
+  const std::vector<float> &table = ctx.get(getTable());
+  std::vector<float> &out = ctx.output(getOutput());
+  for (size_t i = 0; i < in.size(); ++i)
+    out[i] = table[size_t(uint8_t(int8_t(int32_t(in[i]))))];
+  return success();
+}
 
 LogicalResult PowOp::verify() { return verifyBinary(*this); }
 

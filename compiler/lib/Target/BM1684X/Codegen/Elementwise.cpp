@@ -50,24 +50,35 @@ void emitBinary(CodegenContext &ctx, OpT op, backend::BinaryKind k) {
 
 namespace tpuc::bm1684x {
 
+backend::LutParams lutParams(CodegenContext &ctx, tpu::LutOp op) {
+  backend::LutParams p;
+  p.name = op.getName().str();
+  p.input = ctx.tensor(op, op.getInput());
+  p.output = ctx.tensor(op, op.getOutput());
+  p.tableAddr = ctx.tensor(op, op.getTable()).addr;
+  return p;
+}
+
 backend::BinaryInt8Params binaryInt8Params(CodegenContext &ctx,
                                            Operation *op) {
   auto mult = op->getAttrOfType<ArrayAttr>(tpu::kQuantMultiplierAttr);
   auto shift = op->getAttrOfType<ArrayAttr>(tpu::kQuantRShiftAttr);
-  if (!mult || !shift || mult.size() != 2 || shift.size() != 2)
+  size_t want = isa<tpu::MulOp>(op) ? 1 : 2;
+  if (!mult || !shift || mult.size() != want || shift.size() != want)
     throw CodegenError{op, "an INT8 add / sub needs two multipliers and two "
-                           "shifts"};
+                           "shifts, a mul one"};
   backend::BinaryInt8Params p;
   p.name = top::getTensorName(op->getResult(0));
   p.lhs = ctx.tensor(op, op->getOperand(0));
   p.rhs = ctx.tensor(op, op->getOperand(1));
   p.output = ctx.tensor(op, op->getResult(0));
-  p.kind = isa<tpu::SubOp>(op) ? backend::BinaryKind::Sub
-                               : backend::BinaryKind::Add;
+  p.kind = isa<tpu::SubOp>(op)   ? backend::BinaryKind::Sub
+           : isa<tpu::MulOp>(op) ? backend::BinaryKind::Mul
+                                 : backend::BinaryKind::Add;
   std::vector<int64_t> m = toI64(mult), r = toI64(shift);
-  for (int i = 0; i < 2; ++i) {
-    p.multiplier[i] = int32_t(m[size_t(i)]);
-    p.rshift[i] = int(r[size_t(i)]);
+  for (size_t i = 0; i < want; ++i) {
+    p.multiplier[i] = int32_t(m[i]);
+    p.rshift[i] = int(r[i]);
   }
   p.shift = tpu::kAddFractionBits;
   p.round = tpu::kInt8RoundMode;
@@ -205,6 +216,10 @@ void MinOp::codegenBM1684X(CodegenContext &ctx) {
 }
 void PowOp::codegenBM1684X(CodegenContext &ctx) {
   emitBinary(ctx, *this, backend::BinaryKind::Pow);
+}
+
+void LutOp::codegenBM1684X(CodegenContext &ctx) {
+  backend::lut(ctx.emitter(), lutParams(ctx, *this));
 }
 
 void ActiveOp::codegenBM1684X(CodegenContext &ctx) {

@@ -91,7 +91,7 @@ localOpParams(CodegenContext &ctx, Operation *op, std::vector<Value> &acts,
   std::optional<backend::LocalOpParams> p;
   try {
     // INT8 add / sub: the per-op kernel's parameters (same-shape operands).
-    if (isa<tpu::AddOp, tpu::SubOp>(op) &&
+    if (isa<tpu::AddOp, tpu::SubOp, tpu::MulOp>(op) &&
         op->hasAttr(tpu::kQuantMultiplierAttr)) {
       Value lhs = op->getOperand(0), rhs = op->getOperand(1);
       if (module::getShape(lhs) != module::getShape(op->getResult(0)) ||

@@ -126,6 +126,27 @@ def Tpu_ActiveOp : Tpu_Op<"Active", [Tpu_BM1684XCodegen]> {
   let results = (outs Tpu_Tensor:$output);
 }
 
+def Tpu_LutOp : Tpu_Op<"Lut", [Tpu_BM1684XCodegen]> {
+  let summary = "INT8 element-wise function as a 256-entry lookup table";
+  let description = [{
+    `output[i] = table[byte(input[i])]`: the raw byte of the int8 / uint8
+    input (an int8 value v reads entry v & 255) selects one of the 256
+    entries of `table`, which holds output codes (the lowering computes
+    entry b as the output's quantisation of f(dequantised b), rounded half
+    away from zero and saturated). The chip runs it as one sSG
+    pe_s_gather_d1coor per tile with the table in every lane.
+
+    ```mlir
+    %2 = "tpu.Lut"(%0, %1) {name = "sig"}
+         : (tensor<1x16x8x8x!quant.uniform<i8:f32, 0.05>>,
+            tensor<256x!quant.uniform<u8:f32, 0.0039>>)
+         -> tensor<1x16x8x8x!quant.uniform<u8:f32, 0.0039>>
+    ```
+  }];
+  let arguments = (ins Tpu_Tensor:$input, Tpu_Tensor:$table, StrAttr:$name);
+  let results = (outs Tpu_Tensor:$output);
+}
+
 def Tpu_PReluOp : Tpu_Op<"PRelu", [Tpu_BM1684XCodegen]> {
   let summary = "Leaky relu with a per-element slope";
   let description = [{
