@@ -100,6 +100,11 @@ llvm::Expected<CaliTable> parseCaliTable(llvm::StringRef text,
       if (split[k + 1].getAsDouble(values[k]) || !std::isfinite(values[k]))
         return error(lineNo, "tensor '" + split[0] + "': " + what[k] + " '" +
                                  split[k + 1] + "' is not a finite number");
+    // A threshold is a magnitude: a negative one is a broken table (it
+    // would be floored to kMinThreshold and saturate the whole tensor).
+    if (values[0] < 0)
+      return error(lineNo, "tensor '" + split[0] + "': threshold " +
+                               split[1] + " is negative");
     CaliEntry entry;
     entry.threshold = std::max(values[0], kMinThreshold);
     entry.min = values[1];
