@@ -15,6 +15,9 @@ PACKAGES=(
   libonnx-testdata python3 python3-onnx python3-numpy
   # ResNet-18 test model, exported with random weights at test time.
   python3-torch python3-torchvision
+  # INT8 accuracy data (tests/e2e/int8_accuracy.sh): rendered Chinese and
+  # Latin text lines, synthetic speech.
+  fonts-wqy-microhei fonts-dejavu-core espeak-ng
   # Headless browser for the test of tpusim's HTML report.
   chromium
 )
