@@ -200,16 +200,16 @@ TEST(Int8ChipPool, AvgPoolWindowSumThenRq1) {
   std::vector<float> out(9);
   // multiplier 1, rshift 2 (/ 4): 0.25 -> 0, 0.75 -> 1, 0.5 -> 1, 1, 0, -1,
   // 0.75 -> 1, -0.75 -> -1, -1.5 -> -1 (HalfUp) or -2 (away from zero).
-  chip::avgPoolInt8(p, x.data(), 1, 2, true, kUp, out.data(), 1);
+  chip::avgPoolInt8(p, x.data(), 1, 2, 0, 0, true, kUp, out.data(), 1);
   EXPECT_EQ(out, (std::vector<float>{0, 1, 1, 1, 0, -1, 1, -1, -1}));
-  chip::avgPoolInt8(p, x.data(), 1, 2, true, kAway, out.data(), 1);
+  chip::avgPoolInt8(p, x.data(), 1, 2, 0, 0, true, kAway, out.data(), 1);
   EXPECT_EQ(out, (std::vector<float>{0, 1, 1, 1, 0, -1, 1, -1, -2}));
   // uint8 output: the negatives saturate to 0.
-  chip::avgPoolInt8(p, x.data(), 1, 2, false, kUp, out.data(), 1);
+  chip::avgPoolInt8(p, x.data(), 1, 2, 0, 0, false, kUp, out.data(), 1);
   EXPECT_EQ(out, (std::vector<float>{0, 1, 1, 1, 0, 0, 1, 0, 0}));
   // multiplier 100, rshift 0: 100, 300 -> 127, 200 -> 127, 400 -> 127, 0,
   // -400 -> -128, 300 -> 127, -300 -> -128, -600 -> -128.
-  chip::avgPoolInt8(p, x.data(), 100, 0, true, kUp, out.data(), 1);
+  chip::avgPoolInt8(p, x.data(), 100, 0, 0, 0, true, kUp, out.data(), 1);
   EXPECT_EQ(out,
             (std::vector<float>{100, 127, 127, 127, 0, -128, 127, -128, -128}));
   // A global average of the 2x2 (no pads, 1x1 output): s_in / (s_out * 4)
@@ -217,19 +217,22 @@ TEST(Int8ChipPool, AvgPoolWindowSumThenRq1) {
   p.outShape = {1, 1, 1, 1};
   p.pads = {0, 0, 0, 0};
   std::vector<float> y = {5, 7, 9, 11}; // 32 / 4 = 8
-  chip::avgPoolInt8(p, y.data(), 1, 2, true, kUp, out.data(), 1);
+  chip::avgPoolInt8(p, y.data(), 1, 2, 0, 0, true, kUp, out.data(), 1);
   EXPECT_EQ(out[0], 8);
   y = {5, 7, 9, 10}; // 31 / 4 = 7.75 -> 8
-  chip::avgPoolInt8(p, y.data(), 1, 2, true, kUp, out.data(), 1);
+  chip::avgPoolInt8(p, y.data(), 1, 2, 0, 0, true, kUp, out.data(), 1);
   EXPECT_EQ(out[0], 8);
   y = {-5, -7, -9, -9}; // -30 / 4 = -7.5 -> -7 (HalfUp), -8 (away)
-  chip::avgPoolInt8(p, y.data(), 1, 2, true, kUp, out.data(), 1);
+  chip::avgPoolInt8(p, y.data(), 1, 2, 0, 0, true, kUp, out.data(), 1);
   EXPECT_EQ(out[0], -7);
-  chip::avgPoolInt8(p, y.data(), 1, 2, true, kAway, out.data(), 1);
+  chip::avgPoolInt8(p, y.data(), 1, 2, 0, 0, true, kAway, out.data(), 1);
   EXPECT_EQ(out[0], -8);
 }
 
 //===----------------------------------------------------------------------===//
+/// Zero points of a symmetric add (the cases below).
+const int64_t kNoZp[2] = {0, 0};
+
 // addInt8
 //===----------------------------------------------------------------------===//
 
@@ -238,22 +241,22 @@ TEST(Int8ChipAdd, HandComputed) {
   //   t_a = 30 / 2 = 15, t_b = 35 / 4 = 8.75 -> 9;
   //   add: 24 / 4 = 6; sub: 6 / 4 = 1.5 -> 2.
   const int64_t m[2] = {3, 5}, r[2] = {1, 2};
-  EXPECT_EQ(chip::addInt8(10, 7, m, r, 2, false, true, kUp), 6);
-  EXPECT_EQ(chip::addInt8(10, 7, m, r, 2, true, true, kUp), 2);
+  EXPECT_EQ(chip::addInt8(10, 7, m, r, kNoZp, 0, 2, false, true, kUp), 6);
+  EXPECT_EQ(chip::addInt8(10, 7, m, r, kNoZp, 0, 2, true, true, kUp), 2);
   // a = 7, b = 10, sub: t_a = 21 / 2 = 10.5 -> 11, t_b = 50 / 4 = 12.5 ->
   // 13; (11 - 13) / 4 = -0.5 -> 0 (HalfUp), -1 (away from zero).
-  EXPECT_EQ(chip::addInt8(7, 10, m, r, 2, true, true, kUp), 0);
-  EXPECT_EQ(chip::addInt8(7, 10, m, r, 2, true, true, kAway), -1);
+  EXPECT_EQ(chip::addInt8(7, 10, m, r, kNoZp, 0, 2, true, true, kUp), 0);
+  EXPECT_EQ(chip::addInt8(7, 10, m, r, kNoZp, 0, 2, true, true, kAway), -1);
   // The scales of the lowering: s_a = 0.1, s_b = 0.2, s_out = 0.25 give
   // (13107, 7) and (13107, 6) (Int8RequantTest), 8 fraction bits.
   // a = 50 (5.0), b = -20 (-4.0), real sum 1.0 = 4 * s_out:
   //   t_a = 655350 / 128 = 5119.92 -> 5120; t_b = -262140 / 64 =
   //   -4095.94 -> -4096; (5120 - 4096) / 256 = 4.
   const int64_t ml[2] = {13107, 13107}, rl[2] = {7, 6};
-  EXPECT_EQ(chip::addInt8(50, -20, ml, rl, 8, false, true, kUp), 4);
+  EXPECT_EQ(chip::addInt8(50, -20, ml, rl, kNoZp, 0, 8, false, true, kUp), 4);
   // a = 3 (0.3), b = 1 (0.2): 0.5 = 2 * s_out. t_a = 39321 / 128 = 307.2
   // -> 307; t_b = 13107 / 64 = 204.8 -> 205; 512 / 256 = 2.
-  EXPECT_EQ(chip::addInt8(3, 1, ml, rl, 8, false, true, kUp), 2);
+  EXPECT_EQ(chip::addInt8(3, 1, ml, rl, kNoZp, 0, 8, false, true, kUp), 2);
 }
 
 TEST(Int8ChipAdd, NegativeTiesPerMode) {
@@ -261,31 +264,31 @@ TEST(Int8ChipAdd, NegativeTiesPerMode) {
   //   HalfUp: t_a = -1.5 -> -1, t_b = -1; -2 / 2 = -1.
   //   away:   t_a = -1.5 -> -2, t_b = -1; -3 / 2 = -1.5 -> -2.
   const int64_t m[2] = {1, 1}, r[2] = {1, 1};
-  EXPECT_EQ(chip::addInt8(-3, -2, m, r, 1, false, true, kUp), -1);
-  EXPECT_EQ(chip::addInt8(-3, -2, m, r, 1, false, true, kAway), -2);
+  EXPECT_EQ(chip::addInt8(-3, -2, m, r, kNoZp, 0, 1, false, true, kUp), -1);
+  EXPECT_EQ(chip::addInt8(-3, -2, m, r, kNoZp, 0, 1, false, true, kAway), -2);
 }
 
 TEST(Int8ChipAdd, SaturationAndUnsigned) {
   // m = {256, 256}, r = {0, 0}, fraction 8: y = a + b (sub: a - b) exactly,
   // then saturated.
   const int64_t m[2] = {256, 256}, r[2] = {0, 0};
-  EXPECT_EQ(chip::addInt8(127, 127, m, r, 8, false, true, kUp), 127); // 254
-  EXPECT_EQ(chip::addInt8(-128, -128, m, r, 8, false, true, kUp), -128);
-  EXPECT_EQ(chip::addInt8(-128, 127, m, r, 8, true, true, kUp), -128); // -255
-  EXPECT_EQ(chip::addInt8(127, -128, m, r, 8, true, true, kUp), 127);  // 255
-  EXPECT_EQ(chip::addInt8(100, -30, m, r, 8, false, true, kUp), 70);
+  EXPECT_EQ(chip::addInt8(127, 127, m, r, kNoZp, 0, 8, false, true, kUp), 127); // 254
+  EXPECT_EQ(chip::addInt8(-128, -128, m, r, kNoZp, 0, 8, false, true, kUp), -128);
+  EXPECT_EQ(chip::addInt8(-128, 127, m, r, kNoZp, 0, 8, true, true, kUp), -128); // -255
+  EXPECT_EQ(chip::addInt8(127, -128, m, r, kNoZp, 0, 8, true, true, kUp), 127);  // 255
+  EXPECT_EQ(chip::addInt8(100, -30, m, r, kNoZp, 0, 8, false, true, kUp), 70);
   // uint8 output: 100 + 50 = 150 (above 127, kept), 255 + 255 = 510 ->
   // 255, 50 - 100 = -50 -> 0, 100 - 50 = 50.
-  EXPECT_EQ(chip::addInt8(100, 50, m, r, 8, false, false, kUp), 150);
-  EXPECT_EQ(chip::addInt8(255, 255, m, r, 8, false, false, kUp), 255);
-  EXPECT_EQ(chip::addInt8(50, 100, m, r, 8, true, false, kUp), 0);
-  EXPECT_EQ(chip::addInt8(100, 50, m, r, 8, true, false, kUp), 50);
+  EXPECT_EQ(chip::addInt8(100, 50, m, r, kNoZp, 0, 8, false, false, kUp), 150);
+  EXPECT_EQ(chip::addInt8(255, 255, m, r, kNoZp, 0, 8, false, false, kUp), 255);
+  EXPECT_EQ(chip::addInt8(50, 100, m, r, kNoZp, 0, 8, true, false, kUp), 0);
+  EXPECT_EQ(chip::addInt8(100, 50, m, r, kNoZp, 0, 8, true, false, kUp), 50);
   // Halving (m = 128): (255 + 254) / 2 = 254.5 -> 255; (1 + 0) / 2 = 0.5 ->
   // 1; (-1 + 0) / 2 = -0.5 -> 0 (HalfUp).
   const int64_t h[2] = {128, 128};
-  EXPECT_EQ(chip::addInt8(255, 254, h, r, 8, false, false, kUp), 255);
-  EXPECT_EQ(chip::addInt8(1, 0, h, r, 8, false, true, kUp), 1);
-  EXPECT_EQ(chip::addInt8(-1, 0, h, r, 8, false, true, kUp), 0);
+  EXPECT_EQ(chip::addInt8(255, 254, h, r, kNoZp, 0, 8, false, false, kUp), 255);
+  EXPECT_EQ(chip::addInt8(1, 0, h, r, kNoZp, 0, 8, false, true, kUp), 1);
+  EXPECT_EQ(chip::addInt8(-1, 0, h, r, kNoZp, 0, 8, false, true, kUp), 0);
 }
 
 //===----------------------------------------------------------------------===//
@@ -358,3 +361,39 @@ TEST(Int8ChipCast, DequantizeDq0) {
 }
 
 } // namespace
+
+// Asymmetric: t_x = rsr((x - zp_x) m_x, r_x), y = sat(rsr(t_a + t_b, f) +
+// zp_out). a = 10, zp_a = 2 -> 8; b = 7, zp_b = -1 -> 8; m = 1, r = 0,
+// f = 0: 16, + zp_out 5 = 21. Sub: 8 - 8 = 0 + 5 = 5. Saturation after the
+// zero point: 127 - (-128) = 255 with zp_out -128 -> 127.
+TEST(Int8ChipMathTest, AddInt8ZeroPoints) {
+  const int64_t m[2] = {1, 1}, r[2] = {0, 0}, zp[2] = {2, -1};
+  EXPECT_EQ(chip::addInt8(10, 7, m, r, zp, 5, 0, false, true, kUp), 21);
+  EXPECT_EQ(chip::addInt8(10, 7, m, r, zp, 5, 0, true, true, kUp), 5);
+  const int64_t zq[2] = {-128, 0};
+  EXPECT_EQ(chip::addInt8(127, 0, m, r, zq, -128, 0, false, true, kUp), 127);
+  EXPECT_EQ(chip::addInt8(-128, 0, m, r, zq, -128, 0, false, true, kUp), -128);
+}
+
+// Asymmetric average pooling: a 2x2 window of 10s with input zero point 4
+// sums (10 - 4) * 4 = 24; multiplier 1, rshift 2: 6; + output zero point 3
+// = 9. With one pad row (count included) the pad reads zp_in = 4 -> 0:
+// window [10, 10, pad, pad] -> 12 >> 2 = 3 + 3 = 6.
+TEST(Int8ChipMathTest, AvgPoolInt8ZeroPoints) {
+  kernels::PoolParams p;
+  p.inShape = {1, 1, 2, 2};
+  p.outShape = {1, 1, 1, 1};
+  p.kernel = {2, 2};
+  p.strides = {1, 1};
+  p.dilations = {1, 1};
+  p.pads = {0, 0, 0, 0};
+  p.countIncludePad = true;
+  std::vector<float> x{10, 10, 10, 10}, out(1);
+  chip::avgPoolInt8(p, x.data(), 1, 2, 4, 3, true, kUp, out.data(), 1);
+  EXPECT_EQ(out[0], 9.0f);
+  p.inShape = {1, 1, 1, 2};
+  p.pads = {1, 0, 0, 0};
+  std::vector<float> y{10, 10};
+  chip::avgPoolInt8(p, y.data(), 1, 2, 4, 3, true, kUp, out.data(), 1);
+  EXPECT_EQ(out[0], 6.0f);
+}
