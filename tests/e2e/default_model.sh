@@ -17,6 +17,7 @@
 #
 #   default_model.sh --mode F32|F16|BF16|INT8 --bin BUILD/bin --work DIR
 #                    [--batch N] [--asymmetric (INT8 with zero points)]
+#                    [--deploy-opt OPTION (passed to every tpuc deploy)]
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 source "$ROOT/tests/e2e/common.sh"
@@ -28,6 +29,7 @@ while [ $# -gt 0 ]; do
     --work) WORK="$2"; shift ;;
     --batch) BATCH="$2"; shift ;;
     --asymmetric) DEPLOY_OPTS+=(--asymmetric) ;;
+    --deploy-opt) DEPLOY_OPTS+=("$2"); shift ;;
     *) echo "default_model.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift

@@ -107,6 +107,11 @@ constexpr const char *kUsage =
     "                           (see tpuc qtable)\n"
     "  --calibration-table FILE thresholds per tensor (tpuc calibrate,\n"
     "                           TPU-MLIR's format); needed for INT8\n"
+    "  --quant-input, --quant-output\n"
+    "                           INT8: model inputs / outputs stay int8 (their\n"
+    "                           table types; the bmodel records scale and\n"
+    "                           zero point) instead of f32 with a (de)quantising\n"
+    "                           cast on the chip (the default)\n"
     "  --asymmetric             INT8 with zero points (scale (max - min) / 255\n"
     "                           from the table's min / max)\n"
     "  --int8-fallback MODE     F32 (default), F16 or BF16: the mode of the\n"
@@ -148,7 +153,7 @@ constexpr const char *kUsage =
 struct DeployOptions {
   std::string model, output, quantize, chip, quantizeTable;
   std::string calibrationTable, int8Fallback = "F32";
-  bool asymmetric = false;
+  bool asymmetric = false, quantInput = false, quantOutput = false;
   /// Empty: the mode's default (kFloatTolerance; INT8: kInt8OutputTolerance
   /// for the outputs, kInt8LayerTolerance for the other tensors).
   std::string testInput, testReference, tolerance;
@@ -196,6 +201,10 @@ int parseArgs(int argc, char **argv, DeployOptions &opts) {
       ok = value(opts.int8Fallback);
     else if (a == "--asymmetric")
       opts.asymmetric = true;
+    else if (a == "--quant-input" || a == "--quant_input")
+      opts.quantInput = true;
+    else if (a == "--quant-output" || a == "--quant_output")
+      opts.quantOutput = true;
     else if (a == "--chip" || a == "--processor")
       ok = value(opts.chip);
     else if (a == "--test-input")
@@ -699,6 +708,11 @@ int runDeploy(int argc, char **argv) {
   int8.cali = cali ? &*cali : nullptr;
   int8.fallback = *fallback;
   int8.asymmetric = opts.asymmetric;
+  int8.quantInput = opts.quantInput;
+  int8.quantOutput = opts.quantOutput;
+  if ((opts.quantInput || opts.quantOutput) && opts.calibrationTable.empty())
+    return fail("--quant-input / --quant-output need INT8 and "
+                "--calibration-table");
   int8.floatOps = &floatOps;
   if (mlir::failed(tpuc::lowerTopToTpu(module, *mode,
                                        table ? &*table : nullptr, int8)))

@@ -286,7 +286,22 @@ LogicalResult lowerTopToTpu(ModuleOp module, QuantMode mode,
   Block &body = func.getBody().front();
 
   // Inputs stay f32 in DDR: the readers' activation() casts them once per
-  // type, right after the top.Input.
+  // type, right after the top.Input. With --quant-input an input read in
+  // INT8 takes its table type instead (F32 readers then get a dequantising
+  // cast).
+  if (int8.quantInput) {
+    for (auto in : body.getOps<top::InputOp>()) {
+      Value v = in.getOutput();
+      auto qt = l.quantType(v);
+      if (!qt)
+        return in.emitError("--quant-input: the calibration table has no "
+                            "entry for input '")
+               << in.getName() << "'";
+      auto t = RankedTensorType::get(module::getShape(v), qt);
+      in.getInput().setType(t);
+      v.setType(t);
+    }
+  }
 
   // Every other op, in program order, each in its mode.
   SmallVector<Operation *> ops;
@@ -358,6 +373,8 @@ LogicalResult lowerTopToTpu(ModuleOp module, QuantMode mode,
     Type type = tpu::getElementType(v);
     if (type.isF32())
       continue;
+    if (int8.quantOutput && isa<quant::UniformQuantizedType>(type))
+      continue;
     if (Value done = outputCasts.lookup(v)) {
       result.set(done);
       continue;
@@ -389,7 +406,7 @@ LogicalResult lowerTopToTpu(ModuleOp module, QuantMode mode,
     return w.emitError("lowering: weight '")
            << w.getName() << "' is still read by a top op";
 
-  func.setType(FunctionType::get(module.getContext(), func.getArgumentTypes(),
+  func.setType(FunctionType::get(module.getContext(), body.getArgumentTypes(),
                                  terminator->getOperandTypes()));
   module::setState(module, tpu::kStateLowered);
   module::setChip(module, "BM1684X");

@@ -117,6 +117,14 @@ isa::bmodel::Tensor ioTensor(Value v, const std::string &name, int32_t hidden,
   t.shapes = {dims};
   t.hidden = hidden;
   t.index = index;
+  // A quantised IO tensor (deploy --quant-input / --quant-output): the
+  // zero point, and as scale what tpu-mlir stores: 1 / scale for a net
+  // input (float * scale + zp gives the code), the scale for an output.
+  if (auto q = dyn_cast<quant::UniformQuantizedType>(tpu::getElementType(v))) {
+    t.scale = hidden == isa::bmodel::kHiddenInput ? float(1.0 / q.getScale())
+                                                  : float(q.getScale());
+    t.zeroPoint = int32_t(q.getZeroPoint());
+  }
   return t;
 }
 

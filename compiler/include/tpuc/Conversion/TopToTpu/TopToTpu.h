@@ -38,6 +38,10 @@ struct Int8Options {
   /// Asymmetric activations: int8 with scale (max - min) / 255 and a zero
   /// point from the table's min / max (TPU-MLIR's --asymmetric).
   bool asymmetric = false;
+  /// Model inputs / outputs stay int8 (their table types) instead of f32
+  /// with a quantising / dequantising cast on the chip (TPU-MLIR's
+  /// --quant_input / --quant_output).
+  bool quantInput = false, quantOutput = false;
   /// Filled by the lowering: the ops an INT8 lowering left in `fallback`,
   /// "<op name> (<op type>): <why>".
   std::vector<std::string> *floatOps = nullptr;

@@ -1,6 +1,10 @@
 //===- TopCoreOps.cpp - None, Input and Weight -----------------------------===//
 #include "TopCommon.h"
 
+#include "tpu/isa/Numerics.h"
+
+#include "mlir/Dialect/Quant/QuantTypes.h"
+
 #include "tpuc/Support/Weights.h"
 
 using namespace mlir;
@@ -55,6 +59,20 @@ LogicalResult InputOp::inference(InferenceContext &ctx) {
     return emitOpError("input '")
            << getName() << "' needs " << out.size() << " values, got "
            << in.size();
+  // A quantised input (tpuc deploy --quant-input) takes real values and
+  // quantises them as tpusim does for a float32 array (the bmodel stores
+  // fl32(1 / scale); half away from zero; saturated).
+  if (auto q = dyn_cast<quant::UniformQuantizedType>(
+          cast<ShapedType>(getOutput().getType()).getElementType())) {
+    double inv = double(float(1.0 / q.getScale()));
+    double lo = double(q.getStorageTypeMin()), hi = double(q.getStorageTypeMax());
+    for (size_t i = 0; i < in.size(); ++i)
+      out[i] = float(std::clamp(
+          double(::tpu::isa::roundToInt(double(in[i]) * inv + q.getZeroPoint(),
+                                        ::tpu::isa::RoundMode::HalfAwayFromZero)),
+          lo, hi));
+    return success();
+  }
   std::copy(in.begin(), in.end(), out.begin());
   return success();
 }

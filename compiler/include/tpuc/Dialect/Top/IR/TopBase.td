@@ -55,6 +55,12 @@ def Top_Dialect : Dialect {
 def Top_Tensor : TensorOf<[F32]>;
 /// An optional operand: an f32 tensor or the `none` value of top.None.
 def Top_TensorOrNone : AnyTypeOf<[TensorOf<[F32]>, NoneType]>;
+/// A model input: f32, or (tpu modules of deploy --quant-input) a quantised
+/// int8 tensor.
+def Top_QuantizedType :
+    Type<CPred<"::llvm::isa<::mlir::quant::QuantizedType>($_self)">,
+         "quantized type">;
+def Top_InputTensor : TensorOf<[F32, Top_QuantizedType]>;
 
 /// Common trailing attributes of ops that can absorb a following Relu.
 def Top_DoRelu : DefaultValuedAttr<BoolAttr, "false">;

@@ -37,8 +37,11 @@ def Top_InputOp : Top_BaseOp<"Input"> {
     }
     ```
   }];
-  let arguments = (ins Top_Tensor:$input, StrAttr:$name);
-  let results = (outs Top_Tensor:$output);
+  // f32; in a tpu module deployed with --quant-input an int8 quantised
+  // tensor (its calibration-table type), which the interpreter quantises
+  // real inputs to.
+  let arguments = (ins Top_InputTensor:$input, StrAttr:$name);
+  let results = (outs Top_InputTensor:$output);
 }
 
 def Top_WeightOp : Top_Op<"Weight"> {

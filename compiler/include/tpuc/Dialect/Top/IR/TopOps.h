@@ -11,6 +11,7 @@
 #include "tpuc/Interfaces/InferenceInterface.h"
 #include "tpuc/Interfaces/ShapeInterface.h"
 
+#include "mlir/Dialect/Quant/QuantTypes.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
