@@ -73,6 +73,7 @@ constexpr const char *kUsage =
     "  -o DIR          the results directory\n"
     "  --jobs N        points simulated at once (default: the cores)\n"
     "  --shard I/N     only the points whose index % N == I\n"
+    "  --check         only check the sweep file and count its points\n"
     "  merge DIR...    join the results of shards into -o DIR; with --sweep\n"
     "                  every point of the sweep must be there exactly once\n";
 
@@ -704,13 +705,18 @@ struct Progress {
 // Driver
 //===----------------------------------------------------------------------===//
 
+/// The first diagnostic line ("error:") of a worker's log, else its last
+/// \p lines lines.
 std::string tailOf(const std::string &path, size_t lines) {
   std::ifstream in(path);
   std::vector<std::string> all;
   std::string l;
-  while (std::getline(in, l))
+  while (std::getline(in, l)) {
+    if (l.find("error:") != std::string::npos)
+      return trim(l).substr(0, 400);
     if (!trim(l).empty())
-      all.push_back(l);
+      all.push_back(l.substr(0, 200));
+  }
   std::string out;
   for (size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size();
        ++i)
@@ -1072,6 +1078,7 @@ std::string renderReport(const std::vector<json> &records) {
 int runExplore(int argc, char **argv) {
   std::vector<std::string> positional;
   std::string outDir, sweepPath, shard;
+  bool check = false;
   unsigned jobs = std::max(1u, unsigned(sysconf(_SC_NPROCESSORS_ONLN)));
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -1096,10 +1103,17 @@ int runExplore(int argc, char **argv) {
       shard = value();
     else if (a == "--sweep")
       sweepPath = value();
+    else if (a == "--check")
+      check = true;
     else if (a.size() > 1 && a[0] == '-')
       return fail("unknown option '" + a + "'\n" + kUsage);
     else
       positional.push_back(a);
+  }
+  if (check && positional.size() == 1) {
+    std::vector<Point> points = enumerate(readSweep(positional[0]));
+    llvm::outs() << positional[0] << ": " << points.size() << " point(s)\n";
+    return 0;
   }
   if (outDir.empty())
     return fail("-o DIR is required\n" + std::string(kUsage));
