@@ -3,7 +3,7 @@
 #
 #   scripts/slurm_explore.sh SWEEP.toml N OUTDIR [sbatch options...]
 #
-# Submits `sbatch --array=0..N-1`, task I running
+# Submits `sbatch --array=0-(N-1)`, task I running
 # `tpuc explore SWEEP.toml --shard I/N -o OUTDIR/shard-I`, and a merge job
 # that starts when every task succeeded (afterok) and writes OUTDIR/results.json,
 # results.csv and report.html (`tpuc explore merge ... --sweep SWEEP.toml`,
@@ -29,7 +29,7 @@ mkdir -p "$OUT/slurm"
 "$TPUC" explore "$SWEEP" --check
 JOBS_ARG=""
 [ -n "${JOBS:-}" ] && JOBS_ARG="--jobs $JOBS"
-array=$(sbatch --parsable --array=0..$((N - 1)) --job-name=tpuc-explore \
+array=$(sbatch --parsable --array=0-$((N - 1)) --job-name=tpuc-explore \
   --output="$OUT/slurm/shard-%a.log" "$@" --wrap \
   "exec '$TPUC' explore '$SWEEP' --shard \$SLURM_ARRAY_TASK_ID/$N -o '$OUT'/shard-\$SLURM_ARRAY_TASK_ID \${SLURM_CPUS_PER_TASK:+--jobs \$SLURM_CPUS_PER_TASK} $JOBS_ARG")
 array="${array%%;*}"
