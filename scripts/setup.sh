@@ -20,6 +20,9 @@ PACKAGES=(
   fonts-wqy-microhei fonts-dejavu-core espeak-ng
   # Headless browser for the test of tpusim's HTML report.
   chromium
+  # tpuc explore's Slurm test (tests/e2e/explore_slurm.sh): a single-node
+  # cluster started by the test.
+  slurm-wlm munge
 )
 
 missing=()

@@ -36,6 +36,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Subcommands.h"
+#include "DeployPipeline.h"
 #include "llvm/ADT/StringSet.h"
 
 #include "tpuc/Support/CaliTable.h"
@@ -703,68 +704,39 @@ int runDeploy(int argc, char **argv) {
       return fail(opts.calibrationTable + ": " + error);
   }
   llvm::StringRef modeName = tpuc::quantModeName(*mode);
-  std::vector<std::string> floatOps;
-  tpuc::Int8Options int8;
-  int8.cali = cali ? &*cali : nullptr;
-  int8.fallback = *fallback;
-  int8.asymmetric = opts.asymmetric;
-  int8.quantInput = opts.quantInput;
-  int8.quantOutput = opts.quantOutput;
+  tpuc::deploy::PipelineOptions pipeline;
+  pipeline.mode = *mode;
+  pipeline.quantTable = table ? &*table : nullptr;
+  pipeline.cali = cali ? &*cali : nullptr;
+  pipeline.int8Fallback = *fallback;
+  pipeline.asymmetric = opts.asymmetric;
+  pipeline.quantInput = opts.quantInput;
+  pipeline.quantOutput = opts.quantOutput;
   if ((opts.quantInput || opts.quantOutput) && opts.calibrationTable.empty())
     return fail("--quant-input / --quant-output need INT8 and "
                 "--calibration-table");
-  int8.floatOps = &floatOps;
-  if (mlir::failed(tpuc::lowerTopToTpu(module, *mode,
-                                       table ? &*table : nullptr, int8)))
-    return fail("lowering to " + modeName + " failed");
-  if (mlir::failed(tpuc::tpu::reorderWeights(module)))
-    return fail("choosing the weight layouts failed");
-  if (mlir::failed(mlir::verify(module)))
-    return fail("the lowered module does not verify");
-  // The model's own outputs, which the reference must hold.
-  std::vector<std::string> modelOutputs;
-  for (mlir::Value v : tpuc::module::getMainFunc(module)
-                           .getBody()
-                           .front()
-                           .getTerminator()
-                           ->getOperands())
-    modelOutputs.push_back(tpuc::top::getTensorName(v));
-  if (opts.exposeAll)
-    exposeAll(module);
-  writeWeights(module, weightsPath);
-  writeModule(module, tpuPath, weightsAttr);
-
-  std::vector<tpuc::bm1684x::GroupReport> groupReports;
-  {
-    std::optional<tpuc::bm1684x::GroupStrategy> strategy =
-        tpuc::bm1684x::parseGroupStrategy(opts.layerGroup);
-    if (!strategy)
-      return fail("--layer-group '" + opts.layerGroup +
-                  "' is not none, greedy or dp");
-    tpuc::bm1684x::LayerGroupOptions lg;
-    lg.strategy = *strategy;
-    long long len = 0, hs = 0;
-    if (llvm::StringRef(opts.lgMaxLength).getAsInteger(10, len) || len < 1)
-      return fail("--lg-max-length '" + opts.lgMaxLength +
-                  "' is not a positive integer");
-    if (llvm::StringRef(opts.lgMaxHSlices).getAsInteger(10, hs) || hs < 0)
-      return fail("--lg-max-h-slices '" + opts.lgMaxHSlices +
-                  "' is not a non-negative integer");
-    lg.maxLength = len;
-    lg.slicing.maxHSlices = hs;
-    lg.slicing.hFirst = opts.lgHFirst;
-    lg.slicing.weightResident = !opts.noWeightResident;
-    lg.slicing.timing = &machine.timing;
-    if (mlir::failed(
-            tpuc::bm1684x::formLayerGroups(module, chip, lg, &groupReports)))
-      return fail("forming the layer groups failed");
-  }
-
-  if (mlir::failed(tpuc::tpu::assignAddresses(module, chip)))
-    return fail("assigning device addresses failed");
-  writeModule(module, finalPath, weightsAttr);
-
-  if (!opts.testInput.empty()) {
+  pipeline.machine = machine;
+  pipeline.layerGroup = opts.layerGroup;
+  pipeline.lgMaxLength = opts.lgMaxLength;
+  pipeline.lgMaxHSlices = opts.lgMaxHSlices;
+  pipeline.lgHFirst = opts.lgHFirst;
+  pipeline.weightResident = !opts.noWeightResident;
+  pipeline.groupPerOp = opts.groupPerOp;
+  pipeline.fuseEltwise = !opts.noFuseEltwise;
+  tpuc::deploy::PipelineResult compiled;
+  tpuc::deploy::PipelineHooks hooks;
+  hooks.afterLowering = [&](mlir::ModuleOp module) -> std::string {
+    if (opts.exposeAll)
+      exposeAll(module);
+    writeWeights(module, weightsPath);
+    writeModule(module, tpuPath, weightsAttr);
+    return "";
+  };
+  hooks.afterAddresses = [&](mlir::ModuleOp module) -> std::string {
+    writeModule(module, finalPath, weightsAttr);
+    if (opts.testInput.empty())
+      return "";
+    const std::vector<std::string> &modelOutputs = compiled.modelOutputs;
     std::vector<std::string> outputNames;
     tpu::npz::Npz result = interpret(module, opts.testInput, outputNames);
     tpu::npz::Npz outputs;
@@ -782,33 +754,33 @@ int runDeploy(int argc, char **argv) {
     if (!overflow.empty()) {
       llvm::SmallString<256> qtablePath(stem);
       qtablePath += ".qtable";
-      return fail(overflow + ".\nKeep the ops that " + kind +
-                  " in F32 with a " + "quantize table:\n  tpuc qtable " +
-                  opts.model + " --test-input " + opts.testInput + " --quantize " +
-                  modeName + " -o " + qtablePath + "\nthen deploy again with " +
-                  "--quantize-table " + qtablePath + "; no bmodel written");
+      return overflow + ".\nKeep the ops that " + kind +
+             " in F32 with a " + "quantize table:\n  tpuc qtable " +
+             opts.model + " --test-input " + opts.testInput + " --quantize " +
+             modeName.str() + " -o " + qtablePath.str().str() +
+             "\nthen deploy again with " + "--quantize-table " +
+             qtablePath.str().str() + "; no bmodel written";
     }
     if (!opts.testReference.empty() &&
         !compare(result, opts.testReference, *tol, layerTol, modelOutputs,
                  tpuc::quantParamsOf(module)))
-      return fail("the " + modeName + " tpu module misses the tolerance " +
-                  (int8Defaults
-                       ? std::string(kInt8OutputTolerance) + " (outputs) / " +
-                             kInt8LayerTolerance + " (other tensors)"
-                       : tolText) +
-                  " against " + opts.testReference +
-                  " (see the table above); no bmodel written");
-  }
-
-  tpuc::bm1684x::CodegenOptions codegen;
-  codegen.groupPerOp = opts.groupPerOp;
-  codegen.fuseEltwise = !opts.noFuseEltwise;
-  tpuc::bm1684x::CodegenSummary summary;
-  mlir::FailureOr<tpu::isa::bmodel::Model> model =
-      tpuc::bm1684x::buildBmodel(module, chip, codegen, &summary);
-  if (mlir::failed(model))
-    return fail("generating BM1684X commands failed");
-  model->machine = machine.toText();
+      return "the " + modeName.str() + " tpu module misses the tolerance " +
+             (int8Defaults
+                  ? std::string(kInt8OutputTolerance) + " (outputs) / " +
+                        kInt8LayerTolerance + " (other tensors)"
+                  : tolText) +
+             " against " + opts.testReference +
+             " (see the table above); no bmodel written";
+    return "";
+  };
+  if (std::string error =
+          tpuc::deploy::compile(module, pipeline, hooks, compiled);
+      !error.empty())
+    return fail(error);
+  std::vector<tpuc::bm1684x::GroupReport> &groupReports = compiled.groups;
+  std::vector<std::string> &floatOps = compiled.floatOps;
+  tpuc::bm1684x::CodegenSummary &summary = compiled.summary;
+  tpu::isa::bmodel::Model *model = &compiled.model;
   tpu::isa::bmodel::writeModel(*model, opts.output);
   writeGroupReport(groupReports, (stem + "_groups.json").str(), opts.layerGroup);
   tpu::isa::writeOpMap(summary.opMap, (stem + "_ops.json").str());

@@ -45,4 +45,9 @@ int runCalibrate(int argc, char **argv);
 /// bmodel (Deploy.cpp).
 int runDeploy(int argc, char **argv);
 
+/// `tpuc explore SWEEP.toml -o DIR [--jobs N] [--shard I/N]`, `tpuc explore
+/// merge DIR... -o DIR [--sweep SWEEP.toml]`: design-space sweeps, each
+/// point compiled in memory and simulated in timing mode (Explore.cpp).
+int runExplore(int argc, char **argv);
+
 #endif // TPUC_TOOLS_TPUC_SUBCOMMANDS_H

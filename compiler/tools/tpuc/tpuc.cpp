@@ -37,6 +37,9 @@ const Subcommand kSubcommands[] = {
      "quantize table keeping in F32 the ops a 16-bit mode overflows"},
     {"deploy", runDeploy,
      "compile a top module for the BM1684X (tpu dialect, bmodel)"},
+    {"explore", runExplore,
+     "sweep models, layer-group knobs and machine keys (compile + timing "
+     "simulation per point)"},
     {"run", runRun, "interpret a top module on the inputs of an .npz file"},
     {"compare", runCompare,
      "per-tensor similarity of two .npz files (cosine, euclid, SQNR)"},

@@ -1,0 +1,1140 @@
+//===- Explore.cpp - tpuc explore: design-space sweeps --------------------===//
+//
+//   tpuc explore SWEEP.toml -o DIR [--jobs N] [--shard I/N]
+//   tpuc explore merge DIR... -o DIR [--sweep SWEEP.toml]
+//
+// The sweep file (a TOML subset, see README.md "Design-space sweeps") gives
+// models, quantisation modes, layer-group strategies and knobs, and machine
+// keys (the keys of `tpusim config`) as lists or ranges; the points are
+// their cross product, in a fixed order. Each point is compiled in memory
+// (tpuc::deploy::compile, nothing written) and simulated in timing mode by
+// the simulator library, in a forked worker process (the SystemC kernel
+// runs one simulation per process at a time), --jobs at once. Results:
+// DIR/results.json, DIR/results.csv, DIR/report.html; a point's record is
+// keyed by a hash of its parameters and its model's (and calibration
+// table's) content, and a rerun skips the points DIR already holds.
+//
+//===----------------------------------------------------------------------===//
+#include "DeployPipeline.h"
+#include "Subcommands.h"
+#include "ToolCommon.h"
+
+#include "tpuc/Support/CaliTable.h"
+#include "tpuc/Support/Machine.h"
+#include "tpuc/Support/Weights.h"
+
+#include "tpu/isa/Bmodel.h"
+#include "tpu/isa/Error.h"
+#include "tpu/isa/Machine.h"
+#include "tpu/isa/Sha256.h"
+#include "tpusim/Config.h"
+#include "tpusim/Runner.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr const char *kTool = "tpuc explore";
+
+constexpr const char *kUsage =
+    "usage: tpuc explore SWEEP.toml -o DIR [--jobs N] [--shard I/N]\n"
+    "       tpuc explore merge DIR... -o DIR [--sweep SWEEP.toml]\n"
+    "\n"
+    "Compiles (in memory) and simulates (timing mode, in process) every point\n"
+    "of a sweep: the cross product of the models, quantisation modes,\n"
+    "layer-group strategies and knobs and machine keys the sweep file lists.\n"
+    "Writes DIR/results.json, DIR/results.csv and DIR/report.html; a rerun\n"
+    "skips the points DIR already holds. Sweep format: README.md,\n"
+    "\"Design-space sweeps\".\n"
+    "  -o DIR          the results directory\n"
+    "  --jobs N        points simulated at once (default: the cores)\n"
+    "  --shard I/N     only the points whose index % N == I\n"
+    "  --check         only check the sweep file and count its points\n"
+    "  merge DIR...    join the results of shards into -o DIR; with --sweep\n"
+    "                  every point of the sweep must be there exactly once\n";
+
+int fail(const std::string &message) {
+  llvm::outs().flush();
+  llvm::errs() << kTool << ": error: " << message << "\n";
+  return 1;
+}
+
+//===----------------------------------------------------------------------===//
+// The sweep file
+//===----------------------------------------------------------------------===//
+
+/// One swept dimension: a key and its values as text, with the line that
+/// gave them.
+struct Dim {
+  std::string key;
+  std::vector<std::string> values;
+  int line = 0;
+};
+
+struct Sweep {
+  std::string path;
+  std::vector<std::string> models; ///< as resolved paths
+  std::vector<std::string> modelText; ///< as written
+  std::map<std::string, std::string> calibration; ///< resolved model -> table
+  /// Compile knobs in fixed order, then machine keys in file order.
+  std::vector<Dim> knobs, machine;
+};
+
+/// The compile knobs and their defaults (a knob the file does not give has
+/// its default as its only value).
+const std::vector<std::pair<std::string, std::string>> kKnobs = {
+    {"quantize", "F16"},      {"layer_group", "dp"},
+    {"lg_max_length", "24"},  {"lg_max_h_slices", "0"},
+    {"lg_h_first", "false"},  {"weight_resident", "true"}};
+
+struct ParseError {
+  std::string message;
+};
+
+std::string trim(const std::string &s) {
+  size_t b = s.find_first_not_of(" \t\r"), e = s.find_last_not_of(" \t\r");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+/// Strips a `#` comment outside double quotes.
+std::string stripComment(const std::string &s) {
+  bool quoted = false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '"')
+      quoted = !quoted;
+    else if (s[i] == '#' && !quoted)
+      return s.substr(0, i);
+  }
+  return s;
+}
+
+/// A scalar: "string", true/false, a number or a bare word.
+std::string scalar(const std::string &raw, int line) {
+  std::string s = trim(raw);
+  if (s.empty())
+    throw ParseError{"line " + std::to_string(line) + ": empty value"};
+  if (s.front() == '"') {
+    if (s.size() < 2 || s.back() != '"')
+      throw ParseError{"line " + std::to_string(line) +
+                       ": unterminated string " + s};
+    return s.substr(1, s.size() - 2);
+  }
+  for (char c : s)
+    if (c == '"' || c == '[' || c == ']' || c == '{' || c == '}' || c == '=' ||
+        c == ' ')
+      throw ParseError{"line " + std::to_string(line) + ": bad value '" + s +
+                       "'"};
+  return s;
+}
+
+/// Splits at commas outside quotes.
+std::vector<std::string> splitList(const std::string &s) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool quoted = false;
+  for (char c : s) {
+    if (c == '"')
+      quoted = !quoted;
+    if (c == ',' && !quoted) {
+      out.push_back(cur);
+      cur.clear();
+    } else
+      cur += c;
+  }
+  if (!trim(cur).empty() || !out.empty())
+    out.push_back(cur);
+  return out;
+}
+
+double number(const std::string &s, const std::string &what, int line) {
+  char *end = nullptr;
+  errno = 0;
+  double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || *end || errno)
+    throw ParseError{"line " + std::to_string(line) + ": " + what + " '" + s +
+                     "' is not a number"};
+  return v;
+}
+
+std::string formatNumber(double v) {
+  if (v == double(int64_t(v)) && std::abs(v) < 9e15)
+    return std::to_string(int64_t(v));
+  std::ostringstream os;
+  os.precision(12);
+  os << v;
+  return os.str();
+}
+
+/// A value: a scalar, a list [a, b, ...] or a range {from = A, to = B,
+/// step = S} / {from = A, to = B, factor = F} (both ends included).
+std::vector<std::string> values(const std::string &raw, int line) {
+  std::string s = trim(raw);
+  std::string where = "line " + std::to_string(line) + ": ";
+  if (!s.empty() && s.front() == '[') {
+    if (s.back() != ']')
+      throw ParseError{where + "a list must end with ']' on the same line"};
+    std::vector<std::string> out;
+    for (const std::string &item : splitList(s.substr(1, s.size() - 2)))
+      out.push_back(scalar(item, line));
+    if (out.empty())
+      throw ParseError{where + "empty list"};
+    return out;
+  }
+  if (!s.empty() && s.front() == '{') {
+    if (s.back() != '}')
+      throw ParseError{where + "a range must end with '}' on the same line"};
+    std::map<std::string, double> f;
+    for (const std::string &item : splitList(s.substr(1, s.size() - 2))) {
+      size_t eq = item.find('=');
+      if (eq == std::string::npos)
+        throw ParseError{where + "range field '" + trim(item) +
+                         "' needs '= value'"};
+      std::string k = trim(item.substr(0, eq));
+      if (k != "from" && k != "to" && k != "step" && k != "factor")
+        throw ParseError{where + "unknown range field '" + k +
+                         "' (from, to, step or factor)"};
+      f[k] = number(trim(item.substr(eq + 1)), k, line);
+    }
+    if (!f.count("from") || !f.count("to"))
+      throw ParseError{where + "a range needs from and to"};
+    if (f.count("step") == f.count("factor"))
+      throw ParseError{where + "a range needs exactly one of step, factor"};
+    double from = f["from"], to = f["to"];
+    std::vector<std::string> out;
+    if (f.count("step")) {
+      double step = f["step"];
+      if (step <= 0)
+        throw ParseError{where + "step must be positive"};
+      for (double v = from; v <= to * (1 + 1e-12) && out.size() < 100000;
+           v += step)
+        out.push_back(formatNumber(v));
+    } else {
+      double factor = f["factor"];
+      if (factor <= 1 || from <= 0)
+        throw ParseError{where + "factor must be > 1 and from > 0"};
+      for (double v = from; v <= to * (1 + 1e-12); v *= factor)
+        out.push_back(formatNumber(v));
+    }
+    if (out.empty())
+      throw ParseError{where + "empty range (from " + formatNumber(from) +
+                       " > to " + formatNumber(to) + ")"};
+    return out;
+  }
+  return {scalar(s, line)};
+}
+
+/// Reads the key of `key = value`: bare (letters, digits, _ - .) or quoted.
+std::string keyOf(const std::string &raw, int line) {
+  std::string k = trim(raw);
+  if (k.size() >= 2 && k.front() == '"' && k.back() == '"')
+    return k.substr(1, k.size() - 2);
+  for (char c : k)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' &&
+        c != '.')
+      throw ParseError{"line " + std::to_string(line) + ": bad key '" + k +
+                       "'"};
+  if (k.empty())
+    throw ParseError{"line " + std::to_string(line) + ": missing key"};
+  return k;
+}
+
+/// Parses and checks the sweep file; throws tpu::Error naming the file and
+/// the line.
+Sweep readSweep(const std::string &path) {
+  std::ifstream in(path);
+  if (!in)
+    throw tpu::Error(path + ": cannot read the sweep file");
+  Sweep sw;
+  sw.path = path;
+  fs::path base = fs::path(path).parent_path();
+  auto resolve = [&](const std::string &p) {
+    fs::path q(p);
+    return (q.is_absolute() ? q : base / q).lexically_normal().string();
+  };
+  std::string section = "sweep", text;
+  std::map<std::string, Dim> knobs;
+  std::set<std::string> seen;
+  int line = 0;
+  try {
+    while (std::getline(in, text)) {
+      ++line;
+      std::string s = trim(stripComment(text));
+      if (s.empty())
+        continue;
+      std::string where = "line " + std::to_string(line) + ": ";
+      if (s.front() == '[' && s.back() == ']' && s.find('=') == std::string::npos) {
+        section = trim(s.substr(1, s.size() - 2));
+        if (section != "sweep" && section != "machine" &&
+            section != "calibration")
+          throw ParseError{where + "unknown section [" + section +
+                           "] (sweep, machine or calibration)"};
+        continue;
+      }
+      size_t eq = s.find('=');
+      if (eq == std::string::npos)
+        throw ParseError{where + "expected 'key = value'"};
+      std::string key = keyOf(s.substr(0, eq), line);
+      std::string rest = s.substr(eq + 1);
+      if (!seen.insert(section + "/" + key).second)
+        throw ParseError{where + "'" + key + "' given twice"};
+      if (section == "calibration") {
+        std::string table = resolve(scalar(rest, line));
+        if (!fs::is_regular_file(table))
+          throw ParseError{where + "calibration table '" + table +
+                           "' does not exist"};
+        sw.calibration[resolve(key)] = table;
+        continue;
+      }
+      std::vector<std::string> vals = values(rest, line);
+      std::set<std::string> distinct(vals.begin(), vals.end());
+      if (distinct.size() != vals.size())
+        throw ParseError{where + "'" + key + "' lists a value twice"};
+      if (section == "machine") {
+        if (key.find('.') == std::string::npos)
+          throw ParseError{where + "machine key '" + key +
+                           "' needs its prefix (chip.npu_num, "
+                           "ddr.bandwidth_gbps, ...; see tpusim config)"};
+        for (const std::string &v : vals) {
+          try {
+            tpu::sim::SimConfig cfg = tpu::sim::SimConfig::defaults();
+            cfg.set(key, v);
+            tpu::isa::Machine m = tpu::isa::Machine::bm1684x();
+            m.assign(key + "=" + v);
+          } catch (const std::exception &e) {
+            throw ParseError{where + key + " = " + v + ": " + e.what()};
+          }
+        }
+        sw.machine.push_back(Dim{key, vals, line});
+        continue;
+      }
+      // [sweep]
+      if (key == "models") {
+        for (const std::string &m : vals) {
+          std::string r = resolve(m);
+          if (!fs::is_regular_file(r))
+            throw ParseError{where + "model '" + m + "' does not exist (" + r +
+                             ")"};
+          if (fs::path(r).extension() != ".mlir")
+            throw ParseError{where + "model '" + m +
+                             "' is not a top .mlir (make one with tpuc "
+                             "transform)"};
+          sw.models.push_back(r);
+          sw.modelText.push_back(m);
+        }
+        continue;
+      }
+      auto known = std::find_if(kKnobs.begin(), kKnobs.end(),
+                                [&](auto &k) { return k.first == key; });
+      if (known == kKnobs.end())
+        throw ParseError{where + "unknown key '" + key +
+                         "' (models, quantize, layer_group, lg_max_length, "
+                         "lg_max_h_slices, lg_h_first, weight_resident; "
+                         "machine keys go under [machine])"};
+      for (std::string &v : vals) {
+        auto bad = [&](const std::string &what) {
+          throw ParseError{where + key + " = " + v + ": " + what};
+        };
+        if (key == "quantize") {
+          std::transform(v.begin(), v.end(), v.begin(), ::toupper);
+          if (v != "F32" && v != "F16" && v != "BF16" && v != "INT8")
+            bad("not F32, F16, BF16 or INT8");
+        } else if (key == "layer_group") {
+          if (v != "none" && v != "greedy" && v != "dp")
+            bad("not none, greedy or dp");
+        } else if (key == "lg_h_first" || key == "weight_resident") {
+          if (v != "true" && v != "false")
+            bad("not true or false");
+        } else {
+          char *end = nullptr;
+          long long n = std::strtoll(v.c_str(), &end, 10);
+          if (v.empty() || *end || n < (key == "lg_max_length" ? 1 : 0))
+            bad(key == "lg_max_length" ? "not a positive integer"
+                                       : "not a non-negative integer");
+        }
+      }
+      knobs[key] = Dim{key, vals, line};
+    }
+  } catch (const ParseError &e) {
+    throw tpu::Error(path + ":" + e.message.substr(5));
+  }
+  if (sw.models.empty())
+    throw tpu::Error(path + ": no models (models = [\"model_top.mlir\"])");
+  for (const auto &[key, def] : kKnobs)
+    sw.knobs.push_back(knobs.count(key) ? knobs[key] : Dim{key, {def}, 0});
+  const Dim &q = sw.knobs[0];
+  if (std::count(q.values.begin(), q.values.end(), "INT8"))
+    for (const std::string &m : sw.models)
+      if (!sw.calibration.count(m))
+        throw tpu::Error(path + ":" + std::to_string(q.line) +
+                         ": quantize INT8 needs a calibration table for " + m +
+                         " ([calibration] \"" + m + "\" = \"TABLE\")");
+  return sw;
+}
+
+//===----------------------------------------------------------------------===//
+// Points
+//===----------------------------------------------------------------------===//
+
+struct Point {
+  size_t index = 0;
+  std::string model, modelText, cali;
+  /// knob and machine key -> value, in sweep order.
+  std::vector<std::pair<std::string, std::string>> params;
+  std::string hash;
+  std::string get(const std::string &k) const {
+    for (auto &[kk, v] : params)
+      if (kk == k)
+        return v;
+    return "";
+  }
+};
+
+std::string hexDigest(const std::string &data) {
+  tpu::isa::Sha256 h;
+  h.update(reinterpret_cast<const uint8_t *>(data.data()), data.size());
+  tpu::isa::Sha256Digest d = h.finish();
+  static const char *hex = "0123456789abcdef";
+  std::string out;
+  for (uint8_t b : d) {
+    out += hex[b >> 4];
+    out += hex[b & 15];
+  }
+  return out;
+}
+
+std::string fileDigest(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return hexDigest(ss.str());
+}
+
+/// The points in their fixed order: models outermost, then the knobs, then
+/// the machine keys in file order (the last varies fastest).
+std::vector<Point> enumerate(const Sweep &sw) {
+  std::vector<const Dim *> dims;
+  for (const Dim &d : sw.knobs)
+    dims.push_back(&d);
+  for (const Dim &d : sw.machine)
+    dims.push_back(&d);
+  std::map<std::string, std::string> digests;
+  std::vector<Point> points;
+  for (size_t m = 0; m < sw.models.size(); ++m) {
+    const std::string &model = sw.models[m];
+    if (!digests.count(model))
+      digests[model] = fileDigest(model);
+    std::string cali;
+    if (auto it = sw.calibration.find(model); it != sw.calibration.end())
+      cali = it->second;
+    std::vector<size_t> idx(dims.size(), 0);
+    while (true) {
+      Point p;
+      p.index = points.size();
+      p.model = model;
+      p.modelText = sw.modelText[m];
+      for (size_t i = 0; i < dims.size(); ++i)
+        p.params.push_back({dims[i]->key, dims[i]->values[idx[i]]});
+      std::string canon = "model=" + digests[model] + "\n";
+      if (p.get("quantize") == "INT8" && !cali.empty()) {
+        p.cali = cali;
+        canon += "cali=" + fileDigest(cali) + "\n";
+      }
+      for (auto &[k, v] : p.params)
+        canon += k + "=" + v + "\n";
+      p.hash = hexDigest(canon).substr(0, 16);
+      points.push_back(std::move(p));
+      size_t i = dims.size();
+      while (i > 0) {
+        --i;
+        if (++idx[i] < dims[i]->values.size())
+          break;
+        idx[i] = 0;
+        if (i == 0) {
+          i = size_t(-1);
+          break;
+        }
+      }
+      if (dims.empty() || i == size_t(-1))
+        break;
+    }
+  }
+  return points;
+}
+
+//===----------------------------------------------------------------------===//
+// One point (in a worker process)
+//===----------------------------------------------------------------------===//
+
+double cpuSeconds() {
+  timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+json pointParams(const Point &p) {
+  json j;
+  j["model"] = p.modelText;
+  for (auto &[k, v] : p.params)
+    j[k] = v;
+  return j;
+}
+
+/// Compiles and simulates \p p; fills the result fields of \p rec.
+void runPoint(const Point &p, json &rec) {
+  double t0 = cpuSeconds();
+  std::unique_ptr<mlir::MLIRContext> context = tpuc::tool::createContext();
+  context->disableMultithreading();
+  tpuc::tool::ParsedModule parsed;
+  if (std::string e = tpuc::tool::loadModule(*context, p.model, true, parsed);
+      !e.empty())
+    throw tpu::Error(e);
+  mlir::ModuleOp module = *parsed.module;
+  tpuc::deploy::PipelineOptions o;
+  tpu::isa::Machine machine = tpu::isa::Machine::bm1684x();
+  for (auto &[k, v] : p.params)
+    if (k.find('.') != std::string::npos)
+      machine.assign(k + "=" + v);
+  machine.validate();
+  o.machine = machine;
+  o.mode = *tpuc::parseQuantMode(p.get("quantize"));
+  o.layerGroup = p.get("layer_group");
+  o.lgMaxLength = p.get("lg_max_length");
+  o.lgMaxHSlices = p.get("lg_max_h_slices");
+  o.lgHFirst = p.get("lg_h_first") == "true";
+  o.weightResident = p.get("weight_resident") == "true";
+  if (std::string e = tpuc::tool::checkTensorSizes(
+          module, o.mode == tpuc::QuantMode::F32 ? 4 : 2,
+          machine.chip.gmemBytes, "the chip's global memory (gmem_bytes)");
+      !e.empty())
+    throw tpu::Error(e);
+  tpuc::module::setMachine(module, machine);
+  std::optional<tpuc::CaliTable> cali;
+  if (!p.cali.empty()) {
+    llvm::Expected<tpuc::CaliTable> t = tpuc::readCaliTable(p.cali);
+    if (!t)
+      throw tpu::Error(llvm::toString(t.takeError()));
+    cali = std::move(*t);
+    o.cali = &*cali;
+  }
+  tpuc::deploy::PipelineResult r;
+  if (std::string e = tpuc::deploy::compile(module, o, {}, r); !e.empty())
+    throw tpu::Error(e);
+  tpuc::getWeightRegistry(context.get()).release(module);
+  double t1 = cpuSeconds();
+
+  tpu::sim::SimConfig cfg =
+      tpu::sim::recordedConfig(r.model, tpu::sim::SimConfig::defaults());
+  cfg.validate();
+  tpu::sim::ModelRunner runner(r.model, cfg, tpu::sim::SimMode::Timing);
+  runner.run();
+  double t2 = cpuSeconds();
+  const tpu::sim::SimStats &s = runner.simulator().stats();
+  uint64_t lmemPeak = 0;
+  for (const auto &g : r.groups)
+    lmemPeak = std::max<uint64_t>(lmemPeak, g.plan.lmemBytes);
+  rec["status"] = "ok";
+  rec["latency_us"] = s.timeUs;
+  rec["cycles"] = s.cycles;
+  rec["tiu_busy_cycles"] = s.tiuBusyCycles;
+  rec["gdma_busy_cycles"] = s.gdmaBusyCycles;
+  rec["tiu_busy_share"] = s.tiuBusyShare;
+  rec["gdma_busy_share"] = s.gdmaBusyShare;
+  rec["mac_utilisation"] = s.macUtilisation;
+  rec["ddr_read_bytes"] = s.ddrReadBytes;
+  rec["ddr_write_bytes"] = s.ddrWriteBytes;
+  rec["ddr_bytes"] = s.ddrReadBytes + s.ddrWriteBytes;
+  rec["layer_groups"] = r.groups.size();
+  rec["lmem_peak_bytes_per_lane"] = lmemPeak;
+  rec["cost_proxy"] = double(cfg.chip.npuNum) * double(cfg.chip.lmemBytes);
+  rec["cpu_seconds"] = {{"compile", t1 - t0}, {"simulate", t2 - t1}};
+}
+
+//===----------------------------------------------------------------------===//
+// Results
+//===----------------------------------------------------------------------===//
+
+const std::vector<std::string> kMetrics = {
+    "latency_us",      "cycles",          "tiu_busy_cycles",
+    "gdma_busy_cycles", "tiu_busy_share", "gdma_busy_share",
+    "mac_utilisation", "ddr_read_bytes",  "ddr_write_bytes",
+    "ddr_bytes",       "layer_groups",    "lmem_peak_bytes_per_lane",
+    "cost_proxy"};
+
+void writeText(const std::string &path, const std::string &text) {
+  tpu::isa::bmodel::writeFileAtomically(
+      path, std::vector<uint8_t>(text.begin(), text.end()));
+}
+
+std::vector<json> readResults(const std::string &dir) {
+  std::string path = dir + "/results.json";
+  if (!fs::is_regular_file(path))
+    return {};
+  std::ifstream in(path);
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const std::exception &e) {
+    throw tpu::Error(path + ": " + e.what());
+  }
+  if (!j.contains("points") || !j["points"].is_array())
+    throw tpu::Error(path + ": no \"points\" array");
+  return j["points"].get<std::vector<json>>();
+}
+
+std::string csvField(const json &v) {
+  std::string s = v.is_string() ? v.get<std::string>()
+                  : v.is_null() ? ""
+                                : v.dump();
+  if (s.find_first_of(",\"\n") != std::string::npos) {
+    std::string q = "\"";
+    for (char c : s)
+      q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  }
+  return s;
+}
+
+std::string renderReport(const std::vector<json> &records);
+
+void writeResults(const std::string &dir, std::vector<json> records,
+                  bool report) {
+  std::sort(records.begin(), records.end(), [](const json &a, const json &b) {
+    return a["index"].get<size_t>() < b["index"].get<size_t>();
+  });
+  json all = {{"points", records}};
+  writeText(dir + "/results.json", all.dump(1) + "\n");
+  // CSV: index, hash, the parameters (union, first-seen order), status,
+  // reason, the metrics.
+  std::vector<std::string> params;
+  for (const json &r : records)
+    for (auto &[k, v] : r["params"].items())
+      if (std::find(params.begin(), params.end(), k) == params.end())
+        params.push_back(k);
+  std::string csv = "index,hash";
+  for (auto &k : params)
+    csv += "," + k;
+  csv += ",status,reason";
+  for (auto &m : kMetrics)
+    csv += "," + m;
+  csv += ",compile_cpu_s,simulate_cpu_s\n";
+  for (const json &r : records) {
+    csv += std::to_string(r["index"].get<size_t>()) + "," +
+           r["hash"].get<std::string>();
+    for (auto &k : params)
+      csv += "," + csvField(r["params"].value(k, json()));
+    csv += "," + csvField(r.value("status", json())) + "," +
+           csvField(r.value("reason", json()));
+    for (auto &m : kMetrics)
+      csv += "," + csvField(r.value(m, json()));
+    json cpu = r.value("cpu_seconds", json::object());
+    csv += "," + csvField(cpu.value("compile", json())) + "," +
+           csvField(cpu.value("simulate", json())) + "\n";
+  }
+  writeText(dir + "/results.csv", csv);
+  if (report)
+    writeText(dir + "/report.html", renderReport(records));
+}
+
+//===----------------------------------------------------------------------===//
+// Progress
+//===----------------------------------------------------------------------===//
+
+struct Progress {
+  size_t total, done = 0, failed = 0, skipped;
+  bool tty;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  Progress(size_t total, size_t skipped)
+      : total(total), skipped(skipped), tty(isatty(2)) {}
+  double elapsed() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         start)
+        .count();
+  }
+  void update() {
+    if (!tty)
+      return;
+    constexpr int kWidth = 30;
+    int filled = total ? int(kWidth * done / total) : kWidth;
+    std::string bar(filled, '#');
+    bar += std::string(kWidth - filled, '.');
+    double e = elapsed();
+    std::string eta = "--";
+    if (done) {
+      int s = int(e / done * (total - done) + 0.5);
+      eta = std::to_string(s / 60) + "m" + std::to_string(s % 60) + "s";
+    }
+    std::fprintf(stderr, "\r[%s] %zu/%zu points, %zu failed, ETA %s   ",
+                 bar.c_str(), done, total, failed, eta.c_str());
+    std::fflush(stderr);
+  }
+  void finish() {
+    if (tty)
+      std::fprintf(stderr, "\n");
+    std::fprintf(stderr,
+                 "%s: %zu point(s) run (%zu failed), %zu skipped (already in "
+                 "the results), %.1f s\n",
+                 kTool, done, failed, skipped, elapsed());
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Driver
+//===----------------------------------------------------------------------===//
+
+/// The first diagnostic line ("error:") of a worker's log, else its last
+/// \p lines lines.
+std::string tailOf(const std::string &path, size_t lines) {
+  std::ifstream in(path);
+  std::vector<std::string> all;
+  std::string l;
+  while (std::getline(in, l)) {
+    if (l.find("error:") != std::string::npos)
+      return trim(l).substr(0, 400);
+    if (!trim(l).empty())
+      all.push_back(l.substr(0, 200));
+  }
+  std::string out;
+  for (size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size();
+       ++i)
+    out += (out.empty() ? "" : " | ") + all[i];
+  return out;
+}
+
+json baseRecord(const Point &p) {
+  return json{{"index", p.index}, {"hash", p.hash}, {"params", pointParams(p)}};
+}
+
+/// Forks a worker for \p p; it writes its record to \p recPath and its
+/// output to \p logPath.
+pid_t spawn(const Point &p, const std::string &recPath,
+            const std::string &logPath) {
+  llvm::outs().flush();
+  llvm::errs().flush();
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid != 0)
+    return pid;
+  int fd = open(logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd >= 0) {
+    dup2(fd, 1);
+    dup2(fd, 2);
+    close(fd);
+  }
+  json rec = baseRecord(p);
+  try {
+    runPoint(p, rec);
+  } catch (const std::exception &e) {
+    rec["status"] = "failed";
+    rec["reason"] = e.what();
+  }
+  if (rec["status"] == "failed") {
+    std::fflush(nullptr);
+    llvm::errs().flush();
+    std::string diag = tailOf(logPath, 3);
+    if (!diag.empty())
+      rec["reason"] = rec["reason"].get<std::string>() + " [" + diag + "]";
+  }
+  {
+    std::ofstream out(recPath + ".tmp");
+    out << rec.dump() << "\n";
+  }
+  std::rename((recPath + ".tmp").c_str(), recPath.c_str());
+  std::fflush(nullptr);
+  _exit(0);
+}
+
+int runSweep(const std::string &sweepPath, const std::string &outDir,
+             unsigned jobs, size_t shardI, size_t shardN) {
+  Sweep sw = readSweep(sweepPath);
+  std::vector<Point> points = enumerate(sw);
+  std::vector<const Point *> mine;
+  for (const Point &p : points)
+    if (p.index % shardN == shardI)
+      mine.push_back(&p);
+  std::error_code ec;
+  fs::create_directories(outDir + "/logs", ec);
+  if (ec)
+    return fail("cannot create " + outDir + ": " + ec.message());
+  // Keep the records of this run's points already there; rerun the rest.
+  std::map<std::string, json> have;
+  for (json &r : readResults(outDir))
+    have[r["hash"].get<std::string>()] = r;
+  std::vector<json> records;
+  std::vector<const Point *> todo;
+  for (const Point *p : mine) {
+    auto it = have.find(p->hash);
+    if (it != have.end()) {
+      json r = it->second;
+      r["index"] = p->index; // same parameters and model: same point
+      records.push_back(r);
+    } else
+      todo.push_back(p);
+  }
+  Progress progress(todo.size(), mine.size() - todo.size());
+  progress.update();
+  std::map<pid_t, const Point *> running;
+  size_t next = 0;
+  auto paths = [&](const Point &p) {
+    return std::make_pair(outDir + "/logs/" + p.hash + ".json",
+                          outDir + "/logs/" + p.hash + ".log");
+  };
+  while (next < todo.size() || !running.empty()) {
+    while (next < todo.size() && running.size() < jobs) {
+      const Point *p = todo[next++];
+      auto [rec, log] = paths(*p);
+      fs::remove(rec, ec);
+      pid_t pid = spawn(*p, rec, log);
+      if (pid < 0)
+        return fail(std::string("fork failed: ") + std::strerror(errno));
+      running[pid] = p;
+    }
+    int status = 0;
+    pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR)
+        continue;
+      return fail(std::string("waitpid: ") + std::strerror(errno));
+    }
+    auto it = running.find(pid);
+    if (it == running.end())
+      continue;
+    const Point *p = it->second;
+    running.erase(it);
+    auto [recPath, logPath] = paths(*p);
+    json rec;
+    std::ifstream in(recPath);
+    bool ok = false;
+    if (in) {
+      try {
+        rec = json::parse(in);
+        ok = true;
+      } catch (...) {
+      }
+    }
+    if (!ok) {
+      rec = baseRecord(*p);
+      rec["status"] = "failed";
+      std::string why = WIFSIGNALED(status)
+                            ? "worker killed by signal " +
+                                  std::to_string(WTERMSIG(status))
+                            : "worker exited with status " +
+                                  std::to_string(WEXITSTATUS(status));
+      std::string diag = tailOf(logPath, 3);
+      rec["reason"] = why + (diag.empty() ? "" : " [" + diag + "]");
+    }
+    fs::remove(recPath, ec);
+    if (rec["status"] == "ok")
+      fs::remove(logPath, ec);
+    else
+      ++progress.failed;
+    ++progress.done;
+    records.push_back(rec);
+    writeResults(outDir, records, /*report=*/false);
+    progress.update();
+  }
+  writeResults(outDir, records, /*report=*/true);
+  progress.finish();
+  return 0;
+}
+
+int runMerge(const std::vector<std::string> &dirs, const std::string &outDir,
+             const std::string &sweepPath) {
+  std::map<std::string, std::pair<json, std::string>> byHash;
+  for (const std::string &d : dirs) {
+    if (!fs::is_regular_file(d + "/results.json"))
+      return fail(d + ": no results.json");
+    for (json &r : readResults(d)) {
+      std::string h = r["hash"].get<std::string>();
+      if (auto it = byHash.find(h); it != byHash.end())
+        return fail("point " + h + " (index " + r["index"].dump() +
+                    ") is in both " + it->second.second + " and " + d);
+      byHash[h] = {r, d};
+    }
+  }
+  if (!sweepPath.empty()) {
+    std::vector<Point> points = enumerate(readSweep(sweepPath));
+    std::set<std::string> want;
+    std::vector<size_t> missing;
+    for (const Point &p : points) {
+      want.insert(p.hash);
+      if (!byHash.count(p.hash))
+        missing.push_back(p.index);
+    }
+    if (!missing.empty()) {
+      std::string list;
+      for (size_t i = 0; i < missing.size() && i < 10; ++i)
+        list += (i ? ", " : "") + std::to_string(missing[i]);
+      return fail(std::to_string(missing.size()) + " of " +
+                  std::to_string(points.size()) + " point(s) of " + sweepPath +
+                  " are missing (indices " + list +
+                  (missing.size() > 10 ? ", ..." : "") + ")");
+    }
+    for (auto &[h, rd] : byHash)
+      if (!want.count(h))
+        return fail("point " + h + " (index " + rd.first["index"].dump() +
+                    ", from " + rd.second + ") is not a point of " + sweepPath);
+  }
+  std::error_code ec;
+  fs::create_directories(outDir, ec);
+  if (ec)
+    return fail("cannot create " + outDir + ": " + ec.message());
+  std::vector<json> records;
+  for (auto &[h, rd] : byHash)
+    records.push_back(rd.first);
+  writeResults(outDir, records, /*report=*/true);
+  std::fprintf(stderr, "%s merge: %zu point(s) from %zu dir(s) into %s\n",
+               kTool, records.size(), dirs.size(), outDir.c_str());
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// The HTML report
+//===----------------------------------------------------------------------===//
+
+constexpr const char *kReportHead = R"HTML(<!DOCTYPE html>
+<html><head><meta charset="utf-8">
+<title>tpuc explore report</title>
+<style>
+body{font:14px sans-serif;margin:20px;max-width:1200px}
+h1{font-size:20px}h2{font-size:16px;margin-top:28px}
+svg{background:#fafafa;border:1px solid #ddd;margin:4px}
+.ax{stroke:#444}.grid{stroke:#e4e4e4}.pt{fill:#4a7fc1;opacity:.7}
+.front{fill:#d9480f}.line{stroke:#d9480f;fill:none;stroke-width:1.5}
+text{font:11px sans-serif}table{border-collapse:collapse}
+td,th{border:1px solid #ddd;padding:2px 6px;font-size:12px}
+.failed{color:#b00}
+</style></head><body>
+<h1>tpuc explore report</h1>
+<p id="summary"></p>
+<section><h2>Pareto front: latency against cost</h2>
+<p>Cost proxy = lanes x local memory per lane (chip.npu_num x chip.lmem_bytes,
+in bytes): the local-memory area the point pays for. Orange: the points no
+other point beats in both latency and cost (the Pareto front), joined.</p>
+<svg id="pareto" width="760" height="420"></svg>
+<table id="front-table"></table></section>
+<section><h2>Latency and DDR traffic against each swept parameter</h2>
+<p>One chart per parameter that takes more than one value; each dot is a
+point (the other parameters vary across the dots of one x value).</p>
+<div id="params"></div></section>
+<section><h2>Failed points</h2><table id="failed"></table></section>
+<script>
+const DATA = )HTML";
+
+constexpr const char *kReportTail = R"HTML(;
+const NS = 'http://www.w3.org/2000/svg';
+function el(tag, attrs, parent, text) {
+  const e = document.createElementNS(NS, tag);
+  for (const k in attrs) e.setAttribute(k, attrs[k]);
+  if (text !== undefined) e.textContent = text;
+  if (parent) parent.appendChild(e);
+  return e;
+}
+function fmt(v) {
+  if (typeof v !== 'number') return String(v);
+  const a = Math.abs(v);
+  if (a >= 1e9) return (v / 1e9).toPrecision(3) + 'G';
+  if (a >= 1e6) return (v / 1e6).toPrecision(3) + 'M';
+  if (a >= 1e3) return (v / 1e3).toPrecision(3) + 'k';
+  return Number(v.toPrecision(4)).toString();
+}
+const ok = DATA.points.filter(p => p.status === 'ok');
+const failed = DATA.points.filter(p => p.status !== 'ok');
+document.getElementById('summary').textContent =
+  DATA.points.length + ' points: ' + ok.length + ' simulated, ' +
+  failed.length + ' failed.';
+// A scatter of ys over xs: categorical x when some x is not a number.
+function scatter(svg, pts, xl, yl, opts) {
+  const W = +svg.getAttribute('width'), H = +svg.getAttribute('height');
+  const L = 70, R = 20, T = 20, B = 45;
+  const numeric = pts.every(p => typeof p.x === 'number');
+  let cats = [];
+  if (!numeric) cats = [...new Set(pts.map(p => String(p.x)))];
+  const xv = p => numeric ? p.x : cats.indexOf(String(p.x));
+  let x0 = Math.min(...pts.map(xv)), x1 = Math.max(...pts.map(xv));
+  let y0 = 0, y1 = Math.max(...pts.map(p => p.y));
+  if (!numeric) { x0 -= 0.5; x1 += 0.5; }
+  if (x0 === x1) { x0 -= 1; x1 += 1; }
+  if (y1 <= y0) y1 = y0 + 1;
+  const sx = v => L + (v - x0) / (x1 - x0) * (W - L - R);
+  const sy = v => H - B - (v - y0) / (y1 - y0) * (H - T - B);
+  for (let i = 0; i <= 4; ++i) {
+    const yv = y0 + (y1 - y0) * i / 4;
+    el('line', {x1: L, x2: W - R, y1: sy(yv), y2: sy(yv), class: 'grid'}, svg);
+    el('text', {x: L - 4, y: sy(yv) + 4, 'text-anchor': 'end'}, svg, fmt(yv));
+  }
+  const ticks = numeric ? [...new Set(pts.map(p => p.x))].sort((a, b) => a - b)
+                        : cats.map((c, i) => i);
+  const shown = ticks.length > 12 ? ticks.filter((t, i) => i % Math.ceil(ticks.length / 12) === 0) : ticks;
+  for (const t of shown)
+    el('text', {x: sx(t), y: H - B + 14, 'text-anchor': 'middle'}, svg,
+       numeric ? fmt(t) : cats[t]);
+  el('line', {x1: L, x2: W - R, y1: H - B, y2: H - B, class: 'ax'}, svg);
+  el('line', {x1: L, x2: L, y1: T, y2: H - B, class: 'ax'}, svg);
+  el('text', {x: (L + W - R) / 2, y: H - 8, 'text-anchor': 'middle'}, svg, xl);
+  el('text', {x: 14, y: (T + H - B) / 2, transform: 'rotate(-90 14 ' + (T + H - B) / 2 + ')',
+              'text-anchor': 'middle'}, svg, yl);
+  if (opts && opts.front) {
+    const f = opts.front.slice().sort((a, b) => a.x - b.x);
+    el('polyline', {points: f.map(p => sx(xv(p)) + ',' + sy(p.y)).join(' '), class: 'line'}, svg);
+  }
+  for (const p of pts) {
+    const c = el('circle', {cx: sx(xv(p)) + (numeric ? 0 : (p.j || 0)), cy: sy(p.y), r: 4,
+                            class: p.front ? 'pt front' : 'pt'}, svg);
+    el('title', {}, c, p.label);
+  }
+}
+function label(p) {
+  return '#' + p.index + ' ' + Object.entries(p.params).map(([k, v]) => k + '=' + v).join(' ') +
+    '\nlatency ' + p.latency_us + ' us, ' + p.cycles + ' cycles, DDR ' + p.ddr_bytes + ' B';
+}
+// Pareto front: no other point has both lower-or-equal latency and cost,
+// one of them strictly lower.
+const pp = ok.map(p => ({x: p.cost_proxy, y: p.latency_us, label: label(p), rec: p}));
+for (const a of pp)
+  a.front = !pp.some(b => b !== a && b.x <= a.x && b.y <= a.y && (b.x < a.x || b.y < a.y));
+if (pp.length) scatter(document.getElementById('pareto'), pp,
+  'cost proxy: lanes x local memory per lane (bytes)', 'latency (us)',
+  {front: pp.filter(p => p.front)});
+const ft = document.getElementById('front-table');
+const front = pp.filter(p => p.front).sort((a, b) => a.x - b.x);
+if (front.length) {
+  const keys = Object.keys(front[0].rec.params);
+  const h = ft.insertRow();
+  for (const k of ['#', ...keys, 'cost proxy', 'latency (us)', 'DDR bytes'])
+    h.appendChild(document.createElement('th')).textContent = k;
+  for (const p of front) {
+    const r = ft.insertRow();
+    for (const v of [p.rec.index, ...keys.map(k => p.rec.params[k]), fmt(p.x), p.y, p.rec.ddr_bytes])
+      r.insertCell().textContent = v;
+  }
+}
+// Per swept parameter.
+const keys = [...new Set(DATA.points.flatMap(p => Object.keys(p.params)))];
+const div = document.getElementById('params');
+for (const k of keys) {
+  const vals = new Set(ok.map(p => p.params[k]));
+  if (vals.size < 2) continue;
+  const h = document.createElement('h3');
+  h.textContent = k;
+  div.appendChild(h);
+  const num = [...vals].every(v => v !== '' && !isNaN(Number(v)));
+  const xOf = p => num ? Number(p.params[k]) : p.params[k];
+  for (const [m, name] of [['latency_us', 'latency (us)'], ['ddr_bytes', 'DDR bytes']]) {
+    const svg = el('svg', {width: 560, height: 300});
+    div.appendChild(svg);
+    scatter(svg, ok.map(p => ({x: xOf(p), y: p[m], label: label(p)})), k, name);
+  }
+}
+const fl = document.getElementById('failed');
+if (!failed.length) fl.outerHTML = '<p>None.</p>';
+for (const p of failed) {
+  const r = fl.insertRow();
+  r.insertCell().textContent = '#' + p.index;
+  r.insertCell().textContent = Object.entries(p.params).map(([k, v]) => k + '=' + v).join(' ');
+  const c = r.insertCell(); c.textContent = p.reason; c.className = 'failed';
+}
+</script></body></html>
+)HTML";
+
+std::string renderReport(const std::vector<json> &records) {
+  std::string data = json{{"points", records}}.dump();
+  // The data sits in a <script>: no "</" may close it early.
+  std::string safe;
+  for (size_t i = 0; i < data.size(); ++i) {
+    if (data[i] == '<' && i + 1 < data.size() && data[i + 1] == '/')
+      safe += "<\\";
+    else
+      safe += data[i];
+  }
+  return std::string(kReportHead) + safe + kReportTail;
+}
+
+} // namespace
+
+int runExplore(int argc, char **argv) {
+  std::vector<std::string> positional;
+  std::string outDir, sweepPath, shard;
+  bool check = false;
+  unsigned jobs = std::max(1u, unsigned(sysconf(_SC_NPROCESSORS_ONLN)));
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc)
+        throw tpu::Error(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "-h" || a == "--help") {
+      llvm::outs() << kUsage;
+      return 0;
+    } else if (a == "-o" || a == "--output")
+      outDir = value();
+    else if (a == "--jobs" || a == "-j") {
+      std::string v = value();
+      char *end = nullptr;
+      long n = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end || n < 1)
+        return fail("--jobs '" + v + "' is not a positive integer");
+      jobs = unsigned(n);
+    } else if (a == "--shard")
+      shard = value();
+    else if (a == "--sweep")
+      sweepPath = value();
+    else if (a == "--check")
+      check = true;
+    else if (a.size() > 1 && a[0] == '-')
+      return fail("unknown option '" + a + "'\n" + kUsage);
+    else
+      positional.push_back(a);
+  }
+  if (check && positional.size() == 1) {
+    std::vector<Point> points = enumerate(readSweep(positional[0]));
+    llvm::outs() << positional[0] << ": " << points.size() << " point(s)\n";
+    return 0;
+  }
+  if (outDir.empty())
+    return fail("-o DIR is required\n" + std::string(kUsage));
+  if (!positional.empty() && positional[0] == "merge") {
+    positional.erase(positional.begin());
+    if (positional.empty())
+      return fail("merge needs result directories");
+    return runMerge(positional, outDir, sweepPath);
+  }
+  if (positional.size() != 1)
+    return fail("expected one SWEEP.toml\n" + std::string(kUsage));
+  size_t shardI = 0, shardN = 1;
+  if (!shard.empty()) {
+    unsigned long long i = 0, n = 0;
+    char slash = 0, extra = 0;
+    if (std::sscanf(shard.c_str(), "%llu%c%llu%c", &i, &slash, &n, &extra) !=
+            3 ||
+        slash != '/' || n == 0 || i >= n)
+      return fail("--shard '" + shard + "' is not I/N with 0 <= I < N");
+    shardI = i;
+    shardN = n;
+  }
+  return runSweep(positional[0], outDir, jobs, shardI, shardN);
+}

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# tpuc explore on the default CNN (F16): 2 lane counts x 2 layer-group
+# strategies x 2 DDR bandwidths.
+#  - three points' cycles equal `tpuc deploy -p ... --layer-group S` +
+#    `tpusim run --mode timing -p ...` exactly;
+#  - a rerun skips every point;
+#  - --shard 0/2 + --shard 1/2 + merge (with --sweep) equals the
+#    one-process results (records compared without their CPU times);
+#  - merge refuses overlapping shards and, with --sweep, a missing shard;
+#  - bad sweep files (unknown key, bad value, empty range, missing model)
+#    fail before any point runs, naming the line.
+#
+#   explore.sh --bin BUILD/bin --work DIR
+set -euo pipefail
+BIN="" WORK=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --bin) BIN="$2"; shift ;;
+    --work) WORK="$2"; shift ;;
+    *) echo "explore.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+  shift
+done
+[ -n "$BIN" ] && [ -n "$WORK" ] || { echo "need --bin and --work" >&2; exit 2; }
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK"
+PY=/usr/bin/python3
+
+"$BIN/tpuc" transform "$ROOT/models/default/default_cnn.onnx" -o cnn_top.mlir \
+  --input-shapes '[[1,3,32,32]]' >/dev/null
+cat > sweep.toml <<'T'
+# 2 lane counts x 2 strategies x 2 DDR bandwidths
+models = ["cnn_top.mlir"]
+quantize = "F16"
+layer_group = ["none", "dp"]
+[machine]
+chip.npu_num = [32, 64]
+ddr.bandwidth_gbps = { from = 16, to = 32, step = 16 }
+T
+"$BIN/tpuc" explore sweep.toml -o all --jobs 2 2> all.log
+cat all.log
+grep -q "8 point(s) run (0 failed), 0 skipped" all.log
+test -s all/results.csv && test -s all/report.html
+grep -q "Pareto front" all/report.html
+! grep -q "http" all/report.html || ! grep -q "src=\"http" all/report.html
+
+# Three points against deploy + tpusim.
+for spec in "none 32 16" "dp 64 32" "dp 32 16"; do
+  set -- $spec
+  "$BIN/tpuc" deploy cnn_top.mlir --quantize F16 --chip bm1684x -o p.bmodel \
+    --layer-group "$1" -p chip.npu_num="$2" -p ddr.bandwidth_gbps="$3" >/dev/null
+  want=$("$BIN/tpusim" run p.bmodel --mode timing -p chip.npu_num="$2" \
+    -p ddr.bandwidth_gbps="$3" | awk '/^total cycles/ {print $NF}')
+  got=$($PY - "$1" "$2" "$3" <<'P'
+import json, sys
+lg, npu, bw = sys.argv[1:]
+for p in json.load(open('all/results.json'))['points']:
+    q = p['params']
+    if q['layer_group'] == lg and q['chip.npu_num'] == npu and q['ddr.bandwidth_gbps'] == bw:
+        print(p['cycles'])
+P
+)
+  echo "point $spec: explore $got cycles, deploy + tpusim $want"
+  [ -n "$want" ] && [ "$got" = "$want" ]
+done
+
+# A rerun skips every point.
+"$BIN/tpuc" explore sweep.toml -o all 2> rerun.log
+grep -q "0 point(s) run (0 failed), 8 skipped" rerun.log
+
+# Shards + merge equal the one-process run.
+"$BIN/tpuc" explore sweep.toml -o s0 --shard 0/2 2>/dev/null
+"$BIN/tpuc" explore sweep.toml -o s1 --shard 1/2 2>/dev/null
+"$BIN/tpuc" explore merge s0 s1 -o merged --sweep sweep.toml
+cmp_results() {
+  $PY - "$1" "$2" <<'P'
+import json, sys
+def load(d):
+    pts = json.load(open(d + '/results.json'))['points']
+    for p in pts:
+        p.pop('cpu_seconds', None)
+    return sorted(pts, key=lambda p: p['hash'])
+a, b = load(sys.argv[1]), load(sys.argv[2])
+assert a == b, f'{sys.argv[1]} and {sys.argv[2]} differ'
+print(f'{sys.argv[1]} == {sys.argv[2]}: {len(a)} records')
+P
+}
+cmp_results all merged
+if "$BIN/tpuc" explore merge s0 s0 -o bad 2> m.err; then exit 1; fi
+grep -q "is in both" m.err
+if "$BIN/tpuc" explore merge s0 -o bad --sweep sweep.toml 2> m.err; then exit 1; fi
+grep -q "4 of 8 point(s) of sweep.toml are missing" m.err
+
+# A failing point (no kernel fits 1 KiB of local memory) records its reason;
+# the sweep goes on.
+printf 'models = ["cnn_top.mlir"]\nlayer_group = "none"\n[machine]\nchip.lmem_bytes = [1K, 256K]\n' > fail.toml
+"$BIN/tpuc" explore fail.toml -o failing 2> fail.log
+grep -q "2 point(s) run (1 failed)" fail.log
+$PY - <<'P'
+import json
+pts = json.load(open('failing/results.json'))['points']
+assert [p['status'] for p in pts] == ['failed', 'ok'], pts
+assert pts[0]['reason'], pts[0]
+print('failed point:', pts[0]['reason'][:160])
+P
+
+# Bad sweep files fail before any point runs, naming the line.
+bad() { # LINE-PATTERN FILE-CONTENT
+  printf '%s\n' "$2" > bad.toml
+  rm -rf badout
+  if "$BIN/tpuc" explore bad.toml -o badout 2> bad.err; then
+    echo "accepted: $2" >&2; exit 1
+  fi
+  cat bad.err
+  grep -q "bad.toml$1" bad.err
+  [ ! -e badout/results.json ]
+}
+bad ":3: unknown key 'lg_max_lenght'" $'models = ["cnn_top.mlir"]\n# typo\nlg_max_lenght = 4'
+bad ":3: chip.npu_num = x" $'models = ["cnn_top.mlir"]\n[machine]\nchip.npu_num = [32, x]'
+bad ":3: unknown key 'chip.nope'\|3: chip.nope" $'models = ["cnn_top.mlir"]\n[machine]\nchip.nope = 1'
+bad ":2: empty range" $'models = ["cnn_top.mlir"]\nlg_max_length = { from = 8, to = 4, step = 1 }'
+bad ":1: model 'missing_top.mlir' does not exist" $'models = ["missing_top.mlir"]'
+bad ": no models" $'quantize = "F16"'
+bad ":2: layer_group = best" $'models = ["cnn_top.mlir"]\nlayer_group = ["dp", "best"]'
+echo "explore: OK"
