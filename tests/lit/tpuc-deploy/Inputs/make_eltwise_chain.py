@@ -8,7 +8,9 @@ of both).
 chain.onnx, the PP-OCR (LCNet) pattern between two convs:
 
     c1 = Conv3x3(x)
-    h  = c1 * Clip(c1 + 3, 0, 6) / 6          hardswish as exporters write it
+    h  = c1 * Clip(c1 + 3, 0, 6) / 5          hardswish as exporters write it,
+                                              but / 5 (/ 6 is canonicalised to
+                                              one HardSwish)
     t  = h * alpha + beta                     learnable scalar affine
     p  = t * gamma                            per-channel (1, C, 1, 1)
     y  = Conv1x1(p)
@@ -62,6 +64,7 @@ def chain_model(path):
         const("three", 3.0),
         const("zero", 0.0),
         const("six", 6.0),
+        const("five", 5.0),
         const("alpha", 0.8125),
         const("beta", -0.1875),
         const("gamma", rng.uniform(0.5, 1.5, (1, C, 1, 1))),
@@ -73,7 +76,7 @@ def chain_model(path):
         helper.make_node("Add", ["c1", "three"], ["a"]),
         helper.make_node("Clip", ["a", "zero", "six"], ["r6"]),
         helper.make_node("Mul", ["c1", "r6"], ["m"]),
-        helper.make_node("Div", ["m", "six"], ["h"]),
+        helper.make_node("Div", ["m", "five"], ["h"]),
         helper.make_node("Mul", ["h", "alpha"], ["s"]),
         helper.make_node("Add", ["s", "beta"], ["t"]),
         helper.make_node("Mul", ["t", "gamma"], ["p"]),
