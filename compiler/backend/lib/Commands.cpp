@@ -829,6 +829,32 @@ void pord(CmdEmitter &em, const PorDCmd &x) {
   em.tiuAccess(isa::encode(c), reads, {x.output.range(em.chip())});
 }
 
+namespace {
+
+/// The sRQ&sDQ fields every sub-op sets: types and signs of input and
+/// result, the round mode, the result's shape and both addresses.
+isa::cmd::SRQDQ rqdqFields(unsigned eu, const LTensor &res, const LTensor &in,
+                           isa::RoundMode round) {
+  isa::cmd::SRQDQ c;
+  c.cmd_short = 1;
+  c.tsk_typ = unsigned(isa::TiuTask::RQDQ);
+  c.tsk_eu_typ = eu;
+  c.opd0_prec = precCode(in.prec);
+  c.opd0_sign = signOf(in.prec, in.isSigned);
+  c.res0_prec = precCode(res.prec);
+  c.opd2_sign = signOf(res.prec, res.isSigned);
+  c.opd2_n_str = unsigned(round);
+  c.res0_n = res.shape.n;
+  c.res0_c = res.shape.c;
+  c.res0_h = res.shape.h;
+  c.res0_w = res.shape.w;
+  c.res0_addr = res.offset;
+  c.opd0_addr = in.offset;
+  return c;
+}
+
+} // namespace
+
 void rq(CmdEmitter &em, const RqCmd &x) {
   checkDims(x.output.shape, "requantisation result");
   if (x.input.shape.n != x.output.shape.n ||
@@ -839,21 +865,7 @@ void rq(CmdEmitter &em, const RqCmd &x) {
   if (x.input.layout != kStrEuAligned || x.output.layout != kStrEuAligned)
     throw Error("backend: rq operands must be EU-aligned (sRQ has no "
                 "stride fields)");
-  isa::cmd::SRQDQ c;
-  c.cmd_short = 1;
-  c.tsk_typ = unsigned(isa::TiuTask::RQDQ);
-  c.tsk_eu_typ = 1; // rq1
-  c.opd0_prec = precCode(x.input.prec);
-  c.opd0_sign = signOf(x.input.prec, x.input.isSigned);
-  c.res0_prec = precCode(x.output.prec);
-  c.opd2_sign = signOf(x.output.prec, x.output.isSigned);
-  c.opd2_n_str = unsigned(x.round);
-  c.res0_n = x.output.shape.n;
-  c.res0_c = x.output.shape.c;
-  c.res0_h = x.output.shape.h;
-  c.res0_w = x.output.shape.w;
-  c.res0_addr = x.output.offset;
-  c.opd0_addr = x.input.offset;
+  isa::cmd::SRQDQ c = rqdqFields(1 /* rq1 */, x.output, x.input, x.round);
   std::vector<LocalRange> reads{x.input.range(em.chip())};
   if (x.perChannel) {
     c.opd1_const = 0;
@@ -885,21 +897,7 @@ void rqdqFloat(CmdEmitter &em, unsigned eu, const LTensor &res,
   checkDims(res.shape, "quantisation result");
   if (in.layout != kStrEuAligned || res.layout != kStrEuAligned)
     throw Error("backend: rq/dq operands must be EU-aligned");
-  isa::cmd::SRQDQ c;
-  c.cmd_short = 1;
-  c.tsk_typ = unsigned(isa::TiuTask::RQDQ);
-  c.tsk_eu_typ = eu;
-  c.opd0_prec = precCode(in.prec);
-  c.opd0_sign = signOf(in.prec, in.isSigned);
-  c.res0_prec = precCode(res.prec);
-  c.opd2_sign = signOf(res.prec, res.isSigned);
-  c.opd2_n_str = unsigned(round);
-  c.res0_n = res.shape.n;
-  c.res0_c = res.shape.c;
-  c.res0_h = res.shape.h;
-  c.res0_w = res.shape.w;
-  c.res0_addr = res.offset;
-  c.opd0_addr = in.offset;
+  isa::cmd::SRQDQ c = rqdqFields(eu, res, in, round);
   c.opd1_const = 1;
   c.opd1_addr = opd1;
   c.opd2_addr = opd2;

@@ -484,26 +484,44 @@ FailureOr<bool> lowerAvgPoolInt8(Operation *o, Lowering &l, std::string &why) {
 FailureOr<bool> lowerScalarBinaryLut(Operation *o, Lowering &l,
                                      std::string &why);
 
+/// What an INT8 add / sub / mul of two activations needs: the result's
+/// type (a fused relu must be its saturation) and both operands as int8
+/// values; none (with `why`) when it has no INT8 form.
+struct BinaryInt8Operands {
+  quant::UniformQuantizedType outQ;
+  Value lhs, rhs;
+};
+std::optional<BinaryInt8Operands> binaryInt8Operands(Operation *o, Lowering &l,
+                                                     std::string &why) {
+  Value out = o->getResult(0);
+  auto outQ = l.quantType(out);
+  if (!outQ) {
+    why = noEntry(out);
+    return std::nullopt;
+  }
+  auto relu = o->getAttrOfType<BoolAttr>("do_relu");
+  if (relu && relu.getValue() && !reluIsSaturation(outQ)) {
+    why = "a fused relu needs a result whose zero point is its lowest code";
+    return std::nullopt;
+  }
+  Value lhs = l.int8Operand(o->getOperand(0)),
+        rhs = l.int8Operand(o->getOperand(1));
+  if (!lhs || !rhs) {
+    why = noEntry(lhs ? o->getOperand(1) : o->getOperand(0));
+    return std::nullopt;
+  }
+  return BinaryInt8Operands{outQ, lhs, rhs};
+}
+
 template <typename TopOpT, typename TpuOpT>
 FailureOr<bool> lowerAddSubInt8(Operation *o, Lowering &l, std::string &why) {
   auto op = cast<TopOpT>(o);
-  for (Value v : {op.getLhs(), op.getRhs()})
-    if (Lowering::isWeight(v))
-      return lowerScalarBinaryLut(o, l, why);
-  auto outQ = l.quantType(op.getOutput());
-  if (!outQ) {
-    why = noEntry(op.getOutput());
+  if (Lowering::isWeight(op.getLhs()) || Lowering::isWeight(op.getRhs()))
+    return lowerScalarBinaryLut(o, l, why);
+  std::optional<BinaryInt8Operands> ops = binaryInt8Operands(o, l, why);
+  if (!ops)
     return false;
-  }
-  if (op.getDoRelu() && !reluIsSaturation(outQ)) {
-    why = "a fused relu needs a result whose zero point is its lowest code";
-    return false;
-  }
-  Value lhs = l.int8Operand(op.getLhs()), rhs = l.int8Operand(op.getRhs());
-  if (!lhs || !rhs) {
-    why = noEntry(lhs ? op.getRhs() : op.getLhs());
-    return false;
-  }
+  auto [outQ, lhs, rhs] = *ops;
   // t = x * s_x / s_out * 2^kAddFraction, with 16-bit multipliers.
   SmallVector<int64_t, 2> mults, shifts;
   for (Value v : {lhs, rhs}) {
@@ -700,20 +718,10 @@ FailureOr<bool> lowerMulInt8(Operation *o, Lowering &l, std::string &why) {
   auto op = cast<top::MulOp>(o);
   if (Lowering::isWeight(op.getLhs()) || Lowering::isWeight(op.getRhs()))
     return lowerScalarBinaryLut(o, l, why);
-  auto outQ = l.quantType(op.getOutput());
-  if (!outQ) {
-    why = noEntry(op.getOutput());
+  std::optional<BinaryInt8Operands> ops = binaryInt8Operands(o, l, why);
+  if (!ops)
     return false;
-  }
-  if (op.getDoRelu() && !reluIsSaturation(outQ)) {
-    why = "a fused relu needs a result whose zero point is its lowest code";
-    return false;
-  }
-  Value lhs = l.int8Operand(op.getLhs()), rhs = l.int8Operand(op.getRhs());
-  if (!lhs || !rhs) {
-    why = noEntry(lhs ? op.getRhs() : op.getLhs());
-    return false;
-  }
+  auto [outQ, lhs, rhs] = *ops;
   int64_t m = 1;
   int r = 0;
   tisa::getScaleAndShift(qtypeOf(lhs).getScale() * qtypeOf(rhs).getScale() /
