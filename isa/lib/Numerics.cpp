@@ -489,4 +489,11 @@ int64_t floatToInt(float x, Prec p, bool isSigned, RoundMode mode) {
   return saturate(roundToInt(double(x), mode), p, isSigned);
 }
 
+int64_t quantizeInputValue(double x, float inverseScale, int64_t zeroPoint,
+                           Prec p, bool isSigned) {
+  return saturate(roundToInt(x * double(inverseScale) + double(zeroPoint),
+                             RoundMode::HalfAwayFromZero),
+                  p, isSigned);
+}
+
 } // namespace tpu::isa

@@ -21,8 +21,6 @@ constexpr unsigned kBitsPerByte = 8;
 constexpr const char *kRecordedName = "the bmodel's machine";
 constexpr unsigned kNibbleBits = 4;
 constexpr uint8_t kNibbleMask = 0xF;
-/// Float inputs are quantised the way tpu-mlir's model runner does.
-constexpr isa::RoundMode kQuantRound = isa::RoundMode::HalfAwayFromZero;
 
 std::vector<int64_t> tensorShape(const Tensor &t) {
   if (t.shapes.empty())
@@ -171,8 +169,9 @@ void writeTensor(GlobalMemory &gmem, const Tensor &t, const npz::Array &array,
     if (isFloatArray(array.dtype)) {
       std::vector<double> v = array.toDouble();
       for (uint64_t i = 0; i < numel; ++i) {
-        int64_t q = isa::roundToInt(v[i] * t.scale + t.zeroPoint, kQuantRound);
-        storeInt(buf, i, *it, isa::saturate(q, it->prec, it->isSigned));
+        storeInt(buf, i, *it,
+                 isa::quantizeInputValue(v[i], t.scale, t.zeroPoint,
+                                         it->prec, it->isSigned));
       }
     } else {
       std::vector<int64_t> v = array.toInt64();

@@ -152,6 +152,22 @@ bool fits4(ArrayRef<int64_t> v) {
   return llvm::all_of(v, [](int64_t x) { return x >= 0 && x <= 15; });
 }
 
+/// Symmetric int8 weights: scale max|w| / 127 (1 for all zeros), q =
+/// clamp(round_half_away(w / scale), -127, 127) into \p q; returns the
+/// scale. Conv filters use it per output channel, matmuls per tensor.
+double quantizeSymmetricInt8(ArrayRef<float> w, MutableArrayRef<float> q) {
+  float mx = 0.0f;
+  for (float v : w)
+    mx = std::max(mx, std::fabs(v));
+  double scale = mx > 0 ? double(mx) / 127.0 : 1.0;
+  for (size_t i = 0; i < w.size(); ++i)
+    q[i] = float(std::clamp<int64_t>(
+        tisa::roundToInt(double(w[i]) / scale,
+                         tisa::RoundMode::HalfAwayFromZero),
+        -127, 127));
+  return scale;
+}
+
 /// The tpu.Conv2D of an INT8 convolution of \p input (int8 / uint8) into
 /// \p outQ: per-channel int8 filter (scale max|w| / 127), int32 bias in
 /// units of s_w * s_in, and the (oc, 4) requantisation records.
@@ -168,16 +184,11 @@ Value int8Conv(OpBuilder &b, Lowering &l, Location loc, StringRef name,
   std::vector<float> wq(w.size());
   std::vector<int32_t> coeff(size_t(oc) * 4);
   for (int64_t c = 0; c < oc; ++c) {
-    float mx = 0.0f;
-    for (int64_t i = 0; i < per; ++i)
-      mx = std::max(mx, std::fabs(w[size_t(c * per + i)]));
-    double sw = mx > 0 ? double(mx) / 127.0 : 1.0;
+    size_t at = size_t(c * per);
+    double sw = quantizeSymmetricInt8(
+        ArrayRef<float>(w).slice(at, size_t(per)),
+        MutableArrayRef<float>(wq).slice(at, size_t(per)));
     scales[size_t(c)] = sw;
-    for (int64_t i = 0; i < per; ++i) {
-      int64_t q = tisa::roundToInt(double(w[size_t(c * per + i)]) / sw,
-                                   tisa::RoundMode::HalfAwayFromZero);
-      wq[size_t(c * per + i)] = float(std::clamp<int64_t>(q, -127, 127));
-    }
     int64_t bq = tisa::roundToInt(double(bias[size_t(c)]) / (sw * sIn),
                                   tisa::RoundMode::HalfAwayFromZero);
     // An input zero point: sum w (q - zp) = sum w q - zp sum w; the pads
@@ -221,16 +232,9 @@ FailureOr<bool> lowerBatchNormInt8(Operation *o, Lowering &l,
     why = "only a 4-D BatchNorm has an INT8 form";
     return false;
   }
-  for (Value v : {op.getMean(), op.getVariance()})
-    if (!Lowering::isWeight(v)) {
-      why = "mean and variance must be weights";
-      return false;
-    }
-  for (Value v : {op.getScale(), op.getBias()})
-    if (!top::isNone(v) && !Lowering::isWeight(v)) {
-      why = "scale and bias must be weights";
-      return false;
-    }
+  std::optional<BatchNormAffine> affine = batchNormAffine(op, l, why);
+  if (!affine)
+    return false;
   auto outQ = l.quantType(op.getOutput());
   if (!outQ) {
     why = noEntry(op.getOutput());
@@ -246,24 +250,10 @@ FailureOr<bool> lowerBatchNormInt8(Operation *o, Lowering &l,
     return false;
   }
   int64_t c = in[1];
-  std::vector<float> mean = l.weightData(op.getMean());
-  std::vector<float> var = l.weightData(op.getVariance());
-  std::vector<float> scale = top::isNone(op.getScale())
-                                 ? std::vector<float>(size_t(c), 1.0f)
-                                 : l.weightData(op.getScale());
-  std::vector<float> bias = top::isNone(op.getBias())
-                                ? std::vector<float>(size_t(c), 0.0f)
-                                : l.weightData(op.getBias());
-  double eps = op.getEpsilon().convertToDouble();
-  std::vector<float> a(static_cast<size_t>(c)), shift(static_cast<size_t>(c));
-  for (int64_t i = 0; i < c; ++i) {
-    a[size_t(i)] =
-        static_cast<float>(scale[size_t(i)] / std::sqrt(double(var[size_t(i)]) + eps));
-    shift[size_t(i)] = bias[size_t(i)] - mean[size_t(i)] * a[size_t(i)];
-  }
   OpBuilder b(o);
   Value conv = int8Conv(b, l, op.getLoc(), op.getName(), input, outQ, in,
-                        {c, 1, 1, 1}, a, shift, b.getI64ArrayAttr({1, 1}),
+                        {c, 1, 1, 1}, affine->scale, affine->shift,
+                        b.getI64ArrayAttr({1, 1}),
                         b.getI64ArrayAttr({1, 1}),
                         b.getI64ArrayAttr({0, 0, 0, 0}),
                         b.getI64ArrayAttr({1, 1}), c, op.getDoRelu(),
@@ -370,15 +360,8 @@ FailureOr<bool> lowerMatMulInt8(Operation *o, Lowering &l, std::string &why) {
   }
   auto inQ = qtypeOf(input);
   std::vector<float> w = l.weightData(op.getRight());
-  float mx = 0.0f;
-  for (float v : w)
-    mx = std::max(mx, std::fabs(v));
-  double sw = mx > 0 ? double(mx) / 127.0 : 1.0;
   std::vector<float> wq(w.size());
-  for (size_t i = 0; i < w.size(); ++i)
-    wq[i] = float(std::clamp<int64_t>(
-        tisa::roundToInt(double(w[i]) / sw, tisa::RoundMode::HalfAwayFromZero),
-        -127, 127));
+  double sw = quantizeSymmetricInt8(w, wq);
   std::vector<float> bias = top::isNone(biasV) ? std::vector<float>()
                                                : l.weightData(biasV);
   std::vector<int32_t> bq(static_cast<size_t>(n), 0);

@@ -283,30 +283,13 @@ LogicalResult lowerAvgPool(Operation *o, Lowering &l) {
 /// with (1, C, 1, ...) weights that also applies the fused relu.
 LogicalResult lowerBatchNorm(Operation *o, Lowering &l) {
   auto op = cast<top::BatchNormOp>(o);
-  for (Value v : {op.getMean(), op.getVariance()})
-    if (!Lowering::isWeight(v))
-      return l.unsupported(o, "mean and variance must be weights");
-  for (Value v : {op.getScale(), op.getBias()})
-    if (!top::isNone(v) && !Lowering::isWeight(v))
-      return l.unsupported(o, "scale and bias must be weights");
+  std::string why;
+  std::optional<BatchNormAffine> affine = batchNormAffine(op, l, why);
+  if (!affine)
+    return l.unsupported(o, why);
   Shape in = module::getShape(op.getInput());
-  if (in.size() < 2)
-    return l.unsupported(o, "the input needs a channel axis");
   int64_t c = in[1];
-  std::vector<float> mean = l.weightData(op.getMean());
-  std::vector<float> var = l.weightData(op.getVariance());
-  std::vector<float> scale = top::isNone(op.getScale())
-                                 ? std::vector<float>(c, 1.0f)
-                                 : l.weightData(op.getScale());
-  std::vector<float> bias = top::isNone(op.getBias())
-                                ? std::vector<float>(c, 0.0f)
-                                : l.weightData(op.getBias());
-  double eps = op.getEpsilon().convertToDouble();
-  std::vector<float> a(c), shift(c);
-  for (int64_t i = 0; i < c; ++i) {
-    a[i] = static_cast<float>(scale[i] / std::sqrt(double(var[i]) + eps));
-    shift[i] = bias[i] - mean[i] * a[i];
-  }
+  const std::vector<float> &a = affine->scale, &shift = affine->shift;
   Shape wShape(in.size(), 1);
   wShape[1] = c;
   OpBuilder b(o);
@@ -391,6 +374,41 @@ LogicalResult lowerSoftmax(Operation *o, Lowering &l) {
 } // namespace
 
 namespace tpuc::lowering {
+
+std::optional<BatchNormAffine> batchNormAffine(top::BatchNormOp op, Lowering &l,
+                                               std::string &why) {
+  for (Value v : {op.getMean(), op.getVariance()})
+    if (!Lowering::isWeight(v)) {
+      why = "mean and variance must be weights";
+      return std::nullopt;
+    }
+  for (Value v : {op.getScale(), op.getBias()})
+    if (!top::isNone(v) && !Lowering::isWeight(v)) {
+      why = "scale and bias must be weights";
+      return std::nullopt;
+    }
+  Shape in = module::getShape(op.getInput());
+  if (in.size() < 2) {
+    why = "the input needs a channel axis";
+    return std::nullopt;
+  }
+  size_t c = size_t(in[1]);
+  std::vector<float> mean = l.weightData(op.getMean());
+  std::vector<float> var = l.weightData(op.getVariance());
+  std::vector<float> scale = top::isNone(op.getScale())
+                                 ? std::vector<float>(c, 1.0f)
+                                 : l.weightData(op.getScale());
+  std::vector<float> bias = top::isNone(op.getBias())
+                                ? std::vector<float>(c, 0.0f)
+                                : l.weightData(op.getBias());
+  double eps = op.getEpsilon().convertToDouble();
+  BatchNormAffine r{std::vector<float>(c), std::vector<float>(c)};
+  for (size_t i = 0; i < c; ++i) {
+    r.scale[i] = static_cast<float>(scale[i] / std::sqrt(double(var[i]) + eps));
+    r.shift[i] = bias[i] - mean[i] * r.scale[i];
+  }
+  return r;
+}
 
 void registerNNLowerings(LoweringTable &table) {
   table["top.Conv"] = lowerConv;

@@ -153,6 +153,15 @@ using Int8LoweringTable = llvm::StringMap<Int8LowerFn>;
 void registerInt8Lowerings(Int8LoweringTable &table);
 
 void registerNNLowerings(LoweringTable &table);
+
+/// An inference BatchNorm as y = x * scale + shift per channel: scale =
+/// gamma / sqrt(var + eps), shift = beta - mean * scale (fp32, as every
+/// mode uses them); none with `why` when its parameters are not weights.
+struct BatchNormAffine {
+  std::vector<float> scale, shift;
+};
+std::optional<BatchNormAffine> batchNormAffine(top::BatchNormOp op, Lowering &l,
+                                               std::string &why);
 void registerElementwiseLowerings(LoweringTable &table);
 void registerShapeLowerings(LoweringTable &table);
 

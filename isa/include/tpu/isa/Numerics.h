@@ -109,6 +109,14 @@ float roundToPrec(float x, Prec p);
 /// precision \p p; NaN gives 0.
 int64_t floatToInt(float x, Prec p, bool isSigned, RoundMode mode);
 
+/// A real value given for a quantised net input, as its code: round half
+/// away from zero of x * inverseScale + zeroPoint in double, saturated to
+/// \p p (the rule of tpu-mlir's model runner; a bmodel stores the input's
+/// inverse scale as fp32). tpusim and the top interpreter both quantise
+/// float inputs so.
+int64_t quantizeInputValue(double x, float inverseScale, int64_t zeroPoint,
+                           Prec p, bool isSigned);
+
 } // namespace tpu::isa
 
 #endif // TPU_ISA_NUMERICS_H

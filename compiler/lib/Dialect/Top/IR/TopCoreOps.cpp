@@ -61,16 +61,14 @@ LogicalResult InputOp::inference(InferenceContext &ctx) {
            << in.size();
   // A quantised input (tpuc deploy --quant-input) takes real values and
   // quantises them as tpusim does for a float32 array (the bmodel stores
-  // fl32(1 / scale); half away from zero; saturated).
+  // fl32(1 / scale)).
   if (auto q = dyn_cast<quant::UniformQuantizedType>(
           cast<ShapedType>(getOutput().getType()).getElementType())) {
-    double inv = double(float(1.0 / q.getScale()));
-    double lo = double(q.getStorageTypeMin()), hi = double(q.getStorageTypeMax());
+    float inv = float(1.0 / q.getScale());
     for (size_t i = 0; i < in.size(); ++i)
-      out[i] = float(std::clamp(
-          double(::tpu::isa::roundToInt(double(in[i]) * inv + q.getZeroPoint(),
-                                        ::tpu::isa::RoundMode::HalfAwayFromZero)),
-          lo, hi));
+      out[i] = float(::tpu::isa::quantizeInputValue(
+          double(in[i]), inv, q.getZeroPoint(), ::tpu::isa::Prec::Int8,
+          q.isSigned()));
     return success();
   }
   std::copy(in.begin(), in.end(), out.begin());

@@ -16,7 +16,6 @@
 #include <cstring>
 #include <iterator>
 #include <limits>
-#include <thread>
 
 // The order of fp32 roundings is the point of this file: a product must be
 // rounded before it is added, as the simulator does.
@@ -615,15 +614,7 @@ void convInt8(const kernels::ConvParams &p, const float *in, const float *filter
       }
     }
   };
-  int64_t jobs = p.n * p.oc;
-  unsigned t = unsigned(std::clamp<int64_t>(numThreads, 1, jobs));
-  if (t <= 1)
-    return work(0, jobs);
-  std::vector<std::thread> pool;
-  for (unsigned i = 0; i < t; ++i)
-    pool.emplace_back(work, jobs * i / t, jobs * (i + 1) / t);
-  for (std::thread &th : pool)
-    th.join();
+  kernels::parallelFor(numThreads, p.n * p.oc, 1, work);
 }
 
 void avgPoolInt8(const kernels::PoolParams &p, const float *in,

@@ -119,22 +119,32 @@ template <typename OpT> kernels::ConvParams convParams(OpT op) {
 
 namespace {
 
-/// The (oc, 4) int32 requantisation records of an INT8 conv, read from the
-/// weight store as integers (a float32 buffer would round multipliers).
-LogicalResult requantRecords(Operation *op, Value v, int64_t oc,
-                             std::vector<chip::RequantRecord> &records) {
+/// The integers of the tpu.Weight \p v (\p count of them), read from the
+/// weight store as integers: the interpreter's float32 buffer of an int32
+/// weight would round values above 2^24 (multipliers, biases).
+LogicalResult intWeightValues(Operation *op, Value v, int64_t count,
+                              std::vector<int64_t> &values) {
   auto w = v.getDefiningOp<WeightOp>();
   if (!w)
-    return op->emitOpError("the requantisation records must be a tpu.Weight");
+    return op->emitOpError("its integer parameters must be a tpu.Weight");
   const ::tpu::npz::Array *array =
       findWeight(module::getModule(op), w.getName());
   if (!array)
     return op->emitOpError("no data for weight '") << w.getName() << "'";
-  std::vector<int64_t> d = array->toInt64();
-  if (int64_t(d.size()) != oc * 4)
+  values = array->toInt64();
+  if (int64_t(values.size()) != count)
     return op->emitOpError("weight '")
-           << w.getName() << "' holds " << d.size() << " values, not "
-           << oc * 4;
+           << w.getName() << "' holds " << values.size() << " values, not "
+           << count;
+  return success();
+}
+
+/// The (oc, 4) int32 requantisation records of an INT8 conv.
+LogicalResult requantRecords(Operation *op, Value v, int64_t oc,
+                             std::vector<chip::RequantRecord> &records) {
+  std::vector<int64_t> d;
+  if (failed(intWeightValues(op, v, oc * 4, d)))
+    return failure();
   records.resize(size_t(oc));
   for (int64_t c = 0; c < oc; ++c)
     records[size_t(c)] = {int32_t(d[size_t(c * 4)]),
@@ -322,15 +332,10 @@ LogicalResult MatMulOp::inference(InferenceContext &ctx) {
     int64_t m = int64_t(ctx.get(getInput()).size()) / k;
     std::vector<int32_t> bias;
     if (!isNone(getBias())) {
-      auto w = getBias().getDefiningOp<WeightOp>();
-      const ::tpu::npz::Array *array =
-          w ? findWeight(module::getModule(*this), w.getName()) : nullptr;
-      if (!array)
-        return emitOpError("an INT8 matmul's bias must be an int32 weight");
-      for (int64_t v : array->toInt64())
-        bias.push_back(int32_t(v));
-      if (int64_t(bias.size()) != n)
-        return emitOpError("the INT8 bias needs ") << n << " values";
+      std::vector<int64_t> values;
+      if (failed(intWeightValues(*this, getBias(), n, values)))
+        return failure();
+      bias.assign(values.begin(), values.end());
     }
     chip::matmulInt8(m, k, n, ctx.get(getInput()).data(),
                      ctx.get(getRight()).data(), getRightTranspose(),
