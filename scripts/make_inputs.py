@@ -84,13 +84,16 @@ def make_mel(rng, shape):
 
 
 def make_embedding(rng, shape):
-    """Frames of openWakeWord embeddings: 96 features per frame, values of
-    the spread its embedding model gives on speech (std ~15, |x| < ~50),
-    changing smoothly from frame to frame."""
+    """Frames of openWakeWord embeddings: 96 features per frame changing
+    smoothly from frame to frame, at a level drawn per call between 1/30 of
+    and the spread its embedding model gives on our mel features (std ~15):
+    the wake-word heads' sigmoids then land anywhere from ~0 to ~1 instead
+    of saturating on every input."""
     frames, feats = shape[1], shape[2]
+    level = 10.0 ** rng.uniform(-1.5, 0.0)
     base = rng.normal(0.0, 12.0, size=(1, 1, feats))
     drift = np.cumsum(rng.normal(0.0, 3.0, size=(shape[0], frames, feats)), axis=1)
-    return base + drift + rng.normal(0.0, 2.0, size=shape)
+    return level * (base + drift + rng.normal(0.0, 2.0, size=shape))
 
 
 def make_input(rng, spec):

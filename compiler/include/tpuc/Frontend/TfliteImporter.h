@@ -23,11 +23,11 @@
 
 namespace tpuc::frontend {
 
-/// True if \p path names a TFLite model: the TFL3 identifier at byte 4, or
-/// (for a file that cannot be read) the .tflite extension.
+/// True if \p path names a TFLite model: the .tflite extension, or the TFL3
+/// identifier at byte 4.
 bool isTfliteFile(const std::string &path);
 
-/// Translates the TFLite model \p path into an ONNX model (opset 13) whose
+/// Translates the TFLite model \p path into an ONNX model (opset 14) whose
 /// graph computes the same function in NCHW form. Throws tpu::Error naming
 /// the file and operator for anything unreadable or unsupported; every
 /// unsupported operator is listed in one error.

@@ -44,7 +44,7 @@ namespace fb = ::tpuc::tflite::fb;
 
 namespace {
 
-constexpr int64_t kOpset = 13;
+constexpr int64_t kOpset = 14;
 const std::vector<int64_t> kToNchw = {0, 3, 1, 2};
 const std::vector<int64_t> kToNhwc = {0, 2, 3, 1};
 
@@ -1190,11 +1190,14 @@ void addValueInfo(onnx::ValueInfoProto *vi, const std::string &name,
 } // namespace
 
 bool isTfliteFile(const std::string &path) {
+  // The extension decides first, so that a .tflite without its identifier
+  // is reported as such rather than as a broken ONNX model.
+  if (llvm::StringRef(path).ends_with_insensitive(".tflite"))
+    return true;
   std::ifstream in(path, std::ios::binary);
   uint8_t head[8] = {};
-  if (in && in.read(reinterpret_cast<char *>(head), 8))
-    return tfl::hasTfliteIdentifier(head, 8);
-  return llvm::StringRef(path).ends_with(".tflite");
+  return in && in.read(reinterpret_cast<char *>(head), 8) &&
+         tfl::hasTfliteIdentifier(head, 8);
 }
 
 onnx::ModelProto translateTfliteFile(const std::string &path) {
