@@ -15,10 +15,12 @@
 #define TPUC_FRONTEND_TFLITEIMPORTER_H
 
 #include "tpuc/Frontend/OnnxImporter.h"
+#include "tpuc/Support/CaliTable.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <optional>
 #include <string>
 
 namespace tpuc::frontend {
@@ -35,9 +37,25 @@ onnx::ModelProto translateTfliteFile(const std::string &path);
 
 /// translateTfliteFile + importOnnxModel. Input and output names are the
 /// TFLite tensor names; the inputs keep their TFLite shapes (NHWC).
+///
+/// A quantised model (int8 / uint8 activations with scales and zero
+/// points) is imported as the float graph of its real values
+/// (scale * (q - zp); weights and biases dequantised, QUANTIZE and
+/// DEQUANTIZE become identities, inputs and outputs are float), and the
+/// module records the model's own quantisation as a calibration table
+/// (attribute top.quant_table, TPU-MLIR's table text), which
+/// `tpuc deploy --quantize INT8` uses when no --calibration-table is given.
 OnnxImportResult importTfliteFile(mlir::MLIRContext &context,
                                   const std::string &path,
                                   const OnnxImportOptions &options);
+
+/// The module attribute holding an imported model's own quantisation.
+inline constexpr llvm::StringLiteral kQuantTableAttr("top.quant_table");
+/// Stores \p table as the module's top.quant_table.
+void setModelQuantTable(mlir::ModuleOp module, const CaliTable &table);
+/// The module's top.quant_table restricted to the tensors it still has;
+/// std::nullopt when it has none. Throws tpu::Error if it does not parse.
+std::optional<CaliTable> getModelQuantTable(mlir::ModuleOp module);
 
 /// One row of the TFLite dispatch table (TfliteOps.def).
 struct TfliteOpInfo {

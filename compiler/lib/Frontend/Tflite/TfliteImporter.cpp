@@ -21,6 +21,8 @@
 
 #include "TfliteReader.h"
 
+#include "tpuc/Support/CaliTable.h"
+
 #include "tpu/isa/Error.h"
 
 #include "onnx/onnx_pb.h"
@@ -35,6 +37,8 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <optional>
+#include <set>
 #include <sstream>
 
 namespace tpuc::frontend {
@@ -101,6 +105,75 @@ float halfToFloat(uint16_t h) {
   return f;
 }
 
+/// A tensor the model quantises at run time (int8 / uint8 with its scale and
+/// zero point): the float graph carries its real value scale * (q - zp).
+bool isQuantized(const tfl::Tensor &t) {
+  return (t.type == fb::TensorType_INT8 || t.type == fb::TensorType_UINT8) &&
+         !t.quant.scale.empty();
+}
+
+/// The float values of a constant: float32 as is, float16 widened,
+/// integers with quantisation parameters dequantised (per tensor or per
+/// channel along quant.axis); std::nullopt for other integers.
+std::optional<std::vector<float>> constantAsFloat(const tfl::Tensor &t) {
+  size_t n = t.size / std::max<size_t>(1, tfl::typeSize(t.type));
+  std::vector<float> v(n);
+  if (t.type == fb::TensorType_FLOAT32) {
+    std::memcpy(v.data(), t.data, n * 4);
+    return v;
+  }
+  if (t.type == fb::TensorType_FLOAT16) {
+    for (size_t k = 0; k < n; ++k) {
+      uint16_t h;
+      std::memcpy(&h, t.data + 2 * k, 2);
+      v[k] = halfToFloat(h);
+    }
+    return v;
+  }
+  if (t.quant.scale.empty())
+    return std::nullopt;
+  size_t inner = 1;
+  for (size_t d = static_cast<size_t>(t.quant.axis) + 1; d < t.shape.size(); ++d)
+    inner *= static_cast<size_t>(t.shape[d]);
+  size_t channels = t.quant.scale.size();
+  for (size_t k = 0; k < n; ++k) {
+    size_t c = channels > 1 ? (k / inner) % channels : 0;
+    int64_t q;
+    switch (t.type) {
+    case fb::TensorType_INT8:
+      q = static_cast<int8_t>(t.data[k]);
+      break;
+    case fb::TensorType_UINT8:
+      q = t.data[k];
+      break;
+    case fb::TensorType_INT16: {
+      int16_t x;
+      std::memcpy(&x, t.data + 2 * k, 2);
+      q = x;
+      break;
+    }
+    case fb::TensorType_INT32: {
+      int32_t x;
+      std::memcpy(&x, t.data + 4 * k, 4);
+      q = x;
+      break;
+    }
+    default:
+      return std::nullopt;
+    }
+    int64_t zp = t.quant.zeroPoint.empty() ? 0 : t.quant.zeroPoint[c];
+    v[k] = static_cast<float>(static_cast<double>(q - zp) * t.quant.scale[c]);
+  }
+  return v;
+}
+
+/// What the translators of one model share: the ONNX names taken, and the
+/// quantised TFLite tensor behind each ONNX name that carries one.
+struct Shared {
+  std::set<std::string> used;
+  std::map<std::string, const tfl::Tensor *> quantized;
+};
+
 class Translator;
 using Handler = void (*)(Translator &, const tfl::Operator &);
 
@@ -118,8 +191,8 @@ public:
   /// ONNX names taken so far (shared by the translators of nested
   /// subgraphs).
   Translator(const tfl::Model &model, const tfl::Subgraph &sg,
-             onnx::GraphProto &g, std::set<std::string> &used)
-      : model(model), m(sg), g(g), used(used) {
+             onnx::GraphProto &g, Shared &shared)
+      : model(model), m(sg), g(g), shared(shared), used(shared.used) {
     size_t n = m.tensors.size();
     names.resize(n);
     orig.resize(n);
@@ -157,8 +230,15 @@ public:
   const tfl::Model &model;
   const tfl::Subgraph &m;
   onnx::GraphProto &g;
+  Shared &shared;
   std::set<std::string> &used;
   const tfl::Operator *cur = nullptr;
+
+  /// Records that ONNX value \p name carries tensor \p t's quantisation.
+  void noteQuant(const std::string &name, int32_t t) {
+    if (isQuantized(tensor(t)) && !tensor(t).isConstant())
+      shared.quantized[name] = &tensor(t);
+  }
 
   //===------------------------------------------------------------------===//
   // Errors
@@ -207,6 +287,7 @@ public:
       fail("reads " + tfl::describeTensor(m, t) + " before it is computed");
     std::string out = isOutput[i] ? names[i] : fresh(names[i] + "_nhwc");
     transpose(nchw[i], out, kToNhwc);
+    noteQuant(out, t);
     orig[i] = out;
     return out;
   }
@@ -221,6 +302,7 @@ public:
     std::string in = origName(t);
     nchw[i] = fresh(names[i] + "_nchw");
     transpose(in, nchw[i], kToNchw);
+    noteQuant(nchw[i], t);
     return nchw[i];
   }
   bool hasNchwForm(int32_t t) const {
@@ -233,9 +315,11 @@ public:
     size_t i = static_cast<size_t>(t);
     if (!inNchw) {
       orig[i] = names[i];
+      noteQuant(orig[i], t);
       return orig[i];
     }
     nchw[i] = isOutput[i] ? fresh(names[i] + "_nchw") : names[i];
+    noteQuant(nchw[i], t);
     return nchw[i];
   }
 
@@ -354,6 +438,22 @@ public:
   }
 
   void addInitializer(const std::string &name, const tfl::Tensor &tt) {
+    if (!tt.quant.scale.empty() && tt.type != fb::TensorType_FLOAT32 &&
+        tt.type != fb::TensorType_FLOAT16) {
+      // A quantised constant (weights, int32 biases) read by a float op:
+      // its real values.
+      std::optional<std::vector<float>> v = constantAsFloat(tt);
+      if (!v)
+        fail("constant '" + tt.name + "' of type " + tfl::typeName(tt.type) +
+             " cannot be dequantised");
+      onnx::TensorProto *t = g.add_initializer();
+      t->set_name(name);
+      t->set_data_type(onnx::TensorProto::FLOAT);
+      for (int64_t d : tt.shape)
+        t->add_dims(d);
+      t->set_raw_data(v->data(), v->size() * sizeof(float));
+      return;
+    }
     int32_t type = onnxType(tt.type);
     if (type == onnx::TensorProto::UNDEFINED)
       fail("constant '" + tt.name + "' has type " + tfl::typeName(tt.type) +
@@ -401,6 +501,7 @@ public:
     if (act == fb::ActivationFunctionType_NONE)
       return node(type, ins, {out});
     std::string pre = fresh(out + "_" + type);
+    noteQuant(pre, t);
     onnx::NodeProto *n = node(type, ins, {pre});
     activation(act, pre, out);
     return n;
@@ -796,69 +897,40 @@ void convertDequantize(Translator &tr, const tfl::Operator &op) {
   int32_t x = tr.input(op, 0), y = tr.output(op, 0);
   const tfl::Tensor &t = tr.tensor(x);
   if (!t.isConstant()) {
-    if (t.type != fb::TensorType_FLOAT16)
+    if (t.type == fb::TensorType_FLOAT16) {
+      Translator::attr(tr.emit("Cast", {tr.origName(x)}, y, false), "to",
+                       onnx::TensorProto::FLOAT);
+      return;
+    }
+    if (!isQuantized(t))
       tr.fail("run-time dequantisation of " + tfl::typeName(t.type) +
-              " is not supported (quantised models are not imported yet)");
-    Translator::attr(tr.emit("Cast", {tr.origName(x)}, y, false), "to",
-                     onnx::TensorProto::FLOAT);
+              " is not supported");
+    // The float graph already carries the real value.
+    tr.emit("Identity", {tr.origName(x)}, y, false);
     return;
   }
-  size_t n = t.size / std::max<size_t>(1, tfl::typeSize(t.type));
-  std::vector<float> v(n);
-  if (t.type == fb::TensorType_FLOAT16) {
-    for (size_t k = 0; k < n; ++k) {
-      uint16_t h;
-      std::memcpy(&h, t.data + 2 * k, 2);
-      v[k] = halfToFloat(h);
-    }
-  } else {
-    if (t.quant.scale.empty())
-      tr.fail(tfl::describeTensor(tr.m, x) + " has no quantisation scale");
-    // Per-channel parameters vary along quant.axis.
-    size_t inner = 1;
-    for (size_t d = static_cast<size_t>(t.quant.axis) + 1; d < t.shape.size();
-         ++d)
-      inner *= static_cast<size_t>(t.shape[d]);
-    size_t channels = t.quant.scale.size();
-    for (size_t k = 0; k < n; ++k) {
-      size_t c = channels > 1 ? (k / inner) % channels : 0;
-      int64_t q;
-      switch (t.type) {
-      case fb::TensorType_INT8:
-        q = static_cast<int8_t>(t.data[k]);
-        break;
-      case fb::TensorType_UINT8:
-        q = t.data[k];
-        break;
-      case fb::TensorType_INT16: {
-        int16_t s;
-        std::memcpy(&s, t.data + 2 * k, 2);
-        q = s;
-        break;
-      }
-      default:
-        tr.fail("dequantisation of " + tfl::typeName(t.type) +
-                " is not supported");
-      }
-      int64_t zp = t.quant.zeroPoint.empty() ? 0 : t.quant.zeroPoint[c];
-      v[k] = static_cast<float>(q - zp) * t.quant.scale[c];
-    }
-  }
+  std::optional<std::vector<float>> v = constantAsFloat(t);
+  if (!v)
+    tr.fail(tfl::describeTensor(tr.m, x) + " of type " +
+            tfl::typeName(t.type) + " has no quantisation scale");
   std::string name = tr.defineOutput(y, false);
   onnx::TensorProto *init = tr.g.add_initializer();
   init->set_name(name);
   init->set_data_type(onnx::TensorProto::FLOAT);
   for (int64_t d : t.shape)
     init->add_dims(d);
-  init->set_raw_data(v.data(), v.size() * sizeof(float));
+  init->set_raw_data(v->data(), v->size() * sizeof(float));
 }
 
 void convertQuantize(Translator &tr, const tfl::Operator &op) {
   int32_t x = tr.input(op, 0), y = tr.output(op, 0);
-  if (tr.tensor(y).type != fb::TensorType_FLOAT32 &&
-      tr.tensor(y).type != fb::TensorType_FLOAT16)
-    tr.fail("quantisation to " + tfl::typeName(tr.tensor(y).type) +
-            " is not supported (quantised models are not imported yet)");
+  const tfl::Tensor &out = tr.tensor(y);
+  if (out.type != fb::TensorType_FLOAT32 && out.type != fb::TensorType_FLOAT16 &&
+      !isQuantized(out))
+    tr.fail("quantisation to " + tfl::typeName(out.type) +
+            " is not supported");
+  // Real values in, real values out: the rounding to the output's grid is
+  // the INT8 deployment's (its calibration entry is this tensor's scale).
   tr.emit("Identity", {tr.origName(x)}, y, false);
 }
 
@@ -1074,7 +1146,7 @@ void convertIf(Translator &tr, const tfl::Operator &op) {
               std::to_string(sub.outputs.size()) + " outputs; the operator "
               "passes " + std::to_string(args.size()) + " and expects " +
               std::to_string(op.outputs.size()));
-    Translator child(tr.model, sub, tr.g, tr.used);
+    Translator child(tr.model, sub, tr.g, tr.shared);
     for (size_t i = 0; i < args.size(); ++i)
       child.bindInput(sub.inputs[i], args[i]);
     child.run();
@@ -1154,11 +1226,14 @@ void checkRuntimeTypes(const tfl::Model &model, const tfl::Subgraph &m) {
     case fb::TensorType_BOOL:
       return;
     default:
+      if (isQuantized(tt))
+        return;
       throw tpu::Error(
           model.path + ": " + where + ": " + tfl::describeTensor(m, t) + " is " +
           tfl::typeName(tt.type) +
-          " at run time; quantised TFLite models are not imported yet (only "
-          "float models, with constant weights quantised or in float16)");
+          " at run time without quantisation parameters; run-time integer "
+          "tensors must be int8 / uint8 with a scale (int16 activations are "
+          "not supported)");
     }
   };
   for (int32_t t : m.inputs)
@@ -1176,7 +1251,8 @@ void addValueInfo(onnx::ValueInfoProto *vi, const std::string &name,
                   const tfl::Tensor &t) {
   vi->set_name(name);
   auto *tt = vi->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(onnxType(t.type));
+  tt->set_elem_type(isQuantized(t) ? onnx::TensorProto::FLOAT
+                                    : onnxType(t.type));
   auto *shape = tt->mutable_shape();
   for (size_t d = 0; d < t.signature.size(); ++d) {
     auto *dim = shape->add_dim();
@@ -1185,6 +1261,37 @@ void addValueInfo(onnx::ValueInfoProto *vi, const std::string &name,
     else
       dim->set_dim_value(t.signature[d]);
   }
+}
+
+/// The calibration entries equivalent to the model's own quantisation: the
+/// real range of the int8 / uint8 codes, [(qmin - zp) * s, (qmax - zp) * s];
+/// threshold 127 * s for a zero point of 0 (tpuc's symmetric int8 scale
+/// threshold / 127 is then the model's), 255 * s for a range starting at
+/// 0 (uint8 codes, scale threshold / 255), else the larger magnitude (only
+/// --asymmetric, which uses min and max, keeps such a scale exactly).
+CaliTable quantizationTable(
+    const std::map<std::string, const tfl::Tensor *> &quantized) {
+  CaliTable table;
+  table.header.push_back("the quantisation of the TFLite model "
+                         "(scale, zero point) as calibration entries");
+  for (const auto &[name, t] : quantized) {
+    double s = t->quant.scale[0];
+    int64_t zp = t->quant.zeroPoint.empty() ? 0 : t->quant.zeroPoint[0];
+    int64_t qmin = t->type == fb::TensorType_UINT8 ? 0 : -128;
+    int64_t qmax = t->type == fb::TensorType_UINT8 ? 255 : 127;
+    CaliEntry e;
+    e.min = static_cast<double>(qmin - zp) * s;
+    e.max = static_cast<double>(qmax - zp) * s;
+    if (t->type == fb::TensorType_INT8 && zp == 0)
+      e.threshold = 127.0 * s;
+    else if (zp == qmin)
+      e.threshold = e.max;
+    else
+      e.threshold = std::max(-e.min, e.max);
+    table.order.push_back(name);
+    table.entries[name] = e;
+  }
+  return table;
 }
 
 } // namespace
@@ -1200,7 +1307,9 @@ bool isTfliteFile(const std::string &path) {
          tfl::hasTfliteIdentifier(head, 8);
 }
 
-onnx::ModelProto translateTfliteFile(const std::string &path) {
+namespace {
+
+onnx::ModelProto translate(const std::string &path, CaliTable *quantTable) {
   tfl::Model m = tfl::readModelFile(path);
   checkSupported(m);
   for (const tfl::Subgraph &sg : m.subgraphs)
@@ -1216,8 +1325,8 @@ onnx::ModelProto translateTfliteFile(const std::string &path) {
   onnx::GraphProto &g = *model.mutable_graph();
   g.set_name(main.name);
 
-  std::set<std::string> used;
-  Translator tr(m, main, g, used);
+  Shared shared;
+  Translator tr(m, main, g, shared);
   for (int32_t t : main.inputs) {
     std::string name = tr.defineOutput(t, false);
     addValueInfo(g.add_input(), name, main.tensors[static_cast<size_t>(t)]);
@@ -1227,14 +1336,60 @@ onnx::ModelProto translateTfliteFile(const std::string &path) {
     std::string name = tr.origName(t);
     addValueInfo(g.add_output(), name, main.tensors[static_cast<size_t>(t)]);
   }
+  if (quantTable)
+    *quantTable = quantizationTable(shared.quantized);
   return model;
+}
+
+} // namespace
+
+onnx::ModelProto translateTfliteFile(const std::string &path) {
+  return translate(path, nullptr);
 }
 
 OnnxImportResult importTfliteFile(mlir::MLIRContext &context,
                                   const std::string &path,
                                   const OnnxImportOptions &options) {
-  onnx::ModelProto model = translateTfliteFile(path);
-  return importOnnxModel(context, model, path, options);
+  CaliTable table;
+  onnx::ModelProto model = translate(path, &table);
+  OnnxImportResult result = importOnnxModel(context, model, path, options);
+  if (!table.order.empty())
+    setModelQuantTable(*result.module, table);
+  return result;
+}
+
+void setModelQuantTable(mlir::ModuleOp module, const CaliTable &table) {
+  module->setAttr(kQuantTableAttr,
+                  mlir::StringAttr::get(module.getContext(),
+                                        formatCaliTable(table)));
+}
+
+std::optional<CaliTable> getModelQuantTable(mlir::ModuleOp module) {
+  auto text = module->getAttrOfType<mlir::StringAttr>(kQuantTableAttr);
+  if (!text)
+    return std::nullopt;
+  llvm::Expected<CaliTable> parsed =
+      parseCaliTable(text.getValue(), kQuantTableAttr);
+  if (!parsed)
+    throw tpu::Error(llvm::toString(parsed.takeError()));
+  // Keep the tensors the module still has (passes since the import may
+  // have merged or dropped some, a layout conversion say).
+  llvm::StringSet<> names;
+  module.walk([&](mlir::Operation *op) {
+    if (auto loc = mlir::dyn_cast<mlir::NameLoc>(op->getLoc()))
+      names.insert(loc.getName().getValue());
+    if (auto name = op->getAttrOfType<mlir::StringAttr>("name"))
+      names.insert(name.getValue());
+  });
+  CaliTable kept = *parsed;
+  kept.order.clear();
+  kept.entries.clear();
+  for (const std::string &n : parsed->order)
+    if (names.contains(n)) {
+      kept.order.push_back(n);
+      kept.entries[n] = *parsed->find(n);
+    }
+  return kept;
 }
 
 llvm::ArrayRef<TfliteOpInfo> getSupportedTfliteOps() {

@@ -337,9 +337,16 @@ Subgraph readSubgraph(const Model &model, int32_t index) {
         fail(path, what + ": custom quantisation is not supported");
       if (q->scale())
         out.quant.scale.assign(q->scale()->begin(), q->scale()->end());
-      if (q->zero_point())
-        out.quant.zeroPoint.assign(q->zero_point()->begin(),
-                                   q->zero_point()->end());
+      if (const auto *zp = q->zero_point()) {
+        // The verifier aligns a vector's length (4 bytes), not its 8-byte
+        // elements: copy them out byte-wise.
+        const uint8_t *raw = zp->Data();
+        for (unsigned k = 0; k < zp->size(); ++k) {
+          int64_t v;
+          std::memcpy(&v, raw + 8 * static_cast<size_t>(k), 8);
+          out.quant.zeroPoint.push_back(flatbuffers::EndianScalar(v));
+        }
+      }
       out.quant.axis = q->quantized_dimension();
       if (!out.quant.zeroPoint.empty() &&
           out.quant.zeroPoint.size() != out.quant.scale.size())
