@@ -9,7 +9,7 @@
 #                 [--qtable-auto | --qtable FILE] [--tflite]
 #
 # --tflite: MODEL is an entry of the manifest's "tflite" list, imported from
-# its .tflite by the TFLite frontend (tests/models/run_tflite_models.sh holds
+# its .tflite by the TFLite frontend (tests/models/run_real_models.sh --tflite holds
 # that import to the .onnx twin through ONNX Runtime).
 # --qtable-auto runs `tpuc qtable` on the test input first (in INT8: on the
 # calibration samples, to cosine 0.99, F32 for the ops it keeps out of INT8)

@@ -24,6 +24,7 @@
 #include "tpuc/Support/CaliTable.h"
 
 #include "tpu/isa/Error.h"
+#include "tpu/isa/Numerics.h"
 
 #include "onnx/onnx_pb.h"
 
@@ -83,28 +84,6 @@ int32_t onnxType(fb::TensorType t) {
   }
 }
 
-float halfToFloat(uint16_t h) {
-  uint32_t sign = static_cast<uint32_t>(h >> 15) << 31;
-  int32_t exp = (h >> 10) & 0x1f;
-  uint32_t mant = h & 0x3ff;
-  uint32_t bits;
-  if (exp == 0) {
-    if (mant == 0) {
-      bits = sign;
-    } else { // subnormal
-      float f = std::ldexp(static_cast<float>(mant), -24);
-      return sign ? -f : f;
-    }
-  } else if (exp == 31) {
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else {
-    bits = sign | (static_cast<uint32_t>(exp - 15 + 127) << 23) | (mant << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
 /// A tensor the model quantises at run time (int8 / uint8 with its scale and
 /// zero point): the float graph carries its real value scale * (q - zp).
 bool isQuantized(const tfl::Tensor &t) {
@@ -126,7 +105,7 @@ std::optional<std::vector<float>> constantAsFloat(const tfl::Tensor &t) {
     for (size_t k = 0; k < n; ++k) {
       uint16_t h;
       std::memcpy(&h, t.data + 2 * k, 2);
-      v[k] = halfToFloat(h);
+      v[k] = tpu::isa::fp16ToFp32(h);
     }
     return v;
   }
@@ -574,6 +553,21 @@ std::string autoPad(fb::Padding p) {
 // NN family
 //===----------------------------------------------------------------------===//
 
+/// The NCHW Conv of a CONV_2D / DEPTHWISE_CONV_2D (options \p o of either
+/// table: the fields they share).
+template <typename Options>
+void emitConv(Translator &tr, const tfl::Operator &op,
+              const std::vector<std::string> &ins, const Options *o,
+              int64_t group) {
+  onnx::NodeProto *n = tr.emit("Conv", ins, tr.output(op, 0), true,
+                               o->fused_activation_function());
+  Translator::attr(n, "strides", {o->stride_h(), o->stride_w()});
+  Translator::attr(n, "dilations",
+                   {o->dilation_h_factor(), o->dilation_w_factor()});
+  Translator::attrS(n, "auto_pad", autoPad(o->padding()));
+  Translator::attr(n, "group", group);
+}
+
 void convertConv2D(Translator &tr, const tfl::Operator &op) {
   const auto *o = OPTIONS(op, Conv2DOptions);
   int32_t x = tr.input(op, 0), w = tr.input(op, 1);
@@ -586,13 +580,7 @@ void convertConv2D(Translator &tr, const tfl::Operator &op) {
   std::vector<std::string> ins = {tr.nchwName(x), tr.nchwName(w)};
   if (tr.hasInput(op, 2))
     ins.push_back(tr.origName(op.inputs[2]));
-  onnx::NodeProto *n =
-      tr.emit("Conv", ins, tr.output(op, 0), true, o->fused_activation_function());
-  Translator::attr(n, "strides", {o->stride_h(), o->stride_w()});
-  Translator::attr(n, "dilations",
-                   {o->dilation_h_factor(), o->dilation_w_factor()});
-  Translator::attrS(n, "auto_pad", autoPad(o->padding()));
-  Translator::attr(n, "group", cin / filterIn);
+  emitConv(tr, op, ins, o, cin / filterIn);
 }
 
 void convertDepthwiseConv2D(Translator &tr, const tfl::Operator &op) {
@@ -610,13 +598,7 @@ void convertDepthwiseConv2D(Translator &tr, const tfl::Operator &op) {
   std::vector<std::string> ins = {tr.nchwName(x), wt};
   if (tr.hasInput(op, 2))
     ins.push_back(tr.origName(op.inputs[2]));
-  onnx::NodeProto *n =
-      tr.emit("Conv", ins, tr.output(op, 0), true, o->fused_activation_function());
-  Translator::attr(n, "strides", {o->stride_h(), o->stride_w()});
-  Translator::attr(n, "dilations",
-                   {o->dilation_h_factor(), o->dilation_w_factor()});
-  Translator::attrS(n, "auto_pad", autoPad(o->padding()));
-  Translator::attr(n, "group", cin);
+  emitConv(tr, op, ins, o, cin);
 }
 
 void convertTransposeConv(Translator &tr, const tfl::Operator &op) {
@@ -794,62 +776,58 @@ fb::ActivationFunctionType binaryActivation(const tfl::Operator &op) {
   }
 }
 
+/// The ONNX operator of a TFLite elementwise operator that maps one to
+/// one (nullptr for the others).
+const char *onnxElementwise(int32_t code) {
+  static const std::map<int32_t, const char *> ops = {
+      {fb::BuiltinOperator_ADD, "Add"},
+      {fb::BuiltinOperator_SUB, "Sub"},
+      {fb::BuiltinOperator_MUL, "Mul"},
+      {fb::BuiltinOperator_DIV, "Div"},
+      {fb::BuiltinOperator_MAXIMUM, "Max"},
+      {fb::BuiltinOperator_MINIMUM, "Min"},
+      {fb::BuiltinOperator_POW, "Pow"},
+      {fb::BuiltinOperator_PRELU, "PRelu"},
+      {fb::BuiltinOperator_GREATER, "Greater"},
+      {fb::BuiltinOperator_GREATER_EQUAL, "GreaterOrEqual"},
+      {fb::BuiltinOperator_LESS, "Less"},
+      {fb::BuiltinOperator_LESS_EQUAL, "LessOrEqual"},
+      {fb::BuiltinOperator_EQUAL, "Equal"},
+      {fb::BuiltinOperator_LOGISTIC, "Sigmoid"},
+      {fb::BuiltinOperator_TANH, "Tanh"},
+      {fb::BuiltinOperator_RELU, "Relu"},
+      {fb::BuiltinOperator_HARD_SWISH, "HardSwish"},
+      {fb::BuiltinOperator_EXP, "Exp"},
+      {fb::BuiltinOperator_LOG, "Log"},
+      {fb::BuiltinOperator_SQRT, "Sqrt"},
+      {fb::BuiltinOperator_ABS, "Abs"},
+      {fb::BuiltinOperator_NEG, "Neg"},
+  };
+  auto it = ops.find(code);
+  return it == ops.end() ? nullptr : it->second;
+}
+
+/// Binary elementwise operators and comparisons (layout: follows).
 void convertBinary(Translator &tr, const tfl::Operator &op) {
   bool nchw = tr.elementwiseInNchw(op);
   std::string a = tr.elementwiseInput(op, 0, nchw),
               b = tr.elementwiseInput(op, 1, nchw);
   int32_t y = tr.output(op, 0);
-  fb::ActivationFunctionType act = binaryActivation(op);
-  switch (op.code) {
-  case fb::BuiltinOperator_ADD:
-    tr.emit("Add", {a, b}, y, nchw, act);
-    return;
-  case fb::BuiltinOperator_SUB:
-    tr.emit("Sub", {a, b}, y, nchw, act);
-    return;
-  case fb::BuiltinOperator_MUL:
-    tr.emit("Mul", {a, b}, y, nchw, act);
-    return;
-  case fb::BuiltinOperator_DIV:
-    tr.emit("Div", {a, b}, y, nchw, act);
-    return;
-  case fb::BuiltinOperator_MAXIMUM:
-    tr.emit("Max", {a, b}, y, nchw);
-    return;
-  case fb::BuiltinOperator_MINIMUM:
-    tr.emit("Min", {a, b}, y, nchw);
-    return;
-  case fb::BuiltinOperator_POW:
-    tr.emit("Pow", {a, b}, y, nchw);
-    return;
-  case fb::BuiltinOperator_PRELU:
-    tr.emit("PRelu", {a, b}, y, nchw);
-    return;
-  case fb::BuiltinOperator_SQUARED_DIFFERENCE: {
+  if (op.code == fb::BuiltinOperator_SQUARED_DIFFERENCE) {
     std::string d = tr.fresh(a + "_diff");
     tr.node("Sub", {a, b}, {d});
     tr.emit("Mul", {d, d}, y, nchw);
     return;
   }
-  default:
-    tr.fail("not a binary operator");
-  }
+  tr.emit(onnxElementwise(op.code), {a, b}, y, nchw, binaryActivation(op));
 }
 
+/// Unary elementwise operators (layout: follows).
 void convertUnary(Translator &tr, const tfl::Operator &op) {
   bool nchw = tr.elementwiseInNchw(op);
   std::string x = tr.elementwiseInput(op, 0, nchw);
   int32_t y = tr.output(op, 0);
   switch (op.code) {
-  case fb::BuiltinOperator_LOGISTIC:
-    tr.emit("Sigmoid", {x}, y, nchw);
-    return;
-  case fb::BuiltinOperator_TANH:
-    tr.emit("Tanh", {x}, y, nchw);
-    return;
-  case fb::BuiltinOperator_RELU:
-    tr.emit("Relu", {x}, y, nchw);
-    return;
   case fb::BuiltinOperator_RELU6:
     tr.emit("Clip", {x, tr.floatScalar(0), tr.floatScalar(6)}, y, nchw);
     return;
@@ -861,35 +839,17 @@ void convertUnary(Translator &tr, const tfl::Operator &op) {
     Translator::attrF(tr.emit("LeakyRelu", {x}, y, nchw), "alpha", o->alpha());
     return;
   }
-  case fb::BuiltinOperator_HARD_SWISH:
-    tr.emit("HardSwish", {x}, y, nchw);
-    return;
-  case fb::BuiltinOperator_EXP:
-    tr.emit("Exp", {x}, y, nchw);
-    return;
-  case fb::BuiltinOperator_LOG:
-    tr.emit("Log", {x}, y, nchw);
-    return;
-  case fb::BuiltinOperator_SQRT:
-    tr.emit("Sqrt", {x}, y, nchw);
-    return;
   case fb::BuiltinOperator_RSQRT: {
     std::string s = tr.fresh(x + "_sqrt");
     tr.node("Sqrt", {x}, {s});
     tr.emit("Reciprocal", {s}, y, nchw);
     return;
   }
-  case fb::BuiltinOperator_ABS:
-    tr.emit("Abs", {x}, y, nchw);
-    return;
-  case fb::BuiltinOperator_NEG:
-    tr.emit("Neg", {x}, y, nchw);
-    return;
   case fb::BuiltinOperator_SQUARE:
     tr.emit("Mul", {x, x}, y, nchw);
     return;
   default:
-    tr.fail("not a unary operator");
+    tr.emit(onnxElementwise(op.code), {x}, y, nchw);
   }
 }
 
@@ -1115,20 +1075,6 @@ void convertReduce(Translator &tr, const tfl::Operator &op) {
     Translator::attr(n, "axes", axes);
   }
   Translator::attr(n, "keepdims", o->keep_dims() ? 1 : 0);
-}
-
-void convertCompare(Translator &tr, const tfl::Operator &op) {
-  const char *type = op.code == fb::BuiltinOperator_GREATER ? "Greater"
-                     : op.code == fb::BuiltinOperator_GREATER_EQUAL
-                         ? "GreaterOrEqual"
-                     : op.code == fb::BuiltinOperator_LESS ? "Less"
-                     : op.code == fb::BuiltinOperator_LESS_EQUAL
-                         ? "LessOrEqual"
-                         : "Equal";
-  bool nchw = tr.elementwiseInNchw(op);
-  tr.emit(type,
-          {tr.elementwiseInput(op, 0, nchw), tr.elementwiseInput(op, 1, nchw)},
-          tr.output(op, 0), nchw);
 }
 
 void convertIf(Translator &tr, const tfl::Operator &op) {
