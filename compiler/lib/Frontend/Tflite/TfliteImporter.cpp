@@ -752,25 +752,23 @@ void convertResize(Translator &tr, const tfl::Operator &op) {
 // Elementwise family
 //===----------------------------------------------------------------------===//
 
+template <typename Options>
+fb::ActivationFunctionType activationOf(const Options *o) {
+  return o ? o->fused_activation_function() : fb::ActivationFunctionType_NONE;
+}
+
+/// The fused activation of ADD / SUB / MUL / DIV (NONE for the others).
 fb::ActivationFunctionType binaryActivation(const tfl::Operator &op) {
   const fb::Operator *o = op.op;
   switch (op.code) {
   case fb::BuiltinOperator_ADD:
-    return o->builtin_options_as_AddOptions()
-               ? o->builtin_options_as_AddOptions()->fused_activation_function()
-               : fb::ActivationFunctionType_NONE;
+    return activationOf(o->builtin_options_as_AddOptions());
   case fb::BuiltinOperator_SUB:
-    return o->builtin_options_as_SubOptions()
-               ? o->builtin_options_as_SubOptions()->fused_activation_function()
-               : fb::ActivationFunctionType_NONE;
+    return activationOf(o->builtin_options_as_SubOptions());
   case fb::BuiltinOperator_MUL:
-    return o->builtin_options_as_MulOptions()
-               ? o->builtin_options_as_MulOptions()->fused_activation_function()
-               : fb::ActivationFunctionType_NONE;
+    return activationOf(o->builtin_options_as_MulOptions());
   case fb::BuiltinOperator_DIV:
-    return o->builtin_options_as_DivOptions()
-               ? o->builtin_options_as_DivOptions()->fused_activation_function()
-               : fb::ActivationFunctionType_NONE;
+    return activationOf(o->builtin_options_as_DivOptions());
   default:
     return fb::ActivationFunctionType_NONE;
   }
