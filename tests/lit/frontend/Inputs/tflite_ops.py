@@ -368,6 +368,59 @@ def dequantized_weights(rng):
     return b, [x], [y], {"x": rnd(rng, 1, 6, 6, 3)}
 
 
+def if_model(rng, shift):
+    """IF on mean(x) > 0: then x * 2 + 1 (subgraph 1), else -x (subgraph
+    2); both branches are inlined and Where picks one."""
+    b = ModelBuilder()
+    x = b.tensor("x", [2, 3])
+    mean = b.tensor("mean", [])
+    b.op("MEAN", [x, b.const("axes", np.array([0, 1]), "INT32")], [mean], "ReducerOptions",
+         {"keep_dims": False})
+    cond = b.tensor("cond", [], dtype="BOOL")
+    b.op("GREATER", [mean, b.const("zero", np.float32(0.0))], [cond])
+    y = b.tensor("y", [2, 3])
+    b.op("IF", [cond, x], [y], "IfOptions", {"then_subgraph_index": 1, "else_subgraph_index": 2})
+    m = b.json([x], [y])
+    # The branches reuse the builder's tensor list layout: one input, one
+    # output each (the codes they use are added to the model's list).
+    for codes, consts in ((("MUL", "ADD"), (2.0, 1.0)), (("NEG",), ())):
+        sb = ModelBuilder()
+        sb.codes = list(b.codes)
+        sb.buffers = m["buffers"]
+        bx = sb.tensor("bx", [2, 3])
+        t = bx
+        for k, code in enumerate(codes):
+            out = sb.tensor(f"{code.lower()}_out", [2, 3])
+            ins = [t] + ([sb.const(f"k{k}", np.float32(consts[k]))] if consts else [])
+            sb.op(code, ins, [out], {"MUL": "MulOptions", "ADD": "AddOptions"}.get(code),
+                  {} if code in ("MUL", "ADD") else None)
+            t = out
+        sub = sb.json([bx], [t])
+        m["operator_codes"] = sub["operator_codes"]
+        b.codes = sb.codes
+        m["subgraphs"].append(dict(sub["subgraphs"][0], name=f"branch_{codes[0].lower()}"))
+    m["operator_codes"] = ModelBuilder.json(b, [x], [y])["operator_codes"]
+    data = rnd(rng, 2, 3) * 0.1 + shift
+
+    class Built:
+        def json(self, ins, outs):
+            return m
+
+        def write(self, path, ins, outs):
+            tflite_ref.write_json(m, path)
+    return Built(), [x], [y], {"x": data.astype(np.float32)}
+
+
+@case
+def if_then(rng):
+    return if_model(rng, 1.0)
+
+
+@case
+def if_else(rng):
+    return if_model(rng, -1.0)
+
+
 def run_case(name, args):
     rng = np.random.default_rng(sum(map(ord, name)))  # stable per case
     b, ins, outs, inputs = CASES[name](rng)
