@@ -2,6 +2,11 @@
 """Writes a deterministic input .npz for a model of models/manifest.json.
 
     /usr/bin/python3 scripts/make_inputs.py MODEL OUT.npz [--seed N] [--manifest M]
+    /usr/bin/python3 scripts/make_inputs.py --tflite MODEL OUT.npz --twin-out TWIN.npz
+
+With --tflite, MODEL is an entry of the manifest's "tflite" list: OUT.npz is
+keyed by the TFLite input names and TWIN.npz holds the same arrays under the
+names of the .onnx twin's inputs.
 
 The arrays are keyed by the model's input names and have the manifest's
 shapes. Each input kind (see the manifest's comment) imitates what the model
@@ -78,6 +83,19 @@ def make_mel(rng, shape):
     return out
 
 
+def make_embedding(rng, shape):
+    """Frames of openWakeWord embeddings: 96 features per frame changing
+    smoothly from frame to frame, at a level drawn per call between 1/30 of
+    and the spread its embedding model gives on our mel features (std ~15):
+    the wake-word heads' sigmoids then land anywhere from ~0 to ~1 instead
+    of saturating on every input."""
+    frames, feats = shape[1], shape[2]
+    level = 10.0 ** rng.uniform(-1.5, 0.0)
+    base = rng.normal(0.0, 12.0, size=(1, 1, feats))
+    drift = np.cumsum(rng.normal(0.0, 3.0, size=(shape[0], frames, feats)), axis=1)
+    return level * (base + drift + rng.normal(0.0, 2.0, size=shape))
+
+
 def make_input(rng, spec):
     shape = spec["shape"]
     kind = spec["kind"]
@@ -87,6 +105,8 @@ def make_input(rng, spec):
         data = make_audio(rng, shape)
     elif kind == "mel_features":
         data = make_mel(rng, shape)
+    elif kind == "embedding_features":
+        data = make_embedding(rng, shape)
     else:
         raise ValueError(f"unknown input kind '{kind}'")
     return np.ascontiguousarray(data, dtype=np.float32)
@@ -99,20 +119,28 @@ def main():
     ap.add_argument("--seed", type=int, default=None,
                     help="random seed (default: derived from the model name)")
     ap.add_argument("--manifest", default=os.path.join(ROOT, "models", "manifest.json"))
+    ap.add_argument("--tflite", action="store_true",
+                    help="MODEL is in the manifest's tflite list")
+    ap.add_argument("--twin-out", help="with --tflite: the arrays under the .onnx twin's names")
     args = ap.parse_args()
 
     with open(args.manifest) as f:
         manifest = json.load(f)
-    models = {m["name"]: m for m in manifest["models"]}
+    models = {m["name"]: m for m in manifest["tflite" if args.tflite else "models"]}
     if args.model not in models:
         sys.exit(f"make_inputs: error: no model '{args.model}' in {args.manifest} "
                  f"(have: {', '.join(models)})")
     seed = args.seed if args.seed is not None else zlib.crc32(args.model.encode())
     rng = np.random.default_rng(seed)
-    arrays = {spec["name"]: make_input(rng, spec) for spec in models[args.model]["inputs"]}
-    tmp = args.out + ".tmp.npz"
-    np.savez(tmp, **arrays)
-    os.replace(tmp, args.out)
+    specs = models[args.model]["inputs"]
+    arrays = {spec["name"]: make_input(rng, spec) for spec in specs}
+    outs = [(args.out, arrays)]
+    if args.twin_out:
+        outs.append((args.twin_out, {spec["twin"]: arrays[spec["name"]] for spec in specs}))
+    for path, data in outs:
+        tmp = path + ".tmp.npz"
+        np.savez(tmp, **data)
+        os.replace(tmp, path)
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@
 #include "DeployPipeline.h"
 #include "llvm/ADT/StringSet.h"
 
+#include "tpuc/Frontend/TfliteImporter.h"
 #include "tpuc/Support/CaliTable.h"
 #include "ToolCommon.h"
 
@@ -107,7 +108,9 @@ constexpr const char *kUsage =
     "                           'op_name F32|F16|BF16|INT8', '#' comments\n"
     "                           (see tpuc qtable)\n"
     "  --calibration-table FILE thresholds per tensor (tpuc calibrate,\n"
-    "                           TPU-MLIR's format); needed for INT8\n"
+    "                           TPU-MLIR's format); needed for INT8 unless the\n"
+    "                           module carries its model's own quantisation\n"
+    "                           (top.quant_table: a quantised TFLite model)\n"
     "  --quant-input, --quant-output\n"
     "                           INT8: model inputs / outputs stay int8 (their\n"
     "                           table types; the bmodel records scale and\n"
@@ -613,9 +616,6 @@ int runDeploy(int argc, char **argv) {
   if (!fallback || *fallback == tpuc::QuantMode::INT8)
     return fail("--int8-fallback '" + opts.int8Fallback +
                 "' is not F32, F16 or BF16");
-  if (*mode == tpuc::QuantMode::INT8 && opts.calibrationTable.empty())
-    return fail("--quantize INT8 needs --calibration-table (made by tpuc "
-                "calibrate)");
   if (llvm::StringRef(opts.chip).lower() != "bm1684x")
     return fail("--chip '" + opts.chip + "' is not supported (bm1684x)");
   // A key with a prefix (chip.*, tiu.*, ...) is a machine key; a bare key
@@ -687,13 +687,22 @@ int runDeploy(int argc, char **argv) {
       return fail(llvm::toString(std::move(e)) + " (" + opts.model + ")");
   }
 
-  if (table && opts.calibrationTable.empty())
+  // A model imported with its own quantisation (a quantised TFLite model)
+  // carries the equivalent calibration table; --calibration-table wins.
+  std::optional<tpuc::CaliTable> modelTable;
+  if (opts.calibrationTable.empty())
+    modelTable = tpuc::frontend::getModelQuantTable(module);
+  if (*mode == tpuc::QuantMode::INT8 && opts.calibrationTable.empty() &&
+      !modelTable)
+    return fail("--quantize INT8 needs --calibration-table (made by tpuc "
+                "calibrate)");
+  if (table && opts.calibrationTable.empty() && !modelTable)
     for (const auto &entry : table->entries)
       if (entry.second.mode == tpuc::QuantMode::INT8)
         return fail(opts.quantizeTable +
                     ": INT8 entries need --calibration-table (made by tpuc "
                     "calibrate)");
-  std::optional<tpuc::CaliTable> cali;
+  std::optional<tpuc::CaliTable> cali = modelTable;
   if (!opts.calibrationTable.empty()) {
     llvm::Expected<tpuc::CaliTable> parsed =
         tpuc::readCaliTable(opts.calibrationTable);
@@ -713,7 +722,7 @@ int runDeploy(int argc, char **argv) {
   pipeline.asymmetric = opts.asymmetric;
   pipeline.quantInput = opts.quantInput;
   pipeline.quantOutput = opts.quantOutput;
-  if ((opts.quantInput || opts.quantOutput) && opts.calibrationTable.empty())
+  if ((opts.quantInput || opts.quantOutput) && !cali)
     return fail("--quant-input / --quant-output need INT8 and "
                 "--calibration-table");
   pipeline.machine = machine;

@@ -1,6 +1,6 @@
-//===- Transform.cpp - tpuc transform: ONNX model -> top dialect ----------===//
+//===- Transform.cpp - tpuc transform: ONNX / TFLite model -> top ---------===//
 //
-//   tpuc transform model.onnx -o model_top.mlir [--input-shapes
+//   tpuc transform model.onnx|model.tflite -o model_top.mlir [--input-shapes
 //   [[1,3,224,224]]]
 //       [--model-name N] [--weight-file F] [--no-opt]
 //       [--mean M --scale S --pixel-format rgb|bgr|gray --resize-dims H,W
@@ -8,7 +8,10 @@
 //        --channel-format nchw|nhwc]
 //       [--test-input in.npz|image.png --test-result out.npz [--dump-all]]
 //   tpuc transform --list-ops [-o onnx-support.md]
+//   tpuc transform --list-tflite-ops [-o tflite-support.md]
 //
+// A .tflite model (TFL3 identifier) goes through the TFLite frontend
+// (tpuc/Frontend/TfliteImporter.h), which produces the same top module.
 // Imports the model, runs shape inference and canonicalisation (unless
 // --no-opt), records the image preprocessing options as the module
 // attribute top.preprocess (tpuc/Support/Preprocess.h; checked against the
@@ -25,6 +28,7 @@
 
 #include "tpuc/Dialect/Top/Transforms/Passes.h"
 #include "tpuc/Frontend/OnnxImporter.h"
+#include "tpuc/Frontend/TfliteImporter.h"
 #include "tpuc/Interpreter/Interpreter.h"
 #include "tpuc/Support/Module.h"
 #include "tpuc/Support/Preprocess.h"
@@ -53,10 +57,13 @@
 namespace {
 
 constexpr const char *kUsage =
-    "usage: tpuc transform model.onnx -o model_top.mlir [options]\n"
+    "usage: tpuc transform model.onnx|model.tflite -o model_top.mlir "
+    "[options]\n"
     "       tpuc transform --list-ops [-o onnx-support.md]\n"
+    "       tpuc transform --list-tflite-ops [-o tflite-support.md]\n"
     "\n"
-    "Imports an ONNX model into the top dialect: model_top.mlir plus its\n"
+    "Imports an ONNX or TFLite model into the top dialect: model_top.mlir "
+    "plus its\n"
     "weights (model_top_weights.npz next to it unless --weight-file).\n"
     "  -o, --output FILE       the .mlir to write\n"
     "  --input-shapes SHAPES   shapes of the graph inputs, in graph order:\n"
@@ -76,6 +83,7 @@ constexpr const char *kUsage =
     "the outputs\n"
     "  --list-ops              print the ONNX operator support matrix "
     "(Markdown)\n"
+    "  --list-tflite-ops       print the TFLite operator support matrix\n"
     "\n"
     "Image preprocessing (TPU-MLIR's model_transform options), recorded in\n"
     "the module as top.preprocess for tpuc run -i image.png and calibration;\n"
@@ -109,6 +117,7 @@ struct TransformOptions {
   bool noOpt = false;
   bool dumpAll = false;
   bool listOps = false;
+  bool listTfliteOps = false;
   // Image preprocessing (recorded when any of them is given).
   std::string mean;
   std::string scale;
@@ -180,6 +189,8 @@ int parseArgs(int argc, char **argv, TransformOptions &opts) {
       opts.dumpAll = true;
     else if (a == "--list-ops")
       opts.listOps = true;
+    else if (a == "--list-tflite-ops")
+      opts.listTfliteOps = true;
     else if (a.starts_with("-") && a.size() > 1)
       return fail("unknown option '" + a + "'\n" + kUsage);
     else if (opts.model.empty())
@@ -189,7 +200,7 @@ int parseArgs(int argc, char **argv, TransformOptions &opts) {
     if (target && !value(*target))
       return fail(a + " needs a value");
   }
-  if (opts.listOps)
+  if (opts.listOps || opts.listTfliteOps)
     return -1;
   if (opts.model.empty() || opts.output.empty()) {
     llvm::errs() << kUsage;
@@ -380,8 +391,10 @@ int runTransform(int argc, char **argv) {
   if (int status = parseArgs(argc, argv, opts); status >= 0)
     return status;
 
-  if (opts.listOps) {
-    std::string md = tpuc::frontend::onnxSupportMatrixMarkdown();
+  if (opts.listOps || opts.listTfliteOps) {
+    std::string md = opts.listOps
+                         ? tpuc::frontend::onnxSupportMatrixMarkdown()
+                         : tpuc::frontend::tfliteSupportMatrixMarkdown();
     if (opts.output.empty())
       llvm::outs() << md;
     else
@@ -444,7 +457,9 @@ int runTransform(int argc, char **argv) {
   });
 
   tpuc::frontend::OnnxImportResult imported =
-      tpuc::frontend::importOnnxFile(context, opts.model, importOptions);
+      tpuc::frontend::isTfliteFile(opts.model)
+          ? tpuc::frontend::importTfliteFile(context, opts.model, importOptions)
+          : tpuc::frontend::importOnnxFile(context, opts.model, importOptions);
   mlir::ModuleOp module = *imported.module;
 
   if (!opts.noOpt) {

@@ -1,0 +1,111 @@
+#!/usr/bin/python3
+"""Writes a malformed or unsupported .tflite for the TFLite reader's error
+tests (tflite-errors.test).
+
+    tflite_bad.py KIND OUT.tflite
+
+KIND: good (a valid one-op model), no-identifier, truncated, corrupt,
+short-buffer, tensor-index, opcode-index, op-cycle, subgraph-cycle,
+unsupported, quantized-input, empty.
+"""
+
+import os
+import struct
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "..", "scripts"))
+from tflite_ref import ModelBuilder, write_json  # noqa: E402
+
+
+def good():
+    b = ModelBuilder()
+    x = b.tensor("x", [1, 4])
+    y = b.tensor("y", [1, 4])
+    b.op("ADD", [x, b.const("c", np.ones(4, np.float32))], [y], "AddOptions", {})
+    return b.json([x], [y])
+
+
+def write_bytes(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def main():
+    kind, out = sys.argv[1], sys.argv[2]
+    m = good()
+    if kind == "good":
+        write_json(m, out)
+    elif kind in ("no-identifier", "truncated", "corrupt"):
+        write_json(m, out)
+        data = bytearray(open(out, "rb").read())
+        if kind == "no-identifier":
+            data[4:8] = b"ONNX"
+        elif kind == "truncated":
+            data = data[:len(data) // 2]
+        else:
+            # The root table offset points past the end of the buffer.
+            data[0:4] = struct.pack("<I", len(data) + 64)
+        write_bytes(out, bytes(data))
+    elif kind == "empty":
+        write_bytes(out, b"")
+    elif kind == "short-buffer":
+        # Tensor 'c' is [1, 4] float32 (16 bytes) but its buffer holds 12.
+        m["buffers"][1]["data"] = m["buffers"][1]["data"][:12]
+        write_json(m, out)
+    elif kind == "tensor-index":
+        m["subgraphs"][0]["operators"][0]["inputs"][1] = 7
+        write_json(m, out)
+    elif kind == "opcode-index":
+        m["subgraphs"][0]["operators"][0]["opcode_index"] = 3
+        write_json(m, out)
+    elif kind == "op-cycle":
+        # y = x + z; z = y + c: each operator reads what the other writes.
+        b = ModelBuilder()
+        x = b.tensor("x", [1, 4])
+        y = b.tensor("y", [1, 4])
+        z = b.tensor("z", [1, 4])
+        b.op("ADD", [x, z], [y], "AddOptions", {})
+        b.op("ADD", [y, b.const("c", np.ones(4, np.float32))], [z], "AddOptions", {})
+        write_json(b.json([x], [y]), out)
+    elif kind == "subgraph-cycle":
+        # Subgraph 0's IF runs subgraph 1, whose IF runs subgraph 0 again.
+        b = ModelBuilder()
+        c = b.tensor("cond", [], dtype="BOOL")
+        x = b.tensor("x", [1, 4])
+        y = b.tensor("y", [1, 4])
+        b.op("IF", [c, x], [y], "IfOptions",
+             {"then_subgraph_index": 1, "else_subgraph_index": 1})
+        m = b.json([c, x], [y])
+        sub = dict(m["subgraphs"][0])
+        sub["name"] = "branch"
+        sub["operators"] = [dict(sub["operators"][0],
+                                 builtin_options={"then_subgraph_index": 0,
+                                                  "else_subgraph_index": 0})]
+        m["subgraphs"].append(sub)
+        write_json(m, out)
+    elif kind == "unsupported":
+        b = ModelBuilder()
+        x = b.tensor("x", [4, 4])
+        y = b.tensor("y", [4, 4])
+        z = b.tensor("z", [4, 4])
+        w = b.tensor("w", [4, 4])
+        b.op("CUMSUM", [x, b.const("axis", np.array(0), "INT32")], [y])
+        b.op("FLOOR", [y], [z])
+        b.op("CUMSUM", [z, b.const("axis2", np.array(1), "INT32")], [w])
+        write_json(b.json([x], [w]), out)
+    elif kind == "quantized-input":
+        b = ModelBuilder()
+        # int8 activations without scales: not a quantised model either.
+        x = b.tensor("x", [1, 4], dtype="INT8")
+        y = b.tensor("y", [1, 4], dtype="INT8")
+        b.op("RELU", [x], [y])
+        write_json(b.json([x], [y]), out)
+    else:
+        sys.exit(f"tflite_bad.py: unknown kind {kind}")
+
+
+if __name__ == "__main__":
+    main()

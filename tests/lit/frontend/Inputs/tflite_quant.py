@@ -1,0 +1,192 @@
+#!/usr/bin/python3
+"""A small fully quantised (int8) TFLite model and its reference outputs
+from TFLite's integer arithmetic, for tflite-quant.test.
+
+    tflite_quant.py OUTDIR
+
+Writes OUTDIR/q.tflite, in.npz (float input "x"), ref_int8.npz (the output
+of TFLite's int8 kernels, dequantised) and ref_real.npz (the same network
+on real values in float64: what the float import computes), both keyed
+"fc" (the tensor the module returns).
+
+The network: QUANTIZE (x, scale 0.02, zp 3) -> CONV_2D 3x3 (per-channel
+weight scales, int32 bias, fused RELU, output zp -128) -> DEPTHWISE_CONV_2D
+3x3 (per-channel) -> ADD of the two (different input scales) ->
+AVERAGE_POOL_2D 2x2 -> FULLY_CONNECTED (per-tensor) -> DEQUANTIZE.
+The integer reference follows TFLite's reference kernels: int32
+accumulation, requantisation with QuantizeMultiplier /
+MultiplyByQuantizedMultiplier (rounding doubling high multiply, rounding
+right shift), ADD with its 20-bit left shift, average pool rounding half
+away from zero, clamping to the activation range.
+"""
+
+import math
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "..", "scripts"))
+from tflite_ref import ModelBuilder, conv2d, pool  # noqa: E402
+
+INT32_MIN, INT32_MAX = -2**31, 2**31 - 1
+
+
+def quantize_multiplier(m):
+    if m == 0:
+        return 0, 0
+    q, shift = math.frexp(m)
+    qf = int(round(q * (1 << 31)))
+    if qf == 1 << 31:
+        qf //= 2
+        shift += 1
+    return qf, shift
+
+
+def srdhm(a, b):
+    a = np.asarray(a, np.int64)
+    ab = a * np.int64(b)
+    nudge = np.where(ab >= 0, 1 << 30, 1 - (1 << 30))
+    s = ab + nudge
+    # Division by 2^31 truncating toward zero.
+    return np.where(s >= 0, s >> 31, -((-s) >> 31))
+
+
+def rounding_divide_by_pot(x, e):
+    x = np.asarray(x, np.int64)
+    mask = (1 << e) - 1
+    rem = x & mask
+    thr = (mask >> 1) + (x < 0)
+    return (x >> e) + (rem > thr)
+
+
+def mbqm(x, m, shift):
+    left = shift if shift > 0 else 0
+    right = -shift if shift <= 0 else 0
+    return rounding_divide_by_pot(srdhm(np.asarray(x, np.int64) * (1 << left), m), right)
+
+
+def requant(acc, real_multipliers, zp_out, lo, hi, axis=-1):
+    """acc int64 [..., C]; one multiplier per channel (or one)."""
+    out = np.empty_like(acc)
+    mults = np.atleast_1d(real_multipliers)
+    acc_c = np.moveaxis(acc, axis, -1)
+    out_c = np.moveaxis(out, axis, -1)
+    for c in range(acc_c.shape[-1]):
+        m, s = quantize_multiplier(float(mults[c if len(mults) > 1 else 0]))
+        out_c[..., c] = mbqm(acc_c[..., c], m, s)
+    return np.clip(out + zp_out, lo, hi)
+
+
+def sym_weights(rng, shape, axis):
+    w = rng.standard_normal(shape) * 0.3
+    red = tuple(i for i in range(len(shape)) if i != axis)
+    scale = np.abs(w).max(axis=red) / 127 if axis is not None else np.array([np.abs(w).max() / 127])
+    bshape = [1] * len(shape)
+    if axis is not None:
+        bshape[axis] = -1
+    q = np.clip(np.round(w / scale.reshape(bshape)), -127, 127).astype(np.int8)
+    return q, scale.astype(np.float32)
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    rng = np.random.default_rng(15)
+    x = rng.uniform(-2.0, 2.4, size=(1, 8, 8, 3)).astype(np.float32)
+
+    s_in, zp_in = 0.02, 3
+    s_c, zp_c = 0.03, -128          # conv output (after RELU: >= 0)
+    s_d, zp_d = 0.025, 5            # depthwise output
+    s_a, zp_a = 0.05, -20           # add output
+    s_f, zp_f = 0.04, 0             # fully connected output
+
+    wc_q, wc_s = sym_weights(rng, (4, 3, 3, 3), 0)
+    bc = rng.standard_normal(4) * 0.2
+    bc_q = np.round(bc / (s_in * wc_s)).astype(np.int32)
+    wd_q, wd_s = sym_weights(rng, (1, 3, 3, 4), 3)
+    bd = rng.standard_normal(4) * 0.1
+    bd_q = np.round(bd / (s_c * wd_s)).astype(np.int32)
+    wf_q, wf_s = sym_weights(rng, (5, 64), None)
+    bf = rng.standard_normal(5) * 0.1
+    bf_q = np.round(bf / (s_a * wf_s[0])).astype(np.int32)
+
+    def q(scale, zp, dim=None):
+        d = {"scale": list(map(float, np.atleast_1d(scale))),
+             "zero_point": [int(zp)] * len(np.atleast_1d(scale))}
+        if dim is not None:
+            d["quantized_dimension"] = dim
+        return d
+
+    b = ModelBuilder()
+    tx = b.tensor("x", [1, 8, 8, 3])
+    txq = b.tensor("x_q", [1, 8, 8, 3], dtype="INT8", quant=q(s_in, zp_in))
+    b.op("QUANTIZE", [tx], [txq], "QuantizeOptions", {})
+    twc = b.tensor("wc", [4, 3, 3, 3], wc_q, "INT8", q(wc_s, 0, 0))
+    tbc = b.tensor("bc", [4], bc_q, "INT32", q(s_in * wc_s, 0, 0))
+    tc = b.tensor("conv", [1, 8, 8, 4], dtype="INT8", quant=q(s_c, zp_c))
+    b.op("CONV_2D", [txq, twc, tbc], [tc], "Conv2DOptions",
+         {"padding": "SAME", "stride_h": 1, "stride_w": 1, "fused_activation_function": "RELU"})
+    twd = b.tensor("wd", [1, 3, 3, 4], wd_q, "INT8", q(wd_s, 0, 3))
+    tbd = b.tensor("bd", [4], bd_q, "INT32", q(s_c * wd_s, 0, 0))
+    td = b.tensor("dw", [1, 8, 8, 4], dtype="INT8", quant=q(s_d, zp_d))
+    b.op("DEPTHWISE_CONV_2D", [tc, twd, tbd], [td], "DepthwiseConv2DOptions",
+         {"padding": "SAME", "stride_h": 1, "stride_w": 1, "depth_multiplier": 1})
+    ta = b.tensor("add", [1, 8, 8, 4], dtype="INT8", quant=q(s_a, zp_a))
+    b.op("ADD", [tc, td], [ta], "AddOptions", {})
+    tp = b.tensor("pool", [1, 4, 4, 4], dtype="INT8", quant=q(s_a, zp_a))
+    b.op("AVERAGE_POOL_2D", [ta], [tp], "Pool2DOptions",
+         {"padding": "VALID", "stride_h": 2, "stride_w": 2, "filter_height": 2, "filter_width": 2})
+    twf = b.tensor("wf", [5, 64], wf_q, "INT8", q(wf_s, 0))
+    tbf = b.tensor("bf", [5], bf_q, "INT32", q(s_a * wf_s, 0))
+    tf_ = b.tensor("fc", [1, 5], dtype="INT8", quant=q(s_f, zp_f))
+    b.op("FULLY_CONNECTED", [tp, twf, tbf], [tf_], "FullyConnectedOptions", {})
+    ty = b.tensor("y", [1, 5])
+    b.op("DEQUANTIZE", [tf_], [ty], "DequantizeOptions", {})
+    b.write(os.path.join(out, "q.tflite"), [tx], [ty])
+
+    # --- TFLite int8 reference ---
+    xq = np.clip(np.round(x / s_in) + zp_in, -128, 127).astype(np.int64)  # QUANTIZE rounds to nearest
+    acc = conv2d((xq - zp_in).astype(np.float64), wc_q.astype(np.float64), None, 1, 1, 1, 1,
+                 "SAME").round().astype(np.int64) + bc_q
+    cq = requant(acc, s_in * wc_s / s_c, zp_c, max(-128, zp_c), 127)
+    acc = conv2d((cq - zp_c).astype(np.float64), wd_q.astype(np.float64), None, 1, 1, 1, 1,
+                 "SAME", depthwise_mult=1).round().astype(np.int64) + bd_q
+    dq = requant(acc, s_c * wd_s / s_d, zp_d, -128, 127)
+    # ADD (TFLite reference, left shift 20).
+    twice = 2 * max(s_c, s_d)
+    m1, sh1 = quantize_multiplier(s_c / twice)
+    m2, sh2 = quantize_multiplier(s_d / twice)
+    mo, sho = quantize_multiplier(twice / ((1 << 20) * s_a))
+    a1 = mbqm((cq - zp_c) * (1 << 20), m1, sh1)
+    a2 = mbqm((dq - zp_d) * (1 << 20), m2, sh2)
+    aq = np.clip(mbqm(a1 + a2, mo, sho) + zp_a, -128, 127)
+    # AVERAGE_POOL (codes averaged, rounding half away from zero).
+    s = aq.reshape(1, 4, 2, 4, 2, 4).sum(axis=(2, 4))
+    pq = np.where(s >= 0, (s + 2) // 4, -((-s + 2) // 4))
+    pq = np.clip(pq, -128, 127)
+    acc = (pq.reshape(1, 64) - zp_a) @ wf_q.astype(np.int64).T + bf_q
+    fq = requant(acc, s_a * wf_s[0] / s_f, zp_f, -128, 127)
+    y_int8 = (fq - zp_f) * s_f
+
+    # --- the same network on real values (float64) ---
+    wc = wc_q * wc_s[:, None, None, None]
+    wd = wd_q * wd_s
+    wf = wf_q * wf_s[0]
+    c = np.maximum(conv2d(x.astype(np.float64), wc, bc_q * s_in * wc_s, 1, 1, 1, 1, "SAME"), 0)
+    d = conv2d(c, wd, bd_q * s_c * wd_s, 1, 1, 1, 1, "SAME", depthwise_mult=1)
+    p = pool(c + d, 2, 2, 2, 2, "VALID", "avg")
+    y_real = p.reshape(1, 64) @ wf.T + bf_q * s_a * wf_s[0]
+
+    np.savez(os.path.join(out, "in.npz"), x=x)
+    # Keyed "fc": the DEQUANTIZE is an identity on real values, so the
+    # module returns the FULLY_CONNECTED's value, named after its tensor.
+    np.savez(os.path.join(out, "ref_int8.npz"), fc=y_int8.astype(np.float32))
+    np.savez(os.path.join(out, "ref_real.npz"), fc=y_real.astype(np.float32))
+    print("int8 reference:", np.round(y_int8, 4).tolist())
+    print("real reference:", np.round(y_real, 4).tolist())
+
+
+if __name__ == "__main__":
+    main()
