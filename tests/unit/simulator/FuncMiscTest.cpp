@@ -251,7 +251,7 @@ TEST(FuncRqDq, FixedPointRequantPerChannelAndImmediate) {
       // 53 bits only approximately, so go through int128).
       __int128 prod = __int128(xv[i]) * mult[c];
       int rs = -shift[c];
-      __int128 q = prod >> rs, rem = prod - (q << rs);
+      __int128 q = prod >> rs, rem = prod - q * (__int128(1) << rs);
       __int128 half = __int128(1) << (rs - 1);
       bool up = rem > half || (rem == half && prod >= 0);
       int64_t v = int64_t(q) + (up ? 1 : 0) + zp[c];
