@@ -660,7 +660,8 @@ void runCase(const Run &run, const Context &ctx, json &rec) {
       compileCpu = rec["compile"].value("compile_cpu_seconds", 0.0);
   }
   rec["bmodel"] = bmodel;
-  rec["compiled"] = compiled;
+  if (c.kind != "bmodel")
+    rec["compiled"] = compiled;
   rec["steps"] = steps;
   double cpu1 = tpuc::batch::cpuSeconds();
   // 5. Simulate.
