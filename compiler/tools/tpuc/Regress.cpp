@@ -60,6 +60,8 @@
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -114,7 +116,7 @@ struct Case {
   std::string model, kind;          ///< resolved path; onnx, mlir or bmodel
   std::string inputShapes;
   std::vector<std::string> modes;
-  std::string cali, dataset, caliNum = "16", qtable;
+  std::string cali, dataset, caliNum = "16", caliMethod, caliTune, qtable;
   /// Compile knobs other than quantize, and machine keys, as given.
   std::vector<std::pair<std::string, std::string>> knobs, machine;
   std::string input, reference;
@@ -141,6 +143,7 @@ struct Run {
 const std::set<std::string> kCaseKeys = {
     "model",       "input_shapes",        "quantize",
     "calibration_table", "calibration_dataset", "calibration_num",
+    "calibration_method", "calibration_tune_num",
     "qtable",      "layer_group",         "lg_max_length",
     "lg_max_h_slices", "lg_h_first",      "weight_resident",
     "input",       "reference",           "cosine",
@@ -253,7 +256,8 @@ Suite readSuite(const std::string &path) {
       throw ParseError{
           line, "unknown key '" + key +
                     "' (model, input_shapes, quantize, calibration_table, "
-                    "calibration_dataset, calibration_num, qtable, "
+                    "calibration_dataset, calibration_num, "
+                    "calibration_method, calibration_tune_num, qtable, "
                     "layer_group, lg_max_length, lg_max_h_slices, "
                     "lg_h_first, weight_resident, input, reference, cosine, "
                     "euclid, sqnr, bit_exact, drift, timeout, or a machine "
@@ -297,6 +301,18 @@ Suite readSuite(const std::string &path) {
     } else if (key == "calibration_num") {
       c.caliNum = tpuc::batch::scalar(e.value, line);
       inRange(c.caliNum, key, 1, 100000, line);
+    } else if (key == "calibration_method") {
+      c.caliMethod = tpuc::batch::scalar(e.value, line);
+      static const std::set<std::string> methods = {
+          "kld", "minmax", "percentile9999", "mse", "aciq_gauss",
+          "aciq_laplace"}; // tpuc calibrate --method
+      if (!methods.count(c.caliMethod))
+        throw ParseError{line, "calibration_method = " + c.caliMethod +
+                                   ": not kld, minmax, percentile9999, mse, "
+                                   "aciq_gauss or aciq_laplace"};
+    } else if (key == "calibration_tune_num") {
+      c.caliTune = tpuc::batch::scalar(e.value, line);
+      inRange(c.caliTune, key, 0, 10000, line);
     } else if (key == "qtable")
       c.qtable = existing(e, "quantize table");
     else if (key == "input")
@@ -350,7 +366,9 @@ Suite readSuite(const std::string &path) {
       throw err(c.line, what + "no model (model = \"FILE.onnx|.mlir|.bmodel\")");
     if (c.kind == "bmodel") {
       for (const char *k :
-           {"quantize", "calibration_table", "calibration_dataset", "qtable",
+           {"quantize", "calibration_table", "calibration_dataset",
+            "calibration_num", "calibration_method", "calibration_tune_num",
+            "qtable",
             "input_shapes", "layer_group", "lg_max_length", "lg_max_h_slices",
             "lg_h_first", "weight_resident"})
         if (c.lines.count(k))
@@ -467,10 +485,17 @@ std::string directoryDigest(const std::string &dir) {
 }
 
 /// Makes cache entry \p dir (a directory) with \p make(tmpDir) unless it
-/// exists; concurrent makers of one entry are harmless (the first rename
-/// wins). Returns true when it was made now.
+/// exists. Workers that need one entry at once take turns on DIR.lock
+/// (flock), so it is made once; what a killed worker leaves in its
+/// temporary directory is never renamed into place. Returns true when it
+/// was made now.
 bool cached(const std::string &dir,
             const std::function<void(const std::string &)> &make) {
+  if (fs::is_directory(dir))
+    return false;
+  int lock = open((dir + ".lock").c_str(), O_RDWR | O_CREAT, 0644);
+  if (lock >= 0)
+    flock(lock, LOCK_EX); // released when the worker exits
   if (fs::is_directory(dir))
     return false;
   std::string tmp = dir + ".tmp" + std::to_string(getpid());
@@ -576,11 +601,17 @@ void runCase(const Run &run, const Context &ctx, json &rec) {
     std::string dir = ctx.cacheDir + "/cali-" +
                       key16("calibrate\n" + ctx.toolchain + "\n" + topDigest +
                             "\n" + directoryDigest(c.dataset) + "\n" +
-                            c.caliNum);
+                            c.caliNum + "\n" + c.caliMethod + "\n" +
+                            c.caliTune);
     bool made = cached(dir, [&](const std::string &tmp) {
-      subcommand(runCalibrate, {"calibrate", top, "--dataset", c.dataset,
-                                "--input-num", c.caliNum, "-o",
-                                tmp + "/cali.table"});
+      std::vector<std::string> args = {"calibrate", top, "--dataset",
+                                       c.dataset, "--input-num", c.caliNum,
+                                       "-o", tmp + "/cali.table"};
+      if (!c.caliMethod.empty())
+        args.insert(args.end(), {"--method", c.caliMethod});
+      if (!c.caliTune.empty())
+        args.insert(args.end(), {"--tune-num", c.caliTune});
+      subcommand(runCalibrate, args);
     });
     steps.push_back({{"calibrate", made ? "made" : "cached"}});
     cali = dir + "/cali.table";
