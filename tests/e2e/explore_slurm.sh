@@ -3,7 +3,8 @@
 # test: munged, slurmctld and slurmd on this host (its hostname and CPU
 # count, from `slurmd -C`) with a generated slurm.conf in the work
 # directory; a 4-shard array over the sweep of explore.sh, a dependent
-# merge job; the merged results must equal a one-process sweep. The daemons
+# merge job; the merged results must equal a one-process sweep; then a
+# tpuc regress suite through scripts/slurm_regress.sh. The daemons
 # are stopped at the end. Skips (scripts/lib/skip.sh) without slurm-wlm and
 # munge (apt-get install slurm-wlm munge) or when the daemons do not start.
 #
@@ -126,5 +127,44 @@ def load(d):
 a, b = load('one'), load('out')
 assert a == b, 'the Slurm results differ from the one-process sweep'
 print(f'slurm == one process: {len(a)} records')
+P
+
+# tpuc regress through scripts/slurm_regress.sh (the same array): a 3-case
+# suite (one case failing its accuracy gate) in 2 shards; the merge (which
+# runs after the failing shard too) gives the one-process verdicts.
+cp "$ROOT/tests/regress/default_cnn_input.npz" in.npz
+cat > suite.toml <<'T'
+[case.f16]
+model = "cnn_top.mlir"
+input = "in.npz"
+quantize = ["F16", "BF16"]
+reference = "top"
+# BF16 measures 43.6 dB: fails
+sqnr = 50
+[case.none]
+model = "cnn_top.mlir"
+quantize = "F16"
+layer_group = "none"
+T
+if "$BIN/tpuc" regress suite.toml -o rone --update-baseline > rone.txt; then
+  echo "the BF16 case should fail" >&2; exit 1
+fi
+TPUC="$BIN/tpuc" "$ROOT/scripts/slurm_regress.sh" suite.toml 2 rout --cpus-per-task=1 | tee rjobs.txt
+for _ in $(seq 300); do
+  [ -z "$(squeue -h 2>/dev/null)" ] && break
+  sleep 1
+done
+[ -z "$(squeue -h)" ] || { squeue; echo "jobs still queued after 300 s" >&2; exit 1; }
+cat rout/slurm/merge.log
+grep -q "3 case(s): 2 passed, 1 failed, 0 error(s)" rout/slurm/merge.log
+ls rout/cache/bm-* > /dev/null # one cache for all shards
+$PY - <<'P'
+import json
+def load(d):
+    return {c['id']: (c['verdict'], c['metrics'], c['reasons'])
+            for c in json.load(open(d + '/results.json'))['cases']}
+a, b = load('rone'), load('rout')
+assert a == b, 'the Slurm regress results differ from the one-process run'
+print(f'slurm regress == one process: {len(a)} cases')
 P
 echo "explore_slurm: OK"

@@ -24,14 +24,15 @@ done
 BIN="$(realpath "$BIN")"
 /usr/bin/python3 -c "import torch, torchvision" 2>/dev/null || {
   tpu_skip "run_resnet18.sh: python3-torch / python3-torchvision missing"; }
+# The data is made again each time (the exporter may have changed); the
+# results directory, with the compile cache, stays.
+rm -rf "$WORK/data"
 mkdir -p "$WORK/data"
 export TPU_REGRESS_RESNET18="$(realpath "$WORK/data")"
 cd "$TPU_REGRESS_RESNET18"
-if [ ! -f resnet18.onnx ] || [ ! -f input.npz ]; then
-  /usr/bin/python3 "$ROOT/models/resnet18/export_resnet18.py" \
-    -o resnet18.onnx --arch resnet18 --batch 1 --input input.npz
-fi
-[ -d calib ] || /usr/bin/python3 "$ROOT/scripts/make_calib_set.py" \
+/usr/bin/python3 "$ROOT/models/resnet18/export_resnet18.py" \
+  -o resnet18.onnx --arch resnet18 --batch 1 --input input.npz
+/usr/bin/python3 "$ROOT/scripts/make_calib_set.py" \
   --like input.npz --num 16 --out calib
 exec "$BIN/tpuc" regress "$ROOT/tests/regress/resnet18.toml" \
   -o "$WORK/results" --jobs 2 "$@"
