@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -502,6 +503,26 @@ void runPool(size_t n, const PoolOptions &options,
     std::string diag = tailOf(log, 3);
     done(r.index, json(), why + (diag.empty() ? "" : " [" + diag + "]"));
   }
+}
+
+int fail(const char *tool, const std::string &message) {
+  llvm::outs().flush();
+  llvm::errs() << tool << ": error: " << message << "\n";
+  return 1;
+}
+
+std::string listSome(const std::vector<std::string> &items, size_t most) {
+  std::string list;
+  for (size_t i = 0; i < items.size() && i < most; ++i)
+    list += (i ? ", " : "") + items[i];
+  return list + (items.size() > most ? ", ..." : "");
+}
+
+void createDirectory(const std::string &dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    throw ::tpu::Error("cannot create " + dir + ": " + ec.message());
 }
 
 void writeText(const std::string &path, const std::string &text) {

@@ -160,6 +160,16 @@ std::string tailOf(const std::string &path, size_t lines);
 // Output
 //===----------------------------------------------------------------------===//
 
+/// Prints "TOOL: error: MESSAGE" (after what stdout holds) and returns 1.
+int fail(const char *tool, const std::string &message);
+
+/// The first \p most of \p items joined with ", " (", ..." when there are
+/// more).
+std::string listSome(const std::vector<std::string> &items, size_t most = 10);
+
+/// Creates \p dir and its parents; throws tpu::Error naming it.
+void createDirectory(const std::string &dir);
+
 /// Writes \p text to \p path through a temporary file and a rename.
 void writeText(const std::string &path, const std::string &text);
 

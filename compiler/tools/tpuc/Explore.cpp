@@ -79,9 +79,7 @@ constexpr const char *kUsage =
     "                  every point of the sweep must be there exactly once\n";
 
 int fail(const std::string &message) {
-  llvm::outs().flush();
-  llvm::errs() << kTool << ": error: " << message << "\n";
-  return 1;
+  return tpuc::batch::fail(kTool, message);
 }
 
 //===----------------------------------------------------------------------===//
@@ -411,10 +409,7 @@ int runSweep(const std::string &sweepPath, const std::string &outDir,
   for (const Point &p : points)
     if (shard.mine(p.index))
       mine.push_back(&p);
-  std::error_code ec;
-  fs::create_directories(outDir + "/logs", ec);
-  if (ec)
-    return fail("cannot create " + outDir + ": " + ec.message());
+  tpuc::batch::createDirectory(outDir + "/logs");
   // Keep the records of this run's points already there; rerun the rest.
   std::map<std::string, json> have;
   for (json &r : readResults(outDir))
@@ -486,30 +481,23 @@ int runMerge(const std::vector<std::string> &dirs, const std::string &outDir,
   if (!sweepPath.empty()) {
     std::vector<Point> points = enumerate(readSweep(sweepPath));
     std::set<std::string> want;
-    std::vector<size_t> missing;
+    std::vector<std::string> missing;
     for (const Point &p : points) {
       want.insert(p.hash);
       if (!byHash.count(p.hash))
-        missing.push_back(p.index);
+        missing.push_back(std::to_string(p.index));
     }
-    if (!missing.empty()) {
-      std::string list;
-      for (size_t i = 0; i < missing.size() && i < 10; ++i)
-        list += (i ? ", " : "") + std::to_string(missing[i]);
+    if (!missing.empty())
       return fail(std::to_string(missing.size()) + " of " +
                   std::to_string(points.size()) + " point(s) of " + sweepPath +
-                  " are missing (indices " + list +
-                  (missing.size() > 10 ? ", ..." : "") + ")");
-    }
+                  " are missing (indices " + tpuc::batch::listSome(missing) +
+                  ")");
     for (auto &[h, rd] : byHash)
       if (!want.count(h))
         return fail("point " + h + " (index " + rd.first["index"].dump() +
                     ", from " + rd.second + ") is not a point of " + sweepPath);
   }
-  std::error_code ec;
-  fs::create_directories(outDir, ec);
-  if (ec)
-    return fail("cannot create " + outDir + ": " + ec.message());
+  tpuc::batch::createDirectory(outDir);
   std::vector<json> records;
   for (auto &[h, rd] : byHash)
     records.push_back(rd.first);

@@ -100,9 +100,7 @@ constexpr const char *kUsage =
     "compile or run) or on an error; 0 when every case passes.\n";
 
 int fail(const std::string &message) {
-  llvm::outs().flush();
-  llvm::errs() << kTool << ": error: " << message << "\n";
-  return 1;
+  return tpuc::batch::fail(kTool, message);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1016,33 +1014,22 @@ void judge(std::vector<json> &records, const std::vector<Run> &runs,
         std::string most;
         for (size_t i = 0; i < diff.size() && i < 3; ++i)
           most += (i ? ", " : "") + describeOp(diff[i]);
-        double dc = percent(now.cycles, b.cycles);
-        if (dc > drift) {
+        // A regression: more cycles or DDR bytes, less MAC utilisation.
+        auto check = [&](const char *what, double now, double before,
+                         double sign, const std::string &more) {
+          double d = percent(now, before);
+          if (sign * d <= drift || before == 0)
+            return;
           std::snprintf(buf, sizeof buf,
-                        "cycles %llu vs baseline %llu (%+.2f %%, allowed "
-                        "%g %%)",
-                        (unsigned long long)now.cycles,
-                        (unsigned long long)b.cycles, dc, drift);
-          reasons.push_back(std::string(buf) +
-                            (most.empty() ? "" : "; moved most: " + most));
-        }
-        double dd = percent(now.ddrBytes, b.ddrBytes);
-        if (dd > drift) {
-          std::snprintf(buf, sizeof buf,
-                        "DDR bytes %llu vs baseline %llu (%+.2f %%, allowed "
-                        "%g %%)",
-                        (unsigned long long)now.ddrBytes,
-                        (unsigned long long)b.ddrBytes, dd, drift);
-          reasons.push_back(buf);
-        }
-        double du = percent(now.macUtilisation, b.macUtilisation);
-        if (-du > drift && b.macUtilisation > 0) {
-          std::snprintf(buf, sizeof buf,
-                        "MAC utilisation %.4f vs baseline %.4f (%+.2f %%, "
-                        "allowed -%g %%)",
-                        now.macUtilisation, b.macUtilisation, du, drift);
-          reasons.push_back(buf);
-        }
+                        "%s %.9g vs baseline %.9g (%+.2f %%, allowed %s%g %%)",
+                        what, now, before, d, sign < 0 ? "-" : "", drift);
+          reasons.push_back(buf + more);
+        };
+        check("cycles", double(now.cycles), double(b.cycles), 1,
+              most.empty() ? "" : "; moved most: " + most);
+        check("DDR bytes", double(now.ddrBytes), double(b.ddrBytes), 1, "");
+        check("MAC utilisation", now.macUtilisation, b.macUtilisation, -1,
+              "");
       }
     }
     rec["reasons"] = reasons;
@@ -1312,10 +1299,7 @@ int runSuite(const std::string &suitePath, Outputs out,
   for (const Run &r : runs)
     if (shard.mine(r.index))
       mine.push_back(&r);
-  std::error_code ec;
-  fs::create_directories(out.dir + "/logs", ec);
-  if (ec)
-    return fail("cannot create " + out.dir + ": " + ec.message());
+  tpuc::batch::createDirectory(out.dir + "/logs");
   if (std::string e = tpuc::tool::checkOutputPaths({out.json, out.junit});
       !e.empty())
     return fail(e + "; nothing run");
@@ -1324,10 +1308,7 @@ int runSuite(const std::string &suitePath, Outputs out,
   ctx.cacheDir = !cacheArg.empty() ? cacheArg
                  : envCache        ? std::string(envCache)
                                    : out.dir + "/cache";
-  fs::create_directories(ctx.cacheDir, ec);
-  if (ec)
-    return fail("cannot create the cache " + ctx.cacheDir + ": " +
-                ec.message());
+  tpuc::batch::createDirectory(ctx.cacheDir);
   ctx.cacheDir = fs::absolute(ctx.cacheDir).lexically_normal().string();
   ctx.toolchain = toolchainId(ctx.cacheDir);
   std::vector<json> records;
@@ -1404,15 +1385,10 @@ int runMerge(const std::vector<std::string> &dirs, const std::string &suitePath,
     if (!byId.count(r.id))
       missing.push_back(r.id);
   }
-  if (!missing.empty()) {
-    std::string list;
-    for (size_t i = 0; i < missing.size() && i < 10; ++i)
-      list += (i ? ", " : "") + missing[i];
+  if (!missing.empty())
     return fail(std::to_string(missing.size()) + " of " +
                 std::to_string(runs.size()) + " case(s) of " + suitePath +
-                " are missing (" + list + (missing.size() > 10 ? ", ..." : "") +
-                ")");
-  }
+                " are missing (" + tpuc::batch::listSome(missing) + ")");
   std::vector<json> records;
   for (auto &[id, rd] : byId) {
     if (!want.count(id))
@@ -1424,10 +1400,7 @@ int runMerge(const std::vector<std::string> &dirs, const std::string &suitePath,
         rd.first["index"] = r.index;
     records.push_back(rd.first);
   }
-  std::error_code ec;
-  fs::create_directories(out.dir, ec);
-  if (ec)
-    return fail("cannot create " + out.dir + ": " + ec.message());
+  tpuc::batch::createDirectory(out.dir);
   if (std::string e = tpuc::tool::checkOutputPaths({out.json, out.junit});
       !e.empty())
     return fail(e + "; nothing run");
