@@ -433,22 +433,33 @@ std::vector<Run> enumerate(const Suite &su) {
 // The cache
 //===----------------------------------------------------------------------===//
 
-/// The toolchain's identity: a hash of the tpuc executable, remembered in
-/// the cache per (inode, size, mtime) so that it is read once per build.
-std::string toolchainId(const std::string &cacheDir) {
+/// fileDigest, remembered in \p cacheDir per (path, inode, size, mtime):
+/// suites hash the same large models and datasets in every case and run.
+std::string memoDigest(const std::string &cacheDir, const std::string &path) {
   struct stat st;
-  if (stat("/proc/self/exe", &st) != 0)
-    return "unknown";
-  std::string memo = cacheDir + "/toolchain-" + std::to_string(st.st_ino) +
-                     "-" + std::to_string(st.st_size) + "-" +
-                     std::to_string(st.st_mtime);
+  if (stat(path.c_str(), &st) != 0)
+    return tpuc::batch::fileDigest(path);
+  std::string memo =
+      cacheDir + "/digest-" +
+      tpuc::batch::hexDigest(fs::absolute(path).string() + "\n" +
+                             std::to_string(st.st_ino) + "\n" +
+                             std::to_string(st.st_size) + "\n" +
+                             std::to_string(st.st_mtim.tv_sec) + "." +
+                             std::to_string(st.st_mtim.tv_nsec))
+          .substr(0, 16);
   std::ifstream in(memo);
   std::string id;
   if (in >> id && id.size() == 64)
     return id;
-  id = tpuc::batch::fileDigest("/proc/self/exe");
+  id = tpuc::batch::fileDigest(path);
   tpuc::batch::writeText(memo, id + "\n");
   return id;
+}
+
+/// The toolchain's identity: a hash of the tpuc executable (the compiler
+/// and the simulator linked in), read once per build.
+std::string toolchainId(const std::string &cacheDir) {
+  return memoDigest(cacheDir, "/proc/self/exe");
 }
 
 /// A hash of a top module: its text and the weight file it names.
@@ -469,7 +480,8 @@ std::string moduleDigest(const std::string &path) {
 }
 
 /// A hash of every file under \p dir (names and content).
-std::string directoryDigest(const std::string &dir) {
+std::string directoryDigest(const std::string &cacheDir,
+                            const std::string &dir) {
   std::vector<std::string> files;
   for (auto &e : fs::recursive_directory_iterator(dir))
     if (e.is_regular_file())
@@ -477,8 +489,8 @@ std::string directoryDigest(const std::string &dir) {
   std::sort(files.begin(), files.end());
   std::string canon;
   for (const std::string &f : files)
-    canon += fs::relative(f, dir).string() + "=" +
-             tpuc::batch::fileDigest(f) + "\n";
+    canon += fs::relative(f, dir).string() + "=" + memoDigest(cacheDir, f) +
+             "\n";
   return tpuc::batch::hexDigest(canon);
 }
 
@@ -562,7 +574,7 @@ void runCase(const Run &run, const Context &ctx, json &rec) {
   std::string top = c.model, topDigest;
   if (c.kind == "onnx") {
     std::string key = key16("transform\n" + ctx.toolchain + "\n" +
-                            tpuc::batch::fileDigest(c.model) + "\n" +
+                            memoDigest(ctx.cacheDir, c.model) + "\n" +
                             c.inputShapes);
     std::string dir = ctx.cacheDir + "/top-" + key;
     bool made = cached(dir, [&](const std::string &tmp) {
@@ -578,7 +590,7 @@ void runCase(const Run &run, const Context &ctx, json &rec) {
   } else if (c.kind == "mlir")
     topDigest = moduleDigest(c.model);
   std::string inputDigest =
-      c.input.empty() ? "" : tpuc::batch::fileDigest(c.input);
+      c.input.empty() ? "" : memoDigest(ctx.cacheDir, c.input);
   // 2. The reference.
   std::string reference = c.reference;
   if (c.referenceTop) {
@@ -598,7 +610,7 @@ void runCase(const Run &run, const Context &ctx, json &rec) {
   if (run.mode == "INT8" && !c.dataset.empty()) {
     std::string dir = ctx.cacheDir + "/cali-" +
                       key16("calibrate\n" + ctx.toolchain + "\n" + topDigest +
-                            "\n" + directoryDigest(c.dataset) + "\n" +
+                            "\n" + directoryDigest(ctx.cacheDir, c.dataset) + "\n" +
                             c.caliNum + "\n" + c.caliMethod + "\n" +
                             c.caliTune);
     bool made = cached(dir, [&](const std::string &tmp) {
