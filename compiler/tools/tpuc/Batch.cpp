@@ -387,6 +387,10 @@ namespace {
     dup2(fd, 2);
     close(fd);
   }
+  // Line by line, so that the log holds what a job printed before it
+  // crashed.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  llvm::outs().SetUnbuffered();
   json rec = json::object();
   try {
     work(i, rec);
