@@ -17,8 +17,8 @@
 #    a missing shard;
 #  - a ready .bmodel and a calibration dataset as case inputs;
 #  - bad suites (unknown key, missing model, tolerance out of range, .tflite,
-#    INT8 without a table, unknown section) fail before any case runs,
-#    naming the line, and write nothing.
+#    INT8 without a table, unknown section) and a bad baseline fail before
+#    any case runs, naming the line, and write nothing.
 #
 #   regress.sh --bin BUILD/bin --work DIR
 set -euo pipefail
@@ -341,4 +341,11 @@ bad ":1: unknown section \[cases.a\]" $'[cases.a]\nmodel = "cnn.onnx"'
 bad ":3: chip.npu_num = x" $'[case.a]\nmodel = "cnn.onnx"\nchip.npu_num = x'
 bad ":3: case 'a': bit_exact needs the tpu module" $'[case.a]\nmodel = "ready.bmodel"\nbit_exact = true'
 bad ":4: case 'a' given twice" $'[case.a]\nmodel = "cnn.onnx"\n\n[case.a]'
+# So does a bad baseline.
+printf 'case f16/F16\n  cycles many\n' > bad.baseline
+rm -rf badout
+if "$T" regress suite.toml -o badout --baseline bad.baseline 2> bad.err; then exit 1; fi
+cat bad.err
+grep -q "bad.baseline:2: cycles 'many' is not a number" bad.err
+[ ! -e badout ]
 echo "regress: OK"

@@ -9,7 +9,9 @@
 // their cross product, in a fixed order. Each point is compiled in memory
 // (tpuc::deploy::compile, nothing written) and simulated in timing mode by
 // the simulator library, in a forked worker process (the SystemC kernel
-// runs one simulation per process at a time), --jobs at once. Results:
+// runs one simulation per process at a time), --jobs at once (the worker
+// pool, the file format's parser, the hashes and the shards are shared with
+// tpuc regress: Batch.h). Results:
 // DIR/results.json, DIR/results.csv, DIR/report.html; a point's record is
 // keyed by a hash of its parameters and its model's (and calibration
 // table's) content, and a rerun skips the points DIR already holds.

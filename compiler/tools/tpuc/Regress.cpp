@@ -508,9 +508,13 @@ bool cached(const std::string &dir,
     flock(lock, LOCK_EX); // released when the worker exits
   if (fs::is_directory(dir))
     return false;
-  std::string tmp = dir + ".tmp" + std::to_string(getpid());
+  // Holding the lock, any DIR.tmpPID left is a killed worker's.
   std::error_code ec;
-  fs::remove_all(tmp, ec);
+  std::string stem = fs::path(dir).filename().string() + ".tmp";
+  for (auto &e : fs::directory_iterator(fs::path(dir).parent_path(), ec))
+    if (e.path().filename().string().rfind(stem, 0) == 0)
+      fs::remove_all(e.path(), ec);
+  std::string tmp = dir + ".tmp" + std::to_string(getpid());
   fs::create_directories(tmp);
   make(tmp);
   fs::rename(tmp, dir, ec);
@@ -1222,13 +1226,13 @@ struct Outputs {
 /// Judges, writes the reports (and the baseline) and returns the exit
 /// status.
 int report(const Suite &su, const std::vector<Run> &runs,
+           const std::map<std::string, Perf> &baseline,
            std::vector<json> records, const Outputs &out, double seconds,
            bool partial) {
   std::sort(records.begin(), records.end(), [](const json &a, const json &b) {
     return a["index"].get<size_t>() < b["index"].get<size_t>();
   });
   std::string baselinePath = out.baseline.empty() ? su.baseline : out.baseline;
-  std::map<std::string, Perf> baseline = readBaseline(baselinePath);
   judge(records, runs, baseline, out.updateBaseline);
   size_t pass = 0, failed = 0, errors = 0, compiled = 0, cachedN = 0;
   for (const json &r : records) {
@@ -1307,6 +1311,9 @@ int runSuite(const std::string &suitePath, Outputs out,
   auto start = std::chrono::steady_clock::now();
   Suite su = readSuite(suitePath);
   std::vector<Run> runs = enumerate(su);
+  // A bad baseline, too, fails before any case runs.
+  std::map<std::string, Perf> baseline =
+      readBaseline(out.baseline.empty() ? su.baseline : out.baseline);
   std::vector<const Run *> mine;
   for (const Run &r : runs)
     if (shard.mine(r.index))
@@ -1357,13 +1364,15 @@ int runSuite(const std::string &suitePath, Outputs out,
   double seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start)
                        .count();
-  return report(su, runs, records, out, seconds, shard.count > 1);
+  return report(su, runs, baseline, records, out, seconds, shard.count > 1);
 }
 
 int runMerge(const std::vector<std::string> &dirs, const std::string &suitePath,
              const Outputs &out) {
   Suite su = readSuite(suitePath);
   std::vector<Run> runs = enumerate(su);
+  std::map<std::string, Perf> baseline =
+      readBaseline(out.baseline.empty() ? su.baseline : out.baseline);
   std::map<std::string, std::pair<json, std::string>> byId;
   double seconds = 0;
   for (const std::string &d : dirs) {
@@ -1416,7 +1425,7 @@ int runMerge(const std::vector<std::string> &dirs, const std::string &suitePath,
   if (std::string e = tpuc::tool::checkOutputPaths({out.json, out.junit});
       !e.empty())
     return fail(e + "; nothing run");
-  return report(su, runs, records, out, seconds, false);
+  return report(su, runs, baseline, records, out, seconds, false);
 }
 
 } // namespace
