@@ -108,13 +108,17 @@ layer_group = ["none", "dp"]
 chip.npu_num = [32, 64]
 ddr.bandwidth_gbps = { from = 16, to = 32, step = 16 }
 T
+# wait_queue: until no job is queued or running (at most 300 s).
+wait_queue() {
+  for _ in $(seq 300); do
+    [ -z "$(squeue -h 2>/dev/null)" ] && break
+    sleep 1
+  done
+  [ -z "$(squeue -h)" ] || { squeue; echo "jobs still queued after 300 s" >&2; exit 1; }
+}
 "$BIN/tpuc" explore sweep.toml -o one --jobs 2 2>/dev/null
 TPUC="$BIN/tpuc" "$ROOT/scripts/slurm_explore.sh" sweep.toml 4 out --cpus-per-task=1 | tee jobs.txt
-for _ in $(seq 300); do
-  [ -z "$(squeue -h 2>/dev/null)" ] && break
-  sleep 1
-done
-[ -z "$(squeue -h)" ] || { squeue; echo "jobs still queued after 300 s" >&2; exit 1; }
+wait_queue
 cat out/slurm/merge.log
 test -s out/results.json
 $PY - <<'P'
@@ -150,11 +154,7 @@ if "$BIN/tpuc" regress suite.toml -o rone --update-baseline > rone.txt; then
   echo "the BF16 case should fail" >&2; exit 1
 fi
 TPUC="$BIN/tpuc" "$ROOT/scripts/slurm_regress.sh" suite.toml 2 rout --cpus-per-task=1 | tee rjobs.txt
-for _ in $(seq 300); do
-  [ -z "$(squeue -h 2>/dev/null)" ] && break
-  sleep 1
-done
-[ -z "$(squeue -h)" ] || { squeue; echo "jobs still queued after 300 s" >&2; exit 1; }
+wait_queue
 cat rout/slurm/merge.log
 grep -q "3 case(s): 2 passed, 1 failed, 0 error(s)" rout/slurm/merge.log
 ls rout/cache/bm-* > /dev/null # one cache for all shards

@@ -346,6 +346,43 @@ Shard parseShard(const std::string &text) {
   return Shard{size_t(i), size_t(n)};
 }
 
+CommandLine parseCommandLine(int argc, char **argv,
+                             const std::set<std::string> &valueOptions,
+                             const std::set<std::string> &flagOptions,
+                             const std::string &usage) {
+  CommandLine cl;
+  cl.jobs = defaultJobs();
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc)
+        throw ::tpu::Error(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "-h" || a == "--help")
+      cl.help = true;
+    else if (a == "-o" || a == "--output")
+      cl.outDir = value();
+    else if (a == "--jobs" || a == "-j")
+      cl.jobs = parsePositive(value(), "--jobs");
+    else if (a == "--shard")
+      cl.shard = parseShard(value());
+    else if (a == "--check")
+      cl.check = true;
+    else if (valueOptions.count(a))
+      cl.values[a] = value();
+    else if (flagOptions.count(a))
+      cl.flags.insert(a);
+    else if (a.size() > 1 && a[0] == '-')
+      throw ::tpu::Error("unknown option '" + a + "'\n" + usage);
+    else if (a == "merge" && cl.positional.empty() && !cl.merge)
+      cl.merge = true;
+    else
+      cl.positional.push_back(a);
+  }
+  return cl;
+}
+
 unsigned parsePositive(const std::string &v, const std::string &option) {
   char *end = nullptr;
   long n = std::strtol(v.c_str(), &end, 10);

@@ -26,7 +26,9 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -120,6 +122,30 @@ struct Shard {
   size_t index = 0, count = 1;
   bool mine(size_t i) const { return i % count == index; }
 };
+
+/// What `tpuc explore` and `tpuc regress` take alike: `[merge] ARGS...`,
+/// -o/--output DIR, -j/--jobs N, --shard I/N, --check, -h/--help, and the
+/// tool's own options.
+struct CommandLine {
+  bool help = false, check = false, merge = false;
+  std::vector<std::string> positional; ///< after "merge" when merge is set
+  std::string outDir;
+  unsigned jobs = 0; ///< the cores unless given
+  Shard shard;
+  std::map<std::string, std::string> values; ///< the tool's own, by name
+  std::set<std::string> flags;               ///< the tool's own
+  std::string value(const std::string &name) const {
+    auto it = values.find(name);
+    return it == values.end() ? "" : it->second;
+  }
+};
+/// Parses argv[1..argc); \p valueOptions take a value, \p flagOptions
+/// none. Throws tpu::Error naming an unknown option (followed by
+/// \p usage) or one that misses its value.
+CommandLine parseCommandLine(int argc, char **argv,
+                             const std::set<std::string> &valueOptions,
+                             const std::set<std::string> &flagOptions,
+                             const std::string &usage);
 /// "I/N" with 0 <= I < N; throws tpu::Error otherwise.
 Shard parseShard(const std::string &text);
 /// A positive integer; throws tpu::Error naming \p option otherwise.

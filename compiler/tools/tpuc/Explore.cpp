@@ -674,52 +674,25 @@ std::string renderReport(const std::vector<json> &records) {
 } // namespace
 
 int runExplore(int argc, char **argv) {
-  std::vector<std::string> positional;
-  std::string outDir, sweepPath, shard;
-  bool check = false;
-  unsigned jobs = tpuc::batch::defaultJobs();
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc)
-        throw tpu::Error(a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "-h" || a == "--help") {
-      llvm::outs() << kUsage;
-      return 0;
-    } else if (a == "-o" || a == "--output")
-      outDir = value();
-    else if (a == "--jobs" || a == "-j")
-      jobs = tpuc::batch::parsePositive(value(), "--jobs");
-    else if (a == "--shard")
-      shard = value();
-    else if (a == "--sweep")
-      sweepPath = value();
-    else if (a == "--check")
-      check = true;
-    else if (a.size() > 1 && a[0] == '-')
-      return fail("unknown option '" + a + "'\n" + kUsage);
-    else
-      positional.push_back(a);
-  }
-  if (check && positional.size() == 1) {
-    std::vector<Point> points = enumerate(readSweep(positional[0]));
-    llvm::outs() << positional[0] << ": " << points.size() << " point(s)\n";
+  tpuc::batch::CommandLine cl =
+      tpuc::batch::parseCommandLine(argc, argv, {"--sweep"}, {}, kUsage);
+  if (cl.help) {
+    llvm::outs() << kUsage;
     return 0;
   }
-  if (outDir.empty())
-    return fail("-o DIR is required\n" + std::string(kUsage));
-  if (!positional.empty() && positional[0] == "merge") {
-    positional.erase(positional.begin());
-    if (positional.empty())
-      return fail("merge needs result directories");
-    return runMerge(positional, outDir, sweepPath);
+  if (cl.check && !cl.merge && cl.positional.size() == 1) {
+    std::vector<Point> points = enumerate(readSweep(cl.positional[0]));
+    llvm::outs() << cl.positional[0] << ": " << points.size() << " point(s)\n";
+    return 0;
   }
-  if (positional.size() != 1)
+  if (cl.outDir.empty())
+    return fail("-o DIR is required\n" + std::string(kUsage));
+  if (cl.merge) {
+    if (cl.positional.empty())
+      return fail("merge needs result directories");
+    return runMerge(cl.positional, cl.outDir, cl.value("--sweep"));
+  }
+  if (cl.positional.size() != 1)
     return fail("expected one SWEEP.toml\n" + std::string(kUsage));
-  tpuc::batch::Shard sh;
-  if (!shard.empty())
-    sh = tpuc::batch::parseShard(shard);
-  return runSweep(positional[0], outDir, jobs, sh);
+  return runSweep(cl.positional[0], cl.outDir, cl.jobs, cl.shard);
 }

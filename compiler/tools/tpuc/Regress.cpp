@@ -1431,49 +1431,23 @@ int runMerge(const std::vector<std::string> &dirs, const std::string &suitePath,
 } // namespace
 
 int runRegress(int argc, char **argv) {
-  std::vector<std::string> positional;
-  std::string suitePath, shard, cache;
-  Outputs out;
-  bool check = false;
-  unsigned jobs = tpuc::batch::defaultJobs();
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc)
-        throw tpu::Error(a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "-h" || a == "--help") {
-      llvm::outs() << kUsage;
-      return 0;
-    } else if (a == "-o" || a == "--output")
-      out.dir = value();
-    else if (a == "--jobs" || a == "-j")
-      jobs = tpuc::batch::parsePositive(value(), "--jobs");
-    else if (a == "--shard")
-      shard = value();
-    else if (a == "--suite")
-      suitePath = value();
-    else if (a == "--cache")
-      cache = value();
-    else if (a == "--baseline")
-      out.baseline = value();
-    else if (a == "--junit")
-      out.junit = value();
-    else if (a == "--json")
-      out.json = value();
-    else if (a == "--update-baseline")
-      out.updateBaseline = true;
-    else if (a == "--check")
-      check = true;
-    else if (a.size() > 1 && a[0] == '-')
-      return fail("unknown option '" + a + "'\n" + kUsage);
-    else
-      positional.push_back(a);
+  tpuc::batch::CommandLine cl = tpuc::batch::parseCommandLine(
+      argc, argv, {"--suite", "--cache", "--baseline", "--junit", "--json"},
+      {"--update-baseline"}, kUsage);
+  if (cl.help) {
+    llvm::outs() << kUsage;
+    return 0;
   }
-  bool merge = !positional.empty() && positional[0] == "merge";
+  Outputs out;
+  out.dir = cl.outDir;
+  out.baseline = cl.value("--baseline");
+  out.junit = cl.value("--junit");
+  out.json = cl.value("--json");
+  out.updateBaseline = cl.flags.count("--update-baseline");
+  std::string suitePath = cl.value("--suite");
+  bool merge = cl.merge, check = cl.check;
+  std::vector<std::string> &positional = cl.positional;
   if (merge) {
-    positional.erase(positional.begin());
     if (positional.empty())
       return fail("merge needs result directories");
     if (suitePath.empty())
@@ -1498,8 +1472,5 @@ int runRegress(int argc, char **argv) {
     out.junit = out.dir + "/junit.xml";
   if (merge)
     return runMerge(positional, suitePath, out);
-  tpuc::batch::Shard sh;
-  if (!shard.empty())
-    sh = tpuc::batch::parseShard(shard);
-  return runSuite(suitePath, out, cache, jobs, sh);
+  return runSuite(suitePath, out, cl.value("--cache"), cl.jobs, cl.shard);
 }
