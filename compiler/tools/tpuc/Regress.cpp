@@ -8,8 +8,9 @@
 // README.md "Regression suites") lists cases: a model (.onnx, a top .mlir
 // or a ready .bmodel), the modes and options to compile it with, an input
 // .npz and what must hold: per-output cosine / Euclidean similarity / SQNR
-// against a reference .npz (or against the top interpreter's outputs,
-// made once and cached), bit-exactness against the tpu interpreter, and
+// against a reference .npz (or against the top interpreter's or ONNX
+// Runtime's outputs, made once and cached), bit-exactness against the tpu
+// interpreter, and
 // the simulated cycles, DDR bytes and MAC utilisation of a text baseline
 // within a drift in percent. Each case (a case in one mode) runs in its own
 // forked worker (Batch.h), --jobs at once: transform (for .onnx), the
@@ -47,7 +48,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -63,6 +66,7 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace {
@@ -103,6 +107,44 @@ int fail(const std::string &message) {
   return tpuc::batch::fail(kTool, message);
 }
 
+/// Runs a program (PATH searched) with its output in this worker's log;
+/// throws unless it exits 0.
+void runProgram(const std::vector<std::string> &args) {
+  llvm::outs() << "$";
+  for (const std::string &a : args)
+    llvm::outs() << " " << a;
+  llvm::outs() << "\n";
+  llvm::outs().flush();
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    std::vector<char *> argv;
+    for (const std::string &a : args)
+      argv.push_back(const_cast<char *>(a.c_str()));
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    std::fprintf(stderr, "error: cannot run %s: %s\n", argv[0],
+                 std::strerror(errno));
+    _exit(127);
+  }
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+      WEXITSTATUS(status) != 0)
+    throw tpu::Error(args[0] + " " + args[1] + " failed");
+}
+
+/// scripts/ort_run.js: $TPUC_ORT_RUN, else beside the build tree of this
+/// executable (BUILD/bin/tpuc -> BUILD/../scripts); "" when neither is.
+std::string ortRunScript() {
+  if (const char *env = std::getenv("TPUC_ORT_RUN"))
+    return fs::is_regular_file(env) ? fs::absolute(env).string() : "";
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  fs::path script = exe.parent_path().parent_path().parent_path() /
+                    "scripts" / "ort_run.js";
+  return !ec && fs::is_regular_file(script) ? script.string() : "";
+}
+
 //===----------------------------------------------------------------------===//
 // The suite file
 //===----------------------------------------------------------------------===//
@@ -119,6 +161,9 @@ struct Case {
   std::vector<std::pair<std::string, std::string>> knobs, machine;
   std::string input, reference;
   bool referenceTop = false, bitExact = false;
+  /// reference = "onnxruntime": scripts/ort_run.js, which runs it.
+  std::string ortRun;
+  bool generatedReference() const { return referenceTop || !ortRun.empty(); }
   std::optional<double> cosine, euclid, sqnr;
   double drift = -1, timeout = -1;
 };
@@ -319,7 +364,14 @@ Suite readSuite(const std::string &path) {
       std::string raw = tpuc::batch::scalar(e.value, line);
       if (raw == "top")
         c.referenceTop = true;
-      else
+      else if (raw == "onnxruntime") {
+        c.ortRun = ortRunScript();
+        if (c.ortRun.empty())
+          throw ParseError{line, "reference = \"onnxruntime\" needs "
+                                 "scripts/ort_run.js: set TPUC_ORT_RUN to "
+                                 "its path (beside the build tree it is "
+                                 "found)"};
+      } else
         c.reference = existing(e, "reference");
     } else if (key == "cosine")
       c.cosine = inRange(tpuc::batch::scalar(e.value, line), key, -1, 1, line);
@@ -377,10 +429,10 @@ Suite readSuite(const std::string &path) {
         throw err(lineOf("bit_exact"),
                   what + "bit_exact needs the tpu module: give the .onnx or "
                          "the top .mlir, not a .bmodel");
-      if (c.referenceTop)
+      if (c.generatedReference())
         throw err(lineOf("reference"),
-                  what + "reference = \"top\" needs the top module, not a "
-                         ".bmodel");
+                  what + "reference = \"top\" / \"onnxruntime\" needs the "
+                         "model, not a .bmodel");
       c.modes = {""};
     } else {
       if (c.modes.empty())
@@ -398,12 +450,16 @@ Suite readSuite(const std::string &path) {
                 what + "give calibration_table or calibration_dataset, not "
                        "both");
     bool accuracy = c.cosine || c.euclid || c.sqnr;
-    if (accuracy && c.reference.empty() && !c.referenceTop)
+    if (!c.ortRun.empty() && c.kind != "onnx")
+      throw err(lineOf("reference"),
+                what + "reference = \"onnxruntime\" needs an .onnx model");
+    if (accuracy && c.reference.empty() && !c.generatedReference())
       throw err(lineOf(c.cosine ? "cosine" : c.euclid ? "euclid" : "sqnr"),
                 what + "a tolerance needs reference = \"REF.npz\" or \"top\"");
-    if ((!c.reference.empty() || c.referenceTop) && !accuracy)
+    if ((!c.reference.empty() || c.generatedReference()) && !accuracy)
       c.cosine = 0.99, c.euclid = 0.90; // tpuc compare's defaults
-    if ((accuracy || c.bitExact || c.referenceTop || !c.reference.empty()) &&
+    if ((accuracy || c.bitExact || c.generatedReference() ||
+         !c.reference.empty()) &&
         c.input.empty())
       throw err(c.line, what + "accuracy checks need input = \"IN.npz\"");
   }
@@ -607,6 +663,16 @@ void runCase(const Run &run, const Context &ctx, json &rec) {
                           tmp + "/reference.npz"});
     });
     steps.push_back({{"reference", made ? "made" : "cached"}});
+    reference = dir + "/reference.npz";
+  } else if (!c.ortRun.empty()) {
+    // ONNX Runtime's outputs do not depend on this toolchain.
+    std::string dir = ctx.cacheDir + "/ort-" +
+                      key16("onnxruntime\n" + memoDigest(ctx.cacheDir, c.model) +
+                            "\n" + inputDigest);
+    bool made = cached(dir, [&](const std::string &tmp) {
+      runProgram({"node", c.ortRun, c.model, c.input, tmp + "/reference.npz"});
+    });
+    steps.push_back({{"onnxruntime", made ? "made" : "cached"}});
     reference = dir + "/reference.npz";
   }
   // 3. The calibration table.
@@ -958,10 +1024,16 @@ json opDiff(const Perf &now, const Perf &before, size_t top) {
                        {"baseline", cycles},
                        {"cycles", json()},
                        {"delta", -int64_t(cycles)}});
-  std::stable_sort(moved.begin(), moved.end(), [](const json &a, const json &b) {
-    return std::llabs(a["delta"].get<int64_t>()) >
-           std::llabs(b["delta"].get<int64_t>());
+  // Largest move first; ties in program order (the order built above).
+  for (size_t i = 0; i < moved.size(); ++i)
+    moved[i]["order"] = i;
+  std::sort(moved.begin(), moved.end(), [](const json &a, const json &b) {
+    int64_t da = std::llabs(a["delta"].get<int64_t>());
+    int64_t db = std::llabs(b["delta"].get<int64_t>());
+    return da != db ? da > db : a["order"] < b["order"];
   });
+  for (json &m : moved)
+    m.erase("order");
   if (moved.size() > top)
     moved.resize(top);
   return moved;
