@@ -15,7 +15,8 @@
 #    (errors in the JUnit XML), the other cases still run;
 #  - --shard 0/2 + 1/2 + merge gives the one-process verdicts; merge refuses
 #    a missing shard;
-#  - a ready .bmodel and a calibration dataset as case inputs;
+#  - a ready .bmodel, a calibration dataset and an input directory (every
+#    sample checked, a failing one named);
 #  - bad suites (unknown key, missing model, tolerance out of range, .tflite,
 #    INT8 without a table, unknown section) and a bad baseline fail before
 #    any case runs, naming the line, and write nothing.
@@ -289,7 +290,7 @@ bm=$($PY -c "import json; print(next(c['bmodel'] for c in json.load(open('out/re
 cp "$bm" ready.bmodel
 cp "$(dirname "$bm")/model_ops.json" ready_ops.json
 $PY "$ROOT/scripts/make_calib_set.py" --like in.npz --num 8 --out calib > /dev/null
-cp out/cache/ref-*/reference.npz ref.npz
+cp out/cache/ref-*/reference_0.npz ref.npz
 cat > more.toml <<'T'
 [case.ready]
 model = "ready.bmodel"
@@ -311,14 +312,41 @@ reference = "top"
 cosine = 0.98
 euclid = 0.80
 T
+# An input directory: every sample simulated and checked, the worst figure
+# reported; one sample's failure names it.
+cat >> more.toml <<'T'
+
+[case.samples]
+model = "cnn.onnx"
+input_shapes = "[[1,3,32,32]]"
+input = "calib"
+quantize = "INT8"
+calibration_table = "case.cali"
+reference = "top"
+bit_exact = true
+cosine = 0.99
+euclid = 0.85
+T
 "$T" regress more.toml -o more --update-baseline > more.txt || { cat more.txt; exit 1; }
 cat more.txt
 grep -q "^ready  *-  *cos 0\.99" more.txt
 grep -q "^dataset  *INT8  *cos 0\.98" more.txt
-grep -q "2 case(s): 2 passed, 0 failed, 0 error(s); 1 compiled, 0 from the cache" more.txt
+grep -q "^samples  *INT8  *cos 0\.99[0-9]* euc 0\.9[0-9]* [0-9.]* dB, bit-exact" more.txt
+grep -q "3 case(s): 3 passed, 0 failed, 0 error(s); 2 compiled, 0 from the cache" more.txt
+$PY - <<'P'
+import json
+c = next(c for c in json.load(open('more/results.json'))['cases'] if c['case'] == 'samples')
+assert c['outputs'][0]['samples'] == 8, c['outputs']
+P
+cp wrong.cali case.cali
+if "$T" regress more.toml -o more > more.txt; then cat more.txt; exit 1; fi
+grep -q "^samples/INT8: FAIL: output prob: cosine [0-9.]* < 0.99 (sample sample_000.npz)" more.txt
+grep -q "^samples/INT8: FAIL: output prob: cosine [0-9.]* < 0.99 (sample sample_007.npz)" more.txt
+cp good.cali case.cali
 ls more/cache/cali-*/cali.table > /dev/null
 
 # Bad suites fail before any case runs, naming the line, writing nothing.
+mkdir -p empty
 bad() { # GREP CONTENT
   printf '%s\n' "$2" > bad.toml
   rm -rf badout
@@ -340,6 +368,8 @@ bad ":3: case 'a': INT8 needs calibration_table" $'[case.a]\nmodel = "cnn.onnx"\
 bad ":1: unknown section \[cases.a\]" $'[cases.a]\nmodel = "cnn.onnx"'
 bad ":3: chip.npu_num = x" $'[case.a]\nmodel = "cnn.onnx"\nchip.npu_num = x'
 bad ":3: case 'a': bit_exact needs the tpu module" $'[case.a]\nmodel = "ready.bmodel"\nbit_exact = true'
+bad ":3: case 'a': a reference .npz is for one input file" $'[case.a]\nmodel = "cnn.onnx"\nreference = "in.npz"\ninput = "calib"'
+bad ":2: input directory '.*empty' holds no .npz file" $'[case.a]\ninput = "empty"\nmodel = "cnn.onnx"'
 bad ":4: case 'a' given twice" $'[case.a]\nmodel = "cnn.onnx"\n\n[case.a]'
 # So does a bad baseline.
 printf 'case f16/F16\n  cycles many\n' > bad.baseline

@@ -66,10 +66,10 @@ cat first.txt
 grep -q "^f32  *F32  *cos 1.00000" first.txt
 grep -q "^int8/INT8: FAIL: output prob: SQNR [0-9.]* dB < 45 dB" first.txt
 grep -q "3 case(s): 2 passed, 1 failed" first.txt
-ls out/cache/ort-*/reference.npz > /dev/null
+ls out/cache/ort-*/reference_0.npz > /dev/null
 # The stored ONNX Runtime outputs are ort_run.js's.
 node "$ROOT/scripts/ort_run.js" cnn.onnx in.npz ort.npz
-"$BIN/tpuc" compare "$(ls out/cache/ort-*/reference.npz)" ort.npz --max-abs-rel 0
+"$BIN/tpuc" compare "$(ls out/cache/ort-*/reference_0.npz)" ort.npz --max-abs-rel 0
 # A rerun takes them from the cache.
 "$BIN/tpuc" regress ort.toml -o out > second.txt || true
 cat second.txt

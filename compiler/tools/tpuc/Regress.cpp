@@ -160,6 +160,9 @@ struct Case {
   /// Compile knobs other than quantize, and machine keys, as given.
   std::vector<std::pair<std::string, std::string>> knobs, machine;
   std::string input, reference;
+  /// The input files: `input`, or the .npz files of an input directory in
+  /// name order.
+  std::vector<std::string> samples;
   bool referenceTop = false, bitExact = false;
   /// reference = "onnxruntime": scripts/ort_run.js, which runs it.
   std::string ortRun;
@@ -358,8 +361,19 @@ Suite readSuite(const std::string &path) {
       inRange(c.caliTune, key, 0, 10000, line);
     } else if (key == "qtable")
       c.qtable = existing(e, "quantize table");
-    else if (key == "input")
+    else if (key == "input") {
       c.input = existing(e, "input");
+      if (fs::is_directory(c.input)) {
+        for (auto &f : fs::directory_iterator(c.input))
+          if (f.path().extension() == ".npz")
+            c.samples.push_back(f.path().string());
+        std::sort(c.samples.begin(), c.samples.end());
+        if (c.samples.empty())
+          throw ParseError{line, "input directory '" + c.input +
+                                     "' holds no .npz file"};
+      } else
+        c.samples = {c.input};
+    }
     else if (key == "reference") {
       std::string raw = tpuc::batch::scalar(e.value, line);
       if (raw == "top")
@@ -450,6 +464,11 @@ Suite readSuite(const std::string &path) {
                 what + "give calibration_table or calibration_dataset, not "
                        "both");
     bool accuracy = c.cosine || c.euclid || c.sqnr;
+    if (c.samples.size() > 1 && !c.reference.empty())
+      throw err(lineOf("reference"),
+                what + "a reference .npz is for one input file; with an "
+                       "input directory use reference = \"top\" or "
+                       "\"onnxruntime\"");
     if (!c.ortRun.empty() && c.kind != "onnx")
       throw err(lineOf("reference"),
                 what + "reference = \"onnxruntime\" needs an .onnx model");
@@ -625,6 +644,102 @@ std::string key16(const std::string &canon) {
   return tpuc::batch::hexDigest(canon).substr(0, 16);
 }
 
+/// One output's figures over the samples: the worst of each.
+struct Figures {
+  bool compared = false, exactKnown = false, exact = true;
+  double cosine = 2, euclid = 2, sqnr = INFINITY, maxAbsError = 0;
+  json toJson(const std::string &name, size_t samples) const {
+    json o = {{"name", name}};
+    if (samples > 1)
+      o["samples"] = samples;
+    if (compared) {
+      o["cosine"] = cosine;
+      o["euclid"] = euclid;
+      o["sqnr_db"] = std::isfinite(sqnr) ? json(sqnr) : json("inf");
+      o["max_abs_error"] = maxAbsError;
+    }
+    if (exactKnown)
+      o["bit_exact"] = exact;
+    return o;
+  }
+};
+
+/// Checks one sample's outputs \p actual against \p ref (similarity, the
+/// case's minimums) and \p tpu (bit for bit); either may be null. Folds
+/// the figures into \p figures (outputs in \p names' order) and adds each
+/// failure to \p reasons, \p sample appended.
+void checkOutputs(const Case &c, const tpu::npz::Npz &actual,
+                  const tpu::npz::Npz *ref, const tpu::npz::Npz *tpu,
+                  const std::string &sample, std::vector<std::string> &names,
+                  std::map<std::string, Figures> &figures, json &reasons) {
+  auto failed = [&](const std::string &what) {
+    reasons.push_back(what + sample);
+  };
+  for (const std::string &name : actual.names()) {
+    if (!figures.count(name))
+      names.push_back(name);
+    Figures &f = figures[name];
+    const tpu::npz::Array &a = actual.get(name);
+    std::vector<double> av = a.toDouble();
+    if (ref) {
+      const tpu::npz::Array *b = ref->find(name);
+      if (!b) {
+        failed("output " + name + " is not in the reference");
+      } else if (!tpuc::sameLayout(a.shape, b->shape)) {
+        failed("output " + name + ": shape differs from the reference's");
+      } else {
+        tpuc::Similarity sm = tpuc::computeSimilarity(av, b->toDouble());
+        f.compared = true;
+        f.cosine = std::min(f.cosine, sm.cosine);
+        f.euclid = std::min(f.euclid, sm.euclidean);
+        f.sqnr = std::min(f.sqnr, sm.sqnrDb);
+        f.maxAbsError = std::max(f.maxAbsError, sm.maxAbsError);
+        char buf[160];
+        if (sm.nonFiniteMismatched)
+          failed("output " + name + ": " +
+                 std::to_string(sm.nonFiniteMismatched) +
+                 " inf/NaN not in the reference");
+        if (c.cosine && !(sm.cosine >= *c.cosine)) {
+          std::snprintf(buf, sizeof buf, "output %s: cosine %.6f < %g",
+                        name.c_str(), sm.cosine, *c.cosine);
+          failed(buf);
+        }
+        if (c.euclid && !(sm.euclidean >= *c.euclid)) {
+          std::snprintf(buf, sizeof buf, "output %s: euclid %.6f < %g",
+                        name.c_str(), sm.euclidean, *c.euclid);
+          failed(buf);
+        }
+        if (c.sqnr && !(sm.sqnrDb >= *c.sqnr)) {
+          std::snprintf(buf, sizeof buf, "output %s: SQNR %.2f dB < %g dB",
+                        name.c_str(), sm.sqnrDb, *c.sqnr);
+          failed(buf);
+        }
+      }
+    }
+    if (tpu) {
+      const tpu::npz::Array *b = tpu->find(name);
+      bool same = b && a.shape == b->shape;
+      size_t differ = 0;
+      if (same) {
+        std::vector<double> bv = b->toDouble();
+        for (size_t i = 0; i < av.size(); ++i)
+          differ += !(av[i] == bv[i] ||
+                      (std::isnan(av[i]) && std::isnan(bv[i])));
+      }
+      f.exactKnown = true;
+      f.exact = f.exact && same && differ == 0;
+      if (!b)
+        failed("output " + name + " is not among the tpu interpreter's");
+      else if (!same)
+        failed("output " + name + ": shape differs from the tpu interpreter's");
+      else if (differ)
+        failed("output " + name + ": not bit-exact against the tpu "
+               "interpreter (" + std::to_string(differ) + " of " +
+               std::to_string(av.size()) + " values differ)");
+    }
+  }
+}
+
 void runCase(const Run &run, const Context &ctx, json &rec) {
   const Case &c = *run.c;
   auto wall0 = std::chrono::steady_clock::now();
@@ -650,30 +765,43 @@ void runCase(const Run &run, const Context &ctx, json &rec) {
   } else if (c.kind == "mlir")
     topDigest = moduleDigest(c.model);
   std::string inputDigest =
-      c.input.empty() ? "" : memoDigest(ctx.cacheDir, c.input);
+      c.input.empty()             ? ""
+      : fs::is_directory(c.input) ? directoryDigest(ctx.cacheDir, c.input)
+                                  : memoDigest(ctx.cacheDir, c.input);
+  auto sampleFile = [](const std::string &dir, const char *stem, size_t k) {
+    return dir + "/" + stem + "_" + std::to_string(k) + ".npz";
+  };
   // 2. The reference.
-  std::string reference = c.reference;
+  // One reference per sample (a given reference: the one sample's).
+  std::vector<std::string> references;
+  if (!c.reference.empty())
+    references = {c.reference};
   if (c.referenceTop) {
     std::string dir =
         ctx.cacheDir + "/ref-" +
         key16("reference\n" + ctx.toolchain + "\n" + topDigest + "\n" +
               inputDigest);
     bool made = cached(dir, [&](const std::string &tmp) {
-      subcommand(runRun, {"run", top, "-i", c.input, "-o",
-                          tmp + "/reference.npz"});
+      for (size_t k = 0; k < c.samples.size(); ++k)
+        subcommand(runRun, {"run", top, "-i", c.samples[k], "-o",
+                            sampleFile(tmp, "reference", k)});
     });
     steps.push_back({{"reference", made ? "made" : "cached"}});
-    reference = dir + "/reference.npz";
+    for (size_t k = 0; k < c.samples.size(); ++k)
+      references.push_back(sampleFile(dir, "reference", k));
   } else if (!c.ortRun.empty()) {
     // ONNX Runtime's outputs do not depend on this toolchain.
     std::string dir = ctx.cacheDir + "/ort-" +
                       key16("onnxruntime\n" + memoDigest(ctx.cacheDir, c.model) +
                             "\n" + inputDigest);
     bool made = cached(dir, [&](const std::string &tmp) {
-      runProgram({"node", c.ortRun, c.model, c.input, tmp + "/reference.npz"});
+      for (size_t k = 0; k < c.samples.size(); ++k)
+        runProgram({"node", c.ortRun, c.model, c.samples[k],
+                    sampleFile(tmp, "reference", k)});
     });
     steps.push_back({{"onnxruntime", made ? "made" : "cached"}});
-    reference = dir + "/reference.npz";
+    for (size_t k = 0; k < c.samples.size(); ++k)
+      references.push_back(sampleFile(dir, "reference", k));
   }
   // 3. The calibration table.
   std::string cali = c.cali;
@@ -697,7 +825,8 @@ void runCase(const Run &run, const Context &ctx, json &rec) {
     cali = dir + "/cali.table";
   }
   // 4. The bmodel.
-  std::string bmodel = c.model, opsPath, tpuOutputs;
+  std::string bmodel = c.model, opsPath;
+  std::vector<std::string> tpuOutputs; // per sample, for bit_exact
   bool compiled = false;
   double compileCpu = 0;
   if (c.kind == "bmodel") {
@@ -741,9 +870,10 @@ void runCase(const Run &run, const Context &ctx, json &rec) {
       job.qtable = c.qtable;
       if (c.bitExact)
         job.hooks.afterAddresses = [&](mlir::ModuleOp module) {
-          tpu::npz::writeNpz(tmp + "/tpu_outputs.npz",
-                             interpretOutputs(module, c.input),
-                             /*compress=*/false);
+          for (size_t k = 0; k < c.samples.size(); ++k)
+            tpu::npz::writeNpz(sampleFile(tmp, "tpu_outputs", k),
+                               interpretOutputs(module, c.samples[k]),
+                               /*compress=*/false);
           return std::string();
         };
       tpuc::deploy::PipelineResult r;
@@ -764,7 +894,8 @@ void runCase(const Run &run, const Context &ctx, json &rec) {
     bmodel = dir + "/model.bmodel";
     opsPath = dir + "/model_ops.json";
     if (c.bitExact)
-      tpuOutputs = dir + "/tpu_outputs.npz";
+      for (size_t k = 0; k < c.samples.size(); ++k)
+        tpuOutputs.push_back(sampleFile(dir, "tpu_outputs", k));
     std::ifstream info(dir + "/compile.json");
     rec["compile"] = json::parse(info);
     if (compiled)
@@ -783,11 +914,13 @@ void runCase(const Run &run, const Context &ctx, json &rec) {
   tpu::sim::SimMode mode =
       c.input.empty() ? tpu::sim::SimMode::Timing : tpu::sim::SimMode::Full;
   tpu::sim::ModelRunner runner(model, cfg, mode);
-  if (!c.input.empty()) {
-    tpu::npz::Npz inputs = tpu::npz::readNpz(c.input);
-    inputs.setSource(c.input);
-    runner.setInputs(inputs);
-  }
+  auto setInputs = [&](tpu::sim::ModelRunner &r, const std::string &path) {
+    tpu::npz::Npz inputs = tpu::npz::readNpz(path);
+    inputs.setSource(path);
+    r.setInputs(inputs);
+  };
+  if (!c.samples.empty())
+    setInputs(runner, c.samples[0]);
   std::optional<tpu::isa::OpMap> opMap;
   if (!opsPath.empty()) {
     opMap = tpu::isa::readOpMap(opsPath);
@@ -808,85 +941,39 @@ void runCase(const Run &run, const Context &ctx, json &rec) {
                     {"ddr_read_bytes", s.ddrReadBytes},
                     {"ddr_write_bytes", s.ddrWriteBytes},
                     {"mac_utilisation", s.macUtilisation}};
-  rec["stats"] = stats;
+  rec["stats"] = stats; // of the first sample (timing does not depend on
+                        // the values)
   double cpu2 = tpuc::batch::cpuSeconds();
-  // 6. Accuracy.
+  // 6. Accuracy, sample by sample (the first sample's run above; each
+  // other sample simulated in full mode here).
   json reasons = json::array();
-  json outputs = json::array();
-  if (!c.input.empty()) {
-    tpu::npz::Npz actual = runner.outputs();
-    std::optional<tpu::npz::Npz> ref, tpu;
-    if (!reference.empty())
-      ref = tpu::npz::readNpz(reference);
-    if (!tpuOutputs.empty())
-      tpu = tpu::npz::readNpz(tpuOutputs);
-    for (const std::string &name : actual.names()) {
-      const tpu::npz::Array &a = actual.get(name);
-      json o = {{"name", name}};
-      std::vector<double> av = a.toDouble();
-      if (ref) {
-        const tpu::npz::Array *b = ref->find(name);
-        if (!b) {
-          reasons.push_back("output " + name + " is not in the reference " +
-                            reference);
-        } else if (!tpuc::sameLayout(a.shape, b->shape)) {
-          reasons.push_back("output " + name + ": shape differs from the "
-                            "reference's");
-        } else {
-          tpuc::Similarity sm = tpuc::computeSimilarity(av, b->toDouble());
-          o["cosine"] = sm.cosine;
-          o["euclid"] = sm.euclidean;
-          o["sqnr_db"] = std::isfinite(sm.sqnrDb) ? json(sm.sqnrDb)
-                                                  : json("inf");
-          o["max_abs_error"] = sm.maxAbsError;
-          char buf[160];
-          if (sm.nonFiniteMismatched)
-            reasons.push_back("output " + name + ": " +
-                              std::to_string(sm.nonFiniteMismatched) +
-                              " inf/NaN not in the reference");
-          if (c.cosine && !(sm.cosine >= *c.cosine)) {
-            std::snprintf(buf, sizeof buf, "output %s: cosine %.6f < %g",
-                          name.c_str(), sm.cosine, *c.cosine);
-            reasons.push_back(buf);
-          }
-          if (c.euclid && !(sm.euclidean >= *c.euclid)) {
-            std::snprintf(buf, sizeof buf, "output %s: euclid %.6f < %g",
-                          name.c_str(), sm.euclidean, *c.euclid);
-            reasons.push_back(buf);
-          }
-          if (c.sqnr && !(sm.sqnrDb >= *c.sqnr)) {
-            std::snprintf(buf, sizeof buf, "output %s: SQNR %.2f dB < %g dB",
-                          name.c_str(), sm.sqnrDb, *c.sqnr);
-            reasons.push_back(buf);
-          }
-        }
-      }
-      if (tpu) {
-        const tpu::npz::Array *b = tpu->find(name);
-        bool exact = b && a.shape == b->shape;
-        size_t differ = 0;
-        if (exact) {
-          std::vector<double> bv = b->toDouble();
-          for (size_t i = 0; i < av.size(); ++i)
-            differ += !(av[i] == bv[i] ||
-                        (std::isnan(av[i]) && std::isnan(bv[i])));
-        }
-        o["bit_exact"] = exact && differ == 0;
-        if (!b)
-          reasons.push_back("output " + name +
-                            " is not among the tpu interpreter's");
-        else if (!exact)
-          reasons.push_back("output " + name +
-                            ": shape differs from the tpu interpreter's");
-        else if (differ)
-          reasons.push_back("output " + name + ": not bit-exact against the "
-                            "tpu interpreter (" + std::to_string(differ) +
-                            " of " + std::to_string(av.size()) +
-                            " values differ)");
-      }
-      outputs.push_back(o);
+  std::vector<std::string> names;
+  std::map<std::string, Figures> figures;
+  for (size_t k = 0; k < c.samples.size(); ++k) {
+    tpu::npz::Npz actual;
+    if (k == 0)
+      actual = runner.outputs();
+    else {
+      tpu::sim::ModelRunner other(model, cfg, tpu::sim::SimMode::Full);
+      setInputs(other, c.samples[k]);
+      other.run();
+      actual = other.outputs();
     }
+    std::optional<tpu::npz::Npz> ref, tpu;
+    if (k < references.size())
+      ref = tpu::npz::readNpz(references[k]);
+    if (k < tpuOutputs.size())
+      tpu = tpu::npz::readNpz(tpuOutputs[k]);
+    std::string sample =
+        c.samples.size() > 1
+            ? " (sample " + fs::path(c.samples[k]).filename().string() + ")"
+            : "";
+    checkOutputs(c, actual, ref ? &*ref : nullptr, tpu ? &*tpu : nullptr,
+                 sample, names, figures, reasons);
   }
+  json outputs = json::array();
+  for (const std::string &name : names)
+    outputs.push_back(figures[name].toJson(name, c.samples.size()));
   rec["outputs"] = outputs;
   rec["accuracy_failures"] = reasons;
   rec["status"] = "ok";
