@@ -9,24 +9,15 @@
 #
 #   regress_ort.sh --bin BUILD/bin --work DIR
 set -euo pipefail
-BIN="" WORK=""
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --bin) BIN="$2"; shift ;;
-    --work) WORK="$2"; shift ;;
-    *) echo "regress_ort.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-  shift
-done
-[ -n "$BIN" ] && [ -n "$WORK" ] || { echo "need --bin and --work" >&2; exit 2; }
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+source "$ROOT/tests/e2e/common.sh"
+e2e_bin_work_args "$@"
 source "$ROOT/scripts/lib/skip.sh"
 command -v node > /dev/null || tpu_skip "no node (scripts/setup.sh installs nodejs)"
 rc=0
 "$ROOT/scripts/setup_node.sh" || rc=$?
 [ $rc = 77 ] && tpu_skip "npm registry unreachable (onnxruntime-node)"
 [ $rc = 0 ] || exit 1
-BIN="$(realpath "$BIN")"
 rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK"
 cp "$ROOT/models/default/default_cnn.onnx" cnn.onnx
 cp "$ROOT/tests/regress/default_cnn_input.npz" in.npz
