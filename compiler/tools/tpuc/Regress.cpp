@@ -1280,7 +1280,11 @@ std::string junit(const std::string &suite, const std::vector<json> &records,
     std::string tag = v == "error" ? "error" : "failure";
     s += ">\n      <" + tag + " message=\"" + xmlEscape(first) +
          "\" type=\"" + (v == "error" ? "CaseError" : "Regression") + "\">" +
-         xmlEscape(all) + "</" + tag + ">\n    </testcase>\n";
+         xmlEscape(all) + "</" + tag + ">\n";
+    if (r.contains("log"))
+      s += "      <system-out>" + xmlEscape("log: " + r["log"].get<std::string>()) +
+           "</system-out>\n";
+    s += "    </testcase>\n";
   }
   s += "  </testsuite>\n</testsuites>\n";
   return s;
