@@ -318,12 +318,21 @@ bit_exact = true
 cosine = 0.99
 euclid = 0.85
 T
+# A machine key of a ready bmodel's case goes to the simulator: tpusim run -p.
+want=$("$BIN/tpusim" run ready.bmodel --mode timing -p ddr.bandwidth_gbps=8 | awk '/^total cycles/ {print $NF}')
+cat >> more.toml <<'T'
+
+[case.ready_slow_ddr]
+model = "ready.bmodel"
+ddr.bandwidth_gbps = 8
+T
 "$T" regress more.toml -o more --update-baseline > more.txt || { cat more.txt; exit 1; }
+[ -n "$want" ] && grep -q "^ready_slow_ddr  *-  *-  *$want " more.txt
 cat more.txt
 grep -q "^ready  *-  *cos 0\.99" more.txt
 grep -q "^dataset  *INT8  *cos 0\.98" more.txt
 grep -q "^samples  *INT8  *cos 0\.99[0-9]* euc 0\.9[0-9]* [0-9.]* dB, bit-exact" more.txt
-grep -q "3 case(s): 3 passed, 0 failed, 0 error(s); 2 compiled, 0 from the cache" more.txt
+grep -q "4 case(s): 4 passed, 0 failed, 0 error(s); 2 compiled, 0 from the cache" more.txt
 $PY - <<'P'
 import json
 c = next(c for c in json.load(open('more/results.json'))['cases'] if c['case'] == 'samples')

@@ -854,7 +854,7 @@ void runCase(const Run &run, const Context &ctx, json &rec) {
     }
     for (auto &[k, v] : machine)
       canon += k + "=" + v + "\n";
-    if (run.mode == "INT8" || !cali.empty())
+    if (run.mode == "INT8") // the other modes do not read the table
       canon += "cali=" + tpuc::batch::fileDigest(cali) + "\n";
     if (!c.qtable.empty())
       canon += "qtable=" + tpuc::batch::fileDigest(c.qtable) + "\n";
@@ -910,6 +910,10 @@ void runCase(const Run &run, const Context &ctx, json &rec) {
   tpu::isa::bmodel::Model model = tpu::isa::bmodel::readModel(bmodel);
   tpu::sim::SimConfig cfg =
       tpu::sim::recordedConfig(model, tpu::sim::SimConfig::defaults());
+  // A compiled case records its machine keys; a ready bmodel's case gives
+  // them to the simulator (tpusim run -p).
+  for (auto &[k, v] : c.machine)
+    cfg.set(k, v);
   cfg.validate();
   tpu::sim::SimMode mode =
       c.input.empty() ? tpu::sim::SimMode::Timing : tpu::sim::SimMode::Full;
