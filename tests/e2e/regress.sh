@@ -327,7 +327,8 @@ model = "ready.bmodel"
 ddr.bandwidth_gbps = 8
 T
 "$T" regress more.toml -o more --update-baseline > more.txt || { cat more.txt; exit 1; }
-[ -n "$want" ] && grep -q "^ready_slow_ddr  *-  *-  *$want " more.txt
+[ -n "$want" ]
+grep -q "^ready_slow_ddr  *-  *-  *$want " more.txt
 cat more.txt
 grep -q "^ready  *-  *cos 0\.99" more.txt
 grep -q "^dataset  *INT8  *cos 0\.98" more.txt

@@ -243,8 +243,6 @@ Suite readSuite(const std::string &path) {
                                    ")"};
     return r;
   };
-  std::string baselineText;
-  int baselineLine = 0;
   auto onSection = [&](const std::string &section, int line) {
     if (section == "suite")
       return;
@@ -275,9 +273,7 @@ Suite readSuite(const std::string &path) {
       if (key == "name")
         su.name = tpuc::batch::scalar(e.value, line);
       else if (key == "baseline") {
-        baselineText = tpuc::batch::scalar(e.value, line);
-        baselineLine = line;
-        su.baseline = resolve(baselineText, line);
+        su.baseline = resolve(tpuc::batch::scalar(e.value, line), line);
       } else if (key == "drift")
         su.drift = inRange(tpuc::batch::scalar(e.value, line), key, 0, 1000,
                            line);
@@ -484,7 +480,6 @@ Suite readSuite(const std::string &path) {
   }
   if (su.baseline.empty())
     su.baseline = (base / (su.name + ".baseline")).lexically_normal().string();
-  (void)baselineLine;
   return su;
 }
 
