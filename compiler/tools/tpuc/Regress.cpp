@@ -566,16 +566,24 @@ std::string directoryDigest(const std::string &cacheDir,
 
 /// Makes cache entry \p dir (a directory) with \p make(tmpDir) unless it
 /// exists. Workers that need one entry at once take turns on DIR.lock
-/// (flock), so it is made once; what a killed worker leaves in its
-/// temporary directory is never renamed into place. Returns true when it
-/// was made now.
+/// (flock, held while it is made), so it is made once; what a killed
+/// worker leaves in its temporary directory is never renamed into place.
+/// Returns true when it was made now.
 bool cached(const std::string &dir,
             const std::function<void(const std::string &)> &make) {
   if (fs::is_directory(dir))
     return false;
-  int lock = open((dir + ".lock").c_str(), O_RDWR | O_CREAT, 0644);
-  if (lock >= 0)
-    flock(lock, LOCK_EX); // released when the worker exits
+  // Held while the entry is made (closing the file, or the worker's end,
+  // releases it).
+  struct Lock {
+    int fd;
+    ~Lock() {
+      if (fd >= 0)
+        close(fd);
+    }
+  } lock{open((dir + ".lock").c_str(), O_RDWR | O_CREAT, 0644)};
+  if (lock.fd >= 0)
+    flock(lock.fd, LOCK_EX);
   if (fs::is_directory(dir))
     return false;
   // Holding the lock, any DIR.tmpPID left is a killed worker's.
