@@ -10,7 +10,8 @@
 #    SQNR gate) and a wrong calibration table (thresholds / 50) fail the
 #    suite naming the case and the reason; a timing change (DDR bandwidth
 #    in the case) fails naming the case, the cycles and the ops that moved
-#    most; restoring each passes again (from the cache);
+#    most; restoring each passes again (from the cache); a faster machine
+#    passes with a note;
 #  - a case that fails to compile and one that times out are failed cases
 #    (errors in the JUnit XML), the other cases still run;
 #  - --shard 0/2 + 1/2 + merge gives the one-process verdicts; merge refuses
@@ -215,6 +216,11 @@ MACHINE="ddr.bandwidth_gbps = 4" write_suite
 must_fail "a timing change" \
   "^f16/F16: FAIL: cycles [0-9]* vs baseline [0-9]* (+[0-9.]* %, allowed 0.5 %); moved most: " \
   "^f16/F16: ops moved most against the baseline:" "^    group0 +"
+# Faster than the baseline (4x the default 64 GB/s): passes, with a note.
+MACHINE="ddr.bandwidth_gbps = 256" write_suite
+"$T" regress suite.toml -o out --jobs 2 > better.txt || { cat better.txt; exit 1; }
+cat better.txt
+grep -q "^f16/F16: NOTE: cycles [0-9]* vs baseline [0-9]* (-[0-9.]* %): better than the baseline" better.txt
 write_suite
 must_pass
 

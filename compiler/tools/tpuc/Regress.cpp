@@ -1161,7 +1161,7 @@ void judge(std::vector<json> &records, const std::vector<Run> &runs,
     byId[r.id] = &r;
   for (json &rec : records) {
     std::string id = rec["id"];
-    json reasons = json::array();
+    json reasons = json::array(), notes = json::array();
     if (rec.value("status", "") != "ok") {
       rec["verdict"] = "error";
       reasons.push_back(rec.value("reason", std::string("failed")));
@@ -1200,8 +1200,16 @@ void judge(std::vector<json> &records, const std::vector<Run> &runs,
         auto check = [&](const char *what, double now, double before,
                          double sign, const std::string &more) {
           double d = percent(now, before);
-          if (sign * d <= drift || before == 0)
+          if (std::abs(d) <= drift || before == 0)
             return;
+          if (sign * d < 0) { // better than the baseline: passes, noted
+            std::snprintf(buf, sizeof buf,
+                          "%s %.9g vs baseline %.9g (%+.2f %%): better than "
+                          "the baseline (--update-baseline records it)",
+                          what, now, before, d);
+            notes.push_back(buf);
+            return;
+          }
           std::snprintf(buf, sizeof buf,
                         "%s %.9g vs baseline %.9g (%+.2f %%, allowed %s%g %%)",
                         what, now, before, d, sign < 0 ? "-" : "", drift);
@@ -1215,6 +1223,7 @@ void judge(std::vector<json> &records, const std::vector<Run> &runs,
       }
     }
     rec["reasons"] = reasons;
+    rec["notes"] = notes;
     rec["verdict"] = reasons.empty() ? "pass" : "fail";
   }
 }
@@ -1371,6 +1380,9 @@ std::string table(const std::vector<json> &records) {
   }
   // Why each case failed, and the ops that moved.
   for (const json &r : records) {
+    for (const json &note : r.value("notes", json::array()))
+      s += r["id"].get<std::string>() + ": NOTE: " + note.get<std::string>() +
+           "\n";
     if (r["verdict"] != "pass")
       for (const json &why : r["reasons"])
         s += r["id"].get<std::string>() + ": " +
@@ -1564,7 +1576,8 @@ int runMerge(const std::vector<std::string> &dirs, const std::string &suitePath,
       if (auto it = byId.find(id); it != byId.end())
         return fail("case " + id + " is in both " + it->second.second +
                     " and " + d);
-      for (const char *k : {"verdict", "reasons", "baseline", "drift_percent"})
+      for (const char *k :
+           {"verdict", "reasons", "notes", "baseline", "drift_percent"})
         r.erase(k);
       byId[id] = {r, d};
     }
