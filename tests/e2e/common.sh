@@ -37,6 +37,23 @@ e2e_gates() {
   esac
 }
 
+# e2e_bin_work_args "$@": the arguments --bin BUILD/bin --work DIR of a
+# script that takes no others; sets BIN (made absolute) and WORK, exits 2 on
+# anything else.
+e2e_bin_work_args() {
+  BIN="" WORK=""
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --bin) BIN="$2"; shift ;;
+      --work) WORK="$2"; shift ;;
+      *) echo "$(basename "$0"): unknown argument '$1'" >&2; exit 2 ;;
+    esac
+    shift
+  done
+  [ -n "$BIN" ] && [ -n "$WORK" ] || { echo "need --bin and --work" >&2; exit 2; }
+  BIN="$(realpath "$BIN")"
+}
+
 # e2e_enter_work: empties WORK and changes into it; sets m (MODE in lower
 # case, for file names).
 e2e_enter_work() {

@@ -3,29 +3,21 @@
 # test: munged, slurmctld and slurmd on this host (its hostname and CPU
 # count, from `slurmd -C`) with a generated slurm.conf in the work
 # directory; a 4-shard array over the sweep of explore.sh, a dependent
-# merge job; the merged results must equal a one-process sweep. The daemons
+# merge job; the merged results must equal a one-process sweep; then a
+# tpuc regress suite through scripts/slurm_regress.sh. The daemons
 # are stopped at the end. Skips (scripts/lib/skip.sh) without slurm-wlm and
 # munge (apt-get install slurm-wlm munge) or when the daemons do not start.
 #
 #   explore_slurm.sh --bin BUILD/bin --work DIR
 set -euo pipefail
-BIN="" WORK=""
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --bin) BIN="$2"; shift ;;
-    --work) WORK="$2"; shift ;;
-    *) echo "explore_slurm.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-  shift
-done
-[ -n "$BIN" ] && [ -n "$WORK" ] || { echo "need --bin and --work" >&2; exit 2; }
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+source "$ROOT/tests/e2e/common.sh"
+e2e_bin_work_args "$@"
 source "$ROOT/scripts/lib/skip.sh"
 for c in munged slurmctld slurmd sbatch squeue; do
   command -v "$c" >/dev/null ||
     tpu_skip "no $c (apt-get install slurm-wlm munge)"
 done
-BIN="$(realpath "$BIN")"
 rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK"
 WORK="$(pwd)"
 PY=/usr/bin/python3
@@ -107,13 +99,17 @@ layer_group = ["none", "dp"]
 chip.npu_num = [32, 64]
 ddr.bandwidth_gbps = { from = 16, to = 32, step = 16 }
 T
+# wait_queue: until no job is queued or running (at most 300 s).
+wait_queue() {
+  for _ in $(seq 300); do
+    [ -z "$(squeue -h 2>/dev/null)" ] && break
+    sleep 1
+  done
+  [ -z "$(squeue -h)" ] || { squeue; echo "jobs still queued after 300 s" >&2; exit 1; }
+}
 "$BIN/tpuc" explore sweep.toml -o one --jobs 2 2>/dev/null
 TPUC="$BIN/tpuc" "$ROOT/scripts/slurm_explore.sh" sweep.toml 4 out --cpus-per-task=1 | tee jobs.txt
-for _ in $(seq 300); do
-  [ -z "$(squeue -h 2>/dev/null)" ] && break
-  sleep 1
-done
-[ -z "$(squeue -h)" ] || { squeue; echo "jobs still queued after 300 s" >&2; exit 1; }
+wait_queue
 cat out/slurm/merge.log
 test -s out/results.json
 $PY - <<'P'
@@ -126,5 +122,40 @@ def load(d):
 a, b = load('one'), load('out')
 assert a == b, 'the Slurm results differ from the one-process sweep'
 print(f'slurm == one process: {len(a)} records')
+P
+
+# tpuc regress through scripts/slurm_regress.sh (the same array): a 3-case
+# suite (one case failing its accuracy gate) in 2 shards; the merge (which
+# runs after the failing shard too) gives the one-process verdicts.
+cp "$ROOT/tests/regress/default_cnn_input.npz" in.npz
+cat > suite.toml <<'T'
+[case.f16]
+model = "cnn_top.mlir"
+input = "in.npz"
+quantize = ["F16", "BF16"]
+reference = "top"
+# BF16 measures 43.6 dB: fails
+sqnr = 50
+[case.none]
+model = "cnn_top.mlir"
+quantize = "F16"
+layer_group = "none"
+T
+if "$BIN/tpuc" regress suite.toml -o rone --update-baseline > rone.txt; then
+  echo "the BF16 case should fail" >&2; exit 1
+fi
+TPUC="$BIN/tpuc" "$ROOT/scripts/slurm_regress.sh" suite.toml 2 rout --cpus-per-task=1 | tee rjobs.txt
+wait_queue
+cat rout/slurm/merge.log
+grep -q "3 case(s): 2 passed, 1 failed, 0 error(s)" rout/slurm/merge.log
+ls rout/cache/bm-* > /dev/null # one cache for all shards
+$PY - <<'P'
+import json
+def load(d):
+    return {c['id']: (c['verdict'], c['metrics'], c['reasons'])
+            for c in json.load(open(d + '/results.json'))['cases']}
+a, b = load('rone'), load('rout')
+assert a == b, 'the Slurm regress results differ from the one-process run'
+print(f'slurm regress == one process: {len(a)} cases')
 P
 echo "explore_slurm: OK"

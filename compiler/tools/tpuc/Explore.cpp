@@ -9,12 +9,15 @@
 // their cross product, in a fixed order. Each point is compiled in memory
 // (tpuc::deploy::compile, nothing written) and simulated in timing mode by
 // the simulator library, in a forked worker process (the SystemC kernel
-// runs one simulation per process at a time), --jobs at once. Results:
+// runs one simulation per process at a time), --jobs at once (the worker
+// pool, the file format's parser, the hashes and the shards are shared with
+// tpuc regress: Batch.h). Results:
 // DIR/results.json, DIR/results.csv, DIR/report.html; a point's record is
 // keyed by a hash of its parameters and its model's (and calibration
 // table's) content, and a rerun skips the points DIR already holds.
 //
 //===----------------------------------------------------------------------===//
+#include "Batch.h"
 #include "DeployPipeline.h"
 #include "Subcommands.h"
 #include "ToolCommon.h"
@@ -78,9 +81,7 @@ constexpr const char *kUsage =
     "                  every point of the sweep must be there exactly once\n";
 
 int fail(const std::string &message) {
-  llvm::outs().flush();
-  llvm::errs() << kTool << ": error: " << message << "\n";
-  return 1;
+  return tpuc::batch::fail(kTool, message);
 }
 
 //===----------------------------------------------------------------------===//
@@ -106,168 +107,14 @@ struct Sweep {
 
 /// The compile knobs and their defaults (a knob the file does not give has
 /// its default as its only value).
-const std::vector<std::pair<std::string, std::string>> kKnobs = {
-    {"quantize", "F16"},      {"layer_group", "dp"},
-    {"lg_max_length", "24"},  {"lg_max_h_slices", "0"},
-    {"lg_h_first", "false"},  {"weight_resident", "true"}};
+const std::vector<std::pair<std::string, std::string>> &kKnobs =
+    tpuc::batch::kCompileKnobs;
 
-struct ParseError {
-  std::string message;
-};
-
-std::string trim(const std::string &s) {
-  size_t b = s.find_first_not_of(" \t\r"), e = s.find_last_not_of(" \t\r");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
-
-/// Strips a `#` comment outside double quotes.
-std::string stripComment(const std::string &s) {
-  bool quoted = false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '"')
-      quoted = !quoted;
-    else if (s[i] == '#' && !quoted)
-      return s.substr(0, i);
-  }
-  return s;
-}
-
-/// A scalar: "string", true/false, a number or a bare word.
-std::string scalar(const std::string &raw, int line) {
-  std::string s = trim(raw);
-  if (s.empty())
-    throw ParseError{"line " + std::to_string(line) + ": empty value"};
-  if (s.front() == '"') {
-    if (s.size() < 2 || s.back() != '"')
-      throw ParseError{"line " + std::to_string(line) +
-                       ": unterminated string " + s};
-    return s.substr(1, s.size() - 2);
-  }
-  for (char c : s)
-    if (c == '"' || c == '[' || c == ']' || c == '{' || c == '}' || c == '=' ||
-        c == ' ')
-      throw ParseError{"line " + std::to_string(line) + ": bad value '" + s +
-                       "'"};
-  return s;
-}
-
-/// Splits at commas outside quotes.
-std::vector<std::string> splitList(const std::string &s) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool quoted = false;
-  for (char c : s) {
-    if (c == '"')
-      quoted = !quoted;
-    if (c == ',' && !quoted) {
-      out.push_back(cur);
-      cur.clear();
-    } else
-      cur += c;
-  }
-  if (!trim(cur).empty() || !out.empty())
-    out.push_back(cur);
-  return out;
-}
-
-double number(const std::string &s, const std::string &what, int line) {
-  char *end = nullptr;
-  errno = 0;
-  double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || *end || errno)
-    throw ParseError{"line " + std::to_string(line) + ": " + what + " '" + s +
-                     "' is not a number"};
-  return v;
-}
-
-std::string formatNumber(double v) {
-  if (v == double(int64_t(v)) && std::abs(v) < 9e15)
-    return std::to_string(int64_t(v));
-  std::ostringstream os;
-  os.precision(12);
-  os << v;
-  return os.str();
-}
-
-/// A value: a scalar, a list [a, b, ...] or a range {from = A, to = B,
-/// step = S} / {from = A, to = B, factor = F} (both ends included).
-std::vector<std::string> values(const std::string &raw, int line) {
-  std::string s = trim(raw);
-  std::string where = "line " + std::to_string(line) + ": ";
-  if (!s.empty() && s.front() == '[') {
-    if (s.back() != ']')
-      throw ParseError{where + "a list must end with ']' on the same line"};
-    std::vector<std::string> out;
-    for (const std::string &item : splitList(s.substr(1, s.size() - 2)))
-      out.push_back(scalar(item, line));
-    if (out.empty())
-      throw ParseError{where + "empty list"};
-    return out;
-  }
-  if (!s.empty() && s.front() == '{') {
-    if (s.back() != '}')
-      throw ParseError{where + "a range must end with '}' on the same line"};
-    std::map<std::string, double> f;
-    for (const std::string &item : splitList(s.substr(1, s.size() - 2))) {
-      size_t eq = item.find('=');
-      if (eq == std::string::npos)
-        throw ParseError{where + "range field '" + trim(item) +
-                         "' needs '= value'"};
-      std::string k = trim(item.substr(0, eq));
-      if (k != "from" && k != "to" && k != "step" && k != "factor")
-        throw ParseError{where + "unknown range field '" + k +
-                         "' (from, to, step or factor)"};
-      f[k] = number(trim(item.substr(eq + 1)), k, line);
-    }
-    if (!f.count("from") || !f.count("to"))
-      throw ParseError{where + "a range needs from and to"};
-    if (f.count("step") == f.count("factor"))
-      throw ParseError{where + "a range needs exactly one of step, factor"};
-    double from = f["from"], to = f["to"];
-    std::vector<std::string> out;
-    if (f.count("step")) {
-      double step = f["step"];
-      if (step <= 0)
-        throw ParseError{where + "step must be positive"};
-      for (double v = from; v <= to * (1 + 1e-12) && out.size() < 100000;
-           v += step)
-        out.push_back(formatNumber(v));
-    } else {
-      double factor = f["factor"];
-      if (factor <= 1 || from <= 0)
-        throw ParseError{where + "factor must be > 1 and from > 0"};
-      for (double v = from; v <= to * (1 + 1e-12); v *= factor)
-        out.push_back(formatNumber(v));
-    }
-    if (out.empty())
-      throw ParseError{where + "empty range (from " + formatNumber(from) +
-                       " > to " + formatNumber(to) + ")"};
-    return out;
-  }
-  return {scalar(s, line)};
-}
-
-/// Reads the key of `key = value`: bare (letters, digits, _ - .) or quoted.
-std::string keyOf(const std::string &raw, int line) {
-  std::string k = trim(raw);
-  if (k.size() >= 2 && k.front() == '"' && k.back() == '"')
-    return k.substr(1, k.size() - 2);
-  for (char c : k)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' &&
-        c != '.')
-      throw ParseError{"line " + std::to_string(line) + ": bad key '" + k +
-                       "'"};
-  if (k.empty())
-    throw ParseError{"line " + std::to_string(line) + ": missing key"};
-  return k;
-}
+using tpuc::batch::ParseError;
 
 /// Parses and checks the sweep file; throws tpu::Error naming the file and
 /// the line.
 Sweep readSweep(const std::string &path) {
-  std::ifstream in(path);
-  if (!in)
-    throw tpu::Error(path + ": cannot read the sweep file");
   Sweep sw;
   sw.path = path;
   fs::path base = fs::path(path).parent_path();
@@ -275,112 +122,64 @@ Sweep readSweep(const std::string &path) {
     fs::path q(p);
     return (q.is_absolute() ? q : base / q).lexically_normal().string();
   };
-  std::string section = "sweep", text;
   std::map<std::string, Dim> knobs;
-  std::set<std::string> seen;
-  int line = 0;
-  try {
-    while (std::getline(in, text)) {
-      ++line;
-      std::string s = trim(stripComment(text));
-      if (s.empty())
-        continue;
-      std::string where = "line " + std::to_string(line) + ": ";
-      if (s.front() == '[' && s.back() == ']' && s.find('=') == std::string::npos) {
-        section = trim(s.substr(1, s.size() - 2));
-        if (section != "sweep" && section != "machine" &&
-            section != "calibration")
-          throw ParseError{where + "unknown section [" + section +
-                           "] (sweep, machine or calibration)"};
-        continue;
-      }
-      size_t eq = s.find('=');
-      if (eq == std::string::npos)
-        throw ParseError{where + "expected 'key = value'"};
-      std::string key = keyOf(s.substr(0, eq), line);
-      std::string rest = s.substr(eq + 1);
-      if (!seen.insert(section + "/" + key).second)
-        throw ParseError{where + "'" + key + "' given twice"};
-      if (section == "calibration") {
-        std::string table = resolve(scalar(rest, line));
-        if (!fs::is_regular_file(table))
-          throw ParseError{where + "calibration table '" + table +
-                           "' does not exist"};
-        sw.calibration[resolve(key)] = table;
-        continue;
-      }
-      std::vector<std::string> vals = values(rest, line);
-      std::set<std::string> distinct(vals.begin(), vals.end());
-      if (distinct.size() != vals.size())
-        throw ParseError{where + "'" + key + "' lists a value twice"};
-      if (section == "machine") {
-        if (key.find('.') == std::string::npos)
-          throw ParseError{where + "machine key '" + key +
-                           "' needs its prefix (chip.npu_num, "
-                           "ddr.bandwidth_gbps, ...; see tpusim config)"};
-        for (const std::string &v : vals) {
-          try {
-            tpu::sim::SimConfig cfg = tpu::sim::SimConfig::defaults();
-            cfg.set(key, v);
-            tpu::isa::Machine m = tpu::isa::Machine::bm1684x();
-            m.assign(key + "=" + v);
-          } catch (const std::exception &e) {
-            throw ParseError{where + key + " = " + v + ": " + e.what()};
-          }
-        }
-        sw.machine.push_back(Dim{key, vals, line});
-        continue;
-      }
-      // [sweep]
-      if (key == "models") {
-        for (const std::string &m : vals) {
-          std::string r = resolve(m);
-          if (!fs::is_regular_file(r))
-            throw ParseError{where + "model '" + m + "' does not exist (" + r +
-                             ")"};
-          if (fs::path(r).extension() != ".mlir")
-            throw ParseError{where + "model '" + m +
-                             "' is not a top .mlir (make one with tpuc "
-                             "transform)"};
-          sw.models.push_back(r);
-          sw.modelText.push_back(m);
-        }
-        continue;
-      }
-      auto known = std::find_if(kKnobs.begin(), kKnobs.end(),
-                                [&](auto &k) { return k.first == key; });
-      if (known == kKnobs.end())
-        throw ParseError{where + "unknown key '" + key +
-                         "' (models, quantize, layer_group, lg_max_length, "
-                         "lg_max_h_slices, lg_h_first, weight_resident; "
-                         "machine keys go under [machine])"};
-      for (std::string &v : vals) {
-        auto bad = [&](const std::string &what) {
-          throw ParseError{where + key + " = " + v + ": " + what};
-        };
-        if (key == "quantize") {
-          std::transform(v.begin(), v.end(), v.begin(), ::toupper);
-          if (v != "F32" && v != "F16" && v != "BF16" && v != "INT8")
-            bad("not F32, F16, BF16 or INT8");
-        } else if (key == "layer_group") {
-          if (v != "none" && v != "greedy" && v != "dp")
-            bad("not none, greedy or dp");
-        } else if (key == "lg_h_first" || key == "weight_resident") {
-          if (v != "true" && v != "false")
-            bad("not true or false");
-        } else {
-          char *end = nullptr;
-          long long n = std::strtoll(v.c_str(), &end, 10);
-          if (v.empty() || *end || n < (key == "lg_max_length" ? 1 : 0))
-            bad(key == "lg_max_length" ? "not a positive integer"
-                                       : "not a non-negative integer");
-        }
-      }
-      knobs[key] = Dim{key, vals, line};
+  auto onSection = [](const std::string &section, int line) {
+    if (section != "sweep" && section != "machine" && section != "calibration")
+      throw ParseError{line, "unknown section [" + section +
+                                 "] (sweep, machine or calibration)"};
+  };
+  auto onEntry = [&](const tpuc::batch::Entry &e) {
+    const std::string &key = e.key;
+    int line = e.line;
+    std::string section = e.section.empty() ? "sweep" : e.section;
+    if (section == "calibration") {
+      std::string table = resolve(tpuc::batch::scalar(e.value, line));
+      if (!fs::is_regular_file(table))
+        throw ParseError{line,
+                         "calibration table '" + table + "' does not exist"};
+      sw.calibration[resolve(key)] = table;
+      return;
     }
-  } catch (const ParseError &e) {
-    throw tpu::Error(path + ":" + e.message.substr(5));
-  }
+    std::vector<std::string> vals = tpuc::batch::values(e.value, line);
+    std::set<std::string> distinct(vals.begin(), vals.end());
+    if (distinct.size() != vals.size())
+      throw ParseError{line, "'" + key + "' lists a value twice"};
+    if (section == "machine") {
+      for (const std::string &v : vals)
+        tpuc::batch::checkMachineKey(key, v, line);
+      sw.machine.push_back(Dim{key, vals, line});
+      return;
+    }
+    // [sweep]
+    if (key == "models") {
+      for (const std::string &m : vals) {
+        std::string r = resolve(m);
+        if (!fs::is_regular_file(r))
+          throw ParseError{line,
+                           "model '" + m + "' does not exist (" + r + ")"};
+        if (fs::path(r).extension() != ".mlir")
+          throw ParseError{line, "model '" + m +
+                                     "' is not a top .mlir (make one with "
+                                     "tpuc transform)"};
+        sw.models.push_back(r);
+        sw.modelText.push_back(m);
+      }
+      return;
+    }
+    auto known = std::find_if(kKnobs.begin(), kKnobs.end(),
+                              [&](auto &k) { return k.first == key; });
+    if (known == kKnobs.end())
+      throw ParseError{line, "unknown key '" + key +
+                                 "' (models, quantize, layer_group, "
+                                 "lg_max_length, lg_max_h_slices, lg_h_first, "
+                                 "weight_resident; machine keys go under "
+                                 "[machine])"};
+    for (std::string &v : vals)
+      if (std::string why = tpuc::batch::checkCompileKnob(key, v); !why.empty())
+        throw ParseError{line, key + " = " + v + ": " + why};
+    knobs[key] = Dim{key, vals, line};
+  };
+  tpuc::batch::readEntries(path, "sweep file", onSection, onEntry);
   if (sw.models.empty())
     throw tpu::Error(path + ": no models (models = [\"model_top.mlir\"])");
   for (const auto &[key, def] : kKnobs)
@@ -413,26 +212,6 @@ struct Point {
   }
 };
 
-std::string hexDigest(const std::string &data) {
-  tpu::isa::Sha256 h;
-  h.update(reinterpret_cast<const uint8_t *>(data.data()), data.size());
-  tpu::isa::Sha256Digest d = h.finish();
-  static const char *hex = "0123456789abcdef";
-  std::string out;
-  for (uint8_t b : d) {
-    out += hex[b >> 4];
-    out += hex[b & 15];
-  }
-  return out;
-}
-
-std::string fileDigest(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return hexDigest(ss.str());
-}
-
 /// The points in their fixed order: models outermost, then the knobs, then
 /// the machine keys in file order (the last varies fastest).
 std::vector<Point> enumerate(const Sweep &sw) {
@@ -446,7 +225,7 @@ std::vector<Point> enumerate(const Sweep &sw) {
   for (size_t m = 0; m < sw.models.size(); ++m) {
     const std::string &model = sw.models[m];
     if (!digests.count(model))
-      digests[model] = fileDigest(model);
+      digests[model] = tpuc::batch::fileDigest(model);
     std::string cali;
     if (auto it = sw.calibration.find(model); it != sw.calibration.end())
       cali = it->second;
@@ -461,11 +240,11 @@ std::vector<Point> enumerate(const Sweep &sw) {
       std::string canon = "model=" + digests[model] + "\n";
       if (p.get("quantize") == "INT8" && !cali.empty()) {
         p.cali = cali;
-        canon += "cali=" + fileDigest(cali) + "\n";
+        canon += "cali=" + tpuc::batch::fileDigest(cali) + "\n";
       }
       for (auto &[k, v] : p.params)
         canon += k + "=" + v + "\n";
-      p.hash = hexDigest(canon).substr(0, 16);
+      p.hash = tpuc::batch::hexDigest(canon).substr(0, 16);
       points.push_back(std::move(p));
       size_t i = dims.size();
       while (i > 0) {
@@ -489,12 +268,6 @@ std::vector<Point> enumerate(const Sweep &sw) {
 // One point (in a worker process)
 //===----------------------------------------------------------------------===//
 
-double cpuSeconds() {
-  timespec t;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
 json pointParams(const Point &p) {
   json j;
   j["model"] = p.modelText;
@@ -505,53 +278,21 @@ json pointParams(const Point &p) {
 
 /// Compiles and simulates \p p; fills the result fields of \p rec.
 void runPoint(const Point &p, json &rec) {
-  double t0 = cpuSeconds();
-  std::unique_ptr<mlir::MLIRContext> context = tpuc::tool::createContext();
-  context->disableMultithreading();
-  tpuc::tool::ParsedModule parsed;
-  if (std::string e = tpuc::tool::loadModule(*context, p.model, true, parsed);
-      !e.empty())
-    throw tpu::Error(e);
-  mlir::ModuleOp module = *parsed.module;
-  tpuc::deploy::PipelineOptions o;
-  tpu::isa::Machine machine = tpu::isa::Machine::bm1684x();
-  for (auto &[k, v] : p.params)
-    if (k.find('.') != std::string::npos)
-      machine.assign(k + "=" + v);
-  machine.validate();
-  o.machine = machine;
-  o.mode = *tpuc::parseQuantMode(p.get("quantize"));
-  o.layerGroup = p.get("layer_group");
-  o.lgMaxLength = p.get("lg_max_length");
-  o.lgMaxHSlices = p.get("lg_max_h_slices");
-  o.lgHFirst = p.get("lg_h_first") == "true";
-  o.weightResident = p.get("weight_resident") == "true";
-  if (std::string e = tpuc::tool::checkTensorSizes(
-          module, o.mode == tpuc::QuantMode::F32 ? 4 : 2,
-          machine.chip.gmemBytes, "the chip's global memory (gmem_bytes)");
-      !e.empty())
-    throw tpu::Error(e);
-  tpuc::module::setMachine(module, machine);
-  std::optional<tpuc::CaliTable> cali;
-  if (!p.cali.empty()) {
-    llvm::Expected<tpuc::CaliTable> t = tpuc::readCaliTable(p.cali);
-    if (!t)
-      throw tpu::Error(llvm::toString(t.takeError()));
-    cali = std::move(*t);
-    o.cali = &*cali;
-  }
+  double t0 = tpuc::batch::cpuSeconds();
+  tpuc::batch::CompileJob job;
+  job.model = p.model;
+  job.params = p.params;
+  job.cali = p.cali;
   tpuc::deploy::PipelineResult r;
-  if (std::string e = tpuc::deploy::compile(module, o, {}, r); !e.empty())
-    throw tpu::Error(e);
-  tpuc::getWeightRegistry(context.get()).release(module);
-  double t1 = cpuSeconds();
+  tpuc::batch::compileInMemory(job, r);
+  double t1 = tpuc::batch::cpuSeconds();
 
   tpu::sim::SimConfig cfg =
       tpu::sim::recordedConfig(r.model, tpu::sim::SimConfig::defaults());
   cfg.validate();
   tpu::sim::ModelRunner runner(r.model, cfg, tpu::sim::SimMode::Timing);
   runner.run();
-  double t2 = cpuSeconds();
+  double t2 = tpuc::batch::cpuSeconds();
   const tpu::sim::SimStats &s = runner.simulator().stats();
   uint64_t lmemPeak = 0;
   for (const auto &g : r.groups)
@@ -583,11 +324,6 @@ const std::vector<std::string> kMetrics = {
     "mac_utilisation", "ddr_read_bytes",  "ddr_write_bytes",
     "ddr_bytes",       "layer_groups",    "lmem_peak_bytes_per_lane",
     "cost_proxy"};
-
-void writeText(const std::string &path, const std::string &text) {
-  tpu::isa::bmodel::writeFileAtomically(
-      path, std::vector<uint8_t>(text.begin(), text.end()));
-}
 
 std::vector<json> readResults(const std::string &dir) {
   std::string path = dir + "/results.json";
@@ -626,7 +362,7 @@ void writeResults(const std::string &dir, std::vector<json> records,
     return a["index"].get<size_t>() < b["index"].get<size_t>();
   });
   json all = {{"points", records}};
-  writeText(dir + "/results.json", all.dump(1) + "\n");
+  tpuc::batch::writeText(dir + "/results.json", all.dump(1) + "\n");
   // CSV: index, hash, the parameters (union, first-seen order), status,
   // reason, the metrics.
   std::vector<std::string> params;
@@ -654,131 +390,28 @@ void writeResults(const std::string &dir, std::vector<json> records,
     csv += "," + csvField(cpu.value("compile", json())) + "," +
            csvField(cpu.value("simulate", json())) + "\n";
   }
-  writeText(dir + "/results.csv", csv);
+  tpuc::batch::writeText(dir + "/results.csv", csv);
   if (report)
-    writeText(dir + "/report.html", renderReport(records));
+    tpuc::batch::writeText(dir + "/report.html", renderReport(records));
 }
-
-//===----------------------------------------------------------------------===//
-// Progress
-//===----------------------------------------------------------------------===//
-
-struct Progress {
-  size_t total, done = 0, failed = 0, skipped;
-  bool tty;
-  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
-  Progress(size_t total, size_t skipped)
-      : total(total), skipped(skipped), tty(isatty(2)) {}
-  double elapsed() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                         start)
-        .count();
-  }
-  void update() {
-    if (!tty)
-      return;
-    constexpr int kWidth = 30;
-    int filled = total ? int(kWidth * done / total) : kWidth;
-    std::string bar(filled, '#');
-    bar += std::string(kWidth - filled, '.');
-    double e = elapsed();
-    std::string eta = "--";
-    if (done) {
-      int s = int(e / done * (total - done) + 0.5);
-      eta = std::to_string(s / 60) + "m" + std::to_string(s % 60) + "s";
-    }
-    std::fprintf(stderr, "\r[%s] %zu/%zu points, %zu failed, ETA %s   ",
-                 bar.c_str(), done, total, failed, eta.c_str());
-    std::fflush(stderr);
-  }
-  void finish() {
-    if (tty)
-      std::fprintf(stderr, "\n");
-    std::fprintf(stderr,
-                 "%s: %zu point(s) run (%zu failed), %zu skipped (already in "
-                 "the results), %.1f s\n",
-                 kTool, done, failed, skipped, elapsed());
-  }
-};
 
 //===----------------------------------------------------------------------===//
 // Driver
 //===----------------------------------------------------------------------===//
 
-/// The first diagnostic line ("error:") of a worker's log, else its last
-/// \p lines lines.
-std::string tailOf(const std::string &path, size_t lines) {
-  std::ifstream in(path);
-  std::vector<std::string> all;
-  std::string l;
-  while (std::getline(in, l)) {
-    if (l.find("error:") != std::string::npos)
-      return trim(l).substr(0, 400);
-    if (!trim(l).empty())
-      all.push_back(l.substr(0, 200));
-  }
-  std::string out;
-  for (size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size();
-       ++i)
-    out += (out.empty() ? "" : " | ") + all[i];
-  return out;
-}
-
 json baseRecord(const Point &p) {
   return json{{"index", p.index}, {"hash", p.hash}, {"params", pointParams(p)}};
 }
 
-/// Forks a worker for \p p; it writes its record to \p recPath and its
-/// output to \p logPath.
-pid_t spawn(const Point &p, const std::string &recPath,
-            const std::string &logPath) {
-  llvm::outs().flush();
-  llvm::errs().flush();
-  std::fflush(nullptr);
-  pid_t pid = fork();
-  if (pid != 0)
-    return pid;
-  int fd = open(logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd >= 0) {
-    dup2(fd, 1);
-    dup2(fd, 2);
-    close(fd);
-  }
-  json rec = baseRecord(p);
-  try {
-    runPoint(p, rec);
-  } catch (const std::exception &e) {
-    rec["status"] = "failed";
-    rec["reason"] = e.what();
-  }
-  if (rec["status"] == "failed") {
-    std::fflush(nullptr);
-    llvm::errs().flush();
-    std::string diag = tailOf(logPath, 3);
-    if (!diag.empty())
-      rec["reason"] = rec["reason"].get<std::string>() + " [" + diag + "]";
-  }
-  {
-    std::ofstream out(recPath + ".tmp");
-    out << rec.dump() << "\n";
-  }
-  std::rename((recPath + ".tmp").c_str(), recPath.c_str());
-  std::fflush(nullptr);
-  _exit(0);
-}
-
 int runSweep(const std::string &sweepPath, const std::string &outDir,
-             unsigned jobs, size_t shardI, size_t shardN) {
+             unsigned jobs, tpuc::batch::Shard shard) {
   Sweep sw = readSweep(sweepPath);
   std::vector<Point> points = enumerate(sw);
   std::vector<const Point *> mine;
   for (const Point &p : points)
-    if (p.index % shardN == shardI)
+    if (shard.mine(p.index))
       mine.push_back(&p);
-  std::error_code ec;
-  fs::create_directories(outDir + "/logs", ec);
-  if (ec)
-    return fail("cannot create " + outDir + ": " + ec.message());
+  tpuc::batch::createDirectory(outDir + "/logs");
   // Keep the records of this run's points already there; rerun the rest.
   std::map<std::string, json> have;
   for (json &r : readResults(outDir))
@@ -794,73 +427,45 @@ int runSweep(const std::string &sweepPath, const std::string &outDir,
     } else
       todo.push_back(p);
   }
-  Progress progress(todo.size(), mine.size() - todo.size());
+  tpuc::batch::Progress progress("points", todo.size(),
+                                 mine.size() - todo.size());
   progress.update();
-  std::map<pid_t, const Point *> running;
-  size_t next = 0;
-  auto paths = [&](const Point &p) {
-    return std::make_pair(outDir + "/logs/" + p.hash + ".json",
-                          outDir + "/logs/" + p.hash + ".log");
+  auto logPath = [&](size_t i) {
+    return outDir + "/logs/" + todo[i]->hash + ".log";
   };
-  while (next < todo.size() || !running.empty()) {
-    while (next < todo.size() && running.size() < jobs) {
-      const Point *p = todo[next++];
-      auto [rec, log] = paths(*p);
-      fs::remove(rec, ec);
-      pid_t pid = spawn(*p, rec, log);
-      if (pid < 0)
-        return fail(std::string("fork failed: ") + std::strerror(errno));
-      running[pid] = p;
-    }
-    int status = 0;
-    pid_t pid = waitpid(-1, &status, 0);
-    if (pid < 0) {
-      if (errno == EINTR)
-        continue;
-      return fail(std::string("waitpid: ") + std::strerror(errno));
-    }
-    auto it = running.find(pid);
-    if (it == running.end())
-      continue;
-    const Point *p = it->second;
-    running.erase(it);
-    auto [recPath, logPath] = paths(*p);
-    json rec;
-    std::ifstream in(recPath);
-    bool ok = false;
-    if (in) {
-      try {
-        rec = json::parse(in);
-        ok = true;
-      } catch (...) {
-      }
-    }
-    if (!ok) {
-      rec = baseRecord(*p);
-      rec["status"] = "failed";
-      std::string why = WIFSIGNALED(status)
-                            ? "worker killed by signal " +
-                                  std::to_string(WTERMSIG(status))
-                            : "worker exited with status " +
-                                  std::to_string(WEXITSTATUS(status));
-      std::string diag = tailOf(logPath, 3);
-      rec["reason"] = why + (diag.empty() ? "" : " [" + diag + "]");
-    }
-    fs::remove(recPath, ec);
-    if (rec["status"] == "ok")
-      fs::remove(logPath, ec);
-    else
-      ++progress.failed;
-    ++progress.done;
-    records.push_back(rec);
-    writeResults(outDir, records, /*report=*/false);
-    progress.update();
-  }
+  tpuc::batch::PoolOptions pool;
+  pool.jobs = jobs;
+  tpuc::batch::runPool(
+      todo.size(), pool, logPath,
+      [&](size_t i, json &rec) {
+        rec = baseRecord(*todo[i]);
+        runPoint(*todo[i], rec);
+      },
+      [&](size_t i, json &&rec, const std::string &failure) {
+        if (!failure.empty()) {
+          rec = baseRecord(*todo[i]);
+          rec["status"] = "failed";
+          rec["reason"] = failure;
+        }
+        std::error_code ec;
+        if (rec["status"] == "ok")
+          fs::remove(logPath(i), ec);
+        else
+          ++progress.failed;
+        ++progress.done;
+        records.push_back(rec);
+        writeResults(outDir, records, /*report=*/false);
+        progress.update();
+      });
   writeResults(outDir, records, /*report=*/true);
   progress.finish();
+  std::fprintf(stderr,
+               "%s: %zu point(s) run (%zu failed), %zu skipped (already in "
+               "the results), %.1f s\n",
+               kTool, progress.done, progress.failed, progress.skipped,
+               progress.elapsed());
   return 0;
 }
-
 int runMerge(const std::vector<std::string> &dirs, const std::string &outDir,
              const std::string &sweepPath) {
   std::map<std::string, std::pair<json, std::string>> byHash;
@@ -878,30 +483,23 @@ int runMerge(const std::vector<std::string> &dirs, const std::string &outDir,
   if (!sweepPath.empty()) {
     std::vector<Point> points = enumerate(readSweep(sweepPath));
     std::set<std::string> want;
-    std::vector<size_t> missing;
+    std::vector<std::string> missing;
     for (const Point &p : points) {
       want.insert(p.hash);
       if (!byHash.count(p.hash))
-        missing.push_back(p.index);
+        missing.push_back(std::to_string(p.index));
     }
-    if (!missing.empty()) {
-      std::string list;
-      for (size_t i = 0; i < missing.size() && i < 10; ++i)
-        list += (i ? ", " : "") + std::to_string(missing[i]);
+    if (!missing.empty())
       return fail(std::to_string(missing.size()) + " of " +
                   std::to_string(points.size()) + " point(s) of " + sweepPath +
-                  " are missing (indices " + list +
-                  (missing.size() > 10 ? ", ..." : "") + ")");
-    }
+                  " are missing (indices " + tpuc::batch::listSome(missing) +
+                  ")");
     for (auto &[h, rd] : byHash)
       if (!want.count(h))
         return fail("point " + h + " (index " + rd.first["index"].dump() +
                     ", from " + rd.second + ") is not a point of " + sweepPath);
   }
-  std::error_code ec;
-  fs::create_directories(outDir, ec);
-  if (ec)
-    return fail("cannot create " + outDir + ": " + ec.message());
+  tpuc::batch::createDirectory(outDir);
   std::vector<json> records;
   for (auto &[h, rd] : byHash)
     records.push_back(rd.first);
@@ -1076,65 +674,25 @@ std::string renderReport(const std::vector<json> &records) {
 } // namespace
 
 int runExplore(int argc, char **argv) {
-  std::vector<std::string> positional;
-  std::string outDir, sweepPath, shard;
-  bool check = false;
-  unsigned jobs = std::max(1u, unsigned(sysconf(_SC_NPROCESSORS_ONLN)));
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc)
-        throw tpu::Error(a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "-h" || a == "--help") {
-      llvm::outs() << kUsage;
-      return 0;
-    } else if (a == "-o" || a == "--output")
-      outDir = value();
-    else if (a == "--jobs" || a == "-j") {
-      std::string v = value();
-      char *end = nullptr;
-      long n = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end || n < 1)
-        return fail("--jobs '" + v + "' is not a positive integer");
-      jobs = unsigned(n);
-    } else if (a == "--shard")
-      shard = value();
-    else if (a == "--sweep")
-      sweepPath = value();
-    else if (a == "--check")
-      check = true;
-    else if (a.size() > 1 && a[0] == '-')
-      return fail("unknown option '" + a + "'\n" + kUsage);
-    else
-      positional.push_back(a);
-  }
-  if (check && positional.size() == 1) {
-    std::vector<Point> points = enumerate(readSweep(positional[0]));
-    llvm::outs() << positional[0] << ": " << points.size() << " point(s)\n";
+  tpuc::batch::CommandLine cl =
+      tpuc::batch::parseCommandLine(argc, argv, {"--sweep"}, {}, kUsage);
+  if (cl.help) {
+    llvm::outs() << kUsage;
     return 0;
   }
-  if (outDir.empty())
+  if (cl.check && !cl.merge && cl.positional.size() == 1) {
+    std::vector<Point> points = enumerate(readSweep(cl.positional[0]));
+    llvm::outs() << cl.positional[0] << ": " << points.size() << " point(s)\n";
+    return 0;
+  }
+  if (cl.outDir.empty())
     return fail("-o DIR is required\n" + std::string(kUsage));
-  if (!positional.empty() && positional[0] == "merge") {
-    positional.erase(positional.begin());
-    if (positional.empty())
+  if (cl.merge) {
+    if (cl.positional.empty())
       return fail("merge needs result directories");
-    return runMerge(positional, outDir, sweepPath);
+    return runMerge(cl.positional, cl.outDir, cl.value("--sweep"));
   }
-  if (positional.size() != 1)
+  if (cl.positional.size() != 1)
     return fail("expected one SWEEP.toml\n" + std::string(kUsage));
-  size_t shardI = 0, shardN = 1;
-  if (!shard.empty()) {
-    unsigned long long i = 0, n = 0;
-    char slash = 0, extra = 0;
-    if (std::sscanf(shard.c_str(), "%llu%c%llu%c", &i, &slash, &n, &extra) !=
-            3 ||
-        slash != '/' || n == 0 || i >= n)
-      return fail("--shard '" + shard + "' is not I/N with 0 <= I < N");
-    shardI = i;
-    shardN = n;
-  }
-  return runSweep(positional[0], outDir, jobs, shardI, shardN);
+  return runSweep(cl.positional[0], cl.outDir, cl.jobs, cl.shard);
 }

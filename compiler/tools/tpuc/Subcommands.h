@@ -50,4 +50,10 @@ int runDeploy(int argc, char **argv);
 /// point compiled in memory and simulated in timing mode (Explore.cpp).
 int runExplore(int argc, char **argv);
 
+/// `tpuc regress SUITE.toml [-o DIR] [--jobs N] [--shard I/N]
+/// [--update-baseline] ...`, `tpuc regress merge DIR... --suite SUITE.toml`:
+/// regression suites of deployed models, each case compiled (cached) and
+/// simulated, its accuracy and performance checked (Regress.cpp).
+int runRegress(int argc, char **argv);
+
 #endif // TPUC_TOOLS_TPUC_SUBCOMMANDS_H

@@ -40,6 +40,9 @@ const Subcommand kSubcommands[] = {
     {"explore", runExplore,
      "sweep models, layer-group knobs and machine keys (compile + timing "
      "simulation per point)"},
+    {"regress", runRegress,
+     "regression suite: compile (cached) + simulate cases, check accuracy "
+     "and cycles against a baseline; JSON, JUnit XML"},
     {"run", runRun, "interpret a top module on the inputs of an .npz file"},
     {"compare", runCompare,
      "per-tensor similarity of two .npz files (cosine, euclid, SQNR)"},
