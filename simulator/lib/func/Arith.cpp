@@ -591,6 +591,17 @@ void execAR(const TiuOp &op, MachineState &m) {
     } else if (plain && (eu == kMul || eu == kMulSat)) {
       for (uint32_t w = 0; w < width; ++w)
         rr[w] = ra[w] * rb[w];
+    } else if (hasC && (eu == kAdd || eu == kAddSat || eu == kSub ||
+                        eu == kSubSat || eu == kMul || eu == kMulSat)) {
+      // intElement's shifted add / sub / mul without its per-element
+      // dispatch.
+      for (uint32_t w = 0; w < width; ++w) {
+        int64_t x = eu == kAdd || eu == kAddSat   ? ra[w] + rb[w]
+                    : eu == kSub || eu == kSubSat ? ra[w] - rb[w]
+                                                  : ra[w] * rb[w];
+        rr[w] = isa::rightShiftRound(
+            x, int(std::clamp<int64_t>(rc[w], -64, 64)), mode);
+      }
     } else {
       for (uint32_t w = 0; w < width; ++w)
         rr[w] = intElement(op, eu, ra[w], rb[w], rc[w], hasC, t0, mode);
@@ -848,6 +859,13 @@ void execRQDQ(const TiuOp &op, MachineState &m) {
     return uint32_t(params->bits(0, c, 0, i));
   };
   constexpr unsigned kShiftBits = 8, kHalfBits = 16;
+  std::vector<float> rowF(rs.w);
+  std::vector<int64_t> rowI(rs.w);
+  int64_t resLo = 0, resHi = 0;
+  if (!floatOut) {
+    resLo = isa::precMin(pr, tr.isSigned);
+    resHi = isa::precMax(pr, tr.isSigned);
+  }
   for (uint32_t c = 0; c < rs.c; ++c) {
     if (!out.enabled(c))
       continue;
@@ -912,38 +930,53 @@ void execRQDQ(const TiuOp &op, MachineState &m) {
       }
       break;
     }
+    // Row by row (one type dispatch per row); the same operations per
+    // element in the same order as one element at a time.
+    uint32_t width = rs.w;
     for (uint32_t n = 0; n < rs.n; ++n)
-      for (uint32_t h = 0; h < rs.h; ++h)
-        for (uint32_t w = 0; w < rs.w; ++w) {
-          switch (op.eu) {
-          case kRq0:
-          case kRq2: {
-            float x = a.f(n, c, h, w);
-            float v = x * scale;
-            v = v + offset;
-            out.setFloat(n, c, h, w, v, mode);
-            break;
+      for (uint32_t h = 0; h < rs.h; ++h) {
+        switch (op.eu) {
+        case kRq0:
+        case kRq2: {
+          a.rowF(n, c, h, width, rowF.data());
+          for (uint32_t w = 0; w < width; ++w) {
+            float v = rowF[w] * scale;
+            rowF[w] = v + offset;
           }
-          case kRq1:
-            // The stored shift is a left shift; negative values shift right
-            // (isa/docs/bm1684x.md 8.2).
-            out.setInt(n, c, h, w,
-                       isa::requantize(a.i(n, c, h, w), mult, -shift, zp, mode,
-                                       pr, tr.isSigned));
-            break;
-          case kDq0:
-          case kDq2: {
-            float v = float(a.i(n, c, h, w) - zp);
-            out.setFloat(n, c, h, w, v * scale);
-            break;
-          }
-          case kDq1:
-            out.setInt(n, c, h, w,
-                       isa::applyMultiplierAndRShift(a.i(n, c, h, w) - zp, mult,
-                                                     -shift, mode));
-            break;
-          }
+          out.storeRowFloat(n, c, h, rowF.data(), width, mode);
+          break;
         }
+        case kRq1:
+          // The stored shift is a left shift; negative values shift right
+          // (isa/docs/bm1684x.md 8.2).
+          // isa::requantize with the result range hoisted: the exact sum
+          // clamped to the result type.
+          a.rowI(n, c, h, width, rowI.data());
+          for (uint32_t w = 0; w < width; ++w) {
+            __int128 sum = __int128(isa::applyMultiplierAndRShift(
+                               rowI[w], mult, -shift, mode)) +
+                           zp;
+            rowI[w] = int64_t(std::clamp<__int128>(sum, resLo, resHi));
+          }
+          out.storeRowInt(n, c, h, rowI.data(), width, /*wrap=*/false);
+          break;
+        case kDq0:
+        case kDq2: {
+          a.rowI(n, c, h, width, rowI.data());
+          for (uint32_t w = 0; w < width; ++w)
+            rowF[w] = float(rowI[w] - zp) * scale;
+          out.storeRowFloat(n, c, h, rowF.data(), width);
+          break;
+        }
+        case kDq1:
+          a.rowI(n, c, h, width, rowI.data());
+          for (uint32_t w = 0; w < width; ++w)
+            rowI[w] = isa::applyMultiplierAndRShift(rowI[w] - zp, mult,
+                                                    -shift, mode);
+          out.storeRowInt(n, c, h, rowI.data(), width, /*wrap=*/false);
+          break;
+        }
+      }
   }
 }
 

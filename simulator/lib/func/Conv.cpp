@@ -886,6 +886,15 @@ void execConv(const TiuOp &op, MachineState &m) {
            ic % icp;
   };
   size_t wPerOc = size_t(g.ic) * kArea;
+  // Element offset (from a channel's slot) of every weight, [ic][ky][kx].
+  auto weightOffsets = [&] {
+    std::vector<uint64_t> off(wPerOc);
+    for (uint32_t ic = 0; ic < g.ic; ++ic)
+      for (uint32_t ky = 0; ky < g.kh; ++ky)
+        for (uint32_t kx = 0; kx < g.kw; ++kx)
+          off[ic * kArea + ky * g.kw + kx] = weightIndex(ic, ky, kx);
+    return off;
+  };
   size_t planeSize = size_t(g.vh) * g.vw;
   size_t outPlane = size_t(g.oh) * g.ow;
   bool resAdd = f.res_add;
@@ -894,18 +903,18 @@ void execConv(const TiuOp &op, MachineState &m) {
   if (isFloatPath) {
     std::vector<float> wts(size_t(g.oc) * wPerOc);
     Immediate wImm{wType, f.opd1_addr};
-    for (uint32_t oc = 0; oc < g.oc; ++oc)
-      for (uint32_t ic = 0; ic < g.ic; ++ic)
-        for (uint32_t ky = 0; ky < g.kh; ++ky)
-          for (uint32_t kx = 0; kx < g.kw; ++kx) {
-            float v = f.opd1_const
-                          ? wImm.asFloat()
-                          : loadFloat(wView->laneStart(oc),
-                                      uint64_t(wView->index(0, oc, 0, 0)) +
-                                          weightIndex(ic, ky, kx),
-                                      wType);
-            wts[oc * wPerOc + ic * kArea + ky * g.kw + kx] = v;
-          }
+    std::vector<uint64_t> wOff = weightOffsets();
+    for (uint32_t oc = 0; oc < g.oc; ++oc) {
+      float *dst = wts.data() + oc * wPerOc;
+      if (f.opd1_const) {
+        std::fill(dst, dst + wPerOc, wImm.asFloat());
+        continue;
+      }
+      const uint8_t *base = wView->laneStart(oc);
+      uint64_t i0 = uint64_t(wView->index(0, oc, 0, 0));
+      for (size_t k = 0; k < wPerOc; ++k)
+        dst[k] = loadFloatFast(base, i0 + wOff[k], wType);
+    }
     Prec biasPrec = precOf(op, f.opd2_prec, "opd2_prec");
     if (!isa::isFloat(biasPrec))
       failOp(op, "float conv bias (opd2) must be a float type");
@@ -974,19 +983,21 @@ void execConv(const TiuOp &op, MachineState &m) {
   }
   std::vector<int64_t> wts(size_t(g.oc) * wPerOc);
   Immediate wImm{wType, f.opd1_addr};
-  for (uint32_t ic = 0; ic < g.ic; ++ic) {
-    int64_t zp = wrq ? 0 : kzp.getInt(ic);
-    for (uint32_t oc = 0; oc < g.oc; ++oc)
-      for (uint32_t ky = 0; ky < g.kh; ++ky)
-        for (uint32_t kx = 0; kx < g.kw; ++kx) {
-          int64_t v = f.opd1_const
-                          ? wImm.asInt()
-                          : loadInt(wView->laneStart(oc),
-                                    uint64_t(wView->index(0, oc, 0, 0)) +
-                                        weightIndex(ic, ky, kx),
-                                    wType);
-          wts[oc * wPerOc + ic * kArea + ky * g.kw + kx] = v - zp;
-        }
+  std::vector<int64_t> zps(g.ic);
+  for (uint32_t ic = 0; ic < g.ic; ++ic)
+    zps[ic] = wrq ? 0 : kzp.getInt(ic);
+  std::vector<uint64_t> wOff = weightOffsets();
+  for (uint32_t oc = 0; oc < g.oc; ++oc) {
+    int64_t *dst = wts.data() + oc * wPerOc;
+    const uint8_t *base = f.opd1_const ? nullptr : wView->laneStart(oc);
+    uint64_t i0 = f.opd1_const ? 0 : uint64_t(wView->index(0, oc, 0, 0));
+    for (uint32_t ic = 0; ic < g.ic; ++ic)
+      for (size_t t = 0; t < kArea; ++t) {
+        size_t k = ic * kArea + t;
+        int64_t v = f.opd1_const ? wImm.asInt()
+                                 : loadIntFast(base, i0 + wOff[k], wType);
+        dst[k] = v - zps[ic];
+      }
   }
   PadValues pads;
   if (!wrq)

@@ -398,6 +398,17 @@ void OperandView::rowFloat(uint32_t n, uint32_t c, uint32_t h, float *out,
       out[w] = rd<float>(base + w * step);
     return;
   case Prec::Fp16:
+    if (step == 2) {
+      // Contiguous (the usual case): the vectorised row conversion.
+      constexpr uint32_t kChunk = 256;
+      uint16_t bits[kChunk];
+      for (uint32_t w0 = 0; w0 < width; w0 += kChunk) {
+        uint32_t k = std::min(kChunk, width - w0);
+        std::memcpy(bits, base + size_t(w0) * 2, size_t(k) * 2);
+        fp16RowToFp32(bits, out + w0, k);
+      }
+      return;
+    }
     for (uint32_t w = 0; w < width; ++w)
       out[w] = fp16ToFp32Fast(rd<uint16_t>(base + w * step));
     return;
@@ -473,6 +484,16 @@ void ResultView::storeRowFloat(uint32_t n, uint32_t c, uint32_t h,
       wr<float>(base + w * step, v[w]);
     return;
   case Prec::Fp16:
+    if (mode == isa::RoundMode::HalfToEven && step == 2) {
+      constexpr uint32_t kChunk = 256;
+      uint16_t bits[kChunk];
+      for (uint32_t w0 = 0; w0 < width; w0 += kChunk) {
+        uint32_t k = std::min(kChunk, width - w0);
+        fp32RowToFp16(v + w0, bits, k);
+        std::memcpy(base + size_t(w0) * 2, bits, size_t(k) * 2);
+      }
+      return;
+    }
     if (mode == isa::RoundMode::HalfToEven) {
       for (uint32_t w = 0; w < width; ++w)
         wr<uint16_t>(base + w * step, fp32ToFp16Fast(v[w]));

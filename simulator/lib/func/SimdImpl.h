@@ -13,6 +13,7 @@
 #ifndef TPUSIM_LIB_FUNC_SIMDIMPL_H
 #define TPUSIM_LIB_FUNC_SIMDIMPL_H
 
+#include "tpusim/Func.h"
 #include "tpusim/Simd.h"
 
 #include "tpu/isa/Numerics.h"
@@ -114,6 +115,71 @@ TPUSIM_INLINE uint16_t fp32ToBf16Fast(float x) {
   if (a == 0)
     return uint16_t((b >> 16) & 0x8000u);
   return isa::fp32ToBf16(x, isa::RoundMode::HalfToEven);
+}
+
+/// fp16 -> fp32 of n contiguous elements: a branch-free pass (normal
+/// numbers and zeros, which the compiler vectorises) that flags any
+/// subnormal, infinity or NaN, and then the exact routine for the whole row
+/// if one was seen.
+TPUSIM_INLINE void fp16RowToFp32(const uint16_t *in, float *out, size_t n) {
+  uint32_t special = 0;
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t h = in[i];
+    uint32_t e = (h >> 10) & 0x1F, m = h & 0x3FF;
+    uint32_t sign = (h & 0x8000) << 16;
+    uint32_t normal = sign | ((e + (127 - 15)) << 23) | (m << 13);
+    special |= uint32_t(e == 0x1F) | uint32_t(e == 0 && m != 0);
+    out[i] = bitsAsFloat(e == 0 ? sign : normal);
+  }
+  if (special)
+    for (size_t i = 0; i < n; ++i)
+      out[i] = isa::fp16ToFp32(in[i]);
+}
+
+/// fp32 -> fp16 (nearest even) of n elements into contiguous out: the
+/// normal-result rounding of fp32ToFp16Fast branch-free (vectorised), with
+/// zeros; any other input sends the whole row through the exact routine.
+TPUSIM_INLINE void fp32RowToFp16(const float *in, uint16_t *out, size_t n) {
+  uint32_t special = 0;
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t b = floatAsBits(in[i]);
+    uint32_t a = b & 0x7FFFFFFFu;
+    bool inRange = a - 0x38800000u <= 0x477FEFFFu - 0x38800000u;
+    uint32_t r = a + 0xFFFu + ((a >> 13) & 1u);
+    uint32_t h = (r >> 13) - ((127u - 15u) << 10);
+    special |= uint32_t(!inRange && a != 0);
+    out[i] = uint16_t(((b >> 16) & 0x8000u) | (inRange ? h : 0u));
+  }
+  if (special)
+    for (size_t i = 0; i < n; ++i)
+      out[i] = isa::fp32ToFp16(in[i], isa::RoundMode::HalfToEven);
+}
+
+/// loadFloat / loadInt with the common types inline (same values).
+TPUSIM_INLINE float loadFloatFast(const uint8_t *base, uint64_t index,
+                                  ElemType t) {
+  uint16_t h;
+  switch (t.prec) {
+  case isa::Prec::Fp32: {
+    float f;
+    std::memcpy(&f, base + index * 4, 4);
+    return f;
+  }
+  case isa::Prec::Fp16:
+    std::memcpy(&h, base + index * 2, 2);
+    return fp16ToFp32Fast(h);
+  case isa::Prec::Bf16:
+    std::memcpy(&h, base + index * 2, 2);
+    return bf16ToFp32Fast(h);
+  default:
+    return loadFloat(base, index, t);
+  }
+}
+TPUSIM_INLINE int64_t loadIntFast(const uint8_t *base, uint64_t index,
+                                  ElemType t) {
+  if (t.prec == isa::Prec::Int8)
+    return t.isSigned ? int64_t(int8_t(base[index])) : int64_t(base[index]);
+  return loadInt(base, index, t);
 }
 
 } // namespace tpu::sim::detail
