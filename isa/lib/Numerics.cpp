@@ -117,17 +117,6 @@ Int128 rightShiftRound128(Int128 x, int shift, RoundMode mode) {
   return q + incrementFloor(x < 0, q & 1, classify(r, half), mode);
 }
 
-/// rightShiftRound128 in 64-bit arithmetic, for 0 < shift < 63 (the same
-/// rule; the common case of every requantisation, without 128-bit work).
-int64_t rightShiftRound64(int64_t x, int shift, RoundMode mode) {
-  int64_t q = x >> shift; // arithmetic shift = floor division
-  uint64_t mask = (uint64_t(1) << shift) - 1;
-  uint64_t r = uint64_t(x) & mask;
-  uint64_t half = uint64_t(1) << (shift - 1);
-  return q + incrementFloor(x < 0, q & 1, classify(r, half), mode);
-}
-constexpr int kMaxInt64Shift = 62;
-
 /// x * 2^amount, saturated to the int64 range.
 int64_t leftShiftSaturate(int64_t x, int64_t amount) {
   if (x == 0 || amount == 0)
@@ -308,8 +297,8 @@ int64_t rightShiftRound(int64_t x, int shift, RoundMode mode) {
   // get near it.
   if (shift <= 0)
     return leftShiftSaturate(x, -int64_t(shift));
-  if (shift <= kMaxInt64Shift)
-    return rightShiftRound64(x, shift, mode);
+  if (shift <= kMaxSmallShift)
+    return rightShiftRoundSmall(x, shift, mode);
   return saturateToInt64(rightShiftRound128(x, shift, mode));
 }
 
@@ -350,9 +339,9 @@ int64_t applyMultiplierAndRShift(int64_t v, int64_t multiplier, int rshift,
   // saturate only the final result, which is identical whenever the 64-bit
   // product does not overflow.
   int64_t product64;
-  if (rshift > 0 && rshift <= kMaxInt64Shift &&
+  if (rshift > 0 && rshift <= kMaxSmallShift &&
       !__builtin_mul_overflow(v, multiplier, &product64))
-    return rightShiftRound64(product64, rshift, mode);
+    return rightShiftRoundSmall(product64, rshift, mode);
   Int128 product = Int128(v) * multiplier;
   if (rshift > 0)
     return saturateToInt64(rightShiftRound128(product, rshift, mode));

@@ -444,6 +444,22 @@ void OperandView::rowInt(uint32_t n, uint32_t c, uint32_t h, int64_t *out,
   const uint8_t *base = laneStart_[c] + index(n, c, h, 0) * bytes;
   int64_t step = t_.stride.w * bytes;
   bool s = t_.type.isSigned;
+  if (step == int64_t(bytes)) {
+    // Contiguous: typed loops the compiler vectorises.
+    auto widen = [&](auto tag) {
+      using T = decltype(tag);
+      for (uint32_t w = 0; w < width; ++w)
+        out[w] = int64_t(rd<T>(base + size_t(w) * sizeof(T)));
+    };
+    switch (p) {
+    case Prec::Int8:
+      return s ? widen(int8_t()) : widen(uint8_t());
+    case Prec::Int16:
+      return s ? widen(int16_t()) : widen(uint16_t());
+    default:
+      return s ? widen(int32_t()) : widen(uint32_t());
+    }
+  }
   switch (p) {
   case Prec::Int8:
     for (uint32_t w = 0; w < width; ++w)
@@ -535,6 +551,24 @@ void ResultView::storeRowInt(uint32_t n, uint32_t c, uint32_t h,
   int64_t step = t_.stride.w * bytes;
   int64_t lo = isa::precMin(p, t_.type.isSigned);
   int64_t hi = isa::precMax(p, t_.type.isSigned);
+  if (step == int64_t(bytes)) {
+    // Contiguous: typed loops the compiler vectorises.
+    auto narrow = [&](auto tag) {
+      using T = decltype(tag);
+      for (uint32_t w = 0; w < width; ++w) {
+        int64_t x = wrap ? v[w] : std::clamp(v[w], lo, hi);
+        wr<T>(base + size_t(w) * sizeof(T), T(x));
+      }
+    };
+    switch (bytes) {
+    case 1:
+      return narrow(uint8_t());
+    case 2:
+      return narrow(uint16_t());
+    default:
+      return narrow(uint32_t());
+    }
+  }
   for (uint32_t w = 0; w < width; ++w) {
     int64_t x = wrap ? v[w] : std::clamp(v[w], lo, hi);
     switch (bytes) {
