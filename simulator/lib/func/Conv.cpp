@@ -28,6 +28,9 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 // The fp32 accumulation order is part of the documented semantics: products
 // are rounded before they are added, so the compiler must not fuse them.
@@ -433,6 +436,43 @@ TPUSIM_INLINE void intTilePortable(const int16_t *x0, const ConvWalk &walk,
       out[b * OX + j] = r[b][j];
 }
 
+#if defined(__SSE2__)
+/// The portable path on x86-64, whose baseline has SSE2's pmaddwd: the
+/// same pair tile, OX = 4 * V positions.
+template <unsigned V, unsigned NB>
+TPUSIM_INLINE void intTileSse2(const int16_t *x0, const ConvWalk &walk,
+                               const int32_t *w, uint32_t *out) {
+  __m128i r[NB][V];
+  for (unsigned b = 0; b < NB; ++b)
+    for (unsigned v = 0; v < V; ++v)
+      r[b][v] = _mm_setzero_si128();
+  size_t nTaps = walk.taps.size();
+  uint32_t pairs = uint32_t(ceilDiv(walk.chans, 2));
+  for (uint32_t pr = 0; pr < pairs; ++pr) {
+    const int16_t *xc = x0 + 2 * pr * walk.planeStride;
+    const int32_t *wc = w + size_t(pr) * nTaps * NB;
+    for (size_t t = 0; t < nTaps; ++t) {
+      const int16_t *x = xc + 2 * walk.taps[t];
+      __m128i xv[V];
+      for (unsigned v = 0; v < V; ++v)
+        xv[v] = _mm_loadu_si128(reinterpret_cast<const __m128i *>(x) + v);
+      for (unsigned b = 0; b < NB; ++b) {
+        __m128i wv = _mm_set1_epi32(wc[t * NB + b]);
+        for (unsigned v = 0; v < V; ++v)
+          r[b][v] = _mm_add_epi32(r[b][v], _mm_madd_epi16(xv[v], wv));
+      }
+    }
+  }
+  for (unsigned b = 0; b < NB; ++b)
+    for (unsigned v = 0; v < V; ++v)
+      _mm_storeu_si128(reinterpret_cast<__m128i *>(out + b * 4 * V) + v,
+                       r[b][v]);
+}
+#define TPUSIM_INT_TILE_PORTABLE intTileSse2<2, 4>
+#else
+#define TPUSIM_INT_TILE_PORTABLE intTilePortable<8, 4>
+#endif
+
 #if TPUSIM_X86_PATHS
 template <unsigned V, unsigned NB>
 TPUSIM_TARGET_AVX2 TPUSIM_INLINE void
@@ -531,7 +571,7 @@ TileShape tileShape(SimdPath p) {
 TPUSIM_BLOCK(floatBlockPortable, , float, float, float, 1, 8, 4,
              (floatTilePortable<8, 4>))
 TPUSIM_BLOCK(intBlockPortable, , int16_t, int32_t, uint32_t, 2, 8, 4,
-             (intTilePortable<8, 4>))
+             (TPUSIM_INT_TILE_PORTABLE))
 #if TPUSIM_X86_PATHS
 TPUSIM_BLOCK(floatBlockAvx2, TPUSIM_TARGET_AVX2, float, float, float, 1, 16, 6,
              (floatTileAvx2<2, 6>))
