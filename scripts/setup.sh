@@ -9,7 +9,7 @@ PACKAGES=(
   libsystemc-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libflatbuffers-dev flatbuffers-compiler nlohmann-json3-dev zlib1g-dev
+  libflatbuffers-dev flatbuffers-compiler nlohmann-json3-dev zlib1g-dev libssl-dev
   # Image inputs: PNG and JPEG decoding; PIL writes the test images.
   libpng-dev libjpeg62-turbo-dev python3-pil
   libonnx-testdata python3 python3-onnx python3-numpy

@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <limits>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <unordered_map>
@@ -369,15 +370,22 @@ private:
 
   /// Copies a Binary range out of the binary section, checking it lies
   /// inside it. `what` names the field for the message.
-  std::vector<uint8_t> blob(const fb::Binary *b, const std::string &what) {
+  /// {start, size} of a Binary, checked against the binary section.
+  std::pair<uint64_t, uint64_t> blobRange(const fb::Binary *b,
+                                          const std::string &what) {
     if (!b)
-      return {};
+      return {0, 0};
     uint64_t start = b->start(), size = b->size();
     if (start > binarySize_ || size > binarySize_ - start)
       fail(source_, offsetOf(b),
            what + ": Binary {start " + std::to_string(start) + ", size " +
                std::to_string(size) + "} lies outside the binary section of " +
                std::to_string(binarySize_) + " bytes");
+    return {start, size};
+  }
+
+  std::vector<uint8_t> blob(const fb::Binary *b, const std::string &what) {
+    auto [start, size] = blobRange(b, what);
     return std::vector<uint8_t>(binary_ + start, binary_ + start + size);
   }
 
@@ -549,15 +557,21 @@ private:
       s.coeffAddr = c->address();
       if (c->check_code())
         s.checkCode.assign(c->check_code()->begin(), c->check_code()->end());
-      s.coeff = blob(c->binary_coeff(), what + " coeff_mem.binary_coeff");
-      if (options_.verifyCheckCode) {
+      if (options_.loadCoefficients) {
+        s.coeff = blob(c->binary_coeff(), what + " coeff_mem.binary_coeff");
+      } else {
+        s.coeffNotLoaded =
+            blobRange(c->binary_coeff(), what + " coeff_mem.binary_coeff")
+                .second;
+      }
+      if (options_.verifyCheckCode && options_.loadCoefficients) {
         if (!c->check_code())
           fail(source_, offsetOf(c),
                what + " coeff_mem has no check_code: the coefficients cannot "
                       "be verified");
         checkCoeff(s, *c, what);
       }
-    } else if (options_.verifyCheckCode) {
+    } else if (options_.verifyCheckCode && options_.loadCoefficients) {
       // Every writer (ours, tpu-mlir) stores coeff_mem with its check code,
       // also for a stage without weights.
       fail(source_, offsetOf(&p),
@@ -1115,6 +1129,30 @@ std::vector<uint8_t> readFile(const std::string &path) {
 }
 
 Model readModel(const std::string &path, const ParseOptions &options) {
+  if (!options.loadCoefficients) {
+    // Mapped, so that the coefficient pages (most of the file) are never
+    // read. Only a regular, non-empty file is mapped; anything else takes
+    // the copying path below and its messages.
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+        st.st_size > 0) {
+      size_t size = size_t(st.st_size);
+      void *p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+      ::close(fd);
+      if (p != MAP_FAILED) {
+        struct Unmap {
+          void *p;
+          size_t size;
+          ~Unmap() { ::munmap(p, size); }
+        } unmap{p, size};
+        return parseModel(static_cast<const uint8_t *>(p), size, path,
+                          options);
+      }
+    } else if (fd >= 0) {
+      ::close(fd);
+    }
+  }
   std::vector<uint8_t> bytes = readFile(path);
   return parseModel(bytes.data(), bytes.size(), path, options);
 }

@@ -273,7 +273,12 @@ int runModel(const Options &o) {
                 "--mode full");
   if (!o.corruptOp.empty() && o.dumpAll.empty())
     throw Error("--debug-corrupt-op needs --dump-all");
-  isa::bmodel::Model model = isa::bmodel::readModel(o.model);
+  // Timing needs the commands only: the coefficients (most of the file)
+  // are not read, nor their check code verified; full and functional
+  // modes load and verify them.
+  isa::bmodel::ParseOptions parse;
+  parse.loadCoefficients = *mode != sim::SimMode::Timing;
+  isa::bmodel::Model model = isa::bmodel::readModel(o.model, parse);
   sim::SimConfig cfg = loadConfig(o, &model);
   // What goes wrong while setting up or running the model names the file
   // (the reader's messages already do).

@@ -285,7 +285,8 @@ void writeWeights(mlir::ModuleOp module, const std::string &path) {
       throw tpu::Error("weight '" + name + "' has no data");
     npz.set(name, *array);
   });
-  tpu::npz::writeNpz(path, npz);
+  // Stored, not deflated, as tpuc transform writes the top weights.
+  tpu::npz::writeNpz(path, npz, /*compress=*/false);
 }
 
 /// Appends every activation the function computes (results of tpu ops

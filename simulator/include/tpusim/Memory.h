@@ -30,6 +30,25 @@ public:
 };
 
 /// Local memory: `npuNum` lanes of `lmemBytes` each, addressed per lane.
+/// A zero-filled byte block from calloc: a large block comes from the
+/// kernel as untouched zero pages, so memory a run never touches costs
+/// neither time nor resident memory (a timing-only run touches none).
+class ZeroedBytes {
+public:
+  explicit ZeroedBytes(size_t size);
+  uint8_t *data() { return data_.get(); }
+  const uint8_t *data() const { return data_.get(); }
+  size_t size() const { return size_; }
+  void clear();
+
+private:
+  struct Free {
+    void operator()(uint8_t *p) const;
+  };
+  std::unique_ptr<uint8_t[], Free> data_;
+  size_t size_;
+};
+
 class LocalMemory {
 public:
   explicit LocalMemory(const isa::ChipParams &chip);
@@ -51,7 +70,7 @@ private:
   /// the same offset of different lanes does not map to the same host cache
   /// set (lanes are a power of two apart otherwise).
   uint64_t laneStride_;
-  std::vector<uint8_t> data_;
+  ZeroedBytes data_;
 };
 
 /// A flat byte range at a base address (static memory, L2).
@@ -68,7 +87,7 @@ public:
 private:
   std::string name_;
   uint64_t base_;
-  std::vector<uint8_t> data_;
+  ZeroedBytes data_;
 };
 
 /// Global memory (DDR), allocated lazily in pages so that a 4 GiB address

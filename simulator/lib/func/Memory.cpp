@@ -5,7 +5,9 @@
 #include "tpu/isa/Format.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 
 namespace tpu::sim {
 
@@ -23,6 +25,21 @@ bool inRange(uint64_t addr, uint64_t size, uint64_t base, uint64_t limit) {
 } // namespace
 
 //===----------------------------------------------------------------------===//
+// ZeroedBytes
+//===----------------------------------------------------------------------===//
+
+ZeroedBytes::ZeroedBytes(size_t size)
+    : data_(static_cast<uint8_t *>(std::calloc(size ? size : 1, 1))),
+      size_(size) {
+  if (!data_)
+    throw std::bad_alloc();
+}
+
+void ZeroedBytes::Free::operator()(uint8_t *p) const { std::free(p); }
+
+void ZeroedBytes::clear() { std::memset(data_.get(), 0, size_); }
+
+//===----------------------------------------------------------------------===//
 // LocalMemory
 //===----------------------------------------------------------------------===//
 
@@ -35,7 +52,7 @@ constexpr uint64_t kLaneSkew = 4096 + 64;
 LocalMemory::LocalMemory(const isa::ChipParams &chip)
     : lanes_(chip.npuNum), laneBytes_(chip.lmemBytes),
       laneStride_(chip.lmemBytes + kLaneSkew),
-      data_(size_t(chip.npuNum) * laneStride_, 0) {}
+      data_(size_t(chip.npuNum) * laneStride_) {}
 
 uint8_t *LocalMemory::at(unsigned lane, uint64_t offset, uint64_t size) {
   return const_cast<uint8_t *>(
@@ -55,14 +72,14 @@ const uint8_t *LocalMemory::at(unsigned lane, uint64_t offset,
   return data_.data() + size_t(lane) * laneStride_ + offset;
 }
 
-void LocalMemory::clear() { std::fill(data_.begin(), data_.end(), 0); }
+void LocalMemory::clear() { data_.clear(); }
 
 //===----------------------------------------------------------------------===//
 // FlatMemory
 //===----------------------------------------------------------------------===//
 
 FlatMemory::FlatMemory(std::string name, uint64_t base, uint64_t size)
-    : name_(std::move(name)), base_(base), data_(size, 0) {}
+    : name_(std::move(name)), base_(base), data_(size) {}
 
 bool FlatMemory::contains(uint64_t addr, uint64_t size) const {
   return inRange(addr, size, base_, data_.size());

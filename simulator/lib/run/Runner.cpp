@@ -293,12 +293,19 @@ ModelRunner::ModelRunner(const isa::bmodel::Model &model, const SimConfig &cfg,
 
   sim_ = std::make_unique<Simulator>(cfg, mode);
   GlobalMemory &gmem = sim_->state().gmem;
-  if (!stage_->coeff.empty()) {
-    if (!gmem.contains(stage_->coeffAddr, stage_->coeff.size()))
-      throw Error("the coefficients (" + std::to_string(stage_->coeff.size()) +
+  // A timing-only run may come from a bmodel read without its coefficients
+  // (isa::bmodel::ParseOptions::loadCoefficients); values need them.
+  if (stage_->coeffNotLoaded != 0 && mode != SimMode::Timing)
+    throw Error("the bmodel was read without its " +
+                std::to_string(stage_->coeffNotLoaded) +
+                " coefficient bytes; only a timing simulation can run it");
+  if (stage_->coeffBytes() != 0) {
+    if (!gmem.contains(stage_->coeffAddr, stage_->coeffBytes()))
+      throw Error("the coefficients (" + std::to_string(stage_->coeffBytes()) +
                   " bytes at the bmodel's coeff address) do not fit global "
                   "memory");
-    gmem.write(stage_->coeffAddr, stage_->coeff.data(), stage_->coeff.size());
+    if (!stage_->coeff.empty())
+      gmem.write(stage_->coeffAddr, stage_->coeff.data(), stage_->coeff.size());
   }
 }
 
@@ -333,12 +340,12 @@ void ModelRunner::checkIoPlacement() const {
   // The coefficients come first and the activations after them (the layout
   // of tpuc deploy and of tpu-mlir); a coeff_mem.address elsewhere would put
   // the weights where no command reads them.
-  uint64_t coeffEnd = stage_->coeffAddr + stage_->coeff.size();
-  if (!ioAlone && !stage_->coeff.empty() &&
+  uint64_t coeffEnd = stage_->coeffAddr + stage_->coeffBytes();
+  if (!ioAlone && stage_->coeffBytes() != 0 &&
       (coeffEnd < stage_->coeffAddr || coeffEnd > stage_->ctxAddr))
     throw Error("the coefficients (coeff_mem.address " +
                 isa::formatHex(stage_->coeffAddr) + ", " +
-                std::to_string(stage_->coeff.size()) +
+                std::to_string(stage_->coeffBytes()) +
                 " bytes) do not end at or below the activation memory "
                 "(ctx_addr " +
                 isa::formatHex(stage_->ctxAddr) + ")");

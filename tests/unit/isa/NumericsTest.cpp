@@ -492,6 +492,23 @@ TEST(NumericsFp16, EncodeMatchesCompilerOnSampledFloats) {
     ASSERT_EQ(fp32ToFp16(f), fp16FromCompiler(f)) << std::hex << b;
   }
 }
+
+TEST(NumericsFp16, EncodeMatchesCompilerAtEveryRoundingCase) {
+  // fp32ToFp16's fast path (normal results) and its general path meet at
+  // binade, subnormal and overflow edges; the result depends on the sign,
+  // the exponent, the 10 kept mantissa bits and whether the 13 dropped ones
+  // are zero, below, at or above half an ulp. Every combination, against
+  // the compiler's IEEE conversion.
+  const uint32_t kDropped[] = {0, 1, 0xFFF, 0x1000, 0x1001, 0x1FFF};
+  for (uint32_t sign = 0; sign < 2; ++sign)
+    for (uint32_t exp = 0; exp < 255; ++exp)
+      for (uint32_t kept = 0; kept < 1024; ++kept)
+        for (uint32_t low : kDropped) {
+          uint32_t b = sign << 31 | exp << 23 | kept << 13 | low;
+          float f = bitsToFloat(b);
+          ASSERT_EQ(fp32ToFp16(f), fp16FromCompiler(f)) << std::hex << b;
+        }
+}
 #endif
 
 TEST(NumericsFp16, Boundaries) {

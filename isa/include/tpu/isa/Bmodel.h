@@ -137,6 +137,11 @@ struct Stage {
   /// Compile-time base address of the weights and the weights themselves.
   uint64_t coeffAddr = 0;
   std::vector<uint8_t> coeff;
+  /// Bytes of coefficients the file holds but the reader did not load
+  /// (ParseOptions::loadCoefficients false); `coeff` is empty then.
+  uint64_t coeffNotLoaded = 0;
+  /// Size of the coefficients in the file, loaded or not.
+  uint64_t coeffBytes() const { return coeff.size() + coeffNotLoaded; }
   /// SHA-256 of `coeff` as stored in the file (filled by the reader; the
   /// writer always computes it from `coeff` and ignores this member).
   std::vector<uint8_t> checkCode;
@@ -221,6 +226,11 @@ struct ParseOptions {
   /// Refuse a stage whose coeff_mem.check_code is not the SHA-256 of its
   /// coefficients (off only for tools that show a corrupt file, tpu-dis).
   bool verifyCheckCode = true;
+  /// Copy the coefficients into Stage::coeff. Off for a timing-only
+  /// simulation, whose result no weight value changes: their range is still
+  /// checked against the binary section, Stage::coeffNotLoaded records
+  /// their size, and the check code is not verified (nothing read it).
+  bool loadCoefficients = true;
 };
 
 /// Parses and validates a whole bmodel held in memory. `sourceName` (a path)
@@ -240,7 +250,8 @@ Model parseModel(const uint8_t *data, size_t size,
                  const std::string &sourceName,
                  const ParseOptions &options = {});
 
-/// Reads a file and parses it with parseModel.
+/// Reads a file and parses it with parseModel. The file is mapped, not
+/// copied, so the pages of coefficients that are not loaded are never read.
 Model readModel(const std::string &path, const ParseOptions &options = {});
 
 /// Builds the bytes of a bmodel file. Throws Error for a model that cannot

@@ -1,7 +1,8 @@
 //===- Sha256.h - SHA-256 digest (FIPS 180-4) --------------------*- C++
 //-*-===//
 //
-// SHA-256 for the bmodel's coefficient `check_code` (isa/docs/bm1684x.md 7.2).
+// SHA-256 for the bmodel's coefficient `check_code` (isa/docs/bm1684x.md 7.2),
+// computed by OpenSSL's libcrypto.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPU_ISA_SHA256_H
@@ -10,7 +11,10 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
+
+struct evp_md_ctx_st; // OpenSSL's EVP_MD_CTX
 
 namespace tpu::isa {
 
@@ -20,6 +24,7 @@ constexpr size_t kSha256DigestSize = 32;
 using Sha256Digest = std::array<uint8_t, kSha256DigestSize>;
 
 /// Incremental SHA-256: feed any number of update() calls, then finish().
+/// Backed by OpenSSL's libcrypto. Throws tpu::Error if libcrypto fails.
 class Sha256 {
 public:
   Sha256();
@@ -28,13 +33,10 @@ public:
   Sha256Digest finish();
 
 private:
-  static constexpr size_t kBlockSize = 64;
-  void compress(const uint8_t *block);
-
-  std::array<uint32_t, 8> state;
-  std::array<uint8_t, kBlockSize> buffer;
-  size_t buffered = 0;
-  uint64_t totalBytes = 0;
+  struct FreeContext {
+    void operator()(evp_md_ctx_st *c) const;
+  };
+  std::unique_ptr<evp_md_ctx_st, FreeContext> ctx_;
 };
 
 /// Digest of \p size bytes at \p data.
