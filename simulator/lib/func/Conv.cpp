@@ -944,6 +944,9 @@ void execConv(const TiuOp &op, MachineState &m) {
     std::vector<float> wts(size_t(g.oc) * wPerOc);
     Immediate wImm{wType, f.opd1_addr};
     std::vector<uint64_t> wOff = weightOffsets();
+    constexpr size_t kSlotChunk = 1024;
+    std::vector<uint16_t> slotBits(kSlotChunk);
+    std::vector<float> slotF(wView ? size_t(slotElems) : 0);
     for (uint32_t oc = 0; oc < g.oc; ++oc) {
       float *dst = wts.data() + oc * wPerOc;
       if (f.opd1_const) {
@@ -952,6 +955,19 @@ void execConv(const TiuOp &op, MachineState &m) {
       }
       const uint8_t *base = wView->laneStart(oc);
       uint64_t i0 = uint64_t(wView->index(0, oc, 0, 0));
+      if (wType.prec == Prec::Fp16) {
+        // The whole slot through the vectorised row conversion, then
+        // reordered to [ic][ky][kx].
+        const uint8_t *slot = base + i0 * 2;
+        for (uint64_t e0 = 0; e0 < slotElems; e0 += kSlotChunk) {
+          size_t k = size_t(std::min<uint64_t>(kSlotChunk, slotElems - e0));
+          std::memcpy(slotBits.data(), slot + e0 * 2, k * 2);
+          fp16RowToFp32(slotBits.data(), slotF.data() + e0, k);
+        }
+        for (size_t k = 0; k < wPerOc; ++k)
+          dst[k] = slotF[wOff[k]];
+        continue;
+      }
       for (size_t k = 0; k < wPerOc; ++k)
         dst[k] = loadFloatFast(base, i0 + wOff[k], wType);
     }
