@@ -119,8 +119,8 @@ TPUSIM_INLINE uint16_t fp32ToBf16Fast(float x) {
 
 /// fp16 -> fp32 of n contiguous elements: a branch-free pass (normal
 /// numbers and zeros, which the compiler vectorises) that flags any
-/// subnormal, infinity or NaN, and then the exact routine for the whole row
-/// if one was seen.
+/// subnormal, infinity or NaN, and then, if one was seen, the exact
+/// routine for those elements.
 TPUSIM_INLINE void fp16RowToFp32(const uint16_t *in, float *out, size_t n) {
   uint32_t special = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -132,13 +132,16 @@ TPUSIM_INLINE void fp16RowToFp32(const uint16_t *in, float *out, size_t n) {
     out[i] = bitsAsFloat(e == 0 ? sign : normal);
   }
   if (special)
-    for (size_t i = 0; i < n; ++i)
-      out[i] = isa::fp16ToFp32(in[i]);
+    for (size_t i = 0; i < n; ++i) {
+      uint32_t e = (in[i] >> 10) & 0x1F;
+      if (e == 0x1F || (e == 0 && (in[i] & 0x3FF) != 0))
+        out[i] = isa::fp16ToFp32(in[i]);
+    }
 }
 
 /// fp32 -> fp16 (nearest even) of n elements into contiguous out: the
 /// normal-result rounding of fp32ToFp16Fast branch-free (vectorised), with
-/// zeros; any other input sends the whole row through the exact routine.
+/// zeros; any other input goes through the exact routine.
 TPUSIM_INLINE void fp32RowToFp16(const float *in, uint16_t *out, size_t n) {
   uint32_t special = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -151,8 +154,11 @@ TPUSIM_INLINE void fp32RowToFp16(const float *in, uint16_t *out, size_t n) {
     out[i] = uint16_t(((b >> 16) & 0x8000u) | (inRange ? h : 0u));
   }
   if (special)
-    for (size_t i = 0; i < n; ++i)
-      out[i] = isa::fp32ToFp16(in[i], isa::RoundMode::HalfToEven);
+    for (size_t i = 0; i < n; ++i) {
+      uint32_t a = floatAsBits(in[i]) & 0x7FFFFFFFu;
+      if (a - 0x38800000u > 0x477FEFFFu - 0x38800000u && a != 0)
+        out[i] = isa::fp32ToFp16(in[i], isa::RoundMode::HalfToEven);
+    }
 }
 
 /// loadFloat / loadInt with the common types inline (same values).
