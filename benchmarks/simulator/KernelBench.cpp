@@ -5,10 +5,17 @@
 // multiply-accumulates as im2col + GEMM; and commands per second of small
 // AR commands. Items/s of the conv benchmarks are MACs/s.
 //
+// The conv benchmarks run on every SIMD path this CPU has (first argument:
+// 0 portable, 1 AVX2, 2 AVX-512; tpusim/Simd.h) with 1 and 2 kernel
+// threads (second argument); Eigen runs on one thread, so the /1 rows are
+// the like-for-like comparison. CPU time is the process's (every thread),
+// so items/s are MACs per CPU-second.
+//
 //===----------------------------------------------------------------------===//
 
 #include "tpusim/Func.h"
 #include "tpusim/Memory.h"
+#include "tpusim/Simd.h"
 
 #include "tpu/isa/Command.h"
 #include "tpu/isa/Numerics.h"
@@ -50,6 +57,20 @@ TiuOp convOp(isa::Prec p, uint32_t inOff, uint32_t wOff, uint32_t outOff) {
   return decodeTiu(isa::encode(c));
 }
 
+/// Sets the SIMD path and thread count of the benchmark's arguments.
+void useArgs(const benchmark::State &state) {
+  setSimdPath(SimdPath(state.range(0)));
+  setKernelThreads(unsigned(state.range(1)));
+}
+
+/// Arguments: every available path x {1, 2} threads.
+void simdArgs(benchmark::internal::Benchmark *b) {
+  for (SimdPath p : availableSimdPaths())
+    for (int threads : {1, 2})
+      b->Args({int64_t(p), threads});
+  b->ArgNames({"simd", "threads"});
+}
+
 void fillRandom(MachineState &m) {
   std::mt19937 rng(1);
   std::uniform_int_distribution<int> d(-20, 20);
@@ -76,21 +97,23 @@ void BM_ConvFp32(benchmark::State &state) {
       w[i] = d(rng);
   }
   TiuOp op = convOp(isa::Prec::Fp32, 0, 0x8000, 0x10000);
+  useArgs(state);
   for (auto _ : state)
     executeTiu(op, m);
   state.SetItemsProcessed(int64_t(state.iterations() * kMacs));
 }
-BENCHMARK(BM_ConvFp32)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ConvFp32)->Apply(simdArgs)->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
 
 void BM_ConvInt8(benchmark::State &state) {
   MachineState m(isa::ChipParams::bm1684x());
   fillRandom(m);
   TiuOp op = convOp(isa::Prec::Int8, 0, 0x8000, 0x10000);
+  useArgs(state);
   for (auto _ : state)
     executeTiu(op, m);
   state.SetItemsProcessed(int64_t(state.iterations() * kMacs));
 }
-BENCHMARK(BM_ConvInt8)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ConvInt8)->Apply(simdArgs)->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
 
 void BM_ConvFp16(benchmark::State &state) {
   MachineState m(isa::ChipParams::bm1684x());
@@ -102,11 +125,12 @@ void BM_ConvFp16(benchmark::State &state) {
       p[i] = isa::fp32ToFp16(d(rng));
   }
   TiuOp op = convOp(isa::Prec::Fp16, 0, 0x8000, 0x10000);
+  useArgs(state);
   for (auto _ : state)
     executeTiu(op, m);
   state.SetItemsProcessed(int64_t(state.iterations() * kMacs));
 }
-BENCHMARK(BM_ConvFp16)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ConvFp16)->Apply(simdArgs)->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
 
 /// The same convolution as im2col + GEMM in Eigen (scalar type T).
 template <typename T> void eigenConv(benchmark::State &state) {
@@ -136,10 +160,10 @@ template <typename T> void eigenConv(benchmark::State &state) {
 }
 
 void BM_EigenConvFp32(benchmark::State &state) { eigenConv<float>(state); }
-BENCHMARK(BM_EigenConvFp32)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_EigenConvFp32)->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
 
 void BM_EigenConvInt32(benchmark::State &state) { eigenConv<int32_t>(state); }
-BENCHMARK(BM_EigenConvInt32)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_EigenConvInt32)->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
 
 /// Small AR commands (1 x 64 x 8 x 8 fp32 add): decoded once, executed.
 void BM_ArAddSmall(benchmark::State &state) {

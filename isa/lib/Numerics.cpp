@@ -297,6 +297,8 @@ int64_t rightShiftRound(int64_t x, int shift, RoundMode mode) {
   // get near it.
   if (shift <= 0)
     return leftShiftSaturate(x, -int64_t(shift));
+  if (shift <= kMaxSmallShift)
+    return rightShiftRoundSmall(x, shift, mode);
   return saturateToInt64(rightShiftRound128(x, shift, mode));
 }
 
@@ -336,6 +338,10 @@ int64_t applyMultiplierAndRShift(int64_t v, int64_t multiplier, int rshift,
   // The reference multiplies in int64; we keep the exact 128-bit product and
   // saturate only the final result, which is identical whenever the 64-bit
   // product does not overflow.
+  int64_t product64;
+  if (rshift > 0 && rshift <= kMaxSmallShift &&
+      !__builtin_mul_overflow(v, multiplier, &product64))
+    return rightShiftRoundSmall(product64, rshift, mode);
   Int128 product = Int128(v) * multiplier;
   if (rshift > 0)
     return saturateToInt64(rightShiftRound128(product, rshift, mode));

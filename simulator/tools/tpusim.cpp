@@ -25,6 +25,7 @@
 #include "tpusim/Runner.h"
 #include "tpusim/OpProfile.h"
 #include "tpusim/Report.h"
+#include "tpusim/Simd.h"
 #include "tpu/isa/OpMap.h"
 
 
@@ -88,6 +89,17 @@ cl::opt<std::string> modeArg(
              "timing: cycles only, no values (no -i needed, no -o allowed)"),
     cl::value_desc("full|functional|timing"), cl::init("full"),
     cl::sub(runCommand), cl::cat(category));
+cl::opt<std::string> simdArg(
+    "simd",
+    cl::desc("SIMD build of the functional kernels: auto (default: the "
+             "widest this CPU has, or TPUSIM_SIMD), portable, avx2, avx512; "
+             "every path computes the same bits"),
+    cl::value_desc("PATH"), cl::sub(runCommand), cl::cat(category));
+cl::opt<unsigned> threadsArg(
+    "threads",
+    cl::desc("threads of the conv kernels (default: TPUSIM_THREADS, else "
+             "the hardware threads, at most 8); results do not depend on it"),
+    cl::value_desc("N"), cl::init(0), cl::sub(runCommand), cl::cat(category));
 cl::opt<std::string> statsArg(
     "stats",
     cl::desc("write the run's statistics as JSON: cycles, time, per-engine "
@@ -144,6 +156,8 @@ struct Options {
   std::string dumpAll, corruptOp;
   std::vector<std::string> configFiles, overrides;
   std::string mode = "full";
+  std::string simd;
+  unsigned threads = 0;
   bool defaultsFile = false;
 };
 
@@ -178,6 +192,8 @@ Options parseArgs(int argc, char **argv) {
   o.dumpAll = dumpAllArg;
   o.corruptOp = corruptOpArg;
   o.mode = modeArg;
+  o.simd = simdArg;
+  o.threads = threadsArg;
   o.configFiles = configArg;
   for (const std::string &kv : chipParamArg)
     o.overrides.push_back(tpu::tool::machineKey(kv));
@@ -235,6 +251,17 @@ int runConfig(const Options &o) {
 int runModel(const Options &o) {
   if (o.model.empty())
     throw Error("run: missing MODEL.bmodel (see tpusim run --help)");
+  if (!o.simd.empty()) {
+    std::optional<sim::SimdPath> p = sim::simdPathFromName(o.simd);
+    if (!p)
+      throw Error("unknown --simd '" + o.simd +
+                  "' (auto, portable, avx2 or avx512)");
+    sim::setSimdPath(*p);
+  } else {
+    sim::simdPath(); // a bad TPUSIM_SIMD fails here, before any work
+  }
+  if (o.threads != 0)
+    sim::setKernelThreads(o.threads);
   std::optional<sim::SimMode> mode = sim::simModeFromName(o.mode);
   if (!mode)
     throw Error("unknown --mode '" + o.mode +

@@ -92,6 +92,7 @@ e2e_deploy_run_compare() {
   "$BIN/tpuc" compare sim.npz "model_${m}_tpu_outputs.npz" --tolerance "$vs_tpu" \
     --max-abs-rel 0
   "$BIN/tpuc" compare sim.npz reference.npz --tolerance "$vs_ref"
+  e2e_simd_paths "model_$m.bmodel" sim.npz stats.json
   local s
   for s in ${E2E_STRATEGIES:-greedy none}; do
     "$BIN/tpuc" deploy model_top.mlir --quantize "$MODE" --chip bm1684x \
@@ -106,6 +107,29 @@ e2e_deploy_run_compare() {
   done
 }
 E2E_SIM_OPTS=()
+
+# e2e_simd_paths BMODEL OUT.npz STATS.json: the full simulation once more
+# on every SIMD path of the functional kernels this CPU has (TPUSIM_SIMD,
+# simulator/include/tpusim/Simd.h) on one kernel thread; outputs and
+# statistics byte-identical to the run that wrote OUT.npz and STATS.json
+# (default path and threads).
+e2e_simd_paths() {
+  local flags p
+  flags=" $(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | cut -d: -f2) "
+  for p in portable avx2 avx512; do
+    case "$p" in
+      avx2) [[ "$flags" == *" avx2 "* ]] || continue ;;
+      avx512) [[ "$flags" == *" avx512f "* && "$flags" == *" avx512bw "* &&
+                 "$flags" == *" avx512vl "* && "$flags" == *" avx512dq "* ]] ||
+                continue ;;
+    esac
+    TPUSIM_SIMD=$p TPUSIM_THREADS=1 "$BIN/tpusim" run "$1" -i input.npz \
+      -o "sim_simd_$p.npz" --stats "stats_simd_$p.json" "${E2E_SIM_OPTS[@]}" \
+      > /dev/null
+    cmp "$2" "sim_simd_$p.npz"
+    cmp "$3" "stats_simd_$p.json"
+  done
+}
 
 # e2e_int8_table: cali.table from 16 samples shaped like input.npz (drawn
 # with its mean and deviation, scripts/make_calib_set.py; the test input

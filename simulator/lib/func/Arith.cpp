@@ -243,6 +243,43 @@ void forEachRow(const Shape4 &s, const ResultView &out, Fn fn) {
 
 /// Integer element operation shared by AR and VC. `c` is the third operand
 /// (shift / select value), `hasC` whether it is used.
+/// out[w] = rightShiftRound(x[w], s[w], mode) (s clamped to +-64 as
+/// intElement does). A row whose shifts are all one small right shift runs
+/// a loop per round mode (the mode a constant, the loop branch-free).
+template <RoundMode M>
+void shiftRowFixed(const int64_t *x, int64_t *out, uint32_t n, int s) {
+  for (uint32_t w = 0; w < n; ++w)
+    out[w] = isa::rightShiftRoundSmall(x[w], s, M);
+}
+void shiftRow(const int64_t *x, const int64_t *s, int64_t *out, uint32_t n,
+              RoundMode mode) {
+  bool uniform = n > 0 && s[0] > 0 && s[0] <= isa::kMaxSmallShift &&
+                 std::all_of(s, s + n, [&](int64_t v) { return v == s[0]; });
+  if (!uniform) {
+    for (uint32_t w = 0; w < n; ++w)
+      out[w] = isa::rightShiftRoundFast(
+          x[w], int(std::clamp<int64_t>(s[w], -64, 64)), mode);
+    return;
+  }
+  int sh = int(s[0]);
+  switch (mode) {
+  case RoundMode::HalfToEven:
+    return shiftRowFixed<RoundMode::HalfToEven>(x, out, n, sh);
+  case RoundMode::HalfAwayFromZero:
+    return shiftRowFixed<RoundMode::HalfAwayFromZero>(x, out, n, sh);
+  case RoundMode::TowardsZero:
+    return shiftRowFixed<RoundMode::TowardsZero>(x, out, n, sh);
+  case RoundMode::Down:
+    return shiftRowFixed<RoundMode::Down>(x, out, n, sh);
+  case RoundMode::Up:
+    return shiftRowFixed<RoundMode::Up>(x, out, n, sh);
+  case RoundMode::HalfUp:
+    return shiftRowFixed<RoundMode::HalfUp>(x, out, n, sh);
+  case RoundMode::HalfDown:
+    return shiftRowFixed<RoundMode::HalfDown>(x, out, n, sh);
+  }
+}
+
 int64_t intElement(const TiuOp &op, unsigned eu, int64_t a, int64_t b,
                    int64_t c, bool hasC, ElemType ta, RoundMode mode) {
   unsigned wa = isa::precBits(ta.prec);
@@ -465,6 +502,16 @@ void execAR(const TiuOp &op, MachineState &m) {
   RoundMode mode = eu == kDiv ? RoundMode::HalfToEven : roundModeOf(op);
 
   // Ops that only move or compare values work for every type combination.
+  if (eu == kCast && !isa::isFloat(p0) && !isa::isFloat(pr) &&
+      p0 != Prec::Int4 && pr != Prec::Int4) {
+    // Integer to integer: the saturating store, a row at a time.
+    std::vector<int64_t> row(rows.w);
+    forEachRow(rows, out, [&](uint32_t n, uint32_t ch, uint32_t h) {
+      a.rowI(n, ch, h, rows.w, row.data());
+      out.storeRowInt(n, ch, h, row.data(), rows.w, /*wrap=*/false);
+    });
+    return;
+  }
   if (eu == kCast) {
     forEachElement(rs, out,
                    [&](uint32_t n, uint32_t ch, uint32_t h, uint32_t w) {
@@ -591,6 +638,15 @@ void execAR(const TiuOp &op, MachineState &m) {
     } else if (plain && (eu == kMul || eu == kMulSat)) {
       for (uint32_t w = 0; w < width; ++w)
         rr[w] = ra[w] * rb[w];
+    } else if (hasC && (eu == kAdd || eu == kAddSat || eu == kSub ||
+                        eu == kSubSat || eu == kMul || eu == kMulSat)) {
+      // intElement's shifted add / sub / mul without its per-element
+      // dispatch.
+      for (uint32_t w = 0; w < width; ++w)
+        rr[w] = eu == kAdd || eu == kAddSat   ? ra[w] + rb[w]
+                : eu == kSub || eu == kSubSat ? ra[w] - rb[w]
+                                              : ra[w] * rb[w];
+      shiftRow(rr.data(), rc.data(), rr.data(), width, mode);
     } else {
       for (uint32_t w = 0; w < width; ++w)
         rr[w] = intElement(op, eu, ra[w], rb[w], rc[w], hasC, t0, mode);
@@ -848,6 +904,13 @@ void execRQDQ(const TiuOp &op, MachineState &m) {
     return uint32_t(params->bits(0, c, 0, i));
   };
   constexpr unsigned kShiftBits = 8, kHalfBits = 16;
+  std::vector<float> rowF(rs.w);
+  std::vector<int64_t> rowI(rs.w);
+  int64_t resLo = 0, resHi = 0;
+  if (!floatOut) {
+    resLo = isa::precMin(pr, tr.isSigned);
+    resHi = isa::precMax(pr, tr.isSigned);
+  }
   for (uint32_t c = 0; c < rs.c; ++c) {
     if (!out.enabled(c))
       continue;
@@ -912,38 +975,53 @@ void execRQDQ(const TiuOp &op, MachineState &m) {
       }
       break;
     }
+    // Row by row (one type dispatch per row); the same operations per
+    // element in the same order as one element at a time.
+    uint32_t width = rs.w;
     for (uint32_t n = 0; n < rs.n; ++n)
-      for (uint32_t h = 0; h < rs.h; ++h)
-        for (uint32_t w = 0; w < rs.w; ++w) {
-          switch (op.eu) {
-          case kRq0:
-          case kRq2: {
-            float x = a.f(n, c, h, w);
-            float v = x * scale;
-            v = v + offset;
-            out.setFloat(n, c, h, w, v, mode);
-            break;
+      for (uint32_t h = 0; h < rs.h; ++h) {
+        switch (op.eu) {
+        case kRq0:
+        case kRq2: {
+          a.rowF(n, c, h, width, rowF.data());
+          for (uint32_t w = 0; w < width; ++w) {
+            float v = rowF[w] * scale;
+            rowF[w] = v + offset;
           }
-          case kRq1:
-            // The stored shift is a left shift; negative values shift right
-            // (isa/docs/bm1684x.md 8.2).
-            out.setInt(n, c, h, w,
-                       isa::requantize(a.i(n, c, h, w), mult, -shift, zp, mode,
-                                       pr, tr.isSigned));
-            break;
-          case kDq0:
-          case kDq2: {
-            float v = float(a.i(n, c, h, w) - zp);
-            out.setFloat(n, c, h, w, v * scale);
-            break;
-          }
-          case kDq1:
-            out.setInt(n, c, h, w,
-                       isa::applyMultiplierAndRShift(a.i(n, c, h, w) - zp, mult,
-                                                     -shift, mode));
-            break;
-          }
+          out.storeRowFloat(n, c, h, rowF.data(), width, mode);
+          break;
         }
+        case kRq1:
+          // The stored shift is a left shift; negative values shift right
+          // (isa/docs/bm1684x.md 8.2).
+          // isa::requantize with the result range hoisted: the exact sum
+          // clamped to the result type.
+          a.rowI(n, c, h, width, rowI.data());
+          for (uint32_t w = 0; w < width; ++w) {
+            __int128 sum = __int128(isa::applyMultiplierAndRShiftFast(
+                               rowI[w], mult, -shift, mode)) +
+                           zp;
+            rowI[w] = int64_t(std::clamp<__int128>(sum, resLo, resHi));
+          }
+          out.storeRowInt(n, c, h, rowI.data(), width, /*wrap=*/false);
+          break;
+        case kDq0:
+        case kDq2: {
+          a.rowI(n, c, h, width, rowI.data());
+          for (uint32_t w = 0; w < width; ++w)
+            rowF[w] = float(rowI[w] - zp) * scale;
+          out.storeRowFloat(n, c, h, rowF.data(), width);
+          break;
+        }
+        case kDq1:
+          a.rowI(n, c, h, width, rowI.data());
+          for (uint32_t w = 0; w < width; ++w)
+            rowI[w] = isa::applyMultiplierAndRShiftFast(rowI[w] - zp, mult,
+                                                        -shift, mode);
+          out.storeRowInt(n, c, h, rowI.data(), width, /*wrap=*/false);
+          break;
+        }
+      }
   }
 }
 

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FuncImpl.h"
+#include "SimdImpl.h"
 
 #include "tpu/isa/Numerics.h"
 
@@ -23,6 +24,13 @@
 #include <limits>
 #include <memory>
 #include <type_traits>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 // The fp32 accumulation order is part of the documented semantics: products
 // are rounded before they are added, so the compiler must not fuse them.
@@ -209,11 +217,6 @@ convRowImpl(const T *planes, const T *wts, T *out, unsigned nb, uint32_t oy,
   }
 }
 
-TPUSIM_HOT void convRow(const float *planes, const float *wts, float *out,
-                        unsigned nb, uint32_t oy, const ConvGeom &g) {
-  convRowImpl(planes, wts, out, nb, oy, g);
-}
-
 TPUSIM_HOT void convRow(const uint32_t *planes, const uint32_t *wts,
                         uint32_t *out, unsigned nb, uint32_t oy,
                         const ConvGeom &g) {
@@ -235,6 +238,487 @@ void convPlanes(const T *planes, const T *wts, T *out, const ConvGeom &g) {
                     rows.data() + size_t(b) * owPad, sizeof(T) * g.ow);
     }
   }
+}
+
+//===----------------------------------------------------------------------===//
+// Vectorised conv kernels (one source, three SIMD builds; SimdImpl.h)
+//===----------------------------------------------------------------------===//
+
+/// Elements past the last plane position a tile may read (the widest tile
+/// is 32 positions; with a channel pair interleaved, 64 int16).
+constexpr size_t kTileOverrun = 64;
+size_t tileOverrun(const ConvGeom &) { return kTileOverrun; }
+
+/// A conv as the kernels walk it: `chans` input planes of `planeStride`
+/// elements, tap t of every plane at offset taps[t], and output position
+/// p = oy * rowW + ox reading plane element p + taps[t] (unit strides: one
+/// tile spans row ends; the columns past ow are computed and dropped).
+/// Strided convs are first copied to this form with one plane per (ic,
+/// tap) and a single tap (im2col), which keeps the sum order: ic, then ky,
+/// then kx.
+struct ConvWalk {
+  uint32_t chans;
+  size_t planeStride;
+  size_t rowW;
+  size_t bufLen; ///< positions per channel in the block buffer
+  std::vector<int64_t> taps;
+};
+
+/// The walk of `g`'s own planes (unit strides only).
+ConvWalk directWalk(const ConvGeom &g, unsigned ox) {
+  ConvWalk w;
+  w.chans = g.ic;
+  w.planeStride = size_t(g.vh) * g.vw + kTileOverrun;
+  w.rowW = g.vw;
+  w.bufLen = alignUp(size_t(g.oh - 1) * g.vw + g.ow, ox);
+  for (uint32_t ky = 0; ky < g.kh; ++ky)
+    for (uint32_t kx = 0; kx < g.kw; ++kx)
+      w.taps.push_back(int64_t(ky) * g.dh * g.vw + int64_t(kx) * g.dw);
+  return w;
+}
+
+/// The walk of the im2col copy of a strided conv.
+ConvWalk im2colWalk(const ConvGeom &g, unsigned ox) {
+  ConvWalk w;
+  w.chans = g.ic * g.kh * g.kw;
+  w.planeStride = size_t(g.oh) * g.ow + kTileOverrun;
+  w.rowW = g.ow;
+  w.bufLen = alignUp(size_t(g.oh) * g.ow, ox);
+  w.taps = {0};
+  return w;
+}
+
+bool isDirect(const ConvGeom &g) { return g.sh == 1 && g.sw == 1; }
+
+/// Copies im2col planes: plane (ic * taps + t) position (oy, ox) is input
+/// plane ic at (oy * sh + ky * dh, ox * sw + kx * dw). Element (c, pos) of
+/// a plane set lives at at(c, pos) (the int kernels interleave pairs).
+template <typename T, typename AtIn, typename AtOut>
+void im2col(const ConvGeom &g, const T *in, T *out, AtIn atIn, AtOut atOut) {
+  uint32_t t = 0;
+  for (uint32_t ic = 0; ic < g.ic; ++ic)
+    for (uint32_t ky = 0; ky < g.kh; ++ky)
+      for (uint32_t kx = 0; kx < g.kw; ++kx, ++t)
+        for (uint32_t oy = 0; oy < g.oh; ++oy) {
+          size_t row = (size_t(oy) * g.sh + size_t(ky) * g.dh) * g.vw +
+                       size_t(kx) * g.dw;
+          for (uint32_t ox = 0; ox < g.ow; ++ox)
+            out[atOut(t, size_t(oy) * g.ow + ox)] =
+                in[atIn(ic, row + size_t(ox) * g.sw)];
+        }
+}
+
+/// Copies the nb channels of a block buffer ([nb][bufLen]) to out[oc][oy][ox].
+template <typename T>
+void copyBlockBuffer(const ConvGeom &g, const ConvWalk &w, const T *buf,
+                     unsigned nb, T *out) {
+  for (unsigned b = 0; b < nb; ++b)
+    for (uint32_t oy = 0; oy < g.oh; ++oy)
+      std::memcpy(out + (size_t(b) * g.oh + oy) * g.ow,
+                  buf + b * w.bufLen + size_t(oy) * w.rowW, sizeof(T) * g.ow);
+}
+
+//--- Float tiles: NB channels x OX positions, r = r + w * x over the
+// planes, then the taps: each output's sum in the documented order, every
+// product rounded before its add (fp-contract is off in this file, so no
+// build fuses them). `w` is [plane][tap][NB] for one block of channels.
+
+template <unsigned OX, unsigned NB>
+TPUSIM_INLINE void floatTilePortable(const float *x0, const ConvWalk &walk,
+                                     const float *w, float *out) {
+  float r[NB][OX] = {};
+  size_t nTaps = walk.taps.size();
+  for (uint32_t c = 0; c < walk.chans; ++c) {
+    const float *xc = x0 + c * walk.planeStride;
+    const float *wc = w + size_t(c) * nTaps * NB;
+    for (size_t t = 0; t < nTaps; ++t) {
+      const float *x = xc + walk.taps[t];
+      for (unsigned b = 0; b < NB; ++b) {
+        float wv = wc[t * NB + b];
+        for (unsigned j = 0; j < OX; ++j)
+          r[b][j] = r[b][j] + wv * x[j];
+      }
+    }
+  }
+  for (unsigned b = 0; b < NB; ++b)
+    for (unsigned j = 0; j < OX; ++j)
+      out[b * OX + j] = r[b][j];
+}
+
+#if TPUSIM_X86_PATHS
+template <unsigned V, unsigned NB>
+TPUSIM_TARGET_AVX2 TPUSIM_INLINE void
+floatTileAvx2(const float *x0, const ConvWalk &walk, const float *w,
+              float *out) {
+  __m256 r[NB][V];
+  for (unsigned b = 0; b < NB; ++b)
+    for (unsigned v = 0; v < V; ++v)
+      r[b][v] = _mm256_setzero_ps();
+  size_t nTaps = walk.taps.size();
+  for (uint32_t c = 0; c < walk.chans; ++c) {
+    const float *xc = x0 + c * walk.planeStride;
+    const float *wc = w + size_t(c) * nTaps * NB;
+    for (size_t t = 0; t < nTaps; ++t) {
+      const float *x = xc + walk.taps[t];
+      __m256 xv[V];
+      for (unsigned v = 0; v < V; ++v)
+        xv[v] = _mm256_loadu_ps(x + 8 * v);
+      for (unsigned b = 0; b < NB; ++b) {
+        __m256 wv = _mm256_set1_ps(wc[t * NB + b]);
+        for (unsigned v = 0; v < V; ++v)
+          r[b][v] = _mm256_add_ps(r[b][v], _mm256_mul_ps(wv, xv[v]));
+      }
+    }
+  }
+  for (unsigned b = 0; b < NB; ++b)
+    for (unsigned v = 0; v < V; ++v)
+      _mm256_storeu_ps(out + b * 8 * V + 8 * v, r[b][v]);
+}
+
+template <unsigned V, unsigned NB>
+TPUSIM_TARGET_AVX512 TPUSIM_INLINE void
+floatTileAvx512(const float *x0, const ConvWalk &walk, const float *w,
+                float *out) {
+  __m512 r[NB][V];
+  for (unsigned b = 0; b < NB; ++b)
+    for (unsigned v = 0; v < V; ++v)
+      r[b][v] = _mm512_setzero_ps();
+  size_t nTaps = walk.taps.size();
+  for (uint32_t c = 0; c < walk.chans; ++c) {
+    const float *xc = x0 + c * walk.planeStride;
+    const float *wc = w + size_t(c) * nTaps * NB;
+    for (size_t t = 0; t < nTaps; ++t) {
+      const float *x = xc + walk.taps[t];
+      __m512 xv[V];
+      for (unsigned v = 0; v < V; ++v)
+        xv[v] = _mm512_loadu_ps(x + 16 * v);
+      for (unsigned b = 0; b < NB; ++b) {
+        __m512 wv = _mm512_set1_ps(wc[t * NB + b]);
+        for (unsigned v = 0; v < V; ++v)
+          r[b][v] = _mm512_add_ps(r[b][v], _mm512_mul_ps(wv, xv[v]));
+      }
+    }
+  }
+  for (unsigned b = 0; b < NB; ++b)
+    for (unsigned v = 0; v < V; ++v)
+      _mm512_storeu_ps(out + b * 16 * V + 16 * v, r[b][v]);
+}
+#endif
+
+//--- Integer tiles over pairs of planes: planes are int16 with the two
+// planes of a pair interleaved ([pair][position][2]), weights one int32
+// per (pair, tap, channel) holding (w_even, w_odd) as int16 halves; each
+// step adds x_even * w_even + x_odd * w_odd (exact in int32: operands of at
+// most 8 bits times weights within int16) to a wrapping 32-bit sum, which
+// is the sum of the products modulo 2^32 whatever the order.
+
+template <unsigned OX, unsigned NB>
+TPUSIM_INLINE void intTilePortable(const int16_t *x0, const ConvWalk &walk,
+                                   const int32_t *w, uint32_t *out) {
+  uint32_t r[NB][OX] = {};
+  size_t nTaps = walk.taps.size();
+  uint32_t pairs = uint32_t(ceilDiv(walk.chans, 2));
+  for (uint32_t pr = 0; pr < pairs; ++pr) {
+    const int16_t *xc = x0 + 2 * pr * walk.planeStride;
+    const int32_t *wc = w + size_t(pr) * nTaps * NB;
+    for (size_t t = 0; t < nTaps; ++t) {
+      const int16_t *x = xc + 2 * walk.taps[t];
+      for (unsigned b = 0; b < NB; ++b) {
+        int32_t wp = wc[t * NB + b];
+        int32_t w0 = int16_t(uint32_t(wp) & 0xFFFF), w1 = int16_t(wp >> 16);
+        for (unsigned j = 0; j < OX; ++j)
+          r[b][j] += uint32_t(x[2 * j] * w0 + x[2 * j + 1] * w1);
+      }
+    }
+  }
+  for (unsigned b = 0; b < NB; ++b)
+    for (unsigned j = 0; j < OX; ++j)
+      out[b * OX + j] = r[b][j];
+}
+
+#if defined(__SSE2__)
+/// The portable path on x86-64, whose baseline has SSE2's pmaddwd: the
+/// same pair tile, OX = 4 * V positions.
+template <unsigned V, unsigned NB>
+TPUSIM_INLINE void intTileSse2(const int16_t *x0, const ConvWalk &walk,
+                               const int32_t *w, uint32_t *out) {
+  __m128i r[NB][V];
+  for (unsigned b = 0; b < NB; ++b)
+    for (unsigned v = 0; v < V; ++v)
+      r[b][v] = _mm_setzero_si128();
+  size_t nTaps = walk.taps.size();
+  uint32_t pairs = uint32_t(ceilDiv(walk.chans, 2));
+  for (uint32_t pr = 0; pr < pairs; ++pr) {
+    const int16_t *xc = x0 + 2 * pr * walk.planeStride;
+    const int32_t *wc = w + size_t(pr) * nTaps * NB;
+    for (size_t t = 0; t < nTaps; ++t) {
+      const int16_t *x = xc + 2 * walk.taps[t];
+      __m128i xv[V];
+      for (unsigned v = 0; v < V; ++v)
+        xv[v] = _mm_loadu_si128(reinterpret_cast<const __m128i *>(x) + v);
+      for (unsigned b = 0; b < NB; ++b) {
+        __m128i wv = _mm_set1_epi32(wc[t * NB + b]);
+        for (unsigned v = 0; v < V; ++v)
+          r[b][v] = _mm_add_epi32(r[b][v], _mm_madd_epi16(xv[v], wv));
+      }
+    }
+  }
+  for (unsigned b = 0; b < NB; ++b)
+    for (unsigned v = 0; v < V; ++v)
+      _mm_storeu_si128(reinterpret_cast<__m128i *>(out + b * 4 * V) + v,
+                       r[b][v]);
+}
+#define TPUSIM_INT_TILE_PORTABLE intTileSse2<2, 4>
+#else
+#define TPUSIM_INT_TILE_PORTABLE intTilePortable<8, 4>
+#endif
+
+#if TPUSIM_X86_PATHS
+template <unsigned V, unsigned NB>
+TPUSIM_TARGET_AVX2 TPUSIM_INLINE void
+intTileAvx2(const int16_t *x0, const ConvWalk &walk, const int32_t *w,
+            uint32_t *out) {
+  __m256i r[NB][V];
+  for (unsigned b = 0; b < NB; ++b)
+    for (unsigned v = 0; v < V; ++v)
+      r[b][v] = _mm256_setzero_si256();
+  size_t nTaps = walk.taps.size();
+  uint32_t pairs = uint32_t(ceilDiv(walk.chans, 2));
+  for (uint32_t pr = 0; pr < pairs; ++pr) {
+    const int16_t *xc = x0 + 2 * pr * walk.planeStride;
+    const int32_t *wc = w + size_t(pr) * nTaps * NB;
+    for (size_t t = 0; t < nTaps; ++t) {
+      const int16_t *x = xc + 2 * walk.taps[t];
+      __m256i xv[V];
+      for (unsigned v = 0; v < V; ++v)
+        xv[v] = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(x) + v);
+      for (unsigned b = 0; b < NB; ++b) {
+        __m256i wv = _mm256_set1_epi32(wc[t * NB + b]);
+        for (unsigned v = 0; v < V; ++v)
+          r[b][v] = _mm256_add_epi32(r[b][v], _mm256_madd_epi16(xv[v], wv));
+      }
+    }
+  }
+  for (unsigned b = 0; b < NB; ++b)
+    for (unsigned v = 0; v < V; ++v)
+      _mm256_storeu_si256(reinterpret_cast<__m256i *>(out + b * 8 * V) + v,
+                          r[b][v]);
+}
+
+template <unsigned V, unsigned NB>
+TPUSIM_TARGET_AVX512 TPUSIM_INLINE void
+intTileAvx512(const int16_t *x0, const ConvWalk &walk, const int32_t *w,
+              uint32_t *out) {
+  __m512i r[NB][V];
+  for (unsigned b = 0; b < NB; ++b)
+    for (unsigned v = 0; v < V; ++v)
+      r[b][v] = _mm512_setzero_si512();
+  size_t nTaps = walk.taps.size();
+  uint32_t pairs = uint32_t(ceilDiv(walk.chans, 2));
+  for (uint32_t pr = 0; pr < pairs; ++pr) {
+    const int16_t *xc = x0 + 2 * pr * walk.planeStride;
+    const int32_t *wc = w + size_t(pr) * nTaps * NB;
+    for (size_t t = 0; t < nTaps; ++t) {
+      const int16_t *x = xc + 2 * walk.taps[t];
+      __m512i xv[V];
+      for (unsigned v = 0; v < V; ++v)
+        xv[v] = _mm512_loadu_si512(reinterpret_cast<const __m512i *>(x) + v);
+      for (unsigned b = 0; b < NB; ++b) {
+        __m512i wv = _mm512_set1_epi32(wc[t * NB + b]);
+        for (unsigned v = 0; v < V; ++v)
+          r[b][v] = _mm512_add_epi32(r[b][v], _mm512_madd_epi16(xv[v], wv));
+      }
+    }
+  }
+  for (unsigned b = 0; b < NB; ++b)
+    for (unsigned v = 0; v < V; ++v)
+      _mm512_storeu_si512(reinterpret_cast<__m512i *>(out + b * 16 * V) + v,
+                          r[b][v]);
+}
+#endif
+
+/// Tile shape of each path: OX positions x NB channels (the accumulators
+/// fill most of the vector registers: 16 zmm, 12 ymm, 8 xmm).
+struct TileShape {
+  unsigned ox, nb;
+};
+TileShape tileShape(SimdPath p) {
+  switch (p) {
+  case SimdPath::Avx512:
+    return {32, 8};
+  case SimdPath::Avx2:
+    return {16, 6};
+  default:
+    return {8, 4};
+  }
+}
+
+/// One block of NB channels over the whole output into buf ([NB][bufLen]),
+/// tile by tile; Tile is one of the tiles above (T float or uint32_t, X the
+/// plane element type, S the plane elements per position).
+#define TPUSIM_BLOCK(NAME, TARGET, X, W, T, S, OX, NB, TILE)                  \
+  TARGET void NAME(const X *planes, const ConvWalk &walk, const W *w,        \
+                   T *buf) {                                                  \
+    alignas(64) T tile[(NB) * (OX)];                                          \
+    for (size_t p = 0; p < walk.bufLen; p += (OX)) {                          \
+      TILE(planes + (S) * p, walk, w, tile);                                  \
+      for (unsigned b = 0; b < (NB); ++b)                                     \
+        std::memcpy(buf + b * walk.bufLen + p, tile + b * (OX),               \
+                    sizeof(T) * (OX));                                        \
+    }                                                                         \
+  }
+
+TPUSIM_BLOCK(floatBlockPortable, , float, float, float, 1, 8, 4,
+             (floatTilePortable<8, 4>))
+TPUSIM_BLOCK(intBlockPortable, , int16_t, int32_t, uint32_t, 2, 8, 4,
+             (TPUSIM_INT_TILE_PORTABLE))
+#if TPUSIM_X86_PATHS
+TPUSIM_BLOCK(floatBlockAvx2, TPUSIM_TARGET_AVX2, float, float, float, 1, 16, 6,
+             (floatTileAvx2<2, 6>))
+TPUSIM_BLOCK(intBlockAvx2, TPUSIM_TARGET_AVX2, int16_t, int32_t, uint32_t, 2,
+             16, 6, (intTileAvx2<2, 6>))
+TPUSIM_BLOCK(floatBlockAvx512, TPUSIM_TARGET_AVX512, float, float, float, 1,
+             32, 8, (floatTileAvx512<2, 8>))
+TPUSIM_BLOCK(intBlockAvx512, TPUSIM_TARGET_AVX512, int16_t, int32_t,
+             uint32_t, 2, 32, 8, (intTileAvx512<2, 8>))
+#endif
+#undef TPUSIM_BLOCK
+
+/// Fills one input plane (vh x vw, then the overrun as padding) at
+/// out[pos * step]: rows from row(iy, dst) (iw values), inserted zeros
+/// `ins`, everything else `pad`.
+template <typename T, typename Row>
+void buildPlaneRows(const ConvGeom &g, size_t planeLen, T pad, T ins, Row row,
+                    T *out, size_t step, T *rowBuf) {
+  for (size_t i = 0; i < planeLen; ++i)
+    out[i * step] = pad;
+  uint32_t stepH = g.insH + 1, stepW = g.insW + 1;
+  uint64_t realH = uint64_t(g.ih - 1) * stepH + 1;
+  uint64_t realW = uint64_t(g.iw - 1) * stepW + 1;
+  for (uint64_t vy = 0; vy < realH; ++vy) {
+    T *dst = out + ((g.padT + vy) * g.vw + g.padL) * step;
+    if (vy % stepH) {
+      for (uint64_t x = 0; x < realW; ++x)
+        dst[x * step] = ins;
+      continue;
+    }
+    row(uint32_t(vy / stepH), rowBuf);
+    if (stepW != 1)
+      for (uint64_t x = 0; x < realW; ++x)
+        dst[x * step] = ins;
+    for (uint32_t ix = 0; ix < g.iw; ++ix)
+      dst[uint64_t(ix) * stepW * step] = rowBuf[ix];
+  }
+}
+
+/// The float conv of one batch: planes [ic][vh * vw + kTileOverrun],
+/// weights w[oc][ic][tap] (fp32), acc[oc][oh][ow].
+void convFloatFast(const float *planes, const std::vector<float> &wts,
+                   const ConvGeom &g, float *acc) {
+  SimdPath path = simdPath();
+  TileShape ts = tileShape(path);
+  ConvWalk walk = isDirect(g) ? directWalk(g, ts.ox) : im2colWalk(g, ts.ox);
+  if (!isDirect(g)) {
+    size_t inStride = size_t(g.vh) * g.vw + kTileOverrun;
+    // Positions past oh * ow stay stale: their outputs are dropped.
+    float *cols = scratch<float, 1>(size_t(walk.chans) * walk.planeStride);
+    im2col<float>(
+        g, planes, cols,
+        [&](uint32_t c, size_t pos) { return c * inStride + pos; },
+        [&](uint32_t c, size_t pos) { return c * walk.planeStride + pos; });
+    planes = cols;
+  }
+  // w[oc][ic][tap] is w[oc][plane][tap'] of the walk either way.
+  size_t wPerOc = size_t(walk.chans) * walk.taps.size();
+  int64_t blocks = int64_t(ceilDiv(g.oc, ts.nb));
+  parallelTasks(blocks, [&](int64_t blk) {
+    uint32_t oc0 = uint32_t(blk) * ts.nb;
+    unsigned nb = std::min<unsigned>(ts.nb, g.oc - oc0);
+    // [plane][tap][NB], zero weights for the channels past oc.
+    float *w = scratch<float, 2>(wPerOc * ts.nb);
+    std::fill(w, w + wPerOc * ts.nb, 0.0f);
+    for (unsigned b = 0; b < nb; ++b)
+      for (size_t k = 0; k < wPerOc; ++k)
+        w[k * ts.nb + b] = wts[(oc0 + b) * wPerOc + k];
+    float *buf = scratch<float, 3>(walk.bufLen * ts.nb);
+    switch (path) {
+#if TPUSIM_X86_PATHS
+    case SimdPath::Avx512:
+      floatBlockAvx512(planes, walk, w, buf);
+      break;
+    case SimdPath::Avx2:
+      floatBlockAvx2(planes, walk, w, buf);
+      break;
+#endif
+    default:
+      floatBlockPortable(planes, walk, w, buf);
+      break;
+    }
+    copyBlockBuffer(g, walk, buf, nb, acc + size_t(oc0) * g.oh * g.ow);
+  });
+}
+
+/// The integer conv (operands of at most 8 bits) of one batch: planes
+/// interleaved by channel pairs ([ic / 2][vh * vw + kTileOverrun][2]),
+/// wts[oc][ic][tap] = w - zp (each within int16), acc[oc][oh][ow] (int32
+/// bits).
+void convIntFast(const int16_t *planes, const std::vector<int64_t> &wts,
+                 const ConvGeom &g, uint32_t *acc) {
+  SimdPath path = simdPath();
+  TileShape ts = tileShape(path);
+  ConvWalk walk = isDirect(g) ? directWalk(g, ts.ox) : im2colWalk(g, ts.ox);
+  if (!isDirect(g)) {
+    size_t inStride = size_t(g.vh) * g.vw + kTileOverrun;
+    // Stale elements (past oh * ow, the odd half of a last lone plane) are
+    // dropped outputs or meet weight 0.
+    int16_t *cols =
+        scratch<int16_t, 1>(ceilDiv(walk.chans, 2) * walk.planeStride * 2);
+    im2col<int16_t>(
+        g, planes, cols,
+        [&](uint32_t c, size_t pos) {
+          return ((c / 2) * inStride + pos) * 2 + c % 2;
+        },
+        [&](uint32_t c, size_t pos) {
+          return ((c / 2) * walk.planeStride + pos) * 2 + c % 2;
+        });
+    planes = cols;
+  }
+  size_t nTaps = walk.taps.size();
+  uint32_t pairs = uint32_t(ceilDiv(walk.chans, 2));
+  size_t wPerOc = size_t(walk.chans) * nTaps;
+  int64_t blocks = int64_t(ceilDiv(g.oc, ts.nb));
+  parallelTasks(blocks, [&](int64_t blk) {
+    uint32_t oc0 = uint32_t(blk) * ts.nb;
+    unsigned nb = std::min<unsigned>(ts.nb, g.oc - oc0);
+    // [pair][tap][NB] of (w_even, w_odd) int16 halves; a missing odd
+    // plane and the channels past oc have weight 0.
+    size_t wLen = size_t(pairs) * nTaps * ts.nb;
+    int32_t *w = scratch<int32_t, 2>(wLen);
+    std::fill(w, w + wLen, 0);
+    for (unsigned b = 0; b < nb; ++b)
+      for (uint32_t c = 0; c < walk.chans; ++c)
+        for (size_t t = 0; t < nTaps; ++t) {
+          uint32_t half =
+              uint16_t(int16_t(wts[(oc0 + b) * wPerOc + c * nTaps + t]));
+          int32_t &slot = w[((c / 2) * nTaps + t) * ts.nb + b];
+          slot = int32_t(uint32_t(slot) | (c % 2 ? half << 16 : half));
+        }
+    uint32_t *buf = scratch<uint32_t, 3>(walk.bufLen * ts.nb);
+    switch (path) {
+#if TPUSIM_X86_PATHS
+    case SimdPath::Avx512:
+      intBlockAvx512(planes, walk, w, buf);
+      break;
+    case SimdPath::Avx2:
+      intBlockAvx2(planes, walk, w, buf);
+      break;
+#endif
+    default:
+      intBlockPortable(planes, walk, w, buf);
+      break;
+    }
+    copyBlockBuffer(g, walk, buf, nb, acc + size_t(oc0) * g.oh * g.ow);
+  });
 }
 
 //===----------------------------------------------------------------------===//
@@ -442,6 +926,15 @@ void execConv(const TiuOp &op, MachineState &m) {
            ic % icp;
   };
   size_t wPerOc = size_t(g.ic) * kArea;
+  // Element offset (from a channel's slot) of every weight, [ic][ky][kx].
+  auto weightOffsets = [&] {
+    std::vector<uint64_t> off(wPerOc);
+    for (uint32_t ic = 0; ic < g.ic; ++ic)
+      for (uint32_t ky = 0; ky < g.kh; ++ky)
+        for (uint32_t kx = 0; kx < g.kw; ++kx)
+          off[ic * kArea + ky * g.kw + kx] = weightIndex(ic, ky, kx);
+    return off;
+  };
   size_t planeSize = size_t(g.vh) * g.vw;
   size_t outPlane = size_t(g.oh) * g.ow;
   bool resAdd = f.res_add;
@@ -450,47 +943,72 @@ void execConv(const TiuOp &op, MachineState &m) {
   if (isFloatPath) {
     std::vector<float> wts(size_t(g.oc) * wPerOc);
     Immediate wImm{wType, f.opd1_addr};
-    for (uint32_t oc = 0; oc < g.oc; ++oc)
-      for (uint32_t ic = 0; ic < g.ic; ++ic)
-        for (uint32_t ky = 0; ky < g.kh; ++ky)
-          for (uint32_t kx = 0; kx < g.kw; ++kx) {
-            float v = f.opd1_const
-                          ? wImm.asFloat()
-                          : loadFloat(wView->laneStart(oc),
-                                      uint64_t(wView->index(0, oc, 0, 0)) +
-                                          weightIndex(ic, ky, kx),
-                                      wType);
-            wts[oc * wPerOc + ic * kArea + ky * g.kw + kx] = v;
-          }
+    std::vector<uint64_t> wOff = weightOffsets();
+    constexpr size_t kSlotChunk = 1024;
+    std::vector<uint16_t> slotBits(kSlotChunk);
+    std::vector<float> slotF(wView ? size_t(slotElems) : 0);
+    for (uint32_t oc = 0; oc < g.oc; ++oc) {
+      float *dst = wts.data() + oc * wPerOc;
+      if (f.opd1_const) {
+        std::fill(dst, dst + wPerOc, wImm.asFloat());
+        continue;
+      }
+      const uint8_t *base = wView->laneStart(oc);
+      uint64_t i0 = uint64_t(wView->index(0, oc, 0, 0));
+      if (wType.prec == Prec::Fp16) {
+        // The whole slot through the vectorised row conversion, then
+        // reordered to [ic][ky][kx].
+        const uint8_t *slot = base + i0 * 2;
+        for (uint64_t e0 = 0; e0 < slotElems; e0 += kSlotChunk) {
+          size_t k = size_t(std::min<uint64_t>(kSlotChunk, slotElems - e0));
+          std::memcpy(slotBits.data(), slot + e0 * 2, k * 2);
+          fp16RowToFp32(slotBits.data(), slotF.data() + e0, k);
+        }
+        for (size_t k = 0; k < wPerOc; ++k)
+          dst[k] = slotF[wOff[k]];
+        continue;
+      }
+      for (size_t k = 0; k < wPerOc; ++k)
+        dst[k] = loadFloatFast(base, i0 + wOff[k], wType);
+    }
     Prec biasPrec = precOf(op, f.opd2_prec, "opd2_prec");
     if (!isa::isFloat(biasPrec))
       failOp(op, "float conv bias (opd2) must be a float type");
     PerChannel bias = perChannel(op, m, geo, f.opd2_const, f.opd2_addr,
                                  {biasPrec, true}, g.oc, "bias (opd2)");
     PadValues pads = padValues(op, m, geo, inType, g.ic);
-    std::vector<float> planes(size_t(g.ic) * planeSize);
-    std::vector<float> acc(size_t(g.oc) * outPlane);
+    size_t planeStride = planeSize + tileOverrun(g);
+    float *planes = scratch<float, 4>(size_t(g.ic) * planeStride);
+    float *acc = scratch<float, 5>(size_t(g.oc) * outPlane);
+    std::vector<float> rowBuf(std::max(g.iw, g.ow)), prev(g.ow);
     for (uint32_t n = 0; n < g.n; ++n) {
       for (uint32_t ic = 0; ic < g.ic; ++ic)
-        buildPlane<float>(
-            g, pads.pad<float>(ic, true), pads.ins<float>(ic, true),
-            [&](uint32_t y, uint32_t x) { return in.getFloat(n, ic, y, x); },
-            planes.data() + ic * planeSize);
-      convPlanes<float>(planes.data(), wts.data(), acc.data(), g);
+        buildPlaneRows<float>(
+            g, planeStride, pads.pad<float>(ic, true),
+            pads.ins<float>(ic, true),
+            [&](uint32_t y, float *dst) { in.rowFloat(n, ic, y, dst, g.iw); },
+            planes + ic * planeStride, 1, rowBuf.data());
+      convFloatFast(planes, wts, g, acc);
       for (uint32_t oc = 0; oc < g.oc; ++oc) {
         if (!out.enabled(oc))
           continue;
         float b = bias.getFloat(oc);
-        const float *a = acc.data() + oc * outPlane;
-        for (uint32_t oy = 0; oy < g.oh; ++oy)
-          for (uint32_t ox = 0; ox < g.ow; ++ox) {
-            float v = a[size_t(oy) * g.ow + ox] + b;
-            if (resAdd)
-              v = out.getFloat(n, oc, oy, ox) + v;
-            if (relu && v < 0)
-              v = 0;
-            out.setFloat(n, oc, oy, ox, v);
+        const float *a = acc + oc * outPlane;
+        for (uint32_t oy = 0; oy < g.oh; ++oy) {
+          float *row = rowBuf.data();
+          for (uint32_t ox = 0; ox < g.ow; ++ox)
+            row[ox] = a[size_t(oy) * g.ow + ox] + b;
+          if (resAdd) {
+            out.rowFloat(n, oc, oy, prev.data(), g.ow);
+            for (uint32_t ox = 0; ox < g.ow; ++ox)
+              row[ox] = prev[ox] + row[ox];
           }
+          if (relu)
+            for (uint32_t ox = 0; ox < g.ow; ++ox)
+              if (row[ox] < 0)
+                row[ox] = 0;
+          out.storeRowFloat(n, oc, oy, row, g.ow);
+        }
       }
     }
     return;
@@ -521,19 +1039,21 @@ void execConv(const TiuOp &op, MachineState &m) {
   }
   std::vector<int64_t> wts(size_t(g.oc) * wPerOc);
   Immediate wImm{wType, f.opd1_addr};
-  for (uint32_t ic = 0; ic < g.ic; ++ic) {
-    int64_t zp = wrq ? 0 : kzp.getInt(ic);
-    for (uint32_t oc = 0; oc < g.oc; ++oc)
-      for (uint32_t ky = 0; ky < g.kh; ++ky)
-        for (uint32_t kx = 0; kx < g.kw; ++kx) {
-          int64_t v = f.opd1_const
-                          ? wImm.asInt()
-                          : loadInt(wView->laneStart(oc),
-                                    uint64_t(wView->index(0, oc, 0, 0)) +
-                                        weightIndex(ic, ky, kx),
-                                    wType);
-          wts[oc * wPerOc + ic * kArea + ky * g.kw + kx] = v - zp;
-        }
+  std::vector<int64_t> zps(g.ic);
+  for (uint32_t ic = 0; ic < g.ic; ++ic)
+    zps[ic] = wrq ? 0 : kzp.getInt(ic);
+  std::vector<uint64_t> wOff = weightOffsets();
+  for (uint32_t oc = 0; oc < g.oc; ++oc) {
+    int64_t *dst = wts.data() + oc * wPerOc;
+    const uint8_t *base = f.opd1_const ? nullptr : wView->laneStart(oc);
+    uint64_t i0 = f.opd1_const ? 0 : uint64_t(wView->index(0, oc, 0, 0));
+    for (uint32_t ic = 0; ic < g.ic; ++ic)
+      for (size_t t = 0; t < kArea; ++t) {
+        size_t k = ic * kArea + t;
+        int64_t v = f.opd1_const ? wImm.asInt()
+                                 : loadIntFast(base, i0 + wOff[k], wType);
+        dst[k] = v - zps[ic];
+      }
   }
   PadValues pads;
   if (!wrq)
@@ -545,11 +1065,67 @@ void execConv(const TiuOp &op, MachineState &m) {
                 relu);
     return;
   }
+  bool fitsInt16 = std::all_of(wts.begin(), wts.end(), [](int64_t v) {
+    return v >= std::numeric_limits<int16_t>::min() &&
+           v <= std::numeric_limits<int16_t>::max();
+  });
+  uint32_t *acc = scratch<uint32_t, 5>(size_t(g.oc) * outPlane);
+  // The epilogue of one batch: int32 sums to results.
+  auto finish = [&](uint32_t n) {
+    std::vector<int64_t> row(g.ow), prev(g.ow);
+    for (uint32_t oc = 0; oc < g.oc; ++oc) {
+      if (!out.enabled(oc))
+        continue;
+      const uint32_t *a = acc + oc * outPlane;
+      for (uint32_t oy = 0; oy < g.oh; ++oy) {
+        for (uint32_t ox = 0; ox < g.ow; ++ox) {
+          int64_t v = int32_t(a[size_t(oy) * g.ow + ox]);
+          if (wrq)
+            v = isa::rightShiftRound(v + wrqBias, wrqShift, mode);
+          row[ox] = v;
+        }
+        if (resAdd) {
+          out.rowInt(n, oc, oy, prev.data(), g.ow);
+          for (uint32_t ox = 0; ox < g.ow; ++ox)
+            row[ox] += prev[ox];
+        }
+        for (uint32_t ox = 0; ox < g.ow; ++ox)
+          row[ox] = finishInt(row[ox], relu);
+        out.storeRowInt(n, oc, oy, row.data(), g.ow, /*wrap=*/false);
+      }
+    }
+  };
+  if (fitsInt16) {
+    // Every operand fits int16: the pair kernels (convIntFast).
+    size_t planeStride = planeSize + tileOverrun(g);
+    uint32_t pairs = uint32_t(ceilDiv(g.ic, 2));
+    // A lone last channel's partner half stays stale: it meets weight 0.
+    int16_t *planes = scratch<int16_t, 4>(size_t(pairs) * planeStride * 2);
+    std::vector<int64_t> rowBuf(g.iw);
+    std::vector<int16_t> rowBuf16(g.iw);
+    for (uint32_t n = 0; n < g.n; ++n) {
+      for (uint32_t ic = 0; ic < g.ic; ++ic) {
+        int16_t padV = wrq ? 0 : int16_t(pads.pad<int64_t>(ic, false));
+        int16_t insV = wrq ? 0 : int16_t(pads.ins<int64_t>(ic, false));
+        buildPlaneRows<int16_t>(
+            g, planeStride, padV, insV,
+            [&](uint32_t y, int16_t *dst) {
+              in.rowInt(n, ic, y, rowBuf.data(), g.iw);
+              for (uint32_t x = 0; x < g.iw; ++x)
+                dst[x] = int16_t(rowBuf[x]);
+            },
+            planes + (ic / 2) * planeStride * 2 + ic % 2, 2,
+            rowBuf16.data());
+      }
+      convIntFast(planes, wts, g, acc);
+      finish(n);
+    }
+    return;
+  }
   std::vector<uint32_t> wts32(wts.size());
   for (size_t i = 0; i < wts.size(); ++i)
     wts32[i] = uint32_t(wts[i]);
   std::vector<uint32_t> planes(size_t(g.ic) * planeSize);
-  std::vector<uint32_t> acc(size_t(g.oc) * outPlane);
   for (uint32_t n = 0; n < g.n; ++n) {
     for (uint32_t ic = 0; ic < g.ic; ++ic) {
       uint32_t padV = wrq ? 0 : uint32_t(pads.pad<int64_t>(ic, false));
@@ -561,21 +1137,8 @@ void execConv(const TiuOp &op, MachineState &m) {
           },
           planes.data() + ic * planeSize);
     }
-    convPlanes<uint32_t>(planes.data(), wts32.data(), acc.data(), g);
-    for (uint32_t oc = 0; oc < g.oc; ++oc) {
-      if (!out.enabled(oc))
-        continue;
-      const uint32_t *a = acc.data() + oc * outPlane;
-      for (uint32_t oy = 0; oy < g.oh; ++oy)
-        for (uint32_t ox = 0; ox < g.ow; ++ox) {
-          int64_t v = int32_t(a[size_t(oy) * g.ow + ox]);
-          if (wrq)
-            v = isa::rightShiftRound(v + wrqBias, wrqShift, mode);
-          if (resAdd)
-            v += out.getInt(n, oc, oy, ox);
-          out.setInt(n, oc, oy, ox, finishInt(v, relu));
-        }
-    }
+    convPlanes<uint32_t>(planes.data(), wts32.data(), acc, g);
+    finish(n);
   }
 }
 

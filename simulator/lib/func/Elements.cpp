@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FuncImpl.h"
+#include "SimdImpl.h"
 
 #include "tpu/isa/Format.h"
 #include "tpu/isa/Numerics.h"
@@ -88,9 +89,9 @@ namespace {
 float bitsToFloatOf(uint64_t bits, Prec p) {
   switch (p) {
   case Prec::Fp16:
-    return isa::fp16ToFp32(uint16_t(bits));
+    return detail::fp16ToFp32Fast(uint16_t(bits));
   case Prec::Bf16:
-    return isa::bf16ToFp32(uint16_t(bits));
+    return detail::bf16ToFp32Fast(uint16_t(bits));
   default:
     return isa::bitsToFloat(uint32_t(bits));
   }
@@ -104,6 +105,23 @@ int64_t bitsToIntOf(uint64_t bits, ElemType t) {
 } // namespace
 
 int64_t loadInt(const uint8_t *base, uint64_t index, ElemType t) {
+  // The common integer types without the generic bit path.
+  switch (t.prec) {
+  case Prec::Int8:
+    return t.isSigned ? int64_t(int8_t(base[index])) : int64_t(base[index]);
+  case Prec::Int16: {
+    uint16_t v;
+    std::memcpy(&v, base + index * 2, 2);
+    return t.isSigned ? int64_t(int16_t(v)) : int64_t(v);
+  }
+  case Prec::Int32: {
+    uint32_t v;
+    std::memcpy(&v, base + index * 4, 4);
+    return t.isSigned ? int64_t(int32_t(v)) : int64_t(v);
+  }
+  default:
+    break;
+  }
   uint64_t bits = loadBits(base, index, t.prec);
   if (isa::isFloat(t.prec))
     return isa::roundToInt(double(bitsToFloatOf(bits, t.prec)),
@@ -126,6 +144,20 @@ double loadValue(const uint8_t *base, uint64_t index, ElemType t) {
 }
 
 void storeInt(uint8_t *base, uint64_t index, ElemType t, int64_t v) {
+  switch (t.prec) {
+  case Prec::Int8:
+    base[index] = uint8_t(t.isSigned ? std::clamp<int64_t>(v, -128, 127)
+                                     : std::clamp<int64_t>(v, 0, 255));
+    return;
+  case Prec::Int16: {
+    uint16_t x = uint16_t(t.isSigned ? std::clamp<int64_t>(v, -32768, 32767)
+                                     : std::clamp<int64_t>(v, 0, 65535));
+    std::memcpy(base + index * 2, &x, 2);
+    return;
+  }
+  default:
+    break;
+  }
   if (isa::isFloat(t.prec)) {
     // Integers reach floats through fp32 (exact below 2^24); see
     // semantics.md "Conversions".
@@ -143,10 +175,14 @@ void storeFloat(uint8_t *base, uint64_t index, ElemType t, float v,
     storeBits(base, index, t.prec, isa::floatToBits(v));
     return;
   case Prec::Fp16:
-    storeBits(base, index, t.prec, isa::fp32ToFp16(v, mode));
+    storeBits(base, index, t.prec,
+              mode == isa::RoundMode::HalfToEven ? detail::fp32ToFp16Fast(v)
+                                                 : isa::fp32ToFp16(v, mode));
     return;
   case Prec::Bf16:
-    storeBits(base, index, t.prec, isa::fp32ToBf16(v, mode));
+    storeBits(base, index, t.prec,
+              mode == isa::RoundMode::HalfToEven ? detail::fp32ToBf16Fast(v)
+                                                 : isa::fp32ToBf16(v, mode));
     return;
   default:
     storeBits(base, index, t.prec,
@@ -362,12 +398,23 @@ void OperandView::rowFloat(uint32_t n, uint32_t c, uint32_t h, float *out,
       out[w] = rd<float>(base + w * step);
     return;
   case Prec::Fp16:
+    if (step == 2) {
+      // Contiguous (the usual case): the vectorised row conversion.
+      constexpr uint32_t kChunk = 256;
+      uint16_t bits[kChunk];
+      for (uint32_t w0 = 0; w0 < width; w0 += kChunk) {
+        uint32_t k = std::min(kChunk, width - w0);
+        std::memcpy(bits, base + size_t(w0) * 2, size_t(k) * 2);
+        fp16RowToFp32(bits, out + w0, k);
+      }
+      return;
+    }
     for (uint32_t w = 0; w < width; ++w)
-      out[w] = isa::fp16ToFp32(rd<uint16_t>(base + w * step));
+      out[w] = fp16ToFp32Fast(rd<uint16_t>(base + w * step));
     return;
   case Prec::Bf16:
     for (uint32_t w = 0; w < width; ++w)
-      out[w] = isa::bf16ToFp32(rd<uint16_t>(base + w * step));
+      out[w] = bf16ToFp32Fast(rd<uint16_t>(base + w * step));
     return;
   case Prec::Int8:
     for (uint32_t w = 0; w < width; ++w)
@@ -397,6 +444,22 @@ void OperandView::rowInt(uint32_t n, uint32_t c, uint32_t h, int64_t *out,
   const uint8_t *base = laneStart_[c] + index(n, c, h, 0) * bytes;
   int64_t step = t_.stride.w * bytes;
   bool s = t_.type.isSigned;
+  if (step == int64_t(bytes)) {
+    // Contiguous: typed loops the compiler vectorises.
+    auto widen = [&](auto tag) {
+      using T = decltype(tag);
+      for (uint32_t w = 0; w < width; ++w)
+        out[w] = int64_t(rd<T>(base + size_t(w) * sizeof(T)));
+    };
+    switch (p) {
+    case Prec::Int8:
+      return s ? widen(int8_t()) : widen(uint8_t());
+    case Prec::Int16:
+      return s ? widen(int16_t()) : widen(uint16_t());
+    default:
+      return s ? widen(int32_t()) : widen(uint32_t());
+    }
+  }
   switch (p) {
   case Prec::Int8:
     for (uint32_t w = 0; w < width; ++w)
@@ -437,10 +500,30 @@ void ResultView::storeRowFloat(uint32_t n, uint32_t c, uint32_t h,
       wr<float>(base + w * step, v[w]);
     return;
   case Prec::Fp16:
+    if (mode == isa::RoundMode::HalfToEven && step == 2) {
+      constexpr uint32_t kChunk = 256;
+      uint16_t bits[kChunk];
+      for (uint32_t w0 = 0; w0 < width; w0 += kChunk) {
+        uint32_t k = std::min(kChunk, width - w0);
+        fp32RowToFp16(v + w0, bits, k);
+        std::memcpy(base + size_t(w0) * 2, bits, size_t(k) * 2);
+      }
+      return;
+    }
+    if (mode == isa::RoundMode::HalfToEven) {
+      for (uint32_t w = 0; w < width; ++w)
+        wr<uint16_t>(base + w * step, fp32ToFp16Fast(v[w]));
+      return;
+    }
     for (uint32_t w = 0; w < width; ++w)
       wr<uint16_t>(base + w * step, isa::fp32ToFp16(v[w], mode));
     return;
   default:
+    if (mode == isa::RoundMode::HalfToEven) {
+      for (uint32_t w = 0; w < width; ++w)
+        wr<uint16_t>(base + w * step, fp32ToBf16Fast(v[w]));
+      return;
+    }
     for (uint32_t w = 0; w < width; ++w)
       wr<uint16_t>(base + w * step, isa::fp32ToBf16(v[w], mode));
     return;
@@ -468,6 +551,24 @@ void ResultView::storeRowInt(uint32_t n, uint32_t c, uint32_t h,
   int64_t step = t_.stride.w * bytes;
   int64_t lo = isa::precMin(p, t_.type.isSigned);
   int64_t hi = isa::precMax(p, t_.type.isSigned);
+  if (step == int64_t(bytes)) {
+    // Contiguous: typed loops the compiler vectorises.
+    auto narrow = [&](auto tag) {
+      using T = decltype(tag);
+      for (uint32_t w = 0; w < width; ++w) {
+        int64_t x = wrap ? v[w] : std::clamp(v[w], lo, hi);
+        wr<T>(base + size_t(w) * sizeof(T), T(x));
+      }
+    };
+    switch (bytes) {
+    case 1:
+      return narrow(uint8_t());
+    case 2:
+      return narrow(uint16_t());
+    default:
+      return narrow(uint32_t());
+    }
+  }
   for (uint32_t w = 0; w < width; ++w) {
     int64_t x = wrap ? v[w] : std::clamp(v[w], lo, hi);
     switch (bytes) {

@@ -47,6 +47,51 @@ int64_t precMax(Prec p, bool isSigned);
 /// x * 2^-shift, saturated to the int64 range.
 int64_t rightShiftRound(int64_t x, int shift, RoundMode mode);
 
+/// rightShiftRound for 0 < shift <= kMaxSmallShift in 64-bit arithmetic,
+/// inline: the one implementation of those shifts (rightShiftRound calls
+/// it), for the per-element loops of the simulator's kernels. The exact
+/// value is q + r / 2^shift with q = floor; the rule per mode is 8.1's.
+constexpr int kMaxSmallShift = 62;
+inline int64_t rightShiftRoundSmall(int64_t x, int shift, RoundMode mode) {
+  int64_t q = x >> shift; // arithmetic shift = floor division
+  uint64_t r = uint64_t(x) & ((uint64_t(1) << shift) - 1);
+  uint64_t half = uint64_t(1) << (shift - 1);
+  if (r == 0)
+    return q;
+  bool up = false;
+  switch (mode) {
+  case RoundMode::HalfToEven:
+    up = r > half || (r == half && (q & 1));
+    break;
+  case RoundMode::HalfAwayFromZero:
+    up = r > half || (r == half && x >= 0);
+    break;
+  case RoundMode::TowardsZero:
+    up = x < 0;
+    break;
+  case RoundMode::Down:
+    up = false;
+    break;
+  case RoundMode::Up:
+    up = true;
+    break;
+  case RoundMode::HalfUp:
+    up = r >= half;
+    break;
+  case RoundMode::HalfDown:
+    up = r > half;
+    break;
+  }
+  return q + int64_t(up);
+}
+
+/// rightShiftRound with the small shifts inline.
+inline int64_t rightShiftRoundFast(int64_t x, int shift, RoundMode mode) {
+  if (shift > 0 && shift <= kMaxSmallShift)
+    return rightShiftRoundSmall(x, shift, mode);
+  return rightShiftRound(x, shift, mode);
+}
+
 /// Rounds \p x to an integer per \p mode (ties per mode), saturating to the
 /// int64 range; NaN gives 0.
 int64_t roundToInt(double x, RoundMode mode);
@@ -59,6 +104,17 @@ float roundFloat(float x, RoundMode mode);
 /// product; the result saturates to the int64 range.
 int64_t applyMultiplierAndRShift(int64_t v, int64_t multiplier, int rshift,
                                  RoundMode mode);
+
+/// applyMultiplierAndRShift with the common case inline (a product within
+/// int64 and a small right shift).
+inline int64_t applyMultiplierAndRShiftFast(int64_t v, int64_t multiplier,
+                                            int rshift, RoundMode mode) {
+  int64_t product;
+  if (rshift > 0 && rshift <= kMaxSmallShift &&
+      !__builtin_mul_overflow(v, multiplier, &product))
+    return rightShiftRoundSmall(product, rshift, mode);
+  return applyMultiplierAndRShift(v, multiplier, rshift, mode);
+}
 
 /// saturate(applyMultiplierAndRShift(v, multiplier, rshift, mode) +
 /// zeroPoint, outPrec, outSigned): the fixed-point requantisation of

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Host speed of tpusim's full simulation (numbers to read, never asserted
+# by a test): `tpusim run --mode full` wall time of ResNet-50 (torchvision
+# random weights, batch 1) deployed in F16 and INT8, against ONNX Runtime's
+# F32 time for the same ONNX file measured in the same run
+# (scripts/ort_run.js: median of --repeat inferences after 2 warm-up runs,
+# measured before and after the simulator runs and averaged, so a change of
+# machine load during the run shows). tpusim's time is the median of
+# --repeat whole processes (start-up, bmodel load and coefficient check,
+# simulation, output write), with its CPU time (user + sys) beside it.
+#
+#   scripts/bench_fullsim.sh [--bin BUILD/bin] [--before OLD_TPUSIM] [--work DIR]
+#                            [--repeat N] [--arch "resnet50 resnet18"]
+#                            [--paths "auto portable avx2 avx512"]
+#
+# --before adds the rows of another tpusim binary (e.g. one built from the
+# commit before a change) on the same bmodels and inputs; --paths runs the
+# given SIMD paths (TPUSIM_SIMD, tpusim/Simd.h; paths this CPU lacks are
+# left out). Every run's outputs must be byte-identical to the first run's
+# of the same model and mode, or the script fails.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BIN="$ROOT/build/bin" BEFORE="" WORK="" REPEAT=5 ARCHS="resnet50" PATHS="auto"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --bin) BIN="$2"; shift ;;
+    --before) BEFORE="$2"; shift ;;
+    --work) WORK="$2"; shift ;;
+    --repeat) REPEAT="$2"; shift ;;
+    --arch) ARCHS="$2"; shift ;;
+    --paths) PATHS="$2"; shift ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    *) echo "bench_fullsim: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+  shift
+done
+PY=/usr/bin/python3
+for t in tpuc tpusim; do
+  [ -x "$BIN/$t" ] || { echo "bench_fullsim: $BIN/$t not found (build first)" >&2; exit 2; }
+done
+[ -z "$BEFORE" ] || [ -x "$BEFORE" ] || { echo "bench_fullsim: --before $BEFORE is not executable" >&2; exit 2; }
+[ -n "$WORK" ] || WORK="$(mktemp -d)"
+mkdir -p "$WORK"
+cd "$WORK"
+echo "bench_fullsim: work directory $WORK"
+lscpu | grep -E '^(Model name|CPU\(s\)|Thread|Core|Flags)' | sed 's/^/# /' | cut -c1-200
+echo "# load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+"$ROOT/scripts/setup_node.sh" > /dev/null
+
+flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
+has() { case "$flags" in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+runs=()
+for p in $PATHS; do
+  case "$p" in
+    avx2) has avx2 || continue ;;
+    avx512) has avx512f && has avx512bw && has avx512vl && has avx512dq || continue ;;
+  esac
+  runs+=("after:$p")
+done
+[ -z "$BEFORE" ] || runs=("before:auto" "${runs[@]}")
+
+: > results.txt
+for arch in $ARCHS; do
+  d="${arch}_b1"
+  mkdir -p "$d"
+  if [ ! -f "$d/model_top.mlir" ]; then
+    (cd "$d" &&
+      $PY "$ROOT/models/resnet18/export_resnet18.py" -o "$arch.onnx" \
+        --arch "$arch" --batch 1 --input input.npz > /dev/null &&
+      "$BIN/tpuc" transform "$arch.onnx" -o model_top.mlir \
+        --input-shapes "[[1,3,224,224]]" > /dev/null)
+  fi
+  [ -f "$d/f16.bmodel" ] || "$BIN/tpuc" deploy "$d/model_top.mlir" --quantize F16 \
+    --chip bm1684x -o "$d/f16.bmodel" > /dev/null
+  if [ ! -f "$d/int8.bmodel" ]; then
+    $PY "$ROOT/scripts/make_calib_set.py" --like "$d/input.npz" --num 4 --out "$d/calib4" > /dev/null
+    "$BIN/tpuc" calibrate "$d/model_top.mlir" --dataset "$d/calib4" --input-num 4 \
+      --method minmax -o "$d/cali.table" > /dev/null 2>&1
+    "$BIN/tpuc" deploy "$d/model_top.mlir" --quantize INT8 --chip bm1684x \
+      --calibration-table "$d/cali.table" -o "$d/int8.bmodel" > /dev/null
+  fi
+  ort() {
+    node "$ROOT/scripts/ort_run.js" "$d/$arch.onnx" "$d/input.npz" "$d/ort.npz" \
+      --repeat "$REPEAT" --warmup 2
+  }
+  ort1="$(ort)"
+  for mode in f16 int8; do
+    first=""
+    for r in "${runs[@]}"; do
+      which="${r%%:*}" path="${r#*:}"
+      exe="$BIN/tpusim"
+      [ "$which" = before ] && exe="$BEFORE"
+      out="$d/sim_${mode}_${which}_$path.npz"
+      for i in $(seq "$REPEAT"); do
+        TPUSIM_SIMD="$path" /usr/bin/time -f "%e %U %S" -o time.txt \
+          "$exe" run "$d/$mode.bmodel" --mode full -i "$d/input.npz" -o "$out" > /dev/null
+        echo "$arch $mode $which $path $(cat time.txt)" >> results.txt
+      done
+      if [ -z "$first" ]; then
+        first="$out"
+      elif ! cmp -s "$first" "$out"; then
+        echo "bench_fullsim: $out differs from $first" >&2
+        exit 1
+      fi
+    done
+  done
+  ort2="$(ort)"
+  echo "ort $arch $($PY -c 'import json,sys; print(json.loads(sys.argv[1])["median_ms"], json.loads(sys.argv[2])["median_ms"], json.loads(sys.argv[1])["threads"])' "$ort1" "$ort2")" >> results.txt
+done
+
+$PY - results.txt <<'PY'
+import statistics, sys
+rows, ort = {}, {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    if f[0] == "ort":
+        ort[f[1]] = (float(f[2]), float(f[3]), f[4])
+        continue
+    arch, mode, which, path = f[:4]
+    wall, user, sys_ = map(float, f[4:7])
+    rows.setdefault((arch, mode, which, path), []).append((wall, user + sys_))
+print("\n## tpusim --mode full vs ONNX Runtime F32 (same run)")
+print("| model | mode | tpusim | SIMD path | median wall s | median CPU s | ORT F32 ms (before / after sims) | wall / ORT |")
+print("|---|---|---|---|---|---|---|---|")
+for (arch, mode, which, path), v in rows.items():
+    wall = statistics.median(x[0] for x in v)
+    cpu = statistics.median(x[1] for x in v)
+    o1, o2, threads = ort[arch]
+    o = (o1 + o2) / 2
+    print(f"| {arch} | {mode.upper()} | {which} | {path} | {wall:.3f} | {cpu:.3f} | "
+          f"{o1:.1f} / {o2:.1f} (threads {threads}) | **{wall * 1000 / o:.2f}x** |")
+PY

@@ -1,0 +1,55 @@
+//===- Simd.h - Run-time choice of the functional kernels' SIMD path -*- C++
+//-*-===//
+//
+// The hot functional kernels (conv, matrix multiply, element conversions)
+// exist in three builds of the same source: a portable one (the baseline
+// x86-64 or whatever the compiler targets), one compiled for AVX2 and one
+// for AVX-512 (F, BW, VL, DQ). Every build computes the same bits: the
+// kernels fix the order of every floating-point operation (semantics.md),
+// and integer sums wrap modulo 2^32 whatever the order.
+//
+// The path is chosen once, at the first kernel call, from the CPU
+// (__builtin_cpu_supports): the widest the CPU has. The environment
+// variable TPUSIM_SIMD=portable|avx2|avx512|auto, `tpusim run --simd` or
+// setSimdPath() force one (tests run every path the machine has).
+// Forcing a path the CPU lacks is an error.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPUSIM_SIMD_H
+#define TPUSIM_SIMD_H
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tpu::sim {
+
+enum class SimdPath { Portable, Avx2, Avx512 };
+
+/// "portable", "avx2", "avx512".
+const char *simdPathName(SimdPath p);
+/// The path named `name` ("auto" gives the widest available), or nothing.
+std::optional<SimdPath> simdPathFromName(const std::string &name);
+
+/// Whether this CPU (and this build) can run `p`.
+bool simdPathAvailable(SimdPath p);
+/// Every path this machine can run, narrowest first.
+std::vector<SimdPath> availableSimdPaths();
+
+/// The path the kernels use (decided on first use: TPUSIM_SIMD, else the
+/// widest available). Throws tpu::Error when TPUSIM_SIMD is not a path name
+/// or names a path this CPU lacks.
+SimdPath simdPath();
+/// Forces `p` for every later kernel call; throws tpu::Error if the CPU
+/// lacks it.
+void setSimdPath(SimdPath p);
+
+/// Threads the conv and matrix kernels may use (1 = the calling thread
+/// only). Default: TPUSIM_THREADS, else the hardware threads (at most 8).
+/// Results do not depend on it: threads split output channels, never a sum.
+unsigned kernelThreads();
+void setKernelThreads(unsigned n);
+
+} // namespace tpu::sim
+
+#endif // TPUSIM_SIMD_H

@@ -1,0 +1,230 @@
+//===- Simd.cpp - SIMD path selection and the kernels' worker threads -----===//
+
+#include "tpusim/Simd.h"
+
+#include "SimdImpl.h"
+
+#include "tpu/isa/Error.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+namespace tpu::sim {
+
+namespace {
+
+constexpr int kUnset = -1;
+std::atomic<int> gPath{kUnset};
+std::atomic<int> gThreads{kUnset};
+constexpr unsigned kMaxDefaultThreads = 8;
+
+} // namespace
+
+const char *simdPathName(SimdPath p) {
+  switch (p) {
+  case SimdPath::Portable:
+    return "portable";
+  case SimdPath::Avx2:
+    return "avx2";
+  case SimdPath::Avx512:
+    return "avx512";
+  }
+  return "?";
+}
+
+bool simdPathAvailable(SimdPath p) {
+  switch (p) {
+  case SimdPath::Portable:
+    return true;
+#if TPUSIM_X86_PATHS
+  case SimdPath::Avx2:
+    return __builtin_cpu_supports("avx2");
+  case SimdPath::Avx512:
+    return __builtin_cpu_supports("avx512f") &&
+           __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512dq");
+#else
+  default:
+    return false;
+#endif
+  }
+  return false;
+}
+
+std::vector<SimdPath> availableSimdPaths() {
+  std::vector<SimdPath> v;
+  for (SimdPath p : {SimdPath::Portable, SimdPath::Avx2, SimdPath::Avx512})
+    if (simdPathAvailable(p))
+      v.push_back(p);
+  return v;
+}
+
+std::optional<SimdPath> simdPathFromName(const std::string &name) {
+  if (name == "auto")
+    return availableSimdPaths().back();
+  for (SimdPath p : {SimdPath::Portable, SimdPath::Avx2, SimdPath::Avx512})
+    if (name == simdPathName(p))
+      return p;
+  return std::nullopt;
+}
+
+void setSimdPath(SimdPath p) {
+  if (!simdPathAvailable(p))
+    throw Error(std::string("SIMD path ") + simdPathName(p) +
+                " is not available on this CPU (available: " + [] {
+                  std::string s;
+                  for (SimdPath q : availableSimdPaths())
+                    s += (s.empty() ? "" : ", ") + std::string(simdPathName(q));
+                  return s;
+                }() + ")");
+  gPath.store(int(p));
+}
+
+SimdPath simdPath() {
+  int p = gPath.load(std::memory_order_relaxed);
+  if (p != kUnset)
+    return SimdPath(p);
+  const char *env = std::getenv("TPUSIM_SIMD");
+  SimdPath chosen = availableSimdPaths().back();
+  if (env && *env) {
+    std::optional<SimdPath> named = simdPathFromName(env);
+    if (!named)
+      throw Error(std::string("TPUSIM_SIMD='") + env +
+                  "' is not a SIMD path (portable, avx2, avx512 or auto)");
+    chosen = *named;
+  }
+  setSimdPath(chosen);
+  return chosen;
+}
+
+unsigned kernelThreads() {
+  int t = gThreads.load(std::memory_order_relaxed);
+  if (t != kUnset)
+    return unsigned(t);
+  unsigned n = std::clamp(std::thread::hardware_concurrency(), 1u,
+                          kMaxDefaultThreads);
+  if (const char *env = std::getenv("TPUSIM_THREADS"); env && *env) {
+    char *end = nullptr;
+    long v = std::strtol(env, &end, 10);
+    if (*end != 0 || v < 1 || v > 256)
+      throw Error(std::string("TPUSIM_THREADS='") + env +
+                  "' is not a thread count (1..256)");
+    n = unsigned(v);
+  }
+  gThreads.store(int(n));
+  return n;
+}
+
+void setKernelThreads(unsigned n) { gThreads.store(int(std::max(n, 1u))); }
+
+namespace detail {
+
+namespace {
+
+/// A fixed pool of helper threads running one parallelTasks call at a
+/// time (the kernels are called from one simulation thread). The caller
+/// works too and waits only for tasks that were claimed, never for a helper
+/// to wake: on a loaded machine a helper that is not scheduled in time
+/// simply finds the job done.
+class Pool {
+  struct Job {
+    const std::function<void(int64_t)> *fn;
+    int64_t n;
+    std::atomic<int64_t> next{0};
+    std::atomic<int64_t> done{0};
+  };
+
+public:
+  explicit Pool(unsigned helpers) {
+    for (unsigned i = 0; i < helpers; ++i)
+      threads_.emplace_back([this] { loop(); });
+  }
+  ~Pool() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (std::thread &t : threads_)
+      t.join();
+  }
+  unsigned helpers() const { return unsigned(threads_.size()); }
+
+  void run(int64_t n, const std::function<void(int64_t)> &fn) {
+    auto job = std::make_shared<Job>();
+    job->fn = &fn;
+    job->n = n;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      job_ = job;
+      ++generation_;
+    }
+    cv_.notify_all();
+    work(*job);
+    std::unique_lock<std::mutex> lock(mu_);
+    done_.wait(lock, [&] { return job->done.load() == n; });
+    job_.reset();
+  }
+
+private:
+  void work(Job &job) {
+    for (int64_t i = job.next.fetch_add(1); i < job.n;
+         i = job.next.fetch_add(1)) {
+      (*job.fn)(i);
+      if (job.done.fetch_add(1) + 1 == job.n) {
+        std::lock_guard<std::mutex> lock(mu_);
+        done_.notify_all();
+      }
+    }
+  }
+  void loop() {
+    uint64_t seen = 0;
+    for (;;) {
+      std::shared_ptr<Job> job;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
+        if (stop_)
+          return;
+        seen = generation_;
+        job = job_;
+      }
+      if (job)
+        work(*job);
+    }
+  }
+
+  std::vector<std::thread> threads_;
+  std::mutex mu_;
+  std::condition_variable cv_, done_;
+  std::shared_ptr<Job> job_;
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+};
+
+} // namespace
+
+void parallelTasks(int64_t n, const std::function<void(int64_t)> &fn) {
+  unsigned threads = kernelThreads();
+  if (threads <= 1 || n <= 1) {
+    for (int64_t i = 0; i < n; ++i)
+      fn(i);
+    return;
+  }
+  static std::mutex poolMu;
+  static std::unique_ptr<Pool> pool;
+  std::lock_guard<std::mutex> lock(poolMu);
+  if (!pool || pool->helpers() != threads - 1)
+    pool = std::make_unique<Pool>(threads - 1);
+  pool->run(n, fn);
+}
+
+} // namespace detail
+} // namespace tpu::sim

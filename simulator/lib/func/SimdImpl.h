@@ -1,0 +1,193 @@
+//===- SimdImpl.h - Multi-target kernel builds and fast conversions -*- C++
+//-*-===//
+//
+// Private to simulator/lib/func. A hot kernel is written once as an
+// always_inline template and instantiated in three wrappers: one without a
+// target attribute (portable) and two with TPUSIM_TARGET_AVX2 /
+// TPUSIM_TARGET_AVX512; TPUSIM_DISPATCH picks the wrapper of simdPath().
+// The always_inline body is compiled with its caller's target, so the three
+// builds are the same operations in the same order on vectors of different
+// widths.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPUSIM_LIB_FUNC_SIMDIMPL_H
+#define TPUSIM_LIB_FUNC_SIMDIMPL_H
+
+#include "tpusim/Func.h"
+#include "tpusim/Simd.h"
+
+#include "tpu/isa/Numerics.h"
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+#if (defined(__x86_64__) || defined(__i386__)) &&                            \
+    (defined(__clang__) || defined(__GNUC__))
+#define TPUSIM_X86_PATHS 1
+#define TPUSIM_TARGET_AVX2 __attribute__((target("avx2")))
+#define TPUSIM_TARGET_AVX512                                                  \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+#else
+#define TPUSIM_X86_PATHS 0
+#define TPUSIM_TARGET_AVX2
+#define TPUSIM_TARGET_AVX512
+#endif
+
+#define TPUSIM_INLINE inline __attribute__((always_inline))
+
+namespace tpu::sim::detail {
+
+/// Runs fn(0) .. fn(n - 1) on kernelThreads() threads (the caller's
+/// included), in any order; returns when all are done. fn must not throw.
+void parallelTasks(int64_t n, const std::function<void(int64_t)> &fn);
+
+/// A buffer of at least n elements reused across calls on this thread (the
+/// kernels' scratch: fresh multi-megabyte allocations every command cost
+/// more in page faults than the arithmetic). Contents are stale: callers
+/// write what they read. Tag tells apart the buffers of one element type.
+template <typename T, int Tag> T *scratch(size_t n) {
+  thread_local std::vector<T> buf;
+  if (buf.size() < n)
+    buf.resize(n);
+  return buf.data();
+}
+
+inline float bitsAsFloat(uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, sizeof f);
+  return f;
+}
+inline uint32_t floatAsBits(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, sizeof b);
+  return b;
+}
+
+/// isa::fp16ToFp32 with the normal numbers inline (the bit pattern is the
+/// same: sign, rebiased exponent, mantissa shifted); subnormals, zeros,
+/// infinities and NaNs go to isa::fp16ToFp32.
+TPUSIM_INLINE float fp16ToFp32Fast(uint16_t h) {
+  uint32_t e = (h >> 10) & 0x1F;
+  if (e - 1 < 30) // 1..30: normal
+    return bitsAsFloat((uint32_t(h & 0x8000) << 16) |
+                       ((e + (127 - 15)) << 23) | (uint32_t(h & 0x3FF) << 13));
+  if ((h & 0x7FFF) == 0) // signed zero
+    return bitsAsFloat(uint32_t(h) << 16);
+  return isa::fp16ToFp32(h);
+}
+
+TPUSIM_INLINE float bf16ToFp32Fast(uint16_t b) {
+  return bitsAsFloat(uint32_t(b) << 16);
+}
+
+/// isa::fp32ToFp16(x, HalfToEven) with the inputs whose result is a normal
+/// fp16 (|x| in [2^-14, 65504 rounded]) inline: round the 13 dropped bits to
+/// nearest even, a carry into the exponent included; the rest (zeros,
+/// subnormal results, overflow, infinities, NaNs) goes to isa::fp32ToFp16.
+TPUSIM_INLINE uint16_t fp32ToFp16Fast(float x) {
+  uint32_t b = floatAsBits(x);
+  uint32_t a = b & 0x7FFFFFFFu;
+  // 0x38800000 = 2^-14 (smallest normal fp16); 0x477FEFFF is the largest
+  // fp32 that rounds to 65504 (0x477FF000 rounds to infinity).
+  if (a - 0x38800000u <= 0x477FEFFFu - 0x38800000u) {
+    uint32_t r = a + 0xFFFu + ((a >> 13) & 1u);
+    uint32_t h = (r >> 13) - ((127u - 15u) << 10);
+    return uint16_t(((b >> 16) & 0x8000u) | h);
+  }
+  if (a == 0)
+    return uint16_t((b >> 16) & 0x8000u);
+  return isa::fp32ToFp16(x, isa::RoundMode::HalfToEven);
+}
+
+/// isa::fp32ToBf16(x, HalfToEven) with finite results inline: finite inputs
+/// that do not round to infinity and are not fp32 subnormals (those go to
+/// the exact routine, as do infinities and NaNs).
+TPUSIM_INLINE uint16_t fp32ToBf16Fast(float x) {
+  uint32_t b = floatAsBits(x);
+  uint32_t a = b & 0x7FFFFFFFu;
+  // Normal fp32 below 0x7F7F8000 (which rounds to infinity).
+  if (a - 0x00800000u < 0x7F7F8000u - 0x00800000u) {
+    uint32_t r = b + 0x7FFFu + ((b >> 16) & 1u);
+    return uint16_t(r >> 16);
+  }
+  if (a == 0)
+    return uint16_t((b >> 16) & 0x8000u);
+  return isa::fp32ToBf16(x, isa::RoundMode::HalfToEven);
+}
+
+/// fp16 -> fp32 of n contiguous elements: a branch-free pass (normal
+/// numbers and zeros, which the compiler vectorises) that flags any
+/// subnormal, infinity or NaN, and then, if one was seen, the exact
+/// routine for those elements.
+TPUSIM_INLINE void fp16RowToFp32(const uint16_t *in, float *out, size_t n) {
+  uint32_t special = 0;
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t h = in[i];
+    uint32_t e = (h >> 10) & 0x1F, m = h & 0x3FF;
+    uint32_t sign = (h & 0x8000) << 16;
+    uint32_t normal = sign | ((e + (127 - 15)) << 23) | (m << 13);
+    special |= uint32_t(e == 0x1F) | uint32_t(e == 0 && m != 0);
+    out[i] = bitsAsFloat(e == 0 ? sign : normal);
+  }
+  if (special)
+    for (size_t i = 0; i < n; ++i) {
+      uint32_t e = (in[i] >> 10) & 0x1F;
+      if (e == 0x1F || (e == 0 && (in[i] & 0x3FF) != 0))
+        out[i] = isa::fp16ToFp32(in[i]);
+    }
+}
+
+/// fp32 -> fp16 (nearest even) of n elements into contiguous out: the
+/// normal-result rounding of fp32ToFp16Fast branch-free (vectorised), with
+/// zeros; any other input goes through the exact routine.
+TPUSIM_INLINE void fp32RowToFp16(const float *in, uint16_t *out, size_t n) {
+  uint32_t special = 0;
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t b = floatAsBits(in[i]);
+    uint32_t a = b & 0x7FFFFFFFu;
+    bool inRange = a - 0x38800000u <= 0x477FEFFFu - 0x38800000u;
+    uint32_t r = a + 0xFFFu + ((a >> 13) & 1u);
+    uint32_t h = (r >> 13) - ((127u - 15u) << 10);
+    special |= uint32_t(!inRange && a != 0);
+    out[i] = uint16_t(((b >> 16) & 0x8000u) | (inRange ? h : 0u));
+  }
+  if (special)
+    for (size_t i = 0; i < n; ++i) {
+      uint32_t a = floatAsBits(in[i]) & 0x7FFFFFFFu;
+      if (a - 0x38800000u > 0x477FEFFFu - 0x38800000u && a != 0)
+        out[i] = isa::fp32ToFp16(in[i], isa::RoundMode::HalfToEven);
+    }
+}
+
+/// loadFloat / loadInt with the common types inline (same values).
+TPUSIM_INLINE float loadFloatFast(const uint8_t *base, uint64_t index,
+                                  ElemType t) {
+  uint16_t h;
+  switch (t.prec) {
+  case isa::Prec::Fp32: {
+    float f;
+    std::memcpy(&f, base + index * 4, 4);
+    return f;
+  }
+  case isa::Prec::Fp16:
+    std::memcpy(&h, base + index * 2, 2);
+    return fp16ToFp32Fast(h);
+  case isa::Prec::Bf16:
+    std::memcpy(&h, base + index * 2, 2);
+    return bf16ToFp32Fast(h);
+  default:
+    return loadFloat(base, index, t);
+  }
+}
+TPUSIM_INLINE int64_t loadIntFast(const uint8_t *base, uint64_t index,
+                                  ElemType t) {
+  if (t.prec == isa::Prec::Int8)
+    return t.isSigned ? int64_t(int8_t(base[index])) : int64_t(base[index]);
+  return loadInt(base, index, t);
+}
+
+} // namespace tpu::sim::detail
+
+#endif // TPUSIM_LIB_FUNC_SIMDIMPL_H
