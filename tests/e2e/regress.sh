@@ -18,7 +18,7 @@
 #    a missing shard;
 #  - a ready .bmodel, a calibration dataset and an input directory (every
 #    sample checked, a failing one named);
-#  - bad suites (unknown key, missing model, tolerance out of range, .tflite,
+#  - bad suites (unknown key, missing model, tolerance out of range, an unknown model kind,
 #    INT8 without a table, unknown section) and a bad baseline fail before
 #    any case runs, naming the line, and write nothing.
 #
@@ -370,7 +370,7 @@ bad ":1: case 'a': no model" $'[case.a]\ninput = "in.npz"'
 bad ":5: cosine = 1.5 is out of range \[-1, 1\]" $'[case.a]\nmodel = "cnn.onnx"\ninput = "in.npz"\nreference = "top"\ncosine = 1.5'
 bad ":3: euclid = -0.1 is out of range" $'[case.a]\nmodel = "cnn.onnx"\neuclid = -0.1'
 bad ":2: drift = -1 is out of range" $'[suite]\ndrift = -1\n[case.a]\nmodel = "cnn.onnx"'
-bad ":2: model 'm.tflite': .tflite is not supported yet" $'[case.a]\nmodel = "m.tflite"'
+bad ":2: model 'm.pb' is not an .onnx, a .tflite, a top .mlir or a .bmodel" $'[case.a]\nmodel = "m.pb"'
 bad ":3: case 'a': INT8 needs calibration_table" $'[case.a]\nmodel = "cnn.onnx"\nquantize = "INT8"'
 bad ":1: unknown section \[cases.a\]" $'[cases.a]\nmodel = "cnn.onnx"'
 bad ":3: chip.npu_num = x" $'[case.a]\nmodel = "cnn.onnx"\nchip.npu_num = x'
@@ -378,6 +378,32 @@ bad ":3: case 'a': bit_exact needs the tpu module" $'[case.a]\nmodel = "ready.bm
 bad ":3: case 'a': a reference .npz is for one input file" $'[case.a]\nmodel = "cnn.onnx"\nreference = "in.npz"\ninput = "calib"'
 bad ":2: input directory '.*empty' holds no .npz file" $'[case.a]\ninput = "empty"\nmodel = "cnn.onnx"'
 bad ":4: case 'a' given twice" $'[case.a]\nmodel = "cnn.onnx"\n\n[case.a]'
+# A quantised .tflite (tests/lit/frontend/Inputs/tflite_quant.py): transformed
+# in the worker; F32 against its real-valued reference, INT8 with the model's
+# own scales (no calibration table) against the numpy port of TFLite's int8
+# kernels (measured cosine 0.99914: the chip's requantisation rounds otherwise).
+$PY "$ROOT/tests/lit/frontend/Inputs/tflite_quant.py" tfl > /dev/null
+cat > tfl.toml <<'T'
+[case.tfl]
+model = "tfl/q.tflite"
+input = "tfl/in.npz"
+quantize = "F32"
+reference = "tfl/ref_real.npz"
+bit_exact = true
+cosine = 0.99999
+
+[case.tfl_int8]
+model = "tfl/q.tflite"
+input = "tfl/in.npz"
+quantize = "INT8"
+reference = "tfl/ref_int8.npz"
+bit_exact = true
+cosine = 0.998
+T
+"$T" regress tfl.toml -o tflout --update-baseline > tfl.txt || { cat tfl.txt; exit 1; }
+cat tfl.txt
+grep -q "2 case(s): 2 passed, 0 failed, 0 error(s)" tfl.txt
+
 # So does a bad baseline.
 printf 'case f16/F16\n  cycles many\n' > bad.baseline
 rm -rf badout

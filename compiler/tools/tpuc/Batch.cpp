@@ -2,6 +2,7 @@
 #include "Batch.h"
 #include "ToolCommon.h"
 
+#include "tpuc/Frontend/TfliteImporter.h"
 #include "tpuc/Support/CaliTable.h"
 #include "tpuc/Support/Machine.h"
 #include "tpuc/Support/Module.h"
@@ -310,6 +311,10 @@ void compileInMemory(const CompileJob &job, deploy::PipelineResult &r) {
     cali = std::move(*t);
     if (std::string e = tool::checkCaliTable(module, *cali); !e.empty())
       throw ::tpu::Error(job.cali + ": " + e);
+    o.cali = &*cali;
+  } else if ((cali = frontend::getModelQuantTable(module))) {
+    // A model imported with its own quantisation (a quantised TFLite
+    // model) carries the equivalent table, as tpuc deploy takes it.
     o.cali = &*cali;
   }
   if (std::string e = deploy::compile(module, o, job.hooks, r); !e.empty())

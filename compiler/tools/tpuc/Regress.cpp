@@ -5,7 +5,7 @@
 //   tpuc regress merge DIR... --suite SUITE.toml [-o DIR] [...]
 //
 // A suite (a TOML subset, the format of tpuc explore's sweeps, see
-// README.md "Regression suites") lists cases: a model (.onnx, a top .mlir
+// README.md "Regression suites") lists cases: a model (.onnx, .tflite, a top .mlir
 // or a ready .bmodel), the modes and options to compile it with, an input
 // .npz and what must hold: per-output cosine / Euclidean similarity / SQNR
 // against a reference .npz (or against the top interpreter's or ONNX
@@ -13,7 +13,7 @@
 // interpreter, and
 // the simulated cycles, DDR bytes and MAC utilisation of a text baseline
 // within a drift in percent. Each case (a case in one mode) runs in its own
-// forked worker (Batch.h), --jobs at once: transform (for .onnx), the
+// forked worker (Batch.h), --jobs at once: transform (.onnx, .tflite), the
 // calibration table (from a dataset), the in-memory compile, then a full
 // simulation (timing only without an input) with per-op statistics. The
 // transform, the table, the reference and the compiled bmodel are cached
@@ -308,14 +308,11 @@ Suite readSuite(const std::string &path) {
       std::string raw = tpuc::batch::scalar(e.value, line);
       std::string r = resolve(raw, line);
       std::string ext = fs::path(r).extension().string();
-      if (ext == ".tflite")
+      if (ext != ".onnx" && ext != ".tflite" && ext != ".mlir" &&
+          ext != ".bmodel")
         throw ParseError{line, "model '" + raw +
-                                   "': .tflite is not supported yet (convert "
-                                   "it to ONNX, or give a top .mlir)"};
-      if (ext != ".onnx" && ext != ".mlir" && ext != ".bmodel")
-        throw ParseError{line, "model '" + raw +
-                                   "' is not an .onnx, a top .mlir or a "
-                                   ".bmodel"};
+                                   "' is not an .onnx, a .tflite, a top "
+                                   ".mlir or a .bmodel"};
       if (!fs::is_regular_file(r))
         throw ParseError{line,
                          "model '" + raw + "' does not exist (" + r + ")"};
@@ -447,12 +444,14 @@ Suite readSuite(const std::string &path) {
     } else {
       if (c.modes.empty())
         c.modes = {"F16"};
-      if (c.kind != "onnx" && c.lines.count("input_shapes"))
+      if (c.kind != "onnx" && c.kind != "tflite" &&
+          c.lines.count("input_shapes"))
         throw err(lineOf("input_shapes"),
-                  what + "input_shapes is for .onnx models");
+                  what + "input_shapes is for .onnx and .tflite models");
     }
     bool int8 = std::count(c.modes.begin(), c.modes.end(), "INT8");
-    if (int8 && c.cali.empty() && c.dataset.empty())
+    // A quantised .tflite carries its own scales (top.quant_table).
+    if (int8 && c.cali.empty() && c.dataset.empty() && c.kind != "tflite")
       throw err(lineOf("quantize"),
                 what + "INT8 needs calibration_table or calibration_dataset");
     if (!c.cali.empty() && !c.dataset.empty())
@@ -750,7 +749,7 @@ void runCase(const Run &run, const Context &ctx, json &rec) {
   json steps = json::array();
   // 1. The top module.
   std::string top = c.model, topDigest;
-  if (c.kind == "onnx") {
+  if (c.kind == "onnx" || c.kind == "tflite") {
     std::string key = key16("transform\n" + ctx.toolchain + "\n" +
                             memoDigest(ctx.cacheDir, c.model) + "\n" +
                             c.inputShapes);
