@@ -11,6 +11,10 @@
 //                       {"model", "runs", "threads", "median_ms", "min_ms", "mean_ms",
 //                        "cpu_ms" (process CPU time per run, all threads), "load_ms"}
 //     --warmup N        untimed runs before timing (default 1 when --repeat is given)
+//     --per-sample      every input holds B samples along axis 0: run the model
+//                       once per sample (each input cut to its sample, batch 1)
+//                       and write the outputs stacked along axis 0 (for models
+//                       with a fixed batch of 1, e.g. the openWakeWord heads)
 //
 // Inputs are matched by name (the npz key); float64 arrays are converted to
 // float32 for float inputs. Exit status 1 with a message on any error, and
@@ -24,12 +28,12 @@ function usage(message) {
   if (message) process.stderr.write(`ort_run: error: ${message}\n`);
   process.stderr.write(
     'usage: node scripts/ort_run.js model.onnx in.npz out.npz [--threads N] ' +
-    '[--opt disabled|basic|extended|all] [--repeat N] [--warmup N]\n');
+    '[--opt disabled|basic|extended|all] [--repeat N] [--warmup N] [--per-sample]\n');
   process.exit(message ? 1 : 0);
 }
 
 function parseArgs(argv) {
-  const opts = {positional: [], threads: 0, opt: 'all', repeat: 0, warmup: -1};
+  const opts = {positional: [], threads: 0, opt: 'all', repeat: 0, warmup: -1, perSample: false};
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -46,6 +50,7 @@ function parseArgs(argv) {
     else if (a === '--opt') opts.opt = value();
     else if (a === '--repeat') opts.repeat = count(a);
     else if (a === '--warmup') opts.warmup = count(a);
+    else if (a === '--per-sample') opts.perSample = true;
     else if (a.startsWith('-')) usage(`unknown option ${a}`);
     else opts.positional.push(a);
   }
@@ -82,6 +87,45 @@ function fromOrtTensor(name, t) {
   return {dtype, shape: t.dims.map(Number), data: t.data};
 }
 
+// --per-sample: sample b of every input (axis 0) through the model alone,
+// the outputs of all samples concatenated along axis 0.
+async function runPerSample(ort, session, inputs, inPath, outPath) {
+  let count = -1;
+  for (const name of session.inputNames) {
+    const arr = inputs.get(name);
+    if (arr.shape.length === 0) throw new Error(`--per-sample: input '${name}' is a scalar`);
+    if (count >= 0 && arr.shape[0] !== count)
+      throw new Error(`--per-sample: the inputs of ${inPath} differ in their first dimension ` +
+                      `(${count} and ${arr.shape[0]} for '${name}')`);
+    count = arr.shape[0];
+  }
+  const parts = new Map(session.outputNames.map(n => [n, []]));
+  for (let b = 0; b < count; b++) {
+    const feeds = {};
+    for (const name of session.inputNames) {
+      const arr = inputs.get(name);
+      const size = arr.shape.slice(1).reduce((x, y) => x * y, 1);
+      feeds[name] = toOrtTensor(ort, name, {dtype: arr.dtype, shape: [1, ...arr.shape.slice(1)],
+                                            data: arr.data.subarray(b * size, (b + 1) * size)});
+    }
+    const results = await session.run(feeds);
+    for (const name of session.outputNames) parts.get(name).push(fromOrtTensor(name, results[name]));
+  }
+  const outputs = new Map();
+  for (const [name, list] of parts) {
+    const first = list[0];
+    const data = new first.data.constructor(list.reduce((n, t) => n + t.data.length, 0));
+    let at = 0;
+    for (const t of list) {
+      data.set(t.data, at);
+      at += t.data.length;
+    }
+    outputs.set(name, {dtype: first.dtype, shape: [list.reduce((n, t) => n + t.shape[0], 0),
+                                                   ...first.shape.slice(1)], data});
+  }
+  npz.writeNpz(outPath, outputs);
+}
+
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
   const [modelPath, inPath, outPath] = opts.positional;
@@ -106,6 +150,11 @@ async function main() {
     if (!session.inputNames.includes(name))
       process.stderr.write(`ort_run: warning: '${name}' in ${inPath} is not a model input\n`);
 
+  if (opts.perSample) {
+    if (opts.repeat > 0) usage('--per-sample and --repeat exclude each other');
+    await runPerSample(ort, session, inputs, inPath, outPath);
+    return;
+  }
   for (let i = 0; i < opts.warmup; i++) await session.run(feeds);
   const times = [];
   let results = null;
