@@ -63,10 +63,14 @@ FRAMES = 76
 HEADS = ["alexa_v0.1", "hey_jarvis_v0.1", "hey_mycroft_v0.1", "hey_rhasspy_v0.1",
          "timer_v0.1", "weather_v0.1"]
 # The clips: (name, text or None for noise only). Fixed voice, speed, pitch.
-CLIPS = [("alexa", "alexa"), ("hey_jarvis", "hey jarvis"), ("hey_mycroft", "hey mycroft"),
-         ("hey_rhasspy", "hey rhasspy"), ("timer", "set a timer"),
-         ("weather", "what's the weather"), ("morning", "good morning everyone"),
-         ("lights", "turn off the kitchen lights"), ("noise", None)]
+# espeak-ng says "mycroft" as "mi-croft" (no head fires on it: kept as a
+# near miss); "my croft" is the wake word. The timer head is trained on
+# timers with a duration ("set a timer" alone scores 0.001).
+CLIPS = [("alexa", "alexa"), ("hey_jarvis", "hey jarvis"), ("hey_my_croft", "hey my croft"),
+         ("hey_rhasspy", "hey rhasspy"), ("timer", "set a timer for five minutes"),
+         ("weather", "what's the weather"), ("mi_croft", "hey mycroft"),
+         ("morning", "good morning everyone"), ("lights", "turn off the kitchen lights"),
+         ("noise", None)]
 VOICE, SPEED, PITCH, GAIN, NOISE, SEED = "en-us", 150, 50, 0.8, 30.0, 1684
 
 
@@ -226,10 +230,21 @@ class Tpu:
             if model == "melspectrogram":
                 per_sample_max_mlir(top, len(x))
         bm = os.path.join(w, "model.bmodel")
-        run([f"{self.bin}/tpuc", "deploy", top, "--quantize", self.mode, "--chip", "bm1684x",
-             "-o", bm])
         inp = os.path.join(w, "in.npz")
         np.savez(inp, **{iname: x.astype(np.float32)})
+        qt = []
+        if self.mode in ("F16", "BF16"):
+            # The ops whose values the 16-bit type cannot hold on these
+            # inputs stay F32 (tpuc qtable; the melspectrogram's STFT powers
+            # reach ~1e10).
+            q = os.path.join(w, "model.qtable")
+            run([f"{self.bin}/tpuc", "qtable", top, "--test-input", inp, "--quantize", self.mode,
+                 "-o", q])
+            kept = [l for l in open(q) if l.strip() and not l.startswith("#")]
+            self.checks.append(f"{model}: {len(kept)} ops kept in F32 (tpuc qtable)")
+            qt = ["--quantize-table", q]
+        run([f"{self.bin}/tpuc", "deploy", top, "--quantize", self.mode, "--chip", "bm1684x",
+             "-o", bm] + qt)
         outp = os.path.join(w, "out.npz")
         run([f"{self.bin}/tpusim", "run", bm, "-i", inp, "-o", outp])
         y = np.load(outp)[oname]
@@ -239,7 +254,7 @@ class Tpu:
             k = int(np.argmax(detect(y.reshape(len(y), -1))))
             run([f"{self.bin}/tpuc", "transform", tfl, "-o", os.path.join(w, "c_top.mlir")])
             run([f"{self.bin}/tpuc", "deploy", os.path.join(w, "c_top.mlir"), "--quantize",
-                 self.mode, "--chip", "bm1684x", "-o", os.path.join(w, "c.bmodel")])
+                 self.mode, "--chip", "bm1684x", "-o", os.path.join(w, "c.bmodel")] + qt)
             np.savez(os.path.join(w, "c_in.npz"), **{iname: x[k:k + 1].astype(np.float32)})
             run([f"{self.bin}/tpusim", "run", os.path.join(w, "c.bmodel"), "-i",
                  os.path.join(w, "c_in.npz"), "-o", os.path.join(w, "c_out.npz")])
@@ -332,14 +347,16 @@ def cmd_compare(a):
     print(f"max score per clip and head, {a.a} / {a.b} (* = detection, score >= 0.5)")
     print("| clip | " + " | ".join(heads) + " |")
     print("|---" * (len(heads) + 1) + "|")
-    bad, maxdiff, fired = [], 0.0, []
+    bad, maxdiff, fired, worst = [], 0.0, [], "-"
     for c in clips:
         cells = []
         for h, hn in zip(HEADS, heads):
             sa, sb = A[f"{c}/{h}"], B[f"{c}/{h}"]
             if sa.shape != sb.shape:
                 sys.exit(f"wakeword_chain: {c}/{h}: {sa.shape} against {sb.shape} scores")
-            maxdiff = max(maxdiff, float(np.abs(sa.astype(np.float64) - sb).max()))
+            d = float(np.abs(sa.astype(np.float64) - sb).max()) if len(sa) else 0.0
+            if d > maxdiff:
+                maxdiff, worst = d, f"{c}/{hn}"
             da, db = detect(sa), detect(sb)
             ya, yb = bool((da >= 0.5).any()), bool((db >= 0.5).any())
             cells.append(f"{da.max():.3f}{'*' if ya else ''} / {db.max():.3f}{'*' if yb else ''}")
@@ -349,7 +366,10 @@ def cmd_compare(a):
                 fired.append(f"{hn} on {c}")
         print(f"| {c} | " + " | ".join(cells) + " |")
     print(f"detections ({a.a}): {', '.join(fired) if fired else 'none'}")
-    print(f"max |score difference| over all windows: {maxdiff:.3g}")
+    print(f"max |score difference| over all windows: {maxdiff:.3g} ({worst})")
+    if not fired:
+        print(f"FAIL: {a.a} detects nothing on any clip: the clips test no detection")
+        sys.exit(1)
     if bad:
         print(f"FAIL: detections differ on {', '.join(bad)}")
         sys.exit(1)
