@@ -11,7 +11,10 @@
 #            another network, so its head is the .tflite in numpy
 #            (scripts/tflite_ref.py)
 #   tpu_MODE every .tflite through tpuc transform (batched) -> tpuc deploy
-#            --quantize MODE -> tpusim run (full mode)
+#            --quantize MODE -> tpusim run (full mode); per model one window
+#            through the batch-1 bmodel as well, equal bit for bit (the
+#            heads' batch and the melspectrogram's per-sample clip are
+#            rewrites of the top module: wakeword_chain.py)
 # Gates per mode: every clip's detections (score >= 0.5 somewhere in the
 # clip) per head equal to ONNX Runtime's, the reference detecting something
 # at all, and the largest |score difference| over all windows at most:
@@ -41,8 +44,9 @@
 # 5-minute class), weather 1.000; the highest score on a negative is
 # hey_jarvis 0.028 on noise. ("set a timer" without a duration scores
 # 0.001.)
-# Time on this machine (2 cores, shared): clips 1 s, ONNX Runtime chain 2 s,
-# F32 chain 8 s, F16 chain 14 s (tpuc qtable per model); 25 s in all.
+# Time on this machine (2 cores, shared; ctest): clips < 1 s, ONNX Runtime
+# chain 2 s, F32 chain 9 s, F16 chain 13 s (tpuc qtable per model); 25 s in
+# all.
 # Exit 77 (skipped) when the models or onnxruntime-node cannot be fetched,
 # or espeak-ng / node is missing; 1 instead with TPU_TESTS_NO_SKIP=1
 # (scripts/lib/skip.sh).
