@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine, builds everything and runs every test
 # (GoogleTest, lit, fuzz smoke runs, end-to-end). Prints build and test times.
+# TPU_TESTS_SANITIZE=1 adds the sanitizer run (scripts/sanitize.sh).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${BUILD_DIR:-$ROOT/build}"
@@ -22,4 +23,9 @@ start=$(date +%s)
 status=0
 ctest --test-dir "$BUILD" --output-on-failure -j "${JOBS:-$(nproc)}" || status=$?
 echo "tests: $(( $(date +%s) - start )) s"
+# With TPU_TESTS_SANITIZE=1 (.ci/run): the unit, lit and default-model tests
+# again on an ASan + UBSan build (scripts/sanitize.sh, build-asan/).
+if [ "${TPU_TESTS_SANITIZE:-0}" = 1 ]; then
+  "$ROOT/scripts/sanitize.sh" || status=1
+fi
 exit $status

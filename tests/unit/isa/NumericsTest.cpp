@@ -742,7 +742,7 @@ TEST(NumericsRounding, SmallShiftsMatchExactQuotient) {
       x = -x;
     int s = int(rng() % 62) + 1;
     if (i % 4 == 0 && bits < 60) // ties and their neighbours
-      x = (x >> s << s) + (int64_t(1) << (s - 1)) + int64_t(rng() % 3) - 1;
+      x = (x >> s) * (int64_t(1) << s) + (int64_t(1) << (s - 1)) + int64_t(rng() % 3) - 1;
     for (RoundMode mode : modes) {
       ASSERT_EQ(tpu::isa::rightShiftRound(x, s, mode), reference(x, s, mode))
           << x << " >> " << s << " mode " << int(mode);
