@@ -25,16 +25,8 @@
 #   int8_search.sh --bin BUILD/bin --work DIR
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-BIN="" WORK=""
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --bin) BIN="$2"; shift ;;
-    --work) WORK="$2"; shift ;;
-    *) echo "int8_search.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-  shift
-done
-[ -n "$BIN" ] && [ -n "$WORK" ] || { echo "need --bin and --work" >&2; exit 2; }
+source "$ROOT/tests/e2e/common.sh"
+e2e_bin_work_args "$@"
 rm -rf "$WORK"
 mkdir -p "$WORK/dataset"
 cd "$WORK"

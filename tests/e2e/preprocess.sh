@@ -12,17 +12,9 @@
 #
 #   preprocess.sh --bin BUILD/bin --work DIR
 set -euo pipefail
-BIN="" WORK=""
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --bin) BIN="$2"; shift ;;
-    --work) WORK="$2"; shift ;;
-    *) echo "preprocess.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-  shift
-done
-[ -n "$BIN" ] && [ -n "$WORK" ] || { echo "need --bin and --work" >&2; exit 2; }
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+source "$ROOT/tests/e2e/common.sh"
+e2e_bin_work_args "$@"
 DATA="$ROOT/tests/data/preprocess"
 rm -rf "$WORK"
 mkdir -p "$WORK"
