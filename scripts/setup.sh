@@ -5,6 +5,8 @@ set -euo pipefail
 
 PACKAGES=(
   cmake ninja-build ccache pkg-config g++ git
+  # cpack's .deb: dpkg-shlibdeps computes its Depends.
+  dpkg-dev
   libmlir-19-dev mlir-19-tools llvm-19-dev llvm-19-tools clang-19 lld-19 libclang-rt-19-dev
   libsystemc-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
