@@ -436,26 +436,13 @@ float bitsToFloat(uint32_t b) {
 }
 
 uint16_t fp32ToFp16(float x, RoundMode mode) {
-  if (mode == RoundMode::HalfToEven) {
-    // The common case (every weight and activation conversion), in a few
-    // integer operations: a magnitude whose result is a normal, finite fp16
-    // ([2^-14, 65520), below which rounding to even stays under 65504) is
-    // rebiased and rounded by adding half an ulp minus one plus the lowest
-    // kept bit; a carry into the next binade is the right result. The same
-    // bits as encodeSmallFloat for every such input (IsaNumericsTest checks
-    // all of them); subnormals, overflow and NaN take the general path.
-    uint32_t bits = floatToBits(x);
-    uint32_t mag = bits & 0x7FFFFFFFu;
-    constexpr uint32_t kSmallestNormal = 0x38800000u; // 2^-14
-    constexpr uint32_t kRoundsToInf = 0x477FF000u;    // 65520
-    if (mag >= kSmallestNormal && mag < kRoundsToInf) {
-      constexpr uint32_t kRebias = uint32_t(kFp32Bias - 15) << kFp32MantBits;
-      constexpr int kDrop = kFp32MantBits - 10;
-      uint32_t r = mag - kRebias + ((1u << (kDrop - 1)) - 1) +
-                   ((mag >> kDrop) & 1u);
-      return uint16_t(((bits >> 16) & 0x8000u) | (r >> kDrop));
-    }
-  }
+  // The common case inline (every weight and activation conversion); the
+  // same bits as encodeSmallFloat for every such input (NumericsTest
+  // checks all rounding cases).
+  uint32_t bits = floatToBits(x);
+  uint32_t mag = bits & 0x7FFFFFFFu;
+  if (mode == RoundMode::HalfToEven && fp16NormalRneInRange(mag))
+    return uint16_t(((bits >> 16) & 0x8000u) | fp16NormalRneBits(mag));
   return encodeSmallFloat(x, mode, kFp16Format);
 }
 

@@ -2,7 +2,6 @@
 #include "Batch.h"
 #include "ToolCommon.h"
 
-#include "tpuc/Frontend/TfliteImporter.h"
 #include "tpuc/Support/CaliTable.h"
 #include "tpuc/Support/Machine.h"
 #include "tpuc/Support/Module.h"
@@ -294,45 +293,21 @@ void compileInMemory(const CompileJob &job, deploy::PipelineResult &r) {
     throw ::tpu::Error(e);
   module::setMachine(module, machine);
   std::optional<QuantTable> table;
-  if (!job.qtable.empty()) {
-    llvm::Expected<QuantTable> t = readQuantTable(job.qtable);
-    if (!t)
-      throw ::tpu::Error(llvm::toString(t.takeError()));
-    table = std::move(*t);
-    if (llvm::Error e = checkQuantTable(module, *table))
-      throw ::tpu::Error(llvm::toString(std::move(e)) + " (" + job.model + ")");
-    o.quantTable = &*table;
-  }
   std::optional<CaliTable> cali;
-  if (!job.cali.empty()) {
-    llvm::Expected<CaliTable> t = readCaliTable(job.cali);
-    if (!t)
-      throw ::tpu::Error(llvm::toString(t.takeError()));
-    cali = std::move(*t);
-    if (std::string e = tool::checkCaliTable(module, *cali); !e.empty())
-      throw ::tpu::Error(job.cali + ": " + e);
-    o.cali = &*cali;
-  } else if ((cali = frontend::getModelQuantTable(module))) {
-    // A model imported with its own quantisation (a quantised TFLite
-    // model) carries the equivalent table, as tpuc deploy takes it.
-    o.cali = &*cali;
-  }
+  if (std::string e = tool::loadCompileTables(module, job.model, job.qtable,
+                                              job.cali, table, cali);
+      !e.empty())
+    throw ::tpu::Error(e);
+  o.quantTable = table ? &*table : nullptr;
+  o.cali = cali ? &*cali : nullptr;
   if (std::string e = deploy::compile(module, o, job.hooks, r); !e.empty())
     throw ::tpu::Error(e);
   getWeightRegistry(context.get()).release(module);
 }
 
 std::string hexDigest(const std::string &data) {
-  ::tpu::isa::Sha256 h;
-  h.update(reinterpret_cast<const uint8_t *>(data.data()), data.size());
-  ::tpu::isa::Sha256Digest d = h.finish();
-  static const char *hex = "0123456789abcdef";
-  std::string out;
-  for (uint8_t b : d) {
-    out += hex[b >> 4];
-    out += hex[b & 15];
-  }
-  return out;
+  return ::tpu::isa::hexString(::tpu::isa::sha256(
+      reinterpret_cast<const uint8_t *>(data.data()), data.size()));
 }
 
 std::string fileDigest(const std::string &path) {

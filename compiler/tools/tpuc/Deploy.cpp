@@ -39,7 +39,6 @@
 #include "DeployPipeline.h"
 #include "llvm/ADT/StringSet.h"
 
-#include "tpuc/Frontend/TfliteImporter.h"
 #include "tpuc/Support/CaliTable.h"
 #include "ToolCommon.h"
 
@@ -676,43 +675,24 @@ int runDeploy(int argc, char **argv) {
                           tpuc::tool::inputSpecs(module), opts.testInput);
   tpuc::module::setMachine(module, machine);
 
+  // The calibration table: --calibration-table, else the one a model
+  // imported with its own quantisation (a quantised TFLite model) carries.
   std::optional<tpuc::QuantTable> table;
-  if (!opts.quantizeTable.empty()) {
-    llvm::Expected<tpuc::QuantTable> parsed =
-        tpuc::readQuantTable(opts.quantizeTable);
-    if (!parsed)
-      return fail(llvm::toString(parsed.takeError()));
-    table = std::move(*parsed);
-    if (llvm::Error e = tpuc::checkQuantTable(module, *table))
-      return fail(llvm::toString(std::move(e)) + " (" + opts.model + ")");
-  }
-
-  // A model imported with its own quantisation (a quantised TFLite model)
-  // carries the equivalent calibration table; --calibration-table wins.
-  std::optional<tpuc::CaliTable> modelTable;
-  if (opts.calibrationTable.empty())
-    modelTable = tpuc::frontend::getModelQuantTable(module);
-  if (*mode == tpuc::QuantMode::INT8 && opts.calibrationTable.empty() &&
-      !modelTable)
+  std::optional<tpuc::CaliTable> cali;
+  if (std::string e = tpuc::tool::loadCompileTables(
+          module, opts.model, opts.quantizeTable, opts.calibrationTable,
+          table, cali);
+      !e.empty())
+    return fail(e);
+  if (*mode == tpuc::QuantMode::INT8 && !cali)
     return fail("--quantize INT8 needs --calibration-table (made by tpuc "
                 "calibrate)");
-  if (table && opts.calibrationTable.empty() && !modelTable)
+  if (table && !cali)
     for (const auto &entry : table->entries)
       if (entry.second.mode == tpuc::QuantMode::INT8)
         return fail(opts.quantizeTable +
                     ": INT8 entries need --calibration-table (made by tpuc "
                     "calibrate)");
-  std::optional<tpuc::CaliTable> cali = modelTable;
-  if (!opts.calibrationTable.empty()) {
-    llvm::Expected<tpuc::CaliTable> parsed =
-        tpuc::readCaliTable(opts.calibrationTable);
-    if (!parsed)
-      return fail(llvm::toString(parsed.takeError()));
-    cali = std::move(*parsed);
-    if (std::string error = tpuc::tool::checkCaliTable(module, *cali);
-        !error.empty())
-      return fail(opts.calibrationTable + ": " + error);
-  }
   llvm::StringRef modeName = tpuc::quantModeName(*mode);
   tpuc::deploy::PipelineOptions pipeline;
   pipeline.mode = *mode;

@@ -471,7 +471,8 @@ Suite readSuite(const std::string &path) {
       throw err(lineOf(c.cosine ? "cosine" : c.euclid ? "euclid" : "sqnr"),
                 what + "a tolerance needs reference = \"REF.npz\" or \"top\"");
     if ((!c.reference.empty() || c.generatedReference()) && !accuracy)
-      c.cosine = 0.99, c.euclid = 0.90; // tpuc compare's defaults
+      // tpuc compare's defaults.
+      c.cosine = tpuc::Tolerance().cosine, c.euclid = tpuc::Tolerance().euclidean;
     if ((accuracy || c.bitExact || c.generatedReference() ||
          !c.reference.empty()) &&
         c.input.empty())
@@ -531,8 +532,9 @@ std::string toolchainId(const std::string &cacheDir) {
   return memoDigest(cacheDir, "/proc/self/exe");
 }
 
-/// A hash of a top module: its text and the weight file it names.
-std::string moduleDigest(const std::string &path) {
+/// A hash of a top module: its text and the weight file it names (its
+/// digest remembered in \p cacheDir, as memoDigest does).
+std::string moduleDigest(const std::string &cacheDir, const std::string &path) {
   std::ifstream in(path);
   std::stringstream ss;
   ss << in.rdbuf();
@@ -543,7 +545,7 @@ std::string moduleDigest(const std::string &path) {
     fs::path w(m[1].str());
     if (!w.is_absolute())
       w = fs::path(path).parent_path() / w;
-    canon += tpuc::batch::fileDigest(w.string());
+    canon += memoDigest(cacheDir, w.string());
   }
   return tpuc::batch::hexDigest(canon);
 }
@@ -765,7 +767,7 @@ void runCase(const Run &run, const Context &ctx, json &rec) {
     top = dir + "/model_top.mlir";
     topDigest = key;
   } else if (c.kind == "mlir")
-    topDigest = moduleDigest(c.model);
+    topDigest = moduleDigest(ctx.cacheDir, c.model);
   std::string inputDigest =
       c.input.empty()             ? ""
       : fs::is_directory(c.input) ? directoryDigest(ctx.cacheDir, c.input)

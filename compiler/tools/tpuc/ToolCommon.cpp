@@ -1,7 +1,9 @@
 //===- ToolCommon.cpp - What the tpuc subcommands share -------------------===//
 #include "ToolCommon.h"
 
+#include "tpuc/Conversion/TopToTpu/TopToTpu.h"
 #include "tpuc/Dialect/Top/IR/TopOps.h"
+#include "tpuc/Frontend/TfliteImporter.h"
 #include "tpuc/Dialect/Tpu/IR/TpuOps.h"
 #include "tpuc/InitAll.h"
 #include "tpuc/Interpreter/Interpreter.h"
@@ -248,6 +250,35 @@ void setInputs(ModuleInterpreter &interpreter, const ::tpu::npz::Npz &inputs,
   npz.set(names[0], ::tpu::npz::Array::from<float>(shape, *data));
   interpreter.setInput(names[0], std::move(*data));
   return npz;
+}
+
+std::string loadCompileTables(mlir::ModuleOp module,
+                              const std::string &modelName,
+                              const std::string &qtablePath,
+                              const std::string &caliPath,
+                              std::optional<QuantTable> &qtable,
+                              std::optional<CaliTable> &cali) {
+  qtable.reset();
+  cali.reset();
+  if (!qtablePath.empty()) {
+    llvm::Expected<QuantTable> parsed = readQuantTable(qtablePath);
+    if (!parsed)
+      return llvm::toString(parsed.takeError());
+    qtable = std::move(*parsed);
+    if (llvm::Error e = checkQuantTable(module, *qtable))
+      return llvm::toString(std::move(e)) + " (" + modelName + ")";
+  }
+  if (caliPath.empty()) {
+    cali = frontend::getModelQuantTable(module);
+    return "";
+  }
+  llvm::Expected<CaliTable> parsed = readCaliTable(caliPath);
+  if (!parsed)
+    return llvm::toString(parsed.takeError());
+  cali = std::move(*parsed);
+  if (std::string error = checkCaliTable(module, *cali); !error.empty())
+    return caliPath + ": " + error;
+  return "";
 }
 
 } // namespace tpuc::tool

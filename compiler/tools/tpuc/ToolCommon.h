@@ -14,6 +14,7 @@
 #include "llvm/Support/SourceMgr.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@ struct InputSpec;
 namespace tpuc {
 class ModuleInterpreter;
 struct CaliTable;
+struct QuantTable;
 }
 
 namespace tpuc::tool {
@@ -77,6 +79,20 @@ std::string checkTensorSizes(mlir::ModuleOp module, uint64_t elemBytes,
 /// A tensor INT8 needs and the table lacks is found by the lowering, which
 /// runs that op in float instead and lists it.
 std::string checkCaliTable(mlir::ModuleOp module, const CaliTable &t);
+
+/// The tables of one compile (tpuc deploy, and the in-memory compile of
+/// explore and regress): the quantize table at \p qtablePath (none if
+/// empty), checked against the module (errors end with " (modelName)"), and
+/// the calibration table at \p caliPath, checked with checkCaliTable, or,
+/// without a path, the one a model imported with its own quantisation
+/// carries (a quantised TFLite model's top.quant_table). Returns the error
+/// message, empty on success.
+std::string loadCompileTables(mlir::ModuleOp module,
+                              const std::string &modelName,
+                              const std::string &qtablePath,
+                              const std::string &caliPath,
+                              std::optional<QuantTable> &qtable,
+                              std::optional<CaliTable> &cali);
 
 /// "none" for no names, else "a, b, c".
 std::string joinNames(const std::vector<std::string> &names);

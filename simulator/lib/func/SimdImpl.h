@@ -89,13 +89,8 @@ TPUSIM_INLINE float bf16ToFp32Fast(uint16_t b) {
 TPUSIM_INLINE uint16_t fp32ToFp16Fast(float x) {
   uint32_t b = floatAsBits(x);
   uint32_t a = b & 0x7FFFFFFFu;
-  // 0x38800000 = 2^-14 (smallest normal fp16); 0x477FEFFF is the largest
-  // fp32 that rounds to 65504 (0x477FF000 rounds to infinity).
-  if (a - 0x38800000u <= 0x477FEFFFu - 0x38800000u) {
-    uint32_t r = a + 0xFFFu + ((a >> 13) & 1u);
-    uint32_t h = (r >> 13) - ((127u - 15u) << 10);
-    return uint16_t(((b >> 16) & 0x8000u) | h);
-  }
+  if (isa::fp16NormalRneInRange(a))
+    return uint16_t(((b >> 16) & 0x8000u) | isa::fp16NormalRneBits(a));
   if (a == 0)
     return uint16_t((b >> 16) & 0x8000u);
   return isa::fp32ToFp16(x, isa::RoundMode::HalfToEven);
@@ -147,16 +142,15 @@ TPUSIM_INLINE void fp32RowToFp16(const float *in, uint16_t *out, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     uint32_t b = floatAsBits(in[i]);
     uint32_t a = b & 0x7FFFFFFFu;
-    bool inRange = a - 0x38800000u <= 0x477FEFFFu - 0x38800000u;
-    uint32_t r = a + 0xFFFu + ((a >> 13) & 1u);
-    uint32_t h = (r >> 13) - ((127u - 15u) << 10);
+    bool inRange = isa::fp16NormalRneInRange(a);
+    uint32_t h = isa::fp16NormalRneBits(a);
     special |= uint32_t(!inRange && a != 0);
     out[i] = uint16_t(((b >> 16) & 0x8000u) | (inRange ? h : 0u));
   }
   if (special)
     for (size_t i = 0; i < n; ++i) {
       uint32_t a = floatAsBits(in[i]) & 0x7FFFFFFFu;
-      if (a - 0x38800000u > 0x477FEFFFu - 0x38800000u && a != 0)
+      if (!isa::fp16NormalRneInRange(a) && a != 0)
         out[i] = isa::fp32ToFp16(in[i], isa::RoundMode::HalfToEven);
     }
 }

@@ -148,6 +148,27 @@ float bitsToFloat(uint32_t b);
 /// fp32 -> IEEE binary16, rounded per \p mode, with subnormals, infinities
 /// and quiet NaNs (sign and top payload bits kept).
 uint16_t fp32ToFp16(float x, RoundMode mode = RoundMode::HalfToEven);
+
+/// The common case of fp32ToFp16(x, HalfToEven), inline for the per-element
+/// loops (fp32ToFp16 itself and the simulator's kernels): for a magnitude
+/// \p mag (fp32 bits without the sign) whose result is a normal, finite
+/// fp16 (fp16NormalRneInRange: [2^-14, 65520)), fp16NormalRneBits is the
+/// result without its sign, rounded by adding half an ulp minus one plus the
+/// lowest kept bit (a carry into the next binade is the right result). Both
+/// are branch-free so that row loops vectorise; any other magnitude takes
+/// fp32ToFp16's general path.
+inline bool fp16NormalRneInRange(uint32_t mag) {
+  constexpr uint32_t kSmallestNormal = 0x38800000u; // 2^-14
+  constexpr uint32_t kRoundsToInf = 0x477FF000u;    // 65520
+  return mag - kSmallestNormal < kRoundsToInf - kSmallestNormal;
+}
+inline uint16_t fp16NormalRneBits(uint32_t mag) {
+  constexpr uint32_t kRebias = uint32_t(127 - 15) << 23;
+  constexpr int kDrop = 23 - 10;
+  return uint16_t((mag - kRebias + ((1u << (kDrop - 1)) - 1) +
+                   ((mag >> kDrop) & 1u)) >>
+                  kDrop);
+}
 /// Exact widening of a binary16 pattern (every pattern, NaN payload kept).
 float fp16ToFp32(uint16_t h);
 
