@@ -1357,10 +1357,15 @@ std::string tfliteSupportMatrixMarkdown() {
         "float32:\n"
      << "float models are supported, with weights stored as float32, float16 "
         "or\n"
-     << "int8 / uint8 / int16 behind DEQUANTIZE; fully quantised models "
-        "(int8\n"
-     << "activations) are rejected. Constant operands must be stored in the "
-        "model.\n\n"
+     << "int8 / uint8 / int16 behind DEQUANTIZE. Quantised models (int8 / "
+        "uint8\n"
+     << "activations) import as the float graph of their real values; each "
+        "tensor's\n"
+     << "scale and zero point is kept in top.quant_table, which `tpuc deploy "
+        "--quantize\n"
+     << "INT8` uses when no calibration table is given. Constant operands "
+        "must be\n"
+     << "stored in the model.\n\n"
      << "| Operator | Code | Notes |\n|---|---|---|\n";
   std::vector<TfliteOpInfo> ops(getSupportedTfliteOps().begin(),
                                 getSupportedTfliteOps().end());
