@@ -76,12 +76,14 @@ cl::opt<std::string> modelArg(cl::Positional, cl::desc("MODEL.bmodel"),
 cl::opt<std::string> inputArg(
     "input", cl::desc("the inputs, one array per net input (.npz)"),
     cl::value_desc("IN.npz"), cl::sub(runCommand), cl::cat(category));
-cl::alias inputShort("i", cl::desc("Alias for --input"), cl::aliasopt(inputArg), cl::cat(category));
+cl::alias inputShort("i", cl::desc("Alias for --input"), cl::aliasopt(inputArg),
+                     cl::NotHidden, cl::cat(category));
 cl::opt<std::string> outputArg(
     "output", cl::desc("write the net's outputs to this .npz"),
     cl::value_desc("OUT.npz"), cl::sub(runCommand), cl::cat(category));
 cl::alias outputShort("o", cl::desc("Alias for --output"),
-                      cl::aliasopt(outputArg), cl::cat(category));
+                      cl::aliasopt(outputArg), cl::NotHidden,
+                      cl::cat(category));
 cl::opt<std::string> modeArg(
     "mode",
     cl::desc("full (default): values and cycles, the commands timed as the "
@@ -142,7 +144,8 @@ cl::list<std::string> chipParamArg(
     cl::value_desc("KEY=VALUE"), cl::sub(runCommand), cl::sub(configCommand),
     cl::cat(category));
 cl::alias chipParamShort("p", cl::desc("Alias for --chip-param"),
-                         cl::aliasopt(chipParamArg), cl::cat(category));
+                         cl::aliasopt(chipParamArg), cl::NotHidden,
+                         cl::cat(category));
 cl::alias chipParamOld("param", cl::desc("Alias for --chip-param"),
                        cl::aliasopt(chipParamArg), cl::Hidden);
 cl::opt<bool> defaultsFileArg(

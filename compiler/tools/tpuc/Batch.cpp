@@ -326,39 +326,45 @@ Shard parseShard(const std::string &text) {
   return Shard{size_t(i), size_t(n)};
 }
 
-CommandLine parseCommandLine(int argc, char **argv,
-                             const std::set<std::string> &valueOptions,
-                             const std::set<std::string> &flagOptions,
-                             const std::string &usage) {
+CommonOptions::CommonOptions(llvm::cl::SubCommand &sub,
+                             llvm::cl::OptionCategory &category,
+                             const char *positionalDesc, const char *outputDesc,
+                             const char *items, const char *file)
+    : jobsDesc(std::string(items) + " run at once (default: the cores)"),
+      shardDesc(std::string("only the ") + items + " whose index % N == I"),
+      checkDesc(std::string("only check the ") + file + " file and count its " +
+                items),
+      positional(llvm::cl::Positional, llvm::cl::desc(positionalDesc),
+                 llvm::cl::sub(sub), llvm::cl::cat(category)),
+      outDir("output", llvm::cl::desc(outputDesc), llvm::cl::value_desc("DIR"),
+             llvm::cl::sub(sub), llvm::cl::cat(category)),
+      outDirShort("o", llvm::cl::desc("Alias for --output"),
+                  llvm::cl::aliasopt(outDir), llvm::cl::NotHidden,
+                  llvm::cl::cat(category)),
+      jobs("jobs", llvm::cl::desc(jobsDesc), llvm::cl::value_desc("N"),
+           llvm::cl::sub(sub), llvm::cl::cat(category)),
+      jobsShort("j", llvm::cl::desc("Alias for --jobs"),
+                llvm::cl::aliasopt(jobs), llvm::cl::NotHidden,
+                llvm::cl::cat(category)),
+      shard("shard", llvm::cl::desc(shardDesc), llvm::cl::value_desc("I/N"),
+            llvm::cl::sub(sub), llvm::cl::cat(category)),
+      check("check", llvm::cl::desc(checkDesc), llvm::cl::sub(sub),
+            llvm::cl::cat(category)) {}
+
+CommandLine readCommandLine(const CommonOptions &options) {
   CommandLine cl;
-  cl.jobs = defaultJobs();
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc)
-        throw ::tpu::Error(a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "-h" || a == "--help")
-      cl.help = true;
-    else if (a == "-o" || a == "--output")
-      cl.outDir = value();
-    else if (a == "--jobs" || a == "-j")
-      cl.jobs = parsePositive(value(), "--jobs");
-    else if (a == "--shard")
-      cl.shard = parseShard(value());
-    else if (a == "--check")
-      cl.check = true;
-    else if (valueOptions.count(a))
-      cl.values[a] = value();
-    else if (flagOptions.count(a))
-      cl.flags.insert(a);
-    else if (a.size() > 1 && a[0] == '-')
-      throw ::tpu::Error("unknown option '" + a + "'\n" + usage);
-    else if (a == "merge" && cl.positional.empty() && !cl.merge)
-      cl.merge = true;
-    else
-      cl.positional.push_back(a);
+  cl.jobs = options.jobs.getNumOccurrences()
+                ? parsePositive(options.jobs, "--jobs")
+                : defaultJobs();
+  if (options.shard.getNumOccurrences())
+    cl.shard = parseShard(options.shard);
+  cl.check = options.check;
+  cl.outDir = options.outDir;
+  cl.positional.assign(options.positional.begin(), options.positional.end());
+  // `merge` first is the merge form (`tpuc explore merge DIR...`).
+  if (!cl.positional.empty() && cl.positional.front() == "merge") {
+    cl.merge = true;
+    cl.positional.erase(cl.positional.begin());
   }
   return cl;
 }

@@ -21,6 +21,8 @@
 
 #include "DeployPipeline.h"
 
+#include "llvm/Support/CommandLine.h"
+
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -123,29 +125,36 @@ struct Shard {
   bool mine(size_t i) const { return i % count == index; }
 };
 
-/// What `tpuc explore` and `tpuc regress` take alike: `[merge] ARGS...`,
-/// -o/--output DIR, -j/--jobs N, --shard I/N, --check, -h/--help, and the
-/// tool's own options.
+/// The options `tpuc explore` and `tpuc regress` take alike: `[merge]
+/// ARGS...`, -o/--output DIR, -j/--jobs N, --shard I/N, --check. Each
+/// defines one, as a global after its cl::SubCommand.
+struct CommonOptions {
+  /// \p items names what a run is made of ("points", "cases"), \p file the
+  /// file that lists them ("sweep", "suite").
+  CommonOptions(llvm::cl::SubCommand &sub, llvm::cl::OptionCategory &category,
+                const char *positionalDesc, const char *outputDesc,
+                const char *items, const char *file);
+  std::string jobsDesc, shardDesc, checkDesc;
+  llvm::cl::list<std::string> positional;
+  llvm::cl::opt<std::string> outDir;
+  llvm::cl::alias outDirShort;
+  llvm::cl::opt<std::string> jobs;
+  llvm::cl::alias jobsShort;
+  llvm::cl::opt<std::string> shard;
+  llvm::cl::opt<bool> check;
+};
+
+/// The parsed CommonOptions.
 struct CommandLine {
-  bool help = false, check = false, merge = false;
+  bool check = false, merge = false;
   std::vector<std::string> positional; ///< after "merge" when merge is set
   std::string outDir;
   unsigned jobs = 0; ///< the cores unless given
   Shard shard;
-  std::map<std::string, std::string> values; ///< the tool's own, by name
-  std::set<std::string> flags;               ///< the tool's own
-  std::string value(const std::string &name) const {
-    auto it = values.find(name);
-    return it == values.end() ? "" : it->second;
-  }
 };
-/// Parses argv[1..argc); \p valueOptions take a value, \p flagOptions
-/// none. Throws tpu::Error naming an unknown option (followed by
-/// \p usage) or one that misses its value.
-CommandLine parseCommandLine(int argc, char **argv,
-                             const std::set<std::string> &valueOptions,
-                             const std::set<std::string> &flagOptions,
-                             const std::string &usage);
+/// Reads \p options once llvm::cl parsed them; throws tpu::Error naming a
+/// bad --jobs or --shard.
+CommandLine readCommandLine(const CommonOptions &options);
 /// "I/N" with 0 <= I < N; throws tpu::Error otherwise.
 Shard parseShard(const std::string &text);
 /// A positive integer; throws tpu::Error naming \p option otherwise.

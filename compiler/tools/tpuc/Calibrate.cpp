@@ -96,42 +96,80 @@ constexpr size_t kTuneSamples = 5;
 /// Default samples of --search-threshold.
 constexpr size_t kSearchSamples = 4;
 
-const std::string kUsage =
-    "usage: tpuc calibrate model_top.mlir --dataset DIR --input-num N "
-    "-o model_cali_table\n"
-    "       [--method " +
-    cal::methodNames() +
-    " | --search-threshold [--search-samples K]]\n"
-    "       [--tune-num K] [--threads T]\n"
-    "\n"
-    "Runs the top interpreter on the first N samples of DIR and writes a\n"
-    "calibration table (TPU-MLIR's format: name threshold min max per\n"
-    "tensor) for INT8 deployment.\n"
-    "  --dataset DIR       directory of samples, sorted by file name: .npz\n"
-    "                      files, each one float32 array per model input,\n"
-    "                      named as the input (a one-input model also takes\n"
-    "                      a file with a single array of any name), or\n"
-    "                      .jpg/.jpeg/.png images for a one-input model,\n"
-    "                      preprocessed as the module records (tpuc\n"
-    "                      transform --mean/--scale/...); not both kinds\n"
-    "  --input-num N       samples to use (the first N; fewer if DIR holds\n"
-    "                      fewer, with a warning)\n"
-    "  -o, --output FILE   the calibration table to write\n"
-    "  --method M          threshold method (default kld): kld (TensorRT\n"
-    "                      entropy), minmax (max |x|), percentile9999, mse\n"
-    "                      (least INT8 squared error), aciq_gauss,\n"
-    "                      aciq_laplace\n"
-    "  --search-threshold  try every method: lower to INT8 in memory with\n"
-    "                      each table and keep the one whose outputs are\n"
-    "                      closest (mean cosine) to the f32 module's\n"
-    "  --search-samples K  samples the search runs (the first K; default\n"
-    "                      min(N, 4))\n"
-    "  --tune-num K        refine each threshold among K + 1 candidates\n"
-    "                      from the method's threshold to max |x|, by the\n"
-    "                      least INT8 fake-quantisation error on the first\n"
-    "                      5 samples (default 0: no tuning)\n"
-    "  --threads T         threads, samples run in parallel (default: all\n"
-    "                      cores)\n";
+namespace cl = llvm::cl;
+
+cl::SubCommand
+    command("calibrate",
+            "INT8 calibration table (thresholds per tensor) from a dataset");
+tpuc::cli::Category category("tpuc calibrate options");
+
+constexpr const char *kOverview =
+    R"(tpuc calibrate: the INT8 calibration table of a top module
+
+  tpuc calibrate model_top.mlir --dataset DIR --input-num N
+                 -o model_cali_table [--method M | --search-threshold
+                 [--search-samples K]] [--tune-num K] [--threads T]
+
+Runs the top interpreter on the first N samples of DIR and writes a
+calibration table (TPU-MLIR's format: name threshold min max per tensor)
+for INT8 deployment.
+)";
+
+cl::opt<std::string> modelArg(cl::Positional, cl::desc("model_top.mlir"),
+                              cl::sub(command), cl::cat(category));
+cl::opt<std::string> datasetArg(
+    "dataset",
+    cl::desc("directory of samples, sorted by file name: .npz files, each "
+             "one float32 array per model input, named as the input (a "
+             "one-input model also takes a file with a single array of any "
+             "name), or .jpg/.jpeg/.png images for a one-input model, "
+             "preprocessed as the module records (tpuc transform "
+             "--mean/--scale/...); not both kinds"),
+    cl::value_desc("DIR"), cl::sub(command), cl::cat(category));
+cl::opt<std::string> inputNumArg(
+    "input-num",
+    cl::desc("samples to use (the first N; fewer if DIR holds fewer, with a "
+             "warning)"),
+    cl::value_desc("N"), cl::sub(command), cl::cat(category));
+cl::opt<std::string> outputArg("output",
+                               cl::desc("the calibration table to write"),
+                               cl::value_desc("FILE"), cl::sub(command),
+                               cl::cat(category));
+cl::alias outputShort("o", cl::desc("Alias for --output"),
+                      cl::aliasopt(outputArg), cl::NotHidden,
+                      cl::cat(category));
+cl::alias outputTable("calibration-table", cl::desc("Alias for --output"),
+                      cl::aliasopt(outputArg), cl::NotHidden,
+                      cl::cat(category));
+/// The methods the library has, for --method's help.
+const std::string kMethodNames = cal::methodNames();
+cl::opt<std::string> methodArg(
+    "method",
+    cl::desc("threshold method (default kld): kld (TensorRT entropy), "
+             "minmax (max |x|), percentile9999, mse (least INT8 squared "
+             "error), aciq_gauss, aciq_laplace"),
+    cl::value_desc(kMethodNames), cl::init("kld"), cl::sub(command), cl::cat(category));
+cl::opt<bool> searchThresholdArg(
+    "search-threshold",
+    cl::desc("try every method: lower to INT8 in memory with each table and "
+             "keep the one whose outputs are closest (mean cosine) to the "
+             "f32 module's"),
+    cl::sub(command), cl::cat(category));
+cl::opt<std::string> searchSamplesArg(
+    "search-samples",
+    cl::desc("samples the search runs (the first K; default min(N, 4))"),
+    cl::value_desc("K"), cl::sub(command), cl::cat(category));
+cl::opt<std::string> tuneNumArg(
+    "tune-num",
+    cl::desc("refine each threshold among K + 1 candidates from the "
+             "method's threshold to max |x|, by the least INT8 "
+             "fake-quantisation error on the first 5 samples (default 0: no "
+             "tuning)"),
+    cl::value_desc("K"), cl::sub(command), cl::cat(category));
+cl::opt<std::string> threadsArg(
+    "threads",
+    cl::desc("threads, samples run in parallel (default: all cores)"),
+    cl::value_desc("T"), cl::sub(command), cl::cat(category));
 
 struct CalibrateOptions {
   std::string model, dataset, output, method = "kld";
@@ -149,64 +187,36 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
-int parseArgs(int argc, char **argv, CalibrateOptions &opts) {
-  for (int i = 1; i < argc; ++i) {
-    llvm::StringRef a = argv[i];
-    auto value = [&](std::string &out) {
-      if (i + 1 >= argc)
-        return false;
-      out = argv[++i];
-      return true;
-    };
-    if (a == "-h" || a == "--help") {
-      llvm::outs() << kUsage;
-      return 0;
-    }
-    std::string v;
-    bool ok = true;
-    if (a == "--dataset")
-      ok = value(opts.dataset);
-    else if (a == "-o" || a == "--output" || a == "--calibration-table")
-      ok = value(opts.output);
-    else if (a == "--method") {
-      ok = value(opts.method);
-      opts.haveMethod = true;
-    } else if (a == "--search-threshold")
-      opts.searchThreshold = true;
-    else if (a == "--search-samples") {
-      ok = value(v);
-      if (ok &&
-          (!llvm::to_integer(v, opts.searchSamples) || opts.searchSamples == 0))
-        return fail("--search-samples needs a positive integer, got '" + v +
-                    "'");
-    }
-    else if (a == "--input-num") {
-      ok = value(v);
-      if (ok && (!llvm::to_integer(v, opts.inputNum) || opts.inputNum == 0))
-        return fail("--input-num needs a positive integer, got '" + v + "'");
-      opts.haveInputNum = ok;
-    } else if (a == "--tune-num") {
-      ok = value(v);
-      if (ok && !llvm::to_integer(v, opts.tuneNum))
-        return fail("--tune-num needs an integer >= 0, got '" + v + "'");
-    } else if (a == "--threads") {
-      ok = value(v);
-      if (ok && (!llvm::to_integer(v, opts.threads) || opts.threads == 0))
-        return fail("--threads needs a positive integer, got '" + v + "'");
-    } else if (a.starts_with("-") && a.size() > 1)
-      return fail("unknown option '" + a + "'\n" + kUsage);
-    else if (opts.model.empty())
-      opts.model = a.str();
-    else
-      return fail("unexpected argument '" + a + "'");
-    if (!ok)
-      return fail(a + " needs a value");
-  }
+/// The parsed options, checked; returns -1 to go on, else the exit status.
+int readOptions(CalibrateOptions &opts) {
+  opts.model = modelArg;
+  opts.dataset = datasetArg;
+  opts.output = outputArg;
+  opts.method = methodArg;
+  opts.haveMethod = methodArg.getNumOccurrences() != 0;
+  opts.searchThreshold = searchThresholdArg;
+  if (searchSamplesArg.getNumOccurrences() &&
+      (!llvm::to_integer(searchSamplesArg.getValue(), opts.searchSamples) ||
+       opts.searchSamples == 0))
+    return fail("--search-samples needs a positive integer, got '" +
+                searchSamplesArg + "'");
+  opts.haveInputNum = inputNumArg.getNumOccurrences() != 0;
+  if (opts.haveInputNum &&
+      (!llvm::to_integer(inputNumArg.getValue(), opts.inputNum) ||
+       opts.inputNum == 0))
+    return fail("--input-num needs a positive integer, got '" + inputNumArg +
+                "'");
+  if (tuneNumArg.getNumOccurrences() &&
+      !llvm::to_integer(tuneNumArg.getValue(), opts.tuneNum))
+    return fail("--tune-num needs an integer >= 0, got '" + tuneNumArg + "'");
+  if (threadsArg.getNumOccurrences() &&
+      (!llvm::to_integer(threadsArg.getValue(), opts.threads) ||
+       opts.threads == 0))
+    return fail("--threads needs a positive integer, got '" + threadsArg + "'");
   if (opts.model.empty() || opts.dataset.empty() || opts.output.empty() ||
-      !opts.haveInputNum) {
-    llvm::errs() << kUsage;
-    return fail("a model, --dataset, --input-num and -o are required");
-  }
+      !opts.haveInputNum)
+    return fail("a model, --dataset, --input-num and -o are required (see "
+                "tpuc calibrate --help)");
   if (opts.searchThreshold && opts.haveMethod)
     return fail("--search-threshold tries every method; drop --method");
   if (opts.searchThreshold && opts.tuneNum)
@@ -327,9 +337,9 @@ void forEachSample(size_t numSamples, unsigned numWorkers, Progress &progress,
 
 } // namespace
 
-int runCalibrate(int argc, char **argv) {
+static int runCalibrate() {
   CalibrateOptions opts;
-  if (int status = parseArgs(argc, argv, opts); status >= 0)
+  if (int status = readOptions(opts); status >= 0)
     return status;
   std::optional<cal::Method> method = cal::parseMethod(opts.method);
   if (!method)
@@ -587,3 +597,6 @@ int runCalibrate(int argc, char **argv) {
   tpuc::getWeightRegistry(context.get()).release(module);
   return 0;
 }
+
+const tpuc::cli::Subcommand tpuc::cli::calibrate{command, kOverview,
+                                                 runCalibrate};

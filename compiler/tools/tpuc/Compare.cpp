@@ -44,28 +44,61 @@
 
 namespace {
 
-constexpr const char *kUsage =
-    "usage: tpuc compare actual.npz reference.npz [--tolerance C[,E]] "
-    "[--max-abs-rel R] [--names a,b,...] [--allow-missing] [--dequant FILE] "
-    "[--first-mismatch]\n"
-    "\n"
-    "Per tensor present in both files (a = actual, b = reference):\n"
-    "  cosine  = <a,b> / (||a|| ||b||)\n"
-    "  euclid  = max(0, 1 - ||a-b|| / ||b||)\n"
-    "  sqnr    = 10 log10(||b||^2 / ||a-b||^2) dB\n"
-    "  max|err| = max |a-b|, max|ref| = max |b|\n"
-    "A tensor passes if cosine >= C and euclid >= E (default 0.99,0.90),\n"
-    "no NaN/inf differs, and (with --max-abs-rel R) max|err| <= R * max|ref|.\n"
-    "  --names a,b   compare only these tensors (each must be in both files)\n"
-    "  --allow-missing  a tensor in one file only is a warning (by default\n"
-    "                an error)\n"
-    "  --dequant FILE   compare integer arrays of quantised tensors as\n"
-    "                (q - zero_point) * scale, the scales from FILE: the\n"
-    "                <stem>_ops.json of tpuc deploy or a tpu module (.mlir)\n"
-    "  --first-mismatch print 'first mismatch: NAME', the first failing\n"
-    "                tensor in the order of actual.npz (program order for\n"
-    "                tpusim / tpuc run --dump-all files)\n"
-    "Exit status 0 only if every compared tensor passes.\n";
+namespace cl = llvm::cl;
+
+cl::SubCommand
+    command("compare",
+            "per-tensor similarity of two .npz files (cosine, euclid, SQNR)");
+tpuc::cli::Category category("tpuc compare options");
+
+constexpr const char *kOverview =
+    R"(tpuc compare: per-tensor similarity of two .npz files
+
+  tpuc compare actual.npz reference.npz [--tolerance C[,E]]
+               [--max-abs-rel R] [--names a,b,...] [--allow-missing]
+               [--dequant FILE] [--first-mismatch]
+
+Per tensor present in both files (a = actual, b = reference):
+  cosine  = <a,b> / (||a|| ||b||)
+  euclid  = max(0, 1 - ||a-b|| / ||b||)
+  sqnr    = 10 log10(||b||^2 / ||a-b||^2) dB
+  max|err| = max |a-b|, max|ref| = max |b|
+A tensor passes if cosine >= C and euclid >= E (default 0.99,0.90),
+no NaN/inf differs, and (with --max-abs-rel R) max|err| <= R * max|ref|.
+Exit status 0 only if every compared tensor passes.
+)";
+
+cl::list<std::string> filesArg(cl::Positional,
+                               cl::desc("actual.npz reference.npz"),
+                               cl::sub(command), cl::cat(category));
+cl::opt<std::string> toleranceArg(
+    "tolerance",
+    cl::desc("minimum cosine and euclid similarity (default 0.99,0.90)"),
+    cl::value_desc("COSINE[,EUCLID]"), cl::sub(command), cl::cat(category));
+cl::opt<std::string> maxAbsRelArg(
+    "max-abs-rel",
+    cl::desc("also require max|err| <= R * max|ref| (a non-negative number)"),
+    cl::value_desc("R"), cl::sub(command), cl::cat(category));
+cl::opt<std::string> namesArg(
+    "names",
+    cl::desc("compare only these tensors (each must be in both files)"),
+    cl::value_desc("a,b,..."), cl::sub(command), cl::cat(category));
+cl::opt<bool> allowMissingArg(
+    "allow-missing",
+    cl::desc("a tensor in one file only is a warning (by default an error)"),
+    cl::sub(command), cl::cat(category));
+cl::opt<std::string> dequantArg(
+    "dequant",
+    cl::desc("compare integer arrays of quantised tensors as (q - "
+             "zero_point) * scale, the scales from FILE: the <stem>_ops.json "
+             "of tpuc deploy or a tpu module (.mlir)"),
+    cl::value_desc("FILE"), cl::sub(command), cl::cat(category));
+cl::opt<bool> firstMismatchArg(
+    "first-mismatch",
+    cl::desc("print 'first mismatch: NAME', the first failing tensor in the "
+             "order of actual.npz (program order for tpusim / tpuc run "
+             "--dump-all files)"),
+    cl::sub(command), cl::cat(category));
 
 /// Names listed once each before a warning gets too long.
 constexpr size_t kMaxListedNames = 8;
@@ -98,61 +131,35 @@ bool isInteger(tpu::npz::DType t) {
 
 } // namespace
 
-int runCompare(int argc, char **argv) {
-  std::vector<std::string> files;
+static int runCompare() {
+  std::vector<std::string> files = filesArg;
   tpuc::Tolerance tol;
   std::vector<std::string> selected;
-  bool haveSelection = false;
-  bool allowMissing = false;
-  bool firstMismatch = false;
-  std::string dequantPath;
-  for (int i = 1; i < argc; ++i) {
-    llvm::StringRef a = argv[i];
-    bool hasValue = i + 1 < argc;
-    if (a == "-h" || a == "--help") {
-      llvm::outs() << kUsage;
-      return 0;
-    }
-    if (a == "--tolerance") {
-      if (!hasValue)
-        return fail("--tolerance needs COSINE[,EUCLID]");
-      llvm::Expected<tpuc::Tolerance> parsed =
-          tpuc::parseTolerance(argv[++i], tol);
-      if (!parsed)
-        return fail(llvm::toString(parsed.takeError()));
-      tol = *parsed;
-    } else if (a == "--max-abs-rel") {
-      double r;
-      if (!hasValue || llvm::StringRef(argv[++i]).getAsDouble(r) || r < 0)
-        return fail("--max-abs-rel needs a non-negative number");
-      tol.maxAbsRel = r;
-    } else if (a == "--names") {
-      if (!hasValue)
-        return fail("--names needs a comma-separated list");
-      llvm::SmallVector<llvm::StringRef> parts;
-      llvm::StringRef(argv[++i]).split(parts, ',', -1, /*KeepEmpty=*/false);
-      for (llvm::StringRef p : parts)
-        selected.push_back(p.trim().str());
-      haveSelection = true;
-    } else if (a == "--allow-missing") {
-      allowMissing = true;
-    } else if (a == "--first-mismatch") {
-      firstMismatch = true;
-    } else if (a == "--dequant") {
-      if (!hasValue)
-        return fail("--dequant needs an op map (.json) or a tpu module "
-                    "(.mlir)");
-      dequantPath = argv[++i];
-    } else if (a.starts_with("-") && a.size() > 1) {
-      return fail("unknown option '" + a + "'\n" + kUsage);
-    } else {
-      files.push_back(a.str());
-    }
+  bool haveSelection = namesArg.getNumOccurrences() != 0;
+  bool allowMissing = allowMissingArg;
+  bool firstMismatch = firstMismatchArg;
+  std::string dequantPath = dequantArg;
+  if (toleranceArg.getNumOccurrences()) {
+    llvm::Expected<tpuc::Tolerance> parsed =
+        tpuc::parseTolerance(toleranceArg, tol);
+    if (!parsed)
+      return fail(llvm::toString(parsed.takeError()));
+    tol = *parsed;
   }
-  if (files.size() != 2) {
-    llvm::errs() << kUsage;
-    return fail("expected two .npz files");
+  if (maxAbsRelArg.getNumOccurrences()) {
+    double r;
+    if (llvm::StringRef(maxAbsRelArg).getAsDouble(r) || r < 0)
+      return fail("--max-abs-rel needs a non-negative number");
+    tol.maxAbsRel = r;
   }
+  if (haveSelection) {
+    llvm::SmallVector<llvm::StringRef> parts;
+    llvm::StringRef(namesArg).split(parts, ',', -1, /*KeepEmpty=*/false);
+    for (llvm::StringRef p : parts)
+      selected.push_back(p.trim().str());
+  }
+  if (files.size() != 2)
+    return fail("expected two .npz files (see tpuc compare --help)");
   if (haveSelection && selected.empty())
     return fail("--names lists no tensor");
 
@@ -226,3 +233,5 @@ int runCompare(int argc, char **argv) {
       return 1;
   return 0;
 }
+
+const tpuc::cli::Subcommand tpuc::cli::compare{command, kOverview, runCompare};

@@ -42,6 +42,8 @@
 #include "tpuc/Support/CaliTable.h"
 #include "ToolCommon.h"
 
+#include "tpu/Tool.h"
+
 #include "tpuc/Support/Weights.h"
 
 #include "tpuc/Conversion/TopToTpu/TopToTpu.h"
@@ -94,64 +96,156 @@ constexpr const char *kFloatTolerance = "0.99,0.90";
 constexpr const char *kInt8OutputTolerance = "0.99,0.90";
 constexpr const char *kInt8LayerTolerance = "0.95,0.70";
 
-constexpr const char *kUsage =
-    "usage: tpuc deploy model_top.mlir --quantize MODE --chip bm1684x -o "
-    "model.bmodel [options]\n"
-    "\n"
-    "Compiles a top module for the BM1684X: lowering to the tpu dialect,\n"
-    "weight layouts, DDR addresses, TIU/GDMA commands, .bmodel. Keeps\n"
-    "<stem>_tpu.mlir, <stem>_final.mlir and <stem>_tpu_weights.npz beside the\n"
-    "bmodel.\n"
-    "  --quantize MODE          F32, F16, BF16 or INT8\n"
-    "  --quantize-table FILE    per-op modes overriding --quantize: lines\n"
-    "                           'op_name F32|F16|BF16|INT8', '#' comments\n"
-    "                           (see tpuc qtable)\n"
-    "  --calibration-table FILE thresholds per tensor (tpuc calibrate,\n"
-    "                           TPU-MLIR's format); needed for INT8 unless the\n"
-    "                           module carries its model's own quantisation\n"
-    "                           (top.quant_table: a quantised TFLite model)\n"
-    "  --quant-input, --quant-output\n"
-    "                           INT8: model inputs / outputs stay int8 (their\n"
-    "                           table types; the bmodel records scale and\n"
-    "                           zero point) instead of f32 with a (de)quantising\n"
-    "                           cast on the chip (the default)\n"
-    "  --asymmetric             INT8 with zero points (scale (max - min) / 255\n"
-    "                           from the table's min / max)\n"
-    "  --int8-fallback MODE     F32 (default), F16 or BF16: the mode of the\n"
-    "                           ops that have no INT8 form (listed in the\n"
-    "                           compile report)\n"
-    "  --chip CHIP              bm1684x (the only chip)\n"
-    "  -o, --output FILE        the .bmodel to write\n"
-    "  --test-input FILE        .npz with one array per model input: run the\n"
-    "                           tpu interpreter on it (outputs to\n"
-    "                           <stem>_tpu_outputs.npz) ...\n"
-    "  --test-reference FILE    ... and compare every tensor it shares with\n"
-    "                           this .npz (e.g. the top / ONNX outputs)\n"
-    "  --tolerance COS,EUCLID   minimum similarities (default 0.99,0.90;\n"
-    "                           INT8: 0.99,0.90 for the outputs, 0.95,0.70\n"
-    "                           for the other tensors, each dequantised)\n"
-    "  --group-per-op           one command group per op\n"
-    "  --layer-group STRATEGY   none, greedy or dp (default): runs of conv,\n"
-    "                           pooling and element-wise ops kept in local\n"
-    "                           memory as tpu.Group ops (<stem>_groups.json)\n"
-    "  --lg-max-length N        most ops in one layer group (default 24)\n"
-    "  --lg-max-h-slices N      most H slices of a group (default: no limit)\n"
-    "  --lg-h-first             slice H before N\n"
-    "  --no-weight-resident     load a group's weights before every slice\n"
-    "                           (default: once per group)\n"
-    "  --no-fuse-eltwise        run every element-wise op on its own (by\n"
-    "                           default chains of them run as one kernel,\n"
-    "                           intermediates kept in local memory)\n"
-    "  -p, --chip-param KEY=VALUE\n"
-    "                           override a chip parameter (e.g.\n"
-    "                           gmem_bytes=64M) or, with its prefix, any\n"
-    "                           machine key (chip.npu_num=32,\n"
-    "                           tiu.cube_startup=40); see `tpusim config`.\n"
-    "                           The module (tpu.machine) and the bmodel\n"
-    "                           record the machine\n"
-    "  --expose-all             debugging: every activation becomes a model\n"
-    "                           output (compare tpusim's outputs with\n"
-    "                           <stem>_tpu_outputs.npz tensor by tensor)\n";
+namespace cl = llvm::cl;
+
+cl::SubCommand
+    command("deploy",
+            "compile a top module for the BM1684X (tpu dialect, bmodel)");
+tpuc::cli::Category category("tpuc deploy options");
+tpuc::cli::Category quantCategory("tpuc deploy quantisation");
+tpuc::cli::Category checkCategory(
+    "tpuc deploy checking (the tpu interpreter against a reference)");
+tpuc::cli::Category groupCategory("tpuc deploy layer groups and fusion");
+
+constexpr const char *kOverview =
+    R"(tpuc deploy: compile a top module for the BM1684X
+
+  tpuc deploy model_top.mlir --quantize MODE --chip bm1684x -o model.bmodel
+              [options]
+
+Lowering to the tpu dialect, weight layouts, DDR addresses, TIU/GDMA
+commands, .bmodel. Keeps <stem>_tpu.mlir, <stem>_final.mlir and
+<stem>_tpu_weights.npz beside the bmodel.
+)";
+
+cl::opt<std::string> modelArg(cl::Positional, cl::desc("model_top.mlir"),
+                              cl::sub(command), cl::cat(category));
+cl::opt<std::string> outputArg("output", cl::desc("the .bmodel to write"),
+                               cl::value_desc("FILE"), cl::sub(command),
+                               cl::cat(category));
+cl::alias outputShort("o", cl::desc("Alias for --output"),
+                      cl::aliasopt(outputArg), cl::NotHidden,
+                      cl::cat(category));
+cl::opt<std::string> chipArg("chip", cl::desc("bm1684x (the only chip)"),
+                             cl::value_desc("CHIP"), cl::sub(command),
+                             cl::cat(category));
+cl::alias chipProcessor("processor", cl::desc("Alias for --chip"),
+                        cl::aliasopt(chipArg), cl::NotHidden,
+                        cl::cat(category));
+cl::list<std::string> chipParamArg(
+    "chip-param",
+    cl::desc("set a machine parameter: a chip parameter (gmem_bytes=64M) "
+             "or, with its prefix, any machine key (chip.npu_num=32, "
+             "tiu.cube_startup=40); `tpusim config` lists the keys. The "
+             "module (tpu.machine) and the bmodel record the machine"),
+    cl::value_desc("KEY=VALUE"), cl::sub(command), cl::cat(category));
+cl::alias chipParamShort("p", cl::desc("Alias for --chip-param"),
+                         cl::aliasopt(chipParamArg), cl::NotHidden,
+                         cl::cat(category));
+cl::alias chipParamOld("param", cl::desc("Alias for --chip-param"),
+                       cl::aliasopt(chipParamArg), cl::Hidden);
+cl::opt<bool> exposeAllArg(
+    "expose-all",
+    cl::desc("debugging: every activation becomes a model output (compare "
+             "tpusim's outputs with <stem>_tpu_outputs.npz tensor by "
+             "tensor)"),
+    cl::sub(command), cl::cat(category));
+
+cl::opt<std::string> quantizeArg("quantize",
+                                 cl::desc("the mode of the ops: F32, F16, "
+                                          "BF16 or INT8"),
+                                 cl::value_desc("F32|F16|BF16|INT8"), cl::sub(command),
+                                 cl::cat(quantCategory));
+cl::opt<std::string> quantizeTableArg(
+    "quantize-table",
+    cl::desc("per-op modes overriding --quantize: lines 'op_name "
+             "F32|F16|BF16|INT8', '#' comments (see tpuc qtable)"),
+    cl::value_desc("FILE"), cl::sub(command), cl::cat(quantCategory));
+cl::opt<std::string> calibrationTableArg(
+    "calibration-table",
+    cl::desc("thresholds per tensor (tpuc calibrate, TPU-MLIR's format); "
+             "needed for INT8 unless the module carries its model's own "
+             "quantisation (top.quant_table: a quantised TFLite model)"),
+    cl::value_desc("FILE"), cl::sub(command), cl::cat(quantCategory));
+cl::opt<bool> quantInputArg(
+    "quant-input",
+    cl::desc("INT8: model inputs stay int8 (their table types; the bmodel "
+             "records scale and zero point) instead of f32 with a "
+             "quantising cast on the chip (the default)"),
+    cl::sub(command), cl::cat(quantCategory));
+cl::opt<bool> quantOutputArg(
+    "quant-output",
+    cl::desc("INT8: model outputs stay int8 instead of f32 with a "
+             "dequantising cast on the chip (the default)"),
+    cl::sub(command), cl::cat(quantCategory));
+cl::opt<bool> asymmetricArg(
+    "asymmetric",
+    cl::desc("INT8 with zero points (scale (max - min) / 255 from the "
+             "table's min / max)"),
+    cl::sub(command), cl::cat(quantCategory));
+cl::opt<std::string> int8FallbackArg(
+    "int8-fallback",
+    cl::desc("F32 (default), F16 or BF16: the mode of the ops that have no "
+             "INT8 form (listed in the compile report)"),
+    cl::value_desc("MODE"), cl::init("F32"), cl::sub(command),
+    cl::cat(quantCategory));
+
+cl::opt<std::string> testInputArg(
+    "test-input",
+    cl::desc(".npz with one array per model input: run the tpu interpreter "
+             "on it (outputs to <stem>_tpu_outputs.npz) ..."),
+    cl::value_desc("FILE"), cl::sub(command), cl::cat(checkCategory));
+cl::opt<std::string> testReferenceArg(
+    "test-reference",
+    cl::desc("... and compare every tensor it shares with this .npz (e.g. "
+             "the top / ONNX outputs)"),
+    cl::value_desc("FILE"), cl::sub(command), cl::cat(checkCategory));
+cl::opt<std::string> toleranceArg(
+    "tolerance",
+    cl::desc("minimum similarities (default 0.99,0.90; INT8: 0.99,0.90 for "
+             "the outputs, 0.95,0.70 for the other tensors, each "
+             "dequantised)"),
+    cl::value_desc("COS,EUCLID"), cl::sub(command), cl::cat(checkCategory));
+
+enum class LayerGroup { None, Greedy, Dp };
+cl::opt<LayerGroup> layerGroupArg(
+    "layer-group",
+    cl::desc("runs of conv, pooling and element-wise ops kept in local "
+             "memory as tpu.Group ops (<stem>_groups.json)"),
+    cl::values(clEnumValN(LayerGroup::None, "none", "no layer groups"),
+               clEnumValN(LayerGroup::Greedy, "greedy",
+                          "each group grows by the next op while it fits "
+                          "and the op costs no more inside it than apart"),
+               clEnumValN(LayerGroup::Dp, "dp",
+                          "(default) dynamic programming over the op "
+                          "sequence, minimising the groups' summed cycles "
+                          "(the machine's cost model)")),
+    cl::init(LayerGroup::Dp), cl::sub(command), cl::cat(groupCategory));
+cl::opt<std::string>
+    lgMaxLengthArg("lg-max-length",
+                   cl::desc("most ops in one layer group (default 24)"),
+                   cl::value_desc("N"), cl::init("24"), cl::sub(command),
+                   cl::cat(groupCategory));
+cl::opt<std::string>
+    lgMaxHSlicesArg("lg-max-h-slices",
+                    cl::desc("most H slices of a group (default: no limit)"),
+                    cl::value_desc("N"), cl::init("0"), cl::sub(command),
+                    cl::cat(groupCategory));
+cl::opt<bool> lgHFirstArg("lg-h-first", cl::desc("slice H before N"),
+                          cl::sub(command), cl::cat(groupCategory));
+cl::opt<bool> noWeightResidentArg(
+    "no-weight-resident",
+    cl::desc("load a group's weights before every slice (default: once per "
+             "group)"),
+    cl::sub(command), cl::cat(groupCategory));
+cl::opt<bool> groupPerOpArg("group-per-op",
+                            cl::desc("one command group per op"),
+                            cl::sub(command), cl::cat(groupCategory));
+cl::opt<bool> noFuseEltwiseArg(
+    "no-fuse-eltwise",
+    cl::desc("run every element-wise op on its own (by default chains of "
+             "them run as one kernel, intermediates kept in local memory)"),
+    cl::sub(command), cl::cat(groupCategory));
 
 struct DeployOptions {
   std::string model, output, quantize, chip, quantizeTable;
@@ -176,79 +270,44 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
-/// Parses argv; returns -1 to go on, else the exit status.
-int parseArgs(int argc, char **argv, DeployOptions &opts) {
-  for (int i = 1; i < argc; ++i) {
-    llvm::StringRef a = argv[i];
-    auto value = [&](std::string &out) {
-      if (i + 1 >= argc)
-        return false;
-      out = argv[++i];
-      return true;
-    };
-    std::string v;
-    if (a == "-h" || a == "--help") {
-      llvm::outs() << kUsage;
-      return 0;
-    }
-    bool ok = true;
-    if (a == "-o" || a == "--output")
-      ok = value(opts.output);
-    else if (a == "--quantize")
-      ok = value(opts.quantize);
-    else if (a == "--quantize-table" || a == "--quantize_table")
-      ok = value(opts.quantizeTable);
-    else if (a == "--calibration-table" || a == "--calibration_table")
-      ok = value(opts.calibrationTable);
-    else if (a == "--int8-fallback")
-      ok = value(opts.int8Fallback);
-    else if (a == "--asymmetric")
-      opts.asymmetric = true;
-    else if (a == "--quant-input" || a == "--quant_input")
-      opts.quantInput = true;
-    else if (a == "--quant-output" || a == "--quant_output")
-      opts.quantOutput = true;
-    else if (a == "--chip" || a == "--processor")
-      ok = value(opts.chip);
-    else if (a == "--test-input")
-      ok = value(opts.testInput);
-    else if (a == "--test-reference")
-      ok = value(opts.testReference);
-    else if (a == "--tolerance")
-      ok = value(opts.tolerance);
-    else if (a == "--chip-param" || a == "-p") {
-      ok = value(v);
-      opts.chipParams.push_back(v);
-    } else if (a == "--layer-group")
-      ok = value(opts.layerGroup);
-    else if (a == "--lg-max-length")
-      ok = value(opts.lgMaxLength);
-    else if (a == "--lg-max-h-slices")
-      ok = value(opts.lgMaxHSlices);
-    else if (a == "--lg-h-first")
-      opts.lgHFirst = true;
-    else if (a == "--no-weight-resident")
-      opts.noWeightResident = true;
-    else if (a == "--group-per-op")
-      opts.groupPerOp = true;
-    else if (a == "--no-fuse-eltwise")
-      opts.noFuseEltwise = true;
-    else if (a == "--expose-all")
-      opts.exposeAll = true;
-    else if (a.starts_with("-") && a.size() > 1)
-      return fail("unknown option '" + a + "'\n" + kUsage);
-    else if (opts.model.empty())
-      opts.model = a.str();
-    else
-      return fail("unexpected argument '" + a + "'");
-    if (!ok)
-      return fail(a + " needs a value");
+/// The parsed options, checked; returns -1 to go on, else the exit status.
+int readOptions(DeployOptions &opts) {
+  opts.model = modelArg;
+  opts.output = outputArg;
+  opts.quantize = quantizeArg;
+  opts.quantizeTable = quantizeTableArg;
+  opts.calibrationTable = calibrationTableArg;
+  opts.int8Fallback = int8FallbackArg;
+  opts.asymmetric = asymmetricArg;
+  opts.quantInput = quantInputArg;
+  opts.quantOutput = quantOutputArg;
+  opts.chip = chipArg;
+  opts.testInput = testInputArg;
+  opts.testReference = testReferenceArg;
+  opts.tolerance = toleranceArg;
+  opts.chipParams = chipParamArg;
+  switch (layerGroupArg) {
+  case LayerGroup::None:
+    opts.layerGroup = "none";
+    break;
+  case LayerGroup::Greedy:
+    opts.layerGroup = "greedy";
+    break;
+  case LayerGroup::Dp:
+    opts.layerGroup = "dp";
+    break;
   }
+  opts.lgMaxLength = lgMaxLengthArg;
+  opts.lgMaxHSlices = lgMaxHSlicesArg;
+  opts.lgHFirst = lgHFirstArg;
+  opts.noWeightResident = noWeightResidentArg;
+  opts.groupPerOp = groupPerOpArg;
+  opts.noFuseEltwise = noFuseEltwiseArg;
+  opts.exposeAll = exposeAllArg;
   if (opts.model.empty() || opts.output.empty() || opts.quantize.empty() ||
-      opts.chip.empty()) {
-    llvm::errs() << kUsage;
-    return fail("a model, --quantize, --chip and -o are required");
-  }
+      opts.chip.empty())
+    return fail("a model, --quantize, --chip and -o are required (see tpuc "
+                "deploy --help)");
   if (!opts.testReference.empty() && opts.testInput.empty())
     return fail("--test-reference needs --test-input");
   return -1;
@@ -601,9 +660,9 @@ void writeGroupReport(const std::vector<tpuc::bm1684x::GroupReport> &groups,
 
 } // namespace
 
-int runDeploy(int argc, char **argv) {
+static int runDeploy() {
   DeployOptions opts;
-  if (int status = parseArgs(argc, argv, opts); status >= 0)
+  if (int status = readOptions(opts); status >= 0)
     return status;
 
   std::optional<tpuc::QuantMode> mode = tpuc::parseQuantMode(opts.quantize);
@@ -620,13 +679,8 @@ int runDeploy(int argc, char **argv) {
   // A key with a prefix (chip.*, tiu.*, ...) is a machine key; a bare key
   // is a chip parameter, as it always was.
   tpu::isa::Machine machine = tpu::isa::Machine::bm1684x();
-  for (const std::string &kv : opts.chipParams) {
-    size_t eq = kv.find('=');
-    if (kv.substr(0, eq).find('.') != std::string::npos)
-      machine.assign(kv);
-    else
-      machine.chip.assign(kv);
-  }
+  for (const std::string &kv : opts.chipParams)
+    machine.assign(tpu::tool::machineKey(kv));
   machine.validate();
   const tpu::isa::ChipParams &chip = machine.chip;
   bool int8Defaults = opts.tolerance.empty() && *mode == tpuc::QuantMode::INT8;
@@ -798,3 +852,5 @@ int runDeploy(int argc, char **argv) {
   tpuc::getWeightRegistry(context.get()).release(module);
   return 0;
 }
+
+const tpuc::cli::Subcommand tpuc::cli::deploy{command, kOverview, runDeploy};

@@ -63,22 +63,38 @@ using nlohmann::json;
 
 constexpr const char *kTool = "tpuc explore";
 
-constexpr const char *kUsage =
-    "usage: tpuc explore SWEEP.toml -o DIR [--jobs N] [--shard I/N]\n"
-    "       tpuc explore merge DIR... -o DIR [--sweep SWEEP.toml]\n"
-    "\n"
-    "Compiles (in memory) and simulates (timing mode, in process) every point\n"
-    "of a sweep: the cross product of the models, quantisation modes,\n"
-    "layer-group strategies and knobs and machine keys the sweep file lists.\n"
-    "Writes DIR/results.json, DIR/results.csv and DIR/report.html; a rerun\n"
-    "skips the points DIR already holds. Sweep format: README.md,\n"
-    "\"Design-space sweeps\".\n"
-    "  -o DIR          the results directory\n"
-    "  --jobs N        points simulated at once (default: the cores)\n"
-    "  --shard I/N     only the points whose index % N == I\n"
-    "  --check         only check the sweep file and count its points\n"
-    "  merge DIR...    join the results of shards into -o DIR; with --sweep\n"
-    "                  every point of the sweep must be there exactly once\n";
+namespace cl = llvm::cl;
+
+cl::SubCommand
+    command("explore",
+            "sweep models, layer-group knobs and machine keys (compile + "
+            "timing simulation per point)");
+tpuc::cli::Category category("tpuc explore options");
+
+constexpr const char *kOverview =
+    R"(tpuc explore: design-space sweeps
+
+  tpuc explore SWEEP.toml -o DIR [--jobs N] [--shard I/N]
+  tpuc explore SWEEP.toml --check
+  tpuc explore merge DIR... -o DIR [--sweep SWEEP.toml]
+
+Compiles (in memory) and simulates (timing mode, in process) every point
+of a sweep: the cross product of the models, quantisation modes,
+layer-group strategies and knobs and machine keys the sweep file lists.
+Writes DIR/results.json, DIR/results.csv and DIR/report.html; a rerun
+skips the points DIR already holds. Sweep format: README.md,
+"Design-space sweeps". `merge DIR...` joins the results of shards into
+-o DIR; with --sweep every point of the sweep must be there exactly once.
+)";
+
+tpuc::batch::CommonOptions common(command, category,
+                                  "SWEEP.toml | merge DIR...",
+                                  "the results directory", "points", "sweep");
+cl::opt<std::string> sweepArg(
+    "sweep",
+    cl::desc("merge: the sweep whose every point must be there exactly "
+             "once"),
+    cl::value_desc("SWEEP.toml"), cl::sub(command), cl::cat(category));
 
 int fail(const std::string &message) {
   return tpuc::batch::fail(kTool, message);
@@ -673,26 +689,24 @@ std::string renderReport(const std::vector<json> &records) {
 
 } // namespace
 
-int runExplore(int argc, char **argv) {
-  tpuc::batch::CommandLine cl =
-      tpuc::batch::parseCommandLine(argc, argv, {"--sweep"}, {}, kUsage);
-  if (cl.help) {
-    llvm::outs() << kUsage;
+static int runExplore() {
+  tpuc::batch::CommandLine line = tpuc::batch::readCommandLine(common);
+  if (line.check && !line.merge && line.positional.size() == 1) {
+    std::vector<Point> points = enumerate(readSweep(line.positional[0]));
+    llvm::outs() << line.positional[0] << ": " << points.size()
+                 << " point(s)\n";
     return 0;
   }
-  if (cl.check && !cl.merge && cl.positional.size() == 1) {
-    std::vector<Point> points = enumerate(readSweep(cl.positional[0]));
-    llvm::outs() << cl.positional[0] << ": " << points.size() << " point(s)\n";
-    return 0;
-  }
-  if (cl.outDir.empty())
-    return fail("-o DIR is required\n" + std::string(kUsage));
-  if (cl.merge) {
-    if (cl.positional.empty())
+  if (line.outDir.empty())
+    return fail("-o DIR is required (see tpuc explore --help)");
+  if (line.merge) {
+    if (line.positional.empty())
       return fail("merge needs result directories");
-    return runMerge(cl.positional, cl.outDir, cl.value("--sweep"));
+    return runMerge(line.positional, line.outDir, sweepArg);
   }
-  if (cl.positional.size() != 1)
-    return fail("expected one SWEEP.toml\n" + std::string(kUsage));
-  return runSweep(cl.positional[0], cl.outDir, cl.jobs, cl.shard);
+  if (line.positional.size() != 1)
+    return fail("expected one SWEEP.toml (see tpuc explore --help)");
+  return runSweep(line.positional[0], line.outDir, line.jobs, line.shard);
 }
+
+const tpuc::cli::Subcommand tpuc::cli::explore{command, kOverview, runExplore};

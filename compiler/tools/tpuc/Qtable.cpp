@@ -57,24 +57,59 @@ namespace {
 
 constexpr const char *kTool = "tpuc qtable";
 
-constexpr const char *kUsage =
-    "usage: tpuc qtable model_top.mlir --test-input in.npz --quantize F16|BF16 "
-    "-o model.qtable [--margin M] [--threads N]\n"
-    "\n"
-    "Runs the top interpreter on the test input and writes a quantize table\n"
-    "(for tpuc deploy --quantize-table) keeping in F32 every op that reads\n"
-    "or writes a value the 16-bit type cannot hold, and the ops between\n"
-    "such ops (no cast round trips).\n"
-    "  --test-input FILE   .npz with one array per model input\n"
-    "  --quantize MODE     the 16-bit mode the model is deployed in: F16 or\n"
-    "                      BF16\n"
-    "  -o, --output FILE   the quantize table to write\n"
-    "  --margin M          an op stays F32 when |x| * M exceeds the type's\n"
-    "                      largest finite value (default 2: one binade of\n"
-    "                      headroom for louder inputs)\n"
-    "  --threads N         threads for the interpreter (default: all cores)\n"
-    "With --calibration-table: the INT8 mixed-precision search (tpuc qtable\n"
-    "--calibration-table T --help).\n";
+namespace cl = llvm::cl;
+
+tpuc::cli::Category category("tpuc qtable options");
+tpuc::cli::Category overflowCategory(
+    "tpuc qtable 16-bit overflow table (without --calibration-table)");
+
+constexpr const char *kOverview =
+    R"(tpuc qtable: a quantize table for tpuc deploy --quantize-table
+
+  tpuc qtable model_top.mlir --test-input in.npz --quantize F16|BF16
+              -o model.qtable [--margin M] [--threads N]
+  tpuc qtable model_top.mlir --calibration-table T --dataset DIR
+              --expected-cos C -o model.qtable [--input-num N]
+              [--max-float-layers L] [--fp-type F16|BF16|F32]
+              [--int8-fallback F32|F16|BF16] [--threads T]
+
+16-bit overflow table (the first form): runs the top interpreter on the
+test input and writes a quantize table keeping in F32 every op that reads
+or writes a value the 16-bit type cannot hold, and the ops between such ops
+(no cast round trips).
+
+Mixed precision (the second form, TPU-MLIR's run_qtable): the INT8 layers
+to keep in a float type so that the INT8 module reaches cosine C against
+the f32 module on the samples. Writes the quantize table (for tpuc deploy
+--quantize INT8 --calibration-table T --quantize-table model.qtable) and
+<stem>_loss.txt, each layer's cosine when it alone is in float. Exit 0:
+target reached; 2: not reached (the best table found is written, marked
+so); 1: an error (nothing written).
+)";
+
+cl::opt<std::string>
+    testInputArg("test-input", cl::desc(".npz with one array per model input"),
+                 cl::value_desc("FILE"),
+                 cl::sub(tpuc::cli::qtableShared::command()),
+                 cl::cat(overflowCategory));
+cl::alias testInputShort("i", cl::desc("Alias for --test-input"),
+                         cl::aliasopt(testInputArg), cl::NotHidden,
+                         cl::cat(overflowCategory));
+cl::opt<std::string> quantizeArg(
+    "quantize",
+    cl::desc("the 16-bit mode the model is deployed in: F16 or BF16"),
+    cl::value_desc("F16|BF16"), cl::sub(tpuc::cli::qtableShared::command()),
+    cl::cat(overflowCategory));
+cl::alias quantizeMode("mode", cl::desc("Alias for --quantize"),
+                       cl::aliasopt(quantizeArg), cl::NotHidden,
+                       cl::cat(overflowCategory));
+cl::opt<std::string> marginArg(
+    "margin",
+    cl::desc("an op stays F32 when |x| * M exceeds the type's largest "
+             "finite value (default 2: one binade of headroom for louder "
+             "inputs)"),
+    cl::value_desc("M"), cl::sub(tpuc::cli::qtableShared::command()),
+    cl::cat(overflowCategory));
 
 struct QtableOptions {
   std::string model, input, output, mode;
@@ -87,50 +122,26 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
-int parseArgs(int argc, char **argv, QtableOptions &opts) {
-  for (int i = 1; i < argc; ++i) {
-    llvm::StringRef a = argv[i];
-    auto value = [&](std::string &out) {
-      if (i + 1 >= argc)
-        return false;
-      out = argv[++i];
-      return true;
-    };
-    if (a == "-h" || a == "--help") {
-      llvm::outs() << kUsage;
-      return 0;
-    }
-    std::string v;
-    bool ok = true;
-    if (a == "--test-input" || a == "-i")
-      ok = value(opts.input);
-    else if (a == "-o" || a == "--output")
-      ok = value(opts.output);
-    else if (a == "--mode" || a == "--quantize")
-      ok = value(opts.mode);
-    else if (a == "--margin") {
-      ok = value(v);
-      if (ok && (llvm::StringRef(v).getAsDouble(opts.margin) ||
-                 !(opts.margin >= 1.0) || !std::isfinite(opts.margin)))
-        return fail("--margin needs a number >= 1, got '" + v + "'");
-    } else if (a == "--threads") {
-      ok = value(v);
-      if (ok && (!llvm::to_integer(v, opts.threads) || opts.threads == 0))
-        return fail("--threads needs a positive integer, got '" + v + "'");
-    } else if (a.starts_with("-") && a.size() > 1)
-      return fail("unknown option '" + a + "'\n" + kUsage);
-    else if (opts.model.empty())
-      opts.model = a.str();
-    else
-      return fail("unexpected argument '" + a + "'");
-    if (!ok)
-      return fail(a + " needs a value");
-  }
+/// The parsed options, checked; returns -1 to go on, else the exit status.
+int readOptions(QtableOptions &opts) {
+  namespace qt = tpuc::cli::qtableShared;
+  opts.model = qt::model;
+  opts.input = testInputArg;
+  opts.output = qt::output;
+  opts.mode = quantizeArg;
+  if (marginArg.getNumOccurrences() &&
+      (llvm::StringRef(marginArg).getAsDouble(opts.margin) ||
+       !(opts.margin >= 1.0) || !std::isfinite(opts.margin)))
+    return fail("--margin needs a number >= 1, got '" + marginArg + "'");
+  if (qt::threads.getNumOccurrences() &&
+      (!llvm::to_integer(qt::threads.getValue(), opts.threads) ||
+       opts.threads == 0))
+    return fail("--threads needs a positive integer, got '" + qt::threads +
+                "'");
   if (opts.model.empty() || opts.input.empty() || opts.output.empty() ||
-      opts.mode.empty()) {
-    llvm::errs() << kUsage;
-    return fail("a model, --test-input, --quantize and -o are required");
-  }
+      opts.mode.empty())
+    return fail("a model, --test-input, --quantize and -o are required (see "
+                "tpuc qtable --help)");
   return -1;
 }
 
@@ -161,12 +172,61 @@ std::string formatValue(double x) { return llvm::formatv("{0:e2}", x).str(); }
 
 } // namespace
 
-int runQtable(int argc, char **argv) {
-  for (int i = 1; i < argc; ++i)
-    if (llvm::StringRef(argv[i]) == "--calibration-table")
-      return runQtableMixed(argc, argv);
+llvm::cl::SubCommand &tpuc::cli::qtableShared::command() {
+  static llvm::cl::SubCommand c(
+      "qtable", "quantize table: the ops a 16-bit mode overflows kept in F32, "
+                "or the INT8 layers kept in float to reach a cosine");
+  return c;
+}
+
+tpuc::cli::Category tpuc::cli::qtableShared::mixedCategory(
+    "tpuc qtable mixed precision (with --calibration-table)");
+
+llvm::cl::opt<std::string>
+    tpuc::cli::qtableShared::model(cl::Positional, cl::desc("model_top.mlir"),
+                                   cl::sub(command()), cl::cat(category));
+llvm::cl::opt<std::string> tpuc::cli::qtableShared::output(
+    "output", cl::desc("the quantize table to write"), cl::value_desc("FILE"),
+    cl::sub(command()), cl::cat(category));
+static llvm::cl::alias
+    outputShort("o", cl::desc("Alias for --output"),
+                cl::aliasopt(tpuc::cli::qtableShared::output), cl::NotHidden,
+                cl::cat(category));
+llvm::cl::opt<std::string> tpuc::cli::qtableShared::threads(
+    "threads", cl::desc("threads of the interpreter (default: all cores)"),
+    cl::value_desc("N"), cl::sub(command()), cl::cat(category));
+llvm::cl::opt<std::string> tpuc::cli::qtableShared::calibrationTable(
+    "calibration-table",
+    cl::desc("the model's table (tpuc calibrate): the mixed-precision "
+             "search"),
+    cl::value_desc("T"), cl::sub(command()), cl::cat(mixedCategory));
+
+/// The first option given of those in \p category of tpuc qtable, "" if
+/// none.
+static std::string givenOption(const llvm::cl::OptionCategory &category) {
+  for (auto &entry : tpuc::cli::qtableShared::command().OptionsMap) {
+    llvm::cl::Option *o = entry.second;
+    if (o->getNumOccurrences() && !o->isPositional() &&
+        llvm::is_contained(o->Categories, &category))
+      return "--" + o->ArgStr.str();
+  }
+  return "";
+}
+
+static int runQtable() {
+  namespace qt = tpuc::cli::qtableShared;
+  if (qt::calibrationTable.getNumOccurrences()) {
+    if (std::string o = givenOption(overflowCategory); !o.empty())
+      return fail(o + " belongs to the 16-bit overflow table (without "
+                      "--calibration-table); the mixed-precision search "
+                      "reads --dataset");
+    return qt::runMixed();
+  }
+  if (std::string o = givenOption(qt::mixedCategory); !o.empty())
+    return fail(o + " belongs to the mixed-precision search (with "
+                    "--calibration-table)");
   QtableOptions opts;
-  if (int status = parseArgs(argc, argv, opts); status >= 0)
+  if (int status = readOptions(opts); status >= 0)
     return status;
   std::optional<tpuc::QuantMode> mode = tpuc::parseQuantMode(opts.mode);
   if (!mode || *mode == tpuc::QuantMode::F32)
@@ -350,3 +410,6 @@ int runQtable(int argc, char **argv) {
   tpuc::getWeightRegistry(context.get()).release(module);
   return 0;
 }
+
+const tpuc::cli::Subcommand tpuc::cli::qtable{
+    tpuc::cli::qtableShared::command(), kOverview, runQtable};

@@ -81,32 +81,35 @@ constexpr const char *kTool = "tpuc qtable";
 /// The exit status when the target is not reached (the files are written).
 constexpr int kNotReached = 2;
 
-constexpr const char *kUsage =
-    "usage: tpuc qtable model_top.mlir --calibration-table T --dataset DIR\n"
-    "       --expected-cos C -o model.qtable [--input-num N]\n"
-    "       [--max-float-layers L] [--fp-type F16|BF16|F32]\n"
-    "       [--int8-fallback F32|F16|BF16] [--threads T]\n"
-    "\n"
-    "Mixed precision (TPU-MLIR's run_qtable): the INT8 layers to keep in a\n"
-    "float type so that the INT8 module reaches cosine C against the f32\n"
-    "module on the samples. Writes the quantize table (for tpuc deploy\n"
-    "--quantize INT8 --calibration-table T --quantize-table model.qtable)\n"
-    "and <stem>_loss.txt, each layer's cosine when it alone is in float.\n"
-    "  --calibration-table T  the model's table (tpuc calibrate)\n"
-    "  --dataset DIR          samples, as for tpuc calibrate (.npz or images)\n"
-    "  --input-num N          samples to use (the first N; default 10)\n"
-    "  --expected-cos C       target mean cosine over outputs and samples,\n"
-    "                         in (0, 1]\n"
-    "  --max-float-layers L   at most L layers in float (default: no limit)\n"
-    "  --fp-type MODE         the float type of those layers (default F16)\n"
-    "  --int8-fallback MODE   the mode of the ops without an INT8 form\n"
-    "                         (default F32; give deploy the same)\n"
-    "  -o, --output FILE      the quantize table to write\n"
-    "  --threads T            threads of the interpreter (default: all)\n"
-    "Exit 0: target reached; 2: not reached (the best table found is\n"
-    "written, marked so); 1: an error (nothing written).\n"
-    "Without --calibration-table, tpuc qtable --quantize F16|BF16 --help\n"
-    "describes the 16-bit overflow table.\n";
+namespace cl = llvm::cl;
+namespace qt = tpuc::cli::qtableShared;
+
+cl::opt<std::string> datasetArg(
+    "dataset", cl::desc("samples, as for tpuc calibrate (.npz or images)"),
+    cl::value_desc("DIR"), cl::sub(qt::command()), cl::cat(qt::mixedCategory));
+cl::opt<std::string> inputNumArg(
+    "input-num", cl::desc("samples to use (the first N; default 10)"),
+    cl::value_desc("N"), cl::sub(qt::command()), cl::cat(qt::mixedCategory));
+cl::opt<std::string> expectedCosArg(
+    "expected-cos",
+    cl::desc("target mean cosine over outputs and samples, in (0, 1]"),
+    cl::value_desc("C"), cl::sub(qt::command()), cl::cat(qt::mixedCategory));
+cl::opt<std::string>
+    maxFloatLayersArg("max-float-layers",
+                      cl::desc("at most L layers in float (default: no limit)"),
+                      cl::value_desc("L"), cl::sub(qt::command()),
+                      cl::cat(qt::mixedCategory));
+cl::opt<std::string>
+    fpTypeArg("fp-type",
+              cl::desc("the float type of those layers (default F16)"),
+              cl::value_desc("F16|BF16|F32"), cl::init("F16"),
+              cl::sub(qt::command()), cl::cat(qt::mixedCategory));
+cl::opt<std::string> int8FallbackArg(
+    "int8-fallback",
+    cl::desc("the mode of the ops without an INT8 form (default F32; give "
+             "deploy the same)"),
+    cl::value_desc("F32|F16|BF16"), cl::init("F32"), cl::sub(qt::command()),
+    cl::cat(qt::mixedCategory));
 
 struct MixedOptions {
   std::string model, cali, dataset, output;
@@ -123,72 +126,39 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
-int parseArgs(int argc, char **argv, MixedOptions &opts) {
-  for (int i = 1; i < argc; ++i) {
-    llvm::StringRef a = argv[i];
-    auto value = [&](std::string &out) {
-      if (i + 1 >= argc)
-        return false;
-      out = argv[++i];
-      return true;
-    };
-    if (a == "-h" || a == "--help") {
-      llvm::outs() << kUsage;
-      return 0;
-    }
-    std::string v;
-    bool ok = true;
-    if (a == "--calibration-table")
-      ok = value(opts.cali);
-    else if (a == "--dataset")
-      ok = value(opts.dataset);
-    else if (a == "-o" || a == "--output")
-      ok = value(opts.output);
-    else if (a == "--fp-type")
-      ok = value(opts.fpType);
-    else if (a == "--int8-fallback")
-      ok = value(opts.fallback);
-    else if (a == "--input-num") {
-      ok = value(v);
-      if (ok && (!llvm::to_integer(v, opts.inputNum) || opts.inputNum == 0))
-        return fail("--input-num needs a positive integer, got '" + v + "'");
-    } else if (a == "--expected-cos") {
-      ok = value(v);
-      if (ok && (llvm::StringRef(v).getAsDouble(opts.expectedCos) ||
-                 !(opts.expectedCos > 0 && opts.expectedCos <= 1)))
-        return fail("--expected-cos needs a cosine in (0, 1], got '" + v +
-                    "'");
-      opts.haveExpectedCos = ok;
-    } else if (a == "--max-float-layers") {
-      ok = value(v);
-      if (ok &&
-          (!llvm::to_integer(v, opts.maxFloatLayers) || opts.maxFloatLayers == 0))
-        return fail("--max-float-layers needs a positive integer, got '" + v +
-                    "'");
-    } else if (a == "--threads") {
-      ok = value(v);
-      if (ok && (!llvm::to_integer(v, opts.threads) || opts.threads == 0))
-        return fail("--threads needs a positive integer, got '" + v + "'");
-    } else if (a == "--test-input" || a == "-i" || a == "--quantize" ||
-               a == "--mode" || a == "--margin")
-      return fail(a + " belongs to the 16-bit overflow table (without "
-                      "--calibration-table); the mixed-precision search reads "
-                      "--dataset");
-    else if (a.starts_with("-") && a.size() > 1)
-      return fail("unknown option '" + a + "'\n" + kUsage);
-    else if (opts.model.empty())
-      opts.model = a.str();
-    else
-      return fail("unexpected argument '" + a + "'");
-    if (!ok)
-      return fail(a + " needs a value");
-  }
+/// The parsed options, checked; returns -1 to go on, else the exit status.
+int readOptions(MixedOptions &opts) {
+  opts.model = qt::model;
+  opts.cali = qt::calibrationTable;
+  opts.dataset = datasetArg;
+  opts.output = qt::output;
+  opts.fpType = fpTypeArg;
+  opts.fallback = int8FallbackArg;
+  if (inputNumArg.getNumOccurrences() &&
+      (!llvm::to_integer(inputNumArg.getValue(), opts.inputNum) ||
+       opts.inputNum == 0))
+    return fail("--input-num needs a positive integer, got '" + inputNumArg +
+                "'");
+  opts.haveExpectedCos = expectedCosArg.getNumOccurrences() != 0;
+  if (opts.haveExpectedCos &&
+      (llvm::StringRef(expectedCosArg).getAsDouble(opts.expectedCos) ||
+       !(opts.expectedCos > 0 && opts.expectedCos <= 1)))
+    return fail("--expected-cos needs a cosine in (0, 1], got '" +
+                expectedCosArg + "'");
+  if (maxFloatLayersArg.getNumOccurrences() &&
+      (!llvm::to_integer(maxFloatLayersArg.getValue(), opts.maxFloatLayers) ||
+       opts.maxFloatLayers == 0))
+    return fail("--max-float-layers needs a positive integer, got '" +
+                maxFloatLayersArg + "'");
+  if (qt::threads.getNumOccurrences() &&
+      (!llvm::to_integer(qt::threads.getValue(), opts.threads) ||
+       opts.threads == 0))
+    return fail("--threads needs a positive integer, got '" + qt::threads +
+                "'");
   if (opts.model.empty() || opts.cali.empty() || opts.dataset.empty() ||
-      opts.output.empty() || !opts.haveExpectedCos) {
-    llvm::errs() << kUsage;
+      opts.output.empty() || !opts.haveExpectedCos)
     return fail("a model, --calibration-table, --dataset, --expected-cos and "
-                "-o are required");
-  }
+                "-o are required (see tpuc qtable --help)");
   return -1;
 }
 
@@ -213,9 +183,9 @@ struct Layer {
 
 } // namespace
 
-int runQtableMixed(int argc, char **argv) {
+static int runQtableMixed() {
   MixedOptions opts;
-  if (int status = parseArgs(argc, argv, opts); status >= 0)
+  if (int status = readOptions(opts); status >= 0)
     return status;
   std::optional<tpuc::QuantMode> fpType = tpuc::parseQuantMode(opts.fpType);
   if (!fpType || *fpType == tpuc::QuantMode::INT8)
@@ -456,3 +426,5 @@ int runQtableMixed(int argc, char **argv) {
                << numText(opts.expectedCos) << "; " << lossPath << "\n";
   return 0;
 }
+
+int tpuc::cli::qtableShared::runMixed() { return runQtableMixed(); }

@@ -77,31 +77,59 @@ using tpuc::batch::ParseError;
 
 constexpr const char *kTool = "tpuc regress";
 
-constexpr const char *kUsage =
-    "usage: tpuc regress SUITE.toml [-o DIR] [--jobs N] [--shard I/N]\n"
-    "                   [--cache DIR] [--update-baseline] [--baseline FILE]\n"
-    "                   [--junit FILE] [--json FILE] [--check]\n"
-    "       tpuc regress merge DIR... --suite SUITE.toml [-o DIR] [...]\n"
-    "\n"
-    "Compiles (in memory, cached) and simulates every case of a suite and\n"
-    "checks its accuracy and its simulated performance against a baseline.\n"
-    "Suite format: README.md, \"Regression suites\".\n"
-    "  -o DIR            results: DIR/results.json, DIR/junit.xml, DIR/logs\n"
-    "                    (default: SUITE-results in the current directory)\n"
-    "  --jobs N          cases run at once (default: the cores)\n"
-    "  --shard I/N       only the cases whose index % N == I\n"
-    "  --cache DIR       compiled bmodels and transforms (default: DIR/cache,\n"
-    "                    or $TPUC_REGRESS_CACHE)\n"
-    "  --update-baseline write the baseline from this run (accuracy is still\n"
-    "                    checked)\n"
-    "  --baseline FILE   the baseline (default: the suite's `baseline`)\n"
-    "  --junit FILE      JUnit XML (default: DIR/junit.xml)\n"
-    "  --json FILE       the JSON result (default: DIR/results.json)\n"
-    "  --check           only check the suite file and count its cases\n"
-    "  merge DIR...      join the results of shards (every case of --suite\n"
-    "                    exactly once) and report as one run\n"
-    "Exit status 1 when a case fails (accuracy, performance, or it did not\n"
-    "compile or run) or on an error; 0 when every case passes.\n";
+namespace cl = llvm::cl;
+
+cl::SubCommand command("regress",
+                       "regression suite: compile (cached) + simulate cases, "
+                       "check accuracy and cycles against a baseline; JSON, "
+                       "JUnit XML");
+tpuc::cli::Category category("tpuc regress options");
+
+constexpr const char *kOverview =
+    R"(tpuc regress: regression suites
+
+  tpuc regress SUITE.toml [-o DIR] [--jobs N] [--shard I/N] [--cache DIR]
+               [--update-baseline] [--baseline FILE] [--junit FILE]
+               [--json FILE] [--check]
+  tpuc regress merge DIR... --suite SUITE.toml [-o DIR] [...]
+
+Compiles (in memory, cached) and simulates every case of a suite and
+checks its accuracy and its simulated performance against a baseline.
+Suite format: README.md, "Regression suites". `merge DIR...` joins the
+results of shards (every case of --suite exactly once) and reports as one
+run. Exit status 1 when a case fails (accuracy, performance, or it did not
+compile or run) or on an error; 0 when every case passes.
+)";
+
+tpuc::batch::CommonOptions
+    common(command, category, "SUITE.toml | merge DIR...",
+           "results: DIR/results.json, DIR/junit.xml, DIR/logs (default: "
+           "SUITE-results in the current directory)",
+           "cases", "suite");
+cl::opt<std::string>
+    suiteArg("suite",
+             cl::desc("merge: the suite (its cases, drifts and baseline)"),
+             cl::value_desc("SUITE.toml"), cl::sub(command), cl::cat(category));
+cl::opt<std::string>
+    cacheArg("cache",
+             cl::desc("compiled bmodels and transforms (default: DIR/cache, or "
+                      "$TPUC_REGRESS_CACHE)"),
+             cl::value_desc("DIR"), cl::sub(command), cl::cat(category));
+cl::opt<bool> updateBaselineArg(
+    "update-baseline",
+    cl::desc("write the baseline from this run (accuracy is still checked)"),
+    cl::sub(command), cl::cat(category));
+cl::opt<std::string>
+    baselineArg("baseline",
+                cl::desc("the baseline (default: the suite's `baseline`)"),
+                cl::value_desc("FILE"), cl::sub(command), cl::cat(category));
+cl::opt<std::string> junitArg("junit",
+                              cl::desc("JUnit XML (default: DIR/junit.xml)"),
+                              cl::value_desc("FILE"), cl::sub(command),
+                              cl::cat(category));
+cl::opt<std::string>
+    jsonArg("json", cl::desc("the JSON result (default: DIR/results.json)"),
+            cl::value_desc("FILE"), cl::sub(command), cl::cat(category));
 
 int fail(const std::string &message) {
   return tpuc::batch::fail(kTool, message);
@@ -603,17 +631,13 @@ bool cached(const std::string &dir,
 }
 
 /// Calls a tpuc subcommand in this (worker) process.
-void subcommand(int (*entry)(int, char **), std::vector<std::string> args) {
-  std::vector<char *> argv;
-  for (std::string &a : args)
-    argv.push_back(a.data());
-  argv.push_back(nullptr);
+void subcommand(const std::vector<std::string> &args) {
   llvm::outs() << "$ tpuc";
   for (const std::string &a : args)
     llvm::outs() << " " << a;
   llvm::outs() << "\n";
   llvm::outs().flush();
-  int rc = entry(int(args.size()), argv.data());
+  int rc = tpuc::cli::runInProcess(args);
   llvm::outs().flush();
   llvm::errs().flush();
   if (rc != 0)
@@ -761,7 +785,7 @@ void runCase(const Run &run, const Context &ctx, json &rec) {
                                        tmp + "/model_top.mlir"};
       if (!c.inputShapes.empty())
         args.insert(args.end(), {"--input-shapes", c.inputShapes});
-      subcommand(runTransform, args);
+      subcommand(args);
     });
     steps.push_back({{"transform", made ? "made" : "cached"}});
     top = dir + "/model_top.mlir";
@@ -787,8 +811,8 @@ void runCase(const Run &run, const Context &ctx, json &rec) {
               inputDigest);
     bool made = cached(dir, [&](const std::string &tmp) {
       for (size_t k = 0; k < c.samples.size(); ++k)
-        subcommand(runRun, {"run", top, "-i", c.samples[k], "-o",
-                            sampleFile(tmp, "reference", k)});
+        subcommand({"run", top, "-i", c.samples[k], "-o",
+                    sampleFile(tmp, "reference", k)});
     });
     steps.push_back({{"reference", made ? "made" : "cached"}});
     for (size_t k = 0; k < c.samples.size(); ++k)
@@ -823,7 +847,7 @@ void runCase(const Run &run, const Context &ctx, json &rec) {
         args.insert(args.end(), {"--method", c.caliMethod});
       if (!c.caliTune.empty())
         args.insert(args.end(), {"--tune-num", c.caliTune});
-      subcommand(runCalibrate, args);
+      subcommand(args);
     });
     steps.push_back({{"calibrate", made ? "made" : "cached"}});
     cali = dir + "/cali.table";
@@ -1614,23 +1638,18 @@ int runMerge(const std::vector<std::string> &dirs, const std::string &suitePath,
 
 } // namespace
 
-int runRegress(int argc, char **argv) {
-  tpuc::batch::CommandLine cl = tpuc::batch::parseCommandLine(
-      argc, argv, {"--suite", "--cache", "--baseline", "--junit", "--json"},
-      {"--update-baseline"}, kUsage);
-  if (cl.help) {
-    llvm::outs() << kUsage;
-    return 0;
-  }
+static int runRegress() {
+  tpuc::batch::CommandLine line = tpuc::batch::readCommandLine(common);
   Outputs out;
-  out.dir = cl.outDir;
-  out.baseline = cl.value("--baseline");
-  out.junit = cl.value("--junit");
-  out.json = cl.value("--json");
-  out.updateBaseline = cl.flags.count("--update-baseline");
-  std::string suitePath = cl.value("--suite");
-  bool merge = cl.merge, check = cl.check;
-  std::vector<std::string> &positional = cl.positional;
+  out.dir = line.outDir;
+  out.baseline = baselineArg;
+  out.junit = junitArg;
+  out.json = jsonArg;
+  out.updateBaseline = updateBaselineArg;
+  std::string suitePath = suiteArg;
+  std::string cacheDir = cacheArg;
+  bool merge = line.merge, check = line.check;
+  std::vector<std::string> &positional = line.positional;
   if (merge) {
     if (positional.empty())
       return fail("merge needs result directories");
@@ -1639,7 +1658,7 @@ int runRegress(int argc, char **argv) {
                   "baseline)");
   } else {
     if (positional.size() != 1)
-      return fail("expected one SUITE.toml\n" + std::string(kUsage));
+      return fail("expected one SUITE.toml (see tpuc regress --help)");
     suitePath = positional[0];
   }
   if (check) {
@@ -1656,5 +1675,7 @@ int runRegress(int argc, char **argv) {
     out.junit = out.dir + "/junit.xml";
   if (merge)
     return runMerge(positional, suitePath, out);
-  return runSuite(suitePath, out, cl.value("--cache"), cl.jobs, cl.shard);
+  return runSuite(suitePath, out, cacheDir, line.jobs, line.shard);
 }
+
+const tpuc::cli::Subcommand tpuc::cli::regress{command, kOverview, runRegress};

@@ -42,26 +42,47 @@
 
 namespace {
 
-constexpr const char *kUsage =
-    "usage: tpuc run model_top.mlir -i in.npz|image.png -o out.npz "
-    "[--dump-all] [--threads N]\n"
-    "\n"
-    "Interprets the main function of a top module in float32.\n"
-    "  -i, --input FILE   .npz with one array per model input (by input "
-    "name),\n"
-    "                     or a .png/.jpg/.jpeg image for a model with one "
-    "input:\n"
-    "                     preprocessed as the module's top.preprocess says "
-    "(tpuc\n"
-    "                     transform --mean/--scale/--pixel-format/...); a "
-    "module\n"
-    "                     without it takes the image as mean 0, scale 1, "
-    "rgb,\n"
-    "                     nchw, resized to the input's H, W\n"
-    "  -o, --output FILE  .npz to write: the outputs by name\n"
-    "  --dump-all         also write every intermediate tensor under its "
-    "ONNX name\n"
-    "  --threads N        threads for the kernels (default: all cores)\n";
+namespace cl = llvm::cl;
+
+cl::SubCommand command("run",
+                       "interpret a top module on the inputs of an .npz file");
+tpuc::cli::Category category("tpuc run options");
+
+constexpr const char *kOverview =
+    R"(tpuc run: interpret the main function of a top module in float32
+
+  tpuc run model_top.mlir -i in.npz|image.png -o out.npz [--dump-all]
+           [--threads N]
+)";
+
+cl::opt<std::string> modelArg(cl::Positional, cl::desc("model_top.mlir"),
+                              cl::sub(command), cl::cat(category));
+cl::opt<std::string> inputArg(
+    "input",
+    cl::desc(".npz with one array per model input (by input name), or a "
+             ".png/.jpg/.jpeg image for a model with one input: "
+             "preprocessed as the module's top.preprocess says (tpuc "
+             "transform --mean/--scale/--pixel-format/...); a module "
+             "without it takes the image as mean 0, scale 1, rgb, nchw, "
+             "resized to the input's H, W"),
+    cl::value_desc("FILE"), cl::sub(command), cl::cat(category));
+cl::alias inputShort("i", cl::desc("Alias for --input"), cl::aliasopt(inputArg),
+                     cl::NotHidden, cl::cat(category));
+cl::opt<std::string> outputArg("output",
+                               cl::desc(".npz to write: the outputs by name"),
+                               cl::value_desc("FILE"), cl::sub(command),
+                               cl::cat(category));
+cl::alias outputShort("o", cl::desc("Alias for --output"),
+                      cl::aliasopt(outputArg), cl::NotHidden,
+                      cl::cat(category));
+cl::opt<bool> dumpAllArg(
+    "dump-all",
+    cl::desc("also write every intermediate tensor under its ONNX name"),
+    cl::sub(command), cl::cat(category));
+cl::opt<std::string>
+    threadsArg("threads",
+               cl::desc("threads for the kernels (default: all cores)"),
+               cl::value_desc("N"), cl::sub(command), cl::cat(category));
 
 struct RunOptions {
   std::string model;
@@ -76,52 +97,26 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
-/// Parses argv; returns -1 to go on, else the exit status.
-int parseArgs(int argc, char **argv, RunOptions &opts) {
-  for (int i = 1; i < argc; ++i) {
-    llvm::StringRef a = argv[i];
-    auto value = [&](std::string &out) {
-      if (i + 1 >= argc)
-        return false;
-      out = argv[++i];
-      return true;
-    };
-    if (a == "-h" || a == "--help") {
-      llvm::outs() << kUsage;
-      return 0;
-    }
-    if (a == "-i" || a == "--input") {
-      if (!value(opts.input))
-        return fail(a + " needs a file");
-    } else if (a == "-o" || a == "--output") {
-      if (!value(opts.output))
-        return fail(a + " needs a file");
-    } else if (a == "--dump-all") {
-      opts.dumpAll = true;
-    } else if (a == "--threads") {
-      std::string n;
-      if (!value(n) || !llvm::to_integer(n, opts.threads) || opts.threads == 0)
-        return fail("--threads needs a positive integer");
-    } else if (a.starts_with("-") && a.size() > 1) {
-      return fail("unknown option '" + a + "'\n" + kUsage);
-    } else if (opts.model.empty()) {
-      opts.model = a.str();
-    } else {
-      return fail("unexpected argument '" + a + "'");
-    }
-  }
-  if (opts.model.empty() || opts.input.empty() || opts.output.empty()) {
-    llvm::errs() << kUsage;
-    return fail("a model, -i and -o are required");
-  }
+/// The parsed options, checked; returns -1 to go on, else the exit status.
+int readOptions(RunOptions &opts) {
+  opts.model = modelArg;
+  opts.input = inputArg;
+  opts.output = outputArg;
+  opts.dumpAll = dumpAllArg;
+  if (threadsArg.getNumOccurrences() &&
+      (!llvm::to_integer(threadsArg.getValue(), opts.threads) ||
+       opts.threads == 0))
+    return fail("--threads needs a positive integer");
+  if (opts.model.empty() || opts.input.empty() || opts.output.empty())
+    return fail("a model, -i and -o are required (see tpuc run --help)");
   return -1;
 }
 
 } // namespace
 
-int runRun(int argc, char **argv) {
+static int runRun() {
   RunOptions opts;
-  if (int status = parseArgs(argc, argv, opts); status >= 0)
+  if (int status = readOptions(opts); status >= 0)
     return status;
 
   // Inputs first: a bad npz should not wait for a large module to parse.
@@ -197,3 +192,5 @@ int runRun(int argc, char **argv) {
                << " tensors)\n";
   return 0;
 }
+
+const tpuc::cli::Subcommand tpuc::cli::run{command, kOverview, runRun};

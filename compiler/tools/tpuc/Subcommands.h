@@ -1,59 +1,69 @@
-//===- Subcommands.h - Entry points of the tpuc subcommands -----*- C++ -*-===//
+//===- Subcommands.h - The tpuc subcommands ----------------------*- C++
+//-*-===//
 //
-// `tpuc <subcommand> args...` calls run<Subcommand>(argc, argv) with argv[0]
-// set to the subcommand name. Each returns the process exit status (0 on
-// success, 1 on any error after printing `tpuc <subcommand>: error: ...`).
-// Subcommands parse their own arguments and register no global
-// llvm::cl options, so that they cannot clash with each other.
+// Every subcommand lives in its own file, which defines its
+// llvm::cl::SubCommand, its options (cl::sub of it, so that two
+// subcommands may both have a --threads or an -o) and a Subcommand record
+// the driver (tpuc.cpp) dispatches to once llvm::cl has parsed the command
+// line. A tpu::Error or other exception escaping a subcommand's run is
+// printed as `tpuc <subcommand>: error: <message>` with exit status 1.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPUC_TOOLS_TPUC_SUBCOMMANDS_H
 #define TPUC_TOOLS_TPUC_SUBCOMMANDS_H
 
-// Global namespace: the signatures are the contract between the files.
+#include "llvm/Support/CommandLine.h"
 
-/// `tpuc transform`: ONNX model -> top dialect .mlir + weight npz.
-int runTransform(int argc, char **argv);
+#include <string>
+#include <vector>
 
-/// `tpuc run model.mlir -i in.npz -o out.npz [--dump-all] [--threads N]`:
-/// interprets a top module (Run.cpp).
-int runRun(int argc, char **argv);
+namespace tpuc::cli {
 
-/// `tpuc compare actual.npz reference.npz [--tolerance C,E]
-/// [--max-abs-rel R] [--names a,b]`: per-tensor similarity (Compare.cpp).
-int runCompare(int argc, char **argv);
+struct Subcommand {
+  llvm::cl::SubCommand &command;
+  /// The OVERVIEW of `tpuc SUB --help`: what the subcommand does, the file
+  /// formats it reads and writes, the exit statuses.
+  const char *overview;
+  /// Runs with the parsed options; returns the exit status (0 on success,
+  /// 1 on an error after printing `tpuc SUB: error: ...`).
+  int (*run)();
+};
 
-/// `tpuc qtable model_top.mlir --test-input in.npz --mode F16|BF16 -o
-/// model.qtable [--margin M]`: the ops a 16-bit mode must keep in F32, as a
-/// quantize table for deploy (Qtable.cpp).
-int runQtable(int argc, char **argv);
+/// The subcommands, each defined in its file (Transform.cpp, ...).
+extern const Subcommand transform, calibrate, qtable, deploy, explore, regress,
+    run, compare;
 
-/// `tpuc qtable model_top.mlir --calibration-table T --dataset DIR
-/// --expected-cos C -o model.qtable [...]`: the INT8 layers to keep in a
-/// float type (mixed precision, QtableMixed.cpp); runQtable hands over to it
-/// when --calibration-table is given.
-int runQtableMixed(int argc, char **argv);
+/// The option categories of the tpuc subcommands: `--help` shows these and
+/// hides the options LLVM's and MLIR's libraries register.
+std::vector<const llvm::cl::OptionCategory *> &categories();
 
-/// `tpuc calibrate model_top.mlir --dataset DIR --input-num N -o
-/// model_cali_table [--method M] [--tune-num K] [--threads T]`: the INT8
-/// calibration table of a top module over a dataset (Calibrate.cpp).
-int runCalibrate(int argc, char **argv);
+/// An option category that is one of categories().
+struct Category : llvm::cl::OptionCategory {
+  explicit Category(llvm::StringRef name) : llvm::cl::OptionCategory(name) {
+    categories().push_back(this);
+  }
+};
 
-/// `tpuc deploy model_top.mlir --quantize F32|F16|BF16 --chip bm1684x -o
-/// model.bmodel [--quantize-table FILE] [--test-input in.npz
-/// --test-reference ref.npz]`: lowers, assigns addresses and writes the
-/// bmodel (Deploy.cpp).
-int runDeploy(int argc, char **argv);
+/// tpuc qtable's two modes, the 16-bit overflow table (Qtable.cpp) and the
+/// INT8 mixed-precision search (QtableMixed.cpp, with --calibration-table),
+/// share the subcommand, its model, -o and --threads.
+namespace qtableShared {
+/// The subcommand (constructed on first use: both files' options need it).
+llvm::cl::SubCommand &command();
+extern llvm::cl::opt<std::string> model, output, threads, calibrationTable;
+/// The options of the mixed-precision search only.
+extern Category mixedCategory;
+/// The mixed-precision search, once the command line is parsed.
+int runMixed();
+} // namespace qtableShared
 
-/// `tpuc explore SWEEP.toml -o DIR [--jobs N] [--shard I/N]`, `tpuc explore
-/// merge DIR... -o DIR [--sweep SWEEP.toml]`: design-space sweeps, each
-/// point compiled in memory and simulated in timing mode (Explore.cpp).
-int runExplore(int argc, char **argv);
+/// Runs `tpuc ARGS...` in this process, as the driver would (tpuc regress's
+/// workers transform, interpret and calibrate so). Parsing resets every
+/// option first: the options of the calling subcommand too, which must
+/// have read them already. Returns the exit status; an exception the
+/// subcommand throws reaches the caller.
+int runInProcess(const std::vector<std::string> &args);
 
-/// `tpuc regress SUITE.toml [-o DIR] [--jobs N] [--shard I/N]
-/// [--update-baseline] ...`, `tpuc regress merge DIR... --suite SUITE.toml`:
-/// regression suites of deployed models, each case compiled (cached) and
-/// simulated, its accuracy and performance checked (Regress.cpp).
-int runRegress(int argc, char **argv);
+} // namespace tpuc::cli
 
 #endif // TPUC_TOOLS_TPUC_SUBCOMMANDS_H

@@ -56,55 +56,118 @@
 
 namespace {
 
-constexpr const char *kUsage =
-    "usage: tpuc transform model.onnx|model.tflite -o model_top.mlir "
-    "[options]\n"
-    "       tpuc transform --list-ops [-o onnx-support.md]\n"
-    "       tpuc transform --list-tflite-ops [-o tflite-support.md]\n"
-    "\n"
-    "Imports an ONNX or TFLite model into the top dialect: model_top.mlir "
-    "plus its\n"
-    "weights (model_top_weights.npz next to it unless --weight-file).\n"
-    "  -o, --output FILE       the .mlir to write\n"
-    "  --input-shapes SHAPES   shapes of the graph inputs, in graph order:\n"
-    "                          [[1,3,224,224],[1,10]] (or [1,3,224,224] for "
-    "one)\n"
-    "  --model-name NAME       module name (default: the file name's stem)\n"
-    "  --weight-file FILE      the weights .npz (default: <output stem>"
-    "_weights.npz)\n"
-    "  --no-opt                skip shape inference and canonicalisation\n"
-    "  --test-input FILE       .npz with one array per input (ONNX names),\n"
-    "                          or a .png/.jpg image for a one-input model\n"
-    "                          (preprocessed as below; the tensor is also\n"
-    "                          written to <output stem>_in_f32.npz):\n"
-    "                          interpret the module on it ...\n"
-    "  --test-result FILE      ... and write the outputs here\n"
-    "  --dump-all              with --test-result: every tensor, not only "
-    "the outputs\n"
-    "  --list-ops              print the ONNX operator support matrix "
-    "(Markdown)\n"
-    "  --list-tflite-ops       print the TFLite operator support matrix\n"
-    "\n"
-    "Image preprocessing (TPU-MLIR's model_transform options), recorded in\n"
-    "the module as top.preprocess for tpuc run -i image.png and calibration;\n"
-    "the model must have one 4-D input. y = (x - mean) * scale per channel,\n"
-    "x the pixel in 0..255:\n"
-    "  --mean M[,M,M]          per channel of the input, in its order "
-    "(default 0)\n"
-    "  --scale S[,S,S]         per channel (default 1)\n"
-    "  --pixel-format F        rgb, bgr or gray: the input's channels "
-    "(default rgb;\n"
-    "                          TPU-MLIR's default is bgr)\n"
-    "  --channel-format F      nchw (default) or nhwc\n"
-    "  --resize-dims H,W       resize the image to H x W, then centre-crop "
-    "to the\n"
-    "                          input's H, W (default: the input's H, W)\n"
-    "  --keep-aspect-ratio     resize to fit in the resize dims, pad the rest\n"
-    "  --pad-type T            center (default, TPU-MLIR's) or normal "
-    "(bottom/right)\n"
-    "  --pad-value V           the padding's pixel value (default 0)\n"
-    "Without any of them nothing is recorded (images then go in as mean 0,\n"
-    "scale 1, rgb).\n";
+namespace cl = llvm::cl;
+
+cl::SubCommand command("transform", "import an ONNX or TFLite model into the "
+                                    "top dialect (.mlir + weight .npz)");
+tpuc::cli::Category category("tpuc transform options");
+tpuc::cli::Category preprocessCategory(
+    "tpuc transform image preprocessing (TPU-MLIR's model_transform options)");
+
+constexpr const char *kOverview =
+    R"(tpuc transform: import an ONNX or TFLite model into the top dialect
+
+  tpuc transform MODEL.onnx|MODEL.tflite -o model_top.mlir [options]
+  tpuc transform --list-ops [-o onnx-support.md]
+  tpuc transform --list-tflite-ops [-o tflite-support.md]
+
+Writes model_top.mlir plus its weights (model_top_weights.npz next to it
+unless --weight-file). A .tflite model (TFL3 identifier) goes through the
+TFLite frontend, which produces the same top module.
+
+Image preprocessing (TPU-MLIR's model_transform options) is recorded in the
+module as top.preprocess for tpuc run -i image.png and calibration; the
+model must have one 4-D input. y = (x - mean) * scale per channel, x the
+pixel in 0..255. Without any of those options nothing is recorded (images
+then go in as mean 0, scale 1, rgb).
+)";
+
+cl::opt<std::string> modelArg(cl::Positional,
+                              cl::desc("MODEL.onnx|MODEL.tflite"),
+                              cl::sub(command), cl::cat(category));
+cl::opt<std::string> outputArg(
+    "output",
+    cl::desc("the .mlir to write (with --list-ops / --list-tflite-ops: the "
+             "Markdown support matrix; default stdout)"),
+    cl::value_desc("FILE"), cl::sub(command), cl::cat(category));
+cl::alias outputShort("o", cl::desc("Alias for --output"),
+                      cl::aliasopt(outputArg), cl::NotHidden,
+                      cl::cat(category));
+cl::opt<std::string> inputShapesArg(
+    "input-shapes",
+    cl::desc("shapes of the graph inputs, in graph order: "
+             "[[1,3,224,224],[1,10]] (or [1,3,224,224] for one)"),
+    cl::value_desc("SHAPES"), cl::sub(command), cl::cat(category));
+cl::opt<std::string>
+    modelNameArg("model-name",
+                 cl::desc("module name (default: the file name's stem)"),
+                 cl::value_desc("NAME"), cl::sub(command), cl::cat(category));
+cl::opt<std::string> weightFileArg(
+    "weight-file",
+    cl::desc("the weights .npz (default: <output stem>_weights.npz)"),
+    cl::value_desc("FILE"), cl::sub(command), cl::cat(category));
+cl::opt<bool> noOptArg("no-opt",
+                       cl::desc("skip shape inference and canonicalisation"),
+                       cl::sub(command), cl::cat(category));
+cl::opt<std::string> testInputArg(
+    "test-input",
+    cl::desc(".npz with one array per input (ONNX names), or a .png/.jpg "
+             "image for a one-input model (preprocessed as the "
+             "preprocessing options say; the tensor is also written to "
+             "<output stem>_in_f32.npz): interpret the module on it ..."),
+    cl::value_desc("FILE"), cl::sub(command), cl::cat(category));
+cl::opt<std::string> testResultArg("test-result",
+                                   cl::desc("... and write the outputs here"),
+                                   cl::value_desc("FILE"), cl::sub(command),
+                                   cl::cat(category));
+cl::opt<bool> dumpAllArg(
+    "dump-all",
+    cl::desc("with --test-result: every tensor, not only the outputs"),
+    cl::sub(command), cl::cat(category));
+cl::opt<bool>
+    listOpsArg("list-ops",
+               cl::desc("print the ONNX operator support matrix (Markdown)"),
+               cl::sub(command), cl::cat(category));
+cl::opt<bool>
+    listTfliteOpsArg("list-tflite-ops",
+                     cl::desc("print the TFLite operator support matrix"),
+                     cl::sub(command), cl::cat(category));
+
+cl::opt<std::string> meanArg(
+    "mean", cl::desc("per channel of the input, in its order (default 0)"),
+    cl::value_desc("M[,M,M]"), cl::sub(command), cl::cat(preprocessCategory));
+cl::opt<std::string> scaleArg("scale", cl::desc("per channel (default 1)"),
+                              cl::value_desc("S[,S,S]"), cl::sub(command),
+                              cl::cat(preprocessCategory));
+cl::opt<std::string> pixelFormatArg(
+    "pixel-format",
+    cl::desc("rgb, bgr or gray: the input's channels (default rgb; "
+             "TPU-MLIR's default is bgr)"),
+    cl::value_desc("rgb|bgr|gray"), cl::sub(command),
+    cl::cat(preprocessCategory));
+cl::opt<std::string> channelFormatArg("channel-format",
+                                      cl::desc("nchw (default) or nhwc"),
+                                      cl::value_desc("nchw|nhwc"),
+                                      cl::sub(command),
+                                      cl::cat(preprocessCategory));
+cl::opt<std::string> resizeDimsArg(
+    "resize-dims",
+    cl::desc("resize the image to H x W, then centre-crop to the input's H, "
+             "W (default: the input's H, W)"),
+    cl::value_desc("H,W"), cl::sub(command), cl::cat(preprocessCategory));
+cl::opt<bool> keepAspectRatioArg(
+    "keep-aspect-ratio",
+    cl::desc("resize to fit in the resize dims, pad the rest"),
+    cl::sub(command), cl::cat(preprocessCategory));
+cl::opt<std::string> padTypeArg(
+    "pad-type",
+    cl::desc("center (default, TPU-MLIR's) or normal (bottom/right)"),
+    cl::value_desc("center|normal"), cl::sub(command),
+    cl::cat(preprocessCategory));
+cl::opt<std::string>
+    padValueArg("pad-value", cl::desc("the padding's pixel value (default 0)"),
+                cl::value_desc("V"), cl::sub(command),
+                cl::cat(preprocessCategory));
 
 struct TransformOptions {
   std::string model;
@@ -140,72 +203,31 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
-/// Parses argv; returns -1 to go on, else the exit status.
-int parseArgs(int argc, char **argv, TransformOptions &opts) {
-  for (int i = 1; i < argc; ++i) {
-    llvm::StringRef a = argv[i];
-    auto value = [&](std::string &out) {
-      if (i + 1 >= argc)
-        return false;
-      out = argv[++i];
-      return true;
-    };
-    std::string *target = nullptr;
-    if (a == "-h" || a == "--help") {
-      llvm::outs() << kUsage;
-      return 0;
-    }
-    if (a == "-o" || a == "--output")
-      target = &opts.output;
-    else if (a == "--input-shapes")
-      target = &opts.inputShapes;
-    else if (a == "--model-name")
-      target = &opts.modelName;
-    else if (a == "--weight-file")
-      target = &opts.weightFile;
-    else if (a == "--test-input")
-      target = &opts.testInput;
-    else if (a == "--test-result")
-      target = &opts.testResult;
-    else if (a == "--mean")
-      target = &opts.mean;
-    else if (a == "--scale")
-      target = &opts.scale;
-    else if (a == "--pixel-format")
-      target = &opts.pixelFormat;
-    else if (a == "--channel-format")
-      target = &opts.channelFormat;
-    else if (a == "--resize-dims")
-      target = &opts.resizeDims;
-    else if (a == "--pad-type")
-      target = &opts.padType;
-    else if (a == "--pad-value")
-      target = &opts.padValue;
-    else if (a == "--keep-aspect-ratio")
-      opts.keepAspectRatio = true;
-    else if (a == "--no-opt")
-      opts.noOpt = true;
-    else if (a == "--dump-all")
-      opts.dumpAll = true;
-    else if (a == "--list-ops")
-      opts.listOps = true;
-    else if (a == "--list-tflite-ops")
-      opts.listTfliteOps = true;
-    else if (a.starts_with("-") && a.size() > 1)
-      return fail("unknown option '" + a + "'\n" + kUsage);
-    else if (opts.model.empty())
-      opts.model = a.str();
-    else
-      return fail("unexpected argument '" + a + "'");
-    if (target && !value(*target))
-      return fail(a + " needs a value");
-  }
+/// The parsed options, checked; returns -1 to go on, else the exit status.
+int readOptions(TransformOptions &opts) {
+  opts.model = modelArg;
+  opts.output = outputArg;
+  opts.inputShapes = inputShapesArg;
+  opts.modelName = modelNameArg;
+  opts.weightFile = weightFileArg;
+  opts.testInput = testInputArg;
+  opts.testResult = testResultArg;
+  opts.noOpt = noOptArg;
+  opts.dumpAll = dumpAllArg;
+  opts.listOps = listOpsArg;
+  opts.listTfliteOps = listTfliteOpsArg;
+  opts.mean = meanArg;
+  opts.scale = scaleArg;
+  opts.pixelFormat = pixelFormatArg;
+  opts.channelFormat = channelFormatArg;
+  opts.resizeDims = resizeDimsArg;
+  opts.padType = padTypeArg;
+  opts.padValue = padValueArg;
+  opts.keepAspectRatio = keepAspectRatioArg;
   if (opts.listOps || opts.listTfliteOps)
     return -1;
-  if (opts.model.empty() || opts.output.empty()) {
-    llvm::errs() << kUsage;
-    return fail("a model and -o are required");
-  }
+  if (opts.model.empty() || opts.output.empty())
+    return fail("a model and -o are required (see tpuc transform --help)");
   if (opts.testInput.empty() != opts.testResult.empty())
     return fail("--test-input and --test-result go together");
   if (opts.dumpAll && opts.testResult.empty())
@@ -386,9 +408,9 @@ tpu::npz::Npz runTestInput(mlir::ModuleOp module,
 
 } // namespace
 
-int runTransform(int argc, char **argv) {
+static int runTransform() {
   TransformOptions opts;
-  if (int status = parseArgs(argc, argv, opts); status >= 0)
+  if (int status = readOptions(opts); status >= 0)
     return status;
 
   if (opts.listOps || opts.listTfliteOps) {
@@ -503,3 +525,6 @@ int runTransform(int argc, char **argv) {
     llvm::outs() << "tpuc transform: " << imageInputPath << "\n";
   return 0;
 }
+
+const tpuc::cli::Subcommand tpuc::cli::transform{command, kOverview,
+                                                 runTransform};

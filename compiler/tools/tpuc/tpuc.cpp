@@ -1,112 +1,137 @@
 //===- tpuc.cpp - The tpuc driver: dispatch to subcommands ----------------===//
 //
-//   tpuc <subcommand> [args...]
+//   tpuc <subcommand> [options] [args...]
+//   tpuc --help | help [SUBCOMMAND] | SUBCOMMAND --help | --version
 //
-// Each subcommand lives in its own file and parses its own arguments (see
-// Subcommands.h). A tpu::Error or other exception escaping a subcommand is
-// printed as `tpuc <subcommand>: error: <message>` with exit status 1.
+// The command line is parsed by llvm::cl (tpu/Tool.h): one cl::SubCommand
+// per subcommand (Subcommands.h), --help, --version and @response files.
+// TPU-MLIR's underscore spellings of the options (--input_shapes,
+// --test_input, --quantize_table, ...) are the dashed ones.
 //
 //===----------------------------------------------------------------------===//
 #include "Subcommands.h"
 
 #include "tpu/Tool.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
-#include "llvm/Support/Format.h"
+#include "llvm/Support/Allocator.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/StringSaver.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <exception>
 
+namespace cl = llvm::cl;
+
 namespace {
 
-struct Subcommand {
-  const char *name;
-  int (*entry)(int, char **);
-  const char *summary;
-};
-
 /// Every subcommand, in the order of the compilation flow.
-const Subcommand kSubcommands[] = {
-    {"transform", runTransform,
-     "import an ONNX model into the top dialect (.mlir + weight .npz)"},
-    {"calibrate", runCalibrate,
-     "INT8 calibration table (thresholds per tensor) from a dataset"},
-    {"qtable", runQtable,
-     "quantize table keeping in F32 the ops a 16-bit mode overflows"},
-    {"deploy", runDeploy,
-     "compile a top module for the BM1684X (tpu dialect, bmodel)"},
-    {"explore", runExplore,
-     "sweep models, layer-group knobs and machine keys (compile + timing "
-     "simulation per point)"},
-    {"regress", runRegress,
-     "regression suite: compile (cached) + simulate cases, check accuracy "
-     "and cycles against a baseline; JSON, JUnit XML"},
-    {"run", runRun, "interpret a top module on the inputs of an .npz file"},
-    {"compare", runCompare,
-     "per-tensor similarity of two .npz files (cosine, euclid, SQNR)"},
+const tpuc::cli::Subcommand *const kSubcommands[] = {
+    &tpuc::cli::transform, &tpuc::cli::calibrate, &tpuc::cli::qtable,
+    &tpuc::cli::deploy,    &tpuc::cli::explore,   &tpuc::cli::regress,
+    &tpuc::cli::run,       &tpuc::cli::compare,
 };
 
-void printHelp(llvm::raw_ostream &os) {
-  os << "usage: tpuc <subcommand> [args...]\n"
-        "       tpuc <subcommand> --help\n\n"
-        "BM1684X compiler: ONNX -> top dialect -> ..., with a reference "
-        "interpreter.\n\nsubcommands:\n";
-  for (const Subcommand &s : kSubcommands)
-    os << "  " << llvm::left_justify(s.name, 11) << s.summary << "\n";
-  os << "\nTPU-MLIR's underscore spellings (--input_shapes, --test_input, "
-        "--quantize_table, ...) are accepted for the dashed ones.\n";
-  os << "\nflow: tpuc transform -> model_top.mlir; tpuc run -> out.npz; "
-        "tpuc compare out.npz ref.npz\n";
+constexpr const char *kOverview =
+    R"(the BM1684X compiler: ONNX / TFLite -> top dialect -> tpu dialect ->
+bmodel, with a reference interpreter
+
+  flow: tpuc transform -> model_top.mlir; tpuc run -> out.npz;
+        tpuc compare out.npz ref.npz; tpuc deploy -> model.bmodel
+  tpuc help SUBCOMMAND is tpuc SUBCOMMAND --help.
+
+TPU-MLIR's underscore spellings (--input_shapes, --test_input,
+--quantize_table, ...) are accepted for the dashed ones.
+)";
+
+const tpuc::cli::Subcommand *find(llvm::StringRef name) {
+  for (const tpuc::cli::Subcommand *s : kSubcommands)
+    if (s->command.getName() == name)
+      return s;
+  return nullptr;
+}
+
+/// Runs the subcommand the command line just parsed selected. With
+/// \p catchErrors an exception it throws is printed as its error; without,
+/// it reaches the caller.
+int dispatch(bool catchErrors) {
+  for (const tpuc::cli::Subcommand *s : kSubcommands) {
+    if (!s->command)
+      continue;
+    if (!catchErrors)
+      return s->run();
+    try {
+      return s->run();
+    } catch (const std::exception &e) { // tpu::Error included
+      llvm::outs().flush();
+      llvm::errs() << "tpuc " << s->command.getName() << ": error: " << e.what()
+                   << "\n";
+    }
+    return 1;
+  }
+  llvm::errs() << "tpuc: error: missing subcommand (see tpuc --help)\n";
+  return 1;
 }
 
 } // namespace
 
+std::vector<const cl::OptionCategory *> &tpuc::cli::categories() {
+  static std::vector<const cl::OptionCategory *> all;
+  return all;
+}
+
+int tpuc::cli::runInProcess(const std::vector<std::string> &args) {
+  std::vector<const char *> argv = {"tpuc"};
+  for (const std::string &a : args)
+    argv.push_back(a.c_str());
+  cl::ResetAllOptionOccurrences();
+  if (!cl::ParseCommandLineOptions(int(argv.size()), argv.data(), "",
+                                   &llvm::errs()))
+    return 1;
+  return dispatch(/*catchErrors=*/false);
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
-  if (argc < 2) {
-    printHelp(llvm::errs());
+  tpu::tool::initTool("tpuc");
+  // Response files first, so that what they hold gets the rewriting below.
+  llvm::BumpPtrAllocator allocator;
+  llvm::StringSaver saver(allocator);
+  llvm::SmallVector<const char *> args(argv, argv + argc);
+  if (!cl::ExpandResponseFiles(saver, cl::TokenizeGNUCommandLine, args)) {
+    llvm::errs() << "tpuc: error: cannot read a response file (@FILE)\n";
     return 1;
   }
-  llvm::StringRef command = argv[1];
-  if (command == "--version") {
-    tpu::tool::printVersion("tpuc", llvm::outs());
-    return 0;
+  // `tpuc help [SUBCOMMAND]` is `tpuc [SUBCOMMAND] --help`.
+  if (args.size() >= 2 && llvm::StringRef(args[1]) == "help") {
+    args.erase(args.begin() + 1);
+    args.push_back("--help");
   }
-  // `tpuc help SUBCOMMAND` is `tpuc SUBCOMMAND --help`.
-  static char helpFlag[] = "--help";
-  char *helpArgv[] = {argv[0], argv[argc > 2 ? 2 : 1], helpFlag, nullptr};
-  if (command == "help" && argc > 2) {
-    command = argv[2];
-    argc = 3;
-    argv = helpArgv; // tpuc SUBCOMMAND --help
-  } else if (command == "-h" || command == "--help" || command == "help") {
-    printHelp(llvm::outs());
-    return 0;
+  const tpuc::cli::Subcommand *sub = nullptr;
+  if (args.size() >= 2 && !llvm::StringRef(args[1]).starts_with("-")) {
+    sub = find(args[1]);
+    if (!sub) {
+      llvm::errs() << "tpuc: error: unknown subcommand '" << args[1]
+                   << "' (see tpuc --help)\n";
+      return 1;
+    }
   }
   // TPU-MLIR's underscore spellings (--input_shapes, --test_input,
-  // --quantize_table, ...) are the dashed options.
-  for (int i = 2; i < argc; ++i) {
-    llvm::StringRef a = argv[i];
-    if (!a.starts_with("--"))
+  // --quantize_table, ...) are the dashed options; the value after '='
+  // is left alone.
+  for (size_t i = 2; i < args.size(); ++i) {
+    llvm::StringRef a = args[i];
+    if (!a.starts_with("--") || a == "--")
       continue;
     size_t end = std::min(a.find('='), a.size());
-    for (size_t k = 2; k < end; ++k)
-      if (argv[i][k] == '_')
-        argv[i][k] = '-';
+    std::string dashed = a.str();
+    std::replace(dashed.begin(), dashed.begin() + end, '_', '-');
+    args[i] = saver.save(dashed).data();
   }
-  for (const Subcommand &s : kSubcommands) {
-    if (command != s.name)
-      continue;
-    try {
-      return s.entry(argc - 1, argv + 1);
-    } catch (const std::exception &e) { // tpu::Error included
-      llvm::errs() << "tpuc " << s.name << ": error: " << e.what() << "\n";
-    }
-    return 1;
-  }
-  llvm::errs() << "tpuc: error: unknown subcommand '" << command
-               << "' (try tpuc --help)\n";
-  return 1;
+  tpu::tool::parse(int(args.size()), const_cast<char **>(args.data()),
+                   tpuc::cli::categories(), sub ? sub->overview : kOverview);
+  return dispatch(/*catchErrors=*/true);
 }
