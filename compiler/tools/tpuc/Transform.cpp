@@ -2,7 +2,7 @@
 //
 //   tpuc transform model.onnx|model.tflite -o model_top.mlir [--input-shapes
 //   [[1,3,224,224]]]
-//       [--model-name N] [--weight-file F] [--no-opt]
+//       [--batch N] [--model-name N] [--weight-file F] [--no-opt]
 //       [--mean M --scale S --pixel-format rgb|bgr|gray --resize-dims H,W
 //        --keep-aspect-ratio --pad-type center|normal --pad-value V
 //        --channel-format nchw|nhwc]
@@ -69,6 +69,11 @@ constexpr const char *kUsage =
     "  --input-shapes SHAPES   shapes of the graph inputs, in graph order:\n"
     "                          [[1,3,224,224],[1,10]] (or [1,3,224,224] for "
     "one)\n"
+    "  --batch N               re-batch the module, imported for a batch of 1,\n"
+    "                          for N: the inputs' first dimension and the\n"
+    "                          Reshapes that spell the batch of 1 out\n"
+    "                          ([1,1536] -> [N,1536]); an error if an op's\n"
+    "                          result then does not have N first\n"
     "  --model-name NAME       module name (default: the file name's stem)\n"
     "  --weight-file FILE      the weights .npz (default: <output stem>"
     "_weights.npz)\n"
@@ -110,6 +115,7 @@ struct TransformOptions {
   std::string model;
   std::string output;
   std::string inputShapes;
+  std::string batch;
   std::string modelName;
   std::string weightFile;
   std::string testInput;
@@ -159,6 +165,8 @@ int parseArgs(int argc, char **argv, TransformOptions &opts) {
       target = &opts.output;
     else if (a == "--input-shapes")
       target = &opts.inputShapes;
+    else if (a == "--batch")
+      target = &opts.batch;
     else if (a == "--model-name")
       target = &opts.modelName;
     else if (a == "--weight-file")
@@ -210,6 +218,13 @@ int parseArgs(int argc, char **argv, TransformOptions &opts) {
     return fail("--test-input and --test-result go together");
   if (opts.dumpAll && opts.testResult.empty())
     return fail("--dump-all needs --test-input and --test-result");
+  if (!opts.batch.empty() && opts.noOpt)
+    return fail("--batch needs shape inference: it excludes --no-opt");
+  if (!opts.batch.empty()) {
+    int64_t n = 0;
+    if (llvm::StringRef(opts.batch).getAsInteger(10, n) || n < 1)
+      return fail("--batch '" + opts.batch + "': expected a positive integer");
+  }
   return -1;
 }
 
@@ -468,6 +483,14 @@ int runTransform(int argc, char **argv) {
     pm.addPass(mlir::createCanonicalizerPass());
     if (mlir::failed(pm.run(module)))
       return fail("optimising the imported module failed: " + diagnostics);
+  }
+  if (!opts.batch.empty()) {
+    int64_t n = std::stoll(opts.batch);
+    std::string why;
+    if (mlir::failed(tpuc::top::rebatch(module, n, why)))
+      return fail(opts.model + ": --batch " + opts.batch + ": " + why +
+                  (diagnostics.empty() ? "" : " (" + diagnostics + ")") +
+                  "; nothing written");
   }
 
   if (opts.hasPreprocess())
