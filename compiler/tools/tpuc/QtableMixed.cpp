@@ -12,8 +12,8 @@
 // --int8-fallback F --quantize-table Q` lowers it, run by the tpu
 // interpreter on the first N samples of DIR (default 10; the dataset rules
 // of tpuc calibrate), the cosine of every model output against the top
-// interpreter's averaged over the outputs and the samples (an output of a
-// few values, a classifier score, over all samples stacked).
+// interpreter's averaged over the outputs and the samples (an output of
+// one value, a detector's score, over all samples stacked).
 //
 //  (a) The whole network in INT8. If it reaches C, the table holds only
 //      comments (nothing to keep in float), and the tool says so.
@@ -97,8 +97,8 @@ constexpr const char *kUsage =
     "  --dataset DIR          samples, as for tpuc calibrate (.npz or images)\n"
     "  --input-num N          samples to use (the first N; default 10)\n"
     "  --expected-cos C       target mean cosine over outputs and samples,\n"
-    "                         in (0, 1] (an output of fewer than 16 values\n"
-    "                         per sample over all samples stacked)\n"
+    "                         in (0, 1] (an output of one value per sample\n"
+    "                         over all samples stacked)\n"
     "  --max-float-layers L   at most L layers in float (default: no limit)\n"
     "  --fp-type MODE         the float type of those layers (default F16)\n"
     "  --int8-fallback MODE   the mode of the ops without an INT8 form\n"
