@@ -6,7 +6,7 @@ tests (tflite-errors.test).
 
 KIND: good (a valid one-op model), no-identifier, truncated, corrupt,
 short-buffer, tensor-index, opcode-index, op-cycle, subgraph-cycle, while,
-unsupported, quantized-input, empty.
+batch-pinned, unsupported, quantized-input, empty.
 """
 
 import os
@@ -109,6 +109,15 @@ def main():
             b.codes = sb.codes
             m["subgraphs"].append(dict(sub["subgraphs"][0], name=name))
         write_json(m, out)
+    elif kind == "batch-pinned":
+        # SLICE of [1, 6] to [1, 4] at [0, 1]: its begin / size spell the
+        # batch of 1 out, so tpuc transform --batch cannot follow it.
+        b = ModelBuilder()
+        x = b.tensor("x", [1, 6])
+        y = b.tensor("y", [1, 4])
+        b.op("SLICE", [x, b.const("begin", np.array([0, 1]), "INT32"),
+                       b.const("size", np.array([1, 4]), "INT32")], [y])
+        write_json(b.json([x], [y]), out)
     elif kind == "unsupported":
         b = ModelBuilder()
         x = b.tensor("x", [4, 4])
