@@ -373,7 +373,7 @@ def layer_norm_head(b, x, rng, width, rsqrt):
     hey_jarvis): fully connected, then the layer norm spelled out (mean,
     deviations, their mean square, + eps, then the deviations divided by
     its SQRT or times its RSQRT), scale, shift, RELU; x is [N, width]. The import fuses the
-    normalisation into one top.LayerNorm (counted as "layernorms=")."""
+    normalisation into one top.LayerNorm (printed as "layernorms=N")."""
     n = b.tensors[x]["shape"][0]
 
     def t(name, shape=(n, width)):
@@ -424,6 +424,31 @@ def layer_norm_rsqrt(rng):
     b = ModelBuilder()
     x = b.tensor("x", [3, 16])
     return b, [x], [layer_norm_head(b, x, rng, 16, rsqrt=True)], {"x": rnd(rng, 3, 16)}
+
+
+@case
+def layer_norm_axes_differ(rng):
+    """The spelled-out form with the variance over more axes than the mean:
+    not a layer norm, left as it is (layernorms=0)."""
+    b = ModelBuilder()
+    x = b.tensor("x", [2, 4, 8])
+    m = b.tensor("m", [2, 4, 1])
+    b.op("MEAN", [x, b.const("axes", np.array([2]), "INT32")], [m], "ReducerOptions",
+         {"keep_dims": True})
+    d = b.tensor("d", [2, 4, 8])
+    b.op("SUB", [x, m], [d], "SubOptions", {})
+    sq = b.tensor("sq", [2, 4, 8])
+    b.op("MUL", [d, d], [sq], "MulOptions", {})
+    v = b.tensor("v", [2, 1, 1])
+    b.op("MEAN", [sq, b.const("axes2", np.array([1, 2]), "INT32")], [v], "ReducerOptions",
+         {"keep_dims": True})
+    ve = b.tensor("ve", [2, 1, 1])
+    b.op("ADD", [v, b.const("eps", np.float32(1e-5))], [ve], "AddOptions", {})
+    r = b.tensor("r", [2, 1, 1])
+    b.op("RSQRT", [ve], [r])
+    y = b.tensor("y", [2, 4, 8])
+    b.op("MUL", [d, r], [y], "MulOptions", {})
+    return b, [x], [y], {"x": rnd(rng, 2, 4, 8, scale=2.0)}
 
 
 # Cases imported for a batch of 1 and re-batched by tpuc transform --batch N
@@ -558,8 +583,7 @@ def run_case(name, args):
     ok = worst_cos >= 0.99999 and worst_rel <= 1e-4
     print(f"{name}: {'PASS' if ok else 'FAIL'} cosine={worst_cos:.8f} maxrel={worst_rel:.2e}")
     print(f"{name}: permutes={permutes}")
-    if layernorms:
-        print(f"{name}: layernorms={layernorms}")
+    print(f"{name}: layernorms={layernorms}")
     return ok
 
 
