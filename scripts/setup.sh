@@ -20,6 +20,9 @@ PACKAGES=(
   # INT8 accuracy data (tests/e2e/int8_accuracy.sh): rendered Chinese and
   # Latin text lines, synthetic speech.
   fonts-wqy-microhei fonts-dejavu-core espeak-ng
+  # Arm NN's TFLite parser and reference CPU backend: an independent
+  # reference for the TFLite frontend (tests/e2e/armnn.sh).
+  python3-pyarmnn libarmnn-cpuref-backend22
   # Headless browser for the test of tpusim's HTML report.
   chromium
   # tpuc explore's Slurm test (tests/e2e/explore_slurm.sh): a single-node

@@ -34,10 +34,10 @@ Backends:
        --quantize MODE (F16 / BF16: with the quantize table `tpuc qtable`
        writes on the same batch, the ops fp16 cannot hold kept in F32) ->
        tpusim run (full mode), one run per model. The
-       heads declare batch 1, so the batch-1 top module is rewritten for a
-       batch of B (batch_top_mlir; the imported ops are per sample). One
-       window per model is run alone through the batch-1 bmodel as a check
-       (equal bit for bit).
+       heads declare batch 1 and spell it out in their reshapes, so they are
+       imported with tpuc transform --batch B (the imported ops are per
+       sample). One window per model is run alone through the batch-1
+       bmodel as a check (equal bit for bit).
 
 The melspectrogram clips its output at (max - 80 dB) over the whole tensor,
 batch included, so its batched top module takes that maximum per sample
@@ -127,54 +127,6 @@ def run(cmd):
     return r.stdout
 
 
-def batch_top_mlir(src, dst, batch):
-    """The batch-1 top module \\p src for a batch of \\p batch: every
-    activation (the input and every op's result but top.Weight / top.None)
-    gets batch as its first dimension, a Reshape's shape attribute with it;
-    a Reshape to a scalar (hey_jarvis' If condition) keeps [batch, 1]."""
-    def bt(t):  # tensor<1x...> -> tensor<Bx...>, tensor<f32> -> tensor<Bx1xf32>
-        m = re.fullmatch(r"tensor<(.*)>", t)
-        dims = m.group(1).split("x")
-        if len(dims) == 1:
-            return f"tensor<{batch}x1x{dims[0]}>"
-        if dims[0] != "1":
-            sys.exit(f"wakeword_chain: {src}: activation {t} has no batch dimension of 1")
-        return "tensor<" + "x".join([str(batch)] + dims[1:]) + ">"
-    types, out = {}, []
-    op_re = re.compile(r'^(\s*)(%\w+) = "([\w.]+)"\(([^)]*)\)(.*) : \(([^)]*)\) -> (tensor<[^>]*>|none)\s*$')
-    for line in open(src):
-        m = re.match(r"^(\s*func\.func @main\()%arg0: (tensor<[^>]*>)\) -> (tensor<[^>]*>)(.*)$", line)
-        if m:
-            types["%arg0"] = bt(m.group(2))
-            out.append(f"{m.group(1)}%arg0: {types['%arg0']}) -> {bt(m.group(3))}{m.group(4)}\n")
-            continue
-        m = op_re.match(line)
-        if m:
-            ind, res, op, args, attrs, itypes, rtype = m.groups()
-            names = [x.strip() for x in args.split(",") if x.strip()]
-            tl = [x.strip() for x in itypes.split(", ")] if itypes.strip() else []
-            tl = [types.get(n, t) for n, t in zip(names, tl)]
-            if op not in ("top.Weight", "top.None"):
-                if op == "top.Reshape":
-                    shp = re.search(r"shape = \[([^\]]*)\]", attrs).group(1)
-                    dims = [d.strip() for d in shp.split(",") if d.strip()]
-                    dims = [str(batch), "1"] if not dims else [str(batch)] + dims[1:]
-                    attrs = re.sub(r"shape = \[[^\]]*\]", f"shape = [{', '.join(dims)}]", attrs)
-                rtype = bt(rtype)
-                types[res] = rtype
-            out.append(f'{ind}{res} = "{op}"({args}){attrs} : ({", ".join(tl)}) -> {rtype}\n')
-            continue
-        m = re.match(r"^(\s*)return (%\w+) : (tensor<[^>]*>)\s*$", line)
-        if m:
-            out.append(f"{m.group(1)}return {m.group(2)} : {types[m.group(2)]}\n")
-            continue
-        if re.search(r'= "top\.', line):
-            sys.exit(f"wakeword_chain: {src}: cannot batch the line {line.strip()[:120]}")
-        out.append(line)
-    with open(dst, "w") as f:
-        f.writelines(out)
-
-
 def per_sample_max_mlir(path, batch):
     """The melspectrogram's top module for [batch, 1760], its clip at
     (max - 80) taken per sample as a batch-1 run does: the ReduceMax over
@@ -222,13 +174,9 @@ class Tpu:
         shape = json.dumps([list(x.shape)], separators=(",", ":"))
         heads = model in HEADS
         if heads:
-            one = os.path.join(w, "one_top.mlir")
-            run([f"{self.bin}/tpuc", "transform", tfl, "-o", one,
-                 "--input-shapes", json.dumps([declared], separators=(",", ":"))])
-            batch_top_mlir(one, top, len(x))
-            os.replace(os.path.join(w, "one_top_weights.npz"), os.path.join(w, "top_weights.npz"))
-            text = open(top).read().replace("one_top_weights.npz", "top_weights.npz")
-            open(top, "w").write(text)
+            run([f"{self.bin}/tpuc", "transform", tfl, "-o", top,
+                 "--input-shapes", json.dumps([declared], separators=(",", ":")),
+                 "--batch", str(len(x))])
         else:
             run([f"{self.bin}/tpuc", "transform", tfl, "-o", top, "--input-shapes", shape])
             if model == "melspectrogram":

@@ -6,7 +6,7 @@
 # real-model-* tests hold to ONNX Runtime).
 #
 #   real_model.sh MODEL --mode F32|F16|BF16|INT8 --bin BUILD/bin --work DIR
-#                 [--qtable-auto | --qtable FILE] [--tflite]
+#                 [--qtable-auto | --qtable FILE | --qtable=FILE] [--tflite]
 #
 # --tflite: MODEL is an entry of the manifest's "tflite" list, imported from
 # its .tflite by the TFLite frontend (tests/models/run_real_models.sh --tflite holds
@@ -42,6 +42,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --mode) MODE="$2"; shift ;;
     --qtable) QTABLE="$(realpath "$2")"; shift ;;
+    --qtable=*) QTABLE="$(realpath "${1#--qtable=}")" ;;
     --qtable-auto) QTABLE_AUTO=1 ;;
     --tflite) TFLITE=1 ;;
     --single-sample) SINGLE=1 ;;

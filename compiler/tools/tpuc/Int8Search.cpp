@@ -83,9 +83,21 @@ Int8Evaluator::Result Int8Evaluator::evaluate(const CaliTable &cali,
       runAll(*clone, inputs, samples, threads, "INT8");
   double sum = 0;
   size_t n = 0;
-  for (size_t s = 0; s < samples.size(); ++s)
-    for (size_t k = 0; k < outputs.size(); ++k, ++n)
-      sum += computeSimilarity(actual[s][k], reference[s][k]).cosine;
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    if (samples.empty() || reference[0][k].size() >= kStackBelow) {
+      for (size_t s = 0; s < samples.size(); ++s, ++n)
+        sum += computeSimilarity(actual[s][k], reference[s][k]).cosine;
+      continue;
+    }
+    std::vector<float> a, b;
+    for (size_t s = 0; s < samples.size(); ++s) {
+      a.insert(a.end(), actual[s][k].begin(), actual[s][k].end());
+      b.insert(b.end(), reference[s][k].begin(), reference[s][k].end());
+    }
+    // Counted once per sample, as the per-sample cosines of the others.
+    sum += computeSimilarity(a, b).cosine * double(samples.size());
+    n += samples.size();
+  }
   result.cosine = n ? sum / double(n) : 1.0;
   return result;
 }

@@ -13,7 +13,10 @@
 // computeSimilarity) over the model outputs and the samples. The numbers are
 // the ones `tpuc deploy --test-input` prints for the same sample: the
 // interpreter sees the same tpu ops (layer groups and addresses change no
-// number).
+// number). An output of one value per sample (a wake-word head's score) is
+// compared over all samples stacked instead, that cosine counting once per
+// sample: the cosine of a single value is its sign (1 for any positive
+// score), which would make every table look perfect.
 //
 // The clone gets a copy of the top module's weight store entry (no second
 // read of the weight file) and gives it back to the registry after the run;
@@ -40,6 +43,10 @@ namespace tpuc::tool {
 
 class Int8Evaluator {
 public:
+  /// Outputs with fewer values per sample are compared stacked over the
+  /// samples (only single values: a cosine of two or more says something).
+  static constexpr size_t kStackBelow = 2;
+
   /// \p top is a loaded top module; \p samples the model inputs of each
   /// sample in the order of the module's inputs. Runs the top interpreter on
   /// every sample (throws tpu::Error when it fails).
@@ -48,7 +55,8 @@ public:
                 unsigned threads);
 
   struct Result {
-    /// Mean cosine over the model outputs and the samples.
+    /// Mean cosine over the model outputs and the samples (a small output
+    /// stacked over the samples).
     double cosine = 0;
     /// Int8Options::floatOps and Int8Options::int8Ops of the lowering.
     std::vector<std::string> floatOps;

@@ -12,7 +12,8 @@
 // --int8-fallback F --quantize-table Q` lowers it, run by the tpu
 // interpreter on the first N samples of DIR (default 10; the dataset rules
 // of tpuc calibrate), the cosine of every model output against the top
-// interpreter's averaged over the outputs and the samples.
+// interpreter's averaged over the outputs and the samples (an output of
+// one value, a detector's score, over all samples stacked).
 //
 //  (a) The whole network in INT8. If it reaches C, the table holds only
 //      comments (nothing to keep in float), and the tool says so.
@@ -92,7 +93,8 @@ cl::opt<std::string> inputNumArg(
     cl::value_desc("N"), cl::sub(qt::command()), cl::cat(qt::mixedCategory));
 cl::opt<std::string> expectedCosArg(
     "expected-cos",
-    cl::desc("target mean cosine over outputs and samples, in (0, 1]"),
+    cl::desc("target mean cosine over outputs and samples, in (0, 1] (an "
+             "output of one value per sample: over all samples stacked)"),
     cl::value_desc("C"), cl::sub(qt::command()), cl::cat(qt::mixedCategory));
 cl::opt<std::string>
     maxFloatLayersArg("max-float-layers",

@@ -2,7 +2,7 @@
 //
 //   tpuc transform model.onnx|model.tflite -o model_top.mlir [--input-shapes
 //   [[1,3,224,224]]]
-//       [--model-name N] [--weight-file F] [--no-opt]
+//       [--batch N] [--model-name N] [--weight-file F] [--no-opt]
 //       [--mean M --scale S --pixel-format rgb|bgr|gray --resize-dims H,W
 //        --keep-aspect-ratio --pad-type center|normal --pad-value V
 //        --channel-format nchw|nhwc]
@@ -98,6 +98,13 @@ cl::opt<std::string> inputShapesArg(
     cl::desc("shapes of the graph inputs, in graph order: "
              "[[1,3,224,224],[1,10]] (or [1,3,224,224] for one)"),
     cl::value_desc("SHAPES"), cl::sub(command), cl::cat(category));
+cl::opt<std::string> batchArg(
+    "batch",
+    cl::desc("re-batch the module, imported for a batch of 1, for N: the "
+             "inputs' first dimension and the Reshapes that spell the batch "
+             "of 1 out ([1,1536] -> [N,1536]); an error if an op's result "
+             "then does not have N first"),
+    cl::value_desc("N"), cl::sub(command), cl::cat(category));
 cl::opt<std::string>
     modelNameArg("model-name",
                  cl::desc("module name (default: the file name's stem)"),
@@ -173,6 +180,7 @@ struct TransformOptions {
   std::string model;
   std::string output;
   std::string inputShapes;
+  std::string batch;
   std::string modelName;
   std::string weightFile;
   std::string testInput;
@@ -208,6 +216,7 @@ int readOptions(TransformOptions &opts) {
   opts.model = modelArg;
   opts.output = outputArg;
   opts.inputShapes = inputShapesArg;
+  opts.batch = batchArg;
   opts.modelName = modelNameArg;
   opts.weightFile = weightFileArg;
   opts.testInput = testInputArg;
@@ -232,6 +241,13 @@ int readOptions(TransformOptions &opts) {
     return fail("--test-input and --test-result go together");
   if (opts.dumpAll && opts.testResult.empty())
     return fail("--dump-all needs --test-input and --test-result");
+  if (!opts.batch.empty() && opts.noOpt)
+    return fail("--batch needs shape inference: it excludes --no-opt");
+  if (!opts.batch.empty()) {
+    int64_t n = 0;
+    if (llvm::StringRef(opts.batch).getAsInteger(10, n) || n < 1)
+      return fail("--batch '" + opts.batch + "': expected a positive integer");
+  }
   return -1;
 }
 
@@ -490,6 +506,14 @@ static int runTransform() {
     pm.addPass(mlir::createCanonicalizerPass());
     if (mlir::failed(pm.run(module)))
       return fail("optimising the imported module failed: " + diagnostics);
+  }
+  if (!opts.batch.empty()) {
+    int64_t n = std::stoll(opts.batch);
+    std::string why;
+    if (mlir::failed(tpuc::top::rebatch(module, n, why)))
+      return fail(opts.model + ": --batch " + opts.batch + ": " + why +
+                  (diagnostics.empty() ? "" : " (" + diagnostics + ")") +
+                  "; nothing written");
   }
 
   if (opts.hasPreprocess())

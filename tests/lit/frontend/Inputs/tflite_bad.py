@@ -5,8 +5,8 @@ tests (tflite-errors.test).
     tflite_bad.py KIND OUT.tflite
 
 KIND: good (a valid one-op model), no-identifier, truncated, corrupt,
-short-buffer, tensor-index, opcode-index, op-cycle, subgraph-cycle,
-unsupported, quantized-input, empty.
+short-buffer, tensor-index, opcode-index, op-cycle, subgraph-cycle, while,
+batch-pinned, unsupported, quantized-input, empty.
 """
 
 import os
@@ -86,6 +86,38 @@ def main():
                                                   "else_subgraph_index": 0})]
         m["subgraphs"].append(sub)
         write_json(m, out)
+    elif kind == "while":
+        # y = WHILE(x) with a condition and a body subgraph, then CALL_ONCE
+        # of an init subgraph: well-formed calls the importer has no
+        # translation for.
+        b = ModelBuilder()
+        x = b.tensor("x", [1, 4])
+        y = b.tensor("y", [1, 4])
+        b.op("WHILE", [x], [y], "WhileOptions",
+             {"cond_subgraph_index": 1, "body_subgraph_index": 2})
+        b.op("CALL_ONCE", [], [], "CallOnceOptions", {"init_subgraph_index": 2})
+        m = b.json([x], [y])
+        for name in ("cond", "body"):
+            sb = ModelBuilder()
+            sb.codes = list(b.codes)
+            sb.buffers = m["buffers"]
+            bx = sb.tensor("bx", [1, 4])
+            by = sb.tensor("by", [1, 4])
+            sb.op("ADD", [bx, bx], [by], "AddOptions", {})
+            sub = sb.json([bx], [by])
+            m["operator_codes"] = sub["operator_codes"]
+            b.codes = sb.codes
+            m["subgraphs"].append(dict(sub["subgraphs"][0], name=name))
+        write_json(m, out)
+    elif kind == "batch-pinned":
+        # SLICE of [1, 6] to [1, 4] at [0, 1]: its begin / size spell the
+        # batch of 1 out, so tpuc transform --batch cannot follow it.
+        b = ModelBuilder()
+        x = b.tensor("x", [1, 6])
+        y = b.tensor("y", [1, 4])
+        b.op("SLICE", [x, b.const("begin", np.array([0, 1]), "INT32"),
+                       b.const("size", np.array([1, 4]), "INT32")], [y])
+        write_json(b.json([x], [y]), out)
     elif kind == "unsupported":
         b = ModelBuilder()
         x = b.tensor("x", [4, 4])

@@ -368,6 +368,120 @@ def dequantized_weights(rng):
     return b, [x], [y], {"x": rnd(rng, 1, 6, 6, 3)}
 
 
+def layer_norm_head(b, x, rng, width, rsqrt):
+    """A wake-word head's hidden layer as onnx-tf writes it (hey_rhasspy,
+    hey_jarvis): fully connected, then the layer norm spelled out (mean,
+    deviations, their mean square, + eps, then the deviations divided by
+    its SQRT or times its RSQRT), scale, shift, RELU; x is [N, width]. The import fuses the
+    normalisation into one top.LayerNorm (printed as "layernorms=N")."""
+    n = b.tensors[x]["shape"][0]
+
+    def t(name, shape=(n, width)):
+        return b.tensor(name, list(shape))
+    h = t("h")
+    # Weights scaled up so that the deviations are large (~1e3), as on
+    # hey_rhasspy's loud inputs: fp16 would overflow on their squares.
+    b.op("FULLY_CONNECTED", [x, b.const("w", rnd(rng, width, width, scale=100.0)),
+                             b.const("bias", rnd(rng, width))], [h],
+         "FullyConnectedOptions", {})
+    axes = b.const("axes", np.array([1]), "INT32")
+    m = t("m", (n, 1))
+    b.op("MEAN", [h, axes], [m], "ReducerOptions", {"keep_dims": True})
+    d = t("d")
+    b.op("SUB", [h, m], [d], "SubOptions", {})
+    sq = t("sq")
+    b.op("MUL", [d, d], [sq], "MulOptions", {})
+    v = t("v", (n, 1))
+    b.op("MEAN", [sq, axes], [v], "ReducerOptions", {"keep_dims": True})
+    ve = t("ve", (n, 1))
+    b.op("ADD", [v, b.const("eps", np.float32(1e-5))], [ve], "AddOptions", {})
+    y = t("y")
+    if rsqrt:
+        r = t("r", (n, 1))
+        b.op("RSQRT", [ve], [r])
+        b.op("MUL", [d, r], [y], "MulOptions", {})
+    else:
+        sd = t("sd", (n, 1))
+        b.op("SQRT", [ve], [sd])
+        b.op("DIV", [d, sd], [y], "DivOptions", {})
+    g = t("g")
+    b.op("MUL", [y, b.const("gamma", rnd(rng, width))], [g], "MulOptions", {})
+    o = t("o")
+    b.op("ADD", [g, b.const("beta", rnd(rng, width))], [o], "AddOptions",
+         {"fused_activation_function": "RELU"})
+    return o
+
+
+@case
+def layer_norm_div(rng):
+    b = ModelBuilder()
+    x = b.tensor("x", [2, 16])
+    return b, [x], [layer_norm_head(b, x, rng, 16, rsqrt=False)], {"x": rnd(rng, 2, 16)}
+
+
+@case
+def layer_norm_rsqrt(rng):
+    b = ModelBuilder()
+    x = b.tensor("x", [3, 16])
+    return b, [x], [layer_norm_head(b, x, rng, 16, rsqrt=True)], {"x": rnd(rng, 3, 16)}
+
+
+@case
+def layer_norm_axes_differ(rng):
+    """The spelled-out form with the variance over more axes than the mean:
+    not a layer norm, left as it is (layernorms=0)."""
+    b = ModelBuilder()
+    x = b.tensor("x", [2, 4, 8])
+    m = b.tensor("m", [2, 4, 1])
+    b.op("MEAN", [x, b.const("axes", np.array([2]), "INT32")], [m], "ReducerOptions",
+         {"keep_dims": True})
+    d = b.tensor("d", [2, 4, 8])
+    b.op("SUB", [x, m], [d], "SubOptions", {})
+    sq = b.tensor("sq", [2, 4, 8])
+    b.op("MUL", [d, d], [sq], "MulOptions", {})
+    v = b.tensor("v", [2, 1, 1])
+    b.op("MEAN", [sq, b.const("axes2", np.array([1, 2]), "INT32")], [v], "ReducerOptions",
+         {"keep_dims": True})
+    ve = b.tensor("ve", [2, 1, 1])
+    b.op("ADD", [v, b.const("eps", np.float32(1e-5))], [ve], "AddOptions", {})
+    r = b.tensor("r", [2, 1, 1])
+    b.op("RSQRT", [ve], [r])
+    y = b.tensor("y", [2, 4, 8])
+    b.op("MUL", [d, r], [y], "MulOptions", {})
+    return b, [x], [y], {"x": rnd(rng, 2, 4, 8, scale=2.0)}
+
+
+# Cases imported for a batch of 1 and re-batched by tpuc transform --batch N
+# (name -> N): the reference runs the batch-1 model on each sample.
+REBATCH = {}
+
+
+@case
+def rebatch_head(rng):
+    """A wake-word head as the .tflite files declare it: [1, 4, 8] features,
+    RESHAPE to the literal [1, 32], a layer-normalised hidden layer, a
+    score, and the score reshaped to a scalar and back (hey_jarvis' IF
+    condition is such a scalar)."""
+    b = ModelBuilder()
+    x = b.tensor("x", [1, 4, 8])
+    f = b.tensor("f", [1, 32])
+    b.op("RESHAPE", [x, b.const("shape", np.array([1, 32]), "INT32")], [f])
+    o = layer_norm_head(b, f, rng, 32, rsqrt=True)
+    s = b.tensor("s", [1, 1])
+    b.op("FULLY_CONNECTED", [o, b.const("w2", rnd(rng, 1, 32, scale=0.01)), -1], [s],
+         "FullyConnectedOptions", {"fused_activation_function": "NONE"})
+    sc = b.tensor("sc", [])
+    b.op("RESHAPE", [s, b.const("scalar", np.zeros([0]), "INT32")], [sc])
+    y = b.tensor("y", [1, 1])
+    b.op("LOGISTIC", [s], [y])
+    z = b.tensor("z", [1, 1])
+    b.op("MUL", [y, sc], [z], "MulOptions", {})
+    return b, [x], [z], {"x": rnd(rng, 5, 4, 8)}
+
+
+REBATCH["rebatch_head"] = 5
+
+
 def if_model(rng, shift):
     """IF on mean(x) > 0: then x * 2 + 1 (subgraph 1), else -x (subgraph
     2); both branches are inlined and Where picks one."""
@@ -428,18 +542,32 @@ def run_case(name, args):
     path = os.path.join(work, name + ".tflite")
     b.write(path, ins, outs)
     model = b.json(ins, outs)
-    ref = tflite_ref.reference(model, inputs)
+    batch = REBATCH.get(name)
+    if batch:
+        # The batch-1 model on each sample, stacked.
+        per = [tflite_ref.reference(model, {k: v[i:i + 1] for k, v in inputs.items()})
+               for i in range(batch)]
+        ref = {k: np.concatenate([p[k].reshape(1, -1) for p in per]) for k in per[0]}
+        shapes = "[" + ",".join("[" + ",".join(map(str, (1,) + v.shape[1:])) + "]"
+                                for v in inputs.values()) + "]"
+        extra = ["--batch", str(batch)]
+    else:
+        ref = tflite_ref.reference(model, inputs)
+        shapes = "[" + ",".join("[" + ",".join(map(str, v.shape)) + "]"
+                                for v in inputs.values()) + "]"
+        extra = []
     np.savez(os.path.join(work, name + "_in.npz"), **inputs)
-    shapes = "[" + ",".join("[" + ",".join(map(str, v.shape)) + "]" for v in inputs.values()) + "]"
     mlir = os.path.join(work, name + ".mlir")
     res = os.path.join(work, name + "_out.npz")
-    for cmd in ([args.tpuc, "transform", path, "-o", mlir, "--input-shapes", shapes],
+    for cmd in ([args.tpuc, "transform", path, "-o", mlir, "--input-shapes", shapes] + extra,
                 [args.tpuc, "run", mlir, "-i", os.path.join(work, name + "_in.npz"), "-o", res]):
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0:
             print(f"{name}: FAIL {' '.join(cmd[:2])}: {p.stderr.strip()}")
             return False
-    permutes = open(mlir).read().count('"top.Permute"')
+    text = open(mlir).read()
+    permutes = text.count('"top.Permute"')
+    layernorms = text.count('"top.LayerNorm"')
     got = np.load(res)
     worst_cos, worst_rel = 1.0, 0.0
     for k, v in ref.items():
@@ -455,6 +583,7 @@ def run_case(name, args):
     ok = worst_cos >= 0.99999 and worst_rel <= 1e-4
     print(f"{name}: {'PASS' if ok else 'FAIL'} cosine={worst_cos:.8f} maxrel={worst_rel:.2e}")
     print(f"{name}: permutes={permutes}")
+    print(f"{name}: layernorms={layernorms}")
     return ok
 
 

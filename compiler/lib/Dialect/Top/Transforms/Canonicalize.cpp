@@ -11,6 +11,8 @@
 //     relu_limit); a BatchNorm that absorbed a relu still folds into a conv
 //     before it, which takes over the relu (the patterns may apply in
 //     either order);
+//   - a layer normalisation written out in Reduce / Sub / Mul / Sqrt ops
+//     becomes one LayerNorm;
 //   - identity Reshape / Permute disappear, chains of them merge.
 // Unused side-effect-free ops (everything but top.Input) are erased by the
 // canonicalizer itself.
@@ -303,6 +305,132 @@ struct FuseHardSwish : OpRewritePattern<MulOp> {
   }
 };
 
+/// A layer normalisation written out as exporters decompose it (onnx-tf's
+/// TFLite files, ONNX before opset 17):
+///   m = ReduceMean(x); d = x - m; v = ReduceMean(d * d | Pow(d, 2));
+///   y = d * Reciprocal(Sqrt(v + eps)) | d / Sqrt(v + eps)
+/// over the same trailing axes becomes one LayerNorm named as y. The fused
+/// kernel keeps the mean, the squares and the variance in fp32 whatever the
+/// mode (isa/docs/bm1684x.md 8.4), where the decomposed ops store them in
+/// the mode's type: the squared deviations of hey_rhasspy's first hidden
+/// layer reach ~1e6 on loud inputs and overflow fp16, and in INT8 one
+/// scale cannot serve both d and d * d.
+class LayerNormMatch {
+public:
+  /// Matches \p d (the deviations) and \p stdDev (the Sqrt of variance +
+  /// eps) of the final multiplication / division.
+  static std::optional<LayerNormMatch> match(Value d, Value stdDev) {
+    auto sub = d.getDefiningOp<SubOp>();
+    auto sqrt = stdDev.getDefiningOp<SqrtOp>();
+    if (!sub || sub.getDoRelu() || !sqrt)
+      return std::nullopt;
+    auto mean = sub.getRhs().getDefiningOp<ReduceOp>();
+    Value x = sub.getLhs();
+    if (!mean || mean.getInput() != x || x.getType() != d.getType())
+      return std::nullopt;
+    std::optional<int64_t> axis = trailingMeanAxis(mean);
+    if (!axis)
+      return std::nullopt;
+    auto add = sqrt.getInput().getDefiningOp<AddOp>();
+    if (!add || add.getDoRelu())
+      return std::nullopt;
+    for (auto [v, e] : {std::pair{add.getLhs(), add.getRhs()},
+                        std::pair{add.getRhs(), add.getLhs()}}) {
+      std::optional<double> eps = scalarWeight(e);
+      auto var = v.getDefiningOp<ReduceOp>();
+      if (!eps || *eps < 0 || !var || trailingMeanAxis(var) != axis ||
+          !isSquareOf(var.getInput(), d))
+        continue;
+      return LayerNormMatch{x, *axis, *eps};
+    }
+    return std::nullopt;
+  }
+
+  /// Replaces \p root (producing y) by the LayerNorm.
+  void rewrite(PatternRewriter &rewriter, Operation *root,
+               StringRef name) const {
+    Value none = rewriter.create<NoneOp>(root->getLoc(), rewriter.getNoneType())
+                     .getOutput();
+    auto ln = rewriter.create<LayerNormOp>(root->getLoc(),
+                                           root->getResult(0).getType(), input,
+                                           none, none, axis,
+                                           llvm::APFloat(epsilon), name);
+    rewriter.replaceOp(root, ln.getOutput());
+  }
+
+private:
+  LayerNormMatch(Value input, int64_t axis, double epsilon)
+      : input(input), axis(axis), epsilon(epsilon) {}
+
+  /// The first axis of a keepdims ReduceMean over the trailing axes
+  /// [axis, rank).
+  static std::optional<int64_t> trailingMeanAxis(ReduceOp op) {
+    if (op.getMode() != "ReduceMean" || !op.getKeepdims())
+      return std::nullopt;
+    auto rank = int64_t(module::getShape(op.getInput()).size());
+    Shape axes = module::toI64(op.getAxes());
+    for (int64_t &a : axes)
+      a = module::normalizeAxis(a, rank);
+    llvm::sort(axes);
+    if (axes.empty() || axes.front() < 0)
+      return std::nullopt;
+    for (size_t i = 0; i < axes.size(); ++i)
+      if (axes[i] != rank - int64_t(axes.size()) + int64_t(i))
+        return std::nullopt;
+    return axes.front();
+  }
+
+  /// \p sq is d * d or Pow(d, 2).
+  static bool isSquareOf(Value sq, Value d) {
+    if (auto mul = sq.getDefiningOp<MulOp>())
+      return !mul.getDoRelu() && mul.getLhs() == d && mul.getRhs() == d;
+    if (auto pow = sq.getDefiningOp<PowOp>())
+      return pow.getLhs() == d &&
+             scalarWeight(pow.getRhs()) == std::optional<double>(2.0);
+    return false;
+  }
+
+  Value input;
+  int64_t axis;
+  double epsilon;
+};
+
+/// d * Reciprocal(Sqrt(var + eps)) (a TFLite RSQRT or DIV imported).
+struct FuseLayerNormMul : OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MulOp mul,
+                                PatternRewriter &rewriter) const override {
+    if (mul.getDoRelu())
+      return rewriter.notifyMatchFailure(mul, "fused relu");
+    for (auto [d, r] : {std::pair{mul.getLhs(), mul.getRhs()},
+                        std::pair{mul.getRhs(), mul.getLhs()}}) {
+      auto recip = r.getDefiningOp<ReciprocalOp>();
+      if (!recip)
+        continue;
+      if (auto m = LayerNormMatch::match(d, recip.getInput())) {
+        m->rewrite(rewriter, mul, mul.getName());
+        return success();
+      }
+    }
+    return rewriter.notifyMatchFailure(mul, "not a layer normalisation");
+  }
+};
+
+/// d / Sqrt(var + eps) (ONNX exporters before opset 17).
+struct FuseLayerNormDiv : OpRewritePattern<DivOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(DivOp div,
+                                PatternRewriter &rewriter) const override {
+    auto m = LayerNormMatch::match(div.getLhs(), div.getRhs());
+    if (!m)
+      return rewriter.notifyMatchFailure(div, "not a layer normalisation");
+    m->rewrite(rewriter, div, div.getName());
+    return success();
+  }
+};
+
 struct FoldAddIntoConv : OpRewritePattern<AddOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -478,7 +606,9 @@ struct ConstantFold : RewritePattern {
 } // namespace
 
 void TopDialect::getCanonicalizationPatterns(RewritePatternSet &results) const {
-  results.add<ConstantFold>(getContext());
+  // The Div form of the layer norm is matched here: DivOp declares no
+  // canonicalizer of its own.
+  results.add<ConstantFold, FuseLayerNormDiv>(getContext());
 }
 
 void BatchNormOp::getCanonicalizationPatterns(RewritePatternSet &results,
@@ -488,7 +618,7 @@ void BatchNormOp::getCanonicalizationPatterns(RewritePatternSet &results,
 
 void MulOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                         MLIRContext *ctx) {
-  results.add<FoldMulIntoConv, FuseHardSwish>(ctx);
+  results.add<FoldMulIntoConv, FuseHardSwish, FuseLayerNormMul>(ctx);
 }
 
 void AddOp::getCanonicalizationPatterns(RewritePatternSet &results,

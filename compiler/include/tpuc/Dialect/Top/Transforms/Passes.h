@@ -21,6 +21,18 @@ std::unique_ptr<mlir::Pass> createSaveWeightsPass(const std::string &file);
 /// Runs shape inference on \p module directly (what --shape-infer does).
 mlir::LogicalResult inferShapes(mlir::ModuleOp module);
 
+/// Re-batches \p module, imported and shape-inferred for a batch of 1, for
+/// a batch of \p batch (tpuc transform --batch): the inputs get it as their
+/// first dimension, a Reshape whose target starts with the batch of 1
+/// (TFLite and ONNX files spell the batch out: [1, 1536]) starts with
+/// \p batch instead, a Reshape of one sample's single value to a scalar
+/// keeps its input's shape, then shapes are inferred again. Every activation
+/// must have the batch as its first dimension before and after; an error
+/// (in \p error, naming the input or op) otherwise, the module then being
+/// unusable.
+mlir::LogicalResult rebatch(mlir::ModuleOp module, int64_t batch,
+                            std::string &error);
+
 #define GEN_PASS_DECL
 #define GEN_PASS_REGISTRATION
 #include "tpuc/Dialect/Top/Transforms/Passes.h.inc"
