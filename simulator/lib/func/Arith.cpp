@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <memory>
 
@@ -613,6 +614,42 @@ void execAR(const TiuOp &op, MachineState &m) {
     failOp(op, "int4 operands are supported by not/and/or/xor and cast only");
   bool sat = saturates(eu);
   uint32_t width = rows.w;
+  // A wrapping add / sub / mul of 32-bit integers over merged rows (the
+  // bias add and scaling of int32 conv sums): the result is the low 32 bits
+  // of the int64 one the general loop below computes, so it is computed in
+  // uint32 directly; a row is read whole before it is written, as there.
+  auto rowOf = [&](const Source &s, uint32_t n, uint32_t ch) {
+    return s.view->laneStart(ch) +
+           uint64_t(s.view->index(n, ch, 0, 0)) * sizeof(uint32_t);
+  };
+  auto fullRow = [&](const Source &s) {
+    return !s.isConst && !s.rowBroadcast() && s.shape.n == rs.n &&
+           s.shape.c == rs.c && s.view->tensor().stride.w == 1;
+  };
+  if (merge && !hasC && !sat && (eu == kAdd || eu == kSub || eu == kMul) &&
+      p0 == Prec::Int32 && p1 == Prec::Int32 && pr == Prec::Int32 &&
+      rt.stride.w == 1 && fullRow(a) &&
+      (fullRow(b) || b.isConst || b.rowBroadcast())) {
+    std::vector<uint32_t> xa(width), xb(width), xr(width);
+    forEachRow(rows, out, [&](uint32_t n, uint32_t ch, uint32_t) {
+      std::memcpy(xa.data(), rowOf(a, n, ch), width * sizeof(uint32_t));
+      if (fullRow(b)) {
+        std::memcpy(xb.data(), rowOf(b, n, ch), width * sizeof(uint32_t));
+      } else { // one value for the whole row
+        int64_t v;
+        b.rowI(n, ch, 0, 1, &v);
+        std::fill(xb.begin(), xb.end(), uint32_t(v));
+      }
+      for (uint32_t w = 0; w < width; ++w)
+        xr[w] = eu == kAdd   ? xa[w] + xb[w]
+                : eu == kSub ? xa[w] - xb[w]
+                             : xa[w] * xb[w];
+      std::memcpy(out.laneStart(ch) +
+                      uint64_t(out.index(n, ch, 0, 0)) * sizeof(uint32_t),
+                  xr.data(), width * sizeof(uint32_t));
+    });
+    return;
+  }
   std::vector<int64_t> ra(width), rb(width, 0), rc(width, 0), rr(width);
   forEachRow(rows, out, [&](uint32_t n, uint32_t ch, uint32_t h) {
     a.rowI(n, ch, h, width, ra.data());
