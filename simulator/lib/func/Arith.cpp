@@ -281,6 +281,52 @@ void shiftRow(const int64_t *x, const int64_t *s, int64_t *out, uint32_t n,
   }
 }
 
+/// rq1 of a row whose products x * mult cannot overflow int64 (|x| <
+/// 2^32, |mult| <= 2^31) with one small right shift: isa::requantize's
+/// clamp(rightShiftRound(x * mult, rshift) + zp, lo, hi) in int64, the
+/// round mode a constant.
+template <RoundMode M>
+void requantRowFixed(const int64_t *x, int64_t *out, uint32_t n, int64_t mult,
+                     int rshift, int64_t zp, int64_t lo, int64_t hi) {
+  for (uint32_t w = 0; w < n; ++w)
+    out[w] = std::clamp(isa::rightShiftRoundSmall(x[w] * mult, rshift, M) + zp,
+                        lo, hi);
+}
+/// requantRowFixed for a round mode known at run time; false (nothing
+/// done) when the shift is not a small right shift.
+bool requantRow(const int64_t *x, int64_t *out, uint32_t n, int64_t mult,
+                int rshift, int64_t zp, int64_t lo, int64_t hi,
+                RoundMode mode) {
+  if (rshift <= 0 || rshift > isa::kMaxSmallShift)
+    return false;
+  switch (mode) {
+  case RoundMode::HalfToEven:
+    requantRowFixed<RoundMode::HalfToEven>(x, out, n, mult, rshift, zp, lo, hi);
+    return true;
+  case RoundMode::HalfAwayFromZero:
+    requantRowFixed<RoundMode::HalfAwayFromZero>(x, out, n, mult, rshift, zp,
+                                                 lo, hi);
+    return true;
+  case RoundMode::TowardsZero:
+    requantRowFixed<RoundMode::TowardsZero>(x, out, n, mult, rshift, zp, lo,
+                                            hi);
+    return true;
+  case RoundMode::Down:
+    requantRowFixed<RoundMode::Down>(x, out, n, mult, rshift, zp, lo, hi);
+    return true;
+  case RoundMode::Up:
+    requantRowFixed<RoundMode::Up>(x, out, n, mult, rshift, zp, lo, hi);
+    return true;
+  case RoundMode::HalfUp:
+    requantRowFixed<RoundMode::HalfUp>(x, out, n, mult, rshift, zp, lo, hi);
+    return true;
+  case RoundMode::HalfDown:
+    requantRowFixed<RoundMode::HalfDown>(x, out, n, mult, rshift, zp, lo, hi);
+    return true;
+  }
+  return false;
+}
+
 int64_t intElement(const TiuOp &op, unsigned eu, int64_t a, int64_t b,
                    int64_t c, bool hasC, ElemType ta, RoundMode mode) {
   unsigned wa = isa::precBits(ta.prec);
@@ -943,6 +989,9 @@ void execRQDQ(const TiuOp &op, MachineState &m) {
   constexpr unsigned kShiftBits = 8, kHalfBits = 16;
   std::vector<float> rowF(rs.w);
   std::vector<int64_t> rowI(rs.w);
+  // Inputs of at most 32 bits: |x| < 2^32, so x * mult (an int32) fits
+  // int64 (requantRow).
+  bool narrowIn = !isa::isFloat(p0) && isa::precBits(p0) <= 32;
   int64_t resLo = 0, resHi = 0;
   if (!floatOut) {
     resLo = isa::precMin(pr, tr.isSigned);
@@ -1034,12 +1083,14 @@ void execRQDQ(const TiuOp &op, MachineState &m) {
           // isa::requantize with the result range hoisted: the exact sum
           // clamped to the result type.
           a.rowI(n, c, h, width, rowI.data());
-          for (uint32_t w = 0; w < width; ++w) {
-            __int128 sum = __int128(isa::applyMultiplierAndRShiftFast(
-                               rowI[w], mult, -shift, mode)) +
-                           zp;
-            rowI[w] = int64_t(std::clamp<__int128>(sum, resLo, resHi));
-          }
+          if (!(narrowIn && requantRow(rowI.data(), rowI.data(), width, mult,
+                                       -shift, zp, resLo, resHi, mode)))
+            for (uint32_t w = 0; w < width; ++w) {
+              __int128 sum = __int128(isa::applyMultiplierAndRShiftFast(
+                                 rowI[w], mult, -shift, mode)) +
+                             zp;
+              rowI[w] = int64_t(std::clamp<__int128>(sum, resLo, resHi));
+            }
           out.storeRowInt(n, c, h, rowI.data(), width, /*wrap=*/false);
           break;
         case kDq0:
