@@ -23,6 +23,7 @@
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
+#include <future>
 #include <limits>
 #include <signal.h>
 #include <sys/mman.h>
@@ -557,8 +558,22 @@ private:
       s.coeffAddr = c->address();
       if (c->check_code())
         s.checkCode.assign(c->check_code()->begin(), c->check_code()->end());
+      std::future<Sha256Digest> digest;
       if (options_.loadCoefficients) {
-        s.coeff = blob(c->binary_coeff(), what + " coeff_mem.binary_coeff");
+        // The check code of large coefficients is computed from the file's
+        // bytes on a second thread while they are copied (the two passes
+        // over tens of megabytes take about as long each); the digest is
+        // compared below, before the reader returns.
+        auto [start, size] =
+            blobRange(c->binary_coeff(), what + " coeff_mem.binary_coeff");
+        constexpr uint64_t kThreadBytes = uint64_t(1) << 20;
+        if (options_.verifyCheckCode && c->check_code())
+          digest = std::async(size >= kThreadBytes ? std::launch::async
+                                                   : std::launch::deferred,
+                              [p = binary_ + start, n = size] {
+                                return sha256(p, n);
+                              });
+        s.coeff.assign(binary_ + start, binary_ + start + size);
       } else {
         s.coeffNotLoaded =
             blobRange(c->binary_coeff(), what + " coeff_mem.binary_coeff")
@@ -569,7 +584,7 @@ private:
           fail(source_, offsetOf(c),
                what + " coeff_mem has no check_code: the coefficients cannot "
                       "be verified");
-        checkCoeff(s, *c, what);
+        checkCoeff(s, *c, what, digest.get());
       }
     } else if (options_.verifyCheckCode && options_.loadCoefficients) {
       // Every writer (ours, tpu-mlir) stores coeff_mem with its check code,
@@ -610,16 +625,16 @@ private:
     return s;
   }
 
-  /// The stored check code must be the SHA-256 of the coefficients.
+  /// The stored check code must be the SHA-256 of the coefficients,
+  /// \p digest.
   void checkCoeff(const Stage &s, const fb::CoeffMem &c,
-                  const std::string &what) {
+                  const std::string &what, const Sha256Digest &digest) {
     const auto *code = c.check_code();
     std::string field = what + " coeff_mem.check_code";
     if (code->size() != kCheckCodeSize)
       fail(source_, offsetOf(code),
            field + " holds " + std::to_string(code->size()) +
                " bytes; a SHA-256 has " + std::to_string(kCheckCodeSize));
-    Sha256Digest digest = sha256(s.coeff.data(), s.coeff.size());
     if (!std::equal(digest.begin(), digest.end(), s.checkCode.begin())) {
       std::string where =
           c.binary_coeff()
@@ -1129,29 +1144,30 @@ std::vector<uint8_t> readFile(const std::string &path) {
 }
 
 Model readModel(const std::string &path, const ParseOptions &options) {
-  if (!options.loadCoefficients) {
-    // Mapped, so that the coefficient pages (most of the file) are never
-    // read. Only a regular, non-empty file is mapped; anything else takes
-    // the copying path below and its messages.
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-        st.st_size > 0) {
-      size_t size = size_t(st.st_size);
-      void *p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-      ::close(fd);
-      if (p != MAP_FAILED) {
-        struct Unmap {
-          void *p;
-          size_t size;
-          ~Unmap() { ::munmap(p, size); }
-        } unmap{p, size};
-        return parseModel(static_cast<const uint8_t *>(p), size, path,
-                          options);
-      }
-    } else if (fd >= 0) {
-      ::close(fd);
+  // Mapped, not read into a buffer: the reader copies what it keeps once,
+  // from the page cache, and without loadCoefficients the coefficient pages
+  // (most of the file) are never read. With them, the mapping is populated
+  // up front (one call instead of a page fault per page). Only a regular,
+  // non-empty file is mapped; anything else takes the copying path below
+  // and its messages.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+      st.st_size > 0) {
+    size_t size = size_t(st.st_size);
+    int flags = MAP_PRIVATE | (options.loadCoefficients ? MAP_POPULATE : 0);
+    void *p = ::mmap(nullptr, size, PROT_READ, flags, fd, 0);
+    ::close(fd);
+    if (p != MAP_FAILED) {
+      struct Unmap {
+        void *p;
+        size_t size;
+        ~Unmap() { ::munmap(p, size); }
+      } unmap{p, size};
+      return parseModel(static_cast<const uint8_t *>(p), size, path, options);
     }
+  } else if (fd >= 0) {
+    ::close(fd);
   }
   std::vector<uint8_t> bytes = readFile(path);
   return parseModel(bytes.data(), bytes.size(), path, options);

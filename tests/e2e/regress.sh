@@ -18,8 +18,10 @@
 #    a missing shard;
 #  - a ready .bmodel, a calibration dataset and an input directory (every
 #    sample checked, a failing one named);
+#  - a float case whose quantize table has INT8 entries calibrates (from a
+#    table or a dataset) as tpuc deploy does: the same bmodel;
 #  - bad suites (unknown key, missing model, tolerance out of range, an unknown model kind,
-#    INT8 without a table, unknown section) and a bad baseline fail before
+#    INT8 without a table or INT8 qtable entries without one, unknown section) and a bad baseline fail before
 #    any case runs, naming the line, and write nothing.
 #
 #   regress.sh --bin BUILD/bin --work DIR
@@ -352,6 +354,53 @@ grep -q "^samples/INT8: FAIL: output prob: cosine [0-9.]* < 0.99 (sample sample_
 cp good.cali case.cali
 ls more/cache/cali-*/cali.table > /dev/null
 
+# A float case whose quantize table has INT8 entries calibrates as tpuc
+# deploy does: with calibration_table its bmodel is deploy's with that table;
+# with calibration_dataset the table is made for the F16 case too, and the
+# bmodel is deploy's with the table made.
+printf 'relu2 INT8\nrelu3 INT8\n' > mixed.qtable
+cat > mixed.toml <<'T'
+[case.table]
+model = "cnn.onnx"
+input_shapes = "[[1,3,32,32]]"
+input = "in.npz"
+quantize = "F16"
+qtable = "mixed.qtable"
+calibration_table = "good.cali"
+
+[case.dataset]
+model = "cnn.onnx"
+input_shapes = "[[1,3,32,32]]"
+input = "in.npz"
+quantize = ["F16", "BF16"]
+qtable = "mixed.qtable"
+calibration_dataset = "calib"
+calibration_num = 8
+T
+"$T" regress mixed.toml -o mixed --update-baseline > mixed.txt || { cat mixed.txt; exit 1; }
+cat mixed.txt
+grep -q "3 case(s): 3 passed, 0 failed, 0 error(s); 3 compiled" mixed.txt
+"$T" transform cnn.onnx -o cnn_top.mlir --input-shapes "[[1,3,32,32]]" > /dev/null
+# Two bmodels are the same compile when tpu-dis (every command, the
+# coefficients' SHA-256) shows the same but for the time stamp.
+same_bmodel() { # A B
+  diff <("$BIN/tpu-dis" "$1" | sed 's/ time="[^"]*"//') \
+    <("$BIN/tpu-dis" "$2" | sed 's/ time="[^"]*"//')
+}
+mixed_bmodel() { # ID
+  $PY -c "import json,sys; print(next(c['bmodel'] for c in json.load(open('mixed/results.json'))['cases'] if c['id'] == sys.argv[1]))" "$1"
+}
+"$T" deploy cnn_top.mlir --quantize F16 --chip bm1684x --quantize-table mixed.qtable \
+  --calibration-table good.cali -o mixed_table.bmodel > /dev/null
+same_bmodel "$(mixed_bmodel table/F16)" mixed_table.bmodel
+made=$(ls mixed/cache/cali-*/cali.table)
+[ "$(echo "$made" | wc -l)" = 1 ]
+for m in F16 BF16; do
+  "$T" deploy cnn_top.mlir --quantize $m --chip bm1684x --quantize-table mixed.qtable \
+    --calibration-table "$made" -o mixed_dataset.bmodel > /dev/null
+  same_bmodel "$(mixed_bmodel dataset/$m)" mixed_dataset.bmodel
+done
+
 # Bad suites fail before any case runs, naming the line, writing nothing.
 mkdir -p empty
 bad() { # GREP CONTENT
@@ -372,6 +421,7 @@ bad ":3: euclid = -0.1 is out of range" $'[case.a]\nmodel = "cnn.onnx"\neuclid =
 bad ":2: drift = -1 is out of range" $'[suite]\ndrift = -1\n[case.a]\nmodel = "cnn.onnx"'
 bad ":2: model 'm.pb' is not an .onnx, a .tflite, a top .mlir or a .bmodel" $'[case.a]\nmodel = "m.pb"'
 bad ":3: case 'a': INT8 needs calibration_table" $'[case.a]\nmodel = "cnn.onnx"\nquantize = "INT8"'
+bad ":4: case 'a': the quantize table's INT8 entries need calibration_table" $'[case.a]\nmodel = "cnn.onnx"\nquantize = "F16"\nqtable = "mixed.qtable"'
 bad ":1: unknown section \[cases.a\]" $'[cases.a]\nmodel = "cnn.onnx"'
 bad ":3: chip.npu_num = x" $'[case.a]\nmodel = "cnn.onnx"\nchip.npu_num = x'
 bad ":3: case 'a': bit_exact needs the tpu module" $'[case.a]\nmodel = "ready.bmodel"\nbit_exact = true'

@@ -31,6 +31,7 @@
 #include "Batch.h"
 #include "Subcommands.h"
 #include "ToolCommon.h"
+#include "tpuc/Conversion/TopToTpu/TopToTpu.h"
 
 #include "tpuc/Interpreter/Interpreter.h"
 #include "tpuc/Support/Compare.h"
@@ -185,6 +186,14 @@ struct Case {
   std::string inputShapes;
   std::vector<std::string> modes;
   std::string cali, dataset, caliNum = "16", caliMethod, caliTune, qtable;
+  /// The quantize table has INT8 entries: every mode reads the calibration
+  /// table then, as tpuc deploy's does.
+  bool qtableInt8 = false;
+  /// Mode \p mode reads a calibration table (INT8, or INT8 ops of the
+  /// quantize table in a float mode).
+  bool calibrates(const std::string &mode) const {
+    return mode == "INT8" || qtableInt8;
+  }
   /// Compile knobs other than quantize, and machine keys, as given.
   std::vector<std::pair<std::string, std::string>> knobs, machine;
   std::string input, reference;
@@ -482,6 +491,18 @@ Suite readSuite(const std::string &path) {
     if (int8 && c.cali.empty() && c.dataset.empty() && c.kind != "tflite")
       throw err(lineOf("quantize"),
                 what + "INT8 needs calibration_table or calibration_dataset");
+    if (!c.qtable.empty()) {
+      llvm::Expected<tpuc::QuantTable> table = tpuc::readQuantTable(c.qtable);
+      if (!table)
+        throw err(lineOf("qtable"), llvm::toString(table.takeError()));
+      for (const auto &entry : table->entries)
+        c.qtableInt8 |= entry.second.mode == tpuc::QuantMode::INT8;
+      if (c.qtableInt8 && c.cali.empty() && c.dataset.empty() &&
+          c.kind != "tflite")
+        throw err(lineOf("qtable"),
+                  what + "the quantize table's INT8 entries need "
+                         "calibration_table or calibration_dataset");
+    }
     if (!c.cali.empty() && !c.dataset.empty())
       throw err(lineOf("calibration_dataset"),
                 what + "give calibration_table or calibration_dataset, not "
@@ -833,7 +854,7 @@ void runCase(const Run &run, const Context &ctx, json &rec) {
   }
   // 3. The calibration table.
   std::string cali = c.cali;
-  if (run.mode == "INT8" && !c.dataset.empty()) {
+  if (c.calibrates(run.mode) && !c.dataset.empty()) {
     std::string dir = ctx.cacheDir + "/cali-" +
                       key16("calibrate\n" + ctx.toolchain + "\n" + topDigest +
                             "\n" + directoryDigest(ctx.cacheDir, c.dataset) + "\n" +
@@ -882,7 +903,7 @@ void runCase(const Run &run, const Context &ctx, json &rec) {
     }
     for (auto &[k, v] : machine)
       canon += k + "=" + v + "\n";
-    if (run.mode == "INT8") // the other modes do not read the table
+    if (c.calibrates(run.mode)) // the other modes do not read the table
       canon += "cali=" + tpuc::batch::fileDigest(cali) + "\n";
     if (!c.qtable.empty())
       canon += "qtable=" + tpuc::batch::fileDigest(c.qtable) + "\n";
@@ -894,7 +915,7 @@ void runCase(const Run &run, const Context &ctx, json &rec) {
       tpuc::batch::CompileJob job;
       job.model = top;
       job.params = params;
-      job.cali = run.mode == "INT8" ? cali : "";
+      job.cali = c.calibrates(run.mode) ? cali : "";
       job.qtable = c.qtable;
       if (c.bitExact)
         job.hooks.afterAddresses = [&](mlir::ModuleOp module) {

@@ -115,7 +115,10 @@ private:
 
   uint64_t base_;
   uint64_t size_;
-  std::unordered_map<uint64_t, std::unique_ptr<uint8_t[]>> pages_;
+  struct Unmap {
+    void operator()(uint8_t *p) const;
+  };
+  std::unordered_map<uint64_t, std::unique_ptr<uint8_t, Unmap>> pages_;
 };
 
 /// Everything a functional kernel may touch.

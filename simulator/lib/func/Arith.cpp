@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <memory>
 
@@ -278,6 +279,52 @@ void shiftRow(const int64_t *x, const int64_t *s, int64_t *out, uint32_t n,
   case RoundMode::HalfDown:
     return shiftRowFixed<RoundMode::HalfDown>(x, out, n, sh);
   }
+}
+
+/// rq1 of a row whose products x * mult cannot overflow int64 (|x| <
+/// 2^32, |mult| <= 2^31) with one small right shift: isa::requantize's
+/// clamp(rightShiftRound(x * mult, rshift) + zp, lo, hi) in int64, the
+/// round mode a constant.
+template <RoundMode M>
+void requantRowFixed(const int64_t *x, int64_t *out, uint32_t n, int64_t mult,
+                     int rshift, int64_t zp, int64_t lo, int64_t hi) {
+  for (uint32_t w = 0; w < n; ++w)
+    out[w] = std::clamp(isa::rightShiftRoundSmall(x[w] * mult, rshift, M) + zp,
+                        lo, hi);
+}
+/// requantRowFixed for a round mode known at run time; false (nothing
+/// done) when the shift is not a small right shift.
+bool requantRow(const int64_t *x, int64_t *out, uint32_t n, int64_t mult,
+                int rshift, int64_t zp, int64_t lo, int64_t hi,
+                RoundMode mode) {
+  if (rshift <= 0 || rshift > isa::kMaxSmallShift)
+    return false;
+  switch (mode) {
+  case RoundMode::HalfToEven:
+    requantRowFixed<RoundMode::HalfToEven>(x, out, n, mult, rshift, zp, lo, hi);
+    return true;
+  case RoundMode::HalfAwayFromZero:
+    requantRowFixed<RoundMode::HalfAwayFromZero>(x, out, n, mult, rshift, zp,
+                                                 lo, hi);
+    return true;
+  case RoundMode::TowardsZero:
+    requantRowFixed<RoundMode::TowardsZero>(x, out, n, mult, rshift, zp, lo,
+                                            hi);
+    return true;
+  case RoundMode::Down:
+    requantRowFixed<RoundMode::Down>(x, out, n, mult, rshift, zp, lo, hi);
+    return true;
+  case RoundMode::Up:
+    requantRowFixed<RoundMode::Up>(x, out, n, mult, rshift, zp, lo, hi);
+    return true;
+  case RoundMode::HalfUp:
+    requantRowFixed<RoundMode::HalfUp>(x, out, n, mult, rshift, zp, lo, hi);
+    return true;
+  case RoundMode::HalfDown:
+    requantRowFixed<RoundMode::HalfDown>(x, out, n, mult, rshift, zp, lo, hi);
+    return true;
+  }
+  return false;
 }
 
 int64_t intElement(const TiuOp &op, unsigned eu, int64_t a, int64_t b,
@@ -613,6 +660,42 @@ void execAR(const TiuOp &op, MachineState &m) {
     failOp(op, "int4 operands are supported by not/and/or/xor and cast only");
   bool sat = saturates(eu);
   uint32_t width = rows.w;
+  // A wrapping add / sub / mul of 32-bit integers over merged rows (the
+  // bias add and scaling of int32 conv sums): the result is the low 32 bits
+  // of the int64 one the general loop below computes, so it is computed in
+  // uint32 directly; a row is read whole before it is written, as there.
+  auto rowOf = [&](const Source &s, uint32_t n, uint32_t ch) {
+    return s.view->laneStart(ch) +
+           uint64_t(s.view->index(n, ch, 0, 0)) * sizeof(uint32_t);
+  };
+  auto fullRow = [&](const Source &s) {
+    return !s.isConst && !s.rowBroadcast() && s.shape.n == rs.n &&
+           s.shape.c == rs.c && s.view->tensor().stride.w == 1;
+  };
+  if (merge && !hasC && !sat && (eu == kAdd || eu == kSub || eu == kMul) &&
+      p0 == Prec::Int32 && p1 == Prec::Int32 && pr == Prec::Int32 &&
+      rt.stride.w == 1 && fullRow(a) &&
+      (fullRow(b) || b.isConst || b.rowBroadcast())) {
+    std::vector<uint32_t> xa(width), xb(width), xr(width);
+    forEachRow(rows, out, [&](uint32_t n, uint32_t ch, uint32_t) {
+      std::memcpy(xa.data(), rowOf(a, n, ch), width * sizeof(uint32_t));
+      if (fullRow(b)) {
+        std::memcpy(xb.data(), rowOf(b, n, ch), width * sizeof(uint32_t));
+      } else { // one value for the whole row
+        int64_t v;
+        b.rowI(n, ch, 0, 1, &v);
+        std::fill(xb.begin(), xb.end(), uint32_t(v));
+      }
+      for (uint32_t w = 0; w < width; ++w)
+        xr[w] = eu == kAdd   ? xa[w] + xb[w]
+                : eu == kSub ? xa[w] - xb[w]
+                             : xa[w] * xb[w];
+      std::memcpy(out.laneStart(ch) +
+                      uint64_t(out.index(n, ch, 0, 0)) * sizeof(uint32_t),
+                  xr.data(), width * sizeof(uint32_t));
+    });
+    return;
+  }
   std::vector<int64_t> ra(width), rb(width, 0), rc(width, 0), rr(width);
   forEachRow(rows, out, [&](uint32_t n, uint32_t ch, uint32_t h) {
     a.rowI(n, ch, h, width, ra.data());
@@ -906,6 +989,9 @@ void execRQDQ(const TiuOp &op, MachineState &m) {
   constexpr unsigned kShiftBits = 8, kHalfBits = 16;
   std::vector<float> rowF(rs.w);
   std::vector<int64_t> rowI(rs.w);
+  // Inputs of at most 32 bits: |x| < 2^32, so x * mult (an int32) fits
+  // int64 (requantRow).
+  bool narrowIn = !isa::isFloat(p0) && isa::precBits(p0) <= 32;
   int64_t resLo = 0, resHi = 0;
   if (!floatOut) {
     resLo = isa::precMin(pr, tr.isSigned);
@@ -997,12 +1083,14 @@ void execRQDQ(const TiuOp &op, MachineState &m) {
           // isa::requantize with the result range hoisted: the exact sum
           // clamped to the result type.
           a.rowI(n, c, h, width, rowI.data());
-          for (uint32_t w = 0; w < width; ++w) {
-            __int128 sum = __int128(isa::applyMultiplierAndRShiftFast(
-                               rowI[w], mult, -shift, mode)) +
-                           zp;
-            rowI[w] = int64_t(std::clamp<__int128>(sum, resLo, resHi));
-          }
+          if (!(narrowIn && requantRow(rowI.data(), rowI.data(), width, mult,
+                                       -shift, zp, resLo, resHi, mode)))
+            for (uint32_t w = 0; w < width; ++w) {
+              __int128 sum = __int128(isa::applyMultiplierAndRShiftFast(
+                                 rowI[w], mult, -shift, mode)) +
+                             zp;
+              rowI[w] = int64_t(std::clamp<__int128>(sum, resLo, resHi));
+            }
           out.storeRowInt(n, c, h, rowI.data(), width, /*wrap=*/false);
           break;
         case kDq0:

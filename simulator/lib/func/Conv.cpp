@@ -20,6 +20,7 @@
 #include "tpu/isa/Numerics.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -611,9 +612,36 @@ void buildPlaneRows(const ConvGeom &g, size_t planeLen, T pad, T ins, Row row,
   }
 }
 
+/// The float weights as convFloatFast reads them for `path`: per block of
+/// NB = tileShape(path).nb output channels, [plane][tap][NB] (the walk's
+/// planes and taps are [ic][tap] either way), zero for the channels past
+/// oc; blocks one after another. load(oc, dst) writes channel oc's wPerOc
+/// weights, [ic][tap], to dst; it runs on the kernel threads.
+template <typename Load>
+float *packFloatWeights(const ConvGeom &g, SimdPath path, Load load) {
+  unsigned nbMax = tileShape(path).nb;
+  size_t wPerOc = size_t(g.ic) * g.kh * g.kw;
+  int64_t blocks = int64_t(ceilDiv(g.oc, nbMax));
+  float *packed = scratch<float, 2>(size_t(blocks) * wPerOc * nbMax);
+  parallelTasks(blocks, [&](int64_t blk) {
+    uint32_t oc0 = uint32_t(blk) * nbMax;
+    unsigned nb = std::min<unsigned>(nbMax, g.oc - oc0);
+    float *w = packed + size_t(blk) * wPerOc * nbMax;
+    float *row = scratch<float, 6>(wPerOc);
+    for (unsigned b = 0; b < nbMax; ++b) {
+      if (b < nb)
+        load(oc0 + b, row);
+      for (size_t k = 0; k < wPerOc; ++k)
+        w[k * nbMax + b] = b < nb ? row[k] : 0.0f;
+    }
+  });
+  return packed;
+}
+
 /// The float conv of one batch: planes [ic][vh * vw + kTileOverrun],
-/// weights w[oc][ic][tap] (fp32), acc[oc][oh][ow].
-void convFloatFast(const float *planes, const std::vector<float> &wts,
+/// weights from packFloatWeights for the current SIMD path,
+/// acc[oc][oh][ow].
+void convFloatFast(const float *planes, const float *packed,
                    const ConvGeom &g, float *acc) {
   SimdPath path = simdPath();
   TileShape ts = tileShape(path);
@@ -634,12 +662,7 @@ void convFloatFast(const float *planes, const std::vector<float> &wts,
   parallelTasks(blocks, [&](int64_t blk) {
     uint32_t oc0 = uint32_t(blk) * ts.nb;
     unsigned nb = std::min<unsigned>(ts.nb, g.oc - oc0);
-    // [plane][tap][NB], zero weights for the channels past oc.
-    float *w = scratch<float, 2>(wPerOc * ts.nb);
-    std::fill(w, w + wPerOc * ts.nb, 0.0f);
-    for (unsigned b = 0; b < nb; ++b)
-      for (size_t k = 0; k < wPerOc; ++k)
-        w[k * ts.nb + b] = wts[(oc0 + b) * wPerOc + k];
+    const float *w = packed + size_t(blk) * wPerOc * ts.nb;
     float *buf = scratch<float, 3>(walk.bufLen * ts.nb);
     switch (path) {
 #if TPUSIM_X86_PATHS
@@ -658,11 +681,59 @@ void convFloatFast(const float *planes, const std::vector<float> &wts,
   });
 }
 
+/// The integer weights as convIntFast reads them for `path`: per block of
+/// NB channels, [pair][tap][NB] of (w_even, w_odd) int16 halves over the
+/// planes of the walk (direct or im2col; element k = plane * taps + tap of
+/// a channel is weight [ic][tap] k either way); a missing odd plane and
+/// the channels past oc have weight 0. load(oc, dst) writes channel oc's
+/// wPerOc weights w - zp, [ic][tap], to dst as int32 and returns false if
+/// one does not fit int16 (then the result is null: the pair kernels cannot
+/// run). load runs on the kernel threads.
+template <typename Load>
+const int32_t *packIntWeights(const ConvGeom &g, SimdPath path, Load load) {
+  TileShape ts = tileShape(path);
+  ConvWalk walk = isDirect(g) ? directWalk(g, ts.ox) : im2colWalk(g, ts.ox);
+  size_t nTaps = walk.taps.size();
+  uint32_t pairs = uint32_t(ceilDiv(walk.chans, 2));
+  size_t wPerOc = size_t(walk.chans) * nTaps;
+  size_t wLen = size_t(pairs) * nTaps * ts.nb;
+  int64_t blocks = int64_t(ceilDiv(g.oc, ts.nb));
+  int32_t *packed = scratch<int32_t, 2>(size_t(blocks) * wLen);
+  std::atomic<bool> fits{true};
+  parallelTasks(blocks, [&](int64_t blk) {
+    uint32_t oc0 = uint32_t(blk) * ts.nb;
+    unsigned nb = std::min<unsigned>(ts.nb, g.oc - oc0);
+    int32_t *w = packed + size_t(blk) * wLen;
+    int32_t *row = scratch<int32_t, 6>(wPerOc + nTaps);
+    // A lone last plane pairs with zeros.
+    std::fill(row + wPerOc, row + wPerOc + nTaps, 0);
+    for (unsigned b = 0; b < ts.nb; ++b) {
+      if (b >= nb) {
+        for (size_t i = 0; i < size_t(pairs) * nTaps; ++i)
+          w[i * ts.nb + b] = 0;
+        continue;
+      }
+      if (!load(oc0 + b, row))
+        fits = false;
+      for (uint32_t c2 = 0; c2 < pairs; ++c2) {
+        const int32_t *even = row + size_t(2 * c2) * nTaps;
+        int32_t *dst = w + size_t(c2) * nTaps * ts.nb + b;
+        for (size_t t = 0; t < nTaps; ++t) {
+          uint32_t lo = uint16_t(int16_t(even[t]));
+          uint32_t hi = uint16_t(int16_t(even[t + nTaps]));
+          dst[t * ts.nb] = int32_t(lo | hi << 16);
+        }
+      }
+    }
+  });
+  return fits ? packed : nullptr;
+}
+
 /// The integer conv (operands of at most 8 bits) of one batch: planes
 /// interleaved by channel pairs ([ic / 2][vh * vw + kTileOverrun][2]),
-/// wts[oc][ic][tap] = w - zp (each within int16), acc[oc][oh][ow] (int32
-/// bits).
-void convIntFast(const int16_t *planes, const std::vector<int64_t> &wts,
+/// weights from packIntWeights for the current SIMD path, acc[oc][oh][ow]
+/// (int32 bits).
+void convIntFast(const int16_t *planes, const int32_t *packed,
                  const ConvGeom &g, uint32_t *acc) {
   SimdPath path = simdPath();
   TileShape ts = tileShape(path);
@@ -685,24 +756,12 @@ void convIntFast(const int16_t *planes, const std::vector<int64_t> &wts,
   }
   size_t nTaps = walk.taps.size();
   uint32_t pairs = uint32_t(ceilDiv(walk.chans, 2));
-  size_t wPerOc = size_t(walk.chans) * nTaps;
+  size_t wLen = size_t(pairs) * nTaps * ts.nb;
   int64_t blocks = int64_t(ceilDiv(g.oc, ts.nb));
   parallelTasks(blocks, [&](int64_t blk) {
     uint32_t oc0 = uint32_t(blk) * ts.nb;
     unsigned nb = std::min<unsigned>(ts.nb, g.oc - oc0);
-    // [pair][tap][NB] of (w_even, w_odd) int16 halves; a missing odd
-    // plane and the channels past oc have weight 0.
-    size_t wLen = size_t(pairs) * nTaps * ts.nb;
-    int32_t *w = scratch<int32_t, 2>(wLen);
-    std::fill(w, w + wLen, 0);
-    for (unsigned b = 0; b < nb; ++b)
-      for (uint32_t c = 0; c < walk.chans; ++c)
-        for (size_t t = 0; t < nTaps; ++t) {
-          uint32_t half =
-              uint16_t(int16_t(wts[(oc0 + b) * wPerOc + c * nTaps + t]));
-          int32_t &slot = w[((c / 2) * nTaps + t) * ts.nb + b];
-          slot = int32_t(uint32_t(slot) | (c % 2 ? half << 16 : half));
-        }
+    const int32_t *w = packed + size_t(blk) * wLen;
     uint32_t *buf = scratch<uint32_t, 3>(walk.bufLen * ts.nb);
     switch (path) {
 #if TPUSIM_X86_PATHS
@@ -940,37 +999,40 @@ void execConv(const TiuOp &op, MachineState &m) {
   bool resAdd = f.res_add;
   bool relu = f.relu || op.eu == 2;
 
+  // The weights go straight from local memory to the kernels' packed form
+  // (packFloatWeights / packIntWeights), on the kernel threads.
+  SimdPath path = simdPath();
+
   if (isFloatPath) {
-    std::vector<float> wts(size_t(g.oc) * wPerOc);
     Immediate wImm{wType, f.opd1_addr};
     std::vector<uint64_t> wOff = weightOffsets();
-    constexpr size_t kSlotChunk = 1024;
-    std::vector<uint16_t> slotBits(kSlotChunk);
-    std::vector<float> slotF(wView ? size_t(slotElems) : 0);
-    for (uint32_t oc = 0; oc < g.oc; ++oc) {
-      float *dst = wts.data() + oc * wPerOc;
+    const float *packed = packFloatWeights(g, path, [&](uint32_t oc,
+                                                        float *dst) {
       if (f.opd1_const) {
         std::fill(dst, dst + wPerOc, wImm.asFloat());
-        continue;
+        return;
       }
       const uint8_t *base = wView->laneStart(oc);
       uint64_t i0 = uint64_t(wView->index(0, oc, 0, 0));
       if (wType.prec == Prec::Fp16) {
         // The whole slot through the vectorised row conversion, then
         // reordered to [ic][ky][kx].
+        constexpr size_t kSlotChunk = 1024;
+        uint16_t slotBits[kSlotChunk];
+        float *slotF = scratch<float, 7>(size_t(slotElems));
         const uint8_t *slot = base + i0 * 2;
         for (uint64_t e0 = 0; e0 < slotElems; e0 += kSlotChunk) {
           size_t k = size_t(std::min<uint64_t>(kSlotChunk, slotElems - e0));
-          std::memcpy(slotBits.data(), slot + e0 * 2, k * 2);
-          fp16RowToFp32(slotBits.data(), slotF.data() + e0, k);
+          std::memcpy(slotBits, slot + e0 * 2, k * 2);
+          fp16RowToFp32(slotBits, slotF + e0, k);
         }
         for (size_t k = 0; k < wPerOc; ++k)
           dst[k] = slotF[wOff[k]];
-        continue;
+        return;
       }
       for (size_t k = 0; k < wPerOc; ++k)
         dst[k] = loadFloatFast(base, i0 + wOff[k], wType);
-    }
+    });
     Prec biasPrec = precOf(op, f.opd2_prec, "opd2_prec");
     if (!isa::isFloat(biasPrec))
       failOp(op, "float conv bias (opd2) must be a float type");
@@ -982,13 +1044,17 @@ void execConv(const TiuOp &op, MachineState &m) {
     float *acc = scratch<float, 5>(size_t(g.oc) * outPlane);
     std::vector<float> rowBuf(std::max(g.iw, g.ow)), prev(g.ow);
     for (uint32_t n = 0; n < g.n; ++n) {
-      for (uint32_t ic = 0; ic < g.ic; ++ic)
+      // The planes on the kernel threads: each reads its channel of the
+      // input and writes only its own plane of the scratch.
+      parallelTasks(g.ic, [&](int64_t c) {
+        uint32_t ic = uint32_t(c);
         buildPlaneRows<float>(
             g, planeStride, pads.pad<float>(ic, true),
             pads.ins<float>(ic, true),
             [&](uint32_t y, float *dst) { in.rowFloat(n, ic, y, dst, g.iw); },
-            planes + ic * planeStride, 1, rowBuf.data());
-      convFloatFast(planes, wts, g, acc);
+            planes + ic * planeStride, 1, scratch<float, 8>(g.iw));
+      });
+      convFloatFast(planes, packed, g, acc);
       for (uint32_t oc = 0; oc < g.oc; ++oc) {
         if (!out.enabled(oc))
           continue;
@@ -1037,38 +1103,80 @@ void execConv(const TiuOp &op, MachineState &m) {
                      {zpPrec, bool(f.opd2_sign)}, g.ic,
                      "kernel zero point (opd2)");
   }
-  std::vector<int64_t> wts(size_t(g.oc) * wPerOc);
-  Immediate wImm{wType, f.opd1_addr};
   std::vector<int64_t> zps(g.ic);
   for (uint32_t ic = 0; ic < g.ic; ++ic)
     zps[ic] = wrq ? 0 : kzp.getInt(ic);
+  // Operands of at most 8 bits use the int32 accumulator (wrapping, as the
+  // documented int8 path); wider operands sum exactly (semantics.md "CONV").
+  bool narrow = isa::precBits(inPrec) <= 8 && isa::precBits(wPrec) <= 8;
+  Immediate wImm{wType, f.opd1_addr};
   std::vector<uint64_t> wOff = weightOffsets();
-  for (uint32_t oc = 0; oc < g.oc; ++oc) {
-    int64_t *dst = wts.data() + oc * wPerOc;
+  auto fitsInt16 = [](int64_t v) {
+    return v >= std::numeric_limits<int16_t>::min() &&
+           v <= std::numeric_limits<int16_t>::max();
+  };
+  // 8-bit weights in local memory (the common case) take a loop without
+  // type dispatch; with zero points within [-32512, 32640] every w - zp
+  // fits int16 and is not checked.
+  bool byteWeights = !f.opd1_const && wPrec == Prec::Int8;
+  bool zpsSafe = std::all_of(zps.begin(), zps.end(), [](int64_t z) {
+    return z >= std::numeric_limits<int16_t>::min() + 256 &&
+           z <= std::numeric_limits<int16_t>::max() - 127;
+  });
+  std::vector<int32_t> zpOf; // zps[ic] of weight k
+  if (byteWeights && zpsSafe) {
+    zpOf.resize(wPerOc);
+    for (size_t k = 0; k < wPerOc; ++k)
+      zpOf[k] = int32_t(zps[k / kArea]);
+  }
+  // w - zp of channel oc, [ic][tap]; false if one does not fit int16.
+  auto loadWeights = [&](uint32_t oc, auto *dst) {
     const uint8_t *base = f.opd1_const ? nullptr : wView->laneStart(oc);
     uint64_t i0 = f.opd1_const ? 0 : uint64_t(wView->index(0, oc, 0, 0));
+    if (byteWeights && zpsSafe) {
+      const uint8_t *p = base + i0;
+      if (wSigned)
+        for (size_t k = 0; k < wPerOc; ++k)
+          dst[k] = int32_t(int8_t(p[wOff[k]])) - zpOf[k];
+      else
+        for (size_t k = 0; k < wPerOc; ++k)
+          dst[k] = int32_t(p[wOff[k]]) - zpOf[k];
+      return true;
+    }
+    bool fits = true;
     for (uint32_t ic = 0; ic < g.ic; ++ic)
       for (size_t t = 0; t < kArea; ++t) {
         size_t k = ic * kArea + t;
-        int64_t v = f.opd1_const ? wImm.asInt()
-                                 : loadIntFast(base, i0 + wOff[k], wType);
-        dst[k] = v - zps[ic];
+        int64_t v = (f.opd1_const ? wImm.asInt()
+                                  : loadIntFast(base, i0 + wOff[k], wType)) -
+                    zps[ic];
+        fits = fits && fitsInt16(v);
+        dst[k] = v;
       }
+    return fits;
+  };
+  // Narrow operands whose weights w - zp all fit int16: the pair kernels
+  // (convIntFast); otherwise the general paths below.
+  const int32_t *packed =
+      narrow ? packIntWeights(g, path,
+                              [&](uint32_t oc, int32_t *dst) {
+                                return loadWeights(oc, dst);
+                              })
+             : nullptr;
+  std::vector<int64_t> wts;
+  if (!packed) {
+    wts.resize(size_t(g.oc) * wPerOc);
+    for (uint32_t oc = 0; oc < g.oc; ++oc)
+      loadWeights(oc, wts.data() + oc * wPerOc);
   }
   PadValues pads;
   if (!wrq)
     pads = padValues(op, m, geo, inType, g.ic);
-  // Operands of at most 8 bits use the int32 accumulator (wrapping, as the
-  // documented int8 path); wider operands sum exactly (semantics.md "CONV").
-  if (isa::precBits(inPrec) > 8 || isa::precBits(wPrec) > 8) {
+  if (!narrow) {
     convWideInt(g, in, out, wts, pads, wrq, wrqBias, wrqShift, mode, resAdd,
                 relu);
     return;
   }
-  bool fitsInt16 = std::all_of(wts.begin(), wts.end(), [](int64_t v) {
-    return v >= std::numeric_limits<int16_t>::min() &&
-           v <= std::numeric_limits<int16_t>::max();
-  });
   uint32_t *acc = scratch<uint32_t, 5>(size_t(g.oc) * outPlane);
   // The epilogue of one batch: int32 sums to results.
   auto finish = [&](uint32_t n) {
@@ -1095,29 +1203,31 @@ void execConv(const TiuOp &op, MachineState &m) {
       }
     }
   };
-  if (fitsInt16) {
+  if (packed) {
     // Every operand fits int16: the pair kernels (convIntFast).
     size_t planeStride = planeSize + tileOverrun(g);
     uint32_t pairs = uint32_t(ceilDiv(g.ic, 2));
     // A lone last channel's partner half stays stale: it meets weight 0.
     int16_t *planes = scratch<int16_t, 4>(size_t(pairs) * planeStride * 2);
-    std::vector<int64_t> rowBuf(g.iw);
-    std::vector<int16_t> rowBuf16(g.iw);
     for (uint32_t n = 0; n < g.n; ++n) {
-      for (uint32_t ic = 0; ic < g.ic; ++ic) {
+      // The planes on the kernel threads: each reads its channel of the
+      // input and writes only its own (interleaved) elements of the scratch.
+      parallelTasks(g.ic, [&](int64_t c) {
+        uint32_t ic = uint32_t(c);
         int16_t padV = wrq ? 0 : int16_t(pads.pad<int64_t>(ic, false));
         int16_t insV = wrq ? 0 : int16_t(pads.ins<int64_t>(ic, false));
+        int64_t *rowBuf = scratch<int64_t, 8>(g.iw);
         buildPlaneRows<int16_t>(
             g, planeStride, padV, insV,
             [&](uint32_t y, int16_t *dst) {
-              in.rowInt(n, ic, y, rowBuf.data(), g.iw);
+              in.rowInt(n, ic, y, rowBuf, g.iw);
               for (uint32_t x = 0; x < g.iw; ++x)
                 dst[x] = int16_t(rowBuf[x]);
             },
             planes + (ic / 2) * planeStride * 2 + ic % 2, 2,
-            rowBuf16.data());
-      }
-      convIntFast(planes, wts, g, acc);
+            scratch<int16_t, 8>(g.iw));
+      });
+      convIntFast(planes, packed, g, acc);
       finish(n);
     }
     return;

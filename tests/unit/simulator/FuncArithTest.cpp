@@ -224,6 +224,62 @@ TEST(FuncArith, FloatOpsInEveryFloatPrecision) {
   }
 }
 
+TEST(FuncArith, Int32AddSubMulWrapForEveryOperandForm) {
+  // The bias add and scaling of int32 conv sums: add / sub / mul of int32
+  // operands over whole rows wrap modulo 2^32 (values over the whole int32
+  // range, so most sums and products wrap), with opd1 a full tensor, one
+  // value per channel (layout 2) or an immediate, signed and unsigned, and
+  // with the result written over opd0.
+  ArShape s{2, 40, 3, 5};
+  std::mt19937 rng(14);
+  for (unsigned eu : {2u, 3u, 0u})      // add, sub, mul
+    for (int form = 0; form < 3; ++form) // full, per channel, immediate
+      for (bool sign : {true, false})
+        for (bool inPlace : {false, true}) {
+          SCOPED_TRACE(testing::Message() << "eu " << eu << " form " << form
+                                          << " signed " << sign
+                                          << " in place " << inPlace);
+          MachineState m(isa::ChipParams::bm1684x());
+          Ref a = euRef(laddr(0, 0), Prec::Int32, s.n, s.c, s.h, s.w);
+          Ref b = euRef(laddr(0, 0x400), Prec::Int32, s.n, s.c, s.h, s.w);
+          Ref pc{laddr(0, 0x800), Prec::Int32, 1, s.c, 1, 1, 0, 1, 0, 0};
+          Ref r = inPlace ? a
+                          : euRef(laddr(0, 0xC00), Prec::Int32, s.n, s.c, s.h,
+                                  s.w);
+          int64_t lo = sign ? INT32_MIN : 0;
+          int64_t hi = sign ? INT32_MAX : UINT32_MAX;
+          std::vector<int64_t> va = fillInt(m, a, rng, lo, hi);
+          std::vector<int64_t> vb = fillInt(m, b, rng, lo, hi);
+          std::vector<int64_t> vc = fillInt(m, pc, rng, lo, hi);
+          uint32_t imm = uint32_t(randomInt(rng, lo, hi));
+          auto cmd = arCmd(eu, s, Prec::Int32, Prec::Int32, Prec::Int32, sign,
+                           sign);
+          cmd.opd0_addr = a.addr;
+          cmd.res0_addr = r.addr;
+          if (form == 0) {
+            cmd.opd1_addr = b.addr;
+          } else if (form == 1) {
+            cmd.opd1_addr = pc.addr;
+            cmd.opd1_str = 2;
+          } else {
+            cmd.opd1_const = 1;
+            cmd.opd1_addr = imm;
+          }
+          runTiu(cmd, m);
+          each(s, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w,
+                      size_t i) {
+            uint32_t x = uint32_t(va[i]);
+            uint32_t y = form == 0   ? uint32_t(vb[i])
+                         : form == 1 ? uint32_t(vc[c])
+                                     : imm;
+            uint32_t want = eu == 2 ? x + y : eu == 3 ? x - y : x * y;
+            ASSERT_EQ(refGetInt(m, r, sign, n, c, h, w),
+                      sign ? int64_t(int32_t(want)) : int64_t(want))
+                << "at " << n << "," << c << "," << h << "," << w;
+          });
+        }
+}
+
 TEST(FuncArith, BroadcastByPerChannelLayoutImmediateAndZeroStride) {
   // res = opd0 + opd1 where opd1 is one value per channel (layout 2) and
   // opd0 is a free-stride tensor with h stride 0 (rows repeated).
