@@ -139,6 +139,9 @@ constexpr const char *kUsage =
     "  --lg-h-first             slice H before N\n"
     "  --no-weight-resident     load a group's weights before every slice\n"
     "                           (default: once per group)\n"
+    "  --no-weight-prefetch     a group does not load the next group's first\n"
+    "                           weights during its last slice (default: it\n"
+    "                           does where the cost model finds it faster)\n"
     "  --no-fuse-eltwise        run every element-wise op on its own (by\n"
     "                           default chains of them run as one kernel,\n"
     "                           intermediates kept in local memory)\n"
@@ -165,6 +168,7 @@ struct DeployOptions {
   std::string lgMaxLength = "24", lgMaxHSlices = "0";
   bool lgHFirst = false;
   bool noWeightResident = false;
+  bool noWeightPrefetch = false;
   bool groupPerOp = false;
   bool noFuseEltwise = false;
   bool exposeAll = false;
@@ -229,6 +233,8 @@ int parseArgs(int argc, char **argv, DeployOptions &opts) {
       opts.lgHFirst = true;
     else if (a == "--no-weight-resident")
       opts.noWeightResident = true;
+    else if (a == "--no-weight-prefetch")
+      opts.noWeightPrefetch = true;
     else if (a == "--group-per-op")
       opts.groupPerOp = true;
     else if (a == "--no-fuse-eltwise")
@@ -586,7 +592,10 @@ void writeGroupReport(const std::vector<tpuc::bm1684x::GroupReport> &groups,
         {"macs", int64_t(p.macs)},
         {"tiu_commands", int64_t(p.numTiu)},
         {"gdma_commands", int64_t(p.numGdma)},
-        {"cost_cycles", int64_t(p.estimatedCycles)}});
+        {"cost_cycles", int64_t(p.estimatedCycles)},
+        // The weight prefetch between neighbouring groups (-1: none).
+        {"first_weights_at", p.firstWeightsAt},
+        {"next_weights_at", p.nextWeightsAt}});
   }
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -711,6 +720,7 @@ int runDeploy(int argc, char **argv) {
   pipeline.lgMaxHSlices = opts.lgMaxHSlices;
   pipeline.lgHFirst = opts.lgHFirst;
   pipeline.weightResident = !opts.noWeightResident;
+  pipeline.weightPrefetch = !opts.noWeightPrefetch;
   pipeline.groupPerOp = opts.groupPerOp;
   pipeline.fuseEltwise = !opts.noFuseEltwise;
   tpuc::deploy::PipelineResult compiled;
