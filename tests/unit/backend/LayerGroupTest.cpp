@@ -600,7 +600,7 @@ TEST(LayerGroup, ResultsApartFromOperandsInBanks) {
 /// prefetch: A loads B's first filter and bias during its last slice, B
 /// reads them there and loads them no more. `at`: on the bank boundary
 /// below the top of local memory that holds them (memory A never uses).
-class Prefetch : public ::testing::Test {
+class LayerGroupPrefetch : public ::testing::Test {
 protected:
   void build(Prec p) {
     net.emplace(p);
@@ -628,7 +628,7 @@ protected:
 /// and at offset 0, where A's first filter is (A loads them after its last
 /// slice's first conv, the last command to read that filter: the emitter's
 /// ids make the load wait for it and B's reads wait for the load).
-TEST_F(Prefetch, BitExactAcrossGroups) {
+TEST_F(LayerGroupPrefetch, BitExactAcrossGroups) {
   for (Prec p : {Prec::Fp32, Prec::Fp16}) {
     build(p);
     // B's first conv: 64 filters of 32 x 3 x 3 over 64 lanes, one filter
@@ -661,7 +661,7 @@ TEST_F(Prefetch, BitExactAcrossGroups) {
 /// them instead; B alone and the two groups in one stream get faster (B's
 /// first conv no longer waits for its filter behind the loads of A's last
 /// slice). One slice each, so the slicings compare.
-TEST_F(Prefetch, CostModelAndTraffic) {
+TEST_F(LayerGroupPrefetch, CostModelAndTraffic) {
   build(Prec::Fp16);
   GroupOptions one;
   one.maxHSlices = 1;
@@ -700,7 +700,7 @@ TEST_F(Prefetch, CostModelAndTraffic) {
 /// One slice: A's stored value is single buffer on a bank
 /// boundary, so some bank boundary hits it and offset 0 (A's first filter)
 /// does not.
-TEST_F(Prefetch, RefusesAnOverlappingRegion) {
+TEST_F(LayerGroupPrefetch, RefusesAnOverlappingRegion) {
   build(Prec::Fp32);
   GroupPlan plan;
   std::string why;
