@@ -25,10 +25,12 @@
 //  - the weights are loaded once, before the first slice (or, for an
 //    architect's comparison, again before every slice);
 //  - the next group's first weights: a group may load the resident weights
-//    of the next group's first op during its last timestep, into local
-//    memory it does not use (GroupOptions::nextWeightsAt); the next group
-//    then finds them there (GroupOptions::firstWeightsAt) and its first op
-//    starts without waiting for them.
+//    of the next group's first op during its last slice
+//    (GroupOptions::nextWeightsAt), right after the last op of that slice
+//    that touches their region (memory it never uses, or memory its
+//    earlier ops are done with); the next group then finds them there
+//    (GroupOptions::firstWeightsAt) and its first op starts without
+//    waiting for them.
 // A group runs in the command group of its neighbours: its first slice's
 // loads overlap the previous group's last computation wherever their local
 // memory does not conflict.
@@ -127,8 +129,10 @@ struct GroupOptions {
   /// group loads its own weights).
   int64_t firstWeightsAt = -1;
   /// The next group, whose first op's resident weights this group loads
-  /// during its last timestep at offset `nextWeightsAt`, which must lie
-  /// outside all the local memory this group uses (null: no prefetch).
+  /// during its last slice at offset `nextWeightsAt` (null: no prefetch).
+  /// The load follows the last op of that slice that touches the region
+  /// (CmdEmitter makes it wait for that op's commands); the region must
+  /// lie inside local memory and miss the values the last slice stores.
   const GroupSpec *next = nullptr;
   int64_t nextWeightsAt = -1;
 };
