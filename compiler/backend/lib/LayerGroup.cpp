@@ -177,6 +177,12 @@ std::vector<Resident> residentsOf(const LocalOpParams &p,
       r.push_back({*c->biasAddr, Prec::Fp32, {1, uint32_t(oc), 1, 1}, cast,
                    isa::LocalLayout::Compact, std::nullopt});
     }
+  } else if (const auto *l = std::get_if<LutParams>(&p)) {
+    // The 256-entry table, the same bytes in every lane (channel stride 0
+    // in DDR), as the lut kernel loads it.
+    r.push_back({l->tableAddr, Prec::Int8,
+                 {1, uint32_t(chip.npuNum), 1, 256}, {},
+                 isa::LocalLayout::Compact, Stride4{0, 0, 0, 1}});
   } else if (const auto *s = std::get_if<ScaleParams>(&p)) {
     uint32_t c = uint32_t(s->input.shape[1]);
     r.push_back({s->scale.addr, s->scale.prec, {1, c, 1, 1}, {},
@@ -193,6 +199,36 @@ std::vector<Resident> residentsOf(const LocalOpParams &p,
                      isa::LocalLayout::Compact, std::nullopt});
   }
   return r;
+}
+
+/// Local memory bytes per lane of weight `r`.
+uint64_t residentBytes(const Resident &r, const isa::ChipParams &chip) {
+  return localTensor(chip, 0, r.prec, r.shape, r.layout).range(chip).bytes;
+}
+
+/// The offsets of weights `rs` laid out one after another from `at` (the
+/// region a previous group prefetches them into); `end` gets where the last
+/// one ends. The group that loads them and the group that reads them both
+/// call it, so they agree on every offset.
+std::vector<uint64_t> layoutFrom(const std::vector<Resident> &rs,
+                                 const isa::ChipParams &chip, uint64_t at,
+                                 uint64_t &end) {
+  std::vector<uint64_t> offsets;
+  for (const Resident &r : rs) {
+    offsets.push_back(at);
+    at = uint64_t(alignUp(int64_t(at + residentBytes(r, chip)),
+                          int64_t(chip.localAlign)));
+  }
+  end = at;
+  return offsets;
+}
+
+/// The resident weights of the first op of `spec`.
+std::vector<Resident> firstResidents(const GroupSpec &spec,
+                                     const isa::ChipParams &chip) {
+  if (spec.ops.empty())
+    return {};
+  return residentsOf(spec.ops[0].params, spec.ops[0].inputs, chip);
 }
 
 /// fp32 (or int32) scratch tiles (of the output slice's shape) op `p`
@@ -281,6 +317,12 @@ std::string localOpSupport(const LocalOpParams &params,
               x.rhs.shape != x.output.shape)
             return "an INT8 add / sub / mul of operands of other shapes";
           return "";
+        } else if constexpr (std::is_same_v<T, LutParams>) {
+          if (!rank4(x.output) || x.input.shape != x.output.shape)
+            return "a table lookup of a reshaping input";
+          if (x.input.prec != Prec::Int8 || x.output.prec != Prec::Int8)
+            return "a table lookup of other than int8 / uint8";
+          return "";
         } else {
           static_assert(std::is_same_v<T, ScaleParams>);
           if (!rank4(x.output) || x.input.shape != x.output.shape ||
@@ -335,14 +377,24 @@ struct Slice {
   std::vector<Range> stores; ///< per value (stored ones)
 };
 
+/// The weights prefetched into a group and by it (GroupOptions).
+struct SchedulePrefetch {
+  int64_t firstAt = -1;
+  const GroupSpec *next = nullptr;
+  int64_t nextAt = -1;
+};
+
 /// Where everything lives and what each slice computes.
 class Schedule {
 public:
+  using Prefetch = SchedulePrefetch;
+
   Schedule(const GroupSpec &spec, const isa::ChipParams &chip,
            int64_t nSlices, int64_t hSlices, bool weightResident = true,
-           bool bankedWeights = true)
+           bool bankedWeights = true, Prefetch prefetch = {})
       : spec(spec), chip(chip), nSlices(nSlices), hSlices(hSlices),
-        weightResident(weightResident), bankedWeights(bankedWeights) {}
+        weightResident(weightResident), bankedWeights(bankedWeights),
+        prefetch(prefetch) {}
 
   /// Builds the slices and the allocation; empty on success, else why not.
   std::string build();
@@ -360,6 +412,17 @@ private:
   bool weightResident;
   /// Large weights on bank boundaries (else packed).
   bool bankedWeights;
+  Prefetch prefetch;
+  /// Where the group's own allocation starts and ends: above the first
+  /// op's prefetched weights when they are at offset 0, else below them.
+  uint64_t base = 0, limit = 0, firstEnd = 0;
+  /// The next group's first weights this group loads, and where; the op
+  /// of the last slice after whose commands the loads are emitted (-1:
+  /// before the last slice's ops), the last that touches their region.
+  std::vector<Resident> nextResidents;
+  std::vector<uint64_t> nextOffsets;
+  int prefetchAfter = -1;
+  uint64_t tempBytesAll = 0;
   /// Per value: buffer offsets (one or two copies) and rows it holds at most.
   std::vector<std::array<uint64_t, 2>> buf;
   std::vector<unsigned> copies;
@@ -503,7 +566,21 @@ std::string Schedule::build() {
   }
   uint64_t align = chip.localAlign;
   auto up = [&](uint64_t b) { return uint64_t(alignUp(int64_t(b), align)); };
-  uint64_t at = 0;
+  limit = chip.lmemBytes;
+  if (prefetch.firstAt >= 0) {
+    if (!weightResident)
+      return "prefetched weights need resident weights";
+    layoutFrom(firstResidents(spec, chip), chip, uint64_t(prefetch.firstAt),
+               firstEnd);
+    if (firstEnd > chip.lmemBytes)
+      return "the prefetched weights end at " + std::to_string(firstEnd) +
+             ", past local memory";
+    if (prefetch.firstAt == 0)
+      base = firstEnd;
+    else
+      limit = uint64_t(prefetch.firstAt);
+  }
+  uint64_t at = base;
   // Coefficient tables and resident weights first.
   unsigned nTemps = 0;
   uint64_t tempBytes = 0;
@@ -528,9 +605,28 @@ std::string Schedule::build() {
   }
   for (size_t o = 0; o < no; ++o) {
     residents[o] = residentsOf(spec.ops[o].params, spec.ops[o].inputs, chip);
+    std::vector<uint64_t> prefetched;
+    if (o == 0 && prefetch.firstAt >= 0) {
+      uint64_t end;
+      prefetched =
+          layoutFrom(residents[0], chip, uint64_t(prefetch.firstAt), end);
+    }
     for (const Resident &r : residents[o]) {
-      uint64_t bytes =
-          localTensor(chip, 0, r.prec, r.shape, r.layout).range(chip).bytes;
+      uint64_t bytes = residentBytes(r, chip);
+      if (!prefetched.empty()) {
+        // Loaded by the previous group; a cast copy is made here.
+        resOffset[o].push_back(prefetched[resOffset[o].size()]);
+        if (r.castTo) {
+          resCast[o].push_back(at);
+          at = up(at + localTensor(chip, 0, *r.castTo, r.shape,
+                                   isa::LocalLayout::Compact)
+                           .range(chip)
+                           .bytes);
+        } else {
+          resCast[o].push_back(0);
+        }
+        continue;
+      }
       // A weight of a bank or more starts on a bank boundary (when the
       // group fits that way): the weights load while earlier ops compute,
       // and a GDMA beat into a bank a TIU command reads waits for it.
@@ -554,6 +650,7 @@ std::string Schedule::build() {
     temps.push_back(at);
     at += tempBytes;
   }
+  tempBytesAll = nTemps * tempBytes;
   // Values: loaded and stored ones double-buffered for the whole group;
   // the others by lifetime over the op order (first fit).
   buf.assign(nv, {0, 0});
@@ -646,7 +743,7 @@ std::string Schedule::build() {
       for (const Live &l : live)
         cands.push_back(l.offset + l.bytes);
       if (apart)
-        for (uint64_t b = alignUp(base0, bankBytes); b < chip.lmemBytes;
+        for (uint64_t b = alignUp(base0, bankBytes); b < limit;
              b += bankBytes)
           cands.push_back(b);
       std::sort(cands.begin(), cands.end());
@@ -663,7 +760,7 @@ std::string Schedule::build() {
         if (fallback == UINT64_MAX)
           fallback = c;
         if (!apart || !(banksOf(c, bytes) & reads)) {
-          if (c + bytes <= chip.lmemBytes || !apart) {
+          if (c + bytes <= limit || !apart) {
             chosen = c;
             break;
           }
@@ -681,18 +778,69 @@ std::string Schedule::build() {
     if (spec.values[spec.ops[o].output].loaded)
       return "a loaded value computed inside the group";
   uint64_t top = place(true);
-  if (top > chip.lmemBytes) {
+  if (top > limit) {
     // Dense copies, then results apart from operands if that fits.
     at = placeCopies(false);
     base0 = at;
     top = place(true);
-    if (top > chip.lmemBytes)
+    if (top > limit)
       top = place(false);
   }
-  peak = top;
-  if (peak > chip.lmemBytes)
-    return "needs " + std::to_string(peak) + " bytes of local memory per lane, " +
-           std::to_string(chip.lmemBytes) + " exist";
+  // The prefetched weights count as used: the peak is the highest byte.
+  peak = std::max(top, firstEnd);
+  if (top > limit)
+    return "needs " + std::to_string(top) + " bytes of local memory per lane, " +
+           std::to_string(limit) +
+           (limit == chip.lmemBytes ? " exist" : " are below the prefetched "
+                                                 "weights");
+  if (prefetch.next) {
+    // The next group's first weights go where the last slice's remaining
+    // commands no longer read or write: they are loaded right after the
+    // last op of that slice that touches their region (the emitter makes
+    // the load wait for it; commands emitted after the load must not touch
+    // the region, or they would see the next group's weights).
+    nextResidents = firstResidents(*prefetch.next, chip);
+    uint64_t nextAt = uint64_t(std::max<int64_t>(prefetch.nextAt, 0)), end;
+    nextOffsets = layoutFrom(nextResidents, chip, nextAt, end);
+    std::string where = "the next group's weights at " +
+                        std::to_string(prefetch.nextAt) + " (to " +
+                        std::to_string(end) + ")";
+    if (prefetch.nextAt < 0 || end > chip.lmemBytes)
+      return where + " are not inside local memory";
+    auto hits = [&](uint64_t off, uint64_t bytes) {
+      return bytes > 0 && off < end && nextAt < off + bytes;
+    };
+    size_t lastSlice = slices.size() - 1;
+    for (size_t v = 0; v < nv; ++v)
+      if (spec.values[v].stored &&
+          hits(buf[v][copyOf(int(v), lastSlice)], bytesOf(v)))
+        return where + " overlap a value the last slice stores";
+    for (size_t o = 0; o < no; ++o) {
+      const GroupOp &op = spec.ops[o];
+      bool touches = false;
+      std::vector<int> vals = op.inputs;
+      vals.push_back(op.output);
+      for (int v : vals)
+        if (v >= 0)
+          touches |= hits(buf[v][copyOf(v, lastSlice)], bytesOf(size_t(v)));
+      for (size_t i = 0; i < residents[o].size(); ++i) {
+        const Resident &r = residents[o][i];
+        touches |= hits(resOffset[o][i], residentBytes(r, chip));
+        if (r.castTo)
+          touches |= hits(resCast[o][i],
+                          localTensor(chip, 0, *r.castTo, r.shape,
+                                      isa::LocalLayout::Compact)
+                              .range(chip)
+                              .bytes);
+      }
+      if (tempsOf(op.params) && !temps.empty())
+        touches |= hits(temps[0], tempBytesAll);
+      if (trailingActivation(op.params).kind != UnaryKind::None)
+        touches |= hits(tables, unaryTableBytes());
+      if (touches)
+        prefetchAfter = int(o);
+    }
+  }
 
   // DDR traffic.
   for (const Slice &s : slices)
@@ -705,11 +853,18 @@ std::string Schedule::build() {
       if (gv.stored)
         ddrWrite += rowBytes * uint64_t(s.stores[v].count);
     }
-  for (size_t o = 0; o < no; ++o)
+  auto weightDdrBytes = [](const Resident &r) {
+    return uint64_t(r.shape.c) * r.shape.h * r.shape.w * elemBytes(r.prec);
+  };
+  for (size_t o = 0; o < no; ++o) {
+    if (o == 0 && prefetch.firstAt >= 0)
+      continue; // the previous group loaded them
     for (const Resident &r : residents[o])
-      ddrRead += uint64_t(r.shape.c) * r.shape.h * r.shape.w *
-                 elemBytes(r.prec) *
+      ddrRead += weightDdrBytes(r) *
                  (weightResident ? 1 : uint64_t(slices.size()));
+  }
+  for (const Resident &r : nextResidents)
+    ddrRead += weightDdrBytes(r);
   for (const Slice &s : slices)
     for (const GroupOp &op : spec.ops)
       if (const auto *c = std::get_if<ConvParams>(&op.params))
@@ -897,6 +1052,17 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
     trailing(em, act, out, scratch);
     return;
   }
+  if (std::holds_alternative<LutParams>(op.params)) {
+    // As the lut kernel: the gather reads EU-aligned indices, so a view
+    // is copied into the result first (exact), then looked up in place.
+    LTensor in = sameRows(0);
+    if (in.layout != kStrEuAligned) {
+      ar(em, ArOp::Copy, out, Opd::of(in));
+      in = out;
+    }
+    lutGather(em, out, in, resOffset[o][0]);
+    return;
+  }
   if (const auto *b = std::get_if<BinaryInt8Params>(&op.params)) {
     emitBinaryInt8Tile(em, *b, sameRows(0), sameRows(1), out,
                        localTensor(chip, temps[0], Prec::Int32, out.shape),
@@ -951,16 +1117,23 @@ void Schedule::emit(CmdEmitter &em) const {
     }
   }
   // Weights: once, or (not resident) before each slice's computation.
+  auto loadWeight = [&](const Resident &r, uint64_t offset) {
+    LTensor dst = localTensor(chip, offset, r.prec, r.shape, r.layout);
+    DView src = denseView(r.addr, r.prec, r.shape);
+    if (r.gstride)
+      src.stride = *r.gstride;
+    load(em, src, dst);
+    return dst;
+  };
   auto loadWeights = [&] {
     for (size_t o = 0; o < spec.ops.size(); ++o)
       for (size_t i = 0; i < residents[o].size(); ++i) {
         const Resident &r = residents[o][i];
-        LTensor dst = localTensor(chip, resOffset[o][i], r.prec, r.shape,
-                                  r.layout);
-        DView src = denseView(r.addr, r.prec, r.shape);
-        if (r.gstride)
-          src.stride = *r.gstride;
-        load(em, src, dst);
+        // The first op's weights, prefetched, are in place already.
+        LTensor dst =
+            o == 0 && prefetch.firstAt >= 0
+                ? localTensor(chip, resOffset[o][i], r.prec, r.shape, r.layout)
+                : loadWeight(r, resOffset[o][i]);
         if (r.castTo)
           ar(em, ArOp::Cast,
              localTensor(chip, resCast[o][i], *r.castTo, r.shape,
@@ -995,8 +1168,20 @@ void Schedule::emit(CmdEmitter &em) const {
       [&](size_t i) {
         if (!weightResident)
           loadWeights();
-        for (size_t o = 0; o < spec.ops.size(); ++o)
+        // The next group's first weights load while the last slice
+        // computes, once its commands are done with their region.
+        bool last = i + 1 == slices.size();
+        auto prefetchNext = [&] {
+          for (size_t k = 0; k < nextResidents.size(); ++k)
+            loadWeight(nextResidents[k], nextOffsets[k]);
+        };
+        if (last && prefetchAfter < 0)
+          prefetchNext();
+        for (size_t o = 0; o < spec.ops.size(); ++o) {
           emitOp(em, o, i);
+          if (last && int(o) == prefetchAfter)
+            prefetchNext();
+        }
       },
       [&](size_t i) {
         const Slice &s = slices[i];
@@ -1018,10 +1203,11 @@ void Schedule::emit(CmdEmitter &em) const {
 std::optional<Schedule> buildSchedule(const GroupSpec &spec,
                                       const isa::ChipParams &chip, int64_t n,
                                       int64_t h, bool weightResident,
+                                      Schedule::Prefetch prefetch,
                                       std::string &why) {
   std::optional<Schedule> sch;
   for (bool banked : {true, false}) {
-    sch.emplace(spec, chip, n, h, weightResident, banked);
+    sch.emplace(spec, chip, n, h, weightResident, banked, prefetch);
     if ((why = sch->build()).empty())
       return sch;
   }
@@ -1075,10 +1261,12 @@ bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
   if (options.timing)
     machine.timing = *options.timing;
   why = "no slicing fits";
+  Schedule::Prefetch prefetch{options.firstWeightsAt, options.next,
+                              options.next ? options.nextWeightsAt : -1};
   auto tryPlan = [&](size_t i, GroupPlan &out) -> bool {
     std::optional<Schedule> sch =
         buildSchedule(spec, chip, cands[i].first, cands[i].second,
-                      options.weightResident, why);
+                      options.weightResident, prefetch, why);
     if (!sch)
       return false;
     Schedule &s = *sch;
@@ -1100,6 +1288,8 @@ bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
     out.numGdma = em.numGdma();
     out.macs = s.macs;
     out.weightResident = options.weightResident;
+    out.firstWeightsAt = prefetch.firstAt;
+    out.nextWeightsAt = prefetch.nextAt;
     out.estimatedCycles = estimateCycles(em, machine);
     return true;
   };
@@ -1141,11 +1331,23 @@ bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
   return true;
 }
 
-void emitGroup(CmdEmitter &em, const GroupSpec &spec, const GroupPlan &plan) {
+uint64_t firstWeightBytes(const GroupSpec &spec, const isa::ChipParams &chip) {
+  uint64_t end = 0;
+  layoutFrom(firstResidents(spec, chip), chip, 0, end);
+  return end;
+}
+
+void emitGroup(CmdEmitter &em, const GroupSpec &spec, const GroupPlan &plan,
+               const GroupSpec *next) {
+  if (plan.nextWeightsAt >= 0 && !next)
+    throw Error("layer group '" + spec.name +
+                "': prefetches the next group's weights, but there is none");
   std::string why;
-  std::optional<Schedule> sch =
-      buildSchedule(spec, em.chip(), plan.nSlices, plan.hSlices,
-                    plan.weightResident, why);
+  std::optional<Schedule> sch = buildSchedule(
+      spec, em.chip(), plan.nSlices, plan.hSlices, plan.weightResident,
+      {plan.firstWeightsAt, plan.nextWeightsAt >= 0 ? next : nullptr,
+       plan.nextWeightsAt},
+      why);
   if (!sch)
     throw Error("layer group '" + spec.name + "': " + why);
   sch->emit(em);

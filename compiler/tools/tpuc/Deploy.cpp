@@ -238,6 +238,12 @@ cl::opt<bool> noWeightResidentArg(
     cl::desc("load a group's weights before every slice (default: once per "
              "group)"),
     cl::sub(command), cl::cat(groupCategory));
+cl::opt<bool> noWeightPrefetchArg(
+    "no-weight-prefetch",
+    cl::desc("a group does not load the next group's first weights during "
+             "its last slice (default: it does where the cost model finds "
+             "it faster)"),
+    cl::sub(command), cl::cat(groupCategory));
 cl::opt<bool> groupPerOpArg("group-per-op",
                             cl::desc("one command group per op"),
                             cl::sub(command), cl::cat(groupCategory));
@@ -259,6 +265,7 @@ struct DeployOptions {
   std::string lgMaxLength = "24", lgMaxHSlices = "0";
   bool lgHFirst = false;
   bool noWeightResident = false;
+  bool noWeightPrefetch = false;
   bool groupPerOp = false;
   bool noFuseEltwise = false;
   bool exposeAll = false;
@@ -301,6 +308,7 @@ int readOptions(DeployOptions &opts) {
   opts.lgMaxHSlices = lgMaxHSlicesArg;
   opts.lgHFirst = lgHFirstArg;
   opts.noWeightResident = noWeightResidentArg;
+  opts.noWeightPrefetch = noWeightPrefetchArg;
   opts.groupPerOp = groupPerOpArg;
   opts.noFuseEltwise = noFuseEltwiseArg;
   opts.exposeAll = exposeAllArg;
@@ -645,7 +653,10 @@ void writeGroupReport(const std::vector<tpuc::bm1684x::GroupReport> &groups,
         {"macs", int64_t(p.macs)},
         {"tiu_commands", int64_t(p.numTiu)},
         {"gdma_commands", int64_t(p.numGdma)},
-        {"cost_cycles", int64_t(p.estimatedCycles)}});
+        {"cost_cycles", int64_t(p.estimatedCycles)},
+        // The weight prefetch between neighbouring groups (-1: none).
+        {"first_weights_at", p.firstWeightsAt},
+        {"next_weights_at", p.nextWeightsAt}});
   }
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -765,6 +776,7 @@ static int runDeploy() {
   pipeline.lgMaxHSlices = opts.lgMaxHSlices;
   pipeline.lgHFirst = opts.lgHFirst;
   pipeline.weightResident = !opts.noWeightResident;
+  pipeline.weightPrefetch = !opts.noWeightPrefetch;
   pipeline.groupPerOp = opts.groupPerOp;
   pipeline.fuseEltwise = !opts.noFuseEltwise;
   tpuc::deploy::PipelineResult compiled;

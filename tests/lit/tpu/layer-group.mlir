@@ -88,3 +88,43 @@ module @split {
     return %sm : tensor<1x512x7x7xf32>
   }
 }
+
+// -----
+
+// The next group's weight prefetch. Four f16 3x3 convolutions of 512
+// channels, each filter 8 slots x 512 x 9 x 2 = 73728 bytes per lane: four
+// do not fit a lane's 262144 bytes together, and the cost model cuts the
+// run into two groups of two. The first group loads the second's first
+// filter and bias during its (only) slice, at offset 0 (next_weights_at):
+// its own first filter is there, which no command needs after conv1, so
+// the load waits for conv1 only and overlaps conv2. The second group finds
+// them there (first_weights_at, the same offset) and allocates the rest
+// above them. `none` forms no group, so has neither.
+// CHECK-LABEL: module @prefetch
+// CHECK: "tpu.Group"
+// CHECK: name = "group0", next_weights_at = [[AT:[0-9]+]] : i64
+// CHECK: "tpu.Group"
+// CHECK: first_weights_at = [[AT]] : i64
+// CHECK-NOT: next_weights_at
+// CHECK: return
+// NONE-LABEL: module @prefetch
+// NONE-NOT: weights_at
+module @prefetch {
+  func.func @main(%arg0: tensor<1x512x7x7xf32>) -> tensor<1x512x7x7xf16> {
+    %i = "top.Input"(%arg0) {name = "x"} : (tensor<1x512x7x7xf32>) -> tensor<1x512x7x7xf32>
+    %x = "tpu.Cast"(%i) {name = "x_f16"} : (tensor<1x512x7x7xf32>) -> tensor<1x512x7x7xf16>
+    %w1 = "tpu.Weight"() {name = "w1", layout = "conv_32ic"} : () -> tensor<512x512x3x3xf16>
+    %b1 = "tpu.Weight"() {name = "b1"} : () -> tensor<512xf32>
+    %c1 = "tpu.Conv2D"(%x, %w1, %b1) {name = "conv1", kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], do_relu = true} : (tensor<1x512x7x7xf16>, tensor<512x512x3x3xf16>, tensor<512xf32>) -> tensor<1x512x7x7xf16>
+    %w2 = "tpu.Weight"() {name = "w2", layout = "conv_32ic"} : () -> tensor<512x512x3x3xf16>
+    %b2 = "tpu.Weight"() {name = "b2"} : () -> tensor<512xf32>
+    %c2 = "tpu.Conv2D"(%c1, %w2, %b2) {name = "conv2", kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], do_relu = true} : (tensor<1x512x7x7xf16>, tensor<512x512x3x3xf16>, tensor<512xf32>) -> tensor<1x512x7x7xf16>
+    %w3 = "tpu.Weight"() {name = "w3", layout = "conv_32ic"} : () -> tensor<512x512x3x3xf16>
+    %b3 = "tpu.Weight"() {name = "b3"} : () -> tensor<512xf32>
+    %c3 = "tpu.Conv2D"(%c2, %w3, %b3) {name = "conv3", kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], do_relu = true} : (tensor<1x512x7x7xf16>, tensor<512x512x3x3xf16>, tensor<512xf32>) -> tensor<1x512x7x7xf16>
+    %w4 = "tpu.Weight"() {name = "w4", layout = "conv_32ic"} : () -> tensor<512x512x3x3xf16>
+    %b4 = "tpu.Weight"() {name = "b4"} : () -> tensor<512xf32>
+    %c4 = "tpu.Conv2D"(%c3, %w4, %b4) {name = "conv4", kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], do_relu = true} : (tensor<1x512x7x7xf16>, tensor<512x512x3x3xf16>, tensor<512xf32>) -> tensor<1x512x7x7xf16>
+    return %c4 : tensor<1x512x7x7xf16>
+  }
+}

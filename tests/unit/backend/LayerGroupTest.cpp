@@ -21,6 +21,10 @@
 #include "tpu/isa/Estimate.h"
 #include "tpu/isa/Work.h"
 
+#include <algorithm>
+#include <map>
+#include <optional>
+
 using namespace tpu;
 using namespace tpu::backend;
 using namespace tpu::backend::test;
@@ -81,6 +85,8 @@ public:
 
   isa::ChipParams chip = isa::ChipParams::bm1684x();
   Prec prec;
+  /// The range of the input's random values (int8: truncated).
+  float inLo = -2, inHi = 2;
 
   int input(int64_t n, int64_t c, int64_t h, int64_t w) {
     return value({n, c, h, w});
@@ -182,6 +188,22 @@ public:
     return out;
   }
 
+  /// An INT8 table lookup with a random 256-entry table (seed `seed`).
+  int lut(int in, unsigned seed) {
+    int out = value(shapes[size_t(in)]);
+    LutParams p;
+    p.name = "lut" + std::to_string(out);
+    p.input = perOp[size_t(in)];
+    p.output = perOp[size_t(out)];
+    std::mt19937 rng(seed);
+    std::vector<uint8_t> table(256);
+    for (uint8_t &t : table)
+      t = uint8_t(rng());
+    p.tableAddr = blob(table);
+    ops.push_back({p, {in}, out});
+    return out;
+  }
+
   int scale(int in, Activation act = {}) {
     auto s = shapes[size_t(in)];
     int out = value(s);
@@ -220,15 +242,97 @@ public:
     return g;
   }
 
-  /// Runs the ops one by one and as one group with `n` x `h` slices; every
-  /// stored value must equal the per-op kernels' bit for bit.
-  void check(int64_t n, int64_t h, const std::vector<int> &alsoStored = {}) {
-    auto xv = randomValues(size_t(perOp[0].numElements()), 21, -2, 2);
+  /// The group of ops [begin, end): the values they read from before
+  /// `begin` are loaded, the values read after `end` (and the last) stored.
+  GroupSpec specOf(size_t begin, size_t end) const {
+    GroupSpec g;
+    g.name = "ops" + std::to_string(begin) + "-" + std::to_string(end);
+    std::map<int, int> ids;
+    auto id = [&](int v, bool loaded) {
+      if (auto it = ids.find(v); it != ids.end())
+        return it->second;
+      GroupValue gv;
+      gv.name = "v" + std::to_string(v);
+      gv.prec = prec;
+      gv.shape = shapes[size_t(v)];
+      gv.loaded = loaded;
+      for (size_t o = end; o < ops.size() && !loaded; ++o)
+        gv.stored |= std::count(ops[o].inputs.begin(), ops[o].inputs.end(), v) > 0;
+      gv.stored |= !loaded && v == ops[end - 1].output;
+      gv.addr = v == 0 ? perOp[0].addr : grouped[size_t(v)].addr;
+      g.values.push_back(gv);
+      return ids[v] = int(g.values.size() - 1);
+    };
+    for (size_t o = begin; o < end; ++o) {
+      GroupOp op = ops[o];
+      for (int &in : op.inputs)
+        if (in >= 0)
+          in = id(in, std::none_of(ops.begin() + begin, ops.begin() + o,
+                                   [&](const GroupOp &p) {
+                                     return p.output == in;
+                                   }));
+      op.output = id(op.output, false);
+      g.ops.push_back(op);
+    }
+    return g;
+  }
+
+  /// Runs the ops one by one and what `emit` emits; the values `compare`
+  /// (of this net) must equal the per-op kernels' bit for bit.
+  void checkEmit(const std::function<void(CmdEmitter &)> &emit,
+                 const std::vector<int> &compare, const std::string &label) {
+    auto xv = randomValues(size_t(perOp[0].numElements()), 21, inLo, inHi);
     auto setup = [&](sim::MachineState &m) {
       writeTensor(m, perOp[0], xv);
       for (const auto &[addr, bytes] : blobs)
         writeBytes(m, addr, bytes);
     };
+    std::vector<std::vector<float>> want = perOpValues(setup);
+    KernelRun run;
+    run.chip = chip;
+    run.setup = setup;
+    run.emit = emit;
+    run.check = [&](const sim::MachineState &m, const std::string &what) {
+      for (int v : compare)
+        expectClose(readTensor(m, grouped[size_t(v)]), want[size_t(v)], 0, 0,
+                    label + " value " + std::to_string(v) + " " + what);
+    };
+    run.run();
+  }
+
+  /// Runs the ops one by one and as one group with `n` x `h` slices; every
+  /// stored value must equal the per-op kernels' bit for bit.
+  void check(int64_t n, int64_t h, const std::vector<int> &alsoStored = {}) {
+    auto xv = randomValues(size_t(perOp[0].numElements()), 21, inLo, inHi);
+    auto setup = [&](sim::MachineState &m) {
+      writeTensor(m, perOp[0], xv);
+      for (const auto &[addr, bytes] : blobs)
+        writeBytes(m, addr, bytes);
+    };
+    std::vector<std::vector<float>> want = perOpValues(setup);
+
+    GroupSpec g = spec(alsoStored);
+    GroupPlan plan;
+    plan.nSlices = n;
+    plan.hSlices = h;
+    KernelRun run;
+    run.chip = chip;
+    run.setup = setup;
+    run.emit = [&](CmdEmitter &em) { emitGroup(em, g, plan); };
+    run.check = [&](const sim::MachineState &m, const std::string &what) {
+      for (size_t v = 1; v < shapes.size(); ++v)
+        if (g.values[v].stored)
+          expectClose(readTensor(m, grouped[v]), want[v], 0, 0,
+                      "group " + std::to_string(n) + "x" + std::to_string(h) +
+                          " value " + std::to_string(v) + " " + what);
+    };
+    run.run();
+  }
+
+  /// Every value computed by the per-op kernels, one op after another
+  /// (the same under every engine schedule).
+  std::vector<std::vector<float>>
+  perOpValues(const std::function<void(sim::MachineState &)> &setup) const {
     std::vector<std::vector<float>> want(shapes.size());
     KernelRun ref;
     ref.chip = chip;
@@ -250,6 +354,8 @@ public:
                 tpu::backend::unary(em, x);
               else if constexpr (std::is_same_v<T, BinaryInt8Params>)
                 binaryInt8(em, x);
+              else if constexpr (std::is_same_v<T, LutParams>)
+                tpu::backend::lut(em, x);
               else
                 tpu::backend::scale(em, x);
             },
@@ -265,23 +371,7 @@ public:
       }
     };
     ref.run();
-
-    GroupSpec g = spec(alsoStored);
-    GroupPlan plan;
-    plan.nSlices = n;
-    plan.hSlices = h;
-    KernelRun run;
-    run.chip = chip;
-    run.setup = setup;
-    run.emit = [&](CmdEmitter &em) { emitGroup(em, g, plan); };
-    run.check = [&](const sim::MachineState &m, const std::string &what) {
-      for (size_t v = 1; v < shapes.size(); ++v)
-        if (g.values[v].stored)
-          expectClose(readTensor(m, grouped[v]), want[v], 0, 0,
-                      "group " + std::to_string(n) + "x" + std::to_string(h) +
-                          " value " + std::to_string(v) + " " + what);
-    };
-    run.run();
+    return want;
   }
 
   std::vector<GroupOp> ops;
@@ -368,6 +458,26 @@ TEST(LayerGroup, SqueezeExcitePerChannelActivation) {
                         {2, 4}})
       net.check(n, h);
   }
+}
+
+/// INT8 lookup tables (sSG gathers of a resident 256-entry table) inside a
+/// group, around an int8 max pooling, sliced by rows (one row per slice
+/// included): every value equals the per-op lut and pool kernels' bit for
+/// bit.
+TEST(LayerGroup, Int8LookupTables) {
+  Net net(Prec::Int8);
+  net.inLo = -128;
+  net.inHi = 127;
+  int x = net.input(2, 64, 8, 8);
+  int a = net.lut(x, 1);
+  int m = net.pool(a, PoolKind::Max, 3, 2, 1); // 4 x 4
+  net.lut(m, 2);
+  for (auto [n, h] : {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {2, 2},
+                      {2, 4}})
+    net.check(n, h, {a});
+  GroupPlan plan;
+  std::string why;
+  EXPECT_TRUE(planGroup(net.spec(), net.chip, {}, plan, why)) << why;
 }
 
 /// The planner refuses what cannot fit and says why; what it accepts
@@ -483,6 +593,144 @@ TEST(LayerGroup, ResultsApartFromOperandsInBanks) {
   };
   EXPECT_EQ(conflicts(net.chip), 0u);
   net.check(1, 1);
+}
+
+/// Two groups, A = conv 3x3 + relu, conv 3x3 (ops 0, 1) and B = conv 3x3
+/// stride 2 + relu, conv 3x3 (ops 2, 3), for the next group's weight
+/// prefetch: A loads B's first filter and bias during its last slice, B
+/// reads them there and loads them no more. `at`: on the bank boundary
+/// below the top of local memory that holds them (memory A never uses).
+class LayerGroupPrefetch : public ::testing::Test {
+protected:
+  void build(Prec p) {
+    net.emplace(p);
+    int x = net->input(1, 32, 16, 16);
+    int c1 = net->conv(x, 32, 3, 1, 1, 1, 1, true, kRelu);
+    c2 = net->conv(c1, 32, 3, 1, 1);
+    int c3 = net->conv(c2, 64, 3, 2, 1, 1, 1, true, kRelu);
+    c4 = net->conv(c3, 64, 3, 1, 1);
+    a = net->specOf(0, 2);
+    b = net->specOf(2, 4);
+    bytes = firstWeightBytes(b, net->chip);
+    uint64_t bank = net->chip.bankBytes();
+    at = int64_t((net->chip.lmemBytes - bytes) / bank * bank);
+  }
+  std::optional<Net> net;
+  int c2 = -1, c4 = -1;
+  GroupSpec a, b;
+  uint64_t bytes = 0;
+  int64_t at = -1;
+};
+
+/// Both groups in one command stream on the simulator, under every engine
+/// schedule: A's and B's stored values equal the per-op kernels' bit for
+/// bit, whatever the slicing, with B's weights at the top of local memory
+/// and at offset 0, where A's first filter is (A loads them after its last
+/// slice's first conv, the last command to read that filter: the emitter's
+/// ids make the load wait for it and B's reads wait for the load).
+TEST_F(LayerGroupPrefetch, BitExactAcrossGroups) {
+  for (Prec p : {Prec::Fp32, Prec::Fp16}) {
+    build(p);
+    // B's first conv: 64 filters of 32 x 3 x 3 over 64 lanes, one filter
+    // per lane (32 x 9 x 4 or 2 bytes) and its f32 bias (4 bytes, aligned
+    // up): a region of less than a bank.
+    ASSERT_GT(bytes, 0u);
+    ASSERT_LT(bytes, net->chip.bankBytes());
+    for (int64_t where : {at, int64_t(0)})
+      for (auto [ha, hb] : {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {4, 2},
+                            {16, 8}}) {
+        GroupPlan pa, pb;
+        pa.hSlices = ha;
+        pa.nextWeightsAt = where;
+        pb.hSlices = hb;
+        pb.firstWeightsAt = where;
+        net->checkEmit(
+            [&](CmdEmitter &em) {
+              emitGroup(em, a, pa, &b);
+              emitGroup(em, b, pb);
+            },
+            {c2, c4},
+            "prefetch at " + std::to_string(where) + " " + std::to_string(ha) +
+                "/" + std::to_string(hb));
+      }
+  }
+}
+
+/// What the cost model sees: with the prefetch B issues two GDMA commands
+/// fewer (the filter and the bias) and reads their bytes no more, A reads
+/// them instead; B alone and the two groups in one stream get faster (B's
+/// first conv no longer waits for its filter behind the loads of A's last
+/// slice). One slice each, so the slicings compare.
+TEST_F(LayerGroupPrefetch, CostModelAndTraffic) {
+  build(Prec::Fp16);
+  GroupOptions one;
+  one.maxHSlices = 1;
+  GroupOptions oa = one, ob = one;
+  oa.next = &b;
+  oa.nextWeightsAt = at;
+  ob.firstWeightsAt = at;
+  GroupPlan a0, b0, a1, b1;
+  std::string why;
+  ASSERT_TRUE(planGroup(a, net->chip, one, a0, why)) << why;
+  ASSERT_TRUE(planGroup(b, net->chip, one, b0, why)) << why;
+  ASSERT_TRUE(planGroup(a, net->chip, oa, a1, why)) << why;
+  ASSERT_TRUE(planGroup(b, net->chip, ob, b1, why)) << why;
+  EXPECT_EQ(a1.nextWeightsAt, at);
+  EXPECT_EQ(b1.firstWeightsAt, at);
+  EXPECT_EQ(b1.numGdma + 2, b0.numGdma);
+  EXPECT_EQ(a1.numGdma, a0.numGdma + 2);
+  // f16 filter, DDR bytes as the per-lane tile has them (64 channels x 32
+  // x 9 x 2), and the f32 bias (64 x 4).
+  uint64_t weights = 64 * 32 * 9 * 2 + 64 * 4;
+  EXPECT_EQ(b0.ddrReadBytes - b1.ddrReadBytes, weights);
+  EXPECT_EQ(a1.ddrReadBytes - a0.ddrReadBytes, weights);
+  EXPECT_LT(b1.estimatedCycles, b0.estimatedCycles);
+
+  auto both = [&](const GroupPlan &pa, const GroupPlan &pb) {
+    CmdEmitter em(net->chip);
+    emitGroup(em, a, pa, &b);
+    emitGroup(em, b, pb);
+    return estimateCycles(em, isa::Machine());
+  };
+  EXPECT_LT(both(a1, b1), both(a0, b0));
+}
+
+/// The region must lie inside local memory and miss the values A's last
+/// slice stores (the stores follow the load); memory A's ops use is fine.
+/// One slice: A's stored value is single buffer on a bank
+/// boundary, so some bank boundary hits it and offset 0 (A's first filter)
+/// does not.
+TEST_F(LayerGroupPrefetch, RefusesAnOverlappingRegion) {
+  build(Prec::Fp32);
+  GroupPlan plan;
+  std::string why;
+  GroupOptions oa;
+  oa.maxHSlices = 1;
+  oa.next = &b;
+  oa.nextWeightsAt = int64_t(net->chip.lmemBytes) - 64;
+  EXPECT_FALSE(planGroup(a, net->chip, oa, plan, why));
+  EXPECT_NE(why.find("not inside local memory"), std::string::npos) << why;
+  oa.nextWeightsAt = 0;
+  EXPECT_TRUE(planGroup(a, net->chip, oa, plan, why)) << why;
+  unsigned refused = 0;
+  for (uint64_t k = 0; k < net->chip.lmemBytes / net->chip.bankBytes(); ++k) {
+    oa.nextWeightsAt = int64_t(k * net->chip.bankBytes());
+    if (!planGroup(a, net->chip, oa, plan, why)) {
+      EXPECT_NE(why.find("overlap a value the last slice stores"),
+                std::string::npos)
+          << why;
+      ++refused;
+    }
+  }
+  EXPECT_GE(refused, 1u);
+  GroupOptions ob;
+  ob.firstWeightsAt = int64_t(net->chip.lmemBytes) - 64;
+  EXPECT_FALSE(planGroup(b, net->chip, ob, plan, why));
+  EXPECT_NE(why.find("past local memory"), std::string::npos) << why;
+  GroupPlan pa;
+  pa.nextWeightsAt = at;
+  CmdEmitter em(net->chip);
+  EXPECT_THROW(emitGroup(em, a, pa), Error);
 }
 
 } // namespace

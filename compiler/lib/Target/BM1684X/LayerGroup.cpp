@@ -74,6 +74,7 @@ private:
     bool ok = false;
     backend::GroupPlan plan;
     std::string why;
+    std::optional<backend::GroupSpec> spec;
   };
 
   ModuleOp module;
@@ -89,9 +90,67 @@ private:
   /// it then runs, its own kernel (a group of one op is not formed).
   double cost(size_t i, size_t j);
   std::map<size_t, double> kernelCosts;
-  void wrap(size_t i, size_t j, const Candidate &c, size_t index,
+  void wrap(size_t i, size_t j, const backend::GroupPlan &plan, size_t index,
             std::vector<GroupReport> *reports);
+  /// Chooses, for each group followed directly by another, whether it
+  /// loads the next group's first weights during its last timestep, and
+  /// where; updates both groups' plans.
+  void prefetchWeights(const std::vector<std::pair<size_t, size_t>> &groups,
+                       std::vector<backend::GroupPlan> &plans);
 };
+
+void Search::prefetchWeights(
+    const std::vector<std::pair<size_t, size_t>> &groups,
+    std::vector<backend::GroupPlan> &plans) {
+  if (!options.prefetchWeights || !options.slicing.weightResident)
+    return;
+  uint64_t lmem = chip.lmemBytes, bank = chip.bankBytes(),
+           align = chip.localAlign;
+  for (size_t g = 0; g + 1 < groups.size(); ++g) {
+    auto [i, j] = groups[g];
+    auto [j2, k] = groups[g + 1];
+    // Both formed (two ops or more) and one right after the other.
+    if (j - i < 2 || k - j2 < 2 || j2 != j)
+      continue;
+    const backend::GroupSpec &a = *plan(i, j).spec, &b = *plan(j, k).spec;
+    uint64_t bytes = backend::firstWeightBytes(b, chip);
+    if (bytes == 0 || bytes > lmem)
+      continue;
+    backend::GroupPlan &pa = plans[g], &pb = plans[g + 1];
+    // B's first weights at the bottom of local memory (B's allocation then
+    // starts above them) or at the top (B's below them; on a bank boundary
+    // where that fits, since a GDMA beat into a bank A's TIU commands use
+    // waits). A loads them in its last slice once its commands are done
+    // with that memory (backend::GroupOptions::nextWeightsAt); the cost
+    // model sees the wait.
+    std::vector<uint64_t> places{0};
+    for (uint64_t unit : {bank, align})
+      places.push_back((lmem - bytes) / unit * unit);
+    backend::GroupPlan bestA = pa, bestB = pb;
+    for (uint64_t at : places) {
+      backend::GroupOptions oa = options.slicing, ob = options.slicing;
+      oa.firstWeightsAt = pa.firstWeightsAt;
+      oa.next = &b;
+      oa.nextWeightsAt = int64_t(at);
+      ob.firstWeightsAt = int64_t(at);
+      backend::GroupPlan na, nb;
+      std::string why;
+      if (!backend::planGroup(a, chip, oa, na, why) ||
+          !backend::planGroup(b, chip, ob, nb, why))
+        continue;
+      // Kept when the cost model finds the pair faster (the next group's
+      // first op no longer waits for its weights; this group's GDMA moves
+      // them while its last slice computes).
+      if (na.estimatedCycles + nb.estimatedCycles <
+          bestA.estimatedCycles + bestB.estimatedCycles) {
+        bestA = na;
+        bestB = nb;
+      }
+    }
+    pa = bestA;
+    pb = bestB;
+  }
+}
 
 const Search::Candidate &Search::plan(size_t i, size_t j) {
   auto key = std::make_pair(i, j);
@@ -107,6 +166,7 @@ const Search::Candidate &Search::plan(size_t i, size_t j) {
   if (spec) {
     spec->name = "candidate";
     c.ok = backend::planGroup(*spec, chip, options.slicing, c.plan, c.why);
+    c.spec = std::move(spec);
   }
   return memo.emplace(key, std::move(c)).first->second;
 }
@@ -139,8 +199,8 @@ double Search::cost(size_t i, size_t j) {
   return k;
 }
 
-void Search::wrap(size_t i, size_t j, const Candidate &c, size_t index,
-                  std::vector<GroupReport> *reports) {
+void Search::wrap(size_t i, size_t j, const backend::GroupPlan &plan,
+                  size_t index, std::vector<GroupReport> *reports) {
   llvm::ArrayRef<Operation *> ops(seq.data() + i, j - i);
   llvm::DenseSet<Operation *> members(ops.begin(), ops.end());
   llvm::SetVector<Value> inputs;
@@ -164,11 +224,18 @@ void Search::wrap(size_t i, size_t j, const Candidate &c, size_t index,
   std::string name = "group" + std::to_string(index);
   auto group = b.create<tpu::GroupOp>(
       last->getLoc(), types, inputs.getArrayRef(), b.getStringAttr(name),
-      b.getI64IntegerAttr(c.plan.nSlices), b.getI64IntegerAttr(c.plan.hSlices),
-      b.getI64IntegerAttr(c.plan.timesteps),
-      b.getI64IntegerAttr(int64_t(c.plan.lmemBytes)),
-      b.getI64IntegerAttr(int64_t(c.plan.ddrReadBytes + c.plan.ddrWriteBytes)),
-      b.getBoolAttr(c.plan.weightResident));
+      b.getI64IntegerAttr(plan.nSlices), b.getI64IntegerAttr(plan.hSlices),
+      b.getI64IntegerAttr(plan.timesteps),
+      b.getI64IntegerAttr(int64_t(plan.lmemBytes)),
+      b.getI64IntegerAttr(int64_t(plan.ddrReadBytes + plan.ddrWriteBytes)),
+      b.getBoolAttr(plan.weightResident));
+  // The weight prefetch between neighbouring groups (kGroupFirstWeightsAt).
+  if (plan.firstWeightsAt >= 0)
+    group->setAttr(kGroupFirstWeightsAt,
+                   b.getI64IntegerAttr(plan.firstWeightsAt));
+  if (plan.nextWeightsAt >= 0)
+    group->setAttr(kGroupNextWeightsAt,
+                   b.getI64IntegerAttr(plan.nextWeightsAt));
   Block *body = new Block();
   group.getBody().push_back(body);
   for (Value v : inputs)
@@ -193,7 +260,7 @@ void Search::wrap(size_t i, size_t j, const Candidate &c, size_t index,
     r.name = name;
     for (Operation *op : ops)
       r.ops.push_back(top::getTensorName(op->getResult(0)));
-    r.plan = c.plan;
+    r.plan = plan;
     reports->push_back(std::move(r));
   }
 }
@@ -275,11 +342,16 @@ LogicalResult Search::run(std::vector<GroupReport> *reports) {
     }
     a = b;
   }
+  std::vector<backend::GroupPlan> plans;
+  for (auto [i, j] : groups)
+    plans.push_back(plan(i, j).plan);
+  prefetchWeights(groups, plans);
   size_t index = 0;
-  for (auto [i, j] : groups) {
+  for (auto [g, range] : llvm::enumerate(groups)) {
+    auto [i, j] = range;
     if (j - i < 2)
       continue; // one op alone runs its own kernel
-    wrap(i, j, plan(i, j), index++, reports);
+    wrap(i, j, plans[g], index++, reports);
   }
   return success();
 }

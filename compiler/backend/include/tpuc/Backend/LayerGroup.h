@@ -23,7 +23,14 @@
 //    loaded from or stored to DDR double-buffered; values that live only
 //    inside a slice share memory by lifetime (first fit over the op order);
 //  - the weights are loaded once, before the first slice (or, for an
-//    architect's comparison, again before every slice).
+//    architect's comparison, again before every slice);
+//  - the next group's first weights: a group may load the resident weights
+//    of the next group's first op during its last slice
+//    (GroupOptions::nextWeightsAt), right after the last op of that slice
+//    that touches their region (memory it never uses, or memory its
+//    earlier ops are done with); the next group then finds them there
+//    (GroupOptions::firstWeightsAt) and its first op starts without
+//    waiting for them.
 // A group runs in the command group of its neighbours: its first slice's
 // loads overlap the previous group's last computation wherever their local
 // memory does not conflict.
@@ -33,7 +40,8 @@
 // sequences (ConvParams::quant: CONV or sPorD to an int32 scratch tile, AR
 // bias add, RQ1 per channel from resident records; PoolParams::quant: the
 // window sum, then RQ1; BinaryInt8Params: two AR mul-shifts into int32
-// scratch, then a saturating AR add-shift); GroupValue carries the
+// scratch, then a saturating AR add-shift; LutParams: the sSG gather of a
+// 256-entry table, resident, copied to every lane); GroupValue carries the
 // signedness of integer values.
 //
 //===----------------------------------------------------------------------===//
@@ -73,7 +81,7 @@ RowSpan windowRows(int64_t o0, int64_t count, int64_t stride, int64_t pad,
 /// weight addresses (filters, biases, scales) are used.
 using LocalOpParams =
     std::variant<ConvParams, PoolParams, BinaryParams, BinaryConstParams,
-                 UnaryParams, ScaleParams, BinaryInt8Params>;
+                 UnaryParams, ScaleParams, BinaryInt8Params, LutParams>;
 
 /// One value of a group, a 4-D (n, c, h, w) activation.
 struct GroupValue {
@@ -115,12 +123,26 @@ struct GroupOptions {
   /// The timing the slicing is chosen for (isa::estimateGroup); the BM1684X
   /// defaults with the chip planGroup is given when null.
   const isa::TimingParams *timing = nullptr;
+  /// The resident weights of the first op were loaded by the previous
+  /// group, laid out from this offset (firstWeightBytes): the group loads
+  /// them no more and keeps everything else below this offset (-1: the
+  /// group loads its own weights).
+  int64_t firstWeightsAt = -1;
+  /// The next group, whose first op's resident weights this group loads
+  /// during its last slice at offset `nextWeightsAt` (null: no prefetch).
+  /// The load follows the last op of that slice that touches the region
+  /// (CmdEmitter makes it wait for that op's commands); the region must
+  /// lie inside local memory and miss the values the last slice stores.
+  const GroupSpec *next = nullptr;
+  int64_t nextWeightsAt = -1;
 };
 
 /// The slicing the scheduler chose and what it costs.
 struct GroupPlan {
   int64_t nSlices = 1, hSlices = 1;
   bool weightResident = true;
+  /// GroupOptions::firstWeightsAt and nextWeightsAt as planned (-1: none).
+  int64_t firstWeightsAt = -1, nextWeightsAt = -1;
   /// Local memory bytes per lane used at the peak.
   uint64_t lmemBytes = 0;
   /// Of which resident weights and tables.
@@ -157,8 +179,15 @@ RowSpan localInputRows(const GroupOp &op, const GroupSpec &spec, unsigned k,
 bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
                const GroupOptions &options, GroupPlan &plan, std::string &why);
 
-/// Emits `spec` with the slicing of `plan` (from planGroup).
-void emitGroup(CmdEmitter &em, const GroupSpec &spec, const GroupPlan &plan);
+/// Local memory bytes per lane the resident weights of the first op of
+/// `spec` take when a previous group prefetches them (GroupOptions::
+/// firstWeightsAt); 0 when that op has none.
+uint64_t firstWeightBytes(const GroupSpec &spec, const isa::ChipParams &chip);
+
+/// Emits `spec` with the slicing of `plan` (from planGroup); `next` is the
+/// next group when plan.nextWeightsAt >= 0 (its first weights are loaded).
+void emitGroup(CmdEmitter &em, const GroupSpec &spec, const GroupPlan &plan,
+               const GroupSpec *next = nullptr);
 
 /// The cost model's cycles of what `em` holds, as one command group without
 /// its launch (isa::estimateGroup): the cost of a group or of a kernel.

@@ -33,7 +33,20 @@ struct LayerGroupOptions {
   /// Most ops in one group.
   int64_t maxLength = 24;
   ::tpu::backend::GroupOptions slicing;
+  /// A group followed directly by another loads the other's first weights
+  /// during its last timestep, where the cost model finds that faster
+  /// (needs resident weights; `tpuc deploy --no-weight-prefetch` turns it
+  /// off, for comparison).
+  bool prefetchWeights = true;
 };
+
+/// The tpu.Group attributes of the weight prefetch (offsets in local
+/// memory, per lane): the group's first op's resident weights were loaded
+/// there by the previous group (backend::GroupOptions::firstWeightsAt); the
+/// group loads the next group's first weights there (nextWeightsAt). The
+/// two groups of a prefetch follow each other and carry the same offset.
+inline constexpr llvm::StringLiteral kGroupFirstWeightsAt("first_weights_at");
+inline constexpr llvm::StringLiteral kGroupNextWeightsAt("next_weights_at");
 
 /// One group the pass formed, for the compile report.
 struct GroupReport {

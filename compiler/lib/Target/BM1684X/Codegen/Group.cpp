@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Quant/QuantTypes.h"
 #include "../GroupSpec.h"
+#include "tpuc/Target/BM1684X/LayerGroup.h"
 
 #include "tpuc/Dialect/Top/IR/TopOps.h"
 #include "tpuc/Support/Module.h"
@@ -114,6 +115,9 @@ localOpParams(CodegenContext &ctx, Operation *op, std::vector<Value> &acts,
     } else if (auto sc = dyn_cast<tpu::ScaleOp>(op)) {
       acts = {sc.getInput()};
       p = scaleParams(ctx, sc);
+    } else if (auto l = dyn_cast<tpu::LutOp>(op)) {
+      acts = {l.getInput()};
+      p = lutParams(ctx, l);
     } else if (auto b = dyn_cast<tpu::AddOp>(op)) {
       p = binaryParams(ctx, b, backend::BinaryKind::Add, acts, why);
     } else if (auto b = dyn_cast<tpu::SubOp>(op)) {
@@ -211,33 +215,70 @@ namespace tpuc::tpu {
 
 using namespace bm1684x;
 
-void GroupOp::codegenBM1684X(CodegenContext &ctx) {
-  Block &body = getBody().front();
+namespace {
+
+/// The backend's description of `group`, from its body.
+backend::GroupSpec groupSpec(CodegenContext &ctx, GroupOp group) {
+  Block &body = group.getBody().front();
   std::vector<Operation *> ops;
   for (Operation &op : body.without_terminator())
     ops.push_back(&op);
   llvm::DenseMap<Value, Value> outer; // body value -> the group's value
-  for (auto [arg, in] : llvm::zip(body.getArguments(), getInputs()))
+  for (auto [arg, in] : llvm::zip(body.getArguments(), group.getInputs()))
     outer[arg] = in;
   for (auto [v, res] : llvm::zip(body.getTerminator()->getOperands(),
-                                 getOutputs()))
+                                 group.getOutputs()))
     outer[v] = res;
   std::string why;
   std::optional<backend::GroupSpec> spec = buildGroupSpec(
       ctx, ops, [&](Value v) { return outer.count(v) != 0; },
       [&](Value v) {
         Value o = outer.lookup(v);
-        return ctx.tensor(*this, o).addr;
+        return ctx.tensor(group, o).addr;
       },
       why);
   if (!spec)
-    throw CodegenError{*this, "group '" + getName().str() + "': " + why};
-  spec->name = getName().str();
+    throw CodegenError{group, "group '" + group.getName().str() + "': " + why};
+  spec->name = group.getName().str();
+  return *spec;
+}
+
+/// An i64 attribute of the weight prefetch, -1 when absent.
+int64_t prefetchAttr(GroupOp group, llvm::StringRef name) {
+  if (auto a = group->getAttrOfType<IntegerAttr>(name))
+    return a.getInt();
+  return -1;
+}
+
+} // namespace
+
+void GroupOp::codegenBM1684X(CodegenContext &ctx) {
+  backend::GroupSpec spec = groupSpec(ctx, *this);
   backend::GroupPlan plan;
   plan.nSlices = getNSlices();
   plan.hSlices = getHSlices();
   plan.weightResident = getWeightResident();
-  backend::emitGroup(ctx.emitter(), *spec, plan);
+  plan.firstWeightsAt = prefetchAttr(*this, kGroupFirstWeightsAt);
+  plan.nextWeightsAt = prefetchAttr(*this, kGroupNextWeightsAt);
+  std::optional<backend::GroupSpec> next;
+  if (plan.nextWeightsAt >= 0) {
+    // The group that runs next (weights and none values are no commands)
+    // reads its first weights where this one loads them.
+    Operation *op = getOperation()->getNextNode();
+    while (op && mlir::isa<WeightOp, top::NoneOp>(op))
+      op = op->getNextNode();
+    auto nextGroup = llvm::dyn_cast_or_null<GroupOp>(op);
+    if (!nextGroup ||
+        prefetchAttr(nextGroup, kGroupFirstWeightsAt) != plan.nextWeightsAt)
+      throw CodegenError{*this, "group '" + getName().str() + "': " +
+                                    kGroupNextWeightsAt.str() + " = " +
+                                    std::to_string(plan.nextWeightsAt) +
+                                    " but the next op is no group with " +
+                                    kGroupFirstWeightsAt.str() +
+                                    " at that offset"};
+    next = groupSpec(ctx, nextGroup);
+  }
+  backend::emitGroup(ctx.emitter(), spec, plan, next ? &*next : nullptr);
 }
 
 } // namespace tpuc::tpu
