@@ -611,20 +611,25 @@ std::string Schedule::build() {
       prefetched =
           layoutFrom(residents[0], chip, uint64_t(prefetch.firstAt), end);
     }
+    // A weight cast to another type gets its cast copy right after it (0:
+    // none).
+    auto placeCast = [&](const Resident &r) {
+      if (!r.castTo) {
+        resCast[o].push_back(0);
+        return;
+      }
+      resCast[o].push_back(at);
+      at = up(at + localTensor(chip, 0, *r.castTo, r.shape,
+                               isa::LocalLayout::Compact)
+                       .range(chip)
+                       .bytes);
+    };
     for (const Resident &r : residents[o]) {
       uint64_t bytes = residentBytes(r, chip);
       if (!prefetched.empty()) {
         // Loaded by the previous group; a cast copy is made here.
         resOffset[o].push_back(prefetched[resOffset[o].size()]);
-        if (r.castTo) {
-          resCast[o].push_back(at);
-          at = up(at + localTensor(chip, 0, *r.castTo, r.shape,
-                                   isa::LocalLayout::Compact)
-                           .range(chip)
-                           .bytes);
-        } else {
-          resCast[o].push_back(0);
-        }
+        placeCast(r);
         continue;
       }
       // A weight of a bank or more starts on a bank boundary (when the
@@ -634,15 +639,7 @@ std::string Schedule::build() {
         at = alignUp(at, chip.bankBytes());
       resOffset[o].push_back(at);
       at = up(at + bytes);
-      if (r.castTo) {
-        resCast[o].push_back(at);
-        at = up(at + localTensor(chip, 0, *r.castTo, r.shape,
-                                 isa::LocalLayout::Compact)
-                         .range(chip)
-                         .bytes);
-      } else {
-        resCast[o].push_back(0);
-      }
+      placeCast(r);
     }
   }
   weightBytes = at;
