@@ -79,7 +79,7 @@ bool zeroPointFoldable(Value v) {
   return !def || isa<top::ConvOp, top::BatchNormOp>(def) ||
          !isa<top::MaxPoolOp, top::AvgPoolOp, top::AddOp, top::SubOp,
               top::ReshapeOp, top::PermuteOp, top::SliceOp, top::PadOp,
-              top::ConcatOp>(def);
+              top::ConcatOp, top::InterpOp>(def);
 }
 
 } // namespace
@@ -583,6 +583,37 @@ std::optional<double> unaryValue(Operation *o, double x) {
   return std::nullopt;
 }
 
+/// The 256 output codes of f over the codes of \p inQ: entry b for the
+/// input code whose raw byte is b, f((code - zp_in) * s_in) / s_out + zp_out
+/// rounded half away from zero and saturated (non-finite values go to the
+/// end of the range they lie at); none when f has no value.
+std::optional<std::vector<float>>
+lutTable(quant::UniformQuantizedType inQ, quant::UniformQuantizedType outQ,
+         const std::function<std::optional<double>(double)> &f) {
+  std::vector<float> table(256);
+  double lo = double(outQ.getStorageTypeMin()),
+         hi = double(outQ.getStorageTypeMax());
+  for (int b = 0; b < 256; ++b) {
+    int64_t code = inQ.isSigned() ? int64_t(int8_t(uint8_t(b))) : int64_t(b);
+    double x = double(code - inQ.getZeroPoint()) * inQ.getScale();
+    std::optional<double> y = f(x);
+    if (!y)
+      return std::nullopt;
+    double q;
+    if (std::isnan(*y))
+      q = double(outQ.getZeroPoint());
+    else if (std::isinf(*y))
+      q = *y > 0 ? hi : lo;
+    else
+      q = std::clamp(double(tisa::roundToInt(
+                         *y / outQ.getScale() + double(outQ.getZeroPoint()),
+                         tisa::RoundMode::HalfAwayFromZero)),
+                     lo, hi);
+    table[size_t(b)] = float(q);
+  }
+  return table;
+}
+
 /// A unary function as a 256-entry table (tpu.Lut): entry b holds the
 /// output's code of f((b - zp_in) * s_in) for the input code whose raw byte
 /// is b, rounded half away from zero and saturated (non-finite values go
@@ -605,33 +636,15 @@ lowerLutInt8(Operation *o, Lowering &l, std::string &why, Value in,
     why = "its input is a weight";
     return false;
   }
-  auto inQ = qtypeOf(input);
-  std::vector<float> table(256);
-  double lo = double(outQ.getStorageTypeMin()),
-         hi = double(outQ.getStorageTypeMax());
-  for (int b = 0; b < 256; ++b) {
-    int64_t code = inQ.isSigned() ? int64_t(int8_t(uint8_t(b))) : int64_t(b);
-    double x = double(code - inQ.getZeroPoint()) * inQ.getScale();
-    std::optional<double> y = f(x);
-    if (!y) {
-      why = "no table for this function";
-      return false;
-    }
-    double q;
-    if (std::isnan(*y))
-      q = double(outQ.getZeroPoint());
-    else if (std::isinf(*y))
-      q = *y > 0 ? hi : lo;
-    else
-      q = std::clamp(double(tisa::roundToInt(
-                         *y / outQ.getScale() + double(outQ.getZeroPoint()),
-                         tisa::RoundMode::HalfAwayFromZero)),
-                     lo, hi);
-    table[size_t(b)] = float(q);
+  std::optional<std::vector<float>> table =
+      lutTable(qtypeOf(input), outQ, f);
+  if (!table) {
+    why = "no table for this function";
+    return false;
   }
   OpBuilder b(o);
   std::string name = top::getTensorName(res);
-  Value tw = l.newWeight(b, o->getLoc(), name + "_lut", {256}, table, outQ);
+  Value tw = l.newWeight(b, o->getLoc(), name + "_lut", {256}, *table, outQ);
   auto lut = b.create<tpu::LutOp>(
       o->getLoc(), RankedTensorType::get(module::getShape(res), outQ), input,
       tw, name);
@@ -750,6 +763,199 @@ FailureOr<bool> lowerMoveInt8(Operation *o, Lowering &l, std::string &why) {
   return false;
 }
 
+/// Nearest resize copies codes: the input's type, as the other data
+/// movement. A linear resize blends codes; it runs in float.
+FailureOr<bool> lowerInterpInt8(Operation *o, Lowering &l, std::string &why) {
+  if (cast<top::InterpOp>(o).getMode() != "nearest") {
+    why = "only a nearest resize has an INT8 form";
+    return false;
+  }
+  return lowerMoveInt8(o, l, why);
+}
+
+/// Concat. Inputs of one quantised type are copied in that type (the
+/// output keeps it: no requantisation, no loss). Inputs of different types
+/// are placed in the output's calibrated type; each INT8 input of another
+/// type is first requantised by a table (tpu.Lut of the identity: the real
+/// value of every input code rounded half away from zero to an output code
+/// and saturated, the same rounding as a quantising cast), and a float
+/// input is quantised straight to the output's type (one rounding, not a
+/// cast to its own threshold and then a table). All inputs in float keep
+/// the concat in float.
+FailureOr<bool> lowerConcatInt8(Operation *o, Lowering &l, std::string &why) {
+  auto op = cast<top::ConcatOp>(o);
+  bool anyQuant = false;
+  for (Value v : op.getInputs()) {
+    if (Lowering::isWeight(v)) {
+      why = "a weight operand";
+      return false;
+    }
+    anyQuant |= bool(qtypeOf(v));
+  }
+  if (!anyQuant) {
+    why = "its inputs are float values";
+    return false;
+  }
+  // The type of each input: its own, or for a float one its calibrated
+  // type (the type a quantising cast by its threshold would give).
+  SmallVector<quant::UniformQuantizedType> types;
+  for (Value v : op.getInputs()) {
+    auto t = qtypeOf(v) ? qtypeOf(v) : l.quantType(v);
+    if (!t) {
+      why = noEntry(v);
+      return false;
+    }
+    types.push_back(t);
+  }
+  bool same = llvm::all_equal(types);
+  auto outQ = same ? types.front() : l.quantType(op.getOutput());
+  if (!outQ) {
+    why = noEntry(op.getOutput());
+    return false;
+  }
+  SmallVector<Value> ins;
+  for (Value v : op.getInputs())
+    ins.push_back(qtypeOf(v) ? v : l.castTo(v, outQ));
+  Shape outShape = module::getShape(op.getOutput());
+  int64_t axis = normalizeAxis(op.getAxis(), int64_t(outShape.size()));
+  if (axis < 0) {
+    why = "axis out of range";
+    return false;
+  }
+  OpBuilder b(o);
+  std::string name = top::getTensorName(op.getOutput());
+  for (auto [i, v] : llvm::enumerate(ins)) {
+    auto inQ = qtypeOf(v);
+    if (inQ == outQ)
+      continue;
+    std::optional<std::vector<float>> table =
+        lutTable(inQ, outQ, [](double x) { return x; });
+    std::string rq = name + "_input" + std::to_string(i) + "_requant";
+    Value tw = l.newWeight(b, o->getLoc(), rq + "_lut", {256}, *table, outQ);
+    v = b.create<tpu::LutOp>(
+             o->getLoc(), RankedTensorType::get(module::getShape(v), outQ), v,
+             tw, rq)
+            .getOutput();
+  }
+  auto r = b.create<tpu::ConcatOp>(o->getLoc(),
+                                   RankedTensorType::get(outShape, outQ), ins,
+                                   axis, op.getName());
+  replaceOp(o, r.getOutput());
+  return true;
+}
+
+/// A transposed convolution: int8 x int8 -> int32 on the cube as the float
+/// path runs it (the zero-inserted input, the rotated kernel), then the
+/// conv's AR bias add and per-channel RQ1 with the same (OC, 4) records.
+/// The inserted zeros and the pads are code 0, so the input's zero point
+/// must be 0 (real 0 is code 0).
+FailureOr<bool> lowerConvTransposeInt8(Operation *o, Lowering &l,
+                                       std::string &why) {
+  auto op = cast<top::ConvTransposeOp>(o);
+  Shape in = module::getShape(op.getInput());
+  Shape out = module::getShape(op.getOutput());
+  Shape fshape = module::getShape(op.getFilter());
+  Shape k = toI64(op.getKernelShape()), s = toI64(op.getStrides());
+  Shape d = toI64(op.getDilations()), p = toI64(op.getPads());
+  if (d.empty())
+    d.assign(k.size(), 1);
+  Shape outPad = toI64(op.getOutputPadding());
+  if (outPad.empty())
+    outPad = {0, 0};
+  if (in.size() != 4 || k.size() != 2 || fshape.size() != 4 ||
+      outPad.size() != 2) {
+    why = "only 2-D transposed convolutions have an INT8 form";
+    return false;
+  }
+  if (op.getGroup() != 1) {
+    // The per-channel filter type's axis is the ONNX filter's dim 1, which
+    // holds OC / group channels.
+    why = "a grouped transposed convolution has no INT8 form";
+    return false;
+  }
+  if (!Lowering::isWeight(op.getFilter()) ||
+      (!top::isNone(op.getBias()) && !Lowering::isWeight(op.getBias()))) {
+    why = "the filter and bias must be weights";
+    return false;
+  }
+  if (llvm::any_of(s, [](int64_t x) { return x < 1 || x > 16; })) {
+    why = "strides beyond the command's zero insertion (1..16)";
+    return false;
+  }
+  auto outQ = l.quantType(op.getOutput());
+  if (!outQ) {
+    why = noEntry(op.getOutput());
+    return false;
+  }
+  if (!l.quantType(op.getInput()) && !qtypeOf(op.getInput())) {
+    why = noEntry(op.getInput());
+    return false;
+  }
+  if (op.getDoRelu() && !reluIsSaturation(outQ) &&
+      !(outQ.isSigned() && outQ.getZeroPoint() == 0)) {
+    why = "a fused relu on a result of zero point " +
+          std::to_string(outQ.getZeroPoint());
+    return false;
+  }
+  Value input = l.int8Operand(op.getInput());
+  auto inQ = qtypeOf(input);
+  if (inQ.getZeroPoint() != 0) {
+    why = "its input has zero point " + std::to_string(inQ.getZeroPoint()) +
+          " (the inserted zeros and pads are code 0)";
+    return false;
+  }
+  int64_t ic = fshape[0], oc = fshape[1], area = fshape[2] * fshape[3];
+  std::vector<float> w = l.weightData(op.getFilter());
+  std::vector<float> bias = top::isNone(op.getBias())
+                                ? std::vector<float>(size_t(oc), 0.0f)
+                                : l.weightData(op.getBias());
+  double sIn = inQ.getScale(), sOut = outQ.getScale();
+  std::vector<double> scales(static_cast<size_t>(oc));
+  std::vector<float> wq(w.size());
+  std::vector<int32_t> coeff(size_t(oc) * 4);
+  std::vector<float> chan(size_t(ic * area)), chanQ(chan.size());
+  for (int64_t c = 0; c < oc; ++c) {
+    // Output channel c's weights are w[i][c][:] of the (IC, OC, KH, KW)
+    // filter.
+    for (int64_t i = 0; i < ic; ++i)
+      for (int64_t a = 0; a < area; ++a)
+        chan[size_t(i * area + a)] = w[size_t((i * oc + c) * area + a)];
+    double sw = quantizeSymmetricInt8(chan, chanQ);
+    for (int64_t i = 0; i < ic; ++i)
+      for (int64_t a = 0; a < area; ++a)
+        wq[size_t((i * oc + c) * area + a)] = chanQ[size_t(i * area + a)];
+    scales[size_t(c)] = sw;
+    int64_t bq = tisa::roundToInt(double(bias[size_t(c)]) / (sw * sIn),
+                                  tisa::RoundMode::HalfAwayFromZero);
+    int64_t mult = 1;
+    int rshift = 0;
+    tisa::getScaleAndShift(sw * sIn / sOut, mult, rshift, 32);
+    coeff[size_t(c * 4 + 0)] =
+        int32_t(tisa::saturate(bq, tisa::Prec::Int32, true));
+    coeff[size_t(c * 4 + 1)] = int32_t(mult);
+    coeff[size_t(c * 4 + 2)] = -rshift;
+    coeff[size_t(c * 4 + 3)] = int32_t(outQ.getZeroPoint());
+  }
+  MLIRContext *ctx = l.getContext();
+  auto wType = quant::UniformQuantizedPerAxisType::get(
+      quant::QuantizationFlags::Signed, IntegerType::get(ctx, 8),
+      Float32Type::get(ctx), scales, SmallVector<int64_t>(size_t(oc), 0), 1,
+      -128, 127);
+  OpBuilder b(o);
+  std::string name = op.getName().str();
+  Value filter =
+      l.newWeight(b, op.getLoc(), name + "_filter_int8", fshape, wq, wType);
+  Value coeffW = l.newIntWeight(b, op.getLoc(), name + "_requant", {oc, 4},
+                                coeff, IntegerType::get(ctx, 32));
+  auto deconv = b.create<tpu::Deconv2DOp>(
+      op.getLoc(), RankedTensorType::get(out, outQ), input, filter, coeffW,
+      op.getKernelShape(), op.getStrides(), op.getPads(),
+      b.getI64ArrayAttr(d), b.getI64ArrayAttr(outPad), op.getGroup(),
+      op.getDoRelu(), op.getReluLimit(), op.getName());
+  replaceOp(o, deconv.getOutput());
+  return true;
+}
+
 } // namespace
 
 void registerInt8Lowerings(Int8LoweringTable &table) {
@@ -760,9 +966,12 @@ void registerInt8Lowerings(Int8LoweringTable &table) {
   table["top.AvgPool"] = lowerAvgPoolInt8;
   table["top.Add"] = lowerAddSubInt8<top::AddOp, tpu::AddOp>;
   table["top.Sub"] = lowerAddSubInt8<top::SubOp, tpu::SubOp>;
-  for (const char *name : {"top.Reshape", "top.Permute", "top.Slice",
-                           "top.Pad", "top.Concat"})
+  for (const char *name :
+       {"top.Reshape", "top.Permute", "top.Slice", "top.Pad"})
     table[name] = lowerMoveInt8;
+  table["top.Concat"] = lowerConcatInt8;
+  table["top.Interp"] = lowerInterpInt8;
+  table["top.ConvTranspose"] = lowerConvTransposeInt8;
   for (const char *name :
        {"top.Relu", "top.LeakyRelu", "top.Clip", "top.Sigmoid",
         "top.HardSigmoid", "top.HardSwish", "top.Tanh", "top.Exp", "top.Erf",
