@@ -583,35 +583,56 @@ std::optional<double> unaryValue(Operation *o, double x) {
   return std::nullopt;
 }
 
-/// The 256 output codes of f over the codes of \p inQ: entry b for the
-/// input code whose raw byte is b, f((code - zp_in) * s_in) / s_out + zp_out
-/// rounded half away from zero and saturated (non-finite values go to the
-/// end of the range they lie at); none when f has no value.
+/// f((code - zp_in) * s_in) for the input code whose raw byte is b, b =
+/// 0..255; none when f has no value.
+std::optional<std::vector<double>>
+lutValues(quant::UniformQuantizedType inQ,
+          const std::function<std::optional<double>(double)> &f) {
+  std::vector<double> values(256);
+  for (int b = 0; b < 256; ++b) {
+    int64_t code = inQ.isSigned() ? int64_t(int8_t(uint8_t(b))) : int64_t(b);
+    std::optional<double> y =
+        f(double(code - inQ.getZeroPoint()) * inQ.getScale());
+    if (!y)
+      return std::nullopt;
+    values[size_t(b)] = *y;
+  }
+  return values;
+}
+
+/// The output codes of real values: y / s_out + zp_out rounded half away
+/// from zero and saturated (non-finite values go to the end of the range
+/// they lie at, NaN to the zero point).
+std::vector<float> lutCodes(ArrayRef<double> values,
+                            quant::UniformQuantizedType outQ) {
+  std::vector<float> table(values.size());
+  double lo = double(outQ.getStorageTypeMin()),
+         hi = double(outQ.getStorageTypeMax());
+  for (size_t b = 0; b < values.size(); ++b) {
+    double y = values[b], q;
+    if (std::isnan(y))
+      q = double(outQ.getZeroPoint());
+    else if (std::isinf(y))
+      q = y > 0 ? hi : lo;
+    else
+      q = std::clamp(double(tisa::roundToInt(
+                         y / outQ.getScale() + double(outQ.getZeroPoint()),
+                         tisa::RoundMode::HalfAwayFromZero)),
+                     lo, hi);
+    table[b] = float(q);
+  }
+  return table;
+}
+
+/// The 256 output codes of f over the codes of \p inQ (lutValues, then
+/// lutCodes); none when f has no value.
 std::optional<std::vector<float>>
 lutTable(quant::UniformQuantizedType inQ, quant::UniformQuantizedType outQ,
          const std::function<std::optional<double>(double)> &f) {
-  std::vector<float> table(256);
-  double lo = double(outQ.getStorageTypeMin()),
-         hi = double(outQ.getStorageTypeMax());
-  for (int b = 0; b < 256; ++b) {
-    int64_t code = inQ.isSigned() ? int64_t(int8_t(uint8_t(b))) : int64_t(b);
-    double x = double(code - inQ.getZeroPoint()) * inQ.getScale();
-    std::optional<double> y = f(x);
-    if (!y)
-      return std::nullopt;
-    double q;
-    if (std::isnan(*y))
-      q = double(outQ.getZeroPoint());
-    else if (std::isinf(*y))
-      q = *y > 0 ? hi : lo;
-    else
-      q = std::clamp(double(tisa::roundToInt(
-                         *y / outQ.getScale() + double(outQ.getZeroPoint()),
-                         tisa::RoundMode::HalfAwayFromZero)),
-                     lo, hi);
-    table[size_t(b)] = float(q);
-  }
-  return table;
+  std::optional<std::vector<double>> values = lutValues(inQ, f);
+  if (!values)
+    return std::nullopt;
+  return lutCodes(*values, outQ);
 }
 
 /// A unary function as a 256-entry table (tpu.Lut): entry b holds the
@@ -636,19 +657,52 @@ lowerLutInt8(Operation *o, Lowering &l, std::string &why, Value in,
     why = "its input is a weight";
     return false;
   }
-  std::optional<std::vector<float>> table =
-      lutTable(qtypeOf(input), outQ, f);
-  if (!table) {
+  // A table whose only reader is this one is fused into it: the new table
+  // reads the first table's input and computes the whole chain in double
+  // (PP-OCRv4's hard-swish, then a scalar scale, then a scalar shift, is
+  // one table, one rounding, instead of three).
+  std::optional<std::vector<double>> values;
+  tpu::LutOp fused;
+  auto &chains = l.lutChains();
+  auto known = chains.find(input);
+  if (known != chains.end() && input.hasOneUse()) {
+    fused = input.getDefiningOp<tpu::LutOp>();
+    values = known->second.values;
+    for (double &y : *values) {
+      if (std::isnan(y))
+        continue;
+      std::optional<double> z = f(y);
+      if (!z) {
+        values.reset();
+        break;
+      }
+      y = *z;
+    }
+    input = known->second.source;
+  } else {
+    values = lutValues(qtypeOf(input), f);
+  }
+  if (!values) {
     why = "no table for this function";
     return false;
   }
   OpBuilder b(o);
   std::string name = top::getTensorName(res);
-  Value tw = l.newWeight(b, o->getLoc(), name + "_lut", {256}, *table, outQ);
+  Value tw = l.newWeight(b, o->getLoc(), name + "_lut", {256},
+                         lutCodes(*values, outQ), outQ);
   auto lut = b.create<tpu::LutOp>(
       o->getLoc(), RankedTensorType::get(module::getShape(res), outQ), input,
       tw, name);
   replaceOp(o, lut.getOutput());
+  if (fused) {
+    // The fused table and its weight have no reader left.
+    chains.erase(fused.getOutput());
+    Operation *oldTable = fused.getOperand(1).getDefiningOp();
+    fused->erase();
+    if (oldTable && oldTable->use_empty())
+      oldTable->erase();
+  }
+  chains[lut.getOutput()] = {input, std::move(*values)};
   return true;
 }
 

@@ -1,0 +1,37 @@
+"""The fused table of make_lut_chain.py's chain, derived with numpy from the
+calibration table: for each raw byte b of c1's int8 code q, y = 0.8 *
+hardswish(q * s_c1) + 0.3 in double, then round_half_away(y / s_lab)
+saturated (one rounding; no intermediate hs / scaled codes).
+
+    check_lut_chain.py CALI_TABLE TPU_WEIGHTS.npz
+"""
+import sys
+
+import numpy as np
+
+table = {}
+for line in open(sys.argv[1]):
+    if line.startswith("#") or not line.strip():
+        continue
+    name, th, lo, _ = line.split()[:4]
+    table[name] = (max(float(th), 1e-5), float(lo))
+
+
+def qtype(name):
+    th, lo = table[name]
+    return (th / 255.0, False) if lo >= 0 else (th / 127.0, True)
+
+
+s_in, in_signed = qtype("c1")
+s_out, out_signed = qtype("lab")
+assert in_signed, "c1 is expected signed"
+codes = np.arange(256).astype(np.uint8).view(np.int8).astype(np.float64)
+x = codes * s_in
+y = 0.8 * (x * np.clip(x / 6.0 + 0.5, 0.0, 1.0)) + 0.3
+q = np.sign(y / s_out) * np.floor(np.abs(y / s_out) + 0.5)
+q = np.clip(q, -128, 127) if out_signed else np.clip(q, 0, 255)
+got = np.load(sys.argv[2])["lab_lut"].astype(np.float64)
+bad = np.nonzero(got != q)[0]
+if bad.size:
+    sys.exit(f"fused table differs at bytes {bad[:5]}: {got[bad[:5]]} vs {q[bad[:5]]}")
+print("check_lut_chain: fused table exact")
