@@ -14,10 +14,15 @@
 //    [bias, multiplier, -rshift, zero point] of every output channel are
 //    one weight, the conv's third operand;
 //  * max pooling and data movement (reshape, permute, slice, zero pad,
-//    concat of one type) keep their input's type;
+//    nearest resize, concat of one type) keep their input's type; a concat
+//    of different types requantises the other inputs to its own by tables;
+//  * a transposed convolution is the conv's sequence on the zero-inserted
+//    input (input zero point 0);
 //  * average pooling rescales its int32 window sum by s_in / (s_out * k);
 //  * add / sub rescale both inputs to the output (16-bit multipliers, 8
-//    fraction bits, see tpu.Add).
+//    fraction bits, see tpu.Add);
+//  * element-wise functions of one input are 256-entry tables; a chain of
+//    them is one table.
 // Every op without an INT8 form here runs in the fallback float mode;
 // tpu.Cast ops quantise and dequantise at the boundaries.
 //
@@ -637,8 +642,8 @@ lutTable(quant::UniformQuantizedType inQ, quant::UniformQuantizedType outQ,
 
 /// A unary function as a 256-entry table (tpu.Lut): entry b holds the
 /// output's code of f((b - zp_in) * s_in) for the input code whose raw byte
-/// is b, rounded half away from zero and saturated (non-finite values go
-/// to the end of the range they lie at).
+/// is b (lutValues, lutCodes), or, when the input is a table only this op
+/// reads, of f applied to that table's chain.
 FailureOr<bool>
 lowerLutInt8(Operation *o, Lowering &l, std::string &why, Value in,
              const std::function<std::optional<double>(double)> &f) {
@@ -951,13 +956,15 @@ FailureOr<bool> lowerConvTransposeInt8(Operation *o, Lowering &l,
           std::to_string(outQ.getZeroPoint());
     return false;
   }
-  Value input = l.int8Operand(op.getInput());
-  auto inQ = qtypeOf(input);
+  // Checked before int8Operand makes a cast that nothing would read.
+  auto inQ = qtypeOf(op.getInput()) ? qtypeOf(op.getInput())
+                                    : l.quantType(op.getInput());
   if (inQ.getZeroPoint() != 0) {
     why = "its input has zero point " + std::to_string(inQ.getZeroPoint()) +
           " (the inserted zeros and pads are code 0)";
     return false;
   }
+  Value input = l.int8Operand(op.getInput());
   int64_t ic = fshape[0], oc = fshape[1], area = fshape[2] * fshape[3];
   std::vector<float> w = l.weightData(op.getFilter());
   std::vector<float> bias = top::isNone(op.getBias())
