@@ -81,7 +81,13 @@ bool zeroPointFoldable(Value v) {
     if (!isa<top::ConvOp, top::BatchNormOp>(user))
       return false;
   Operation *def = v.getDefiningOp();
-  return !def || isa<top::ConvOp, top::BatchNormOp>(def) ||
+  // An add / sub with a one-element weight is a table (any zero point).
+  bool table = def && isa<top::AddOp, top::SubOp>(def) &&
+               llvm::any_of(def->getOperands(), [](Value o) {
+                 return Lowering::isWeight(o) &&
+                        module::getNumElements(o) == 1;
+               });
+  return !def || table || isa<top::ConvOp, top::BatchNormOp>(def) ||
          !isa<top::MaxPoolOp, top::AvgPoolOp, top::AddOp, top::SubOp,
               top::ReshapeOp, top::PermuteOp, top::SliceOp, top::PadOp,
               top::ConcatOp, top::InterpOp>(def);
@@ -107,6 +113,18 @@ quant::UniformQuantizedType Lowering::quantType(Value v) {
     double scale = std::max(hi - lo, 1e-5) / 255.0;
     int64_t zp = std::clamp<int64_t>(
         tisa::roundToInt(-128.0 - lo / scale,
+                         tisa::RoundMode::HalfAwayFromZero),
+        -128, 127);
+    t = int8Type(getContext(), scale, true, zp);
+  } else if (e->min < 0 && e->min > -th && v.getDefiningOp() &&
+             readByDepthwise(v) && zeroPointFoldable(v)) {
+    // A skewed value a depthwise conv reads (PP-OCRv4's affine block
+    // output: [-0.8, 76]): [max(min, -th), th] in the 256 codes with a zero
+    // point the readers fold into their bias, up to twice the resolution
+    // of th / 127.
+    double scale = (th - e->min) / 255.0;
+    int64_t zp = std::clamp<int64_t>(
+        tisa::roundToInt(-128.0 - e->min / scale,
                          tisa::RoundMode::HalfAwayFromZero),
         -128, 127);
     t = int8Type(getContext(), scale, true, zp);
