@@ -564,8 +564,23 @@ void conv2d(CmdEmitter &em, const ConvParams &p) {
 
 void convTranspose2d(CmdEmitter &em, const ConvTransposeParams &p) {
   OpCtx ctx{"convTranspose2d", p.name};
-  requireFloat(ctx, p.input, "input");
-  requireFloat(ctx, p.output, "output");
+  if (p.quant) {
+    auto int8 = [&](const GTensor &t, const char *what) {
+      checkParam(ctx, t.prec == Prec::Int8,
+                 std::string("an integer deconvolution needs an int8 / "
+                             "uint8 ") +
+                     what + ", got " + isa::precName(t.prec));
+    };
+    int8(p.input, "input");
+    int8(p.output, "output");
+    // The command inserts zeros and pads with the pad value; both must be
+    // real 0, which only a zero point of 0 gives for the inserted ones.
+    checkParam(ctx, p.quant->inputZeroPoint == 0,
+               "an integer deconvolution needs an input zero point of 0");
+  } else {
+    requireFloat(ctx, p.input, "input");
+    requireFloat(ctx, p.output, "output");
+  }
   auto in = dims4(ctx, p.input, "input");
   auto out = dims4(ctx, p.output, "output");
   ConvGeo g{};
@@ -608,7 +623,8 @@ void convTranspose2d(CmdEmitter &em, const ConvTransposeParams &p) {
               p.input.addr, p.output.addr,
               p.filterAddr, p.biasAddr,
               p.act,        false,
-              std::nullopt};
+              p.quant,      p.input.isSigned,
+              p.output.isSigned};
   withCtx(ctx, [&] { runConv(em, job); });
 }
 

@@ -7,7 +7,8 @@
 // float-encoded indices are converted and negative ones wrapped by TIU
 // commands). Resize runs through local memory: a pass over output columns
 // then one over output rows, each a copy (nearest) or a two-tap blend
-// (linear) of whole columns / rows, in fp32.
+// (linear) of whole columns / rows, in fp32; an integer (INT8) resize is
+// nearest and copies the codes in their own precision.
 //
 //===----------------------------------------------------------------------===//
 
@@ -410,8 +411,12 @@ std::vector<Tap> taps(const ResizeParams &p, int64_t in, int64_t out,
 
 void resize(CmdEmitter &em, const ResizeParams &p) {
   OpCtx ctx{"resize", p.name};
-  requireFloat(ctx, p.input, "input");
   requireSamePrec(ctx, p.input, p.output);
+  // An integer (INT8) resize is nearest: copies of the codes in their own
+  // precision, with no fp32 staging.
+  const bool integer = !isa::isFloat(p.input.prec);
+  if (integer && p.mode != ResizeMode::Nearest)
+    ctx.fail("an integer resize must be nearest");
   if (p.input.shape.size() != 4 || p.output.shape.size() != 4)
     ctx.fail("input and output must have rank 4");
   int64_t n = p.input.shape[0], c = p.input.shape[1], ih = p.input.shape[2],
@@ -423,6 +428,8 @@ void resize(CmdEmitter &em, const ResizeParams &p) {
   const isa::ChipParams &chip = em.chip();
   Prec pr = p.input.prec;
   constexpr Prec kF32 = Prec::Fp32;
+  // The precision of the column and row passes.
+  const Prec wp = integer ? pr : kF32;
   bool linear = p.mode == ResizeMode::Linear;
   // Input rows an output row range reads.
   auto rowSpan = [&](int64_t o0, int64_t cnt) {
@@ -449,9 +456,13 @@ void resize(CmdEmitter &em, const ResizeParams &p) {
     if (rows * std::max(iw, ow) > kMaxPlane || ohT * ow > kMaxPlane)
       return ~uint64_t(0) / 2;
     return 2 * up(euBytes(chip, pr, {1, cc, uint32_t(rows), uint32_t(iw)})) +
-           up(euBytes(chip, kF32, {1, cc, uint32_t(rows), uint32_t(iw)})) +
-           up(euBytes(chip, kF32, {1, cc, uint32_t(rows), uint32_t(ow)})) +
-           up(euBytes(chip, kF32, {1, cc, uint32_t(ohT), uint32_t(ow)})) +
+           (integer ? 0
+                    : up(euBytes(chip, kF32,
+                                 {1, cc, uint32_t(rows), uint32_t(iw)}))) +
+           up(euBytes(chip, wp, {1, cc, uint32_t(rows), uint32_t(ow)})) +
+           (integer ? 0
+                    : up(euBytes(chip, kF32,
+                                 {1, cc, uint32_t(ohT), uint32_t(ow)}))) +
            2 * up(euBytes(chip, pr, {1, cc, uint32_t(ohT), uint32_t(ow)}));
   };
   int64_t cT = std::min(c, npu), ohT = oh;
@@ -469,9 +480,11 @@ void resize(CmdEmitter &em, const ResizeParams &p) {
   std::array<uint64_t, 2> inBuf, outBuf;
   for (auto &b : inBuf)
     b = alloc.alloc(euBytes(chip, pr, inMax), "input tile");
-  uint64_t xBuf = alloc.alloc(euBytes(chip, kF32, inMax), "fp32 input");
-  uint64_t midBuf = alloc.alloc(euBytes(chip, kF32, midMax), "column pass");
-  uint64_t resBuf = alloc.alloc(euBytes(chip, kF32, outMax), "row pass");
+  uint64_t xBuf =
+      integer ? 0 : alloc.alloc(euBytes(chip, kF32, inMax), "fp32 input");
+  uint64_t midBuf = alloc.alloc(euBytes(chip, wp, midMax), "column pass");
+  uint64_t resBuf =
+      integer ? 0 : alloc.alloc(euBytes(chip, kF32, outMax), "row pass");
   for (auto &b : outBuf)
     b = alloc.alloc(euBytes(chip, pr, outMax), "output tile");
 
@@ -490,7 +503,12 @@ void resize(CmdEmitter &em, const ResizeParams &p) {
   DView outView =
       denseView(p.output.addr, pr,
                 {uint32_t(n), uint32_t(c), uint32_t(oh), uint32_t(ow)});
-  unsigned e4 = sizeof(float);
+  unsigned e4 = elemBytes(wp);
+  // Integer tiles carry the data's sign (a copy keeps the code).
+  auto sign = [&](LTensor t) {
+    t.isSigned = p.input.isSigned;
+    return t;
+  };
   withCtx(ctx, [&] {
     pipeline(
         steps.size(),
@@ -505,17 +523,20 @@ void resize(CmdEmitter &em, const ResizeParams &p) {
         [&](size_t i) {
           const Step &s = steps[i];
           uint32_t cc = uint32_t(s.cT), rows = uint32_t(s.rows);
-          LTensor in =
-              localTensor(chip, inBuf[i % 2], pr, {1, cc, rows, uint32_t(iw)});
-          LTensor x = localTensor(chip, xBuf, kF32, in.shape);
-          ar(em, pr == kF32 ? ArOp::Copy : ArOp::Cast, x, Opd::of(in));
+          LTensor in = sign(
+              localTensor(chip, inBuf[i % 2], pr, {1, cc, rows, uint32_t(iw)}));
+          LTensor x = in;
+          if (!integer) {
+            x = localTensor(chip, xBuf, kF32, in.shape);
+            ar(em, pr == kF32 ? ArOp::Copy : ArOp::Cast, x, Opd::of(in));
+          }
           LTensor mid =
-              localTensor(chip, midBuf, kF32, {1, cc, rows, uint32_t(ow)});
+              localTensor(chip, midBuf, wp, {1, cc, rows, uint32_t(ow)});
           // Column pass: mid[:, :, :, o] from x columns.
           auto col = [&](const LTensor &t, int64_t k) {
-            return freeTensor(t.offset + uint64_t(k) * e4, kF32,
-                              {1, cc, rows, 1},
-                              {t.stride.n, t.stride.c, t.stride.h, 1});
+            return sign(freeTensor(t.offset + uint64_t(k) * e4, wp,
+                                   {1, cc, rows, 1},
+                                   {t.stride.n, t.stride.c, t.stride.h, 1}));
           };
           for (int64_t o = 0; o < ow; ++o) {
             const Tap &t = colTaps[size_t(o)];
@@ -528,13 +549,15 @@ void resize(CmdEmitter &em, const ResizeParams &p) {
                  Opd::imm(t.f, kF32));
             }
           }
-          // Row pass into the fp32 result, then the output precision.
-          LTensor res = localTensor(chip, resBuf, kF32,
-                                    {1, cc, uint32_t(s.ohT), uint32_t(ow)});
+          // Row pass into the fp32 result, then the output precision (an
+          // integer resize writes the output tile directly).
+          Shape4 rs{1, cc, uint32_t(s.ohT), uint32_t(ow)};
+          LTensor res = integer ? localTensor(chip, outBuf[i % 2], pr, rs)
+                                : localTensor(chip, resBuf, kF32, rs);
           auto row = [&](const LTensor &t, int64_t k) {
-            return freeTensor(t.offset + uint64_t(k * t.stride.h) * e4, kF32,
-                              {1, cc, 1, uint32_t(ow)},
-                              {t.stride.n, t.stride.c, 0, 1});
+            return sign(freeTensor(t.offset + uint64_t(k * t.stride.h) * e4,
+                                   wp, {1, cc, 1, uint32_t(ow)},
+                                   {t.stride.n, t.stride.c, 0, 1}));
           };
           for (int64_t o = 0; o < s.ohT; ++o) {
             const Tap &t = rowTaps[size_t(s.oh0 + o)];
@@ -548,8 +571,10 @@ void resize(CmdEmitter &em, const ResizeParams &p) {
                  Opd::imm(t.f, kF32));
             }
           }
-          LTensor out = localTensor(chip, outBuf[i % 2], pr, res.shape);
-          ar(em, pr == kF32 ? ArOp::Copy : ArOp::Cast, out, Opd::of(res));
+          if (!integer) {
+            LTensor out = localTensor(chip, outBuf[i % 2], pr, res.shape);
+            ar(em, pr == kF32 ? ArOp::Copy : ArOp::Cast, out, Opd::of(res));
+          }
         },
         [&](size_t i) {
           const Step &s = steps[i];

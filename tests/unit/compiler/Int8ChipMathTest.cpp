@@ -182,6 +182,42 @@ TEST(Int8ChipConv, ConvWrapsDepthwiseSaturates) {
 // avgPoolInt8
 //===----------------------------------------------------------------------===//
 
+TEST(Int8ChipDeconv, StrideTwoKernelTwoHandDerived) {
+  // ONNX ConvTranspose, 1 -> 1 channel, kernel 2 x 2, stride 2, no pads:
+  // out[2y + ky][2x + kx] = x[y][x] * w[ky][kx] (no overlap), x = [[1, -2],
+  // [3, 4]], w = [[1, 2], [-1, 3]]; bias 1, multiplier 1, rshift 1, HalfUp:
+  // x = 1: (1, 2, -1, 3) + 1 = (2, 3, 0, 4) / 2 -> 1, 2, 0, 2;
+  // x = -2: (-1, -3, 3, -5) / 2 -> 0, -1, 2, -2;
+  // x = 3: (4, 7, -2, 10) / 2 -> 2, 4, -1, 5;
+  // x = 4: (5, 9, -3, 13) / 2 -> 3, 5, -1, 7.
+  kernels::ConvParams p;
+  p.n = 1;
+  p.ic = p.oc = 1;
+  p.ih = p.iw = 2;
+  p.oh = p.ow = 4;
+  p.kh = p.kw = 2;
+  p.sh = p.sw = 2;
+  p.dh = p.dw = 1;
+  p.pt = p.pl = p.pb = p.pr = 0;
+  p.group = 1;
+  const std::vector<float> x{1, -2, 3, 4}, w{1, 2, -1, 3};
+  chip::RequantRecord r{1, 1, -1, 0};
+  std::vector<float> out(16);
+  chip::deconvInt8(p, x.data(), w.data(), &r, true, false, kUp, out.data(), 1);
+  EXPECT_EQ(out, (std::vector<float>{1, 2, 0, -1,  //
+                                     0, 2, 2, -2,  //
+                                     2, 4, 3, 5,   //
+                                     -1, 5, -1, 7}));
+  // Unsigned result: the negative ones saturate at 0 (a fused relu); a
+  // signed one with the AR max gives the same.
+  std::vector<float> relu{1, 2, 0, 0, 0, 2, 2, 0, 2, 4, 3, 5, 0, 5, 0, 7};
+  chip::deconvInt8(p, x.data(), w.data(), &r, false, false, kUp, out.data(),
+                   1);
+  EXPECT_EQ(out, relu);
+  chip::deconvInt8(p, x.data(), w.data(), &r, true, true, kUp, out.data(), 1);
+  EXPECT_EQ(out, relu);
+}
+
 TEST(Int8ChipPool, AvgPoolWindowSumThenRq1) {
   // x = [[1, 2], [3, -6]], 2x2 window, stride 1, pads 1 on every side: a
   // 3x3 output of window sums (pads add 0):

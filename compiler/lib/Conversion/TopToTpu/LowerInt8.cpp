@@ -14,10 +14,15 @@
 //    [bias, multiplier, -rshift, zero point] of every output channel are
 //    one weight, the conv's third operand;
 //  * max pooling and data movement (reshape, permute, slice, zero pad,
-//    concat of one type) keep their input's type;
+//    nearest resize, concat of one type) keep their input's type; a concat
+//    of different types requantises the other inputs to its own by tables;
+//  * a transposed convolution is the conv's sequence on the zero-inserted
+//    input (input zero point 0);
 //  * average pooling rescales its int32 window sum by s_in / (s_out * k);
 //  * add / sub rescale both inputs to the output (16-bit multipliers, 8
-//    fraction bits, see tpu.Add).
+//    fraction bits, see tpu.Add);
+//  * element-wise functions of one input are 256-entry tables; a chain of
+//    them is one table.
 // Every op without an INT8 form here runs in the fallback float mode;
 // tpu.Cast ops quantise and dequantise at the boundaries.
 //
@@ -76,10 +81,16 @@ bool zeroPointFoldable(Value v) {
     if (!isa<top::ConvOp, top::BatchNormOp>(user))
       return false;
   Operation *def = v.getDefiningOp();
-  return !def || isa<top::ConvOp, top::BatchNormOp>(def) ||
+  // An add / sub with a one-element weight is a table (any zero point).
+  bool table = def && isa<top::AddOp, top::SubOp>(def) &&
+               llvm::any_of(def->getOperands(), [](Value o) {
+                 return Lowering::isWeight(o) &&
+                        module::getNumElements(o) == 1;
+               });
+  return !def || table || isa<top::ConvOp, top::BatchNormOp>(def) ||
          !isa<top::MaxPoolOp, top::AvgPoolOp, top::AddOp, top::SubOp,
               top::ReshapeOp, top::PermuteOp, top::SliceOp, top::PadOp,
-              top::ConcatOp>(def);
+              top::ConcatOp, top::InterpOp>(def);
 }
 
 } // namespace
@@ -102,6 +113,18 @@ quant::UniformQuantizedType Lowering::quantType(Value v) {
     double scale = std::max(hi - lo, 1e-5) / 255.0;
     int64_t zp = std::clamp<int64_t>(
         tisa::roundToInt(-128.0 - lo / scale,
+                         tisa::RoundMode::HalfAwayFromZero),
+        -128, 127);
+    t = int8Type(getContext(), scale, true, zp);
+  } else if (e->min < 0 && e->min > -th && v.getDefiningOp() &&
+             readByDepthwise(v) && zeroPointFoldable(v)) {
+    // A skewed value a depthwise conv reads (PP-OCRv4's affine block
+    // output: [-0.8, 76]): [max(min, -th), th] in the 256 codes with a zero
+    // point the readers fold into their bias, up to twice the resolution
+    // of th / 127.
+    double scale = (th - e->min) / 255.0;
+    int64_t zp = std::clamp<int64_t>(
+        tisa::roundToInt(-128.0 - e->min / scale,
                          tisa::RoundMode::HalfAwayFromZero),
         -128, 127);
     t = int8Type(getContext(), scale, true, zp);
@@ -583,10 +606,62 @@ std::optional<double> unaryValue(Operation *o, double x) {
   return std::nullopt;
 }
 
+/// f((code - zp_in) * s_in) for the input code whose raw byte is b, b =
+/// 0..255; none when f has no value.
+std::optional<std::vector<double>>
+lutValues(quant::UniformQuantizedType inQ,
+          const std::function<std::optional<double>(double)> &f) {
+  std::vector<double> values(256);
+  for (int b = 0; b < 256; ++b) {
+    int64_t code = inQ.isSigned() ? int64_t(int8_t(uint8_t(b))) : int64_t(b);
+    std::optional<double> y =
+        f(double(code - inQ.getZeroPoint()) * inQ.getScale());
+    if (!y)
+      return std::nullopt;
+    values[size_t(b)] = *y;
+  }
+  return values;
+}
+
+/// The output codes of real values: y / s_out + zp_out rounded half away
+/// from zero and saturated (non-finite values go to the end of the range
+/// they lie at, NaN to the zero point).
+std::vector<float> lutCodes(ArrayRef<double> values,
+                            quant::UniformQuantizedType outQ) {
+  std::vector<float> table(values.size());
+  double lo = double(outQ.getStorageTypeMin()),
+         hi = double(outQ.getStorageTypeMax());
+  for (size_t b = 0; b < values.size(); ++b) {
+    double y = values[b], q;
+    if (std::isnan(y))
+      q = double(outQ.getZeroPoint());
+    else if (std::isinf(y))
+      q = y > 0 ? hi : lo;
+    else
+      q = std::clamp(double(tisa::roundToInt(
+                         y / outQ.getScale() + double(outQ.getZeroPoint()),
+                         tisa::RoundMode::HalfAwayFromZero)),
+                     lo, hi);
+    table[b] = float(q);
+  }
+  return table;
+}
+
+/// The 256 output codes of f over the codes of \p inQ (lutValues, then
+/// lutCodes); none when f has no value.
+std::optional<std::vector<float>>
+lutTable(quant::UniformQuantizedType inQ, quant::UniformQuantizedType outQ,
+         const std::function<std::optional<double>(double)> &f) {
+  std::optional<std::vector<double>> values = lutValues(inQ, f);
+  if (!values)
+    return std::nullopt;
+  return lutCodes(*values, outQ);
+}
+
 /// A unary function as a 256-entry table (tpu.Lut): entry b holds the
 /// output's code of f((b - zp_in) * s_in) for the input code whose raw byte
-/// is b, rounded half away from zero and saturated (non-finite values go
-/// to the end of the range they lie at).
+/// is b (lutValues, lutCodes), or, when the input is a table only this op
+/// reads, of f applied to that table's chain.
 FailureOr<bool>
 lowerLutInt8(Operation *o, Lowering &l, std::string &why, Value in,
              const std::function<std::optional<double>(double)> &f) {
@@ -605,37 +680,52 @@ lowerLutInt8(Operation *o, Lowering &l, std::string &why, Value in,
     why = "its input is a weight";
     return false;
   }
-  auto inQ = qtypeOf(input);
-  std::vector<float> table(256);
-  double lo = double(outQ.getStorageTypeMin()),
-         hi = double(outQ.getStorageTypeMax());
-  for (int b = 0; b < 256; ++b) {
-    int64_t code = inQ.isSigned() ? int64_t(int8_t(uint8_t(b))) : int64_t(b);
-    double x = double(code - inQ.getZeroPoint()) * inQ.getScale();
-    std::optional<double> y = f(x);
-    if (!y) {
-      why = "no table for this function";
-      return false;
+  // A table whose only reader is this one is fused into it: the new table
+  // reads the first table's input and computes the whole chain in double
+  // (PP-OCRv4's hard-swish, then a scalar scale, then a scalar shift, is
+  // one table, one rounding, instead of three).
+  std::optional<std::vector<double>> values;
+  tpu::LutOp fused;
+  auto &chains = l.lutChains();
+  auto known = chains.find(input);
+  if (known != chains.end() && input.hasOneUse()) {
+    fused = input.getDefiningOp<tpu::LutOp>();
+    values = known->second.values;
+    for (double &y : *values) {
+      if (std::isnan(y))
+        continue;
+      std::optional<double> z = f(y);
+      if (!z) {
+        values.reset();
+        break;
+      }
+      y = *z;
     }
-    double q;
-    if (std::isnan(*y))
-      q = double(outQ.getZeroPoint());
-    else if (std::isinf(*y))
-      q = *y > 0 ? hi : lo;
-    else
-      q = std::clamp(double(tisa::roundToInt(
-                         *y / outQ.getScale() + double(outQ.getZeroPoint()),
-                         tisa::RoundMode::HalfAwayFromZero)),
-                     lo, hi);
-    table[size_t(b)] = float(q);
+    input = known->second.source;
+  } else {
+    values = lutValues(qtypeOf(input), f);
+  }
+  if (!values) {
+    why = "no table for this function";
+    return false;
   }
   OpBuilder b(o);
   std::string name = top::getTensorName(res);
-  Value tw = l.newWeight(b, o->getLoc(), name + "_lut", {256}, table, outQ);
+  Value tw = l.newWeight(b, o->getLoc(), name + "_lut", {256},
+                         lutCodes(*values, outQ), outQ);
   auto lut = b.create<tpu::LutOp>(
       o->getLoc(), RankedTensorType::get(module::getShape(res), outQ), input,
       tw, name);
   replaceOp(o, lut.getOutput());
+  if (fused) {
+    // The fused table and its weight have no reader left.
+    chains.erase(fused.getOutput());
+    Operation *oldTable = fused.getOperand(1).getDefiningOp();
+    fused->erase();
+    if (oldTable && oldTable->use_empty())
+      oldTable->erase();
+  }
+  chains[lut.getOutput()] = {input, std::move(*values)};
   return true;
 }
 
@@ -750,6 +840,201 @@ FailureOr<bool> lowerMoveInt8(Operation *o, Lowering &l, std::string &why) {
   return false;
 }
 
+/// Nearest resize copies codes: the input's type, as the other data
+/// movement. A linear resize blends codes; it runs in float.
+FailureOr<bool> lowerInterpInt8(Operation *o, Lowering &l, std::string &why) {
+  if (cast<top::InterpOp>(o).getMode() != "nearest") {
+    why = "only a nearest resize has an INT8 form";
+    return false;
+  }
+  return lowerMoveInt8(o, l, why);
+}
+
+/// Concat. Inputs of one quantised type are copied in that type (the
+/// output keeps it: no requantisation, no loss). Inputs of different types
+/// are placed in the output's calibrated type; each INT8 input of another
+/// type is first requantised by a table (tpu.Lut of the identity: the real
+/// value of every input code rounded half away from zero to an output code
+/// and saturated, the same rounding as a quantising cast), and a float
+/// input is quantised straight to the output's type (one rounding, not a
+/// cast to its own threshold and then a table). All inputs in float keep
+/// the concat in float.
+FailureOr<bool> lowerConcatInt8(Operation *o, Lowering &l, std::string &why) {
+  auto op = cast<top::ConcatOp>(o);
+  bool anyQuant = false;
+  for (Value v : op.getInputs()) {
+    if (Lowering::isWeight(v)) {
+      why = "a weight operand";
+      return false;
+    }
+    anyQuant |= bool(qtypeOf(v));
+  }
+  if (!anyQuant) {
+    why = "its inputs are float values";
+    return false;
+  }
+  // The type of each input: its own, or for a float one its calibrated
+  // type (the type a quantising cast by its threshold would give).
+  SmallVector<quant::UniformQuantizedType> types;
+  for (Value v : op.getInputs()) {
+    auto t = qtypeOf(v) ? qtypeOf(v) : l.quantType(v);
+    if (!t) {
+      why = noEntry(v);
+      return false;
+    }
+    types.push_back(t);
+  }
+  bool same = llvm::all_equal(types);
+  auto outQ = same ? types.front() : l.quantType(op.getOutput());
+  if (!outQ) {
+    why = noEntry(op.getOutput());
+    return false;
+  }
+  SmallVector<Value> ins;
+  for (Value v : op.getInputs())
+    ins.push_back(qtypeOf(v) ? v : l.castTo(v, outQ));
+  Shape outShape = module::getShape(op.getOutput());
+  int64_t axis = normalizeAxis(op.getAxis(), int64_t(outShape.size()));
+  if (axis < 0) {
+    why = "axis out of range";
+    return false;
+  }
+  OpBuilder b(o);
+  std::string name = top::getTensorName(op.getOutput());
+  for (auto [i, v] : llvm::enumerate(ins)) {
+    auto inQ = qtypeOf(v);
+    if (inQ == outQ)
+      continue;
+    std::optional<std::vector<float>> table =
+        lutTable(inQ, outQ, [](double x) { return x; });
+    std::string rq = name + "_input" + std::to_string(i) + "_requant";
+    Value tw = l.newWeight(b, o->getLoc(), rq + "_lut", {256}, *table, outQ);
+    v = b.create<tpu::LutOp>(
+             o->getLoc(), RankedTensorType::get(module::getShape(v), outQ), v,
+             tw, rq)
+            .getOutput();
+  }
+  auto r = b.create<tpu::ConcatOp>(o->getLoc(),
+                                   RankedTensorType::get(outShape, outQ), ins,
+                                   axis, op.getName());
+  replaceOp(o, r.getOutput());
+  return true;
+}
+
+/// A transposed convolution: int8 x int8 -> int32 on the cube as the float
+/// path runs it (the zero-inserted input, the rotated kernel), then the
+/// conv's AR bias add and per-channel RQ1 with the same (OC, 4) records.
+/// The inserted zeros and the pads are code 0, so the input's zero point
+/// must be 0 (real 0 is code 0).
+FailureOr<bool> lowerConvTransposeInt8(Operation *o, Lowering &l,
+                                       std::string &why) {
+  auto op = cast<top::ConvTransposeOp>(o);
+  Shape in = module::getShape(op.getInput());
+  Shape out = module::getShape(op.getOutput());
+  Shape fshape = module::getShape(op.getFilter());
+  Shape k = toI64(op.getKernelShape()), s = toI64(op.getStrides());
+  Shape d = toI64(op.getDilations()), p = toI64(op.getPads());
+  if (d.empty())
+    d.assign(k.size(), 1);
+  Shape outPad = toI64(op.getOutputPadding());
+  if (outPad.empty())
+    outPad = {0, 0};
+  if (in.size() != 4 || k.size() != 2 || fshape.size() != 4 ||
+      outPad.size() != 2) {
+    why = "only 2-D transposed convolutions have an INT8 form";
+    return false;
+  }
+  if (op.getGroup() != 1) {
+    // The per-channel filter type's axis is the ONNX filter's dim 1, which
+    // holds OC / group channels.
+    why = "a grouped transposed convolution has no INT8 form";
+    return false;
+  }
+  if (!Lowering::isWeight(op.getFilter()) ||
+      (!top::isNone(op.getBias()) && !Lowering::isWeight(op.getBias()))) {
+    why = "the filter and bias must be weights";
+    return false;
+  }
+  if (llvm::any_of(s, [](int64_t x) { return x < 1 || x > 16; })) {
+    why = "strides beyond the command's zero insertion (1..16)";
+    return false;
+  }
+  auto outQ = l.quantType(op.getOutput());
+  if (!outQ) {
+    why = noEntry(op.getOutput());
+    return false;
+  }
+  if (!l.quantType(op.getInput()) && !qtypeOf(op.getInput())) {
+    why = noEntry(op.getInput());
+    return false;
+  }
+  if (op.getDoRelu() && !reluIsSaturation(outQ) &&
+      !(outQ.isSigned() && outQ.getZeroPoint() == 0)) {
+    why = "a fused relu on a result of zero point " +
+          std::to_string(outQ.getZeroPoint());
+    return false;
+  }
+  // Checked before int8Operand makes a cast that nothing would read.
+  auto inQ = qtypeOf(op.getInput()) ? qtypeOf(op.getInput())
+                                    : l.quantType(op.getInput());
+  if (inQ.getZeroPoint() != 0) {
+    why = "its input has zero point " + std::to_string(inQ.getZeroPoint()) +
+          " (the inserted zeros and pads are code 0)";
+    return false;
+  }
+  Value input = l.int8Operand(op.getInput());
+  int64_t ic = fshape[0], oc = fshape[1], area = fshape[2] * fshape[3];
+  std::vector<float> w = l.weightData(op.getFilter());
+  std::vector<float> bias = top::isNone(op.getBias())
+                                ? std::vector<float>(size_t(oc), 0.0f)
+                                : l.weightData(op.getBias());
+  double sIn = inQ.getScale(), sOut = outQ.getScale();
+  std::vector<double> scales(static_cast<size_t>(oc));
+  std::vector<float> wq(w.size());
+  std::vector<int32_t> coeff(size_t(oc) * 4);
+  std::vector<float> chan(size_t(ic * area)), chanQ(chan.size());
+  for (int64_t c = 0; c < oc; ++c) {
+    // Output channel c's weights are w[i][c][:] of the (IC, OC, KH, KW)
+    // filter.
+    for (int64_t i = 0; i < ic; ++i)
+      for (int64_t a = 0; a < area; ++a)
+        chan[size_t(i * area + a)] = w[size_t((i * oc + c) * area + a)];
+    double sw = quantizeSymmetricInt8(chan, chanQ);
+    for (int64_t i = 0; i < ic; ++i)
+      for (int64_t a = 0; a < area; ++a)
+        wq[size_t((i * oc + c) * area + a)] = chanQ[size_t(i * area + a)];
+    scales[size_t(c)] = sw;
+    int64_t bq = tisa::roundToInt(double(bias[size_t(c)]) / (sw * sIn),
+                                  tisa::RoundMode::HalfAwayFromZero);
+    int64_t mult = 1;
+    int rshift = 0;
+    tisa::getScaleAndShift(sw * sIn / sOut, mult, rshift, 32);
+    coeff[size_t(c * 4 + 0)] =
+        int32_t(tisa::saturate(bq, tisa::Prec::Int32, true));
+    coeff[size_t(c * 4 + 1)] = int32_t(mult);
+    coeff[size_t(c * 4 + 2)] = -rshift;
+    coeff[size_t(c * 4 + 3)] = int32_t(outQ.getZeroPoint());
+  }
+  MLIRContext *ctx = l.getContext();
+  auto wType = quant::UniformQuantizedPerAxisType::get(
+      quant::QuantizationFlags::Signed, IntegerType::get(ctx, 8),
+      Float32Type::get(ctx), scales, SmallVector<int64_t>(size_t(oc), 0), 1,
+      -128, 127);
+  OpBuilder b(o);
+  std::string name = op.getName().str();
+  Value filter =
+      l.newWeight(b, op.getLoc(), name + "_filter_int8", fshape, wq, wType);
+  Value coeffW = l.newIntWeight(b, op.getLoc(), name + "_requant", {oc, 4},
+                                coeff, IntegerType::get(ctx, 32));
+  auto deconv = b.create<tpu::Deconv2DOp>(
+      op.getLoc(), RankedTensorType::get(out, outQ), input, filter, coeffW,
+      op.getKernelShape(), op.getStrides(), op.getPads(),
+      b.getI64ArrayAttr(d), b.getI64ArrayAttr(outPad), op.getGroup(),
+      op.getDoRelu(), op.getReluLimit(), op.getName());
+  replaceOp(o, deconv.getOutput());
+  return true;
+}
+
 } // namespace
 
 void registerInt8Lowerings(Int8LoweringTable &table) {
@@ -760,9 +1045,12 @@ void registerInt8Lowerings(Int8LoweringTable &table) {
   table["top.AvgPool"] = lowerAvgPoolInt8;
   table["top.Add"] = lowerAddSubInt8<top::AddOp, tpu::AddOp>;
   table["top.Sub"] = lowerAddSubInt8<top::SubOp, tpu::SubOp>;
-  for (const char *name : {"top.Reshape", "top.Permute", "top.Slice",
-                           "top.Pad", "top.Concat"})
+  for (const char *name :
+       {"top.Reshape", "top.Permute", "top.Slice", "top.Pad"})
     table[name] = lowerMoveInt8;
+  table["top.Concat"] = lowerConcatInt8;
+  table["top.Interp"] = lowerInterpInt8;
+  table["top.ConvTranspose"] = lowerConvTransposeInt8;
   for (const char *name :
        {"top.Relu", "top.LeakyRelu", "top.Clip", "top.Sigmoid",
         "top.HardSigmoid", "top.HardSwish", "top.Tanh", "top.Exp", "top.Erf",

@@ -118,6 +118,16 @@ public:
                            llvm::ArrayRef<int32_t> data,
                            mlir::Type elementType);
 
+  /// An INT8 lookup table's result: the int8 value the first table of its
+  /// chain reads and the chain's real result for each of its 256 raw bytes
+  /// (lowerLutInt8 fuses a table into its only reader's, so that a chain
+  /// of element-wise functions rounds once).
+  struct LutChain {
+    mlir::Value source;
+    std::vector<double> values;
+  };
+  llvm::DenseMap<mlir::Value, LutChain> &lutChains() { return chains; }
+
 private:
   mlir::ModuleOp module;
   mlir::MLIRContext *context;
@@ -134,6 +144,7 @@ private:
            mlir::Value>
       weights;
   llvm::DenseMap<std::pair<mlir::Value, mlir::Type>, mlir::Value> casts;
+  llvm::DenseMap<mlir::Value, LutChain> chains;
 };
 
 /// "f32", "f16", "bf16": the suffix of a value's name in that type.

@@ -141,25 +141,24 @@ Params convParams(CodegenContext &ctx, OpT op) {
   p.dilationW = d[1];
   p.groups = op.getGroup();
   p.act = fusedActivation(op.getDoRelu(), op.getReluLimit().convertToDouble());
-  if constexpr (std::is_same_v<Params, ::tpu::backend::ConvParams>)
-    if (auto inQ = mlir::dyn_cast<mlir::quant::UniformQuantizedType>(
-            tpu::getElementType(op.getInput()))) {
-      // INT8: the bias operand holds the requantisation records.
-      ::tpu::backend::ConvQuant q;
-      q.coeffAddr = p.biasAddr.value_or(0);
-      q.inputZeroPoint = int32_t(inQ.getZeroPoint());
-      q.round = tpu::kInt8RoundMode;
-      // A relu is the RQ1's saturation at the zero point (an unsigned
-      // output, or zero point -128); a signed output of zero point 0 needs
-      // the AR max.
-      auto outQ = mlir::cast<mlir::quant::UniformQuantizedType>(
-          tpu::getElementType(op.getOutput()));
-      q.reluSigned = op.getDoRelu() && outQ.isSigned() &&
-                     outQ.getZeroPoint() == 0;
-      p.quant = q;
-      p.biasAddr.reset();
-      p.act = {};
-    }
+  if (auto inQ = mlir::dyn_cast<mlir::quant::UniformQuantizedType>(
+          tpu::getElementType(op.getInput()))) {
+    // INT8: the bias operand holds the requantisation records.
+    ::tpu::backend::ConvQuant q;
+    q.coeffAddr = p.biasAddr.value_or(0);
+    q.inputZeroPoint = int32_t(inQ.getZeroPoint());
+    q.round = tpu::kInt8RoundMode;
+    // A relu is the RQ1's saturation at the zero point (an unsigned
+    // output, or zero point -128); a signed output of zero point 0 needs
+    // the AR max.
+    auto outQ = mlir::cast<mlir::quant::UniformQuantizedType>(
+        tpu::getElementType(op.getOutput()));
+    q.reluSigned = op.getDoRelu() && outQ.isSigned() &&
+                   outQ.getZeroPoint() == 0;
+    p.quant = q;
+    p.biasAddr.reset();
+    p.act = {};
+  }
   return p;
 }
 

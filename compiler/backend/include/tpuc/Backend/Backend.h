@@ -287,6 +287,9 @@ struct ConvTransposeParams {
   int64_t outputPadH = 0, outputPadW = 0;
   int64_t groups = 1;
   Activation act;
+  /// Set for an integer deconvolution, as ConvParams::quant (the input's
+  /// zero point must be 0: the inserted zeros are code 0).
+  std::optional<ConvQuant> quant;
 };
 void convTranspose2d(CmdEmitter &em, const ConvTransposeParams &p);
 

@@ -617,6 +617,64 @@ void convInt8(const kernels::ConvParams &p, const float *in, const float *filter
   kernels::parallelFor(numThreads, p.n * p.oc, 1, work);
 }
 
+void deconvInt8(const kernels::ConvParams &p, const float *in,
+                const float *filter, const RequantRecord *records,
+                bool outSigned, bool reluSigned, isa::RoundMode mode,
+                float *out, unsigned numThreads) {
+  int64_t icg = p.ic / p.group, ocg = p.oc / p.group;
+  int64_t inPlane = p.ih * p.iw, outPlane = p.oh * p.ow;
+  int64_t kArea = p.kh * p.kw;
+  // deconv2d's walk: virtual row oy + ky * dh - padT is input row (that) /
+  // sh when it is a multiple of sh.
+  int64_t padT = p.dh * (p.kh - 1) - p.pt;
+  int64_t padL = p.dw * (p.kw - 1) - p.pl;
+  kernels::parallelFor(numThreads, p.n * p.oc, 1, [&](int64_t b, int64_t e) {
+    std::vector<uint32_t> acc(static_cast<size_t>(p.ow));
+    for (int64_t idx = b; idx < e; ++idx) {
+      int64_t n = idx / p.oc, oc = idx % p.oc, g = oc / ocg, o = oc % ocg;
+      float *dst = out + idx * outPlane;
+      const RequantRecord &r = records[oc];
+      for (int64_t oy = 0; oy < p.oh; ++oy) {
+        std::fill(acc.begin(), acc.end(), 0u);
+        for (int64_t c = 0; c < icg; ++c) {
+          const float *plane = in + (n * p.ic + g * icg + c) * inPlane;
+          const float *w = filter + ((g * icg + c) * ocg + o) * kArea;
+          for (int64_t ky = 0; ky < p.kh; ++ky) {
+            int64_t vy = oy + ky * p.dh - padT;
+            if (vy < 0 || vy % p.sh != 0 || vy / p.sh >= p.ih)
+              continue;
+            const float *row = plane + (vy / p.sh) * p.iw;
+            for (int64_t kx = 0; kx < p.kw; ++kx) {
+              auto wv = uint32_t(
+                  int32_t(w[(p.kh - 1 - ky) * p.kw + (p.kw - 1 - kx)]));
+              int64_t off = kx * p.dw - padL;
+              int64_t ox = off >= 0 ? 0 : -off;
+              int64_t rem = (ox + off) % p.sw;
+              if (rem)
+                ox += p.sw - rem;
+              for (; ox < p.ow; ox += p.sw) {
+                int64_t ix = (ox + off) / p.sw;
+                if (ix >= p.iw)
+                  break;
+                acc[size_t(ox)] += uint32_t(int32_t(row[ix])) * wv;
+              }
+            }
+          }
+        }
+        for (int64_t ox = 0; ox < p.ow; ++ox) {
+          // The AR add of the bias wraps, as the CONV's int32 sum.
+          int64_t a = int32_t(acc[size_t(ox)] + uint32_t(r.bias));
+          int64_t y = isa::requantize(a, r.multiplier, -r.shift, r.zeroPoint,
+                                      mode, isa::Prec::Int8, outSigned);
+          if (reluSigned)
+            y = std::max<int64_t>(y, 0);
+          dst[oy * p.ow + ox] = float(y);
+        }
+      }
+    }
+  });
+}
+
 void avgPoolInt8(const kernels::PoolParams &p, const float *in,
                  int64_t multiplier, int rshift, int64_t inZeroPoint,
                  int64_t outZeroPoint, bool outSigned, isa::RoundMode mode,

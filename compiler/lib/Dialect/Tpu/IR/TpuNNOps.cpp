@@ -273,7 +273,17 @@ LogicalResult Deconv2DOp::verify() {
            << shapeStr(w) << " does not fit input " << shapeStr(in)
            << " and kernel " << shapeStr(k);
   int64_t oc = w[1] * g;
-  if (!isNone(getBias()) && module::getNumElements(getBias()) != oc)
+  if (isa<quant::UniformQuantizedType>(getElementType(getInput()))) {
+    // INT8: the bias operand is the (OC, 4) int32 requantisation records.
+    if (isNone(getBias()) || shapeOf(getBias()) != Shape{oc, 4} ||
+        !getElementType(getBias()).isInteger(32))
+      return emitOpError("an INT8 deconv needs its (")
+             << oc << ", 4) i32 requantisation records as the bias";
+    if (!isa<quant::UniformQuantizedType>(getElementType(getOutput())) ||
+        !isa<quant::UniformQuantizedPerAxisType>(getElementType(getFilter())))
+      return emitOpError("an INT8 deconv needs a quantised result and a "
+                         "per-channel quantised filter");
+  } else if (!isNone(getBias()) && module::getNumElements(getBias()) != oc)
     return emitOpError("bias needs ") << oc << " values";
   if (failed(checkSameElementType(*this, getFilter(), getInput(), "filter")))
     return failure();
@@ -285,6 +295,22 @@ LogicalResult Deconv2DOp::verify() {
 
 LogicalResult Deconv2DOp::inference(InferenceContext &ctx) {
   kernels::ConvParams p = convParams(*this);
+  if (isa<quant::UniformQuantizedType>(getElementType(getInput()))) {
+    std::vector<chip::RequantRecord> records;
+    if (failed(requantRecords(*this, getBias(), p.oc, records)))
+      return failure();
+    auto outQ = cast<quant::UniformQuantizedType>(getElementType(getOutput()));
+    const float *in = ctx.get(getInput()).data();
+    const float *filter = ctx.get(getFilter()).data();
+    std::vector<float> &out = ctx.output(getOutput());
+    chip::deconvInt8(p, in, filter, records.data(), outQ.isSigned(),
+                     // As Conv2D: a relu is the saturation at the zero point
+                     // except on a signed output of zero point 0.
+                     getDoRelu() && outQ.isSigned() &&
+                         outQ.getZeroPoint() == 0,
+                     kInt8RoundMode, out.data(), ctx.getNumThreads());
+    return success();
+  }
   std::vector<float> &dst = ctx.output(getOutput());
   chip::deconv2d(p, ctx.get(getInput()).data(), ctx.get(getFilter()).data(),
                  optionalData(ctx, getBias()), dst.data(), ctx.getNumThreads());

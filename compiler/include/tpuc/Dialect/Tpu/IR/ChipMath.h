@@ -162,6 +162,16 @@ void convInt8(const kernels::ConvParams &p, const float *in, const float *filter
               bool outSigned, bool reluSigned, ::tpu::isa::RoundMode mode,
               float *out, unsigned numThreads);
 
+/// INT8 transposed convolution as the cube runs it (the float deconv2d's
+/// zero-inserted input and rotated kernel; ONNX filter (IC, OC / group, KH,
+/// KW)): int32 sums modulo 2^32 (inserted zeros and pads are code 0: the
+/// input's zero point is 0), then the AR add of the bias and RQ1 as
+/// convInt8.
+void deconvInt8(const kernels::ConvParams &p, const float *in,
+                const float *filter, const RequantRecord *records,
+                bool outSigned, bool reluSigned, ::tpu::isa::RoundMode mode,
+                float *out, unsigned numThreads);
+
 /// INT8 average pooling: the window sum of q - inZeroPoint (pads add 0:
 /// the command pads with the zero point and an AR takes k * zp off) in
 /// int64, saturated to int32, then RQ1 with the immediates (multiplier,
