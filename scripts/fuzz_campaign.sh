@@ -76,9 +76,11 @@ fi
 # it crashed or ran fewer than $RUNS executions.
 summarize() {
   local t="$1" dir="$OUT/$1" secs="$2" rc="$3"
-  # With -jobs, libFuzzer writes each job's log to fuzz-<k>.log.
-  local logs=("$dir/fuzz.log") l
+  # With -jobs, libFuzzer writes each job's log to fuzz-<k>.log (and copies
+  # it into fuzz.log when the job ends): count those alone.
+  local logs=() l
   for l in "$dir"/fuzz-*.log; do [ -f "$l" ] && logs+=("$l"); done
+  [ ${#logs[@]} -gt 0 ] || logs=("$dir/fuzz.log")
   local execs rss last cov ft corp crashes
   execs=$(cat "${logs[@]}" | awk '/stat::number_of_executed_units:/ {s += $2} END {print s + 0}')
   if [ "$execs" -eq 0 ]; then
