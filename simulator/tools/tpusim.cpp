@@ -133,6 +133,12 @@ cl::opt<std::string> corruptOpArg(
 cl::opt<std::string> netArg(
     "net", cl::desc("the net of the bmodel to run (default: the first)"),
     cl::value_desc("NAME"), cl::sub(runCommand), cl::cat(category));
+cl::opt<uint64_t> maxCommandsArg(
+    "max-commands",
+    cl::desc("refuse to run past N commands (both engines, end commands "
+             "included): stop with an error before the command group that "
+             "would exceed them (default 0: no limit)"),
+    cl::value_desc("N"), cl::init(0), cl::sub(runCommand), cl::cat(category));
 cl::list<std::string> configArg(
     "config",
     cl::desc("apply a configuration file (KEY = VALUE lines, as `tpusim "
@@ -161,6 +167,7 @@ struct Options {
   std::string mode = "full";
   std::string simd;
   unsigned threads = 0;
+  uint64_t maxCommands = 0;
   bool defaultsFile = false;
 };
 
@@ -197,6 +204,7 @@ Options parseArgs(int argc, char **argv) {
   o.mode = modeArg;
   o.simd = simdArg;
   o.threads = threadsArg;
+  o.maxCommands = maxCommandsArg;
   o.configFiles = configArg;
   for (const std::string &kv : chipParamArg)
     o.overrides.push_back(tpu::tool::machineKey(kv));
@@ -328,7 +336,9 @@ int runModel(const Options &o) {
   }
   runner.simulator().setTracing(!o.trace.empty() || !o.report.empty() ||
                                 opMap);
-  inModel([&] { runner.run(); });
+  sim::RunOptions runOptions;
+  runOptions.maxCommands = o.maxCommands;
+  inModel([&] { runner.run(runOptions); });
 
   const sim::Simulator &s = runner.simulator();
   std::optional<sim::OpProfile> profile;

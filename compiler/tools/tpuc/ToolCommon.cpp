@@ -44,9 +44,17 @@ std::string parseModule(mlir::MLIRContext &context, const std::string &path,
       mlir::openInputFile(path, &errorMessage);
   if (!buffer)
     return "cannot read '" + path + "': " + errorMessage;
+  return parseModuleBuffer(context, std::move(buffer), path, requireTop, out);
+}
+
+std::string parseModuleBuffer(mlir::MLIRContext &context,
+                              std::unique_ptr<llvm::MemoryBuffer> buffer,
+                              const std::string &path, bool requireTop,
+                              ParsedModule &out) {
   out.sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   out.diagnostics = std::make_unique<mlir::SourceMgrDiagnosticHandler>(
-      out.sourceMgr, &context);
+      out.sourceMgr, &context,
+      out.diagnosticStream ? *out.diagnosticStream : llvm::errs());
   out.module = mlir::parseSourceFile<mlir::ModuleOp>(out.sourceMgr, &context);
   if (!out.module)
     return "cannot parse '" + path + "' as an MLIR module";
@@ -67,8 +75,12 @@ std::string loadModule(mlir::MLIRContext &context, const std::string &path,
     return error;
   if (mlir::failed(loadWeights(*out.module)))
     return "cannot load the weights of '" + path + "'";
+  return checkWeightsPresent(*out.module, path);
+}
+
+std::string checkWeightsPresent(mlir::ModuleOp module,
+                                const std::string &path) {
   // Every weight must have its data now: name the file that lacks it.
-  mlir::ModuleOp module = *out.module;
   const ModuleWeights &weights =
       getWeightRegistry(module.getContext()).get(module);
   std::string missing;

@@ -11,6 +11,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include <memory>
@@ -38,6 +39,8 @@ std::unique_ptr<mlir::MLIRContext> createContext();
 /// their file locations too.
 struct ParsedModule {
   llvm::SourceMgr sourceMgr;
+  /// Where the diagnostics go (null: llvm::errs()); set before parsing.
+  llvm::raw_ostream *diagnosticStream = nullptr;
   std::unique_ptr<mlir::SourceMgrDiagnosticHandler> diagnostics;
   mlir::OwningOpRef<mlir::ModuleOp> module;
 };
@@ -48,10 +51,22 @@ struct ParsedModule {
 std::string parseModule(mlir::MLIRContext &context, const std::string &path,
                         bool requireTop, ParsedModule &out);
 
+/// parseModule of text already in memory (\p buffer, named \p path in
+/// messages and locations).
+std::string parseModuleBuffer(mlir::MLIRContext &context,
+                              std::unique_ptr<llvm::MemoryBuffer> buffer,
+                              const std::string &path, bool requireTop,
+                              ParsedModule &out);
+
 /// parseModule, then loads the module's weights (tpuc::loadWeights).
 /// Returns the error message naming the file, empty on success.
 std::string loadModule(mlir::MLIRContext &context, const std::string &path,
                        bool requireTop, ParsedModule &out);
+
+/// "" when every weight op of \p module (read from \p path) has its data in
+/// the module's loaded weight set (tpuc::loadWeights), else the error naming
+/// the first weight without data and the weight file it was looked for in.
+std::string checkWeightsPresent(mlir::ModuleOp module, const std::string &path);
 
 /// Throws tpu::Error naming \p path and the tensor when one of \p module's
 /// tensors (as float32) is larger than this machine's memory: called before

@@ -48,6 +48,14 @@
 
 namespace tpu::sim {
 
+/// Bounds on one ModelRunner::run().
+struct RunOptions {
+  /// The most commands (both engines, end commands included) the run may
+  /// execute; 0: no limit. A run over budget stops before the group that
+  /// would exceed it, with an Error naming that group and the budget.
+  uint64_t maxCommands = 0;
+};
+
 class ModelRunner {
 public:
   /// Picks net `netName` (the first net when empty) and its first stage,
@@ -66,8 +74,9 @@ public:
   /// that is missing from `inputs`, whose shape differs, or whose values do
   /// not fit the tensor's type.
   void setInputs(const npz::Npz &inputs);
-  /// Runs every command group of the stage in order. Throws SimError.
-  void run();
+  /// Runs every command group of the stage in order. Throws SimError, or
+  /// Error when `options` bound the run and it would exceed them.
+  void run(const RunOptions &options = {});
   /// The output tensors as numpy arrays (see the file comment).
   npz::Npz outputs() const;
 

@@ -93,6 +93,14 @@ public:
   /// removes it). The observer may read and write the machine state.
   void setCommandObserver(CommandObserver observer);
 
+  /// Limits the commands of all groups run from now on to `maxCommands`
+  /// (0: no limit; end commands count). A group whose commands would take
+  /// the total past the limit is refused before any of it runs: runGroup
+  /// throws Error naming the group, its command count and the limit.
+  void setCommandBudget(uint64_t maxCommands);
+  /// Commands of the groups run so far (end commands included).
+  uint64_t commandsRun() const;
+
   /// Runs one command group given as its two byte streams (as stored in a
   /// bmodel). Group ids are local: both scoreboards restart at 0. The group
   /// starts when the previous one has finished on both engines. Throws

@@ -29,6 +29,8 @@ struct Simulator::Impl {
       : cfg(c), mode(m), state(c.chip), tpu(Tpu::instance()) {}
 
   void run(const CommandStream &tiu, const CommandStream &gdma);
+  /// Throws unless the budget leaves room for both streams.
+  void charge(const CommandStream &tiu, const CommandStream &gdma);
 
   SimConfig cfg;
   SimMode mode;
@@ -40,7 +42,20 @@ struct Simulator::Impl {
   CommandObserver observer;
   unsigned groups = 0;
   uint64_t startPs = 0;
+  uint64_t budget = 0; ///< 0: none.
+  uint64_t commands = 0;
 };
+
+void Simulator::Impl::charge(const CommandStream &tiu,
+                             const CommandStream &gdma) {
+  uint64_t n = tiu.size() + gdma.size();
+  if (budget != 0 && (commands > budget || n > budget - commands))
+    throw Error("command group " + std::to_string(groups) + ": its " +
+                std::to_string(n) + " commands exceed the command budget of " +
+                std::to_string(budget) + " (" + std::to_string(commands) +
+                " run before it); the group did not run");
+  commands += n;
+}
 
 void Simulator::Impl::run(const CommandStream &tiu, const CommandStream &gdma) {
   RunContext ctx;
@@ -87,6 +102,10 @@ void Simulator::setCommandObserver(CommandObserver observer) {
   impl_->observer = std::move(observer);
 }
 const std::vector<TraceEvent> &Simulator::trace() const { return impl_->trace; }
+void Simulator::setCommandBudget(uint64_t maxCommands) {
+  impl_->budget = maxCommands;
+}
+uint64_t Simulator::commandsRun() const { return impl_->commands; }
 
 void Simulator::runGroup(const std::vector<uint8_t> &tiu,
                          const std::vector<uint8_t> &gdma) {
@@ -103,13 +122,16 @@ void Simulator::runGroup(const std::vector<uint8_t> &tiu,
     throw Error("command group " + std::to_string(impl_->groups) + ": " +
                 e.what());
   }
+  impl_->charge(t, g);
   impl_->run(t, g);
 }
 
 void Simulator::runGroup(const std::vector<isa::RawCommand> &tiu,
                          const std::vector<isa::RawCommand> &gdma) {
-  impl_->run(makeStream(isa::Engine::Tiu, tiu),
-             makeStream(isa::Engine::Gdma, gdma));
+  CommandStream t = makeStream(isa::Engine::Tiu, tiu);
+  CommandStream g = makeStream(isa::Engine::Gdma, gdma);
+  impl_->charge(t, g);
+  impl_->run(t, g);
 }
 
 const SimStats &Simulator::stats() const { return impl_->stats; }

@@ -578,7 +578,11 @@ std::vector<std::string> ModelRunner::undumpedOps() const {
   return names;
 }
 
-void ModelRunner::run() {
+void ModelRunner::run(const RunOptions &options) {
+  // The simulator's budget counts every command it ran, this run's start.
+  sim_->setCommandBudget(options.maxCommands == 0
+                             ? 0
+                             : sim_->commandsRun() + options.maxCommands);
   for (const isa::bmodel::CmdGroup &g : stage_->groups)
     sim_->runGroup(g.tiu, g.gdma);
   if (dump_ && !dump_->error.empty())

@@ -312,4 +312,37 @@ TEST(SimStream, SplitsBmodelBuffers) {
   EXPECT_EQ(fromBytes, fromCommands);
 }
 
+TEST(SimStream, CommandBudgetRefusesTheGroupThatExceedsIt) {
+  // Two groups of 2 TIU + 2 GDMA commands (end commands count): a budget
+  // of 6 lets the first run and refuses the second before any of it runs.
+  const Shape s{1, 64, 4, 4};
+  std::vector<RawCommand> tiu = {
+      add(1, 1, laddr(0, 2 * kBankBytes), laddr(0, 0), laddr(0, 0), s, kPrec),
+      isa::makeTiuEnd(2, 1)};
+  std::vector<RawCommand> gdma = {load(1, 0, kDdrBase, laddr(0, 0), s, kPrec),
+                                  isa::makeGdmaEnd(2, 1)};
+  Simulator sim(SimConfig::defaults(), SimMode::Functional);
+  sim.setCommandBudget(6);
+  sim.runGroup(tiu, gdma);
+  EXPECT_EQ(sim.commandsRun(), 4u);
+  try {
+    sim.runGroup(isa::packBuffer(tiu), isa::packBuffer(gdma));
+    FAIL() << "the second group ran past the budget";
+  } catch (const Error &e) {
+    EXPECT_EQ(std::string(e.what()),
+              "command group 1: its 4 commands exceed the command budget of "
+              "6 (4 run before it); the group did not run");
+  }
+  EXPECT_EQ(sim.commandsRun(), 4u);
+  EXPECT_EQ(sim.groupsRun(), 1u);
+  EXPECT_EQ(sim.stats().tiuCommands, 2u);
+  // Exactly at the budget is allowed; 0 lifts it.
+  sim.setCommandBudget(8);
+  sim.runGroup(tiu, gdma);
+  sim.setCommandBudget(0);
+  sim.runGroup(tiu, gdma);
+  EXPECT_EQ(sim.commandsRun(), 12u);
+  EXPECT_EQ(sim.groupsRun(), 3u);
+}
+
 } // namespace

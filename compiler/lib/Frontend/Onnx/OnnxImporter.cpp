@@ -12,6 +12,7 @@
 
 #include "tpuc/Dialect/Top/IR/TopOps.h"
 #include "tpuc/Support/Module.h"
+#include "tpuc/Support/Weights.h"
 
 #include "tpu/isa/Error.h"
 
@@ -19,6 +20,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -363,6 +365,11 @@ OnnxImportResult importOnnxModel(mlir::MLIRContext &context,
   auto fileLoc = mlir::FileLineColLoc::get(&context, path, 0, 0);
   result.module = mlir::ModuleOp::create(fileLoc, llvm::StringRef(modelName));
   mlir::ModuleOp moduleOp = *result.module;
+  // The weights created from here on live in the context's store, keyed by
+  // the module: a model refused below must take them along, or a later
+  // module allocated at the same address would see them (Weights.h).
+  auto releaseOnError =
+      llvm::make_scope_exit([&] { releaseWeights(moduleOp); });
   // Without a weight file every weight lives in the in-memory store until
   // saveWeights() writes it (and sets top.weight_file).
   if (!options.weightFile.empty())
@@ -462,6 +469,7 @@ OnnxImportResult importOnnxModel(mlir::MLIRContext &context,
   if (mlir::failed(mlir::verify(moduleOp)))
     throw tpu::Error(path +
                      ": the imported module does not verify: " + diagnostics);
+  releaseOnError.release();
   return result;
 }
 

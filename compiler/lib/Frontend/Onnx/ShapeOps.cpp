@@ -6,6 +6,7 @@
 #include "tpu/isa/Error.h"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <numeric>
 
@@ -538,12 +539,24 @@ void importResize(ImportContext &ctx, const onnx::NodeProto &node) {
                        llvm::Twine(count) + " values for rank " +
                        llvm::Twine(rank));
   Shape out(rank);
-  for (int64_t d = 0; d < rank; ++d)
-    out[d] = scales.empty()
-                 ? sizes[d]
-                 : static_cast<int64_t>(std::floor(
-                       static_cast<double>(in[d]) *
-                       static_cast<double>(static_cast<float>(scales[d]))));
+  for (int64_t d = 0; d < rank; ++d) {
+    if (scales.empty()) {
+      out[d] = sizes[d];
+      continue;
+    }
+    double size = std::floor(static_cast<double>(in[d]) *
+                             static_cast<double>(static_cast<float>(scales[d])));
+    // Converting a double outside int64's range is undefined; such a scale
+    // (or a negative or NaN one) gives no valid size anyway.
+    if (!(size >= 0 && size < 0x1p62)) {
+      char text[64];
+      std::snprintf(text, sizeof(text), "%g gives %g", scales[d], size);
+      ctx.fail(node, "scale of axis " + llvm::Twine(d) + ": " + text +
+                         " for its size " + llvm::Twine(in[d]) +
+                         ", not a valid size");
+    }
+    out[d] = static_cast<int64_t>(size);
+  }
   for (int64_t d = 0; d + 2 < rank; ++d)
     if (out[d] != in[d])
       ctx.fail(node, "only the last two axes can be resized (axis " +

@@ -113,11 +113,12 @@ def resize_crop():
     return model(nodes, [vi("x", [1, 1, 4, 4])], [vi("y", [1, 1, 8, 8])], inits)
 
 
-def resize_nearest():
+def resize_nearest(scale_w="3"):
+    """scale_w: the scale of the last axis (default 3, the model's output shape)."""
     nodes = [helper.make_node("Resize", ["x", "", "scales"], ["y"], name="up",
                               mode="nearest", coordinate_transformation_mode="asymmetric",
                               nearest_mode="floor")]
-    inits = [const("scales", np.array([1, 1, 2, 3], np.float32))]
+    inits = [const("scales", np.array([1, 1, 2, float(scale_w)], np.float32))]
     return model(nodes, [vi("x", [1, 2, 4, 4])], [vi("y", [1, 2, 8, 12])], inits)
 
 
