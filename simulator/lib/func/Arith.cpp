@@ -327,6 +327,14 @@ bool requantRow(const int64_t *x, int64_t *out, uint32_t n, int64_t mult,
   return false;
 }
 
+/// a * b modulo 2^64: the product of two 32-bit unsigned operands does not
+/// fit int64, and the stored result keeps only its low bits (or saturates
+/// the wrapped product, as every build computed it before), so the multiply
+/// wraps explicitly instead of overflowing signed arithmetic.
+inline int64_t mulWrap(int64_t a, int64_t b) {
+  return int64_t(uint64_t(a) * uint64_t(b));
+}
+
 int64_t intElement(const TiuOp &op, unsigned eu, int64_t a, int64_t b,
                    int64_t c, bool hasC, ElemType ta, RoundMode mode) {
   unsigned wa = isa::precBits(ta.prec);
@@ -337,7 +345,8 @@ int64_t intElement(const TiuOp &op, unsigned eu, int64_t a, int64_t b,
   switch (eu) {
   case kMul:
   case kMulSat:
-    return hasC ? isa::rightShiftRound(a * b, shiftAmount(c), mode) : a * b;
+    return hasC ? isa::rightShiftRound(mulWrap(a, b), shiftAmount(c), mode)
+                : mulWrap(a, b);
   case kAdd:
   case kAddSat:
     return hasC ? isa::rightShiftRound(a + b, shiftAmount(c), mode) : a + b;
@@ -707,7 +716,7 @@ void execAR(const TiuOp &op, MachineState &m) {
     if (eu == kMac) {
       out.rowInt(n, ch, h, rr.data(), width);
       for (uint32_t w = 0; w < width; ++w) {
-        int64_t prod = ra[w] * rb[w];
+        int64_t prod = mulWrap(ra[w], rb[w]);
         if (hasC)
           prod = isa::rightShiftRound(prod, int(rc[w]), mode);
         rr[w] += prod;
@@ -720,7 +729,7 @@ void execAR(const TiuOp &op, MachineState &m) {
         rr[w] = ra[w] - rb[w];
     } else if (plain && (eu == kMul || eu == kMulSat)) {
       for (uint32_t w = 0; w < width; ++w)
-        rr[w] = ra[w] * rb[w];
+        rr[w] = mulWrap(ra[w], rb[w]);
     } else if (hasC && (eu == kAdd || eu == kAddSat || eu == kSub ||
                         eu == kSubSat || eu == kMul || eu == kMulSat)) {
       // intElement's shifted add / sub / mul without its per-element
@@ -728,7 +737,7 @@ void execAR(const TiuOp &op, MachineState &m) {
       for (uint32_t w = 0; w < width; ++w)
         rr[w] = eu == kAdd || eu == kAddSat   ? ra[w] + rb[w]
                 : eu == kSub || eu == kSubSat ? ra[w] - rb[w]
-                                              : ra[w] * rb[w];
+                                              : mulWrap(ra[w], rb[w]);
       shiftRow(rr.data(), rc.data(), rr.data(), width, mode);
     } else {
       for (uint32_t w = 0; w < width; ++w)
