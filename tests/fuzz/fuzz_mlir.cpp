@@ -12,6 +12,7 @@
 // hang) is a bug of the loader or of the top dialect.
 //
 //===----------------------------------------------------------------------===//
+#include "FuzzContext.h"
 #include "ToolCommon.h"
 #include "tpuc/Conversion/TopToTpu/TopToTpu.h"
 #include "tpuc/Dialect/Tpu/Transforms/Passes.h"
@@ -32,30 +33,8 @@
 #include <memory>
 #include <optional>
 
-namespace {
-
-/// Inputs per context (see fuzz_onnx.cpp): a fresh one now and then keeps
-/// what the context interns from bounding the campaign.
-constexpr unsigned kInputsPerContext = 1000;
-
-mlir::MLIRContext &context() {
-  static std::unique_ptr<mlir::MLIRContext> ctx;
-  static unsigned uses = 0;
-  if (!ctx || ++uses == kInputsPerContext) {
-    ctx.reset();
-    ctx = tpuc::tool::createContext();
-    ctx->disableMultithreading();
-    ctx->getDiagEngine().registerHandler(
-        [](mlir::Diagnostic &) { return mlir::success(); });
-    uses = 0;
-  }
-  return *ctx;
-}
-
-} // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  mlir::MLIRContext &ctx = context();
+  mlir::MLIRContext &ctx = tpu::fuzz::context();
   tpuc::tool::ParsedModule parsed;
   parsed.diagnosticStream = &llvm::nulls();
   std::unique_ptr<llvm::MemoryBuffer> buffer = llvm::MemoryBuffer::getMemBufferCopy(

@@ -9,6 +9,7 @@
 // bound) is a bug of the importer or of the top dialect.
 //
 //===----------------------------------------------------------------------===//
+#include "FuzzContext.h"
 #include "ToolCommon.h"
 #include "tpuc/Dialect/Top/Transforms/Passes.h"
 #include "tpuc/Frontend/OnnxImporter.h"
@@ -28,10 +29,6 @@
 
 namespace {
 
-/// Inputs per context: names and shapes are interned in the context for its
-/// lifetime, so a fresh one now and then keeps the campaign's memory flat.
-constexpr unsigned kInputsPerContext = 1000;
-
 /// The model's path in messages. Its directory does not exist, so that a
 /// tensor stored as external data is refused (the importer resolves it
 /// relative to the model) instead of reading whatever the fuzzer's working
@@ -43,29 +40,13 @@ constexpr const char *kModelPath = "/nonexistent-fuzz-dir/fuzz.onnx";
   std::abort();
 }
 
-mlir::MLIRContext &context() {
-  static std::unique_ptr<mlir::MLIRContext> ctx;
-  static unsigned uses = 0;
-  if (!ctx || ++uses == kInputsPerContext) {
-    ctx.reset();
-    ctx = tpuc::tool::createContext();
-    // One thread: deterministic runs, no pool per context.
-    ctx->disableMultithreading();
-    // Diagnostics are expected for bad models; nothing to print.
-    ctx->getDiagEngine().registerHandler(
-        [](mlir::Diagnostic &) { return mlir::success(); });
-    uses = 0;
-  }
-  return *ctx;
-}
-
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   onnx::ModelProto model;
   if (!model.ParseFromArray(data, static_cast<int>(size)))
     return 0;
-  mlir::MLIRContext &ctx = context();
+  mlir::MLIRContext &ctx = tpu::fuzz::context();
   tpuc::frontend::OnnxImportResult imported;
   try {
     imported = tpuc::frontend::importOnnxModel(

@@ -191,6 +191,33 @@ double quantizeSymmetricInt8(ArrayRef<float> w, MutableArrayRef<float> q) {
   return scale;
 }
 
+/// Output channel \p c's requantisation record in \p coeff (oc, 4): the
+/// int32 bias \p bq (in accumulator units), the multiplier and the negated
+/// right shift of \p scale (accumulator unit / output unit), and the output
+/// zero point. Conv and deconv write the same record.
+void setRequantRecord(std::vector<int32_t> &coeff, int64_t c, int64_t bq,
+                      double scale, quant::UniformQuantizedType outQ) {
+  int64_t mult = 1;
+  int rshift = 0;
+  tisa::getScaleAndShift(scale, mult, rshift, 32);
+  coeff[size_t(c * 4 + 0)] =
+      int32_t(tisa::saturate(bq, tisa::Prec::Int32, true));
+  coeff[size_t(c * 4 + 1)] = int32_t(mult);
+  coeff[size_t(c * 4 + 2)] = -rshift;
+  coeff[size_t(c * 4 + 3)] = int32_t(outQ.getZeroPoint());
+}
+
+/// The symmetric int8 type of a filter quantised per output channel along
+/// \p axis (0: conv's (OC, ...), 1: deconv's (IC, OC, ...)).
+quant::UniformQuantizedPerAxisType int8FilterType(MLIRContext *ctx,
+                                                  ArrayRef<double> scales,
+                                                  int32_t axis) {
+  return quant::UniformQuantizedPerAxisType::get(
+      quant::QuantizationFlags::Signed, IntegerType::get(ctx, 8),
+      Float32Type::get(ctx), scales, SmallVector<int64_t>(scales.size(), 0),
+      axis, -128, 127);
+}
+
 /// The tpu.Conv2D of an INT8 convolution of \p input (int8 / uint8) into
 /// \p outQ: per-channel int8 filter (scale max|w| / 127), int32 bias in
 /// units of s_w * s_in, and the (oc, 4) requantisation records.
@@ -219,20 +246,10 @@ Value int8Conv(OpBuilder &b, Lowering &l, Location loc, StringRef name,
     int64_t zpIn = qtypeOf(input).getZeroPoint();
     for (int64_t i = 0; i < per; ++i)
       bq -= zpIn * int64_t(wq[size_t(c * per + i)]);
-    int64_t mult = 1;
-    int rshift = 0;
-    tisa::getScaleAndShift(sw * sIn / sOut, mult, rshift, 32);
-    coeff[size_t(c * 4 + 0)] =
-        int32_t(tisa::saturate(bq, tisa::Prec::Int32, true));
-    coeff[size_t(c * 4 + 1)] = int32_t(mult);
-    coeff[size_t(c * 4 + 2)] = -rshift;
-    coeff[size_t(c * 4 + 3)] = int32_t(outQ.getZeroPoint());
+    setRequantRecord(coeff, c, bq, sw * sIn / sOut, outQ);
   }
   MLIRContext *ctx = l.getContext();
-  auto wType = quant::UniformQuantizedPerAxisType::get(
-      quant::QuantizationFlags::Signed, IntegerType::get(ctx, 8),
-      Float32Type::get(ctx), scales, SmallVector<int64_t>(size_t(oc), 0), 0,
-      -128, 127);
+  auto wType = int8FilterType(ctx, scales, 0);
   Value filter =
       l.newWeight(b, loc, (name + "_filter_int8").str(), fshape, wq, wType);
   Value coeffW = l.newIntWeight(b, loc, (name + "_requant").str(), {oc, 4},
@@ -1006,20 +1023,10 @@ FailureOr<bool> lowerConvTransposeInt8(Operation *o, Lowering &l,
     scales[size_t(c)] = sw;
     int64_t bq = tisa::roundToInt(double(bias[size_t(c)]) / (sw * sIn),
                                   tisa::RoundMode::HalfAwayFromZero);
-    int64_t mult = 1;
-    int rshift = 0;
-    tisa::getScaleAndShift(sw * sIn / sOut, mult, rshift, 32);
-    coeff[size_t(c * 4 + 0)] =
-        int32_t(tisa::saturate(bq, tisa::Prec::Int32, true));
-    coeff[size_t(c * 4 + 1)] = int32_t(mult);
-    coeff[size_t(c * 4 + 2)] = -rshift;
-    coeff[size_t(c * 4 + 3)] = int32_t(outQ.getZeroPoint());
+    setRequantRecord(coeff, c, bq, sw * sIn / sOut, outQ);
   }
   MLIRContext *ctx = l.getContext();
-  auto wType = quant::UniformQuantizedPerAxisType::get(
-      quant::QuantizationFlags::Signed, IntegerType::get(ctx, 8),
-      Float32Type::get(ctx), scales, SmallVector<int64_t>(size_t(oc), 0), 1,
-      -128, 127);
+  auto wType = int8FilterType(ctx, scales, 1);
   OpBuilder b(o);
   std::string name = op.getName().str();
   Value filter =
