@@ -11,6 +11,7 @@
 #include "tpu/isa/Bmodel.h"
 #include "tpu/isa/BmodelJson.h"
 #include "tpu/isa/Error.h"
+#include "tpu/isa/Format.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -122,20 +123,7 @@ Options parseArgs(int argc, char **argv) {
 }
 
 /// ctime() text of SOURCE_DATE_EPOCH (reproducible builds) or of now.
-std::string defaultTime() {
-  std::time_t t = std::time(nullptr);
-  if (const char *epoch = std::getenv("SOURCE_DATE_EPOCH")) {
-    char *end = nullptr;
-    long long v = std::strtoll(epoch, &end, 10);
-    if (end != epoch && *end == '\0')
-      t = std::time_t(v);
-  }
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof(buf), "%a %b %e %H:%M:%S %Y", &tm);
-  return buf;
-}
+std::string defaultTime() { return isa::formatTimestamp("%a %b %e %H:%M:%S %Y"); }
 
 std::string readInput(const std::string &path) {
   if (path == "-") {

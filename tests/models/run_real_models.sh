@@ -26,6 +26,8 @@
 # outputs stacked. An entry whose "reference" is numpy (its .onnx twin is
 # another network) is checked against scripts/tflite_ref.py, TFLite's
 # operators computed in numpy on the decoded .tflite.
+# The .onnx twin itself is imported by the ONNX frontend too, run on the
+# same inputs and checked against the same ONNX Runtime outputs.
 # Exit status: 0 pass, 1 fail, 77 (ctest SKIP_RETURN_CODE) only when the
 # model or ONNX Runtime cannot be fetched because npm is unreachable
 # (1 with TPU_TESTS_NO_SKIP=1, scripts/lib/skip.sh).
@@ -109,6 +111,21 @@ if [ "$tflite" = 1 ]; then
   step stack stack_npz ort_out.npz "${refs[@]}"
   step compare "$tpuc" compare tpuc_out.npz ort_out.npz \
     --tolerance "$COSINE_MIN,$EUCLID_MIN" --max-abs-rel "$MAX_ABS_REL"
+  if [ "$reference" != numpy ]; then
+    # The .onnx twin through the ONNX frontend, on the same inputs, against
+    # the same ONNX Runtime outputs (hey_jarvis: its data-dependent If).
+    step transform_twin "$tpuc" transform "$onnx" -o twin_top.mlir --input-shapes "$shapes"
+    twins=() twin_refs=()
+    for k in $(seq 1 "$samples"); do
+      step run_twin "$tpuc" run twin_top.mlir -i "in${k}_twin.npz" -o "twin_out$k.npz"
+      twins+=("twin_out$k.npz")
+      twin_refs+=("ort_twin_out$k.npz")
+    done
+    step stack stack_npz twin_out.npz "${twins[@]}"
+    step stack stack_npz ort_twin_out.npz "${twin_refs[@]}"
+    step compare_twin "$tpuc" compare twin_out.npz ort_twin_out.npz \
+      --tolerance "$COSINE_MIN,$EUCLID_MIN" --max-abs-rel "$MAX_ABS_REL"
+  fi
   echo "PASS: $model (tflite)"
   exit 0
 fi

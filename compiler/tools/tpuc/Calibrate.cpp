@@ -62,6 +62,7 @@
 #include "tpuc/Support/Weights.h"
 
 #include "tpu/isa/Error.h"
+#include "tpu/isa/Format.h"
 #include "tpu/isa/Npz.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -136,9 +137,6 @@ cl::opt<std::string> outputArg("output",
                                cl::value_desc("FILE"), cl::sub(command),
                                cl::cat(category));
 cl::alias outputShort("o", cl::desc("Alias for --output"),
-                      cl::aliasopt(outputArg), cl::NotHidden,
-                      cl::cat(category));
-cl::alias outputTable("calibration-table", cl::desc("Alias for --output"),
                       cl::aliasopt(outputArg), cl::NotHidden,
                       cl::cat(category));
 /// The methods the library has, for --method's help.
@@ -230,19 +228,7 @@ int readOptions(CalibrateOptions &opts) {
 /// The table's "genetated time" line: SOURCE_DATE_EPOCH (UTC) when set, so
 /// that reruns give identical files, else the local time.
 std::string generationTime() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  const char *epoch = std::getenv("SOURCE_DATE_EPOCH");
-  long long seconds = 0;
-  if (epoch && llvm::to_integer(epoch, seconds)) {
-    t = static_cast<std::time_t>(seconds);
-    gmtime_r(&t, &tm);
-  } else {
-    localtime_r(&t, &tm);
-  }
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
-  return buf;
+  return tpu::isa::formatTimestamp("%Y-%m-%d %H:%M:%S");
 }
 
 /// Progress of the sample pass on stderr.

@@ -84,7 +84,7 @@ Int8Evaluator::Result Int8Evaluator::evaluate(const CaliTable &cali,
   double sum = 0;
   size_t n = 0;
   for (size_t k = 0; k < outputs.size(); ++k) {
-    if (samples.empty() || reference[0][k].size() >= kStackBelow) {
+    if (!isStacked(k)) {
       for (size_t s = 0; s < samples.size(); ++s, ++n)
         sum += computeSimilarity(actual[s][k], reference[s][k]).cosine;
       continue;

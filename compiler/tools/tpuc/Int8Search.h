@@ -72,6 +72,11 @@ public:
 
   size_t numSamples() const { return samples.size(); }
   const std::vector<std::string> &outputNames() const { return outputs; }
+  /// Whether output \p k is compared stacked over the samples (fewer than
+  /// kStackBelow values per sample).
+  bool isStacked(size_t k) const {
+    return !samples.empty() && reference[0][k].size() < kStackBelow;
+  }
 
 private:
   mlir::ModuleOp top;

@@ -265,10 +265,17 @@ static int runQtableMixed() {
     return evaluator.evaluate(*cali, floatLayers.empty() ? nullptr : &q,
                               *fallback);
   };
+  size_t numStacked = 0;
+  for (size_t k = 0; k < evaluator.outputNames().size(); ++k)
+    numStacked += evaluator.isStacked(k);
   std::string over = " (mean over " +
                      std::to_string(evaluator.outputNames().size()) +
                      " output(s) and " + std::to_string(numSamples) +
-                     " sample(s))";
+                     " sample(s)";
+  if (numStacked)
+    over += "; " + std::to_string(numStacked) +
+            " single-value output(s) as one cosine over the samples stacked";
+  over += ")";
 
   // (a) The whole network in INT8.
   tpuc::tool::Int8Evaluator::Result all = measure({});

@@ -650,6 +650,14 @@ void importIdentity(ImportContext &ctx, const onnx::NodeProto &node) {
     ctx.setValue(node, 0, ctx.getValue(node, 0), ctx.getType(node, 0));
 }
 
+void importIf(ImportContext &ctx, const onnx::NodeProto &node) {
+  // importOnnxModel replaces every If by its branches and a Where first
+  // (inlineIfs in OnnxImporter.cpp); the row exists for the dispatch table
+  // and the support matrix.
+  ctx.fail(node, "internal error: If reached the importer without being "
+                 "inlined");
+}
+
 void importDropout(ImportContext &ctx, const onnx::NodeProto &node) {
   // Before opset 7 the is_test attribute chose the mode; we always run in
   // inference, as every deployment toolchain does.

@@ -22,6 +22,7 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
@@ -264,6 +265,137 @@ void checkGraphStructure(const onnx::GraphProto &graph,
     }
 }
 
+/// Every tensor name \p graph and its subgraphs define or read.
+void collectNames(const onnx::GraphProto &graph, llvm::StringSet<> &names) {
+  for (const onnx::ValueInfoProto &vi : graph.input())
+    names.insert(vi.name());
+  for (const onnx::TensorProto &t : graph.initializer())
+    names.insert(t.name());
+  for (const onnx::NodeProto &node : graph.node()) {
+    for (const std::string &i : node.input())
+      names.insert(i);
+    for (const std::string &o : node.output())
+      names.insert(o);
+    for (const onnx::AttributeProto &a : node.attribute()) {
+      if (a.has_g())
+        collectNames(a.g(), names);
+      for (const onnx::GraphProto &g : a.graphs())
+        collectNames(g, names);
+    }
+  }
+}
+
+bool hasIf(const onnx::GraphProto &graph) {
+  for (const onnx::NodeProto &node : graph.node())
+    if (node.op_type() == "If" && isDefaultDomain(node.domain()))
+      return true;
+  return false;
+}
+
+/// A name of the form \p base that \p taken does not hold yet (then taken).
+std::string freshName(const std::string &base, llvm::StringSet<> &taken) {
+  std::string name = base;
+  for (unsigned k = 1; taken.contains(name); ++k)
+    name = base + "_" + std::to_string(k);
+  taken.insert(name);
+  return name;
+}
+
+/// Replaces every ONNX If of \p graph by the nodes of both its branches and
+/// one Where(cond, then_j, else_j) per output: both branches are computed
+/// and the condition chooses the result. An ONNX subgraph has no side
+/// effects, so computing the branch not taken changes no result, only the
+/// work; this is how a compiler without control flow on the device runs a
+/// data-dependent If (openWakeWord's hey_jarvis runs a verifier network when
+/// the first score passes 0.5). The branches' own names are renamed apart
+/// (`<if>/then/<name>`); names of the enclosing graph they read are kept.
+/// Nested Ifs are inlined first.
+void inlineIfs(onnx::GraphProto &graph, const std::string &path,
+               llvm::StringSet<> &taken) {
+  if (!hasIf(graph))
+    return;
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  nodes.Swap(graph.mutable_node());
+  for (onnx::NodeProto &node : nodes) {
+    if (node.op_type() != "If" || !isDefaultDomain(node.domain())) {
+      *graph.add_node() = std::move(node);
+      continue;
+    }
+    std::string where = path + ": " + describeNode(node);
+    if (node.input_size() != 1 || node.input(0).empty())
+      throw tpu::Error(where + ": an If takes exactly one input, the "
+                               "condition");
+    const onnx::GraphProto *branches[2] = {nullptr, nullptr};
+    for (const onnx::AttributeProto &a : node.attribute()) {
+      if (a.name() == "then_branch" && a.has_g())
+        branches[0] = &a.g();
+      else if (a.name() == "else_branch" && a.has_g())
+        branches[1] = &a.g();
+    }
+    if (!branches[0] || !branches[1])
+      throw tpu::Error(where + ": needs both a then_branch and an "
+                               "else_branch graph attribute");
+    std::string base = ImportContext::nodeName(node);
+    std::vector<std::string> outs[2];
+    for (int b = 0; b < 2; ++b) {
+      onnx::GraphProto sub = *branches[b];
+      const char *label = b == 0 ? "then_branch" : "else_branch";
+      if (sub.input_size() != 0)
+        throw tpu::Error(where + ": its " + label + " declares " +
+                         std::to_string(sub.input_size()) +
+                         " input(s); If branches take none");
+      if (sub.output_size() != node.output_size())
+        throw tpu::Error(where + ": its " + label + " has " +
+                         std::to_string(sub.output_size()) +
+                         " output(s) but the If has " +
+                         std::to_string(node.output_size()));
+      if (sub.sparse_initializer_size() > 0)
+        throw tpu::Error(where + ": sparse initializers in its " +
+                         std::string(label) + " are not supported");
+      inlineIfs(sub, path, taken);
+      std::string prefix = base + (b == 0 ? "/then/" : "/else/");
+      llvm::StringMap<std::string> rename;
+      for (onnx::TensorProto &t : *sub.mutable_initializer()) {
+        std::string fresh = freshName(prefix + t.name(), taken);
+        rename[t.name()] = fresh;
+        t.set_name(fresh);
+        *graph.add_initializer() = std::move(t);
+      }
+      for (const onnx::NodeProto &n : sub.node())
+        for (const std::string &o : n.output())
+          if (!o.empty())
+            rename[o] = freshName(prefix + o, taken);
+      auto renamed = [&](const std::string &name) {
+        auto it = rename.find(name);
+        return it == rename.end() ? name : it->second;
+      };
+      for (onnx::NodeProto &n : *sub.mutable_node()) {
+        for (std::string &i : *n.mutable_input())
+          if (!i.empty())
+            i = renamed(i);
+        for (std::string &o : *n.mutable_output())
+          if (!o.empty())
+            o = renamed(o);
+        n.set_name(prefix + ImportContext::nodeName(n));
+        *graph.add_node() = std::move(n);
+      }
+      for (const onnx::ValueInfoProto &vi : sub.output())
+        outs[b].push_back(renamed(vi.name()));
+    }
+    for (int j = 0; j < node.output_size(); ++j) {
+      if (node.output(j).empty())
+        continue;
+      onnx::NodeProto *w = graph.add_node();
+      w->set_op_type("Where");
+      w->set_name(base + "/where_" + std::to_string(j));
+      w->add_input(node.input(0));
+      w->add_input(outs[0][j]);
+      w->add_input(outs[1][j]);
+      w->add_output(node.output(j));
+    }
+  }
+}
+
 } // namespace
 
 void registerImportDialects(mlir::MLIRContext &context) {
@@ -275,7 +407,16 @@ OnnxImportResult importOnnxModel(mlir::MLIRContext &context,
                                  const std::string &path,
                                  const OnnxImportOptions &options) {
   registerImportDialects(context);
-  const onnx::GraphProto &graph = model.graph();
+  // A model with If nodes is imported from a copy whose Ifs are inlined.
+  onnx::GraphProto inlined;
+  if (hasIf(model.graph())) {
+    inlined = model.graph();
+    llvm::StringSet<> taken;
+    collectNames(inlined, taken);
+    inlineIfs(inlined, path, taken);
+  }
+  const onnx::GraphProto &graph =
+      hasIf(model.graph()) ? inlined : model.graph();
 
   int64_t opset = -1;
   for (const auto &imp : model.opset_import())

@@ -18,6 +18,7 @@
 #include "tpuc/Target/BM1684X/CodegenInterface.h"
 
 #include "tpu/isa/Error.h"
+#include "tpu/isa/Format.h"
 #include "tpu/isa/Numerics.h"
 #include "tpuc/Backend/Backend.h"
 
@@ -330,11 +331,9 @@ FailureOr<isa::bmodel::Model> buildBmodel(ModuleOp module,
     net.stages.push_back(std::move(stage));
 
     isa::bmodel::Model model;
-    std::time_t now = std::time(nullptr);
-    char text[64] = {};
-    std::strftime(text, sizeof(text), "%a %b %d %H:%M:%S %Y",
-                  std::localtime(&now));
-    model.time = text;
+    // ctime() form, as Sophgo's files; SOURCE_DATE_EPOCH makes it
+    // reproducible.
+    model.time = isa::formatTimestamp("%a %b %d %H:%M:%S %Y");
     model.nets.push_back(std::move(net));
 
     if (summary) {

@@ -1,7 +1,8 @@
 //===- Format.h - Number formatting for messages and listings ---*- C++ -*-===//
 //
 // One spelling of hex numbers for every diagnostic and listing of the isa
-// library, the tools and the simulator.
+// library, the tools and the simulator, and one source of the time stamps
+// the tools write into their files.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPU_ISA_FORMAT_H
@@ -9,6 +10,8 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <ctime>
 #include <string>
 
 namespace tpu::isa {
@@ -20,6 +23,27 @@ inline std::string formatHex(uint64_t v, unsigned minDigits = 1) {
   char buf[2 + 16 + 1];
   std::snprintf(buf, sizeof(buf), "0x%0*llx", static_cast<int>(minDigits),
                 static_cast<unsigned long long>(v));
+  return buf;
+}
+
+/// The time a tool writes into a file (a bmodel's time field, a calibration
+/// table's header), through strftime `format`: SOURCE_DATE_EPOCH in UTC when
+/// it is set to a decimal number of seconds (reproducible builds: reruns give
+/// identical files), else the local time now.
+inline std::string formatTimestamp(const char *format) {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  const char *epoch = std::getenv("SOURCE_DATE_EPOCH");
+  char *end = nullptr;
+  long long seconds = epoch ? std::strtoll(epoch, &end, 10) : 0;
+  if (epoch && end != epoch && *end == '\0') {
+    t = static_cast<std::time_t>(seconds);
+    gmtime_r(&t, &tm);
+  } else {
+    localtime_r(&t, &tm);
+  }
+  char buf[128] = {};
+  std::strftime(buf, sizeof(buf), format, &tm);
   return buf;
 }
 

@@ -2,6 +2,7 @@
 """npz helpers for the frontend lit tests.
 
     npz_util.py inputs DIR        test inputs of onnx_models.py two_inputs
+    npz_util.py if_inputs DIR     inputs and numpy results of if_verifier
     npz_util.py check A.npz B.npz every array of B is in A and allclose
     npz_util.py show F.npz        "name dtype shape values" per array
 """
@@ -19,6 +20,25 @@ def inputs(d):
     np.savez(f"{d}/in_wrong_name.npz", x=x, s=s, z=s)
     np.savez(f"{d}/in_missing.npz", x=x)
     np.savez(f"{d}/in_wrong_shape.npz", x=x[:2], s=s)
+
+
+def if_inputs(d):
+    """Three inputs of onnx_models.py if_verifier: sum < 0 (else branch),
+    sum > 0 with x.w > 0 (then, doubled) and with x.w < 0 (then, kept)."""
+    w = np.array([[0.5], [-1.0], [2.0], [0.25]], np.float32)
+    sig = lambda v: 1 / (1 + np.exp(-v.astype(np.float64)))
+    cases = {"neg": [-1.0, 0.5, -0.25, 0.0], "pos_up": [0.5, 0.25, 1.0, 0.0],
+             "pos_down": [0.5, 2.0, 0.25, 0.0]}
+    for name, v in cases.items():
+        x = np.array([v], np.float32)
+        p = sig(x.sum(axis=1, keepdims=True))
+        if p[0, 0] >= 0.5:
+            t = x.astype(np.float64) @ w
+            y = sig(t) * (2 if t[0, 0] > 0 else 1)
+        else:
+            y = p
+        np.savez(f"{d}/{name}.npz", x=x)
+        np.savez(f"{d}/{name}_expected.npz", y=y.astype(np.float32))
 
 
 def check(actual, expected):
@@ -40,6 +60,8 @@ if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "inputs":
         inputs(sys.argv[2])
+    elif cmd == "if_inputs":
+        if_inputs(sys.argv[2])
     elif cmd == "check":
         check(sys.argv[2], sys.argv[3])
     else:

@@ -208,10 +208,59 @@ def tiny_values():
     return model(nodes, [vi("x", [1, 8])], [vi("y", [1, 8])], inits)
 
 
+IF_W = np.array([[0.5], [-1.0], [2.0], [0.25]], np.float32)
+
+
+def if_verifier():
+    """A data-dependent If as in openWakeWord's hey_jarvis: p = Sigmoid(sum
+    x); if p >= 0.5 the then-branch computes a second score from x (with its
+    own initializer, a tensor named "t" as the outer graph has one, and a
+    nested If doubling the score when h > 0), else the score is p."""
+    inner_then = helper.make_graph(
+        [helper.make_node("Mul", ["q", "two"], ["r"], name="double")], "inner_then", [],
+        [vi("r", [1, 1])], [const("two", np.array([[2.0]], np.float32))])
+    inner_else = helper.make_graph(
+        [helper.make_node("Identity", ["q"], ["r"], name="keep")], "inner_else", [],
+        [vi("r", [1, 1])])
+    then_g = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["t"], name="verify"),
+         helper.make_node("Sigmoid", ["t"], ["q"], name="verify_sigmoid"),
+         helper.make_node("Greater", ["t", "zero"], ["pos"], name="is_pos"),
+         helper.make_node("If", ["pos"], ["r"], name="inner", then_branch=inner_then,
+                          else_branch=inner_else)],
+        "then", [], [vi("r", [1, 1])],
+        [const("w", IF_W), const("zero", np.array([[0.0]], np.float32))])
+    else_g = helper.make_graph([helper.make_node("Identity", ["p"], ["s"], name="first")],
+                               "else", [], [vi("s", [1, 1])])
+    nodes = [helper.make_node("ReduceSum", ["x", "axes"], ["t"], name="sum", keepdims=1),
+             helper.make_node("Sigmoid", ["t"], ["p"], name="score"),
+             helper.make_node("GreaterOrEqual", ["p", "half"], ["ge"], name="ge"),
+             helper.make_node("Cast", ["ge"], ["cond"], name="cond", to=TensorProto.BOOL),
+             helper.make_node("If", ["cond"], ["y"], name="verifier", then_branch=then_g,
+                              else_branch=else_g)]
+    inits = [const("axes", np.array([1], np.int64)),
+             const("half", np.array([[0.5]], np.float32))]
+    return model(nodes, [vi("x", [1, 4])], [vi("y", [1, 1])], inits, opset=13)
+
+
+def if_bad_branch():
+    """An If whose then_branch has two outputs but the node one."""
+    then_g = helper.make_graph([helper.make_node("Identity", ["x"], ["a"]),
+                                helper.make_node("Identity", ["x"], ["b"])], "then", [],
+                               [vi("a", [1, 4]), vi("b", [1, 4])])
+    else_g = helper.make_graph([helper.make_node("Identity", ["x"], ["c"])], "else", [],
+                               [vi("c", [1, 4])])
+    nodes = [helper.make_node("If", ["cond"], ["y"], name="bad_if", then_branch=then_g,
+                              else_branch=else_g)]
+    return model(nodes, [vi("x", [1, 4]), vi("cond", [1], TensorProto.BOOL)],
+                 [vi("y", [1, 4])])
+
+
 MODELS = {f.__name__: f for f in [conv_bn_relu, shape_subgraph, gemm, clip_variants,
                                   clip_opset6, resize_cubic, resize_crop, resize_nearest, unsupported,
                                   two_inputs, split_slice, external, huge_initializer,
-                                  duplicate_output, no_outputs, tiny_values]}
+                                  duplicate_output, no_outputs, tiny_values, if_verifier,
+                                  if_bad_branch]}
 
 
 def main():
