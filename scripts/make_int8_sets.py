@@ -305,11 +305,19 @@ def cmd_windows(a):
     mel = np.load(a.mel)["onnx::ReduceMax_31"].astype(np.float32)  # [C, 1, 5, 32]
     top = mel.reshape(len(mel), -1).max(1) - np.float32(80.0)
     mel = np.maximum(mel, top[:, None, None, None].astype(np.float32))
+    # The check: the per-chunk clip above gives a [1, 1280] run's output.
+    # Not bit for bit: the mel matmul's float sums depend on how many rows
+    # it has (C * 5 here, 5 in a [1, 1280] run; the GEMM kernels for a
+    # short remainder of rows differ by CPU, e.g. AVX2 against AVX-512),
+    # seen 3.8e-6 dB on an AVX2 machine. 1e-4 dB is far below any clip
+    # error (the clip moves values by up to 80 dB).
     if a.check:
         for j, path in enumerate(a.check):
             ref = np.load(path)["output"]
-            if not np.array_equal(ref[0], mel[j]):
-                sys.exit(f"make_int8_sets: chunk {j}: batched melspectrogram != {path}")
+            err = float(np.abs(ref[0] - mel[j]).max())
+            if ref[0].shape != mel[j].shape or not err <= 1e-4:
+                sys.exit(f"make_int8_sets: chunk {j}: batched melspectrogram != {path} "
+                         f"(max |diff| {err})")
     mel = mel / np.float32(10.0) + np.float32(2.0)
     wins = {"calib": [], "eval": []}
     for c in clips:
