@@ -314,8 +314,11 @@ def cmd_windows(a):
     if a.check:
         for j, path in enumerate(a.check):
             ref = np.load(path)["output"]
+            if ref[0].shape != mel[j].shape:
+                sys.exit(f"make_int8_sets: chunk {j}: batched melspectrogram shape "
+                         f"{mel[j].shape} != {ref[0].shape} of {path}")
             err = float(np.abs(ref[0] - mel[j]).max())
-            if ref[0].shape != mel[j].shape or not err <= 1e-4:
+            if not err <= 1e-4:
                 sys.exit(f"make_int8_sets: chunk {j}: batched melspectrogram != {path} "
                          f"(max |diff| {err})")
     mel = mel / np.float32(10.0) + np.float32(2.0)

@@ -92,7 +92,10 @@ step() {
 }
 if [ "$tflite" = 1 ]; then
   step transform "$tpuc" transform "$tflite_file" -o "${model}_top.mlir" --input-shapes "$shapes"
-  outs=() refs=()
+  if [ "$reference" != numpy ]; then
+    step transform_twin "$tpuc" transform "$onnx" -o twin_top.mlir --input-shapes "$shapes"
+  fi
+  outs=() refs=() twins=() twin_refs=()
   for k in $(seq 1 "$samples"); do
     step inputs /usr/bin/python3 "$ROOT/scripts/make_inputs.py" --tflite "$model" \
       "in$k.npz" --twin-out "in${k}_twin.npz" --seed "$k"
@@ -103,28 +106,28 @@ if [ "$tflite" = 1 ]; then
     else
       step ort node "$ROOT/scripts/ort_run.js" "$onnx" "in${k}_twin.npz" "ort_twin_out$k.npz"
       step rename tflite_rename_twin_outputs "$model" "ort_twin_out$k.npz" "ref_out$k.npz"
+      # The .onnx twin through the ONNX frontend, on the same inputs
+      # (hey_jarvis: its data-dependent If).
+      step run_twin "$tpuc" run twin_top.mlir -i "in${k}_twin.npz" -o "twin_out$k.npz"
+      twins+=("twin_out$k.npz")
+      twin_refs+=("ort_twin_out$k.npz")
     fi
     outs+=("tpuc_out$k.npz")
     refs+=("ref_out$k.npz")
   done
-  step stack stack_npz tpuc_out.npz "${outs[@]}"
-  step stack stack_npz ort_out.npz "${refs[@]}"
-  step compare "$tpuc" compare tpuc_out.npz ort_out.npz \
-    --tolerance "$COSINE_MIN,$EUCLID_MIN" --max-abs-rel "$MAX_ABS_REL"
-  if [ "$reference" != numpy ]; then
-    # The .onnx twin through the ONNX frontend, on the same inputs, against
-    # the same ONNX Runtime outputs (hey_jarvis: its data-dependent If).
-    step transform_twin "$tpuc" transform "$onnx" -o twin_top.mlir --input-shapes "$shapes"
-    twins=() twin_refs=()
-    for k in $(seq 1 "$samples"); do
-      step run_twin "$tpuc" run twin_top.mlir -i "in${k}_twin.npz" -o "twin_out$k.npz"
-      twins+=("twin_out$k.npz")
-      twin_refs+=("ort_twin_out$k.npz")
-    done
-    step stack stack_npz twin_out.npz "${twins[@]}"
-    step stack stack_npz ort_twin_out.npz "${twin_refs[@]}"
-    step compare_twin "$tpuc" compare twin_out.npz ort_twin_out.npz \
+  compare_stacked() { # NAME OURS.npz REF.npz OURS_k.npz... -- REF_k.npz...
+    local name="$1" ours="$2" ref="$3" a=() b=()
+    shift 3
+    while [ "$1" != -- ]; do a+=("$1"); shift; done
+    shift
+    step stack stack_npz "$ours" "${a[@]}"
+    step stack stack_npz "$ref" "$@"
+    step "$name" "$tpuc" compare "$ours" "$ref" \
       --tolerance "$COSINE_MIN,$EUCLID_MIN" --max-abs-rel "$MAX_ABS_REL"
+  }
+  compare_stacked compare tpuc_out.npz ort_out.npz "${outs[@]}" -- "${refs[@]}"
+  if [ "$reference" != numpy ]; then
+    compare_stacked compare_twin twin_out.npz ort_twin_out.npz "${twins[@]}" -- "${twin_refs[@]}"
   fi
   echo "PASS: $model (tflite)"
   exit 0

@@ -77,7 +77,6 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstdlib>
-#include <ctime>
 #include <mutex>
 #include <optional>
 #include <string>

@@ -370,13 +370,15 @@ void inlineIfs(onnx::GraphProto &graph, const std::string &path,
         return it == rename.end() ? name : it->second;
       };
       for (onnx::NodeProto &n : *sub.mutable_node()) {
+        // Named from the branch's own name (or first output) before the
+        // outputs get the prefix, so that it appears once.
+        n.set_name(prefix + ImportContext::nodeName(n));
         for (std::string &i : *n.mutable_input())
           if (!i.empty())
             i = renamed(i);
         for (std::string &o : *n.mutable_output())
           if (!o.empty())
             o = renamed(o);
-        n.set_name(prefix + ImportContext::nodeName(n));
         *graph.add_node() = std::move(n);
       }
       for (const onnx::ValueInfoProto &vi : sub.output())
@@ -409,14 +411,15 @@ OnnxImportResult importOnnxModel(mlir::MLIRContext &context,
   registerImportDialects(context);
   // A model with If nodes is imported from a copy whose Ifs are inlined.
   onnx::GraphProto inlined;
-  if (hasIf(model.graph())) {
-    inlined = model.graph();
+  const onnx::GraphProto *source = &model.graph();
+  if (hasIf(*source)) {
+    inlined = *source;
     llvm::StringSet<> taken;
     collectNames(inlined, taken);
     inlineIfs(inlined, path, taken);
+    source = &inlined;
   }
-  const onnx::GraphProto &graph =
-      hasIf(model.graph()) ? inlined : model.graph();
+  const onnx::GraphProto &graph = *source;
 
   int64_t opset = -1;
   for (const auto &imp : model.opset_import())

@@ -26,7 +26,6 @@
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <cstring>
-#include <ctime>
 
 using namespace mlir;
 namespace isa = ::tpu::isa;
