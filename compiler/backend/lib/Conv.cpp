@@ -230,7 +230,8 @@ void runConv(CmdEmitter &em, const ConvJob &job) {
 
   // Buffers.
   std::vector<uint64_t> wBuf(plan.wCopies), bBuf(plan.wCopies),
-      bConv(plan.wCopies), rqBuf(plan.wCopies);
+      bConv(plan.wCopies), rqBuf(plan.wCopies), rq2Buf(plan.wCopies);
+  const bool twoSteps = quant && job.quant->twoSteps;
   for (unsigned i = 0; i < plan.wCopies; ++i) {
     wBuf[i] = alloc.alloc(wBytes(plan.ocT), "weights");
     if (quant) {
@@ -238,6 +239,10 @@ void runConv(CmdEmitter &em, const ConvJob &job) {
       rqBuf[i] = alloc.alloc(
           euBytes(chip, Prec::Int32, {1, uint32_t(plan.ocT), 1, 3}),
           "requantisation records");
+      if (twoSteps)
+        rq2Buf[i] = alloc.alloc(
+            euBytes(chip, Prec::Int32, {1, uint32_t(plan.ocT), 1, 3}),
+            "second requantisation records");
     }
     if (hasBias) {
       uint64_t slots = uint64_t(ceilDiv(plan.ocT, npu));
@@ -332,15 +337,20 @@ void runConv(CmdEmitter &em, const ConvJob &job) {
                      isa::LocalLayout::Compact));
     if (quant) {
       // Records [bias, multiplier, -rshift, zp] per output channel: the
-      // bias column compact, the other three at the start of each slot.
-      uint64_t rec = job.quant->coeffAddr + uint64_t(ocAbs) * 16;
+      // bias column compact, the other three at the start of each slot;
+      // with two steps the second step's three from word 4 likewise.
+      uint32_t words = twoSteps ? 8 : 4;
+      uint64_t rec = job.quant->coeffAddr + uint64_t(ocAbs) * words * 4;
       Shape4 bs{1, uint32_t(s.ocT), 1, 1};
-      load(em, DView{rec, Prec::Int32, bs, {0, 4, 0, 1}},
+      load(em, DView{rec, Prec::Int32, bs, {0, words, 0, 1}},
            localTensor(chip, bBuf[s.wSlot], Prec::Int32, bs,
                        isa::LocalLayout::Compact));
       Shape4 rs{1, uint32_t(s.ocT), 1, 3};
-      load(em, DView{rec + 4, Prec::Int32, rs, {0, 4, 0, 1}},
+      load(em, DView{rec + 4, Prec::Int32, rs, {0, words, 0, 1}},
            localTensor(chip, rqBuf[s.wSlot], Prec::Int32, rs));
+      if (twoSteps)
+        load(em, DView{rec + 16, Prec::Int32, rs, {0, words, 0, 1}},
+             localTensor(chip, rq2Buf[s.wSlot], Prec::Int32, rs));
     }
     if (hasBias) {
       Shape4 bs{1, uint32_t(s.ocT), 1, 1};
@@ -449,10 +459,20 @@ void runConv(CmdEmitter &em, const ConvJob &job) {
           r.perChannel = true;
           r.params = rqBuf[s.wSlot];
           r.round = job.quant->round;
+          if (twoSteps) {
+            r.output = out; // the first step stays int32
+            rq(em, r);
+            r.params = rq2Buf[s.wSlot];
+            r.round = job.quant->round2;
+            r.output = final;
+          }
           rq(em, r);
           if (job.quant->reluSigned)
             ar(em, ArOp::Max, final, Opd::of(final),
                Opd::immInt(0, Prec::Int8));
+          if (job.quant->reluHigh)
+            ar(em, ArOp::Min, final, Opd::of(final),
+               Opd::immInt(*job.quant->reluHigh, Prec::Int32));
         }
         if (!fusedAct)
           emitUnary(em, job.act, out, out, scratch);

@@ -549,6 +549,30 @@ void detail::emitBinaryInt8Tile(CmdEmitter &em, const BinaryInt8Params &p,
                         const LTensor &ta, const LTensor &tb) {
   bool sub = p.kind == BinaryKind::Sub;
   bool asym = p.zeroPoint[0] || p.zeroPoint[1] || p.outZeroPoint;
+  if (p.tflite && p.kind != BinaryKind::Mul) {
+    auto step = [&](const LTensor &src, const LTensor &dst,
+                    const RequantStep &s, int32_t zp) {
+      RqCmd r;
+      r.input = src;
+      r.output = dst;
+      r.multiplier = s.multiplier;
+      r.rshift = s.rshift;
+      r.zeroPoint = zp;
+      r.round = s.round;
+      rq(em, r);
+    };
+    const LTensor *in[2] = {&a, &b}, *t[2] = {&ta, &tb};
+    for (int k = 0; k < 2; ++k) {
+      ar(em, ArOp::Sub, *t[k], Opd::of(*in[k]),
+         Opd::immInt(p.zeroPoint[k], Prec::Int32));
+      step(*t[k], *t[k], p.tflite->steps[k][0], 0);
+      step(*t[k], *t[k], p.tflite->steps[k][1], 0);
+    }
+    ar(em, sub ? ArOp::Sub : ArOp::Add, ta, Opd::of(ta), Opd::of(tb));
+    step(ta, ta, p.tflite->steps[2][0], 0);
+    step(ta, out, p.tflite->steps[2][1], p.outZeroPoint);
+    return;
+  }
   if (p.kind == BinaryKind::Mul) {
     // (a - zp_a) (b - zp_b) in int32, then RQ1 (multiplier[0], rshift[0],
     // the output zero point).
@@ -638,7 +662,7 @@ void binaryInt8(CmdEmitter &em, const BinaryInt8Params &p) {
   if (p.kind != BinaryKind::Add && p.kind != BinaryKind::Sub &&
       p.kind != BinaryKind::Mul)
     ctx.fail("only add, sub and mul have an integer form");
-  for (int k = 0; k < 2 && p.kind != BinaryKind::Mul; ++k)
+  for (int k = 0; k < 2 && p.kind != BinaryKind::Mul && !p.tflite; ++k)
     if (p.multiplier[k] < 0 || p.multiplier[k] > 0xFFFF)
       ctx.fail("multipliers must fit 16 bits");
   std::vector<EltJob> jobs;

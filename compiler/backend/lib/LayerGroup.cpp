@@ -164,11 +164,17 @@ std::vector<Resident> residentsOf(const LocalOpParams &p,
     if (c->quant) {
       // The records [bias, multiplier, -rshift, zp]: the bias column
       // compact, the other three at the start of every channel slot (RQ1).
+      // TFLite's two steps: eight words, the second step's three from
+      // word 4 (index 3).
       uint64_t rec = c->quant->coeffAddr;
+      uint32_t words = c->quant->twoSteps ? 8 : 4;
       r.push_back({rec, Prec::Int32, {1, uint32_t(oc), 1, 1}, {},
-                   isa::LocalLayout::Compact, Stride4{0, 4, 0, 1}});
+                   isa::LocalLayout::Compact, Stride4{0, words, 0, 1}});
       r.push_back({rec + 4, Prec::Int32, {1, uint32_t(oc), 1, 3}, {},
-                   isa::LocalLayout::EuAligned, Stride4{0, 4, 1, 1}});
+                   isa::LocalLayout::EuAligned, Stride4{0, words, 1, 1}});
+      if (c->quant->twoSteps)
+        r.push_back({rec + 16, Prec::Int32, {1, uint32_t(oc), 1, 3}, {},
+                     isa::LocalLayout::EuAligned, Stride4{0, words, 1, 1}});
     }
     if (c->biasAddr) {
       std::optional<Prec> cast;
@@ -985,9 +991,20 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
         r.perChannel = true;
         r.params = resOffset[o][2];
         r.round = c->quant->round;
+        if (c->quant->twoSteps) {
+          // The first step back into the int32 accumulator.
+          r.input = acc;
+          r.output = acc;
+          rq(em, r);
+          r.params = resOffset[o][3];
+          r.round = c->quant->round2;
+        }
         requant(r);
         if (c->quant->reluSigned)
           ar(em, ArOp::Max, out, Opd::of(out), Opd::immInt(0, Prec::Int8));
+        if (c->quant->reluHigh)
+          ar(em, ArOp::Min, out, Opd::of(out),
+             Opd::immInt(*c->quant->reluHigh, Prec::Int32));
         return;
       }
       if (w->pord) {

@@ -304,6 +304,18 @@ void runMatmul(CmdEmitter &em, const OpCtx &ctx, const MatMulParams &p,
           r.rshift = p.quant->rshift;
           r.zeroPoint = p.quant->zeroPoint;
           r.round = p.quant->round;
+          if (const auto &second = p.quant->second) {
+            // TFLite's two steps: the first into the int32 accumulator.
+            r.output = acc;
+            r.zeroPoint = 0;
+            rq(em, r);
+            r.input = acc;
+            r.output = out;
+            r.multiplier = second->multiplier;
+            r.rshift = second->rshift;
+            r.zeroPoint = p.quant->zeroPoint;
+            r.round = second->round;
+          }
           rq(em, r);
           return;
         }

@@ -19,7 +19,10 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 namespace tpuc {
 
@@ -172,6 +175,73 @@ llvm::Error writeCaliTable(const CaliTable &table, llvm::StringRef path) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), e.what());
   }
   return llvm::Error::success();
+}
+
+
+std::string formatModelQuant(const llvm::StringMap<ModelQuant> &quant) {
+  std::vector<std::string> names;
+  for (const auto &e : quant)
+    names.push_back(e.getKey().str());
+  std::sort(names.begin(), names.end());
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  for (const std::string &n : names) {
+    const ModelQuant &q = quant.find(n)->second;
+    const char *storage = q.storage == ModelQuant::Storage::Int8    ? "i8"
+                          : q.storage == ModelQuant::Storage::UInt8 ? "u8"
+                                                                    : "i32";
+    os << n << ' ' << storage << ' ' << q.zeroPoint;
+    for (double s : q.scales) {
+      char buf[64];
+      std::snprintf(buf, sizeof(buf), " %a", s);
+      os << buf;
+    }
+    os << '\n';
+  }
+  return text;
+}
+
+llvm::Expected<llvm::StringMap<ModelQuant>>
+parseModelQuant(llvm::StringRef text, llvm::StringRef path) {
+  llvm::StringMap<ModelQuant> out;
+  llvm::SmallVector<llvm::StringRef> lines;
+  text.split(lines, '\n', -1, /*KeepEmpty=*/true);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    llvm::StringRef line = lines[i].trim();
+    if (line.empty())
+      continue;
+    auto error = [&](const llvm::Twine &what) {
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     path + ":" + llvm::Twine(i + 1) + ": " +
+                                         what + ": '" + line + "'");
+    };
+    llvm::SmallVector<llvm::StringRef> f;
+    line.split(f, ' ', -1, /*KeepEmpty=*/false);
+    if (f.size() < 4)
+      return error("expected 'name i8|u8|i32 zero_point scale...'");
+    ModelQuant q;
+    if (f[1] == "i8")
+      q.storage = ModelQuant::Storage::Int8;
+    else if (f[1] == "u8")
+      q.storage = ModelQuant::Storage::UInt8;
+    else if (f[1] == "i32")
+      q.storage = ModelQuant::Storage::Int32;
+    else
+      return error("storage type '" + f[1] + "' is not i8, u8 or i32");
+    if (f[2].getAsInteger(10, q.zeroPoint))
+      return error("zero point '" + f[2] + "' is not an integer");
+    for (size_t k = 3; k < f.size(); ++k) {
+      std::string s = f[k].str();
+      char *end = nullptr;
+      double v = std::strtod(s.c_str(), &end);
+      if (end != s.c_str() + s.size() || !std::isfinite(v) || v <= 0)
+        return error("scale '" + f[k] + "' is not a positive number");
+      q.scales.push_back(v);
+    }
+    if (!out.try_emplace(f[0], std::move(q)).second)
+      return error("tensor '" + f[0] + "' is listed twice");
+  }
+  return out;
 }
 
 } // namespace tpuc

@@ -10,8 +10,11 @@
 //===----------------------------------------------------------------------===//
 #include "tpuc/Dialect/Tpu/IR/ChipMath.h"
 
+#include "tpu/isa/Numerics.h"
+
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -433,3 +436,138 @@ TEST(Int8ChipMathTest, AvgPoolInt8ZeroPoints) {
   chip::avgPoolInt8(p, y.data(), 1, 2, 4, 3, true, kUp, out.data(), 1);
   EXPECT_EQ(out[0], 6.0f);
 }
+
+//===----------------------------------------------------------------------===//
+// TFLite's arithmetic (two RQ1 steps), against TFLite's reference integer
+// functions written out here from their definitions (gemmlowp's
+// SaturatingRoundingDoublingHighMul and RoundingDivideByPOT, TFLite's
+// QuantizeMultiplier, MultiplyByQuantizedMultiplier, its int8 ADD and
+// average pool)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+namespace tfl_ref {
+
+int32_t srdhm(int32_t a, int32_t b) {
+  if (a == b && a == std::numeric_limits<int32_t>::min())
+    return std::numeric_limits<int32_t>::max();
+  int64_t ab = int64_t(a) * int64_t(b);
+  int64_t nudge = ab >= 0 ? (1 << 30) : (1 - (1 << 30));
+  return int32_t((ab + nudge) / (int64_t(1) << 31)); // truncating
+}
+
+int32_t rdbp(int32_t x, int e) {
+  int32_t mask = int32_t((int64_t(1) << e) - 1);
+  int32_t rem = x & mask;
+  int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+  return (x >> e) + (rem > threshold ? 1 : 0);
+}
+
+void quantizeMultiplier(double real, int32_t &m, int &shift) {
+  double q = std::frexp(real, &shift);
+  auto f = int64_t(std::round(q * double(int64_t(1) << 31)));
+  if (f == (int64_t(1) << 31)) {
+    f /= 2;
+    ++shift;
+  }
+  m = int32_t(f);
+}
+
+int32_t mbqm(int32_t x, int32_t m, int shift) {
+  int left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+  return rdbp(srdhm(x * (1 << left), m), right);
+}
+
+} // namespace tfl_ref
+
+/// The record of TFLite's requantisation by \p real, as the lowering
+/// writes it (ChipMath.h RequantRecord): (acc * M) >> (31 - max(e, 0))
+/// half up, then >> max(-e, 0) half away, plus zp.
+chip::RequantRecord tfliteRecord(double real, int32_t zp) {
+  int32_t m = 0;
+  int e = 0;
+  tfl_ref::quantizeMultiplier(real, m, e);
+  chip::RequantRecord r;
+  r.multiplier = m;
+  r.shift = -(31 - std::max(e, 0));
+  r.twoSteps = true;
+  r.multiplier2 = 1;
+  r.shift2 = -std::max(-e, 0);
+  r.zeroPoint2 = zp;
+  return r;
+}
+
+TEST(Int8ChipTflite, TwoStepsEqualMultiplyByQuantizedMultiplier) {
+  // Right shifts 0 to 20, a left shift of 1, and multipliers whose
+  // products land on ties of both roundings (0.5, 0.25: M = 2^30).
+  for (double real : {0.5, 0.25, 0.0037, 0.0123456, 0.75, 1.7, 9.5e-7,
+                      0.999999}) {
+    int32_t m = 0;
+    int e = 0;
+    tfl_ref::quantizeMultiplier(real, m, e);
+    chip::RequantRecord r = tfliteRecord(real, -7);
+    for (int32_t acc = -300000; acc <= 300000; acc += 7) {
+      int64_t want = std::clamp<int64_t>(
+          int64_t(tfl_ref::mbqm(acc, m, e)) - 7, -128, 127);
+      ASSERT_EQ(chip::requantByRecord(acc, r, kUp, true), want)
+          << "real " << real << " acc " << acc;
+    }
+  }
+}
+
+TEST(Int8ChipTflite, AddEqualsTfliteAddForEveryPairOfCodes) {
+  // TFLite's int8 ADD: left shift 20, inputs by s / (2 max), output by
+  // 2 max / (2^20 s_out), every code pair of two scale / zero point sets.
+  struct Case {
+    double sa, sb, so;
+    int32_t za, zb, zo;
+  };
+  for (Case c : {Case{0.03, 0.025, 0.05, -128, 5, -20},
+                 Case{0.1, 0.1, 0.2, 0, 0, 0},
+                 Case{0.007, 0.05, 0.04, 17, -3, 9}}) {
+    double twice = 2 * std::max(c.sa, c.sb);
+    double reals[3] = {c.sa / twice, c.sb / twice,
+                       twice / (double(1 << 20) * c.so)};
+    int32_t m[3];
+    int e[3];
+    chip::RequantRecord rec[3];
+    for (int k = 0; k < 3; ++k) {
+      tfl_ref::quantizeMultiplier(reals[k], m[k], e[k]);
+      rec[k] = tfliteRecord(reals[k], k == 2 ? c.zo : 0);
+      if (k < 2) // the left shift of 20 folded into the first step
+        rec[k].shift += 20;
+    }
+    int64_t zp[2] = {c.za, c.zb};
+    for (bool sub : {false, true})
+      for (int a = -128; a <= 127; ++a)
+        for (int b = -128; b <= 127; ++b) {
+          int32_t ta = tfl_ref::mbqm((a - c.za) * (1 << 20), m[0], e[0]);
+          int32_t tb = tfl_ref::mbqm((b - c.zb) * (1 << 20), m[1], e[1]);
+          int64_t want = std::clamp<int64_t>(
+              int64_t(tfl_ref::mbqm(sub ? ta - tb : ta + tb, m[2], e[2])) +
+                  c.zo,
+              -128, 127);
+          ASSERT_EQ(chip::addInt8Tflite(a, b, zp, rec, rec[2], sub, true),
+                    want)
+              << a << (sub ? " - " : " + ") << b;
+        }
+  }
+}
+
+TEST(Int8ChipTflite, AvgPoolIsTflitesRoundedAverage) {
+  // sum * (floor(2^30 / k) + 1) >> 30 rounding half up equals TFLite's
+  // (sum +/- k / 2) / k (truncating) for every sum of k int8 codes.
+  for (int64_t k : {1, 2, 3, 4, 6, 9, 16, 25, 49, 225}) {
+    int64_t mult = (int64_t(1) << 30) / k + 1;
+    for (int64_t sum = -128 * k; sum <= 127 * k; ++sum) {
+      int64_t want = sum > 0 ? (sum + k / 2) / k : (sum - k / 2) / k;
+      ASSERT_EQ(::tpu::isa::requantize(sum, mult, 30, 0, kUp,
+                                       ::tpu::isa::Prec::Int8, true),
+                std::clamp<int64_t>(want, -128, 127))
+          << "k " << k << " sum " << sum;
+    }
+  }
+}
+
+} // namespace

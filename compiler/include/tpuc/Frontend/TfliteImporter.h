@@ -51,9 +51,15 @@ OnnxImportResult importTfliteFile(mlir::MLIRContext &context,
 
 /// The module attribute holding an imported model's own quantisation.
 inline constexpr llvm::StringLiteral kQuantTableAttr("top.quant_table");
-/// Stores \p table as the module's top.quant_table.
+/// The module attribute holding the same model's exact scales, zero points
+/// and those of its quantised weights and biases (formatModelQuant): with
+/// it, INT8 keeps the model's codes and follows TFLite's arithmetic.
+inline constexpr llvm::StringLiteral kQuantParamsAttr("top.quant_params");
+/// Stores \p table as the module's top.quant_table (and its modelQuant as
+/// top.quant_params).
 void setModelQuantTable(mlir::ModuleOp module, const CaliTable &table);
-/// The module's top.quant_table restricted to the tensors it still has;
+/// The module's top.quant_table (with top.quant_params as modelQuant)
+/// restricted to the tensors it still has;
 /// std::nullopt when it has none. Throws tpu::Error if it does not parse.
 std::optional<CaliTable> getModelQuantTable(mlir::ModuleOp module);
 

@@ -25,6 +25,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,15 @@ struct CaliEntry {
   unsigned line = 0;    ///< 1-based line in the file (0 if not read)
 };
 
+/// A tensor's exact quantisation as a model that carries its own states it
+/// (a quantised TFLite model): storage type, zero point and scales (one, or
+/// one per channel of a constant), float32 values held in doubles.
+struct ModelQuant {
+  enum class Storage { Int8, UInt8, Int32 } storage = Storage::Int8;
+  int64_t zeroPoint = 0;
+  std::vector<double> scales;
+};
+
 struct CaliTable {
   std::string path; ///< for messages: "<path>:<line>: ..."
   llvm::StringMap<CaliEntry> entries;
@@ -46,6 +56,18 @@ struct CaliTable {
   std::vector<std::string> header;
   /// Names listed under "#asym_op".
   std::vector<std::string> asymOps;
+  /// The exact quantisation of activations and constants, from a model
+  /// that carries its own (empty for a calibrated table). When it is set,
+  /// the INT8 lowering keeps these scales, zero points and weight codes and
+  /// follows TFLite's integer arithmetic (compiler/docs/design.md, "TFLite
+  /// arithmetic").
+  llvm::StringMap<ModelQuant> modelQuant;
+
+  bool hasModelQuant() const { return !modelQuant.empty(); }
+  const ModelQuant *findModelQuant(llvm::StringRef name) const {
+    auto it = modelQuant.find(name);
+    return it == modelQuant.end() ? nullptr : &it->second;
+  }
 
   const CaliEntry *find(llvm::StringRef name) const {
     auto it = entries.find(name);
@@ -65,6 +87,12 @@ llvm::Expected<CaliTable> readCaliTable(llvm::StringRef path);
 /// line "# op_name    threshold    min    max", then one line per entry in
 /// `order`, floats with 7 decimals.
 std::string formatCaliTable(const CaliTable &table);
+/// The modelQuant entries as text, one line each: `name i8|u8|i32 zp s...`,
+/// the scales as hexadecimal floats (exact); and its parser (errors name
+/// \p path and the line).
+std::string formatModelQuant(const llvm::StringMap<ModelQuant> &quant);
+llvm::Expected<llvm::StringMap<ModelQuant>>
+parseModelQuant(llvm::StringRef text, llvm::StringRef path);
 /// Writes formatCaliTable(table) to \p path atomically (a temporary file
 /// renamed into place: no half-written table on failure).
 llvm::Error writeCaliTable(const CaliTable &table, llvm::StringRef path);

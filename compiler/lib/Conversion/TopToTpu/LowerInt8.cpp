@@ -30,6 +30,7 @@
 #include "Lowering.h"
 
 #include "tpu/isa/Numerics.h"
+#include "tpuc/Dialect/Tpu/IR/Int8.h"
 
 #include "tpuc/Support/Weights.h"
 
@@ -95,11 +96,26 @@ bool zeroPointFoldable(Value v) {
 
 } // namespace
 
+const ModelQuant *Lowering::modelQuant(Value v) const {
+  if (!tfliteArithmetic() || top::isNone(v))
+    return nullptr;
+  return cali->findModelQuant(top::getTensorName(v));
+}
+
 quant::UniformQuantizedType Lowering::quantType(Value v) {
   std::string name = top::getTensorName(v);
   auto it = qtypes.find(name);
   if (it != qtypes.end())
     return it->second;
+  if (const ModelQuant *mq = modelQuant(v);
+      mq && mq->storage != ModelQuant::Storage::Int32 &&
+      mq->scales.size() == 1) {
+    // The model's own scale and zero point, exactly.
+    bool isSigned = mq->storage == ModelQuant::Storage::Int8;
+    auto t = int8Type(getContext(), mq->scales[0], isSigned, mq->zeroPoint);
+    qtypes[name] = t;
+    return t;
+  }
   const CaliEntry *e = cali ? cali->find(name) : nullptr;
   if (!e)
     return {};
@@ -207,6 +223,46 @@ void setRequantRecord(std::vector<int32_t> &coeff, int64_t c, int64_t bq,
   coeff[size_t(c * 4 + 3)] = int32_t(outQ.getZeroPoint());
 }
 
+/// TFLite's requantisation by \p real (QuantizeMultiplier: multiplier M in
+/// [2^30, 2^31), left shift e) as two RQ1 steps, written as the
+/// (multiplier, -rshift) pairs of chip::RequantRecord: t = (acc * M) >>
+/// (31 - max(e, 0)) rounding half up (its doubling high multiply, with the
+/// left shift folded in), then y = t >> max(-e, 0) rounding half away from
+/// zero (its rounding divide by a power of two), plus the zero point.
+struct TfliteRequant {
+  int32_t m1 = 0, negShift1 = 0, m2 = 1, negShift2 = 0;
+};
+TfliteRequant tfliteRequant(double real) {
+  int32_t m = 0;
+  int e = 0;
+  tisa::quantizeMultiplier(real, m, e);
+  TfliteRequant r;
+  r.m1 = m;
+  r.negShift1 = -(31 - std::max(e, 0));
+  r.negShift2 = -std::max(-e, 0);
+  return r;
+}
+
+/// The codes of a weight of the model's own quantisation \p mq: w / s
+/// (exact: the import computed w = s * q); element i is in channel (i /
+/// \p inner) mod (number of scales), one scale: per tensor. False when a
+/// value is no code of \p lo..hi (the weights were changed since the
+/// import).
+bool modelCodes(ArrayRef<float> w, const ModelQuant &mq, size_t inner,
+                int64_t lo, int64_t hi, std::vector<int64_t> &q) {
+  q.resize(w.size());
+  size_t channels = mq.scales.size();
+  for (size_t i = 0; i < w.size(); ++i) {
+    double s = mq.scales[(i / std::max<size_t>(inner, 1)) % channels];
+    double v = double(w[i]) / s + double(mq.zeroPoint);
+    int64_t c = tisa::roundToInt(v, tisa::RoundMode::HalfAwayFromZero);
+    if (c < lo || c > hi || std::fabs(v - double(c)) > 1e-3)
+      return false;
+    q[i] = c - mq.zeroPoint;
+  }
+  return true;
+}
+
 /// The symmetric int8 type of a filter quantised per output channel along
 /// \p axis (0: conv's (OC, ...), 1: deconv's (IC, OC, ...)).
 quant::UniformQuantizedPerAxisType int8FilterType(MLIRContext *ctx,
@@ -226,7 +282,87 @@ Value int8Conv(OpBuilder &b, Lowering &l, Location loc, StringRef name,
                Shape fshape, const std::vector<float> &w,
                const std::vector<float> &bias, ArrayAttr kernel,
                ArrayAttr strides, ArrayAttr pads, ArrayAttr dilations,
-               int64_t group, bool doRelu, APFloat reluLimit) {
+               int64_t group, bool doRelu, APFloat reluLimit,
+               const ModelQuant *wq = nullptr, const ModelQuant *bq = nullptr);
+
+/// int8Conv with the model's own filter codes and scales \p wQ (and bias
+/// codes \p bQ when it has them): TFLite's arithmetic, records of two
+/// steps. Null when the filter's values are not its codes.
+Value tfliteConv(OpBuilder &b, Lowering &l, Location loc, StringRef name,
+                 Value input, quant::UniformQuantizedType outQ, Shape out,
+                 Shape fshape, const std::vector<float> &w,
+                 const std::vector<float> &bias, const ModelQuant &wQ,
+                 const ModelQuant *bQ, ArrayAttr kernel, ArrayAttr strides,
+                 ArrayAttr pads, ArrayAttr dilations, int64_t group,
+                 bool doRelu, APFloat reluLimit) {
+  auto inQ = qtypeOf(input);
+  int64_t oc = out[1];
+  int64_t per = int64_t(w.size()) / oc;
+  if (wQ.zeroPoint != 0 ||
+      (wQ.scales.size() != 1 && int64_t(wQ.scales.size()) != oc))
+    return {};
+  std::vector<int64_t> codes;
+  if (!modelCodes(w, wQ, size_t(per), -128, 127, codes))
+    return {};
+  std::vector<double> scales(static_cast<size_t>(oc));
+  std::vector<float> wq(w.size());
+  std::vector<int32_t> coeff(static_cast<size_t>(oc) * 8, 0);
+  int64_t zpIn = inQ.getZeroPoint();
+  for (int64_t c = 0; c < oc; ++c) {
+    // TFLite's scales are float32: its effective scale is computed from
+    // them in double.
+    double sw = wQ.scales.size() == 1 ? wQ.scales[0] : wQ.scales[size_t(c)];
+    scales[size_t(c)] = sw;
+    int64_t acc;
+    if (bQ && (bQ->scales.size() == 1 || int64_t(bQ->scales.size()) == oc)) {
+      double sb = bQ->scales.size() == 1 ? bQ->scales[0] : bQ->scales[size_t(c)];
+      acc = tisa::roundToInt(double(bias[size_t(c)]) / sb,
+                             tisa::RoundMode::HalfAwayFromZero);
+    } else {
+      acc = tisa::roundToInt(double(bias[size_t(c)]) / (sw * inQ.getScale()),
+                             tisa::RoundMode::HalfAwayFromZero);
+    }
+    for (int64_t i = 0; i < per; ++i) {
+      int64_t q = codes[size_t(c * per + i)];
+      wq[size_t(c * per + i)] = float(q);
+      acc -= zpIn * q;
+    }
+    TfliteRequant r = tfliteRequant(double(float(inQ.getScale())) * sw /
+                                    double(float(outQ.getScale())));
+    int32_t *rec = coeff.data() + c * 8;
+    rec[0] = int32_t(tisa::saturate(acc, tisa::Prec::Int32, true));
+    rec[1] = r.m1;
+    rec[2] = r.negShift1;
+    rec[3] = 0;
+    rec[4] = r.m2;
+    rec[5] = r.negShift2;
+    rec[6] = int32_t(outQ.getZeroPoint());
+  }
+  MLIRContext *ctx = l.getContext();
+  Value filter = l.newWeight(b, loc, (name + "_filter_int8").str(), fshape, wq,
+                             int8FilterType(ctx, scales, 0));
+  Value coeffW = l.newIntWeight(b, loc, (name + "_requant").str(), {oc, 8},
+                                coeff, IntegerType::get(ctx, 32));
+  auto conv = b.create<tpu::Conv2DOp>(loc, RankedTensorType::get(out, outQ),
+                                      input, filter, coeffW, kernel, strides,
+                                      pads, dilations, group, doRelu,
+                                      reluLimit, name);
+  conv->setAttr(tpu::kTfliteArithmeticAttr, b.getUnitAttr());
+  return conv.getOutput();
+}
+
+Value int8Conv(OpBuilder &b, Lowering &l, Location loc, StringRef name,
+               Value input, quant::UniformQuantizedType outQ, Shape out,
+               Shape fshape, const std::vector<float> &w,
+               const std::vector<float> &bias, ArrayAttr kernel,
+               ArrayAttr strides, ArrayAttr pads, ArrayAttr dilations,
+               int64_t group, bool doRelu, APFloat reluLimit,
+               const ModelQuant *wQ, const ModelQuant *bQ) {
+  if (wQ)
+    if (Value v = tfliteConv(b, l, loc, name, input, outQ, out, fshape, w,
+                             bias, *wQ, bQ, kernel, strides, pads, dilations,
+                             group, doRelu, reluLimit))
+      return v;
   double sIn = qtypeOf(input).getScale(), sOut = outQ.getScale();
   int64_t oc = out[1];
   int64_t per = int64_t(w.size()) / oc;
@@ -357,7 +493,8 @@ FailureOr<bool> lowerConvInt8(Operation *o, Lowering &l, std::string &why) {
                         module::getShape(op.getFilter()), w, bias,
                         op.getKernelShape(), op.getStrides(), op.getPads(),
                         b.getI64ArrayAttr(d), g, op.getDoRelu(),
-                        op.getReluLimit());
+                        op.getReluLimit(), l.modelQuant(op.getFilter()),
+                        l.modelQuant(op.getBias()));
   replaceOp(o, conv);
   return true;
 }
@@ -401,15 +538,32 @@ FailureOr<bool> lowerMatMulInt8(Operation *o, Lowering &l, std::string &why) {
   auto inQ = qtypeOf(input);
   std::vector<float> w = l.weightData(op.getRight());
   std::vector<float> wq(w.size());
-  double sw = quantizeSymmetricInt8(w, wq);
+  // The model's own per-tensor weight codes (TFLite's arithmetic), else
+  // symmetric codes of max|W| / 127.
+  const ModelQuant *wQ = l.modelQuant(op.getRight());
+  std::vector<int64_t> codes;
+  bool tflite = wQ && wQ->zeroPoint == 0 && wQ->scales.size() == 1 &&
+                modelCodes(w, *wQ, w.size(), -128, 127, codes);
+  double sw;
+  if (tflite) {
+    sw = wQ->scales[0];
+    for (size_t i = 0; i < w.size(); ++i)
+      wq[i] = float(codes[i]);
+  } else {
+    sw = quantizeSymmetricInt8(w, wq);
+  }
+  const ModelQuant *bQ = tflite ? l.modelQuant(biasV) : nullptr;
+  if (bQ && bQ->scales.size() != 1)
+    bQ = nullptr;
   std::vector<float> bias = top::isNone(biasV) ? std::vector<float>()
                                                : l.weightData(biasV);
   std::vector<int32_t> bq(static_cast<size_t>(n), 0);
   int64_t zpIn = inQ.getZeroPoint();
   for (int64_t j = 0; j < n; ++j) {
+    double biasScale = bQ ? bQ->scales[0] : sw * inQ.getScale();
     int64_t v = bias.empty() ? 0
                              : tisa::roundToInt(double(bias[size_t(j)]) /
-                                                    (sw * inQ.getScale()),
+                                                    biasScale,
                                                 tisa::RoundMode::HalfAwayFromZero);
     for (int64_t kk = 0; kk < k; ++kk)
       v -= zpIn * int64_t(wq[transB ? size_t(j * k + kk) : size_t(kk * n + j)]);
@@ -436,8 +590,18 @@ FailureOr<bool> lowerMatMulInt8(Operation *o, Lowering &l, std::string &why) {
                                     input, right, biasW, transB,
                                     op.getDoRelu(), op.getReluLimit(),
                                     op.getName());
-  mm->setAttr(tpu::kQuantMultiplierAttr, b.getI64ArrayAttr({mult}));
-  mm->setAttr(tpu::kQuantRShiftAttr, b.getI64ArrayAttr({rshift}));
+  if (tflite) {
+    // Two RQ1 steps (tfliteRequant): multipliers [m1, m2], right shifts
+    // [r1, r2]; the zero point is added by the second.
+    TfliteRequant r = tfliteRequant(inQ.getScale() * sw / outQ.getScale());
+    mm->setAttr(tpu::kQuantMultiplierAttr, b.getI64ArrayAttr({r.m1, r.m2}));
+    mm->setAttr(tpu::kQuantRShiftAttr,
+                b.getI64ArrayAttr({-r.negShift1, -r.negShift2}));
+    mm->setAttr(tpu::kTfliteArithmeticAttr, b.getUnitAttr());
+  } else {
+    mm->setAttr(tpu::kQuantMultiplierAttr, b.getI64ArrayAttr({mult}));
+    mm->setAttr(tpu::kQuantRShiftAttr, b.getI64ArrayAttr({rshift}));
+  }
   replaceOp(o, mm.getOutput());
   return true;
 }
@@ -485,7 +649,21 @@ FailureOr<bool> lowerPoolInt8(Operation *o, Lowering &l, std::string &why,
       isMax ? "max" : "avg", op.getKernelShape(), op.getStrides(),
       op.getPads(), op.getCountIncludePad(), op.getDoRelu(),
       op.getReluLimit(), op.getName());
-  if (!isMax) {
+  int64_t count = k[0] * k[1];
+  if (!isMax && l.tfliteArithmetic() && !padded && inQ == outQ &&
+      count < 2048) {
+    // TFLite's average of the raw codes, rounded half away from zero:
+    // sum * M >> 30 with M = floor(2^30 / count) + 1 rounding half up is
+    // exactly that for |sum| <= 128 * count < 2^30 / (2 * count) (M lies
+    // above 2^30 / count by less than one, moving every quotient away from
+    // zero by less than half the gap to the next rounding boundary, and
+    // never onto one). The zero points are left out: in and out are the
+    // same type.
+    pool->setAttr(tpu::kQuantMultiplierAttr,
+                  b.getI64ArrayAttr({(int64_t(1) << 30) / count + 1}));
+    pool->setAttr(tpu::kQuantRShiftAttr, b.getI64ArrayAttr({30}));
+    pool->setAttr(tpu::kTfliteArithmeticAttr, b.getUnitAttr());
+  } else if (!isMax) {
     int64_t mult = 1;
     int rshift = 0;
     tisa::getScaleAndShift(inQ.getScale() / (outQ.getScale() * k[0] * k[1]),
@@ -545,6 +723,38 @@ FailureOr<bool> lowerAddSubInt8(Operation *o, Lowering &l, std::string &why) {
   if (!ops)
     return false;
   auto [outQ, lhs, rhs] = *ops;
+  if (l.tfliteArithmetic()) {
+    // TFLite's ADD / SUB: both inputs scaled by s_x / (2 max(s_a, s_b))
+    // after a left shift of 20, summed, scaled by 2 max / (2^20 s_out);
+    // each scaling two RQ1 steps (tfliteRequant), the left shift folded
+    // into the inputs' first.
+    constexpr int kLeftShift = 20;
+    double sa = qtypeOf(lhs).getScale(), sb = qtypeOf(rhs).getScale();
+    double twiceMax = 2 * std::max(sa, sb);
+    SmallVector<int64_t, 3> mults;
+    SmallVector<int64_t, 6> shifts;
+    for (double real : {sa / twiceMax, sb / twiceMax,
+                        twiceMax / (double(1 << kLeftShift) * outQ.getScale())}) {
+      TfliteRequant r = tfliteRequant(real);
+      int shift1 = -r.negShift1 - (mults.size() < 2 ? kLeftShift : 0);
+      if (shift1 < 0) {
+        why = "input and output scales too far apart for TFLite's add";
+        return false;
+      }
+      mults.push_back(r.m1);
+      shifts.push_back(shift1);
+      shifts.push_back(-r.negShift2);
+    }
+    OpBuilder b(o);
+    auto r = b.create<TpuOpT>(
+        op.getLoc(), RankedTensorType::get(module::getShape(op.getOutput()), outQ),
+        lhs, rhs, op.getDoRelu(), op.getReluLimit(), op.getName());
+    r->setAttr(tpu::kQuantMultiplierAttr, b.getI64ArrayAttr(mults));
+    r->setAttr(tpu::kQuantRShiftAttr, b.getI64ArrayAttr(shifts));
+    r->setAttr(tpu::kTfliteArithmeticAttr, b.getUnitAttr());
+    replaceOp(o, r.getOutput());
+    return true;
+  }
   // t = x * s_x / s_out * 2^kAddFraction, with 16-bit multipliers.
   SmallVector<int64_t, 2> mults, shifts;
   for (Value v : {lhs, rhs}) {
@@ -1008,9 +1218,45 @@ FailureOr<bool> lowerConvTransposeInt8(Operation *o, Lowering &l,
   double sIn = inQ.getScale(), sOut = outQ.getScale();
   std::vector<double> scales(static_cast<size_t>(oc));
   std::vector<float> wq(w.size());
-  std::vector<int32_t> coeff(size_t(oc) * 4);
+  // The model's own per-output-channel codes (TFLite's TRANSPOSE_CONV,
+  // quantised along O, which the import's IOHW filter keeps in order):
+  // its arithmetic, records of two steps; else max|w| / 127 per channel.
+  const ModelQuant *wQ = l.modelQuant(op.getFilter());
+  const ModelQuant *bQ = l.modelQuant(op.getBias());
+  std::vector<int64_t> codes;
+  bool tflite = wQ && wQ->zeroPoint == 0 &&
+                (wQ->scales.size() == 1 || int64_t(wQ->scales.size()) == oc);
+  if (tflite)
+    tflite = modelCodes(w, *wQ, size_t(area), -128, 127, codes);
+  if (bQ && bQ->scales.size() != 1 && int64_t(bQ->scales.size()) != oc)
+    bQ = nullptr;
+  int64_t words = tflite ? 8 : 4;
+  std::vector<int32_t> coeff(size_t(oc * words), 0);
   std::vector<float> chan(size_t(ic * area)), chanQ(chan.size());
   for (int64_t c = 0; c < oc; ++c) {
+    if (tflite) {
+      double sw = wQ->scales.size() == 1 ? wQ->scales[0] : wQ->scales[size_t(c)];
+      scales[size_t(c)] = sw;
+      for (int64_t i = 0; i < ic; ++i)
+        for (int64_t a = 0; a < area; ++a) {
+          size_t at = size_t((i * oc + c) * area + a);
+          wq[at] = float(codes[at]);
+        }
+      double sb = !bQ                     ? sw * sIn
+                  : bQ->scales.size() == 1 ? bQ->scales[0]
+                                           : bQ->scales[size_t(c)];
+      int64_t bq = tisa::roundToInt(double(bias[size_t(c)]) / sb,
+                                    tisa::RoundMode::HalfAwayFromZero);
+      TfliteRequant r = tfliteRequant(sIn * sw / sOut);
+      int32_t *rec = coeff.data() + c * 8;
+      rec[0] = int32_t(tisa::saturate(bq, tisa::Prec::Int32, true));
+      rec[1] = r.m1;
+      rec[2] = r.negShift1;
+      rec[4] = r.m2;
+      rec[5] = r.negShift2;
+      rec[6] = int32_t(outQ.getZeroPoint());
+      continue;
+    }
     // Output channel c's weights are w[i][c][:] of the (IC, OC, KH, KW)
     // filter.
     for (int64_t i = 0; i < ic; ++i)
@@ -1031,13 +1277,15 @@ FailureOr<bool> lowerConvTransposeInt8(Operation *o, Lowering &l,
   std::string name = op.getName().str();
   Value filter =
       l.newWeight(b, op.getLoc(), name + "_filter_int8", fshape, wq, wType);
-  Value coeffW = l.newIntWeight(b, op.getLoc(), name + "_requant", {oc, 4},
-                                coeff, IntegerType::get(ctx, 32));
+  Value coeffW = l.newIntWeight(b, op.getLoc(), name + "_requant",
+                                {oc, words}, coeff, IntegerType::get(ctx, 32));
   auto deconv = b.create<tpu::Deconv2DOp>(
       op.getLoc(), RankedTensorType::get(out, outQ), input, filter, coeffW,
       op.getKernelShape(), op.getStrides(), op.getPads(),
       b.getI64ArrayAttr(d), b.getI64ArrayAttr(outPad), op.getGroup(),
       op.getDoRelu(), op.getReluLimit(), op.getName());
+  if (tflite)
+    deconv->setAttr(tpu::kTfliteArithmeticAttr, b.getUnitAttr());
   replaceOp(o, deconv.getOutput());
   return true;
 }

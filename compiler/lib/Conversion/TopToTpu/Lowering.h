@@ -101,6 +101,13 @@ public:
   void forget(llvm::ArrayRef<mlir::Value> values);
 
   const CaliTable *getCaliTable() const { return cali; }
+  /// The model carries its own quantisation (a quantised TFLite model, no
+  /// --calibration-table): INT8 keeps its scales, zero points and weight
+  /// codes and follows TFLite's integer arithmetic.
+  bool tfliteArithmetic() const { return cali && cali->hasModelQuant(); }
+  /// The model's own quantisation of the top value or weight \p v, or
+  /// null.
+  const ModelQuant *modelQuant(mlir::Value v) const;
   void setAsymmetric(bool on) { asymmetric = on; }
   /// The int8 / uint8 type of the top value \p v from the calibration
   /// table (symmetric: scale threshold / 127, or threshold / 255 and uint8

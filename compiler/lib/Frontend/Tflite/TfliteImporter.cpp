@@ -151,6 +151,10 @@ std::optional<std::vector<float>> constantAsFloat(const tfl::Tensor &t) {
 struct Shared {
   std::set<std::string> used;
   std::map<std::string, const tfl::Tensor *> quantized;
+  /// The quantised constants (int8 weights, int32 biases with scales)
+  /// behind each ONNX name that holds their values, layout changes
+  /// included.
+  std::map<std::string, const tfl::Tensor *> quantConsts;
 };
 
 class Translator;
@@ -215,8 +219,14 @@ public:
 
   /// Records that ONNX value \p name carries tensor \p t's quantisation.
   void noteQuant(const std::string &name, int32_t t) {
-    if (isQuantized(tensor(t)) && !tensor(t).isConstant())
-      shared.quantized[name] = &tensor(t);
+    const tfl::Tensor &tt = tensor(t);
+    if (!tt.isConstant()) {
+      if (isQuantized(tt))
+        shared.quantized[name] = &tt;
+    } else if (!tt.quant.scale.empty() &&
+               (isQuantized(tt) || tt.type == fb::TensorType_INT32)) {
+      shared.quantConsts[name] = &tt;
+    }
   }
 
   //===------------------------------------------------------------------===//
@@ -260,6 +270,7 @@ public:
     if (tt.isConstant()) {
       addInitializer(names[i], tt);
       orig[i] = names[i];
+      noteQuant(orig[i], t);
       return orig[i];
     }
     if (nchw[i].empty())
@@ -595,6 +606,7 @@ void convertDepthwiseConv2D(Translator &tr, const tfl::Operator &op) {
   // [1, H, W, C*M] -> [C*M, 1, H, W].
   std::string wt = tr.fresh(tr.origName(w) + "_oihw");
   tr.transpose(tr.origName(w), wt, {3, 0, 1, 2});
+  tr.noteQuant(wt, w);
   std::vector<std::string> ins = {tr.nchwName(x), wt};
   if (tr.hasInput(op, 2))
     ins.push_back(tr.origName(op.inputs[2]));
@@ -610,6 +622,7 @@ void convertTransposeConv(Translator &tr, const tfl::Operator &op) {
   // [O, H, W, I] -> [I, O, H, W].
   std::string wt = tr.fresh(tr.origName(w) + "_iohw");
   tr.transpose(tr.origName(w), wt, {3, 0, 1, 2});
+  tr.noteQuant(wt, w);
   std::vector<std::string> ins = {tr.nchwName(x), wt};
   if (tr.hasInput(op, 3))
     ins.push_back(tr.origName(op.inputs[3]));
@@ -1238,6 +1251,24 @@ CaliTable quantizationTable(
   return table;
 }
 
+/// The exact quantisation of every quantised activation and constant.
+llvm::StringMap<ModelQuant>
+modelQuantization(const Shared &shared) {
+  llvm::StringMap<ModelQuant> out;
+  for (const auto *map : {&shared.quantized, &shared.quantConsts})
+    for (const auto &[name, t] : *map) {
+      ModelQuant q;
+      q.storage = t->type == fb::TensorType_UINT8  ? ModelQuant::Storage::UInt8
+                  : t->type == fb::TensorType_INT8 ? ModelQuant::Storage::Int8
+                                                   : ModelQuant::Storage::Int32;
+      q.zeroPoint = t->quant.zeroPoint.empty() ? 0 : t->quant.zeroPoint[0];
+      for (float s : t->quant.scale)
+        q.scales.push_back(double(s));
+      out[name] = std::move(q);
+    }
+  return out;
+}
+
 } // namespace
 
 bool isTfliteFile(const std::string &path) {
@@ -1253,7 +1284,8 @@ bool isTfliteFile(const std::string &path) {
 
 namespace {
 
-onnx::ModelProto translate(const std::string &path, CaliTable *quantTable) {
+onnx::ModelProto translate(const std::string &path, CaliTable *quantTable,
+                           llvm::StringMap<ModelQuant> *modelQuant = nullptr) {
   tfl::Model m = tfl::readModelFile(path);
   checkSupported(m);
   for (const tfl::Subgraph &sg : m.subgraphs)
@@ -1282,6 +1314,8 @@ onnx::ModelProto translate(const std::string &path, CaliTable *quantTable) {
   }
   if (quantTable)
     *quantTable = quantizationTable(shared.quantized);
+  if (modelQuant)
+    *modelQuant = modelQuantization(shared);
   return model;
 }
 
@@ -1295,7 +1329,7 @@ OnnxImportResult importTfliteFile(mlir::MLIRContext &context,
                                   const std::string &path,
                                   const OnnxImportOptions &options) {
   CaliTable table;
-  onnx::ModelProto model = translate(path, &table);
+  onnx::ModelProto model = translate(path, &table, &table.modelQuant);
   OnnxImportResult result = importOnnxModel(context, model, path, options);
   if (!table.order.empty())
     setModelQuantTable(*result.module, table);
@@ -1306,6 +1340,10 @@ void setModelQuantTable(mlir::ModuleOp module, const CaliTable &table) {
   module->setAttr(kQuantTableAttr,
                   mlir::StringAttr::get(module.getContext(),
                                         formatCaliTable(table)));
+  if (table.hasModelQuant())
+    module->setAttr(kQuantParamsAttr,
+                    mlir::StringAttr::get(module.getContext(),
+                                          formatModelQuant(table.modelQuant)));
 }
 
 std::optional<CaliTable> getModelQuantTable(mlir::ModuleOp module) {
@@ -1333,6 +1371,15 @@ std::optional<CaliTable> getModelQuantTable(mlir::ModuleOp module) {
       kept.order.push_back(n);
       kept.entries[n] = *parsed->find(n);
     }
+  if (auto params = module->getAttrOfType<mlir::StringAttr>(kQuantParamsAttr)) {
+    llvm::Expected<llvm::StringMap<ModelQuant>> quant =
+        parseModelQuant(params.getValue(), kQuantParamsAttr);
+    if (!quant)
+      throw tpu::Error(llvm::toString(quant.takeError()));
+    for (auto &e : *quant)
+      if (names.contains(e.getKey()))
+        kept.modelQuant[e.getKey()] = e.getValue();
+  }
   return kept;
 }
 

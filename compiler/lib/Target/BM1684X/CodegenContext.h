@@ -9,6 +9,7 @@
 #ifndef TPUC_LIB_TARGET_BM1684X_CODEGENCONTEXT_H
 #define TPUC_LIB_TARGET_BM1684X_CODEGENCONTEXT_H
 
+#include "tpuc/Dialect/Tpu/IR/ChipMath.h"
 #include "tpuc/Dialect/Tpu/IR/Int8.h"
 #include "tpuc/Dialect/Tpu/IR/TpuOps.h"
 #include "tpuc/Support/Module.h"
@@ -148,6 +149,13 @@ Params convParams(CodegenContext &ctx, OpT op) {
     q.coeffAddr = p.biasAddr.value_or(0);
     q.inputZeroPoint = int32_t(inQ.getZeroPoint());
     q.round = tpu::kInt8RoundMode;
+    // Records of eight words: TFLite's two steps.
+    auto records = mlir::cast<mlir::ShapedType>(op.getBias().getType());
+    if (records.getRank() == 2 && records.getDimSize(1) == 8) {
+      q.twoSteps = true;
+      q.round = tpu::kTfliteRoundModes[0];
+      q.round2 = tpu::kTfliteRoundModes[1];
+    }
     // A relu is the RQ1's saturation at the zero point (an unsigned
     // output, or zero point -128); a signed output of zero point 0 needs
     // the AR max.
@@ -155,6 +163,10 @@ Params convParams(CodegenContext &ctx, OpT op) {
         tpu::getElementType(op.getOutput()));
     q.reluSigned = op.getDoRelu() && outQ.isSigned() &&
                    outQ.getZeroPoint() == 0;
+    if (std::optional<int64_t> high = tpu::chip::int8ReluHigh(
+            op.getDoRelu(), op.getReluLimit().convertToDouble(),
+            outQ.getScale(), outQ.getZeroPoint(), outQ.isSigned()))
+      q.reluHigh = int32_t(*high);
     p.quant = q;
     p.biasAddr.reset();
     p.act = {};

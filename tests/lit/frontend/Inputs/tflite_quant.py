@@ -3,21 +3,28 @@
 from TFLite's integer arithmetic, for tflite-quant.test.
 
     tflite_quant.py OUTDIR
+    tflite_quant.py --check OUTDIR DUMP.npz [CODES.npz]
+    tflite_quant.py --deconv OUTDIR
 
 Writes OUTDIR/q.tflite, in.npz (float input "x"), ref_int8.npz (the output
 of TFLite's int8 kernels, dequantised) and ref_real.npz (the same network
 on real values in float64: what the float import computes), both keyed
-"fc" (the tensor the module returns).
+"fc" (the tensor the module returns), and ref_codes.npz (every stage's
+int8 codes). --check compares a tpusim --dump-all of the INT8 bmodel with
+those codes (or CODES.npz) and fails on any difference. --deconv writes a
+second model, a TRANSPOSE_CONV (deconv_model).
 
 The network: QUANTIZE (x, scale 0.02, zp 3) -> CONV_2D 3x3 (per-channel
 weight scales, int32 bias, fused RELU, output zp -128) -> DEPTHWISE_CONV_2D
-3x3 (per-channel) -> ADD of the two (different input scales) ->
+3x3 (per-channel, fused RELU6 whose bound 6 is code -8 of scale 0.05, zp
+-128: inside the code range) -> ADD of the two (different input scales) ->
 AVERAGE_POOL_2D 2x2 -> FULLY_CONNECTED (per-tensor) -> DEQUANTIZE.
 The integer reference follows TFLite's reference kernels: int32
 accumulation, requantisation with QuantizeMultiplier /
 MultiplyByQuantizedMultiplier (rounding doubling high multiply, rounding
 right shift), ADD with its 20-bit left shift, average pool rounding half
-away from zero, clamping to the activation range.
+away from zero, clamping to the activation range; every multiplier derived
+in double from the float32 scales the model stores, as TFLite does.
 """
 
 import math
@@ -79,33 +86,113 @@ def requant(acc, real_multipliers, zp_out, lo, hi, axis=-1):
     return np.clip(out + zp_out, lo, hi)
 
 
-def sym_weights(rng, shape, axis):
-    w = rng.standard_normal(shape) * 0.3
+def sym_weights(rng, shape, axis, std=0.3):
+    w = rng.standard_normal(shape) * std
     red = tuple(i for i in range(len(shape)) if i != axis)
     scale = np.abs(w).max(axis=red) / 127 if axis is not None else np.array([np.abs(w).max() / 127])
     bshape = [1] * len(shape)
     if axis is not None:
         bshape[axis] = -1
     q = np.clip(np.round(w / scale.reshape(bshape)), -127, 127).astype(np.int8)
-    return q, scale.astype(np.float32)
+    # float32, as the model stores them; used in double from here on.
+    return q, scale.astype(np.float32).astype(np.float64)
+
+
+def check(outdir, dump, codes="ref_codes.npz"):
+    """Compares the int8 codes of tpusim --dump-all's \p dump with the
+    reference's, stage by stage (a layer group's inner values are not in
+    the dump; the output always is); exits 1 on any difference."""
+    ref = np.load(os.path.join(outdir, codes))
+    got = np.load(dump)
+    # The dump's names: the input's int8 cast and the FC's int8 result.
+    names = {"x_q": "x_q_nchw_int8", "fc": "fc_int8"}
+    last = ref.files[-1]
+    bad, seen = 0, 0
+    for stage in ref.files:
+        name = names.get(stage, stage)
+        if name not in got.files:
+            continue
+        seen += 1
+        a = got[name].astype(np.int64).reshape(ref[stage].shape)
+        diff = int(np.abs(a - ref[stage]).max())
+        print(f"{stage}: max |code difference| {diff}")
+        bad += diff != 0
+    if names.get(last, last) not in got.files:
+        sys.exit(f"tflite_quant: the dump has no {names.get(last, last)}")
+    sys.exit(1 if bad else 0)
+
+
+def deconv_model(out):
+    """OUTDIR/d.tflite: QUANTIZE (scale 0.02, zp 0) -> TRANSPOSE_CONV 3x3
+    stride 2 SAME (per-channel weights, int32 bias, output zp 2) ->
+    DEQUANTIZE; d_in.npz and d_ref_codes.npz (the codes of TFLite's
+    reference: int32 sums, per-channel MultiplyByQuantizedMultiplier)."""
+    from tflite_ref import transpose_conv  # noqa: E402
+    rng = np.random.default_rng(16)
+    f32 = lambda v: float(np.float32(v))
+    x = rng.uniform(-1.5, 2.0, size=(1, 4, 4, 3)).astype(np.float32)
+    s_in, s_o, zp_o = f32(0.02), f32(0.03), 2
+    w_q, w_s = sym_weights(rng, (4, 3, 3, 3), 0)
+    bias = rng.standard_normal(4) * 0.2
+    b_q = np.round(bias / (s_in * w_s)).astype(np.int32)
+
+    def q(scale, zp, dim=None):
+        d = {"scale": list(map(float, np.atleast_1d(scale))),
+             "zero_point": [int(zp)] * len(np.atleast_1d(scale))}
+        if dim is not None:
+            d["quantized_dimension"] = dim
+        return d
+
+    b = ModelBuilder()
+    tx = b.tensor("x", [1, 4, 4, 3])
+    txq = b.tensor("x_q", [1, 4, 4, 3], dtype="INT8", quant=q(s_in, 0))
+    b.op("QUANTIZE", [tx], [txq], "QuantizeOptions", {})
+    tshape = b.const("shape", np.array([1, 8, 8, 4]), "INT32")
+    tw = b.tensor("w", [4, 3, 3, 3], w_q, "INT8", q(w_s, 0, 0))
+    tb = b.tensor("b", [4], b_q, "INT32", q(s_in * w_s, 0, 0))
+    ty = b.tensor("tconv", [1, 8, 8, 4], dtype="INT8", quant=q(s_o, zp_o))
+    b.op("TRANSPOSE_CONV", [tshape, tw, txq, tb], [ty], "TransposeConvOptions",
+         {"padding": "SAME", "stride_h": 2, "stride_w": 2})
+    tout = b.tensor("y", [1, 8, 8, 4])
+    b.op("DEQUANTIZE", [ty], [tout], "DequantizeOptions", {})
+    b.write(os.path.join(out, "d.tflite"), [tx], [tout])
+
+    xq = np.clip(np.round(x / s_in), -128, 127).astype(np.int64)
+    acc = transpose_conv(xq.astype(np.float64), w_q.astype(np.float64), None,
+                         [1, 8, 8, 4], 2, 2, "SAME").round().astype(np.int64) + b_q
+    yq = requant(acc, s_in * w_s / s_o, zp_o, -128, 127)
+    nchw = lambda a: np.transpose(a, (0, 3, 1, 2)).astype(np.int64)
+    np.savez(os.path.join(out, "d_in.npz"), x=x)
+    np.savez(os.path.join(out, "d_ref_codes.npz"), x_q=nchw(xq), tconv=nchw(yq))
 
 
 def main():
+    if sys.argv[1] == "--check":
+        check(sys.argv[2], sys.argv[3],
+              sys.argv[4] if len(sys.argv) > 4 else "ref_codes.npz")
+        return
+    if sys.argv[1] == "--deconv":
+        deconv_model(sys.argv[2])
+        return
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     rng = np.random.default_rng(15)
     x = rng.uniform(-2.0, 2.4, size=(1, 8, 8, 3)).astype(np.float32)
 
-    s_in, zp_in = 0.02, 3
-    s_c, zp_c = 0.03, -128          # conv output (after RELU: >= 0)
-    s_d, zp_d = 0.025, 5            # depthwise output
-    s_a, zp_a = 0.05, -20           # add output
-    s_f, zp_f = 0.04, 0             # fully connected output
+    # The model stores float32 scales, and TFLite derives its multipliers
+    # from those in double: so does this reference (f32).
+    f32 = lambda v: float(np.float32(v))
+    s_in, zp_in = f32(0.02), 3
+    s_c, zp_c = f32(0.03), -128     # conv output (after RELU: >= 0)
+    s_d, zp_d = f32(0.05), -128     # depthwise output (after RELU6: 0..6)
+    s_a, zp_a = f32(0.05), -20      # add output
+    s_f, zp_f = f32(0.08), 0        # fully connected output
 
     wc_q, wc_s = sym_weights(rng, (4, 3, 3, 3), 0)
     bc = rng.standard_normal(4) * 0.2
     bc_q = np.round(bc / (s_in * wc_s)).astype(np.int32)
-    wd_q, wd_s = sym_weights(rng, (1, 3, 3, 4), 3)
+    # Large enough that the RELU6 bound clamps part of the output.
+    wd_q, wd_s = sym_weights(rng, (1, 3, 3, 4), 3, std=1.0)
     bd = rng.standard_normal(4) * 0.1
     bd_q = np.round(bd / (s_c * wd_s)).astype(np.int32)
     wf_q, wf_s = sym_weights(rng, (5, 64), None)
@@ -132,7 +219,8 @@ def main():
     tbd = b.tensor("bd", [4], bd_q, "INT32", q(s_c * wd_s, 0, 0))
     td = b.tensor("dw", [1, 8, 8, 4], dtype="INT8", quant=q(s_d, zp_d))
     b.op("DEPTHWISE_CONV_2D", [tc, twd, tbd], [td], "DepthwiseConv2DOptions",
-         {"padding": "SAME", "stride_h": 1, "stride_w": 1, "depth_multiplier": 1})
+         {"padding": "SAME", "stride_h": 1, "stride_w": 1, "depth_multiplier": 1,
+          "fused_activation_function": "RELU6"})
     ta = b.tensor("add", [1, 8, 8, 4], dtype="INT8", quant=q(s_a, zp_a))
     b.op("ADD", [tc, td], [ta], "AddOptions", {})
     tp = b.tensor("pool", [1, 4, 4, 4], dtype="INT8", quant=q(s_a, zp_a))
@@ -153,7 +241,8 @@ def main():
     cq = requant(acc, s_in * wc_s / s_c, zp_c, max(-128, zp_c), 127)
     acc = conv2d((cq - zp_c).astype(np.float64), wd_q.astype(np.float64), None, 1, 1, 1, 1,
                  "SAME", depthwise_mult=1).round().astype(np.int64) + bd_q
-    dq = requant(acc, s_c * wd_s / s_d, zp_d, -128, 127)
+    # RELU6: the activation range [zp, zp + round(6 / s)] = [-128, -8].
+    dq = requant(acc, s_c * wd_s / s_d, zp_d, zp_d, zp_d + int(round(6 / s_d)))
     # ADD (TFLite reference, left shift 20).
     twice = 2 * max(s_c, s_d)
     m1, sh1 = quantize_multiplier(s_c / twice)
@@ -175,11 +264,16 @@ def main():
     wd = wd_q * wd_s
     wf = wf_q * wf_s[0]
     c = np.maximum(conv2d(x.astype(np.float64), wc, bc_q * s_in * wc_s, 1, 1, 1, 1, "SAME"), 0)
-    d = conv2d(c, wd, bd_q * s_c * wd_s, 1, 1, 1, 1, "SAME", depthwise_mult=1)
+    d = np.clip(conv2d(c, wd, bd_q * s_c * wd_s, 1, 1, 1, 1, "SAME", depthwise_mult=1), 0, 6)
     p = pool(c + d, 2, 2, 2, 2, "VALID", "avg")
     y_real = p.reshape(1, 64) @ wf.T + bf_q * s_a * wf_s[0]
 
     np.savez(os.path.join(out, "in.npz"), x=x)
+    # The int8 codes of every stage (NCHW, as tpusim --dump-all writes the
+    # module's values), for the bit-exactness checks.
+    nchw = lambda a: np.transpose(a, (0, 3, 1, 2)).astype(np.int64)
+    np.savez(os.path.join(out, "ref_codes.npz"), x_q=nchw(xq), conv=nchw(cq), dw=nchw(dq),
+             add=nchw(aq), pool=nchw(pq), fc=fq.astype(np.int64))
     # Keyed "fc": the DEQUANTIZE is an identity on real values, so the
     # module returns the FULLY_CONNECTED's value, named after its tensor.
     np.savez(os.path.join(out, "ref_int8.npz"), fc=y_int8.astype(np.float32))

@@ -243,13 +243,29 @@ std::string describeUnaryMethod(UnaryKind kind);
 /// the int32 bias and an RQ1 per output channel to the int8 / uint8
 /// output. `coeffAddr` holds OC records of four int32 words [bias,
 /// multiplier, -rshift, output zero point]; the input zero point pads.
+/// One RQ1 step with immediates: rightShiftRound(x * multiplier, rshift,
+/// round).
+struct RequantStep {
+  int32_t multiplier = 1;
+  int rshift = 0;
+  isa::RoundMode round = isa::RoundMode::HalfUp;
+};
+
 struct ConvQuant {
   uint64_t coeffAddr = 0;
+  /// TFLite's arithmetic: records of eight words [bias, m1, -r1, 0, m2,
+  /// -r2, zp, 0], two RQ1 per channel, the first (`round`) back into the
+  /// int32 accumulator, the second (`round2`) into the output.
+  bool twoSteps = false;
+  isa::RoundMode round2 = isa::RoundMode::HalfAwayFromZero;
   int32_t inputZeroPoint = 0;
   isa::RoundMode round = isa::RoundMode::HalfUp;
   /// A relu on a signed int8 output: an AR max(y, 0) after the RQ1 (an
   /// unsigned output needs none: the RQ1 saturates at 0).
   bool reluSigned = false;
+  /// A relu's upper limit inside the code range (RELU6): an AR min(y,
+  /// reluHigh) after that.
+  std::optional<int32_t> reluHigh;
 };
 
 struct ConvParams {
@@ -314,6 +330,10 @@ struct MatMulParams {
     int rshift = 0;
     int32_t zeroPoint = 0;
     isa::RoundMode round = isa::RoundMode::HalfUp;
+    /// TFLite's arithmetic: a second RQ1 step. The first (the fields
+    /// above, zero point 0) writes int32 back into the accumulator; this
+    /// one takes it to the output and adds `zeroPoint`.
+    std::optional<RequantStep> second;
   };
   std::optional<Quant> quant;
 };
@@ -561,6 +581,14 @@ struct BinaryInt8Params {
   /// Always None (a relu is the saturation to an unsigned output); kept so
   /// that every local op's parameters have one.
   Activation act;
+  /// TFLite's ADD / SUB instead (multiplier, rshift and shift unused): per
+  /// input t_k = x_k - zp_k (AR, int32), then its two RQ1 steps
+  /// (steps[k]) in int32; t_a +/- t_b (AR); then steps[2] into the output,
+  /// outZeroPoint added by the second. Nine commands per tile.
+  struct Tflite {
+    RequantStep steps[3][2];
+  };
+  std::optional<Tflite> tflite;
 };
 void binaryInt8(CmdEmitter &em, const BinaryInt8Params &p);
 

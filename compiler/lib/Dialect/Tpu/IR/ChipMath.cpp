@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tpuc/Dialect/Tpu/IR/ChipMath.h"
+#include "tpuc/Dialect/Tpu/IR/Int8.h"
 
 #include "tpu/isa/Numerics.h"
 #include "tpuc/Backend/UnaryConstants.h"
@@ -555,10 +556,32 @@ namespace {
 namespace isa = ::tpu::isa;
 } // namespace
 
+int64_t requantByRecord(int64_t acc, const RequantRecord &r,
+                        isa::RoundMode mode, bool outSigned) {
+  if (!r.twoSteps)
+    return isa::requantize(acc, r.multiplier, -r.shift, r.zeroPoint, mode,
+                           isa::Prec::Int8, outSigned);
+  int64_t t = isa::requantize(acc, r.multiplier, -r.shift, r.zeroPoint,
+                              kTfliteRoundModes[0], isa::Prec::Int32, true);
+  return isa::requantize(t, r.multiplier2, -r.shift2, r.zeroPoint2,
+                         kTfliteRoundModes[1], isa::Prec::Int8, outSigned);
+}
+
+std::optional<int64_t> int8ReluHigh(bool doRelu, double limit, double scale,
+                                    int64_t zeroPoint, bool isSigned) {
+  if (!doRelu || !(limit > 0))
+    return std::nullopt;
+  int64_t high = zeroPoint + isa::roundToInt(limit / scale,
+                                             isa::RoundMode::HalfAwayFromZero);
+  if (high >= (isSigned ? 127 : 255))
+    return std::nullopt;
+  return high;
+}
+
 void convInt8(const kernels::ConvParams &p, const float *in, const float *filter,
               const RequantRecord *records, int32_t padValue, bool depthwise,
               bool outSigned, bool reluSigned, isa::RoundMode mode, float *out,
-              unsigned numThreads) {
+              unsigned numThreads, int64_t reluHigh) {
   int64_t icg = p.ic / p.group, ocg = p.oc / p.group;
   int64_t plane = p.oh * p.ow;
   // Integer copies of the operands (their float values are integers).
@@ -606,11 +629,10 @@ void convInt8(const kernels::ConvParams &p, const float *in, const float *filter
                             isa::Prec::Int32, true);
         else // CONV int32, then the AR add (wrapping)
           a = int32_t(acc[size_t(i)] + uint32_t(r.bias));
-        int64_t y = isa::requantize(a, r.multiplier, -r.shift, r.zeroPoint,
-                                    mode, isa::Prec::Int8, outSigned);
+        int64_t y = requantByRecord(a, r, mode, outSigned);
         if (reluSigned)
           y = std::max<int64_t>(y, 0);
-        o[i] = float(y);
+        o[i] = float(std::min(y, reluHigh));
       }
     }
   };
@@ -620,7 +642,7 @@ void convInt8(const kernels::ConvParams &p, const float *in, const float *filter
 void deconvInt8(const kernels::ConvParams &p, const float *in,
                 const float *filter, const RequantRecord *records,
                 bool outSigned, bool reluSigned, isa::RoundMode mode,
-                float *out, unsigned numThreads) {
+                float *out, unsigned numThreads, int64_t reluHigh) {
   int64_t icg = p.ic / p.group, ocg = p.oc / p.group;
   int64_t inPlane = p.ih * p.iw, outPlane = p.oh * p.ow;
   int64_t kArea = p.kh * p.kw;
@@ -664,11 +686,10 @@ void deconvInt8(const kernels::ConvParams &p, const float *in,
         for (int64_t ox = 0; ox < p.ow; ++ox) {
           // The AR add of the bias wraps, as the CONV's int32 sum.
           int64_t a = int32_t(acc[size_t(ox)] + uint32_t(r.bias));
-          int64_t y = isa::requantize(a, r.multiplier, -r.shift, r.zeroPoint,
-                                      mode, isa::Prec::Int8, outSigned);
+          int64_t y = requantByRecord(a, r, mode, outSigned);
           if (reluSigned)
             y = std::max<int64_t>(y, 0);
-          dst[oy * p.ow + ox] = float(y);
+          dst[oy * p.ow + ox] = float(std::min(y, reluHigh));
         }
       }
     }
@@ -708,6 +729,32 @@ void avgPoolInt8(const kernels::PoolParams &p, const float *in,
   }
 }
 
+int64_t addInt8Tflite(int64_t a, int64_t b, const int64_t zeroPoint[2],
+                      const RequantRecord in[2], const RequantRecord &out,
+                      bool sub, bool outSigned) {
+  auto step = [](int64_t x, int32_t m, int32_t negShift, int64_t zp,
+                 isa::RoundMode mode, isa::Prec prec, bool isSigned) {
+    return isa::requantize(x, m, -negShift, zp, mode, prec, isSigned);
+  };
+  int64_t t[2];
+  int64_t v[2] = {a, b};
+  for (int k = 0; k < 2; ++k) {
+    const RequantRecord &r = in[k];
+    int64_t x = int32_t(uint32_t(v[k]) - uint32_t(zeroPoint[k]));
+    x = step(x, r.multiplier, r.shift, 0, kTfliteRoundModes[0],
+             isa::Prec::Int32, true);
+    t[k] = step(x, r.multiplier2, r.shift2, 0, kTfliteRoundModes[1],
+                isa::Prec::Int32, true);
+  }
+  // The AR add / sub (int32, wrapping).
+  int64_t sum = int32_t(sub ? uint32_t(t[0]) - uint32_t(t[1])
+                            : uint32_t(t[0]) + uint32_t(t[1]));
+  int64_t y = step(sum, out.multiplier, out.shift, out.zeroPoint,
+                   kTfliteRoundModes[0], isa::Prec::Int32, true);
+  return step(y, out.multiplier2, out.shift2, out.zeroPoint2,
+              kTfliteRoundModes[1], isa::Prec::Int8, outSigned);
+}
+
 int64_t addInt8(int64_t a, int64_t b, const int64_t mult[2],
                 const int64_t rshift[2], const int64_t zeroPoint[2],
                 int64_t outZeroPoint, int fraction, bool sub, bool outSigned,
@@ -722,8 +769,8 @@ int64_t addInt8(int64_t a, int64_t b, const int64_t mult[2],
 
 void matmulInt8(int64_t m, int64_t k, int64_t n, const float *a,
                 const float *b, bool transB, const int32_t *bias,
-                int64_t multiplier, int rshift, int64_t zeroPoint,
-                bool outSigned, isa::RoundMode mode, float *out) {
+                const RequantRecord &rq, bool outSigned, isa::RoundMode mode,
+                float *out) {
   std::vector<int32_t> bi(size_t(k * n));
   for (int64_t kk = 0; kk < k; ++kk)
     for (int64_t j = 0; j < n; ++j)
@@ -741,8 +788,7 @@ void matmulInt8(int64_t m, int64_t k, int64_t n, const float *a,
     for (int64_t j = 0; j < n; ++j) {
       uint32_t v = acc[size_t(j)] + (bias ? uint32_t(bias[j]) : 0u);
       out[size_t(i * n + j)] =
-          float(isa::requantize(int32_t(v), multiplier, rshift, zeroPoint,
-                                mode, isa::Prec::Int8, outSigned));
+          float(requantByRecord(int32_t(v), rq, mode, outSigned));
     }
   }
 }

@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Quant/QuantTypes.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -117,6 +118,13 @@ inline void applyRelu(std::vector<float> &data, bool doRelu, double limit) {
   if (doRelu)
     kernels::applyRelu(data.data(), static_cast<int64_t>(data.size()), limit);
 }
+
+/// The requantisation of an INT8 op with immediates (matmul): its
+/// quant_multiplier / quant_rshift, one step of zero point \p zeroPoint, or
+/// two with tflite_arithmetic (the zero point in the second); none when the
+/// attributes are missing or of the wrong length.
+std::optional<chip::RequantRecord> requantAttrs(mlir::Operation *op,
+                                                int64_t zeroPoint);
 
 } // namespace tpuc::tpu::detail
 

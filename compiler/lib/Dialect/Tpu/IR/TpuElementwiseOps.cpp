@@ -67,9 +67,12 @@ LogicalResult int8BinaryInference(OpT op, InferenceContext &ctx, bool sub,
       dyn_cast<quant::UniformQuantizedType>(getElementType(op.getOutput()));
   auto mult = op->template getAttrOfType<ArrayAttr>(kQuantMultiplierAttr);
   auto shift = op->template getAttrOfType<ArrayAttr>(kQuantRShiftAttr);
-  size_t want = mul ? 1 : 2;
+  // TFLite's arithmetic: three multipliers (inputs, output) and their six
+  // right shifts (two steps each).
+  bool tflite = !mul && op->hasAttr(kTfliteArithmeticAttr);
+  size_t want = mul ? 1 : tflite ? 3 : 2;
   if (!outQ || !mult || !shift || mult.size() != want ||
-      shift.size() != want)
+      shift.size() != (tflite ? 6 : want))
     return op.emitOpError("an INT8 add / sub (mul) needs a quantised result "
                           "and two (one) ")
            << kQuantMultiplierAttr << " / " << kQuantRShiftAttr << " values";
@@ -82,10 +85,22 @@ LogicalResult int8BinaryInference(OpT op, InferenceContext &ctx, bool sub,
   int64_t zp[2] = {lq.getZeroPoint(), rq.getZeroPoint()};
   int64_t zo = outQ.getZeroPoint();
   std::vector<float> &out = ctx.output(op.getOutput());
+  chip::RequantRecord steps[3];
+  if (tflite)
+    for (int k = 0; k < 3; ++k) {
+      steps[k].multiplier = int32_t(m[size_t(k)]);
+      steps[k].shift = -int32_t(r[size_t(2 * k)]);
+      steps[k].twoSteps = true;
+      steps[k].shift2 = -int32_t(r[size_t(2 * k + 1)]);
+    }
+  steps[2].zeroPoint2 = int32_t(zo);
   kernels::broadcastBinary(
       shapeOf(op.getLhs()), ctx.get(op.getLhs()).data(), shapeOf(op.getRhs()),
       ctx.get(op.getRhs()).data(), shapeOf(op.getOutput()), out.data(),
       [&](float a, float b) -> float {
+        if (tflite)
+          return float(chip::addInt8Tflite(int64_t(a), int64_t(b), zp, steps,
+                                           steps[2], sub, isSigned));
         if (mul) // the RQ1 of (a - zp_a) (b - zp_b)
           return float(::tpu::isa::requantize(
               (int64_t(a) - zp[0]) * (int64_t(b) - zp[1]), m[0], int(r[0]), zo,

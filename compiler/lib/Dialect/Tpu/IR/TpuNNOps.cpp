@@ -139,22 +139,64 @@ LogicalResult intWeightValues(Operation *op, Value v, int64_t count,
   return success();
 }
 
-/// The (oc, 4) int32 requantisation records of an INT8 conv.
+/// The int32 requantisation records of an INT8 conv: (oc, 4), or (oc, 8)
+/// for two steps (chip::RequantRecord).
 LogicalResult requantRecords(Operation *op, Value v, int64_t oc,
                              std::vector<chip::RequantRecord> &records) {
+  Shape shape = shapeOf(v);
+  int64_t words = shape.size() == 2 ? shape[1] : 4;
   std::vector<int64_t> d;
-  if (failed(intWeightValues(op, v, oc * 4, d)))
+  if (failed(intWeightValues(op, v, oc * words, d)))
     return failure();
   records.resize(size_t(oc));
-  for (int64_t c = 0; c < oc; ++c)
-    records[size_t(c)] = {int32_t(d[size_t(c * 4)]),
-                          int32_t(d[size_t(c * 4 + 1)]),
-                          int32_t(d[size_t(c * 4 + 2)]),
-                          int32_t(d[size_t(c * 4 + 3)])};
+  for (int64_t c = 0; c < oc; ++c) {
+    auto at = [&](int64_t k) { return int32_t(d[size_t(c * words + k)]); };
+    chip::RequantRecord &r = records[size_t(c)];
+    r = {at(0), at(1), at(2), at(3)};
+    if (words == 8) {
+      r.twoSteps = true;
+      r.multiplier2 = at(4);
+      r.shift2 = at(5);
+      r.zeroPoint2 = at(6);
+    }
+  }
   return success();
 }
 
+/// The code a conv's relu limit clamps its INT8 result to
+/// (chip::int8ReluHigh), or the int64 maximum.
+template <typename OpT>
+int64_t reluHighOf(OpT op, quant::UniformQuantizedType outQ) {
+  return chip::int8ReluHigh(op.getDoRelu(),
+                            op.getReluLimit().convertToDouble(),
+                            outQ.getScale(), outQ.getZeroPoint(),
+                            outQ.isSigned())
+      .value_or(std::numeric_limits<int64_t>::max());
+}
+
 } // namespace
+
+std::optional<chip::RequantRecord>
+tpuc::tpu::detail::requantAttrs(Operation *op, int64_t zeroPoint) {
+  auto mult = op->getAttrOfType<ArrayAttr>(kQuantMultiplierAttr);
+  auto shift = op->getAttrOfType<ArrayAttr>(kQuantRShiftAttr);
+  size_t steps = op->hasAttr(kTfliteArithmeticAttr) ? 2 : 1;
+  if (!mult || !shift || mult.size() != steps || shift.size() != steps)
+    return std::nullopt;
+  Shape m = toI64(mult), r = toI64(shift);
+  chip::RequantRecord rq;
+  rq.multiplier = int32_t(m[0]);
+  rq.shift = -int32_t(r[0]);
+  rq.zeroPoint = int32_t(zeroPoint);
+  if (steps == 2) {
+    rq.zeroPoint = 0;
+    rq.twoSteps = true;
+    rq.multiplier2 = int32_t(m[1]);
+    rq.shift2 = -int32_t(r[1]);
+    rq.zeroPoint2 = int32_t(zeroPoint);
+  }
+  return rq;
+}
 
 LogicalResult Conv2DOp::verify() {
   if (failed(verifyName(*this)))
@@ -181,10 +223,13 @@ LogicalResult Conv2DOp::verify() {
   bool integer = isa<quant::UniformQuantizedType>(getElementType(getInput()));
   if (integer) {
     // INT8: the bias operand is the (OC, 4) int32 requantisation records.
-    if (isNone(getBias()) || shapeOf(getBias()) != Shape{w[0], 4} ||
+    if (isNone(getBias()) ||
+        (shapeOf(getBias()) != Shape{w[0], 4} &&
+         shapeOf(getBias()) != Shape{w[0], 8}) ||
         !getElementType(getBias()).isInteger(32))
       return emitOpError("an INT8 conv needs its (")
-             << w[0] << ", 4) i32 requantisation records as the bias";
+             << w[0] << ", 4) i32 requantisation records (or (" << w[0]
+             << ", 8) for two steps) as the bias";
     if (!isa<quant::UniformQuantizedType>(getElementType(getOutput())) ||
         !isa<quant::UniformQuantizedPerAxisType>(getElementType(getFilter())))
       return emitOpError("an INT8 conv needs a quantised result and a "
@@ -218,7 +263,8 @@ LogicalResult Conv2DOp::inference(InferenceContext &ctx) {
                    // A relu is the saturation at the zero point, except on
                    // a signed output of zero point 0.
                    getDoRelu() && outQ.isSigned() && outQ.getZeroPoint() == 0,
-                   kInt8RoundMode, out.data(), ctx.getNumThreads());
+                   kInt8RoundMode, out.data(), ctx.getNumThreads(),
+                   reluHighOf(*this, outQ));
     return success();
   }
   const float *bias = optionalData(ctx, getBias());
@@ -275,10 +321,13 @@ LogicalResult Deconv2DOp::verify() {
   int64_t oc = w[1] * g;
   if (isa<quant::UniformQuantizedType>(getElementType(getInput()))) {
     // INT8: the bias operand is the (OC, 4) int32 requantisation records.
-    if (isNone(getBias()) || shapeOf(getBias()) != Shape{oc, 4} ||
+    if (isNone(getBias()) ||
+        (shapeOf(getBias()) != Shape{oc, 4} &&
+         shapeOf(getBias()) != Shape{oc, 8}) ||
         !getElementType(getBias()).isInteger(32))
       return emitOpError("an INT8 deconv needs its (")
-             << oc << ", 4) i32 requantisation records as the bias";
+             << oc << ", 4) i32 requantisation records (or (" << oc
+             << ", 8) for two steps) as the bias";
     if (!isa<quant::UniformQuantizedType>(getElementType(getOutput())) ||
         !isa<quant::UniformQuantizedPerAxisType>(getElementType(getFilter())))
       return emitOpError("an INT8 deconv needs a quantised result and a "
@@ -308,7 +357,8 @@ LogicalResult Deconv2DOp::inference(InferenceContext &ctx) {
                      // except on a signed output of zero point 0.
                      getDoRelu() && outQ.isSigned() &&
                          outQ.getZeroPoint() == 0,
-                     kInt8RoundMode, out.data(), ctx.getNumThreads());
+                     kInt8RoundMode, out.data(), ctx.getNumThreads(),
+                     reluHighOf(*this, outQ));
     return success();
   }
   std::vector<float> &dst = ctx.output(getOutput());
@@ -350,10 +400,12 @@ LogicalResult MatMulOp::inference(InferenceContext &ctx) {
     // INT8 (a fully connected layer: a 2-D right weight).
     auto mult = (*this)->getAttrOfType<ArrayAttr>(kQuantMultiplierAttr);
     auto shift = (*this)->getAttrOfType<ArrayAttr>(kQuantRShiftAttr);
-    if (!mult || !shift || mult.size() != 1 || shift.size() != 1 ||
-        b.size() != 2)
+    std::optional<chip::RequantRecord> rq =
+        requantAttrs(*this, outQ.getZeroPoint());
+    if (!rq || b.size() != 2)
       return emitOpError("an INT8 matmul needs a 2-D right operand and one ")
-             << kQuantMultiplierAttr << " / " << kQuantRShiftAttr;
+             << kQuantMultiplierAttr << " / " << kQuantRShiftAttr
+             << " (two with " << kTfliteArithmeticAttr << ")";
     int64_t k = a.back(), n = getRightTranspose() ? b[0] : b[1];
     int64_t m = int64_t(ctx.get(getInput()).size()) / k;
     std::vector<int32_t> bias;
@@ -365,8 +417,7 @@ LogicalResult MatMulOp::inference(InferenceContext &ctx) {
     }
     chip::matmulInt8(m, k, n, ctx.get(getInput()).data(),
                      ctx.get(getRight()).data(), getRightTranspose(),
-                     bias.empty() ? nullptr : bias.data(), toI64(mult)[0],
-                     int(toI64(shift)[0]), outQ.getZeroPoint(),
+                     bias.empty() ? nullptr : bias.data(), *rq,
                      outQ.isSigned(), kInt8RoundMode, out.data());
     return success();
   }
@@ -430,10 +481,12 @@ LogicalResult Pool2DOp::inference(InferenceContext &ctx) {
       return emitOpError("an INT8 average pool needs one ")
              << kQuantMultiplierAttr << " and " << kQuantRShiftAttr;
     auto inQ = cast<quant::UniformQuantizedType>(getElementType(getInput()));
+    // TFLite's arithmetic averages the raw codes (no zero points).
+    bool raw = (*this)->hasAttr(kTfliteArithmeticAttr);
     chip::avgPoolInt8(p, ctx.get(getInput()).data(), toI64(mult)[0],
-                      int(toI64(shift)[0]), inQ.getZeroPoint(),
-                      outQ.getZeroPoint(), outQ.isSigned(), kInt8RoundMode,
-                      out.data(), ctx.getNumThreads());
+                      int(toI64(shift)[0]), raw ? 0 : inQ.getZeroPoint(),
+                      raw ? 0 : outQ.getZeroPoint(), outQ.isSigned(),
+                      kInt8RoundMode, out.data(), ctx.getNumThreads());
     return success();
   }
   if (getPoolMode() == "max")

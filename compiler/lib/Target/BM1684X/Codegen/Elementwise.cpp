@@ -63,10 +63,13 @@ backend::BinaryInt8Params binaryInt8Params(CodegenContext &ctx,
                                            Operation *op) {
   auto mult = op->getAttrOfType<ArrayAttr>(tpu::kQuantMultiplierAttr);
   auto shift = op->getAttrOfType<ArrayAttr>(tpu::kQuantRShiftAttr);
-  size_t want = isa<tpu::MulOp>(op) ? 1 : 2;
-  if (!mult || !shift || mult.size() != want || shift.size() != want)
+  bool tflite =
+      !isa<tpu::MulOp>(op) && op->hasAttr(tpu::kTfliteArithmeticAttr);
+  size_t want = isa<tpu::MulOp>(op) ? 1 : tflite ? 3 : 2;
+  if (!mult || !shift || mult.size() != want ||
+      shift.size() != (tflite ? 6 : want))
     throw CodegenError{op, "an INT8 add / sub needs two multipliers and two "
-                           "shifts, a mul one"};
+                           "shifts (TFLite's: three and six), a mul one"};
   backend::BinaryInt8Params p;
   p.name = top::getTensorName(op->getResult(0));
   p.lhs = ctx.tensor(op, op->getOperand(0));
@@ -76,9 +79,18 @@ backend::BinaryInt8Params binaryInt8Params(CodegenContext &ctx,
            : isa<tpu::MulOp>(op) ? backend::BinaryKind::Mul
                                  : backend::BinaryKind::Add;
   std::vector<int64_t> m = toI64(mult), r = toI64(shift);
-  for (size_t i = 0; i < want; ++i) {
-    p.multiplier[i] = int32_t(m[i]);
-    p.rshift[i] = int(r[i]);
+  if (tflite) {
+    backend::BinaryInt8Params::Tflite t;
+    for (size_t k = 0; k < 3; ++k) {
+      t.steps[k][0] = {int32_t(m[k]), int(r[2 * k]), tpu::kTfliteRoundModes[0]};
+      t.steps[k][1] = {1, int(r[2 * k + 1]), tpu::kTfliteRoundModes[1]};
+    }
+    p.tflite = t;
+  } else {
+    for (size_t i = 0; i < want; ++i) {
+      p.multiplier[i] = int32_t(m[i]);
+      p.rshift[i] = int(r[i]);
+    }
   }
   p.shift = tpu::kAddFractionBits;
   p.round = tpu::kInt8RoundMode;

@@ -23,7 +23,9 @@ void MatMulOp::codegenBM1684X(CodegenContext &ctx) {
           tpu::getElementType(getOutput()))) {
     auto mult = (*this)->getAttrOfType<ArrayAttr>(kQuantMultiplierAttr);
     auto shift = (*this)->getAttrOfType<ArrayAttr>(kQuantRShiftAttr);
-    if (!mult || !shift || mult.size() != 1 || shift.size() != 1)
+    bool tflite = (*this)->hasAttr(kTfliteArithmeticAttr);
+    size_t steps = tflite ? 2 : 1;
+    if (!mult || !shift || mult.size() != steps || shift.size() != steps)
       throw bm1684x::CodegenError{*this, "an INT8 matmul needs its "
                                          "multiplier and shift"};
     backend::MatMulParams::Quant q;
@@ -31,7 +33,11 @@ void MatMulOp::codegenBM1684X(CodegenContext &ctx) {
     q.multiplier = int32_t(toI64(mult)[0]);
     q.rshift = int(toI64(shift)[0]);
     q.zeroPoint = int32_t(outQ.getZeroPoint());
-    q.round = kInt8RoundMode;
+    q.round = tflite ? kTfliteRoundModes[0] : kInt8RoundMode;
+    if (tflite)
+      q.second = backend::RequantStep{int32_t(toI64(mult)[1]),
+                                      int(toI64(shift)[1]),
+                                      kTfliteRoundModes[1]};
     p.quant = q;
     p.biasAddr.reset();
     p.act = {};

@@ -27,14 +27,18 @@ backend::PoolParams poolParams(CodegenContext &ctx, tpu::Pool2DOp op) {
       if (!mult || !shift || mult.size() != 1 || shift.size() != 1)
         throw CodegenError{op, "an INT8 average pool needs its multiplier "
                                "and shift"};
+      // TFLite's arithmetic averages the raw codes (no zero points).
+      bool raw = op->hasAttr(tpu::kTfliteArithmeticAttr);
       p.quant = backend::PoolParams::Requant{
           int32_t(toI64(mult)[0]), int(toI64(shift)[0]), tpu::kInt8RoundMode,
-          int32_t(cast<quant::UniformQuantizedType>(
-                      tpu::getElementType(op.getInput()))
-                      .getZeroPoint()),
-          int32_t(cast<quant::UniformQuantizedType>(
-                      tpu::getElementType(op.getOutput()))
-                      .getZeroPoint())};
+          raw ? 0
+              : int32_t(cast<quant::UniformQuantizedType>(
+                            tpu::getElementType(op.getInput()))
+                            .getZeroPoint()),
+          raw ? 0
+              : int32_t(cast<quant::UniformQuantizedType>(
+                            tpu::getElementType(op.getOutput()))
+                            .getZeroPoint())};
     }
   }
   return p;

@@ -35,6 +35,8 @@
 #include "tpu/isa/Types.h"
 
 #include <cstdint>
+#include <limits>
+#include <optional>
 #include <vector>
 
 namespace tpuc::tpu::chip {
@@ -145,22 +147,43 @@ float scaleShift(float x, float s, float b, bool doRelu, float limit, Prec p);
 //===----------------------------------------------------------------------===//
 
 /// One output channel's requantisation record: [bias, multiplier, -rshift,
-/// zero point] (the conv's coefficient weight).
+/// zero point] (the conv's coefficient weight, (OC, 4)). TFLite's
+/// arithmetic takes two RQ1 steps, records of eight words (OC, 8): [bias,
+/// m1, -r1, zp1, m2, -r2, zp2, 0], the first into int32 rounding half up
+/// (TFLite's rounding doubling high multiply), the second into the result
+/// rounding half away from zero (its rounding divide by a power of two).
 struct RequantRecord {
-  int32_t bias, multiplier, shift, zeroPoint;
+  int32_t bias = 0, multiplier = 1, shift = 0, zeroPoint = 0;
+  bool twoSteps = false;
+  int32_t multiplier2 = 1, shift2 = 0, zeroPoint2 = 0;
 };
+
+/// Requantises the int32 accumulator \p acc by record \p r: one RQ1 with
+/// \p mode, or r's two steps (kTfliteRoundModes) into int8 / uint8.
+int64_t requantByRecord(int64_t acc, const RequantRecord &r,
+                        ::tpu::isa::RoundMode mode, bool outSigned);
 
 /// INT8 conv2d on the cube: acc = sum x * w over (ic, ky, kx) in int32
 /// modulo 2^32 (pads read `padValue`), acc += bias (int32, wrapping: the
 /// AR add), then RQ1: sat(rightShiftRound(acc * multiplier, -shift, mode)
 /// + zp) to int8 / uint8 (\p outSigned). Depthwise (the sPorD) sums x * w
 /// + bias in int64 and saturates to int32 before the RQ1. With
-/// \p reluSigned the result is max(y, 0) afterwards (an AR max). Inputs
-/// hold integer values.
+/// \p reluSigned the result is max(y, 0) afterwards (an AR max), and
+/// min(y, reluHigh) after that (an AR min: a relu's upper limit inside the
+/// code range, int8ReluHigh). Inputs hold integer values.
 void convInt8(const kernels::ConvParams &p, const float *in, const float *filter,
               const RequantRecord *records, int32_t padValue, bool depthwise,
               bool outSigned, bool reluSigned, ::tpu::isa::RoundMode mode,
-              float *out, unsigned numThreads);
+              float *out, unsigned numThreads,
+              int64_t reluHigh = std::numeric_limits<int64_t>::max());
+
+/// The code a relu's upper limit \p limit (> 0; RELU6's 6) clamps an int8
+/// / uint8 result of \p scale and \p zeroPoint to: zp + round(limit /
+/// scale), half away from zero (TFLite's activation range); none when
+/// there is no limit or it lies at or beyond the largest code (the
+/// saturation does it).
+std::optional<int64_t> int8ReluHigh(bool doRelu, double limit, double scale,
+                                    int64_t zeroPoint, bool isSigned);
 
 /// INT8 transposed convolution as the cube runs it (the float deconv2d's
 /// zero-inserted input and rotated kernel; ONNX filter (IC, OC / group, KH,
@@ -170,7 +193,8 @@ void convInt8(const kernels::ConvParams &p, const float *in, const float *filter
 void deconvInt8(const kernels::ConvParams &p, const float *in,
                 const float *filter, const RequantRecord *records,
                 bool outSigned, bool reluSigned, ::tpu::isa::RoundMode mode,
-                float *out, unsigned numThreads);
+                float *out, unsigned numThreads,
+                int64_t reluHigh = std::numeric_limits<int64_t>::max());
 
 /// INT8 average pooling: the window sum of q - inZeroPoint (pads add 0:
 /// the command pads with the zero point and an AR takes k * zp off) in
@@ -180,6 +204,15 @@ void avgPoolInt8(const kernels::PoolParams &p, const float *in,
                  int64_t multiplier, int rshift, int64_t inZeroPoint,
                  int64_t outZeroPoint, bool outSigned,
                  ::tpu::isa::RoundMode mode, float *out, unsigned numThreads);
+
+/// TFLite's int8 ADD / SUB (\p sub) as the chip runs it: per input t_k =
+/// x_k - zp_k (AR, int32), then the two RQ1 steps of \p in[k] into int32
+/// (its (x << 20) * m >> 31 rounding half up, then the rounding divide);
+/// y = the two steps of \p out (zero point in its second) applied to
+/// t_a +/- t_b, saturated to int8 / uint8.
+int64_t addInt8Tflite(int64_t a, int64_t b, const int64_t zeroPoint[2],
+                      const RequantRecord in[2], const RequantRecord &out,
+                      bool sub, bool outSigned);
 
 /// INT8 add (\p sub: subtract) of rescaled inputs: t_x =
 /// rightShiftRound((x - zp_x) * m_x, r_x) for both, y =
@@ -194,10 +227,12 @@ int64_t addInt8(int64_t a, int64_t b, const int64_t mult[2],
 /// bias (null: none; the AR add wraps), then RQ1 with the immediates to
 /// int8 / uint8. (With K split into chunks the MM saturates each partial
 /// sum to int32: equal unless a partial sum overflows, K > 133000.)
+/// The requantisation is \p rq's (its bias unused): one RQ1, or TFLite's
+/// two steps.
 void matmulInt8(int64_t m, int64_t k, int64_t n, const float *a,
                 const float *b, bool transB, const int32_t *bias,
-                int64_t multiplier, int rshift, int64_t zeroPoint,
-                bool outSigned, ::tpu::isa::RoundMode mode, float *out);
+                const RequantRecord &rq, bool outSigned,
+                ::tpu::isa::RoundMode mode, float *out);
 
 /// Float -> int8 / uint8 as rq0: sat(round(fl32(fl32(x * fl32(1 / scale))
 /// + zp))) rounded per \p mode.

@@ -20,6 +20,17 @@ inline constexpr ::tpu::isa::RoundMode kInt8RoundMode =
 inline constexpr ::tpu::isa::RoundMode kQuantizeRoundMode =
     ::tpu::isa::RoundMode::HalfAwayFromZero;
 
+/// TFLite's requantisation as two RQ1 steps (compiler/docs/design.md,
+/// "TFLite arithmetic"): its rounding doubling high multiply rounds half up,
+/// its rounding divide by a power of two half away from zero.
+inline constexpr ::tpu::isa::RoundMode kTfliteRoundModes[2] = {
+    ::tpu::isa::RoundMode::HalfUp, ::tpu::isa::RoundMode::HalfAwayFromZero};
+
+/// The attribute of an INT8 op lowered with TFLite's arithmetic (a model
+/// that carries its own quantisation): quant_multiplier / quant_rshift
+/// then hold the two steps of each requantisation.
+inline constexpr char kTfliteArithmeticAttr[] = "tflite_arithmetic";
+
 } // namespace tpuc::tpu
 
 #endif // TPUC_DIALECT_TPU_IR_INT8_H
