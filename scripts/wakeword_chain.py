@@ -34,22 +34,20 @@ Backends:
        --quantize MODE (F16 / BF16: with the quantize table `tpuc qtable`
        writes on the same batch, the ops fp16 cannot hold kept in F32) ->
        tpusim run (full mode), one run per model. The
-       heads declare batch 1 and spell it out in their reshapes, so they are
-       imported with tpuc transform --batch B (the imported ops are per
-       sample). One window per model is run alone through the batch-1
+       heads and the melspectrogram are imported for one window and
+       re-batched with tpuc transform --batch B (the imported ops are per
+       sample): the heads declare batch 1 and spell it out in their
+       reshapes, and the melspectrogram clips its output at (max - 80 dB)
+       with the maximum over the whole tensor, which --batch makes one
+       maximum per window, as each per-chunk run of openWakeWord takes it
+       (over the batch the clips would differ, the batch spanning 85 dB and
+       no chunk 80, and the scores move by up to 1.8e-3). One window per model is run alone through the batch-1
        bmodel as a check (equal bit for bit).
-
-The melspectrogram clips its output at (max - 80 dB) over the whole tensor,
-batch included, so its batched top module takes that maximum per sample
-(per_sample_max_mlir), as each per-chunk run of openWakeWord does. Without
-it the clips here differ (the batch spans 85 dB, no chunk 80) and the
-scores move by up to 1.8e-3.
 """
 
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -127,35 +125,6 @@ def run(cmd):
     return r.stdout
 
 
-def per_sample_max_mlir(path, batch):
-    """The melspectrogram's top module for [batch, 1760], its clip at
-    (max - 80) taken per sample as a batch-1 run does: the ReduceMax over
-    every axis becomes one over all but the batch (keepdims), and the Sub and
-    Max after it take the [batch, 1, 1, 1] maximum."""
-    text = open(path).read()
-    red = re.compile(r'(%\w+) = "top\.Reduce"\((%\w+)\) \{axes = \[0, 1, 2, 3\], keepdims = false, '
-                     r'mode = "ReduceMax"([^}]*)\} : \((tensor<[^>]*>)\) -> tensor<f32>')
-    m = red.search(text)
-    if not m or len(red.findall(text)) != 1:
-        sys.exit(f"wakeword_chain: {path}: not one ReduceMax over all axes")
-    t4 = f"tensor<{batch}x1x1x1xf32>"
-    text = red.sub(lambda m: f'{m.group(1)} = "top.Reduce"({m.group(2)}) {{axes = [1, 2, 3], '
-                   f'keepdims = true, mode = "ReduceMax"{m.group(3)}}} : ({m.group(4)}) -> {t4}', text)
-    sub = re.compile(r'(%\w+) = "top\.Sub"\(' + re.escape(m.group(1)) +
-                     r', (%\w+)\)([^}]*\}) : \(tensor<f32>, tensor<f32>\) -> tensor<f32>')
-    s = sub.search(text)
-    if not s:
-        sys.exit(f"wakeword_chain: {path}: no Sub after the ReduceMax")
-    text = sub.sub(lambda s: f'{s.group(1)} = "top.Sub"({m.group(1)}, {s.group(2)}){s.group(3)} : '
-                   f'({t4}, tensor<f32>) -> {t4}', text)
-    mx = re.compile(r'("top\.Max"\(%\w+, ' + re.escape(s.group(1)) +
-                    r'\)[^}]*\} : \(tensor<[^>]*>, )tensor<f32>\)')
-    if not mx.search(text):
-        sys.exit(f"wakeword_chain: {path}: no Max after the ReduceMax")
-    text = mx.sub(lambda x: x.group(1) + t4 + ")", text)
-    open(path, "w").write(text)
-
-
 class Tpu:
     def __init__(self, bin_dir, mode, work):
         self.bin, self.mode, self.work = bin_dir, mode, work
@@ -166,21 +135,20 @@ class Tpu:
         """The .tflite \\p model (file stem) on the batch \\p x."""
         e = self.m[model + ".tflite"]
         iname, oname = e["inputs"][0]["name"], e["outputs"][0]["name"]
-        declared = e["inputs"][0]["shape"]
         w = os.path.join(self.work, model)
         os.makedirs(w, exist_ok=True)
         tfl = os.path.join(CACHE, model + ".tflite")
         top = os.path.join(w, "top.mlir")
-        shape = json.dumps([list(x.shape)], separators=(",", ":"))
+        # One window's shape: the heads' declared one; the melspectrogram
+        # declares one chunk, [1, 1280], and reads 1760 samples here.
+        one_shape = json.dumps([[1] + list(x.shape[1:])], separators=(",", ":"))
         heads = model in HEADS
-        if heads:
-            run([f"{self.bin}/tpuc", "transform", tfl, "-o", top,
-                 "--input-shapes", json.dumps([declared], separators=(",", ":")),
+        if heads or model == "melspectrogram":
+            run([f"{self.bin}/tpuc", "transform", tfl, "-o", top, "--input-shapes", one_shape,
                  "--batch", str(len(x))])
         else:
-            run([f"{self.bin}/tpuc", "transform", tfl, "-o", top, "--input-shapes", shape])
-            if model == "melspectrogram":
-                per_sample_max_mlir(top, len(x))
+            run([f"{self.bin}/tpuc", "transform", tfl, "-o", top, "--input-shapes",
+                 json.dumps([list(x.shape)], separators=(",", ":"))])
         bm = os.path.join(w, "model.bmodel")
         inp = os.path.join(w, "in.npz")
         np.savez(inp, **{iname: x.astype(np.float32)})
@@ -211,7 +179,7 @@ class Tpu:
         else:
             k = int(np.argmax(x.reshape(len(x), -1).max(1)))
         run([f"{self.bin}/tpuc", "transform", tfl, "-o", os.path.join(w, "c_top.mlir"),
-             "--input-shapes", json.dumps([[1] + list(x.shape[1:])], separators=(",", ":"))])
+             "--input-shapes", one_shape])
         run([f"{self.bin}/tpuc", "deploy", os.path.join(w, "c_top.mlir"), "--quantize",
              self.mode, "--chip", "bm1684x", "-o", os.path.join(w, "c.bmodel")] + qt)
         np.savez(os.path.join(w, "c_in.npz"), **{iname: x[k:k + 1].astype(np.float32)})

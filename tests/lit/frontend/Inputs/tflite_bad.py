@@ -6,7 +6,7 @@ tests (tflite-errors.test).
 
 KIND: good (a valid one-op model), no-identifier, truncated, corrupt,
 short-buffer, tensor-index, opcode-index, op-cycle, subgraph-cycle, while,
-batch-pinned, unsupported, quantized-input, empty.
+batch-pinned, batch-reduce, batch-scalar-rank, unsupported, quantized-input, empty.
 """
 
 import os
@@ -118,6 +118,32 @@ def main():
         b.op("SLICE", [x, b.const("begin", np.array([0, 1]), "INT32"),
                        b.const("size", np.array([1, 4]), "INT32")], [y])
         write_json(b.json([x], [y]), out)
+    elif kind == "batch-reduce":
+        # MEAN of [1, 4, 8] over axes 0 and 2 without keep_dims: [4], the
+        # batch axis reduced away and another kept, then RESHAPE to the
+        # literal [1, 4]; no per-sample form.
+        b = ModelBuilder()
+        x = b.tensor("x", [1, 4, 8])
+        m = b.tensor("m", [4])
+        b.op("MEAN", [x, b.const("axes", np.array([0, 2]), "INT32")], [m], "ReducerOptions",
+             {"keep_dims": False})
+        y = b.tensor("y", [1, 4])
+        b.op("RESHAPE", [m, b.const("shape", np.array([1, 4]), "INT32")], [y])
+        write_json(b.json([x], [y]), out)
+    elif kind == "batch-scalar-rank":
+        # The maximum of the [1, 8] sample x (REDUCE_MAX to a scalar) added
+        # to the [1, 4, 8] sample z: per sample the maximum is [N, 1], which
+        # [N, 4, 8] broadcasts along its axis 1, not the batch (for a batch
+        # of 4 the shapes even come out right: [4, 4, 8]).
+        b = ModelBuilder()
+        x = b.tensor("x", [1, 8])
+        z = b.tensor("z", [1, 4, 8])
+        m = b.tensor("m", [])
+        b.op("REDUCE_MAX", [x, b.const("axes", np.array([0, 1]), "INT32")], [m],
+             "ReducerOptions", {"keep_dims": False})
+        y = b.tensor("y", [1, 4, 8])
+        b.op("ADD", [z, m], [y], "AddOptions", {})
+        write_json(b.json([x, z], [y]), out)
     elif kind == "unsupported":
         b = ModelBuilder()
         x = b.tensor("x", [4, 4])

@@ -11,7 +11,9 @@ and the reference outputs, runs `tpuc transform` + `tpuc run` and prints
 0.99999 and max |tpuc - ref| <= 1e-4 * max |ref| (tpuc computes in float32,
 the reference in float64). Exit status 1 if any case fails.
 Also prints "CASE: permutes=N" (top.Permute ops left after transform), for
-the layout checks.
+the layout checks, and for a re-batched case (REBATCH) "CASE: batch N
+against batch 1: max |diff| D", each sample run alone through the batch-1
+import against its row of the re-batched run.
 """
 
 import argparse
@@ -482,6 +484,48 @@ def rebatch_head(rng):
 REBATCH["rebatch_head"] = 5
 
 
+@case
+def rebatch_clip(rng):
+    """The melspectrogram's clip: max(x, max(x) - 80) with the maximum over
+    every axis of the [1, 4, 8] sample (REDUCE_MAX to a scalar, keep_dims
+    false), re-batched: the maximum must stay per sample. The samples are
+    dB-like levels 100 dB apart, so a maximum over the batch would clip the
+    quiet ones whole."""
+    b = ModelBuilder()
+    x = b.tensor("x", [1, 4, 8])
+    m = b.tensor("m", [])
+    b.op("REDUCE_MAX", [x, b.const("axes", np.array([0, 1, 2]), "INT32")], [m],
+         "ReducerOptions", {"keep_dims": False})
+    floor = b.tensor("floor", [])
+    b.op("SUB", [m, b.const("range", np.float32(80.0))], [floor], "SubOptions", {})
+    y = b.tensor("y", [1, 4, 8])
+    b.op("MAXIMUM", [x, floor], [y])
+    levels = np.array([0.0, -100.0, 50.0], np.float32).reshape(3, 1, 1)
+    return b, [x], [y], {"x": rnd(rng, 3, 4, 8, scale=30.0) + levels}
+
+
+REBATCH["rebatch_clip"] = 3
+
+
+@case
+def rebatch_batch_mean(rng):
+    """MEAN over the batch axis alone (keep_dims) of the [1, 4, 8] sample:
+    the identity per sample, re-batched as a Reshape of the same name; then
+    the maximum over axes 0 and 2 (keep_dims), per sample over axis 2."""
+    b = ModelBuilder()
+    x = b.tensor("x", [1, 4, 8])
+    m = b.tensor("m", [1, 4, 8])
+    b.op("MEAN", [x, b.const("axes", np.array([0]), "INT32")], [m], "ReducerOptions",
+         {"keep_dims": True})
+    y = b.tensor("y", [1, 4, 1])
+    b.op("REDUCE_MAX", [m, b.const("axes2", np.array([0, 2]), "INT32")], [y],
+         "ReducerOptions", {"keep_dims": True})
+    return b, [x], [y], {"x": rnd(rng, 3, 4, 8)}
+
+
+REBATCH["rebatch_batch_mean"] = 3
+
+
 def if_model(rng, shift):
     """IF on mean(x) > 0: then x * 2 + 1 (subgraph 1), else -x (subgraph
     2); both branches are inlined and Where picks one."""
@@ -565,6 +609,26 @@ def run_case(name, args):
         if p.returncode != 0:
             print(f"{name}: FAIL {' '.join(cmd[:2])}: {p.stderr.strip()}")
             return False
+    if batch:
+        # The same samples one by one through the batch-1 import: the
+        # re-batched module must give each one's result bit for bit.
+        one = os.path.join(work, name + "_b1.mlir")
+        cmds = [[args.tpuc, "transform", path, "-o", one, "--input-shapes", shapes]]
+        for i in range(batch):
+            np.savez(os.path.join(work, f"{name}_in{i}.npz"),
+                     **{k: v[i:i + 1] for k, v in inputs.items()})
+            cmds.append([args.tpuc, "run", one, "-i", os.path.join(work, f"{name}_in{i}.npz"),
+                         "-o", os.path.join(work, f"{name}_out{i}.npz")])
+        for cmd in cmds:
+            p = subprocess.run(cmd, capture_output=True, text=True)
+            if p.returncode != 0:
+                print(f"{name}: FAIL {' '.join(cmd[:2])}: {p.stderr.strip()}")
+                return False
+        got = np.load(res)
+        diff = max(float(np.abs(np.load(os.path.join(work, f"{name}_out{i}.npz"))[k][0]
+                                .astype(np.float64) - got[k][i]).max())
+                   for i in range(batch) for k in ref)
+        print(f"{name}: batch {batch} against batch 1: max |diff| {diff:.3g}")
     text = open(mlir).read()
     permutes = text.count('"top.Permute"')
     layernorms = text.count('"top.LayerNorm"')

@@ -26,10 +26,14 @@ mlir::LogicalResult inferShapes(mlir::ModuleOp module);
 /// first dimension, a Reshape whose target starts with the batch of 1
 /// (TFLite and ONNX files spell the batch out: [1, 1536]) starts with
 /// \p batch instead, a Reshape of one sample's single value to a scalar
-/// keeps its input's shape, then shapes are inferred again. Every activation
-/// must have the batch as its first dimension before and after; an error
-/// (in \p error, naming the input or op) otherwise, the module then being
-/// unusable.
+/// keeps its input's shape, a Reduce over the batch axis becomes one over
+/// the other axes with keepdims (over every axis to a scalar: [N, 1, ..., 1]
+/// of the input's rank, which the scalar's readers broadcast per sample),
+/// then shapes are inferred again. Every activation must have the batch as
+/// its first dimension before and its batch-1 shape with the batch first
+/// after (a former scalar [N, 1, ..., 1], read only into results of its
+/// rank); an error (in \p error, naming the input or op) otherwise, the
+/// module then being unusable.
 mlir::LogicalResult rebatch(mlir::ModuleOp module, int64_t batch,
                             std::string &error);
 
