@@ -243,6 +243,22 @@ TfliteRequant tfliteRequant(double real) {
   return r;
 }
 
+/// A channel's eight-word record of TFLite's two steps (chip::
+/// RequantRecord) at \p rec: int32 bias \p bias, tfliteRequant(\p real),
+/// the output zero point in the second step.
+void setTfliteRecord(int32_t *rec, int64_t bias, double real,
+                     quant::UniformQuantizedType outQ) {
+  TfliteRequant r = tfliteRequant(real);
+  rec[0] = int32_t(tisa::saturate(bias, tisa::Prec::Int32, true));
+  rec[1] = r.m1;
+  rec[2] = r.negShift1;
+  rec[3] = 0;
+  rec[4] = r.m2;
+  rec[5] = r.negShift2;
+  rec[6] = int32_t(outQ.getZeroPoint());
+  rec[7] = 0;
+}
+
 /// The codes of a weight of the model's own quantisation \p mq: w / s
 /// (exact: the import computed w = s * q); element i is in channel (i /
 /// \p inner) mod (number of scales), one scale: per tensor. False when a
@@ -273,17 +289,6 @@ quant::UniformQuantizedPerAxisType int8FilterType(MLIRContext *ctx,
       Float32Type::get(ctx), scales, SmallVector<int64_t>(scales.size(), 0),
       axis, -128, 127);
 }
-
-/// The tpu.Conv2D of an INT8 convolution of \p input (int8 / uint8) into
-/// \p outQ: per-channel int8 filter (scale max|w| / 127), int32 bias in
-/// units of s_w * s_in, and the (oc, 4) requantisation records.
-Value int8Conv(OpBuilder &b, Lowering &l, Location loc, StringRef name,
-               Value input, quant::UniformQuantizedType outQ, Shape out,
-               Shape fshape, const std::vector<float> &w,
-               const std::vector<float> &bias, ArrayAttr kernel,
-               ArrayAttr strides, ArrayAttr pads, ArrayAttr dilations,
-               int64_t group, bool doRelu, APFloat reluLimit,
-               const ModelQuant *wq = nullptr, const ModelQuant *bq = nullptr);
 
 /// int8Conv with the model's own filter codes and scales \p wQ (and bias
 /// codes \p bQ when it has them): TFLite's arithmetic, records of two
@@ -327,16 +332,8 @@ Value tfliteConv(OpBuilder &b, Lowering &l, Location loc, StringRef name,
       wq[size_t(c * per + i)] = float(q);
       acc -= zpIn * q;
     }
-    TfliteRequant r = tfliteRequant(double(float(inQ.getScale())) * sw /
-                                    double(float(outQ.getScale())));
-    int32_t *rec = coeff.data() + c * 8;
-    rec[0] = int32_t(tisa::saturate(acc, tisa::Prec::Int32, true));
-    rec[1] = r.m1;
-    rec[2] = r.negShift1;
-    rec[3] = 0;
-    rec[4] = r.m2;
-    rec[5] = r.negShift2;
-    rec[6] = int32_t(outQ.getZeroPoint());
+    setTfliteRecord(coeff.data() + c * 8, acc,
+                    inQ.getScale() * sw / outQ.getScale(), outQ);
   }
   MLIRContext *ctx = l.getContext();
   Value filter = l.newWeight(b, loc, (name + "_filter_int8").str(), fshape, wq,
@@ -351,13 +348,18 @@ Value tfliteConv(OpBuilder &b, Lowering &l, Location loc, StringRef name,
   return conv.getOutput();
 }
 
+/// The tpu.Conv2D of an INT8 convolution of \p input (int8 / uint8) into
+/// \p outQ: per-channel int8 filter (scale max|w| / 127), int32 bias in
+/// units of s_w * s_in, and the (oc, 4) requantisation records; with the
+/// model's own quantisation of the filter \p wQ (and bias \p bQ),
+/// tfliteConv's.
 Value int8Conv(OpBuilder &b, Lowering &l, Location loc, StringRef name,
                Value input, quant::UniformQuantizedType outQ, Shape out,
                Shape fshape, const std::vector<float> &w,
                const std::vector<float> &bias, ArrayAttr kernel,
                ArrayAttr strides, ArrayAttr pads, ArrayAttr dilations,
                int64_t group, bool doRelu, APFloat reluLimit,
-               const ModelQuant *wQ, const ModelQuant *bQ) {
+               const ModelQuant *wQ = nullptr, const ModelQuant *bQ = nullptr) {
   if (wQ)
     if (Value v = tfliteConv(b, l, loc, name, input, outQ, out, fshape, w,
                              bias, *wQ, bQ, kernel, strides, pads, dilations,
@@ -1247,14 +1249,7 @@ FailureOr<bool> lowerConvTransposeInt8(Operation *o, Lowering &l,
                                            : bQ->scales[size_t(c)];
       int64_t bq = tisa::roundToInt(double(bias[size_t(c)]) / sb,
                                     tisa::RoundMode::HalfAwayFromZero);
-      TfliteRequant r = tfliteRequant(sIn * sw / sOut);
-      int32_t *rec = coeff.data() + c * 8;
-      rec[0] = int32_t(tisa::saturate(bq, tisa::Prec::Int32, true));
-      rec[1] = r.m1;
-      rec[2] = r.negShift1;
-      rec[4] = r.m2;
-      rec[5] = r.negShift2;
-      rec[6] = int32_t(outQ.getZeroPoint());
+      setTfliteRecord(coeff.data() + c * 8, bq, sIn * sw / sOut, outQ);
       continue;
     }
     // Output channel c's weights are w[i][c][:] of the (IC, OC, KH, KW)

@@ -86,6 +86,15 @@ def requant(acc, real_multipliers, zp_out, lo, hi, axis=-1):
     return np.clip(out + zp_out, lo, hi)
 
 
+def q(scale, zp, dim=None):
+    """TFLite quantisation parameters as flatc JSON."""
+    d = {"scale": list(map(float, np.atleast_1d(scale))),
+         "zero_point": [int(zp)] * len(np.atleast_1d(scale))}
+    if dim is not None:
+        d["quantized_dimension"] = dim
+    return d
+
+
 def sym_weights(rng, shape, axis, std=0.3):
     w = rng.standard_normal(shape) * std
     red = tuple(i for i in range(len(shape)) if i != axis)
@@ -135,13 +144,6 @@ def deconv_model(out):
     w_q, w_s = sym_weights(rng, (4, 3, 3, 3), 0)
     bias = rng.standard_normal(4) * 0.2
     b_q = np.round(bias / (s_in * w_s)).astype(np.int32)
-
-    def q(scale, zp, dim=None):
-        d = {"scale": list(map(float, np.atleast_1d(scale))),
-             "zero_point": [int(zp)] * len(np.atleast_1d(scale))}
-        if dim is not None:
-            d["quantized_dimension"] = dim
-        return d
 
     b = ModelBuilder()
     tx = b.tensor("x", [1, 4, 4, 3])
@@ -198,13 +200,6 @@ def main():
     wf_q, wf_s = sym_weights(rng, (5, 64), None)
     bf = rng.standard_normal(5) * 0.1
     bf_q = np.round(bf / (s_a * wf_s[0])).astype(np.int32)
-
-    def q(scale, zp, dim=None):
-        d = {"scale": list(map(float, np.atleast_1d(scale))),
-             "zero_point": [int(zp)] * len(np.atleast_1d(scale))}
-        if dim is not None:
-            d["quantized_dimension"] = dim
-        return d
 
     b = ModelBuilder()
     tx = b.tensor("x", [1, 8, 8, 3])
