@@ -74,6 +74,8 @@ Tpu &Tpu::instance() {
   return *tpu;
 }
 
+void Tpu::runKernel() { startKernel(); }
+
 void Tpu::runGroup(RunContext &ctx, const CommandStream &tiuStream,
                    const CommandStream &gdmaStream) {
   ctx.aborted = false;

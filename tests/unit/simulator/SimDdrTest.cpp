@@ -39,7 +39,7 @@ std::vector<Request> runConcurrently(std::vector<Request> reqs,
       r.endPs = nowPs() - t0;
     });
   }
-  sc_core::sc_start();
+  Tpu::runKernel();
   EXPECT_EQ(tpu.ddr.active(), 0u);
   return reqs;
 }
