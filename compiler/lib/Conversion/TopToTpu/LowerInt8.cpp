@@ -543,6 +543,36 @@ FailureOr<bool> lowerMatMulInt8(Operation *o, Lowering &l, std::string &why) {
   // The model's own per-tensor weight codes (TFLite's arithmetic), else
   // symmetric codes of max|W| / 127.
   const ModelQuant *wQ = l.modelQuant(op.getRight());
+  if (wQ && transB && n > 1 && int64_t(wQ->scales.size()) == n) {
+    // Per-channel weights (a TFLite FULLY_CONNECTED quantised along its
+    // units): the matmul's requantisation has immediates only, so the
+    // layer runs as a 1 x 1 convolution of the M rows, [M, K, 1, 1] x
+    // filter [N, K, 1, 1] (the (N, K) weight as it is), with the conv's
+    // per-channel records.
+    int64_t m = module::getNumElements(op.getInput()) / k;
+    OpBuilder b(o);
+    Location loc = op.getLoc();
+    std::string base = op.getName().str();
+    Value x4 = b.create<tpu::ReshapeOp>(
+                    loc, RankedTensorType::get({m, k, 1, 1}, inQ), input,
+                    base + "_nchw")
+                   .getOutput();
+    std::vector<float> bias = top::isNone(biasV)
+                                  ? std::vector<float>(size_t(n), 0.0f)
+                                  : l.weightData(biasV);
+    auto one = [&](int64_t v, size_t count) {
+      return b.getI64ArrayAttr(SmallVector<int64_t>(count, v));
+    };
+    Value conv = int8Conv(b, l, loc, base + "_conv", x4, outQ, {m, n, 1, 1},
+                          {n, k, 1, 1}, w, bias, one(1, 2), one(1, 2),
+                          one(0, 4), one(1, 2), 1, op.getDoRelu(),
+                          op.getReluLimit(), wQ, l.modelQuant(biasV));
+    Value y = b.create<tpu::ReshapeOp>(loc, RankedTensorType::get(out, outQ),
+                                       conv, op.getName())
+                  .getOutput();
+    replaceOp(o, y);
+    return true;
+  }
   std::vector<int64_t> codes;
   bool tflite = wQ && wQ->zeroPoint == 0 && wQ->scales.size() == 1 &&
                 modelCodes(w, *wQ, w.size(), -128, 127, codes);

@@ -902,6 +902,11 @@ void convertQuantize(Translator &tr, const tfl::Operator &op) {
             " is not supported");
   // Real values in, real values out: the rounding to the output's grid is
   // the INT8 deployment's (its calibration entry is this tensor's scale).
+  // The import folds the identity away, so a float input takes the
+  // output's quantisation too (a model input read by QUANTIZE alone would
+  // otherwise have no entry).
+  if (!isQuantized(tr.tensor(x)))
+    tr.noteQuant(tr.origName(x), y);
   tr.emit("Identity", {tr.origName(x)}, y, false);
 }
 

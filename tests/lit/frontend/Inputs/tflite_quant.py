@@ -5,6 +5,7 @@ from TFLite's integer arithmetic, for tflite-quant.test.
     tflite_quant.py OUTDIR
     tflite_quant.py --check OUTDIR DUMP.npz [CODES.npz]
     tflite_quant.py --deconv OUTDIR
+    tflite_quant.py --fc OUTDIR
 
 Writes OUTDIR/q.tflite, in.npz (float input "x"), ref_int8.npz (the output
 of TFLite's int8 kernels, dequantised) and ref_real.npz (the same network
@@ -12,7 +13,8 @@ on real values in float64: what the float import computes), both keyed
 "fc" (the tensor the module returns), and ref_codes.npz (every stage's
 int8 codes). --check compares a tpusim --dump-all of the INT8 bmodel with
 those codes (or CODES.npz) and fails on any difference. --deconv writes a
-second model, a TRANSPOSE_CONV (deconv_model).
+second model, a TRANSPOSE_CONV (deconv_model), --fc a third, a
+FULLY_CONNECTED with per-channel weights (fc_model).
 
 The network: QUANTIZE (x, scale 0.02, zp 3) -> CONV_2D 3x3 (per-channel
 weight scales, int32 bias, fused RELU, output zp -128) -> DEPTHWISE_CONV_2D
@@ -114,20 +116,23 @@ def check(outdir, dump, codes="ref_codes.npz"):
     ref = np.load(os.path.join(outdir, codes))
     got = np.load(dump)
     # The dump's names: the input's int8 cast and the FC's int8 result.
-    names = {"x_q": "x_q_nchw_int8", "fc": "fc_int8"}
+    # (x_q: of the NCHW form, or of the input itself when QUANTIZE reads it
+    # directly.)
+    names = {"x_q": ["x_q_nchw_int8", "x_int8"], "fc": ["fc_int8"]}
     last = ref.files[-1]
     bad, seen = 0, 0
     for stage in ref.files:
-        name = names.get(stage, stage)
-        if name not in got.files:
+        found = [n for n in names.get(stage, [stage]) if n in got.files]
+        if not found:
             continue
+        name = found[0]
         seen += 1
         a = got[name].astype(np.int64).reshape(ref[stage].shape)
         diff = int(np.abs(a - ref[stage]).max())
         print(f"{stage}: max |code difference| {diff}")
         bad += diff != 0
-    if names.get(last, last) not in got.files:
-        sys.exit(f"tflite_quant: the dump has no {names.get(last, last)}")
+    if not any(n in got.files for n in names.get(last, [last])):
+        sys.exit(f"tflite_quant: the dump has no {' or '.join(names.get(last, [last]))}")
     sys.exit(1 if bad else 0)
 
 
@@ -168,6 +173,38 @@ def deconv_model(out):
     np.savez(os.path.join(out, "d_ref_codes.npz"), x_q=nchw(xq), tconv=nchw(yq))
 
 
+def fc_model(out):
+    """OUTDIR/f.tflite: QUANTIZE (scale 0.02, zp -3) -> FULLY_CONNECTED of
+    two rows with per-channel weights (quantised along the 6 units), int32
+    bias, output zp 4 -> DEQUANTIZE; f_in.npz and f_ref_codes.npz."""
+    rng = np.random.default_rng(17)
+    f32 = lambda v: float(np.float32(v))
+    x = rng.uniform(-1.0, 1.2, size=(2, 16)).astype(np.float32)
+    s_in, zp_in, s_o, zp_o = f32(0.02), -3, f32(0.05), 4
+    w_q, w_s = sym_weights(rng, (6, 16), 0)
+    w_s = w_s * np.linspace(0.3, 2.0, 6)  # scales that differ per unit
+    w_s = w_s.astype(np.float32).astype(np.float64)
+    bias = rng.standard_normal(6) * 0.3
+    b_q = np.round(bias / (s_in * w_s)).astype(np.int32)
+    b = ModelBuilder()
+    tx = b.tensor("x", [2, 16])
+    txq = b.tensor("x_q", [2, 16], dtype="INT8", quant=q(s_in, zp_in))
+    b.op("QUANTIZE", [tx], [txq], "QuantizeOptions", {})
+    tw = b.tensor("w", [6, 16], w_q, "INT8", q(w_s, 0, 0))
+    tb = b.tensor("b", [6], b_q, "INT32", q(s_in * w_s, 0, 0))
+    ty = b.tensor("fc", [2, 6], dtype="INT8", quant=q(s_o, zp_o))
+    b.op("FULLY_CONNECTED", [txq, tw, tb], [ty], "FullyConnectedOptions", {})
+    tout = b.tensor("y", [2, 6])
+    b.op("DEQUANTIZE", [ty], [tout], "DequantizeOptions", {})
+    b.write(os.path.join(out, "f.tflite"), [tx], [tout])
+
+    xq = np.clip(np.round(x / s_in) + zp_in, -128, 127).astype(np.int64)
+    acc = (xq - zp_in) @ w_q.astype(np.int64).T + b_q
+    yq = requant(acc, s_in * w_s / s_o, zp_o, -128, 127)
+    np.savez(os.path.join(out, "f_in.npz"), x=x)
+    np.savez(os.path.join(out, "f_ref_codes.npz"), x_q=xq, fc=yq.astype(np.int64))
+
+
 def main():
     if sys.argv[1] == "--check":
         check(sys.argv[2], sys.argv[3],
@@ -175,6 +212,9 @@ def main():
         return
     if sys.argv[1] == "--deconv":
         deconv_model(sys.argv[2])
+        return
+    if sys.argv[1] == "--fc":
+        fc_model(sys.argv[2])
         return
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
