@@ -45,6 +45,15 @@ struct ModelQuant {
   enum class Storage { Int8, UInt8, Int32 } storage = Storage::Int8;
   int64_t zeroPoint = 0;
   std::vector<double> scales;
+
+  /// Channel \p c's scale (the one scale of a per-tensor quantisation).
+  double scale(size_t c) const {
+    return scales.size() == 1 ? scales[0] : scales[c];
+  }
+  /// One scale, or one per channel of \p channels.
+  bool fits(int64_t channels) const {
+    return scales.size() == 1 || int64_t(scales.size()) == channels;
+  }
 };
 
 struct CaliTable {

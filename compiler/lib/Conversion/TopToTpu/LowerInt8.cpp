@@ -230,7 +230,7 @@ void setRequantRecord(std::vector<int32_t> &coeff, int64_t c, int64_t bq,
 /// left shift folded in), then y = t >> max(-e, 0) rounding half away from
 /// zero (its rounding divide by a power of two), plus the zero point.
 struct TfliteRequant {
-  int32_t m1 = 0, negShift1 = 0, m2 = 1, negShift2 = 0;
+  int32_t m1 = 0, negShift1 = 0, negShift2 = 0; ///< the second multiplier is 1
 };
 TfliteRequant tfliteRequant(double real) {
   int32_t m = 0;
@@ -253,30 +253,39 @@ void setTfliteRecord(int32_t *rec, int64_t bias, double real,
   rec[1] = r.m1;
   rec[2] = r.negShift1;
   rec[3] = 0;
-  rec[4] = r.m2;
+  rec[4] = 1;
   rec[5] = r.negShift2;
   rec[6] = int32_t(outQ.getZeroPoint());
   rec[7] = 0;
 }
 
-/// The codes of a weight of the model's own quantisation \p mq: w / s
-/// (exact: the import computed w = s * q); element i is in channel (i /
-/// \p inner) mod (number of scales), one scale: per tensor. False when a
-/// value is no code of \p lo..hi (the weights were changed since the
-/// import).
+/// The int8 codes of a weight of the model's own symmetric quantisation
+/// \p mq: w / s (exact: the import computed w = s * q); element i is in
+/// channel (i / \p inner) mod (number of scales), one scale: per tensor.
+/// False for a zero point, or when a value is no int8 code (the weights
+/// were changed since the import).
 bool modelCodes(ArrayRef<float> w, const ModelQuant &mq, size_t inner,
-                int64_t lo, int64_t hi, std::vector<int64_t> &q) {
+                std::vector<int64_t> &q) {
+  if (mq.zeroPoint != 0)
+    return false;
   q.resize(w.size());
   size_t channels = mq.scales.size();
   for (size_t i = 0; i < w.size(); ++i) {
-    double s = mq.scales[(i / std::max<size_t>(inner, 1)) % channels];
-    double v = double(w[i]) / s + double(mq.zeroPoint);
+    double v = double(w[i]) / mq.scales[(i / std::max<size_t>(inner, 1)) % channels];
     int64_t c = tisa::roundToInt(v, tisa::RoundMode::HalfAwayFromZero);
-    if (c < lo || c > hi || std::fabs(v - double(c)) > 1e-3)
+    if (c < -128 || c > 127 || std::fabs(v - double(c)) > 1e-3)
       return false;
-    q[i] = c - mq.zeroPoint;
+    q[i] = c;
   }
   return true;
+}
+
+/// The int32 code of channel \p c's bias value \p b: by the bias's own
+/// scale when the model has one for it (\p bQ, fitting the channels), else
+/// by the accumulator's unit \p accScale (s_in * s_w).
+int64_t biasCode(float b, const ModelQuant *bQ, size_t c, double accScale) {
+  return tisa::roundToInt(double(b) / (bQ ? bQ->scale(c) : accScale),
+                          tisa::RoundMode::HalfAwayFromZero);
 }
 
 /// The symmetric int8 type of a filter quantised per output channel along
@@ -303,12 +312,11 @@ Value tfliteConv(OpBuilder &b, Lowering &l, Location loc, StringRef name,
   auto inQ = qtypeOf(input);
   int64_t oc = out[1];
   int64_t per = int64_t(w.size()) / oc;
-  if (wQ.zeroPoint != 0 ||
-      (wQ.scales.size() != 1 && int64_t(wQ.scales.size()) != oc))
-    return {};
   std::vector<int64_t> codes;
-  if (!modelCodes(w, wQ, size_t(per), -128, 127, codes))
+  if (!wQ.fits(oc) || !modelCodes(w, wQ, size_t(per), codes))
     return {};
+  if (bQ && !bQ->fits(oc))
+    bQ = nullptr;
   std::vector<double> scales(static_cast<size_t>(oc));
   std::vector<float> wq(w.size());
   std::vector<int32_t> coeff(static_cast<size_t>(oc) * 8, 0);
@@ -316,17 +324,9 @@ Value tfliteConv(OpBuilder &b, Lowering &l, Location loc, StringRef name,
   for (int64_t c = 0; c < oc; ++c) {
     // TFLite's scales are float32: its effective scale is computed from
     // them in double.
-    double sw = wQ.scales.size() == 1 ? wQ.scales[0] : wQ.scales[size_t(c)];
+    double sw = wQ.scale(size_t(c));
     scales[size_t(c)] = sw;
-    int64_t acc;
-    if (bQ && (bQ->scales.size() == 1 || int64_t(bQ->scales.size()) == oc)) {
-      double sb = bQ->scales.size() == 1 ? bQ->scales[0] : bQ->scales[size_t(c)];
-      acc = tisa::roundToInt(double(bias[size_t(c)]) / sb,
-                             tisa::RoundMode::HalfAwayFromZero);
-    } else {
-      acc = tisa::roundToInt(double(bias[size_t(c)]) / (sw * inQ.getScale()),
-                             tisa::RoundMode::HalfAwayFromZero);
-    }
+    int64_t acc = biasCode(bias[size_t(c)], bQ, size_t(c), sw * inQ.getScale());
     for (int64_t i = 0; i < per; ++i) {
       int64_t q = codes[size_t(c * per + i)];
       wq[size_t(c * per + i)] = float(q);
@@ -574,8 +574,8 @@ FailureOr<bool> lowerMatMulInt8(Operation *o, Lowering &l, std::string &why) {
     return true;
   }
   std::vector<int64_t> codes;
-  bool tflite = wQ && wQ->zeroPoint == 0 && wQ->scales.size() == 1 &&
-                modelCodes(w, *wQ, w.size(), -128, 127, codes);
+  bool tflite = wQ && wQ->scales.size() == 1 &&
+                modelCodes(w, *wQ, w.size(), codes);
   double sw;
   if (tflite) {
     sw = wQ->scales[0];
@@ -592,11 +592,9 @@ FailureOr<bool> lowerMatMulInt8(Operation *o, Lowering &l, std::string &why) {
   std::vector<int32_t> bq(static_cast<size_t>(n), 0);
   int64_t zpIn = inQ.getZeroPoint();
   for (int64_t j = 0; j < n; ++j) {
-    double biasScale = bQ ? bQ->scales[0] : sw * inQ.getScale();
     int64_t v = bias.empty() ? 0
-                             : tisa::roundToInt(double(bias[size_t(j)]) /
-                                                    biasScale,
-                                                tisa::RoundMode::HalfAwayFromZero);
+                             : biasCode(bias[size_t(j)], bQ, 0,
+                                        sw * inQ.getScale());
     for (int64_t kk = 0; kk < k; ++kk)
       v -= zpIn * int64_t(wq[transB ? size_t(j * k + kk) : size_t(kk * n + j)]);
     bq[size_t(j)] = int32_t(tisa::saturate(v, tisa::Prec::Int32, true));
@@ -626,7 +624,7 @@ FailureOr<bool> lowerMatMulInt8(Operation *o, Lowering &l, std::string &why) {
     // Two RQ1 steps (tfliteRequant): multipliers [m1, m2], right shifts
     // [r1, r2]; the zero point is added by the second.
     TfliteRequant r = tfliteRequant(inQ.getScale() * sw / outQ.getScale());
-    mm->setAttr(tpu::kQuantMultiplierAttr, b.getI64ArrayAttr({r.m1, r.m2}));
+    mm->setAttr(tpu::kQuantMultiplierAttr, b.getI64ArrayAttr({r.m1, 1}));
     mm->setAttr(tpu::kQuantRShiftAttr,
                 b.getI64ArrayAttr({-r.negShift1, -r.negShift2}));
     mm->setAttr(tpu::kTfliteArithmeticAttr, b.getUnitAttr());
@@ -698,7 +696,7 @@ FailureOr<bool> lowerPoolInt8(Operation *o, Lowering &l, std::string &why,
   } else if (!isMax) {
     int64_t mult = 1;
     int rshift = 0;
-    tisa::getScaleAndShift(inQ.getScale() / (outQ.getScale() * k[0] * k[1]),
+    tisa::getScaleAndShift(inQ.getScale() / (outQ.getScale() * count),
                           mult, rshift, 32);
     pool->setAttr(tpu::kQuantMultiplierAttr, b.getI64ArrayAttr({mult}));
     pool->setAttr(tpu::kQuantRShiftAttr, b.getI64ArrayAttr({rshift}));
@@ -1256,29 +1254,22 @@ FailureOr<bool> lowerConvTransposeInt8(Operation *o, Lowering &l,
   const ModelQuant *wQ = l.modelQuant(op.getFilter());
   const ModelQuant *bQ = l.modelQuant(op.getBias());
   std::vector<int64_t> codes;
-  bool tflite = wQ && wQ->zeroPoint == 0 &&
-                (wQ->scales.size() == 1 || int64_t(wQ->scales.size()) == oc);
-  if (tflite)
-    tflite = modelCodes(w, *wQ, size_t(area), -128, 127, codes);
-  if (bQ && bQ->scales.size() != 1 && int64_t(bQ->scales.size()) != oc)
+  bool tflite = wQ && wQ->fits(oc) && modelCodes(w, *wQ, size_t(area), codes);
+  if (bQ && !bQ->fits(oc))
     bQ = nullptr;
   int64_t words = tflite ? 8 : 4;
   std::vector<int32_t> coeff(size_t(oc * words), 0);
   std::vector<float> chan(size_t(ic * area)), chanQ(chan.size());
   for (int64_t c = 0; c < oc; ++c) {
     if (tflite) {
-      double sw = wQ->scales.size() == 1 ? wQ->scales[0] : wQ->scales[size_t(c)];
+      double sw = wQ->scale(size_t(c));
       scales[size_t(c)] = sw;
       for (int64_t i = 0; i < ic; ++i)
         for (int64_t a = 0; a < area; ++a) {
           size_t at = size_t((i * oc + c) * area + a);
           wq[at] = float(codes[at]);
         }
-      double sb = !bQ                     ? sw * sIn
-                  : bQ->scales.size() == 1 ? bQ->scales[0]
-                                           : bQ->scales[size_t(c)];
-      int64_t bq = tisa::roundToInt(double(bias[size_t(c)]) / sb,
-                                    tisa::RoundMode::HalfAwayFromZero);
+      int64_t bq = biasCode(bias[size_t(c)], bQ, size_t(c), sw * sIn);
       setTfliteRecord(coeff.data() + c * 8, bq, sIn * sw / sOut, outQ);
       continue;
     }

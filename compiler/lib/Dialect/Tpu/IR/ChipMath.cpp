@@ -557,14 +557,14 @@ namespace isa = ::tpu::isa;
 } // namespace
 
 int64_t requantByRecord(int64_t acc, const RequantRecord &r,
-                        isa::RoundMode mode, bool outSigned) {
+                        isa::RoundMode mode, bool outSigned, isa::Prec outPrec) {
   if (!r.twoSteps)
     return isa::requantize(acc, r.multiplier, -r.shift, r.zeroPoint, mode,
-                           isa::Prec::Int8, outSigned);
+                           outPrec, outSigned);
   int64_t t = isa::requantize(acc, r.multiplier, -r.shift, r.zeroPoint,
                               kTfliteRoundModes[0], isa::Prec::Int32, true);
   return isa::requantize(t, r.multiplier2, -r.shift2, r.zeroPoint2,
-                         kTfliteRoundModes[1], isa::Prec::Int8, outSigned);
+                         kTfliteRoundModes[1], outPrec, outSigned);
 }
 
 std::optional<int64_t> int8ReluHigh(bool doRelu, double limit, double scale,
@@ -732,27 +732,18 @@ void avgPoolInt8(const kernels::PoolParams &p, const float *in,
 int64_t addInt8Tflite(int64_t a, int64_t b, const int64_t zeroPoint[2],
                       const RequantRecord in[2], const RequantRecord &out,
                       bool sub, bool outSigned) {
-  auto step = [](int64_t x, int32_t m, int32_t negShift, int64_t zp,
-                 isa::RoundMode mode, isa::Prec prec, bool isSigned) {
-    return isa::requantize(x, m, -negShift, zp, mode, prec, isSigned);
-  };
   int64_t t[2];
   int64_t v[2] = {a, b};
   for (int k = 0; k < 2; ++k) {
-    const RequantRecord &r = in[k];
+    // The AR x - zp (int32, wrapping), then the input's two steps in int32.
     int64_t x = int32_t(uint32_t(v[k]) - uint32_t(zeroPoint[k]));
-    x = step(x, r.multiplier, r.shift, 0, kTfliteRoundModes[0],
-             isa::Prec::Int32, true);
-    t[k] = step(x, r.multiplier2, r.shift2, 0, kTfliteRoundModes[1],
-                isa::Prec::Int32, true);
+    t[k] = requantByRecord(x, in[k], kTfliteRoundModes[0], true,
+                           isa::Prec::Int32);
   }
   // The AR add / sub (int32, wrapping).
   int64_t sum = int32_t(sub ? uint32_t(t[0]) - uint32_t(t[1])
                             : uint32_t(t[0]) + uint32_t(t[1]));
-  int64_t y = step(sum, out.multiplier, out.shift, out.zeroPoint,
-                   kTfliteRoundModes[0], isa::Prec::Int32, true);
-  return step(y, out.multiplier2, out.shift2, out.zeroPoint2,
-              kTfliteRoundModes[1], isa::Prec::Int8, outSigned);
+  return requantByRecord(sum, out, kTfliteRoundModes[0], outSigned);
 }
 
 int64_t addInt8(int64_t a, int64_t b, const int64_t mult[2],

@@ -86,14 +86,15 @@ LogicalResult int8BinaryInference(OpT op, InferenceContext &ctx, bool sub,
   int64_t zo = outQ.getZeroPoint();
   std::vector<float> &out = ctx.output(op.getOutput());
   chip::RequantRecord steps[3];
-  if (tflite)
+  if (tflite) {
     for (int k = 0; k < 3; ++k) {
       steps[k].multiplier = int32_t(m[size_t(k)]);
       steps[k].shift = -int32_t(r[size_t(2 * k)]);
       steps[k].twoSteps = true;
       steps[k].shift2 = -int32_t(r[size_t(2 * k + 1)]);
     }
-  steps[2].zeroPoint2 = int32_t(zo);
+    steps[2].zeroPoint2 = int32_t(zo);
+  }
   kernels::broadcastBinary(
       shapeOf(op.getLhs()), ctx.get(op.getLhs()).data(), shapeOf(op.getRhs()),
       ctx.get(op.getRhs()).data(), shapeOf(op.getOutput()), out.data(),

@@ -159,9 +159,11 @@ struct RequantRecord {
 };
 
 /// Requantises the int32 accumulator \p acc by record \p r: one RQ1 with
-/// \p mode, or r's two steps (kTfliteRoundModes) into int8 / uint8.
+/// \p mode, or r's two steps (kTfliteRoundModes, the first into int32),
+/// into \p outPrec (int8 / uint8 by \p outSigned, or int32).
 int64_t requantByRecord(int64_t acc, const RequantRecord &r,
-                        ::tpu::isa::RoundMode mode, bool outSigned);
+                        ::tpu::isa::RoundMode mode, bool outSigned,
+                        ::tpu::isa::Prec outPrec = ::tpu::isa::Prec::Int8);
 
 /// INT8 conv2d on the cube: acc = sum x * w over (ic, ky, kx) in int32
 /// modulo 2^32 (pads read `padValue`), acc += bias (int32, wrapping: the
