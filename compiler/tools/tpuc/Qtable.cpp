@@ -80,9 +80,12 @@ or writes a value the 16-bit type cannot hold, and the ops between such ops
 
 Mixed precision (the second form, TPU-MLIR's run_qtable): the INT8 layers
 to keep in a float type so that the INT8 module reaches cosine C against
-the f32 module on the samples. Writes the quantize table (for tpuc deploy
---quantize INT8 --calibration-table T --quantize-table model.qtable) and
-<stem>_loss.txt, each layer's cosine when it alone is in float. Exit 0:
+the f32 module on the samples: the shortest run of first or last layers
+that reaches C, else, from the better run, layers by gain while they raise
+the cosine (a layer: an INT8 op and the activation chain behind it). Writes
+the quantize table (for tpuc deploy --quantize INT8 --calibration-table T
+--quantize-table model.qtable) and <stem>_loss.txt, the runs measured and
+each layer's gain. Exit 0:
 target reached; 2: not reached (the best table found is written, marked
 so); 1: an error (nothing written).
 )";

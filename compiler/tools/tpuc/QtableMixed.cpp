@@ -17,25 +17,55 @@
 //
 //  (a) The whole network in INT8. If it reaches C, the table holds only
 //      comments (nothing to keep in float), and the tool says so.
-//  (b) Sensitivity: each op an INT8 form lowers (Int8Options::int8Ops:
-//      conv, pooling, add / sub; the ops without one already run in the
-//      fallback mode and data movement only carries its input's type) is
-//      lowered alone in --fp-type (a quantize table of one line) and the
-//      network cosine measured; its gain is that cosine minus (a)'s.
-//  (c) Greedy: the ops sorted by gain (largest first, program order on
-//      ties) join the float set one by one, the cosine of the accumulated
-//      table measured after each (gains do not add up), until it reaches C
-//      or the set holds --max-float-layers ops (default: no limit).
-//  (d) The quantize table (`op_name MODE` lines in program order, each with
-//      a comment giving its gain) and `<stem>_loss.txt` beside it (stem: the
-//      -o path without its extension): every candidate in the greedy order
-//      with its type, the cosine with only it in float, its gain, and the
-//      cosine of the accumulated table where it was measured.
+//  Layers: a layer is an op an INT8 form lowers (Int8Options::int8Ops:
+//      conv, pooling, add / sub, lookup tables, ...; the ops without one
+//      already run in the fallback mode and data movement only carries its
+//      input's type) together with the unary chain that follows it: each
+//      next op reads only the previous one's value (and weights of one
+//      element), that value has no other reader, and the shape does not
+//      change: a conv's activation and its scale and bias (hardswish,
+//      x * s, + b), which the INT8 lowering turns into one lookup table
+//      behind the conv. A layer goes to --fp-type whole. One op of such a
+//      chain alone in float would split the chain's table and add a
+//      quantised value instead of removing one: on PP-OCR (PPLCNetV3, whose
+//      every conv is followed by hardswish, x * s and + b) the single-op
+//      gains were noise of either sign, up to 1e-2.
+//  (b) Runs at either end: the first k layers (program order) in float,
+//      k = 1, 2, 4, 8, ... until the cosine reaches C (or the run would
+//      pass --max-float-layers ops), then bisection between the last k
+//      below C and the first at or above it; the same for the last k
+//      layers (only while they have fewer ops than a first run that
+//      reaches C). PTQ noise that enters early is amplified by every later
+//      layer, and a float prefix removes the quantised values there
+//      together, which single layers do not show: on PP-OCR det (3 pages)
+//      the first 2 layers in float leave the cosine at 0.9847, the third
+//      alone raises it by 5e-3, the first 4 together by 1e-2. A
+//      classifier's last layers are often its most sensitive ones. The run
+//      that reaches C with fewer ops is the table (a few evaluations: at
+//      most 2 log2 of the layers, plus the bisections); if none does, the
+//      run with the higher cosine (possibly none) is kept and:
+//  (c) Sensitivity: each other layer is added alone to that run and the
+//      network cosine measured; its gain is that minus the run's.
+//  (d) Greedy forward selection: those layers, by gain (largest first,
+//      program order on ties), are tried one by one; a layer joins the
+//      float set only when the cosine of the set with it (measured again:
+//      gains do not add up) is higher than the set's without it, until the
+//      cosine reaches C or no layer is left. A layer whose ops would take
+//      the set past --max-float-layers ops (default: no limit) is passed
+//      over.
+//  (e) The quantize table (`op_name MODE` lines in program order, each with
+//      a comment: in the run kept, or its layer's gain) and
+//      `<stem>_loss.txt` beside it (stem: the -o path without its
+//      extension): the runs measured, then every op of every layer in
+//      program order with its type, its layer (the first op), the layer's
+//      cosine added alone, its gain, the cosine of the set with it in the
+//      greedy search where that was measured, and whether it was kept
+//      (run / yes / no).
 //
 // Exit 0 when C is reached. When it is not within --max-float-layers (or
 // with every candidate in float), both files are still written, the table
-// being the prefix of the greedy order with the best cosine (marked "target
-// NOT reached" in its header), and the tool exits 2 with a message giving
+// being the float set the search ended with, its best (marked "target NOT
+// reached" in its header), and the tool exits 2 with a message giving
 // the best cosine: the table is the best this search found, and the loss
 // table shows where the error comes from. Errors in the inputs (a table of
 // another model, a missing dataset, --expected-cos outside (0, 1], ...)
@@ -48,6 +78,7 @@
 
 #include "tpuc/Calibration/Dataset.h"
 #include "tpuc/Conversion/TopToTpu/TopToTpu.h"
+#include "tpuc/Dialect/Top/IR/TopOps.h"
 #include "tpuc/Interpreter/Interpreter.h"
 #include "tpuc/Support/CaliTable.h"
 #include "tpuc/Support/Module.h"
@@ -62,6 +93,7 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -173,15 +205,79 @@ std::string numText(double x) {
   return buf;
 }
 
-/// One candidate layer.
+/// One candidate layer: an INT8 op and the unary chain after it.
 struct Layer {
-  std::string name, type;
-  size_t order = 0;     ///< program order
-  double cosine = 0;    ///< network cosine with only this op in float
-  double gain = 0;      ///< cosine - the all-INT8 cosine
-  double accumulated = std::nan(""); ///< cosine of the greedy prefix ending
-                                     ///< here (NaN: not measured)
+  std::vector<std::string> ops; ///< program order; ops[0] names the layer
+  std::vector<std::string> types;
+  size_t order = 0;     ///< program order of ops[0]
+  bool inRun = false; ///< in the run of first or last layers the search kept
+  double cosine = std::nan(""); ///< network cosine with this layer added to
+                                ///< the run kept (NaN: not measured)
+  double gain = std::nan("");   ///< cosine - the run's cosine
+  double accumulated = std::nan(""); ///< cosine of the float set with this
+                                     ///< layer added (NaN: not measured)
+  bool kept = false;    ///< joined the float set
 };
+
+/// Whether \p v is a weight (or none) of at most one element.
+bool isScalarWeight(mlir::Value v) {
+  mlir::Operation *def = v.getDefiningOp();
+  if (!def)
+    return false;
+  if (mlir::isa<tpuc::top::NoneOp>(def))
+    return true;
+  if (!mlir::isa<tpuc::top::WeightOp>(def))
+    return false;
+  auto type = mlir::dyn_cast<mlir::ShapedType>(v.getType());
+  return type && type.hasStaticShape() && type.getNumElements() <= 1;
+}
+
+/// Whether \p op continues the chain that ends at \p last: its one
+/// non-weight operand is \p last's only result, which no other op reads, its
+/// other operands are weights of one element, and the shape is unchanged.
+bool continuesChain(mlir::Operation *op, mlir::Operation *last) {
+  if (last->getNumResults() != 1 || op->getNumResults() != 1 ||
+      !last->getResult(0).hasOneUse())
+    return false;
+  bool readsLast = false;
+  for (mlir::Value operand : op->getOperands()) {
+    if (operand == last->getResult(0))
+      readsLast = true;
+    else if (!isScalarWeight(operand))
+      return false;
+  }
+  return readsLast &&
+         last->getResult(0).getType() == op->getResult(0).getType();
+}
+
+/// The candidate layers of \p int8Ops (the INT8 lowering's ops, by name) in
+/// program order over \p func's body.
+std::vector<Layer> layersOf(mlir::func::FuncOp func,
+                            const std::vector<std::string> &int8Ops) {
+  llvm::StringSet<> candidates;
+  for (const std::string &name : int8Ops)
+    candidates.insert(name);
+  std::vector<Layer> layers;
+  mlir::Operation *last = nullptr; // the last op of layers.back()
+  size_t position = 0;
+  for (mlir::Operation &op : func.getBody().front()) {
+    auto name = op.getAttrOfType<mlir::StringAttr>("name");
+    if (!name || !candidates.contains(name.getValue())) {
+      if (name)
+        ++position;
+      continue;
+    }
+    if (!(last && continuesChain(&op, last))) {
+      layers.emplace_back();
+      layers.back().order = position;
+    }
+    layers.back().ops.push_back(name.getValue().str());
+    layers.back().types.push_back(op.getName().getStringRef().str());
+    last = &op;
+    ++position;
+  }
+  return layers;
+}
 
 } // namespace
 
@@ -246,14 +342,6 @@ static int runQtableMixed() {
         file, recorded->value_or(tpuc::Preprocess{}))(file, specs));
   const size_t numSamples = samples.size();
 
-  // Op name -> type and program order.
-  llvm::StringMap<std::pair<std::string, size_t>> opInfo;
-  size_t position = 0;
-  for (mlir::Operation &op : func.getBody().front())
-    if (auto name = op.getAttrOfType<mlir::StringAttr>("name"))
-      opInfo.try_emplace(name.getValue(), op.getName().getStringRef().str(),
-                         position++);
-
   tpuc::tool::Int8Evaluator evaluator(module, std::move(samples), opts.threads);
   auto measure = [&](const std::vector<std::string> &floatLayers) {
     tpuc::QuantTable q;
@@ -304,66 +392,175 @@ static int runQtableMixed() {
   };
 
   std::vector<Layer> layers;
-  std::vector<std::string> chosen;
+  std::vector<std::string> chosen; // the float set's ops
+  size_t chosenLayers = 0;
   double finalCos = all.cosine;
   bool reached = all.cosine >= opts.expectedCos;
+  struct RunTried {
+    bool last;
+    size_t layers, ops;
+    double cosine;
+  };
+  std::vector<RunTried> runsTried; // the runs measured, in order
+  std::string runText;            // the run kept, in words
   if (!reached) {
-    // (b) Sensitivity of every INT8 layer.
-    for (const std::string &name : all.int8Ops) {
-      Layer layer;
-      layer.name = name;
-      auto it = opInfo.find(name);
-      layer.type = it == opInfo.end() ? "?" : it->second.first;
-      layer.order = it == opInfo.end() ? position : it->second.second;
-      layer.cosine = measure({name}).cosine;
-      layer.gain = layer.cosine - all.cosine;
-      llvm::outs() << kTool << ": " << name << " (" << layer.type << ") in "
-                   << fpName << ": cosine " << cosText(layer.cosine)
-                   << " (gain " << gainText(layer.gain) << ")\n";
-      layers.push_back(std::move(layer));
-    }
-    std::stable_sort(layers.begin(), layers.end(),
-                     [](const Layer &a, const Layer &b) {
-                       if (a.gain != b.gain)
-                         return a.gain > b.gain;
-                       return a.order < b.order;
-                     });
-    // (c) Greedy, keeping the best prefix.
-    std::vector<std::string> prefix;
-    size_t bestLength = 0;
-    double best = all.cosine;
-    for (Layer &layer : layers) {
-      if (opts.maxFloatLayers && prefix.size() == opts.maxFloatLayers)
-        break;
-      prefix.push_back(layer.name);
-      layer.accumulated = measure(prefix).cosine;
-      llvm::outs() << kTool << ": + " << layer.name << ": " << prefix.size()
-                   << " layer(s) in " << fpName << ", cosine "
-                   << cosText(layer.accumulated) << "\n";
-      if (layer.accumulated > best) {
-        best = layer.accumulated;
-        bestLength = prefix.size();
+    layers = layersOf(func, all.int8Ops);
+    // (b) Runs at either end: the first (then the last) k layers in float,
+    // k = 1, 2, 4, ... until the target; then bisection below the first k
+    // that reaches it.
+    const size_t n = layers.size();
+    auto runLayers = [&](bool last, size_t k) {
+      return last ? std::make_pair(n - k, n) : std::make_pair(size_t(0), k);
+    };
+    auto runOps = [&](bool last, size_t k) {
+      std::vector<std::string> ops;
+      auto [from, to] = runLayers(last, k);
+      for (size_t j = from; j < to; ++j)
+        ops.insert(ops.end(), layers[j].ops.begin(), layers[j].ops.end());
+      return ops;
+    };
+    struct RunResult {
+      size_t length = 0; ///< layers of the best run (0: none better)
+      double cosine = 0;
+      bool reaches = false;
+    };
+    // \p fewerThan: only runs of fewer ops are of use (0: no bound).
+    auto searchRun = [&](bool last, size_t fewerThan) {
+      RunResult best{0, all.cosine, false};
+      auto tryRun = [&](size_t k) {
+        std::vector<std::string> ops = runOps(last, k);
+        double c = measure(ops).cosine;
+        runsTried.push_back({last, k, ops.size(), c});
+        llvm::outs() << kTool << ": the " << (last ? "last " : "first ") << k
+                     << " layer(s) (" << ops.size() << " op(s)) in " << fpName
+                     << ": cosine " << cosText(c) << "\n";
+        return std::make_pair(c, ops.size());
+      };
+      size_t below = 0, reaching = 0;
+      for (size_t k = 1; k <= n; k = std::min(2 * k, n)) {
+        size_t ops = runOps(last, k).size();
+        if ((opts.maxFloatLayers && ops > opts.maxFloatLayers) ||
+            (fewerThan && ops >= fewerThan))
+          break;
+        double c = tryRun(k).first;
+        if (c > best.cosine)
+          best = {k, c, false};
+        if (c >= opts.expectedCos) {
+          reaching = k;
+          best = {k, c, true};
+          break;
+        }
+        below = k;
+        if (k == n)
+          break;
       }
-      if (layer.accumulated >= opts.expectedCos) {
-        reached = true;
-        break;
+      while (reaching && reaching - below > 1) {
+        size_t mid = below + (reaching - below) / 2;
+        double c = tryRun(mid).first;
+        if (c >= opts.expectedCos) {
+          reaching = mid;
+          best = {mid, c, true};
+        } else {
+          below = mid;
+        }
+      }
+      return best;
+    };
+    // The last layers only while they could beat a first run that reaches.
+    RunResult first = searchRun(false, 0);
+    RunResult last = searchRun(
+        true, first.reaches ? runOps(false, first.length).size() : 0);
+    // The run that reaches the target with fewer ops, else the higher one.
+    bool useLast;
+    if (first.reaches != last.reaches)
+      useLast = last.reaches;
+    else if (first.reaches)
+      useLast = runOps(true, last.length).size() <
+                runOps(false, first.length).size();
+    else
+      useLast = last.cosine > first.cosine;
+    RunResult run = useLast ? last : first;
+    auto [from, to] = runLayers(useLast, run.length);
+    for (size_t k = from; k < to; ++k)
+      layers[k].kept = layers[k].inRun = true;
+    chosen = runOps(useLast, run.length);
+    chosenLayers = run.length;
+    runText = run.length ? std::string(useLast ? "the last " : "the first ") +
+                               std::to_string(run.length) + " layer(s)"
+                         : std::string("no run of layers");
+    finalCos = run.length ? run.cosine : all.cosine;
+    reached = finalCos >= opts.expectedCos;
+
+    if (!reached) {
+      // (c) Sensitivity of every other layer, added alone to the run.
+      std::vector<Layer *> rest;
+      for (Layer &layer : layers)
+        if (!layer.inRun)
+          rest.push_back(&layer);
+      for (Layer *layer : rest) {
+        std::vector<std::string> trial = chosen;
+        trial.insert(trial.end(), layer->ops.begin(), layer->ops.end());
+        layer->cosine = measure(trial).cosine;
+        layer->gain = layer->cosine - finalCos;
+        llvm::outs() << kTool << ": " << layer->ops[0] << " ("
+                     << layer->types[0]
+                     << (layer->ops.size() > 1
+                             ? " + " + std::to_string(layer->ops.size() - 1) +
+                                   " chained op(s)"
+                             : std::string())
+                     << ") in " << fpName << ": cosine "
+                     << cosText(layer->cosine) << " (gain "
+                     << gainText(layer->gain) << ")\n";
+      }
+      std::stable_sort(rest.begin(), rest.end(),
+                       [](const Layer *a, const Layer *b) {
+                         if (a->gain != b->gain)
+                           return a->gain > b->gain;
+                         return a->order < b->order;
+                       });
+      // (d) Greedy forward selection.
+      for (Layer *layer : rest) {
+        if (opts.maxFloatLayers &&
+            chosen.size() + layer->ops.size() > opts.maxFloatLayers)
+          continue;
+        std::vector<std::string> trial = chosen;
+        trial.insert(trial.end(), layer->ops.begin(), layer->ops.end());
+        layer->accumulated = measure(trial).cosine;
+        layer->kept = layer->accumulated > finalCos;
+        llvm::outs() << kTool << ": + " << layer->ops[0] << ": "
+                     << trial.size() << " op(s) in " << fpName << ", cosine "
+                     << cosText(layer->accumulated)
+                     << (layer->kept ? ", kept" : ", not kept") << "\n";
+        if (!layer->kept)
+          continue;
+        chosen = std::move(trial);
+        ++chosenLayers;
+        finalCos = layer->accumulated;
+        if (finalCos >= opts.expectedCos) {
+          reached = true;
+          break;
+        }
       }
     }
-    chosen.assign(prefix.begin(), prefix.begin() + bestLength);
-    finalCos = best;
   }
 
-  // (d) The quantize table, in program order, and the loss table.
-  std::vector<const Layer *> listed;
+  // (e) The quantize table, in program order, and the loss table.
+  struct Line {
+    const std::string *op, *type;
+    const Layer *layer;
+    size_t order;
+  };
+  std::vector<Line> listed;
   for (const Layer &layer : layers)
-    if (llvm::is_contained(chosen, layer.name))
-      listed.push_back(&layer);
-  std::sort(listed.begin(), listed.end(), [](const Layer *a, const Layer *b) {
-    return a->order < b->order;
-  });
+    if (layer.kept)
+      for (size_t k = 0; k < layer.ops.size(); ++k)
+        listed.push_back({&layer.ops[k], &layer.types[k], &layer,
+                          layer.order + k});
+  std::sort(listed.begin(), listed.end(),
+            [](const Line &a, const Line &b) { return a.order < b.order; });
   size_t width = 0;
-  for (const Layer *layer : listed)
-    width = std::max(width, layer->name.size());
+  for (const Line &line : listed)
+    width = std::max(width, line.op->size());
   std::string text;
   llvm::raw_string_ostream os(text);
   header(os);
@@ -371,17 +568,25 @@ static int runQtableMixed() {
     os << "# the whole network in INT8 reaches --expected-cos "
        << numText(opts.expectedCos) << ": no layer needs " << fpName << "\n";
   else
-    os << "# with the " << listed.size() << " layer(s) below in " << fpName
-       << ": cosine " << cosText(finalCos) << " (target "
-       << numText(opts.expectedCos)
-       << (reached ? ": reached" : ": NOT reached, the best prefix found")
+    os << "# with the " << listed.size() << " op(s) below (" << chosenLayers
+       << " layer(s)) in " << fpName << ": cosine " << cosText(finalCos)
+       << " (target " << numText(opts.expectedCos)
+       << (reached ? ": reached" : ": NOT reached, the best set found")
        << ")\n"
-       << "# op_name  mode  # gain alone (cosine with only this op in "
-       << fpName << ")\n";
-  for (const Layer *layer : listed)
-    os << llvm::left_justify(layer->name, width) << " " << fpName << "  # "
-       << layer->type << ": gain " << gainText(layer->gain) << " ("
-       << cosText(layer->cosine) << ")\n";
+       << "# op_name  mode  # in the run of first or last layers kept ("
+       << runText << "), or its layer's gain over that run (cosine with the "
+          "layer added)\n";
+  for (const Line &line : listed) {
+    os << llvm::left_justify(*line.op, width) << " " << fpName << "  # "
+       << *line.type
+       << (*line.op == line.layer->ops[0] ? std::string()
+                                          : " in " + line.layer->ops[0]);
+    if (line.layer->inRun)
+      os << ": in " << runText << "\n";
+    else
+      os << ": gain " << gainText(line.layer->gain) << " ("
+         << cosText(line.layer->cosine) << ")\n";
+  }
   os.flush();
 
   std::string loss;
@@ -390,15 +595,25 @@ static int runQtableMixed() {
      << fpName << " (" << command << ")\n"
      << "# cosine to f32" << over << "; all INT8: " << cosText(all.cosine)
      << "\n"
-     << "# rank op type cosine_alone gain accumulated_cosine (the greedy "
-        "order; accumulated: with this and every earlier op in "
-     << fpName << ", - where not measured)\n";
+     << "# index op type layer cosine_alone gain accumulated_cosine kept (a "
+        "line per op of each layer, in program order; cosine_alone: the "
+        "run kept with this layer added; accumulated: the float set with this "
+        "layer added in the greedy search; - where not measured)\n";
+  for (const RunTried &r : runsTried)
+    ls << "# the " << (r.last ? "last " : "first ") << r.layers
+       << " layer(s) (" << r.ops << " op(s)) in " << fpName << ": cosine "
+       << cosText(r.cosine) << "\n";
+  auto number = [](double x, bool gain) {
+    return std::isnan(x) ? std::string("-") : gain ? gainText(x) : cosText(x);
+  };
   for (size_t k = 0; k < layers.size(); ++k)
-    ls << (k + 1) << " " << layers[k].name << " " << layers[k].type << " "
-       << cosText(layers[k].cosine) << " " << gainText(layers[k].gain) << " "
-       << (std::isnan(layers[k].accumulated) ? std::string("-")
-                                             : cosText(layers[k].accumulated))
-       << "\n";
+    for (size_t m = 0; m < layers[k].ops.size(); ++m)
+      ls << (k + 1) << " " << layers[k].ops[m] << " " << layers[k].types[m]
+         << " " << layers[k].ops[0] << " " << number(layers[k].cosine, false)
+         << " " << number(layers[k].gain, true) << " "
+         << number(layers[k].accumulated, false) << " "
+         << (layers[k].inRun ? "run" : layers[k].kept ? "yes" : "no")
+         << "\n";
   ls.flush();
 
   tpu::isa::bmodel::writeFileAtomically(
@@ -421,16 +636,17 @@ static int runQtableMixed() {
                  << (opts.maxFloatLayers
                          ? " within --max-float-layers " +
                                std::to_string(opts.maxFloatLayers)
-                         : std::string(" with every INT8 layer in ") +
+                         : std::string(" with every layer that raises it in ") +
                                fpName.str())
                  << ": the best is cosine " << cosText(finalCos) << " with "
-                 << chosen.size() << " layer(s) in " << fpName << "; "
+                 << chosen.size() << " op(s) in " << fpName << "; "
                  << opts.output << " holds them (marked NOT reached), "
                  << lossPath << " every layer's loss\n";
     return kNotReached;
   }
   llvm::outs() << kTool << ": " << opts.output << ": " << chosen.size()
-               << " of " << layers.size() << " INT8 layer(s) in " << fpName
+               << " op(s), " << chosenLayers << " of " << layers.size()
+               << " INT8 layer(s) in " << fpName
                << ", cosine " << cosText(finalCos) << " >= "
                << numText(opts.expectedCos) << "; " << lossPath << "\n";
   return 0;
