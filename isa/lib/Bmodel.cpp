@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <future>
 #include <limits>
+#include <memory>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -559,15 +560,22 @@ private:
       if (c->check_code())
         s.checkCode.assign(c->check_code()->begin(), c->check_code()->end());
       std::future<Sha256Digest> digest;
+      const uint8_t *coeffBytes = nullptr;
+      bool deferred = false;
       if (options_.loadCoefficients) {
         // The check code of large coefficients is computed from the file's
         // bytes on a second thread while they are copied (the two passes
         // over tens of megabytes take about as long each); the digest is
-        // compared below, before the reader returns.
+        // compared below, before the reader returns, or, deferred
+        // (ParseOptions::deferCheckCode), after it returned.
         auto [start, size] =
             blobRange(c->binary_coeff(), what + " coeff_mem.binary_coeff");
+        coeffBytes = binary_ + start;
         constexpr uint64_t kThreadBytes = uint64_t(1) << 20;
-        if (options_.verifyCheckCode && c->check_code())
+        deferred = options_.deferCheckCode && options_.verifyCheckCode &&
+                   c->check_code() && size >= kThreadBytes && keepAlive &&
+                   pending;
+        if (options_.verifyCheckCode && c->check_code() && !deferred)
           digest = std::async(size >= kThreadBytes ? std::launch::async
                                                    : std::launch::deferred,
                               [p = binary_ + start, n = size] {
@@ -584,7 +592,10 @@ private:
           fail(source_, offsetOf(c),
                what + " coeff_mem has no check_code: the coefficients cannot "
                       "be verified");
-        checkCoeff(s, *c, what, digest.get());
+        if (deferred)
+          deferCheckCoeff(s, *c, what, coeffBytes);
+        else
+          checkCoeff(s, *c, what, digest.get());
       }
     } else if (options_.verifyCheckCode && options_.loadCoefficients) {
       // Every writer (ours, tpu-mlir) stores coeff_mem with its check code,
@@ -627,27 +638,61 @@ private:
 
   /// The stored check code must be the SHA-256 of the coefficients,
   /// \p digest.
-  void checkCoeff(const Stage &s, const fb::CoeffMem &c,
-                  const std::string &what, const Sha256Digest &digest) {
+  /// The comparison of a stage's check code with its coefficients' digest:
+  /// everything of the message but the digest is fixed when it is made.
+  struct CoeffCheck {
+    std::string source;
+    uint64_t offset;
+    std::string field;
+    size_t count;
+    std::string where;
+    std::vector<uint8_t> expected;
+
+    void operator()(const Sha256Digest &digest) const {
+      if (!std::equal(digest.begin(), digest.end(), expected.begin()))
+        fail(source, offset,
+             field + " does not match: the SHA-256 of the " +
+                 std::to_string(count) + " coefficient bytes" + where + " is " +
+                 hexString(digest) + ", the file stores " +
+                 toHexString(expected) +
+                 "; the coefficients or the check code are corrupt");
+    }
+  };
+
+  /// Checks the check code's size and prepares the comparison.
+  CoeffCheck coeffCheck(const Stage &s, const fb::CoeffMem &c,
+                        const std::string &what) {
     const auto *code = c.check_code();
     std::string field = what + " coeff_mem.check_code";
     if (code->size() != kCheckCodeSize)
       fail(source_, offsetOf(code),
            field + " holds " + std::to_string(code->size()) +
                " bytes; a SHA-256 has " + std::to_string(kCheckCodeSize));
-    if (!std::equal(digest.begin(), digest.end(), s.checkCode.begin())) {
-      std::string where =
-          c.binary_coeff()
-              ? " at byte " + std::to_string(binaryFileOffset_ +
-                                             c.binary_coeff()->start())
-              : " (coeff_mem.binary_coeff is absent)";
-      fail(source_, offsetOf(code),
-           field + " does not match: the SHA-256 of the " +
-               std::to_string(s.coeff.size()) + " coefficient bytes" + where +
-               " is " + hexString(digest) + ", the file stores " +
-               toHexString(s.checkCode) +
-               "; the coefficients or the check code are corrupt");
-    }
+    std::string where =
+        c.binary_coeff()
+            ? " at byte " +
+                  std::to_string(binaryFileOffset_ + c.binary_coeff()->start())
+            : " (coeff_mem.binary_coeff is absent)";
+    return {source_,        offsetOf(code),   std::move(field),
+            s.coeff.size(), std::move(where), s.checkCode};
+  }
+
+  void checkCoeff(const Stage &s, const fb::CoeffMem &c,
+                  const std::string &what, const Sha256Digest &digest) {
+    coeffCheck(s, c, what)(digest);
+  }
+
+  /// checkCoeff on a thread that outlives the reader: it hashes the file's
+  /// bytes at `bytes` (the stage's coefficients), which keepAlive keeps
+  /// mapped until it is done.
+  void deferCheckCoeff(const Stage &s, const fb::CoeffMem &c,
+                       const std::string &what, const uint8_t *bytes) {
+    CoeffCheck check = coeffCheck(s, c, what);
+    pending->push_back(
+        std::async(std::launch::async,
+                   [keep = keepAlive, bytes, n = s.coeff.size(),
+                    check = std::move(check)] { check(sha256(bytes, n)); })
+            .share());
   }
 
   static std::string toHexString(const std::vector<uint8_t> &bytes) {
@@ -681,6 +726,12 @@ private:
   size_t binaryFileOffset_;
   size_t binarySize_;
   const ParseOptions &options_;
+
+public:
+  /// Set by readModel for ParseOptions::deferCheckCode: what keeps the
+  /// file's bytes alive for the background hashes, and where they go.
+  std::shared_ptr<const void> keepAlive;
+  std::vector<std::shared_future<void>> *pending = nullptr;
 };
 
 //===----------------------------------------------------------------------===//
@@ -1067,8 +1118,14 @@ Header parseHeader(const uint8_t *data, size_t size,
   return h;
 }
 
-Model parseModel(const uint8_t *data, size_t size,
-                 const std::string &sourceName, const ParseOptions &options) {
+namespace {
+
+/// parseModel; with `keepAlive` (what keeps [data, data + size) alive) the
+/// check codes may be deferred (ParseOptions::deferCheckCode).
+Model parseModelKeeping(const uint8_t *data, size_t size,
+                        const std::string &sourceName,
+                        const ParseOptions &options,
+                        std::shared_ptr<const void> keepAlive) {
   Header h = parseHeader(data, size, sourceName);
   uint64_t end = uint64_t(kHeaderSize) + h.flatbuffersSize + h.binarySize;
   if (end < size)
@@ -1115,7 +1172,35 @@ Model parseModel(const uint8_t *data, size_t size,
   size_t binaryOffset = size_t(kHeaderSize) + h.flatbuffersSize;
   Reader reader(sourceName, fbData, kHeaderSize, data + binaryOffset,
                 binaryOffset, h.binarySize, options);
-  return reader.read(*fb::GetModel(fbData));
+  if (!keepAlive)
+    return reader.read(*fb::GetModel(fbData));
+  // Deferred check codes: an error found after a hash started gives way to
+  // that hash's mismatch (the check code is checked first otherwise).
+  std::vector<std::shared_future<void>> pending;
+  reader.keepAlive = std::move(keepAlive);
+  reader.pending = &pending;
+  Model model;
+  try {
+    model = reader.read(*fb::GetModel(fbData));
+  } catch (...) {
+    for (const std::shared_future<void> &f : pending)
+      f.get();
+    throw;
+  }
+  model.pendingCheckCodes = std::move(pending);
+  return model;
+}
+
+} // namespace
+
+Model parseModel(const uint8_t *data, size_t size,
+                 const std::string &sourceName, const ParseOptions &options) {
+  return parseModelKeeping(data, size, sourceName, options, nullptr);
+}
+
+void awaitCheckCodes(const Model &model) {
+  for (const std::shared_future<void> &f : model.pendingCheckCodes)
+    f.get();
 }
 
 std::vector<uint8_t> readFile(const std::string &path) {
@@ -1159,12 +1244,19 @@ Model readModel(const std::string &path, const ParseOptions &options) {
     void *p = ::mmap(nullptr, size, PROT_READ, flags, fd, 0);
     ::close(fd);
     if (p != MAP_FAILED) {
+      // Shared with the deferred check codes' threads, which may outlive
+      // this call (ParseOptions::deferCheckCode).
       struct Unmap {
+        Unmap(void *p, size_t size) : p(p), size(size) {}
+        Unmap(const Unmap &) = delete;
+        Unmap &operator=(const Unmap &) = delete;
+        ~Unmap() { ::munmap(p, size); }
         void *p;
         size_t size;
-        ~Unmap() { ::munmap(p, size); }
-      } unmap{p, size};
-      return parseModel(static_cast<const uint8_t *>(p), size, path, options);
+      };
+      auto mapping = std::make_shared<const Unmap>(p, size);
+      return parseModelKeeping(static_cast<const uint8_t *>(p), size, path,
+                               options, mapping);
     }
   } else if (fd >= 0) {
     ::close(fd);

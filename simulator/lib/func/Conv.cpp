@@ -75,7 +75,13 @@ struct ConvGeom {
 /// A zero stride field means stride 1 (semantics.md "Convolution").
 uint32_t strideOf(uint64_t field) { return field == 0 ? 1 : uint32_t(field); }
 
-ConvGeom convGeom(const TiuOp &op, uint32_t ic) {
+/// `colTile` is the number of output columns the kernel computes in whole
+/// tiles per row: kOxTile for convTile (which reads the plane row by row),
+/// 1 for the walk kernels (ConvWalk: their tiles span row ends and run into
+/// the kTileOverrun padding after the plane, so the plane needs no
+/// widening; a narrower plane is fewer positions computed and dropped, the
+/// same sums for the kept ones).
+ConvGeom convGeom(const TiuOp &op, uint32_t ic, unsigned colTile = kOxTile) {
   const isa::cmd::TiuLong &f = op.f;
   ConvGeom g{};
   g.n = uint32_t(f.res0_n);
@@ -108,10 +114,10 @@ ConvGeom convGeom(const TiuOp &op, uint32_t ic) {
   uint64_t realH = uint64_t(g.ih - 1) * (g.insH + 1) + 1;
   uint64_t realW = uint64_t(g.iw - 1) * (g.insW + 1) + 1;
   uint64_t needH = uint64_t(g.oh - 1) * g.sh + uint64_t(g.kh - 1) * g.dh + 1;
-  // The kernel computes whole tiles of kOxTile columns: widen the plane so
+  // The kernel computes whole tiles of colTile columns: widen the plane so
   // the last tile reads padding instead of running off the end.
   uint64_t needW =
-      (alignUp(g.ow, kOxTile) - 1) * g.sw + uint64_t(g.kw - 1) * g.dw + 1;
+      (alignUp(g.ow, colTile) - 1) * g.sw + uint64_t(g.kw - 1) * g.dw + 1;
   g.vh = uint32_t(std::max(g.padT + realH + f.opd0_dn_pad, needH));
   g.vw = uint32_t(std::max(g.padL + realW + f.opd0_rt_pad, needW));
   return g;
@@ -612,11 +618,39 @@ void buildPlaneRows(const ConvGeom &g, size_t planeLen, T pad, T ins, Row row,
   }
 }
 
+/// Weights per channel that the packers load at a time: a block's chunks
+/// (NB channels x kPackChunk floats, at most 32 KiB) stay in L1 while they
+/// are interleaved, where whole channels (up to 4608 weights each in
+/// ResNet-50) would go through L2 once per channel.
+constexpr size_t kPackChunk = 1024;
+
+/// dst[k * NB + b] = rows[b * kPackChunk + k] for k < count, b < NB (rows
+/// past `nb` are zeros).
+template <typename T, unsigned NB>
+void interleaveChunk(const T *rows, unsigned nb, size_t count, T *dst) {
+  for (size_t k = 0; k < count; ++k)
+    for (unsigned b = 0; b < NB; ++b)
+      dst[k * NB + b] = b < nb ? rows[b * kPackChunk + k] : T(0);
+}
+template <typename T>
+void interleaveChunk(const T *rows, unsigned nbMax, unsigned nb, size_t count,
+                     T *dst) {
+  switch (nbMax) {
+  case 8:
+    return interleaveChunk<T, 8>(rows, nb, count, dst);
+  case 6:
+    return interleaveChunk<T, 6>(rows, nb, count, dst);
+  default:
+    return interleaveChunk<T, 4>(rows, nb, count, dst);
+  }
+}
+
 /// The float weights as convFloatFast reads them for `path`: per block of
 /// NB = tileShape(path).nb output channels, [plane][tap][NB] (the walk's
 /// planes and taps are [ic][tap] either way), zero for the channels past
-/// oc; blocks one after another. load(oc, dst) writes channel oc's wPerOc
-/// weights, [ic][tap], to dst; it runs on the kernel threads.
+/// oc; blocks one after another. load(oc, k0, count, dst) writes weights
+/// k0 .. k0 + count - 1 of channel oc's wPerOc weights, [ic][tap], to dst;
+/// it runs on the kernel threads.
 template <typename Load>
 float *packFloatWeights(const ConvGeom &g, SimdPath path, Load load) {
   unsigned nbMax = tileShape(path).nb;
@@ -627,12 +661,12 @@ float *packFloatWeights(const ConvGeom &g, SimdPath path, Load load) {
     uint32_t oc0 = uint32_t(blk) * nbMax;
     unsigned nb = std::min<unsigned>(nbMax, g.oc - oc0);
     float *w = packed + size_t(blk) * wPerOc * nbMax;
-    float *row = scratch<float, 6>(wPerOc);
-    for (unsigned b = 0; b < nbMax; ++b) {
-      if (b < nb)
-        load(oc0 + b, row);
-      for (size_t k = 0; k < wPerOc; ++k)
-        w[k * nbMax + b] = b < nb ? row[k] : 0.0f;
+    float *rows = scratch<float, 6>(size_t(nbMax) * kPackChunk);
+    for (size_t k0 = 0; k0 < wPerOc; k0 += kPackChunk) {
+      size_t count = std::min(kPackChunk, wPerOc - k0);
+      for (unsigned b = 0; b < nb; ++b)
+        load(oc0 + b, k0, count, rows + b * kPackChunk);
+      interleaveChunk(rows, nbMax, nb, count, w + k0 * nbMax);
     }
   });
   return packed;
@@ -685,10 +719,11 @@ void convFloatFast(const float *planes, const float *packed,
 /// NB channels, [pair][tap][NB] of (w_even, w_odd) int16 halves over the
 /// planes of the walk (direct or im2col; element k = plane * taps + tap of
 /// a channel is weight [ic][tap] k either way); a missing odd plane and
-/// the channels past oc have weight 0. load(oc, dst) writes channel oc's
-/// wPerOc weights w - zp, [ic][tap], to dst as int32 and returns false if
-/// one does not fit int16 (then the result is null: the pair kernels cannot
-/// run). load runs on the kernel threads.
+/// the channels past oc have weight 0. load(oc, k0, count, dst) writes
+/// weights k0 .. k0 + count - 1 of channel oc's wPerOc weights w - zp,
+/// [ic][tap], to dst as int32 and returns false if one does not fit int16
+/// (then the result is null: the pair kernels cannot run). load runs on
+/// the kernel threads.
 template <typename Load>
 const int32_t *packIntWeights(const ConvGeom &g, SimdPath path, Load load) {
   TileShape ts = tileShape(path);
@@ -699,32 +734,50 @@ const int32_t *packIntWeights(const ConvGeom &g, SimdPath path, Load load) {
   size_t wLen = size_t(pairs) * nTaps * ts.nb;
   int64_t blocks = int64_t(ceilDiv(g.oc, ts.nb));
   int32_t *packed = scratch<int32_t, 2>(size_t(blocks) * wLen);
+  // Pairs per chunk: the chunk's 2 * nTaps weights per pair fit kPackChunk
+  // (at least one pair: a wider kernel takes a larger row buffer).
+  uint32_t chunkPairs = uint32_t(std::max<size_t>(1, kPackChunk / (2 * nTaps)));
+  size_t rowLen = std::max(kPackChunk, 2 * nTaps);
   std::atomic<bool> fits{true};
   parallelTasks(blocks, [&](int64_t blk) {
     uint32_t oc0 = uint32_t(blk) * ts.nb;
     unsigned nb = std::min<unsigned>(ts.nb, g.oc - oc0);
     int32_t *w = packed + size_t(blk) * wLen;
-    int32_t *row = scratch<int32_t, 6>(wPerOc + nTaps);
-    // A lone last plane pairs with zeros.
-    std::fill(row + wPerOc, row + wPerOc + nTaps, 0);
-    for (unsigned b = 0; b < ts.nb; ++b) {
-      if (b >= nb) {
-        for (size_t i = 0; i < size_t(pairs) * nTaps; ++i)
-          w[i * ts.nb + b] = 0;
-        continue;
-      }
-      if (!load(oc0 + b, row))
-        fits = false;
-      for (uint32_t c2 = 0; c2 < pairs; ++c2) {
-        const int32_t *even = row + size_t(2 * c2) * nTaps;
-        int32_t *dst = w + size_t(c2) * nTaps * ts.nb + b;
-        for (size_t t = 0; t < nTaps; ++t) {
-          uint32_t lo = uint16_t(int16_t(even[t]));
-          uint32_t hi = uint16_t(int16_t(even[t + nTaps]));
-          dst[t * ts.nb] = int32_t(lo | hi << 16);
+    int32_t *rows = scratch<int32_t, 6>(size_t(ts.nb) * rowLen);
+    uint32_t *pairRows = scratch<uint32_t, 9>(size_t(ts.nb) * rowLen);
+    bool blockFits = true;
+    for (uint32_t p0 = 0; p0 < pairs; p0 += chunkPairs) {
+      uint32_t np = std::min(chunkPairs, pairs - p0);
+      size_t k0 = size_t(p0) * 2 * nTaps;
+      size_t count = std::min(size_t(np) * 2 * nTaps, wPerOc - k0);
+      size_t outCount = size_t(np) * nTaps;
+      for (unsigned b = 0; b < nb; ++b) {
+        int32_t *row = rows + b * rowLen;
+        if (!load(oc0 + b, k0, count, row))
+          blockFits = false;
+        // A lone last plane pairs with zeros.
+        std::fill(row + count, row + size_t(np) * 2 * nTaps, 0);
+        uint32_t *dst = pairRows + b * rowLen;
+        for (uint32_t c2 = 0; c2 < np; ++c2) {
+          const int32_t *even = row + size_t(2 * c2) * nTaps;
+          for (size_t t = 0; t < nTaps; ++t) {
+            uint32_t lo = uint16_t(int16_t(even[t]));
+            uint32_t hi = uint16_t(int16_t(even[t + nTaps]));
+            dst[size_t(c2) * nTaps + t] = lo | hi << 16;
+          }
         }
       }
+      uint32_t *wc = reinterpret_cast<uint32_t *>(w) + k0 / 2 * ts.nb;
+      if (rowLen == kPackChunk) {
+        interleaveChunk(pairRows, ts.nb, nb, outCount, wc);
+      } else {
+        for (size_t k = 0; k < outCount; ++k)
+          for (unsigned b = 0; b < ts.nb; ++b)
+            wc[k * ts.nb + b] = b < nb ? pairRows[b * rowLen + k] : 0;
+      }
     }
+    if (!blockFits)
+      fits = false;
   });
   return fits ? packed : nullptr;
 }
@@ -944,7 +997,9 @@ void execConv(const TiuOp &op, MachineState &m) {
                      isa::precName(resPrec));
   }
 
-  ConvGeom g = convGeom(op, uint32_t(f.opd0_c));
+  // The walk kernels' plane (see convGeom); the int32 fallback below, whose
+  // convTile reads whole tiles of each row, takes its own wider geometry.
+  ConvGeom g = convGeom(op, uint32_t(f.opd0_c), /*colTile=*/1);
   bool inSigned = f.opd0_sign, wSigned = f.opd1_sign;
   ElemType inType{inPrec, inSigned};
   ElemType wType{wPrec, wSigned};
@@ -1006,33 +1061,28 @@ void execConv(const TiuOp &op, MachineState &m) {
   if (isFloatPath) {
     Immediate wImm{wType, f.opd1_addr};
     std::vector<uint64_t> wOff = weightOffsets();
-    const float *packed = packFloatWeights(g, path, [&](uint32_t oc,
-                                                        float *dst) {
-      if (f.opd1_const) {
-        std::fill(dst, dst + wPerOc, wImm.asFloat());
-        return;
-      }
-      const uint8_t *base = wView->laneStart(oc);
-      uint64_t i0 = uint64_t(wView->index(0, oc, 0, 0));
-      if (wType.prec == Prec::Fp16) {
-        // The whole slot through the vectorised row conversion, then
-        // reordered to [ic][ky][kx].
-        constexpr size_t kSlotChunk = 1024;
-        uint16_t slotBits[kSlotChunk];
-        float *slotF = scratch<float, 7>(size_t(slotElems));
-        const uint8_t *slot = base + i0 * 2;
-        for (uint64_t e0 = 0; e0 < slotElems; e0 += kSlotChunk) {
-          size_t k = size_t(std::min<uint64_t>(kSlotChunk, slotElems - e0));
-          std::memcpy(slotBits, slot + e0 * 2, k * 2);
-          fp16RowToFp32(slotBits, slotF + e0, k);
-        }
-        for (size_t k = 0; k < wPerOc; ++k)
-          dst[k] = slotF[wOff[k]];
-        return;
-      }
-      for (size_t k = 0; k < wPerOc; ++k)
-        dst[k] = loadFloatFast(base, i0 + wOff[k], wType);
-    });
+    const float *packed = packFloatWeights(
+        g, path, [&](uint32_t oc, size_t k0, size_t count, float *dst) {
+          if (f.opd1_const) {
+            std::fill(dst, dst + count, wImm.asFloat());
+            return;
+          }
+          const uint8_t *base = wView->laneStart(oc);
+          uint64_t i0 = uint64_t(wView->index(0, oc, 0, 0));
+          const uint64_t *off = wOff.data() + k0;
+          if (wType.prec == Prec::Fp16) {
+            // The bits in [ic][ky][kx] order, then the vectorised row
+            // conversion (the same values as element by element).
+            uint16_t bits[kPackChunk];
+            const uint8_t *slot = base + i0 * 2;
+            for (size_t k = 0; k < count; ++k)
+              std::memcpy(&bits[k], slot + off[k] * 2, 2);
+            fp16RowToFp32(bits, dst, count);
+            return;
+          }
+          for (size_t k = 0; k < count; ++k)
+            dst[k] = loadFloatFast(base, i0 + off[k], wType);
+        });
     Prec biasPrec = precOf(op, f.opd2_prec, "opd2_prec");
     if (!isa::isFloat(biasPrec))
       failOp(op, "float conv bias (opd2) must be a float type");
@@ -1129,45 +1179,48 @@ void execConv(const TiuOp &op, MachineState &m) {
     for (size_t k = 0; k < wPerOc; ++k)
       zpOf[k] = int32_t(zps[k / kArea]);
   }
-  // w - zp of channel oc, [ic][tap]; false if one does not fit int16.
-  auto loadWeights = [&](uint32_t oc, auto *dst) {
+  // w - zp of weights k0 .. k0 + count - 1 of channel oc, [ic][tap]; false
+  // if one does not fit int16.
+  auto loadWeights = [&](uint32_t oc, size_t k0, size_t count, auto *dst) {
     const uint8_t *base = f.opd1_const ? nullptr : wView->laneStart(oc);
     uint64_t i0 = f.opd1_const ? 0 : uint64_t(wView->index(0, oc, 0, 0));
     if (byteWeights && zpsSafe) {
       const uint8_t *p = base + i0;
+      const uint64_t *off = wOff.data() + k0;
+      const int32_t *zp = zpOf.data() + k0;
       if (wSigned)
-        for (size_t k = 0; k < wPerOc; ++k)
-          dst[k] = int32_t(int8_t(p[wOff[k]])) - zpOf[k];
+        for (size_t k = 0; k < count; ++k)
+          dst[k] = int32_t(int8_t(p[off[k]])) - zp[k];
       else
-        for (size_t k = 0; k < wPerOc; ++k)
-          dst[k] = int32_t(p[wOff[k]]) - zpOf[k];
+        for (size_t k = 0; k < count; ++k)
+          dst[k] = int32_t(p[off[k]]) - zp[k];
       return true;
     }
     bool fits = true;
-    for (uint32_t ic = 0; ic < g.ic; ++ic)
-      for (size_t t = 0; t < kArea; ++t) {
-        size_t k = ic * kArea + t;
-        int64_t v = (f.opd1_const ? wImm.asInt()
-                                  : loadIntFast(base, i0 + wOff[k], wType)) -
-                    zps[ic];
-        fits = fits && fitsInt16(v);
-        dst[k] = v;
-      }
+    for (size_t i = 0; i < count; ++i) {
+      size_t k = k0 + i;
+      int64_t v = (f.opd1_const ? wImm.asInt()
+                                : loadIntFast(base, i0 + wOff[k], wType)) -
+                  zps[k / kArea];
+      fits = fits && fitsInt16(v);
+      dst[i] = v;
+    }
     return fits;
   };
   // Narrow operands whose weights w - zp all fit int16: the pair kernels
   // (convIntFast); otherwise the general paths below.
   const int32_t *packed =
       narrow ? packIntWeights(g, path,
-                              [&](uint32_t oc, int32_t *dst) {
-                                return loadWeights(oc, dst);
+                              [&](uint32_t oc, size_t k0, size_t count,
+                                  int32_t *dst) {
+                                return loadWeights(oc, k0, count, dst);
                               })
              : nullptr;
   std::vector<int64_t> wts;
   if (!packed) {
     wts.resize(size_t(g.oc) * wPerOc);
     for (uint32_t oc = 0; oc < g.oc; ++oc)
-      loadWeights(oc, wts.data() + oc * wPerOc);
+      loadWeights(oc, 0, wPerOc, wts.data() + oc * wPerOc);
   }
   PadValues pads;
   if (!wrq)
@@ -1235,19 +1288,22 @@ void execConv(const TiuOp &op, MachineState &m) {
   std::vector<uint32_t> wts32(wts.size());
   for (size_t i = 0; i < wts.size(); ++i)
     wts32[i] = uint32_t(wts[i]);
-  std::vector<uint32_t> planes(size_t(g.ic) * planeSize);
+  // Same weights and outputs; only the plane is wider (convTile).
+  ConvGeom gTile = convGeom(op, uint32_t(f.opd0_c));
+  size_t tilePlaneSize = size_t(gTile.vh) * gTile.vw;
+  std::vector<uint32_t> planes(size_t(gTile.ic) * tilePlaneSize);
   for (uint32_t n = 0; n < g.n; ++n) {
     for (uint32_t ic = 0; ic < g.ic; ++ic) {
       uint32_t padV = wrq ? 0 : uint32_t(pads.pad<int64_t>(ic, false));
       uint32_t insV = wrq ? 0 : uint32_t(pads.ins<int64_t>(ic, false));
       buildPlane<uint32_t>(
-          g, padV, insV,
+          gTile, padV, insV,
           [&](uint32_t y, uint32_t x) {
             return uint32_t(in.getInt(n, ic, y, x));
           },
-          planes.data() + ic * planeSize);
+          planes.data() + ic * tilePlaneSize);
     }
-    convPlanes<uint32_t>(planes.data(), wts32.data(), acc, g);
+    convPlanes<uint32_t>(planes.data(), wts32.data(), acc, gTile);
     finish(n);
   }
 }

@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <thread>
 
 namespace tpu::sim {
@@ -125,6 +126,19 @@ unsigned kernelThreads() {
 void setKernelThreads(unsigned n) { gThreads.store(int(std::max(n, 1u))); }
 
 namespace detail {
+
+void ScratchBlock::grow(size_t bytes) {
+  // 64-byte aligned as the vector loads prefer (any T's alignment is at
+  // most that); aligned_alloc wants a multiple of the alignment.
+  size_t cap = (std::max(bytes, 2 * cap_) + 63) / 64 * 64;
+  std::free(data_);
+  data_ = std::aligned_alloc(64, cap);
+  if (!data_) {
+    cap_ = 0;
+    throw std::bad_alloc();
+  }
+  cap_ = cap;
+}
 
 namespace {
 

@@ -19,8 +19,10 @@
 #include "tpu/isa/Numerics.h"
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <type_traits>
 #include <vector>
 
 #if (defined(__x86_64__) || defined(__i386__)) &&                            \
@@ -43,15 +45,38 @@ namespace tpu::sim::detail {
 /// included), in any order; returns when all are done. fn must not throw.
 void parallelTasks(int64_t n, const std::function<void(int64_t)> &fn);
 
+/// The storage of one scratch buffer: grows (at least doubling, so a run of
+/// growing commands reallocates a few times only) without copying or
+/// clearing, since the contents are stale anyway (std::vector::resize did
+/// both: a memmove and a memset, each a pass over fresh pages).
+class ScratchBlock {
+public:
+  ScratchBlock() = default;
+  ScratchBlock(const ScratchBlock &) = delete;
+  ScratchBlock &operator=(const ScratchBlock &) = delete;
+  ~ScratchBlock() { std::free(data_); }
+  void *get(size_t bytes) {
+    if (bytes > cap_)
+      grow(bytes);
+    return data_;
+  }
+
+private:
+  void grow(size_t bytes);
+  void *data_ = nullptr;
+  size_t cap_ = 0;
+};
+
 /// A buffer of at least n elements reused across calls on this thread (the
 /// kernels' scratch: fresh multi-megabyte allocations every command cost
 /// more in page faults than the arithmetic). Contents are stale: callers
 /// write what they read. Tag tells apart the buffers of one element type.
 template <typename T, int Tag> T *scratch(size_t n) {
-  thread_local std::vector<T> buf;
-  if (buf.size() < n)
-    buf.resize(n);
-  return buf.data();
+  static_assert(std::is_trivially_copyable_v<T> &&
+                    std::is_trivially_destructible_v<T>,
+                "scratch holds raw storage");
+  thread_local ScratchBlock buf;
+  return static_cast<T *>(buf.get(n * sizeof(T)));
 }
 
 inline float bitsAsFloat(uint32_t b) {
@@ -112,26 +137,22 @@ TPUSIM_INLINE uint16_t fp32ToBf16Fast(float x) {
   return isa::fp32ToBf16(x, isa::RoundMode::HalfToEven);
 }
 
-/// fp16 -> fp32 of n contiguous elements: a branch-free pass (normal
-/// numbers and zeros, which the compiler vectorises) that flags any
-/// subnormal, infinity or NaN, and then, if one was seen, the exact
-/// routine for those elements.
+/// fp16 -> fp32 of n contiguous elements, branch-free (the compiler
+/// vectorises it): every class of isa::fp16ToFp32 by a select, with the
+/// same bits: normal numbers rebiased; zeros and subnormals as mant * 2^-24
+/// (exact in fp32: a small integer times a power of two); infinities and
+/// NaNs with their payload kept. Random-initialised weights have many fp16
+/// subnormals, so a scalar pass for them would run on most rows.
 TPUSIM_INLINE void fp16RowToFp32(const uint16_t *in, float *out, size_t n) {
-  uint32_t special = 0;
   for (size_t i = 0; i < n; ++i) {
     uint32_t h = in[i];
     uint32_t e = (h >> 10) & 0x1F, m = h & 0x3FF;
     uint32_t sign = (h & 0x8000) << 16;
     uint32_t normal = sign | ((e + (127 - 15)) << 23) | (m << 13);
-    special |= uint32_t(e == 0x1F) | uint32_t(e == 0 && m != 0);
-    out[i] = bitsAsFloat(e == 0 ? sign : normal);
+    uint32_t small = sign | floatAsBits(float(int32_t(m)) * 0x1p-24f);
+    uint32_t special = sign | 0x7F800000u | (m << 13);
+    out[i] = bitsAsFloat(e == 0 ? small : e == 0x1F ? special : normal);
   }
-  if (special)
-    for (size_t i = 0; i < n; ++i) {
-      uint32_t e = (in[i] >> 10) & 0x1F;
-      if (e == 0x1F || (e == 0 && (in[i] & 0x3FF) != 0))
-        out[i] = isa::fp16ToFp32(in[i]);
-    }
 }
 
 /// fp32 -> fp16 (nearest even) of n elements into contiguous out: the

@@ -725,6 +725,70 @@ TEST(BmodelErrors, CoefficientsMustMatchTheirCheckCode) {
             std::string::npos);
 }
 
+TEST(BmodelErrors, DeferredCheckCodeGivesTheSameError) {
+  // 1 MiB of coefficients: the size whose hash runs on a thread, and so
+  // the size readModel defers (ParseOptions::deferCheckCode).
+  std::string path = std::string(TPU_BINARY_DIR) + "/bmodel_defer_" +
+                     std::to_string(::getpid()) + ".bmodel";
+  auto write = [&](const RawSpec &spec) {
+    std::vector<uint8_t> file = buildRawFile(spec);
+    FILE *f = std::fopen(path.c_str(), "wb");
+    ASSERT_TRUE(f);
+    ASSERT_EQ(std::fwrite(file.data(), 1, file.size(), f), file.size());
+    std::fclose(f);
+  };
+  ParseOptions deferred;
+  deferred.deferCheckCode = true;
+  RawSpec spec;
+  spec.coeff.assign(size_t(1) << 20, 0x5a);
+  spec.checkCode = std::vector<uint8_t>(32, 0xab);
+  write(spec);
+  std::string sync = errorOf([&] { readModel(path); });
+  ASSERT_NE(sync.find("coeff_mem.check_code does not match: the SHA-256 of "
+                      "the 1048576 coefficient bytes"),
+            std::string::npos)
+      << sync;
+  Model m;
+  ASSERT_NO_THROW(m = readModel(path, deferred));
+  EXPECT_EQ(m.pendingCheckCodes.size(), 1u);
+  // The hash reads the file's mapping, which it keeps: the file may go.
+  std::remove(path.c_str());
+  EXPECT_EQ(errorOf([&] { awaitCheckCodes(m); }), sync);
+  EXPECT_EQ(errorOf([&] { awaitCheckCodes(m); }), sync);
+
+  // A later error of the reader gives way to the check code's, which
+  // comes first without deferral.
+  spec.subnetId = 3;
+  write(spec);
+  std::string first = errorOf([&] { readModel(path); });
+  EXPECT_NE(first.find("check_code does not match"), std::string::npos)
+      << first;
+  EXPECT_EQ(errorOf([&] { readModel(path, deferred); }), first);
+  spec.checkCode.clear();
+  write(spec);
+  EXPECT_NE(errorOf([&] { readModel(path, deferred); })
+                .find("id is 3 but the subnet is at position 0"),
+            std::string::npos);
+
+  // A matching check code: nothing to report, the same model.
+  spec.subnetId = 0;
+  write(spec);
+  Model back;
+  ASSERT_NO_THROW(back = readModel(path, deferred));
+  EXPECT_NO_THROW(awaitCheckCodes(back));
+  EXPECT_EQ(back, readModel(path));
+  EXPECT_EQ(back.nets[0].stages[0].coeff, spec.coeff);
+
+  // Small coefficients are checked before readModel returns.
+  spec.coeff = {1, 2, 3, 4};
+  spec.checkCode = std::vector<uint8_t>(32, 0xab);
+  write(spec);
+  EXPECT_NE(errorOf([&] { readModel(path, deferred); })
+                .find("check_code does not match"),
+            std::string::npos);
+  std::remove(path.c_str());
+}
+
 TEST(BmodelErrors, TrailingDataIsRefused) {
   std::vector<uint8_t> bytes = serializeModel(sampleModel());
   size_t end = bytes.size();

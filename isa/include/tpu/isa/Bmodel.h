@@ -22,6 +22,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <future>
 #include <optional>
 #include <string>
 #include <vector>
@@ -199,6 +200,9 @@ struct Model {
   /// The machine the model was compiled for, as `key = value` lines
   /// (isa::Machine::toText); empty when the file does not record it.
   std::string machine;
+  /// The check codes readModel is verifying in the background
+  /// (ParseOptions::deferCheckCode); see awaitCheckCodes. Not compared.
+  std::vector<std::shared_future<void>> pendingCheckCodes;
 
   bool operator==(const Model &o) const;
   bool operator!=(const Model &o) const { return !(*this == o); }
@@ -231,6 +235,16 @@ struct ParseOptions {
   /// checked against the binary section, Stage::coeffNotLoaded records
   /// their size, and the check code is not verified (nothing read it).
   bool loadCoefficients = true;
+  /// With verifyCheckCode and loadCoefficients: readModel hashes
+  /// coefficients of 1 MiB and more on a thread that outlives the call
+  /// instead of before it returns, so that the caller overlaps the hash
+  /// (tens of milliseconds for tens of megabytes) with its own work. The
+  /// caller must call awaitCheckCodes(model) before it trusts or reports
+  /// anything computed from the coefficients. An error readModel finds
+  /// after the hash started gives way to the check code's, as it would
+  /// without deferral (the check code is checked first). parseModel ignores
+  /// it (its bytes need not outlive the call).
+  bool deferCheckCode = false;
 };
 
 /// Parses and validates a whole bmodel held in memory. `sourceName` (a path)
@@ -253,6 +267,12 @@ Model parseModel(const uint8_t *data, size_t size,
 /// Reads a file and parses it with parseModel. The file is mapped, not
 /// copied, so the pages of coefficients that are not loaded are never read.
 Model readModel(const std::string &path, const ParseOptions &options = {});
+
+/// Waits for the check codes readModel verifies in the background
+/// (ParseOptions::deferCheckCode) and throws the Error readModel would
+/// have thrown for the first one that does not match; returns at once when
+/// there are none. Calling it again throws the same error again.
+void awaitCheckCodes(const Model &model);
 
 /// Builds the bytes of a bmodel file. Throws Error for a model that cannot
 /// be written (no nets, a command stream that does not decode or whose count
