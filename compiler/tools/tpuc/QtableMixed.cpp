@@ -130,7 +130,8 @@ cl::opt<std::string> expectedCosArg(
     cl::value_desc("C"), cl::sub(qt::command()), cl::cat(qt::mixedCategory));
 cl::opt<std::string>
     maxFloatLayersArg("max-float-layers",
-                      cl::desc("at most L layers in float (default: no limit)"),
+                      cl::desc("at most L ops in float, every op of a layer "
+                               "counted (default: no limit)"),
                       cl::value_desc("L"), cl::sub(qt::command()),
                       cl::cat(qt::mixedCategory));
 cl::opt<std::string>
