@@ -45,14 +45,15 @@
 //      most 2 log2 of the layers, plus the bisections); if none does, the
 //      run with the higher cosine (possibly none) is kept and:
 //  (c) Sensitivity: each other layer is added alone to that run and the
-//      network cosine measured; its gain is that minus the run's.
+//      network cosine measured; its gain is that minus the run's (a layer
+//      too large for --max-float-layers is not measured).
 //  (d) Greedy forward selection: those layers, by gain (largest first,
 //      program order on ties), are tried one by one; a layer joins the
-//      float set only when the cosine of the set with it (measured again:
-//      gains do not add up) is higher than the set's without it, until the
-//      cosine reaches C or no layer is left. A layer whose ops would take
-//      the set past --max-float-layers ops (default: no limit) is passed
-//      over.
+//      float set only when the cosine of the set with it (measured again
+//      once the set has grown: gains do not add up) is higher than the
+//      set's without it, until the cosine reaches C or no layer is left. A
+//      layer whose ops would take the set past --max-float-layers ops
+//      (default: no limit) is passed over.
 //  (e) The quantize table (`op_name MODE` lines in program order, each with
 //      a comment: in the run kept, or its layer's gain) and
 //      `<stem>_loss.txt` beside it (stem: the -o path without its
@@ -101,6 +102,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -498,7 +500,13 @@ static int runQtableMixed() {
       for (Layer &layer : layers)
         if (!layer.inRun)
           rest.push_back(&layer);
+      auto fits = [&](const Layer &layer) {
+        return !opts.maxFloatLayers ||
+               chosen.size() + layer.ops.size() <= opts.maxFloatLayers;
+      };
       for (Layer *layer : rest) {
+        if (!fits(*layer))
+          continue; // never added: not measured
         std::vector<std::string> trial = chosen;
         trial.insert(trial.end(), layer->ops.begin(), layer->ops.end());
         layer->cosine = measure(trial).cosine;
@@ -513,20 +521,26 @@ static int runQtableMixed() {
                      << cosText(layer->cosine) << " (gain "
                      << gainText(layer->gain) << ")\n";
       }
+      // Unmeasured (and NaN) gains last.
+      auto key = [](const Layer *l) {
+        return std::isnan(l->gain) ? -std::numeric_limits<double>::infinity()
+                                   : l->gain;
+      };
       std::stable_sort(rest.begin(), rest.end(),
-                       [](const Layer *a, const Layer *b) {
-                         if (a->gain != b->gain)
-                           return a->gain > b->gain;
+                       [&](const Layer *a, const Layer *b) {
+                         if (key(a) != key(b))
+                           return key(a) > key(b);
                          return a->order < b->order;
                        });
-      // (d) Greedy forward selection.
+      // (d) Greedy forward selection. Until a layer is kept, the set with
+      // a layer added is the one (c) measured.
+      bool grown = false;
       for (Layer *layer : rest) {
-        if (opts.maxFloatLayers &&
-            chosen.size() + layer->ops.size() > opts.maxFloatLayers)
+        if (!fits(*layer) || std::isnan(layer->cosine))
           continue;
         std::vector<std::string> trial = chosen;
         trial.insert(trial.end(), layer->ops.begin(), layer->ops.end());
-        layer->accumulated = measure(trial).cosine;
+        layer->accumulated = grown ? measure(trial).cosine : layer->cosine;
         layer->kept = layer->accumulated > finalCos;
         llvm::outs() << kTool << ": + " << layer->ops[0] << ": "
                      << trial.size() << " op(s) in " << fpName << ", cosine "
@@ -535,6 +549,7 @@ static int runQtableMixed() {
         if (!layer->kept)
           continue;
         chosen = std::move(trial);
+        grown = true;
         ++chosenLayers;
         finalCos = layer->accumulated;
         if (finalCos >= opts.expectedCos) {
