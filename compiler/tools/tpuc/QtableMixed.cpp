@@ -372,6 +372,7 @@ static int runQtableMixed() {
   tpuc::tool::Int8Evaluator::Result all = measure({});
   llvm::outs() << kTool << ": all INT8 (fallback " << fallbackName
                << "): cosine " << cosText(all.cosine) << over << "\n";
+  llvm::outs().flush(); // each line is progress (a search takes minutes)
 
   std::string command = "tpuc qtable " + opts.model + " --calibration-table " +
                         opts.cali + " --dataset " + opts.dataset +
@@ -437,6 +438,7 @@ static int runQtableMixed() {
         llvm::outs() << kTool << ": the " << (last ? "last " : "first ") << k
                      << " layer(s) (" << ops.size() << " op(s)) in " << fpName
                      << ": cosine " << cosText(c) << "\n";
+        llvm::outs().flush();
         return std::make_pair(c, ops.size());
       };
       size_t below = 0, reaching = 0;
@@ -520,6 +522,7 @@ static int runQtableMixed() {
                      << ") in " << fpName << ": cosine "
                      << cosText(layer->cosine) << " (gain "
                      << gainText(layer->gain) << ")\n";
+        llvm::outs().flush();
       }
       // Unmeasured (and NaN) gains last.
       auto key = [](const Layer *l) {
@@ -546,6 +549,7 @@ static int runQtableMixed() {
                      << trial.size() << " op(s) in " << fpName << ", cosine "
                      << cosText(layer->accumulated)
                      << (layer->kept ? ", kept" : ", not kept") << "\n";
+        llvm::outs().flush();
         if (!layer->kept)
           continue;
         chosen = std::move(trial);
