@@ -8,9 +8,10 @@
 // paths with operands of at most 8 bits accumulate in int32 (wrapping modulo
 // 2^32, which realistic shapes never reach); int16/int32 operands sum exactly
 // (semantics.md "CONV"); float paths accumulate in fp32 in the order stated
-// in semantics.md "Convolution" (products rounded to fp32, which is exact for
-// fp16/bf16 inputs, no fused multiply-add). The ROI variants of PorD pool
-// one window per box (semantics.md "PorD").
+// in semantics.md "Convolution" (products rounded to fp32, then added; the
+// AVX2 / AVX-512 conv tiles fuse the two only where that gives the same
+// bits, see fmaExact). The ROI variants of PorD pool one window per box
+// (semantics.md "PorD").
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,7 +35,8 @@
 #endif
 
 // The fp32 accumulation order is part of the documented semantics: products
-// are rounded before they are added, so the compiler must not fuse them.
+// are rounded before they are added, so the compiler must not fuse them (the
+// fused conv tiles call the FMA intrinsics explicitly).
 #if defined(__clang__)
 #pragma clang fp contract(off)
 #elif defined(__GNUC__)
@@ -328,7 +330,9 @@ void copyBlockBuffer(const ConvGeom &g, const ConvWalk &w, const T *buf,
 //--- Float tiles: NB channels x OX positions, r = r + w * x over the
 // planes, then the taps: each output's sum in the documented order, every
 // product rounded before its add (fp-contract is off in this file, so no
-// build fuses them). `w` is [plane][tap][NB] for one block of channels.
+// build fuses them), except in the fused AVX2 / AVX-512 tiles, which compute
+// r = fma(w, x, r) in the same order and run only where fmaExact says the
+// bits are the same. `w` is [plane][tap][NB] for one block of channels.
 
 template <unsigned OX, unsigned NB>
 TPUSIM_INLINE void floatTilePortable(const float *x0, const ConvWalk &walk,
@@ -353,63 +357,53 @@ TPUSIM_INLINE void floatTilePortable(const float *x0, const ConvWalk &walk,
 }
 
 #if TPUSIM_X86_PATHS
-template <unsigned V, unsigned NB>
-TPUSIM_TARGET_AVX2 TPUSIM_INLINE void
-floatTileAvx2(const float *x0, const ConvWalk &walk, const float *w,
-              float *out) {
-  __m256 r[NB][V];
-  for (unsigned b = 0; b < NB; ++b)
-    for (unsigned v = 0; v < V; ++v)
-      r[b][v] = _mm256_setzero_ps();
-  size_t nTaps = walk.taps.size();
-  for (uint32_t c = 0; c < walk.chans; ++c) {
-    const float *xc = x0 + c * walk.planeStride;
-    const float *wc = w + size_t(c) * nTaps * NB;
-    for (size_t t = 0; t < nTaps; ++t) {
-      const float *x = xc + walk.taps[t];
-      __m256 xv[V];
-      for (unsigned v = 0; v < V; ++v)
-        xv[v] = _mm256_loadu_ps(x + 8 * v);
-      for (unsigned b = 0; b < NB; ++b) {
-        __m256 wv = _mm256_set1_ps(wc[t * NB + b]);
-        for (unsigned v = 0; v < V; ++v)
-          r[b][v] = _mm256_add_ps(r[b][v], _mm256_mul_ps(wv, xv[v]));
-      }
-    }
+/// The AVX2 / AVX-512 float tile NAME<V, NB>: V vectors (type VEC, PFX the
+/// intrinsics' prefix, LANES floats each) of NB channels; FUSED selects
+/// r = fma(w, x, r) over r = r + w * x. A macro because the fused AVX2 tile
+/// needs its own target attribute ("fma" is not part of AVX2, and the
+/// intrinsic is checked against the function that calls it).
+#define TPUSIM_FLOAT_TILE(NAME, TARGET, VEC, PFX, LANES, FUSED)               \
+  template <unsigned V, unsigned NB>                                          \
+  TARGET TPUSIM_INLINE void NAME(const float *x0, const ConvWalk &walk,       \
+                                 const float *w, float *out) {                \
+    VEC r[NB][V];                                                             \
+    for (unsigned b = 0; b < NB; ++b)                                         \
+      for (unsigned v = 0; v < V; ++v)                                        \
+        r[b][v] = PFX##_setzero_ps();                                         \
+    size_t nTaps = walk.taps.size();                                          \
+    for (uint32_t c = 0; c < walk.chans; ++c) {                               \
+      const float *xc = x0 + c * walk.planeStride;                            \
+      const float *wc = w + size_t(c) * nTaps * NB;                           \
+      for (size_t t = 0; t < nTaps; ++t) {                                    \
+        const float *x = xc + walk.taps[t];                                   \
+        VEC xv[V];                                                            \
+        for (unsigned v = 0; v < V; ++v)                                      \
+          xv[v] = PFX##_loadu_ps(x + (LANES) * v);                            \
+        for (unsigned b = 0; b < NB; ++b) {                                   \
+          VEC wv = PFX##_set1_ps(wc[t * NB + b]);                             \
+          for (unsigned v = 0; v < V; ++v) {                                  \
+            if constexpr (FUSED)                                              \
+              r[b][v] = PFX##_fmadd_ps(wv, xv[v], r[b][v]);                   \
+            else                                                              \
+              r[b][v] = PFX##_add_ps(r[b][v], PFX##_mul_ps(wv, xv[v]));       \
+          }                                                                   \
+        }                                                                     \
+      }                                                                       \
+    }                                                                         \
+    for (unsigned b = 0; b < NB; ++b)                                         \
+      for (unsigned v = 0; v < V; ++v)                                        \
+        PFX##_storeu_ps(out + b * (LANES) * V + (LANES) * v, r[b][v]);        \
   }
-  for (unsigned b = 0; b < NB; ++b)
-    for (unsigned v = 0; v < V; ++v)
-      _mm256_storeu_ps(out + b * 8 * V + 8 * v, r[b][v]);
-}
 
-template <unsigned V, unsigned NB>
-TPUSIM_TARGET_AVX512 TPUSIM_INLINE void
-floatTileAvx512(const float *x0, const ConvWalk &walk, const float *w,
-                float *out) {
-  __m512 r[NB][V];
-  for (unsigned b = 0; b < NB; ++b)
-    for (unsigned v = 0; v < V; ++v)
-      r[b][v] = _mm512_setzero_ps();
-  size_t nTaps = walk.taps.size();
-  for (uint32_t c = 0; c < walk.chans; ++c) {
-    const float *xc = x0 + c * walk.planeStride;
-    const float *wc = w + size_t(c) * nTaps * NB;
-    for (size_t t = 0; t < nTaps; ++t) {
-      const float *x = xc + walk.taps[t];
-      __m512 xv[V];
-      for (unsigned v = 0; v < V; ++v)
-        xv[v] = _mm512_loadu_ps(x + 16 * v);
-      for (unsigned b = 0; b < NB; ++b) {
-        __m512 wv = _mm512_set1_ps(wc[t * NB + b]);
-        for (unsigned v = 0; v < V; ++v)
-          r[b][v] = _mm512_add_ps(r[b][v], _mm512_mul_ps(wv, xv[v]));
-      }
-    }
-  }
-  for (unsigned b = 0; b < NB; ++b)
-    for (unsigned v = 0; v < V; ++v)
-      _mm512_storeu_ps(out + b * 16 * V + 16 * v, r[b][v]);
-}
+TPUSIM_FLOAT_TILE(floatTileAvx2, TPUSIM_TARGET_AVX2, __m256, _mm256, 8, false)
+TPUSIM_FLOAT_TILE(floatTileAvx2Fma, TPUSIM_TARGET_AVX2_FMA, __m256, _mm256, 8,
+                  true)
+TPUSIM_FLOAT_TILE(floatTileAvx512, TPUSIM_TARGET_AVX512, __m512, _mm512, 16,
+                  false)
+// AVX-512F has the 512-bit FMA itself (no separate feature).
+TPUSIM_FLOAT_TILE(floatTileAvx512Fma, TPUSIM_TARGET_AVX512, __m512, _mm512, 16,
+                  true)
+#undef TPUSIM_FLOAT_TILE
 #endif
 
 //--- Integer tiles over pairs of planes: planes are int16 with the two
@@ -582,10 +576,14 @@ TPUSIM_BLOCK(intBlockPortable, , int16_t, int32_t, uint32_t, 2, 8, 4,
 #if TPUSIM_X86_PATHS
 TPUSIM_BLOCK(floatBlockAvx2, TPUSIM_TARGET_AVX2, float, float, float, 1, 16, 6,
              (floatTileAvx2<2, 6>))
+TPUSIM_BLOCK(floatBlockAvx2Fma, TPUSIM_TARGET_AVX2_FMA, float, float, float, 1,
+             16, 6, (floatTileAvx2Fma<2, 6>))
 TPUSIM_BLOCK(intBlockAvx2, TPUSIM_TARGET_AVX2, int16_t, int32_t, uint32_t, 2,
              16, 6, (intTileAvx2<2, 6>))
 TPUSIM_BLOCK(floatBlockAvx512, TPUSIM_TARGET_AVX512, float, float, float, 1,
              32, 8, (floatTileAvx512<2, 8>))
+TPUSIM_BLOCK(floatBlockAvx512Fma, TPUSIM_TARGET_AVX512, float, float, float, 1,
+             32, 8, (floatTileAvx512Fma<2, 8>))
 TPUSIM_BLOCK(intBlockAvx512, TPUSIM_TARGET_AVX512, int16_t, int32_t,
              uint32_t, 2, 32, 8, (intTileAvx512<2, 8>))
 #endif
@@ -645,18 +643,92 @@ void interleaveChunk(const T *rows, unsigned nbMax, unsigned nb, size_t count,
   }
 }
 
+/// What fmaExact needs to know of a set of float operands: the largest
+/// finite and the smallest nonzero magnitude, as bit patterns of |v| (which
+/// order like the magnitudes; as int32, which the baseline build vectorises
+/// too), and whether a NaN occurred.
+struct FloatRange {
+  /// Bits of the largest finite |v| (0: no nonzero finite value).
+  int32_t maxFinite = 0;
+  /// Bits of the smallest nonzero |v| (INT32_MAX: no nonzero value).
+  int32_t minNonzero = std::numeric_limits<int32_t>::max();
+  bool nan = false;
+
+  /// Takes in v[0 .. n - 1] (one pass the compiler vectorises; the callers
+  /// scan data they have just written, still in cache); the magnitudes only
+  /// with `magnitudes` (a third of the work without: fp16 products are
+  /// always in range and fp32 ones never fuse, so those need only the NaN
+  /// test).
+  void scan(const float *v, size_t n, bool magnitudes) {
+    int32_t mx = maxFinite, mn = minNonzero, isNan = 0;
+    if (!magnitudes) {
+      for (size_t i = 0; i < n; ++i)
+        isNan |= int32_t((floatAsBits(v[i]) & 0x7FFFFFFFu) > 0x7F800000u);
+      nan = nan || isNan;
+      return;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      int32_t a = int32_t(floatAsBits(v[i]) & 0x7FFFFFFFu);
+      mx = std::max(mx, a < 0x7F800000 ? a : 0);
+      mn = std::min(mn, a == 0 ? std::numeric_limits<int32_t>::max() : a);
+      isNan |= int32_t(a > 0x7F800000);
+    }
+    maxFinite = mx;
+    minNonzero = mn;
+    nan = nan || isNan;
+  }
+  void merge(const FloatRange &o) {
+    maxFinite = std::max(maxFinite, o.maxFinite);
+    minNonzero = std::min(minNonzero, o.minNonzero);
+    nan = nan || o.nan;
+  }
+};
+
+/// Whether the fused tiles give the bits of the unfused ones for fp16 or
+/// bf16 weights in `w` and inputs in `x` (for fp16 the magnitudes need not
+/// have been scanned): fma(w, x, r) rounds r + w * x once, the unfused step
+/// rounds the product first, so the two agree for every r when every
+/// product is exact in fp32. Products of fp16 / bf16 values have at most
+/// 22 / 16 significant bits, so they are exact unless they leave fp32's
+/// normal range, which bf16 products can (bf16 has fp32's exponent range;
+/// nonzero fp16 products lie within [2^-48, 2^32]): their bounds below are
+/// exact in double. Infinities give the same either way (inf * 0 is the
+/// default NaN in both, as is inf - inf, and a sum holding the default NaN
+/// stays it). NaN operands are excluded: with two NaNs which payload wins
+/// depends on the operand order of the instruction, and the compiler
+/// chooses among the FMA encodings (132 / 213 / 231) freely (execConv runs
+/// such batches on the portable tiles).
+bool fmaExact(const FloatRange &w, const FloatRange &x) {
+  if (w.nan || x.nan)
+    return false;
+  double hi = double(bitsAsFloat(uint32_t(w.maxFinite))) *
+              double(bitsAsFloat(uint32_t(x.maxFinite)));
+  if (hi > double(std::numeric_limits<float>::max()))
+    return false;
+  constexpr int32_t kNone = std::numeric_limits<int32_t>::max();
+  if (w.minNonzero == kNone || x.minNonzero == kNone)
+    return true; // every product is a zero
+  double lo = double(bitsAsFloat(uint32_t(w.minNonzero))) *
+              double(bitsAsFloat(uint32_t(x.minNonzero)));
+  return lo >= double(std::numeric_limits<float>::min());
+}
+
 /// The float weights as convFloatFast reads them for `path`: per block of
 /// NB = tileShape(path).nb output channels, [plane][tap][NB] (the walk's
 /// planes and taps are [ic][tap] either way), zero for the channels past
 /// oc; blocks one after another. load(oc, k0, count, dst) writes weights
 /// k0 .. k0 + count - 1 of channel oc's wPerOc weights, [ic][tap], to dst;
-/// it runs on the kernel threads.
-template <typename Load>
-float *packFloatWeights(const ConvGeom &g, SimdPath path, Load load) {
+/// it runs on the kernel threads. With `range`, the weights' range
+/// (FloatRange, its magnitudes with `magnitudes`) is stored there. Tag: the
+/// scratch buffer (see scratch).
+template <int Tag = 2, typename Load>
+float *packFloatWeights(const ConvGeom &g, SimdPath path, Load load,
+                        FloatRange *range = nullptr, bool magnitudes = false) {
   unsigned nbMax = tileShape(path).nb;
   size_t wPerOc = size_t(g.ic) * g.kh * g.kw;
   int64_t blocks = int64_t(ceilDiv(g.oc, nbMax));
-  float *packed = scratch<float, 2>(size_t(blocks) * wPerOc * nbMax);
+  float *packed = scratch<float, Tag>(size_t(blocks) * wPerOc * nbMax);
+  std::vector<FloatRange> ranges(range ? size_t(blocks) : 0);
   parallelTasks(blocks, [&](int64_t blk) {
     uint32_t oc0 = uint32_t(blk) * nbMax;
     unsigned nb = std::min<unsigned>(nbMax, g.oc - oc0);
@@ -664,20 +736,28 @@ float *packFloatWeights(const ConvGeom &g, SimdPath path, Load load) {
     float *rows = scratch<float, 6>(size_t(nbMax) * kPackChunk);
     for (size_t k0 = 0; k0 < wPerOc; k0 += kPackChunk) {
       size_t count = std::min(kPackChunk, wPerOc - k0);
-      for (unsigned b = 0; b < nb; ++b)
+      for (unsigned b = 0; b < nb; ++b) {
         load(oc0 + b, k0, count, rows + b * kPackChunk);
+        if (range)
+          ranges[size_t(blk)].scan(rows + b * kPackChunk, count, magnitudes);
+      }
       interleaveChunk(rows, nbMax, nb, count, w + k0 * nbMax);
     }
   });
+  if (range) {
+    *range = FloatRange();
+    for (const FloatRange &r : ranges)
+      range->merge(r);
+  }
   return packed;
 }
 
-/// The float conv of one batch: planes [ic][vh * vw + kTileOverrun],
-/// weights from packFloatWeights for the current SIMD path,
-/// acc[oc][oh][ow].
-void convFloatFast(const float *planes, const float *packed,
-                   const ConvGeom &g, float *acc) {
-  SimdPath path = simdPath();
+/// The float conv of one batch on the tiles of `path`: planes [ic][vh * vw
+/// + kTileOverrun], weights from packFloatWeights for `path`,
+/// acc[oc][oh][ow]. `fused`: the AVX2 / AVX-512 tiles may be the fused ones
+/// (the caller has checked fmaExact; AVX2 also needs the CPU's FMA).
+void convFloatFast(const float *planes, const float *packed, const ConvGeom &g,
+                   float *acc, SimdPath path, bool fused) {
   TileShape ts = tileShape(path);
   ConvWalk walk = isDirect(g) ? directWalk(g, ts.ox) : im2colWalk(g, ts.ox);
   if (!isDirect(g)) {
@@ -701,10 +781,16 @@ void convFloatFast(const float *planes, const float *packed,
     switch (path) {
 #if TPUSIM_X86_PATHS
     case SimdPath::Avx512:
-      floatBlockAvx512(planes, walk, w, buf);
+      if (fused)
+        floatBlockAvx512Fma(planes, walk, w, buf);
+      else
+        floatBlockAvx512(planes, walk, w, buf);
       break;
     case SimdPath::Avx2:
-      floatBlockAvx2(planes, walk, w, buf);
+      if (fused && cpuHasFma())
+        floatBlockAvx2Fma(planes, walk, w, buf);
+      else
+        floatBlockAvx2(planes, walk, w, buf);
       break;
 #endif
     default:
@@ -1059,30 +1145,45 @@ void execConv(const TiuOp &op, MachineState &m) {
   SimdPath path = simdPath();
 
   if (isFloatPath) {
+    // Each batch runs on the tiles of `path`, fp16 / bf16 operands on the
+    // fused ones where fmaExact allows (on the ranges of the weights and of
+    // the batch's planes; fp32 products are rounded, so fusing them would
+    // change the bits), except that a batch with a NaN operand runs on the
+    // portable tiles whatever the path: when two NaNs meet in a sum, the
+    // payload that wins depends on the operand order of the add (which the
+    // compiler may commute, and does in the AVX2 build) or of the FMA form,
+    // so only one build of the tile gives the same bits on every path.
+    bool halfOperands = inPrec == Prec::Fp16 || inPrec == Prec::Bf16;
+    FloatRange wRange;
     Immediate wImm{wType, f.opd1_addr};
     std::vector<uint64_t> wOff = weightOffsets();
-    const float *packed = packFloatWeights(
-        g, path, [&](uint32_t oc, size_t k0, size_t count, float *dst) {
-          if (f.opd1_const) {
-            std::fill(dst, dst + count, wImm.asFloat());
-            return;
-          }
-          const uint8_t *base = wView->laneStart(oc);
-          uint64_t i0 = uint64_t(wView->index(0, oc, 0, 0));
-          const uint64_t *off = wOff.data() + k0;
-          if (wType.prec == Prec::Fp16) {
-            // The bits in [ic][ky][kx] order, then the vectorised row
-            // conversion (the same values as element by element).
-            uint16_t bits[kPackChunk];
-            const uint8_t *slot = base + i0 * 2;
-            for (size_t k = 0; k < count; ++k)
-              std::memcpy(&bits[k], slot + off[k] * 2, 2);
-            fp16RowToFp32(bits, dst, count);
-            return;
-          }
-          for (size_t k = 0; k < count; ++k)
-            dst[k] = loadFloatFast(base, i0 + off[k], wType);
-        });
+    auto loadW = [&](uint32_t oc, size_t k0, size_t count, float *dst) {
+      if (f.opd1_const) {
+        std::fill(dst, dst + count, wImm.asFloat());
+        return;
+      }
+      const uint8_t *base = wView->laneStart(oc);
+      uint64_t i0 = uint64_t(wView->index(0, oc, 0, 0));
+      const uint64_t *off = wOff.data() + k0;
+      if (wType.prec == Prec::Fp16) {
+        // The bits in [ic][ky][kx] order, then the vectorised row
+        // conversion (the same values as element by element).
+        uint16_t bits[kPackChunk];
+        const uint8_t *slot = base + i0 * 2;
+        for (size_t k = 0; k < count; ++k)
+          std::memcpy(&bits[k], slot + off[k] * 2, 2);
+        fp16RowToFp32(bits, dst, count);
+        return;
+      }
+      for (size_t k = 0; k < count; ++k)
+        dst[k] = loadFloatFast(base, i0 + off[k], wType);
+    };
+    // Magnitudes matter for bf16 only (see fmaExact).
+    bool bf16 = inPrec == Prec::Bf16;
+    const float *packed = packFloatWeights(g, path, loadW, &wRange, bf16);
+    // The weights for the portable tiles, packed at the first NaN batch
+    // (when `path` is another).
+    const float *portablePacked = path == SimdPath::Portable ? packed : nullptr;
     Prec biasPrec = precOf(op, f.opd2_prec, "opd2_prec");
     if (!isa::isFloat(biasPrec))
       failOp(op, "float conv bias (opd2) must be a float type");
@@ -1093,18 +1194,35 @@ void execConv(const TiuOp &op, MachineState &m) {
     float *planes = scratch<float, 4>(size_t(g.ic) * planeStride);
     float *acc = scratch<float, 5>(size_t(g.oc) * outPlane);
     std::vector<float> rowBuf(std::max(g.iw, g.ow)), prev(g.ow);
+    std::vector<FloatRange> planeRanges(g.ic);
     for (uint32_t n = 0; n < g.n; ++n) {
       // The planes on the kernel threads: each reads its channel of the
-      // input and writes only its own plane of the scratch.
+      // input and writes only its own plane of the scratch (and range).
       parallelTasks(g.ic, [&](int64_t c) {
         uint32_t ic = uint32_t(c);
+        float *plane = planes + ic * planeStride;
         buildPlaneRows<float>(
             g, planeStride, pads.pad<float>(ic, true),
             pads.ins<float>(ic, true),
             [&](uint32_t y, float *dst) { in.rowFloat(n, ic, y, dst, g.iw); },
-            planes + ic * planeStride, 1, scratch<float, 8>(g.iw));
+            plane, 1, scratch<float, 8>(g.iw));
+        // The whole plane, padding and overrun included: everything a
+        // tile reads (im2col copies only from here).
+        planeRanges[ic] = FloatRange();
+        planeRanges[ic].scan(plane, planeStride, bf16);
       });
-      convFloatFast(planes, packed, g, acc);
+      FloatRange xRange;
+      for (const FloatRange &r : planeRanges)
+        xRange.merge(r);
+      if (wRange.nan || xRange.nan) {
+        if (!portablePacked)
+          portablePacked = packFloatWeights<9>(g, SimdPath::Portable, loadW);
+        convFloatFast(planes, portablePacked, g, acc, SimdPath::Portable,
+                      /*fused=*/false);
+      } else {
+        convFloatFast(planes, packed, g, acc, path,
+                      halfOperands && fmaExact(wRange, xRange));
+      }
       for (uint32_t oc = 0; oc < g.oc; ++oc) {
         if (!out.enabled(oc))
           continue;

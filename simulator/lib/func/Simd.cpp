@@ -127,6 +127,15 @@ void setKernelThreads(unsigned n) { gThreads.store(int(std::max(n, 1u))); }
 
 namespace detail {
 
+bool cpuHasFma() {
+#if TPUSIM_X86_PATHS
+  static const bool has = __builtin_cpu_supports("fma");
+  return has;
+#else
+  return false;
+#endif
+}
+
 void ScratchBlock::grow(size_t bytes) {
   // 64-byte aligned as the vector loads prefer (any T's alignment is at
   // most that); aligned_alloc wants a multiple of the alignment.

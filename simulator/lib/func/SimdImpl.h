@@ -7,7 +7,8 @@
 // TPUSIM_TARGET_AVX512; TPUSIM_DISPATCH picks the wrapper of simdPath().
 // The always_inline body is compiled with its caller's target, so the three
 // builds are the same operations in the same order on vectors of different
-// widths.
+// widths. TPUSIM_TARGET_AVX2_FMA is for kernels that call FMA intrinsics
+// explicitly (the fused conv tiles); dispatch to them checks cpuHasFma().
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPUSIM_LIB_FUNC_SIMDIMPL_H
@@ -29,17 +30,25 @@
     (defined(__clang__) || defined(__GNUC__))
 #define TPUSIM_X86_PATHS 1
 #define TPUSIM_TARGET_AVX2 __attribute__((target("avx2")))
+// Only for code with contraction off or explicit intrinsics: where
+// fp-contract is on, "fma" lets the compiler fuse a * b + c.
+#define TPUSIM_TARGET_AVX2_FMA __attribute__((target("avx2,fma")))
 #define TPUSIM_TARGET_AVX512                                                  \
   __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
 #else
 #define TPUSIM_X86_PATHS 0
 #define TPUSIM_TARGET_AVX2
+#define TPUSIM_TARGET_AVX2_FMA
 #define TPUSIM_TARGET_AVX512
 #endif
 
 #define TPUSIM_INLINE inline __attribute__((always_inline))
 
 namespace tpu::sim::detail {
+
+/// Whether the CPU has FMA3 (needed besides AVX2 by TPUSIM_TARGET_AVX2_FMA
+/// code; AVX-512F includes it). Checked once.
+bool cpuHasFma();
 
 /// Runs fn(0) .. fn(n - 1) on kernelThreads() threads (the caller's
 /// included), in any order; returns when all are done. fn must not throw.

@@ -9,7 +9,11 @@
 // bf16 with bias, res_add) leave local memory byte-identical on
 // every path this CPU has and with 1 or 3 worker threads, against the
 // portable single-thread run (whose values the Func* tests check against
-// independent references); and the inline fp16 / bf16 conversions equal
+// independent references), among them fp16 / bf16 convs that take the
+// fused (FMA) tiles of the AVX2 / AVX-512 paths, fp16 and fp32 convs with
+// NaN and infinite operands (a NaN puts every path on the portable tiles),
+// and bf16 convs whose products overflow or underflow fp32 (where fusing
+// would change the bits); and the inline fp16 / bf16 conversions equal
 // isa/Numerics.h's on every fp16 pattern and on a dense sample of fp32
 // patterns.
 //
@@ -24,7 +28,9 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <random>
+#include <string>
 #include <vector>
 
 using namespace tpu;
@@ -73,6 +79,8 @@ struct RandomConv {
   ConvGeom g;
   Prec prec;
   bool inSigned, wSigned, hasBias;
+  /// Result precision of a float conv (int8 convs produce int32).
+  std::optional<Prec> res;
 };
 
 /// The lanes the random convs touch (at most 20 output and 9 input
@@ -80,15 +88,19 @@ struct RandomConv {
 constexpr unsigned kUsedLanes = 20;
 
 /// Random bits in the used lanes for integer data; random finite floats of
-/// the precision (zeros and subnormals included) for float data.
-void fillLocal(MachineState &m, Prec p, std::mt19937 &rng) {
+/// the precision (zeros and subnormals included) for float data. With
+/// `tiny` false, bf16 data has no values near fp32's smallest normal (whose
+/// products underflow fp32, so such a conv never takes the fused tiles).
+void fillLocal(MachineState &m, Prec p, std::mt19937 &rng, bool tiny = true) {
   // A pool of values to draw from (drawing each element afresh is slow).
   constexpr size_t kPool = 4096;
   std::vector<uint64_t> pool(kPool);
   for (size_t i = 0; i < kPool; ++i) {
+    float small = p == Prec::Fp16 ? isa::fp16ToFp32(uint16_t(i))
+                  : tiny          ? 1e-39f * float(i)
+                                  : randomFloat(rng, p, -1e-4f, 1e-4f);
     float v = i < 256   ? 0.0f
-              : i < 384 ? (p == Prec::Fp16 ? isa::fp16ToFp32(uint16_t(i))
-                                           : 1e-39f * float(i))
+              : i < 384 ? small
                         : randomFloat(rng, p, -3.0f, 3.0f);
     pool[i] = isa::isFloat(p) ? fToBits(v, p) : 0;
   }
@@ -113,7 +125,8 @@ isa::cmd::SConv convCmd(const RandomConv &k) {
   c.tsk_typ = 0;
   c.tsk_eu_typ = 0;
   c.opd0_prec = uint64_t(k.prec);
-  c.res0_prec = uint64_t(isa::isFloat(k.prec) ? k.prec : Prec::Int32);
+  c.res0_prec =
+      uint64_t(isa::isFloat(k.prec) ? k.res.value_or(k.prec) : Prec::Int32);
   c.opd0_sign = k.inSigned;
   c.opd1_sign = k.wSigned;
   c.opd2_sign = 1;
@@ -180,6 +193,42 @@ std::vector<uint8_t> runOn(const isa::cmd::SConv &c, const MachineState &init,
   return bytes;
 }
 
+/// Runs `c` from `init` on every path this CPU has with 1 and 3 threads
+/// and expects local memory byte-identical to the portable single-thread
+/// run, which it returns (`what` names the case in failures).
+std::vector<uint8_t> expectSameOnEveryPath(const isa::cmd::SConv &c,
+                                           const MachineState &init,
+                                           MachineState &work,
+                                           const std::string &what) {
+  std::vector<uint8_t> ref = runOn(c, init, work, SimdPath::Portable, 1);
+  for (SimdPath p : availableSimdPaths())
+    for (unsigned threads : {1u, 3u}) {
+      if (p == SimdPath::Portable && threads == 1)
+        continue;
+      std::vector<uint8_t> got = runOn(c, init, work, p, threads);
+      size_t diff = ref.size();
+      if (std::memcmp(ref.data(), got.data(), ref.size()) != 0)
+        for (diff = 0; ref[diff] == got[diff]; ++diff) {
+        }
+      EXPECT_EQ(diff, ref.size())
+          << what << " on " << simdPathName(p) << " with " << threads
+          << " threads: first differing byte " << diff << " (lane "
+          << diff / kLaneBytes << ", offset " << diff % kLaneBytes << ": "
+          << std::hex << int(got[diff & ~size_t(1)]) << " "
+          << int(got[diff | 1]) << " instead of " << int(ref[diff & ~size_t(1)])
+          << " " << int(ref[diff | 1]) << std::dec << ")";
+    }
+  return ref;
+}
+
+std::string describe(unsigned i, const RandomConv &k) {
+  return "case " + std::to_string(i) + " (" + isa::precName(k.prec) +
+         (k.res ? std::string(" -> ") + isa::precName(*k.res) : "") + " ic " +
+         std::to_string(k.g.ic) + " oc " + std::to_string(k.g.oc) + " k " +
+         std::to_string(k.g.kh) + "x" + std::to_string(k.g.kw) + " s " +
+         std::to_string(k.g.sh) + "x" + std::to_string(k.g.sw) + ")";
+}
+
 TEST(SimdPaths, RandomConvsAreByteIdenticalOnEveryPath) {
   SimdPathGuard guard;
   std::mt19937 rng(14);
@@ -189,25 +238,143 @@ TEST(SimdPaths, RandomConvsAreByteIdenticalOnEveryPath) {
   for (unsigned i = 0; i < kCases; ++i) {
     RandomConv k = randomConv(rng, i);
     fillLocal(init, k.prec, rng);
-    isa::cmd::SConv c = convCmd(k);
-    std::vector<uint8_t> ref = runOn(c, init, work, SimdPath::Portable, 1);
-    for (SimdPath p : availableSimdPaths())
-      for (unsigned threads : {1u, 3u}) {
-        if (p == SimdPath::Portable && threads == 1)
-          continue;
-        std::vector<uint8_t> got = runOn(c, init, work, p, threads);
-        size_t diff = ref.size();
-        if (std::memcmp(ref.data(), got.data(), ref.size()) != 0)
-          for (diff = 0; ref[diff] == got[diff]; ++diff) {
-          }
-        ASSERT_EQ(diff, ref.size())
-            << "case " << i << " (" << isa::precName(k.prec) << " ic "
-            << k.g.ic << " oc " << k.g.oc << " k " << k.g.kh << "x" << k.g.kw
-            << " s " << k.g.sh << "x" << k.g.sw << ") on " << simdPathName(p)
-            << " with " << threads << " threads: first differing byte "
-            << diff << " (lane " << diff / kLaneBytes << ", offset "
-            << diff % kLaneBytes << ")";
+    expectSameOnEveryPath(convCmd(k), init, work, describe(i, k));
+    if (testing::Test::HasFailure())
+      return;
+  }
+}
+
+// fp16 / bf16 convs whose operands are in the fused tiles' range (no NaN,
+// every product within fp32's normal range), so the AVX2 / AVX-512 paths
+// run them with FMA; half of them with fp32 results, which would show a
+// difference that rounding to the half type could hide.
+TEST(SimdPaths, FusedHalfConvsAreByteIdenticalOnEveryPath) {
+  SimdPathGuard guard;
+  std::mt19937 rng(15);
+  MachineState init(isa::ChipParams::bm1684x());
+  MachineState work(isa::ChipParams::bm1684x());
+  constexpr unsigned kCases = 40;
+  for (unsigned i = 0; i < kCases; ++i) {
+    RandomConv k = randomConv(rng, i);
+    k.prec = i % 2 ? Prec::Bf16 : Prec::Fp16;
+    if (i % 4 >= 2)
+      k.res = Prec::Fp32;
+    fillLocal(init, k.prec, rng, /*tiny=*/false);
+    expectSameOnEveryPath(convCmd(k), init, work, describe(i, k));
+    if (testing::Test::HasFailure())
+      return;
+  }
+}
+
+// fp16 (and fp32) convs with NaNs (quiet and signalling, payloads of both
+// signs) and infinities in the input, with NaNs in the weights, and with
+// infinities only: a NaN operand puts every path on the portable tiles
+// (which of two NaN payloads wins depends on the build of the tile),
+// infinities alone take the fused ones; either way the bytes match the
+// portable path.
+TEST(SimdPaths, ConvsWithNanAndInfAreByteIdenticalOnEveryPath) {
+  SimdPathGuard guard;
+  std::mt19937 rng(16);
+  MachineState init(isa::ChipParams::bm1684x());
+  MachineState work(isa::ChipParams::bm1684x());
+  const uint64_t kNans16[] = {0x7E01, 0xFE77, 0x7D55, 0xFC01};
+  const uint64_t kNans32[] = {0x7FC01234, 0xFFE00077, 0x7FA00055,
+                              0xFF800001};
+  constexpr unsigned kCases = 36;
+  for (unsigned i = 0; i < kCases; ++i) {
+    RandomConv k = randomConv(rng, i);
+    k.prec = i % 6 < 4 ? Prec::Fp16 : Prec::Fp32;
+    if (k.prec == Prec::Fp16 && i % 2)
+      k.res = Prec::Fp32;
+    bool f16 = k.prec == Prec::Fp16;
+    fillLocal(init, k.prec, rng);
+    const ConvGeom &g = k.g;
+    const uint32_t icp = init.chip.icParallel(k.prec);
+    unsigned bytes = bytesOf(k.prec);
+    // The input as convCmd places it; weight (oc, ic, tap) in lane oc's
+    // slot at 96 KiB (IC_PARALLEL layout, isa/docs/bm1684x.md 3.4).
+    Ref in = euRef(laddr(0, 0), k.prec, g.n, g.ic, g.ih, g.iw);
+    auto pokeInput = [&](uint64_t bits) {
+      refSetBits(init, in, uint32_t(rng() % g.n), uint32_t(rng() % g.ic),
+                 uint32_t(rng() % g.ih), uint32_t(rng() % g.iw), bits);
+    };
+    unsigned variant = i % 3; // NaN + Inf in the input, NaN weights, Inf
+    for (int j = 0; j < 3; ++j) {
+      pokeInput(f16 ? 0x7C00 : 0x7F800000);
+      pokeInput(f16 ? 0xFC00 : 0xFF800000);
+    }
+    for (unsigned j = 0; j < 4; ++j) {
+      uint64_t nan = f16 ? kNans16[j] : kNans32[j];
+      if (variant == 0)
+        pokeInput(nan);
+      if (variant == 1) {
+        uint32_t oc = uint32_t(rng() % g.oc), ic = uint32_t(rng() % g.ic);
+        uint32_t tap = uint32_t(rng() % (g.kh * g.kw));
+        uint32_t e = (ic / icp) * g.kh * g.kw * icp + tap * icp + ic % icp;
+        std::memcpy(init.lmem.at(oc, 0x18000 + e * bytes, bytes), &nan, bytes);
       }
+    }
+    expectSameOnEveryPath(convCmd(k), init, work,
+                          describe(i, k) + " variant " +
+                              std::to_string(variant));
+    if (testing::Test::HasFailure())
+      return;
+  }
+}
+
+// bf16 products can leave fp32's range (bf16 has its exponent range); then
+// the fused tiles would round differently, so every path runs unfused and
+// gives the unfused sums. A 1x1 conv of two channels: out = w0 * x0 + w1 *
+// x1 with fp32 results, bias 0 and pad 0.
+TEST(SimdPaths, Bf16ProductsOutOfFp32RangeStayUnfused) {
+  SimdPathGuard guard;
+  MachineState init(isa::ChipParams::bm1684x());
+  MachineState work(isa::ChipParams::bm1684x());
+  struct Case {
+    const char *what;
+    float x0, x1, w0, w1;
+    uint32_t want; ///< fp32 bits of the unfused sum
+  };
+  const Case cases[] = {
+      // 2^-149 + round(1.5 * 2^-149) = 2^-149 + 2^-148 = 3 * 2^-149; fused:
+      // round(2.5 * 2^-149) = 2 * 2^-149.
+      {"underflow", 0x1p-100f, 0x1p-100f, 0x1p-49f, 0x1.8p-49f, 3},
+      // -1.5 * 2^127 + round(2^128) = -1.5 * 2^127 + inf = inf; fused:
+      // 2^126.
+      {"overflow", -0x1.8p100f, 0x1p100f, 0x1p27f, 0x1p28f, 0x7F800000u},
+  };
+  for (const Case &t : cases) {
+    RandomConv k{};
+    k.prec = Prec::Bf16;
+    k.res = Prec::Fp32;
+    k.g.ic = 2;
+    k.g.oc = 3;
+    k.g.kh = k.g.kw = 1;
+    k.g.ih = 2;
+    k.g.iw = 20;
+    isa::cmd::SConv c = convCmd(k);
+    c.opd2_addr = 0; // bias immediate 0
+    c.opd3_addr = 0; // pad immediate 0
+    for (unsigned lane = 0; lane < kUsedLanes; ++lane)
+      std::memset(init.lmem.at(lane, 0, kLaneBytes), 0, kLaneBytes);
+    // Every input element of channel 0 (lane 0) is x0, of channel 1 x1;
+    // weights (oc, ic) at element ic of the channel's slot in lane oc.
+    for (unsigned ch = 0; ch < 2; ++ch) {
+      uint16_t x = uint16_t(fToBits(ch ? t.x1 : t.x0, Prec::Bf16));
+      for (uint32_t off = 0; off < 0x1000; off += 2)
+        std::memcpy(init.lmem.at(ch, off, 2), &x, 2);
+    }
+    for (unsigned oc = 0; oc < k.g.oc; ++oc)
+      for (unsigned ic = 0; ic < 2; ++ic) {
+        uint16_t w = uint16_t(fToBits(ic ? t.w1 : t.w0, Prec::Bf16));
+        std::memcpy(init.lmem.at(oc, 0x18000 + 2 * ic, 2), &w, 2);
+      }
+    std::vector<uint8_t> ref = expectSameOnEveryPath(c, init, work, t.what);
+    for (unsigned oc = 0; oc < k.g.oc; ++oc) {
+      uint32_t got;
+      std::memcpy(&got, ref.data() + oc * kLaneBytes + 0x28000, 4);
+      EXPECT_EQ(got, t.want) << t.what << " oc " << oc;
+    }
   }
 }
 
