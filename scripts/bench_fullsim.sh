@@ -35,6 +35,9 @@ while [ $# -gt 0 ]; do
   shift
 done
 PY=/usr/bin/python3
+# Absolute, since the script changes into the work directory.
+BIN="$(realpath -m "$BIN")"
+[ -z "$BEFORE" ] || BEFORE="$(realpath -m "$BEFORE")"
 for t in tpuc tpusim; do
   [ -x "$BIN/$t" ] || { echo "bench_fullsim: $BIN/$t not found (build first)" >&2; exit 2; }
 done

@@ -4,7 +4,8 @@
 // Private to simulator/lib/func. A hot kernel is written once as an
 // always_inline template and instantiated in three wrappers: one without a
 // target attribute (portable) and two with TPUSIM_TARGET_AVX2 /
-// TPUSIM_TARGET_AVX512; TPUSIM_DISPATCH picks the wrapper of simdPath().
+// TPUSIM_TARGET_AVX512; each kernel's caller switches on simdPath() to
+// pick its wrapper.
 // The always_inline body is compiled with its caller's target, so the three
 // builds are the same operations in the same order on vectors of different
 // widths. TPUSIM_TARGET_AVX2_FMA is for kernels that call FMA intrinsics
