@@ -229,19 +229,30 @@ std::string describe(unsigned i, const RandomConv &k) {
          std::to_string(k.g.sh) + "x" + std::to_string(k.g.sw) + ")";
 }
 
-TEST(SimdPaths, RandomConvsAreByteIdenticalOnEveryPath) {
+/// Runs \p cases random convs (seed \p seed) on every path: \p setup may
+/// change case i's conv and must fill \p init's local memory; it returns
+/// what the failure message adds to the case's description.
+template <typename Setup>
+void forRandomConvs(unsigned seed, unsigned cases, Setup setup) {
   SimdPathGuard guard;
-  std::mt19937 rng(14);
+  std::mt19937 rng(seed);
   MachineState init(isa::ChipParams::bm1684x());
   MachineState work(isa::ChipParams::bm1684x());
-  constexpr unsigned kCases = 40;
-  for (unsigned i = 0; i < kCases; ++i) {
+  for (unsigned i = 0; i < cases; ++i) {
     RandomConv k = randomConv(rng, i);
-    fillLocal(init, k.prec, rng);
-    expectSameOnEveryPath(convCmd(k), init, work, describe(i, k));
+    std::string extra = setup(i, k, init, rng);
+    expectSameOnEveryPath(convCmd(k), init, work, describe(i, k) + extra);
     if (testing::Test::HasFailure())
       return;
   }
+}
+
+TEST(SimdPaths, RandomConvsAreByteIdenticalOnEveryPath) {
+  forRandomConvs(14, 40, [](unsigned, RandomConv &k, MachineState &init,
+                            std::mt19937 &rng) {
+    fillLocal(init, k.prec, rng);
+    return std::string();
+  });
 }
 
 // fp16 / bf16 convs whose operands are in the fused tiles' range (no NaN,
@@ -249,21 +260,14 @@ TEST(SimdPaths, RandomConvsAreByteIdenticalOnEveryPath) {
 // run them with FMA; half of them with fp32 results, which would show a
 // difference that rounding to the half type could hide.
 TEST(SimdPaths, FusedHalfConvsAreByteIdenticalOnEveryPath) {
-  SimdPathGuard guard;
-  std::mt19937 rng(15);
-  MachineState init(isa::ChipParams::bm1684x());
-  MachineState work(isa::ChipParams::bm1684x());
-  constexpr unsigned kCases = 40;
-  for (unsigned i = 0; i < kCases; ++i) {
-    RandomConv k = randomConv(rng, i);
+  forRandomConvs(15, 40, [](unsigned i, RandomConv &k, MachineState &init,
+                            std::mt19937 &rng) {
     k.prec = i % 2 ? Prec::Bf16 : Prec::Fp16;
     if (i % 4 >= 2)
       k.res = Prec::Fp32;
     fillLocal(init, k.prec, rng, /*tiny=*/false);
-    expectSameOnEveryPath(convCmd(k), init, work, describe(i, k));
-    if (testing::Test::HasFailure())
-      return;
-  }
+    return std::string();
+  });
 }
 
 // fp16 (and fp32) convs with NaNs (quiet and signalling, payloads of both
@@ -273,16 +277,11 @@ TEST(SimdPaths, FusedHalfConvsAreByteIdenticalOnEveryPath) {
 // infinities alone take the fused ones; either way the bytes match the
 // portable path.
 TEST(SimdPaths, ConvsWithNanAndInfAreByteIdenticalOnEveryPath) {
-  SimdPathGuard guard;
-  std::mt19937 rng(16);
-  MachineState init(isa::ChipParams::bm1684x());
-  MachineState work(isa::ChipParams::bm1684x());
   const uint64_t kNans16[] = {0x7E01, 0xFE77, 0x7D55, 0xFC01};
   const uint64_t kNans32[] = {0x7FC01234, 0xFFE00077, 0x7FA00055,
                               0xFF800001};
-  constexpr unsigned kCases = 36;
-  for (unsigned i = 0; i < kCases; ++i) {
-    RandomConv k = randomConv(rng, i);
+  forRandomConvs(16, 36, [&](unsigned i, RandomConv &k, MachineState &init,
+                            std::mt19937 &rng) {
     k.prec = i % 6 < 4 ? Prec::Fp16 : Prec::Fp32;
     if (k.prec == Prec::Fp16 && i % 2)
       k.res = Prec::Fp32;
@@ -314,12 +313,8 @@ TEST(SimdPaths, ConvsWithNanAndInfAreByteIdenticalOnEveryPath) {
         std::memcpy(init.lmem.at(oc, 0x18000 + e * bytes, bytes), &nan, bytes);
       }
     }
-    expectSameOnEveryPath(convCmd(k), init, work,
-                          describe(i, k) + " variant " +
-                              std::to_string(variant));
-    if (testing::Test::HasFailure())
-      return;
-  }
+    return " variant " + std::to_string(variant);
+  });
 }
 
 // bf16 products can leave fp32's range (bf16 has its exponent range); then
