@@ -274,6 +274,8 @@ void importSplit(ImportContext &ctx, const onnx::NodeProto &node) {
   int64_t axis =
       ctx.normalizeAxis(node, ctx.getAttrInt(node, "axis", 0), rank, "axis");
   int64_t n = node.output_size();
+  if (n < 1)
+    ctx.fail(node, "Split has no outputs");
   bool given;
   std::vector<int64_t> split =
       intsFromAttrOrInput(ctx, node, "split", 1, 13, given);
@@ -282,6 +284,12 @@ void importSplit(ImportContext &ctx, const onnx::NodeProto &node) {
     if (ctx.hasAttr(node, "num_outputs")) {
       // Opset 18: equal chunks of ceil(dim / n), the last one smaller.
       int64_t num = ctx.getAttrInt(node, "num_outputs", n);
+      if (num != n)
+        ctx.fail(node, "num_outputs = " + llvm::Twine(num) +
+                           " but the node has " + llvm::Twine(n) + " outputs");
+      if ((num - 1) * ((dim + num - 1) / num) >= dim)
+        ctx.fail(node, "axis of size " + llvm::Twine(dim) + " does not give " +
+                           llvm::Twine(num) + " non-empty chunks");
       int64_t chunk = (dim + num - 1) / num;
       for (int64_t i = 0; i < num; ++i)
         split.push_back(std::min(chunk, dim - i * chunk));

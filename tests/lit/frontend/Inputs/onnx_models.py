@@ -162,6 +162,23 @@ def split_slice():
     return model(nodes, [vi("x", [1, 6, 5])], [vi("y", [1, 6, 5])], inits)
 
 
+def split_bad(kind):
+    """A Split the importer must refuse: KIND "no-outputs" (a Split node with
+    no outputs, found by fuzz_onnx: it divided by zero), "num-outputs"
+    (num_outputs = 3 on a node with 2 outputs) or "empty-chunk" (an axis of
+    4 in num_outputs = 3 chunks of ceil(4 / 3) = 2: the last one empty)."""
+    outs = [] if kind == "no-outputs" else ["a", "b"]
+    attrs = {"axis": 1}
+    if kind == "num-outputs":
+        attrs["num_outputs"] = 3
+    if kind == "empty-chunk":
+        outs = ["a", "b", "c"]
+        attrs["num_outputs"] = 3
+    nodes = [helper.make_node("Split", ["x"], outs, name="split", **attrs),
+             helper.make_node("Relu", ["x"], ["y"], name="relu")]
+    return model(nodes, [vi("x", [1, 4, 5])], [vi("y", [1, 4, 5])])
+
+
 def external(location="w.bin"):
     """y = x + w, w (4 floats) stored as external data at LOCATION (the
     third argument; main() writes the data to w.bin beside the model)."""
@@ -258,7 +275,7 @@ def if_bad_branch():
 
 MODELS = {f.__name__: f for f in [conv_bn_relu, shape_subgraph, gemm, clip_variants,
                                   clip_opset6, resize_cubic, resize_crop, resize_nearest, unsupported,
-                                  two_inputs, split_slice, external, huge_initializer,
+                                  two_inputs, split_slice, split_bad, external, huge_initializer,
                                   duplicate_output, no_outputs, tiny_values, if_verifier,
                                   if_bad_branch]}
 
