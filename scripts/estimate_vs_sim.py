@@ -42,7 +42,9 @@ def compare(bin_dir, model, params, tmp):
              if c["key"] == "tiu.freq_mhz"))
     ends = {}
     for e in json.load(open(trace_json))["traceEvents"]:
-        if e.get("ph") != "X":
+        # Command events carry their command group; the per-op spans of the
+        # op track (tpu.* categories) do not.
+        if e.get("ph") != "X" or "group" not in e.get("args", {}):
             continue
         g = e["args"]["group"]
         ends[g] = max(ends.get(g, 0.0), e["ts"] + e["dur"])

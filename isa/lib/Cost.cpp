@@ -2,6 +2,7 @@
 #include "tpu/isa/Cost.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 namespace tpu::isa {
@@ -238,6 +239,55 @@ BankMask gdmaBanks(const GdmaOp &op, const GdmaWork &work,
   if (work.dst == MemRegion::Local)
     side(op.dstAddr(), work.localWriteBytes, op.f.dst_csize);
   return mask;
+}
+
+void TiuBankHistory::record(BankMask banks, uint64_t startPs, uint64_t endPs) {
+  if (banks == 0 || endPs <= startPs)
+    return;
+  Span span{banks, startPs, endPs};
+  if (ring_.size() < kCapacity) {
+    ring_.push_back(span);
+    return;
+  }
+  ring_[head_] = span;
+  head_ = (head_ + 1) % kCapacity;
+}
+
+double TiuBankHistory::overlapPs(BankMask banks, uint64_t fromPs,
+                                 uint64_t toPs) const {
+  if (banks == 0 || toPs <= fromPs)
+    return 0;
+  double total = 0;
+  double bankCount = double(__builtin_popcountll(banks));
+  // Newest first: the TIU runs in order, so end times only grow and the
+  // walk stops at the first command that ended before the window.
+  size_t n = ring_.size();
+  size_t newest = n < kCapacity ? n : head_ + kCapacity;
+  for (size_t k = 0; k < n; ++k) {
+    const Span &t = ring_[(newest - 1 - k) % kCapacity];
+    if (t.endPs <= fromPs)
+      break;
+    BankMask shared = t.banks & banks;
+    uint64_t from = std::max(fromPs, t.startPs), to = std::min(toPs, t.endPs);
+    if (shared == 0 || to <= from)
+      continue;
+    total +=
+        double(to - from) * double(__builtin_popcountll(shared)) / bankCount;
+  }
+  return total;
+}
+
+uint64_t gdmaConflictCycles(double overlapPs, uint64_t periodPs,
+                            const TimingParams &timing) {
+  // Slack when rounding up, so that a whole number computed with rounding
+  // error does not gain a cycle.
+  constexpr double kCycleSlack = 1e-9;
+  if (overlapPs <= 0 || timing.lmemGdmaConflictPct == 0)
+    return 0;
+  return uint64_t(
+      std::max(0.0, std::ceil(overlapPs / double(periodPs) *
+                                  double(timing.lmemGdmaConflictPct) / 100.0 -
+                              kCycleSlack)));
 }
 
 } // namespace tpu::isa

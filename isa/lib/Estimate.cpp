@@ -146,6 +146,7 @@ void Estimate::accumulate(const Estimate &g, const Machine &m) {
   ddrReadBytes += g.ddrReadBytes;
   ddrWriteBytes += g.ddrWriteBytes;
   ddrBusBytes += g.ddrBusBytes;
+  gdmaConflictCycles += g.gdmaConflictCycles;
   finish(m);
 }
 
@@ -174,6 +175,10 @@ Estimate estimateGroup(const std::vector<RawCommand> &tiuCmds,
   uint64_t issued = 0;
   uint64_t lastDatapathEnd = startPs, lastDrainEnd = 0, lastComplete = startPs;
   uint64_t busyUntil = 0;
+  // The banks the TIU commands use over time, for GDMA transfers that meet
+  // them (as the simulator's local memory records them).
+  TiuBankHistory tiuBanks;
+  bool conflicts = timing.lmemGdmaConflictPct != 0;
 
   // Moves `start` past the other engine's completion of the id `c` waits
   // for (plus the sync latency), adding the wait to `waitPs`; false while
@@ -213,6 +218,8 @@ Estimate estimateGroup(const std::vector<RawCommand> &tiuCmds,
       }
       uint64_t busy = cost.cycles() * ctx.tiuPeriod;
       tiu.localPs = start + busy;
+      if (conflicts)
+        tiuBanks.record(cost.banks, start, tiu.localPs);
       est.tiuBusyPs += busy;
       if (cost.unit == TiuUnit::Cube)
         est.tiuCubePs += busy;
@@ -236,12 +243,15 @@ Estimate estimateGroup(const std::vector<RawCommand> &tiuCmds,
       if (!waitFor(c, tiuIds, gdmaSyncPs, start, est.gdmaWaitPs))
         break;
       GdmaCost cost;
+      BankMask banks = 0;
       try {
         GdmaOp op = decodeGdma(c, chip);
         GdmaWork work;
         if (op.type != GdmaType::Sys)
           work = gdmaWork(op, chip);
         cost = gdmaCost(op, work, timing);
+        if (conflicts)
+          banks = gdmaBanks(op, work, chip);
       } catch (const Error &e) {
         fail("GDMA", gdma.next, c, e.what());
       }
@@ -250,6 +260,20 @@ Estimate estimateGroup(const std::vector<RawCommand> &tiuCmds,
       uint64_t streamStart = start + cost.startupCycles * period;
       uint64_t datapathEnd =
           std::max(streamStart, lastDatapathEnd) + cost.datapathCycles * period;
+      if (banks != 0 && cost.datapathCycles != 0) {
+        // Beats into banks a TIU command uses at the same time wait for the
+        // bank. The TIU commands that can overlap this transfer are all
+        // those that do not wait for it or a later GDMA id; every earlier id
+        // is published, so the TIU cursor runs up to the first that does
+        // (the simulator decides the stall when the transfer retires, by
+        // which time its TIU thread has run as far).
+        stepTiu();
+        uint64_t beatsFrom = datapathEnd - cost.datapathCycles * period;
+        uint64_t stall = gdmaConflictCycles(
+            tiuBanks.overlapPs(banks, beatsFrom, datapathEnd), period, timing);
+        datapathEnd += stall * period;
+        est.gdmaConflictCycles += stall;
+      }
       lastDatapathEnd = datapathEnd;
       uint64_t dataEnd = datapathEnd;
       if (cost.usesDdr()) {

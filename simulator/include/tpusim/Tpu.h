@@ -222,32 +222,15 @@ public:
   /// Counts the local bytes of a GDMA command.
   void gdmaAccess(const GdmaWork &work);
 
-  /// Records that a TIU command uses `banks` during [startPs, endPs).
-  /// Commands are recorded in start order (the TIU runs in order).
-  void tiuBusy(BankMask banks, uint64_t startPs, uint64_t endPs);
-  /// Time in [fromPs, toPs) during which a recorded TIU command uses a bank
-  /// of `banks`, weighted by the share of `banks` it uses (a transfer
-  /// spread over four banks of which the TIU uses one collides in a quarter
-  /// of its beats), in picoseconds.
-  double tiuOverlapPs(BankMask banks, uint64_t fromPs, uint64_t toPs) const;
-  /// Forgets the recorded TIU commands (start of a group).
-  void clearTiuBusy() {
-    tiuRing_.clear();
-    tiuHead_ = 0;
-  }
+  /// The TIU commands' banks over time (isa::TiuBankHistory), which GDMA
+  /// transfers collide with.
+  isa::TiuBankHistory &tiuBanks() { return tiuBanks_; }
+  const isa::TiuBankHistory &tiuBanks() const { return tiuBanks_; }
 
 private:
   const isa::ChipParams *chip_ = nullptr;
   SimStats *stats_ = nullptr;
-  /// The most recent TIU commands (a ring: a GDMA transfer overlaps only a
-  /// few recent ones).
-  struct TiuSpan {
-    BankMask banks;
-    uint64_t startPs, endPs;
-  };
-  static constexpr size_t kTiuRing = 64;
-  std::vector<TiuSpan> tiuRing_;
-  size_t tiuHead_ = 0; ///< Next slot to write once the ring is full.
+  isa::TiuBankHistory tiuBanks_;
 };
 
 /// The DDR channel: a fluid model of a shared bus. A transfer of B bus bytes

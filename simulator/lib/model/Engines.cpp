@@ -60,10 +60,6 @@ void prefetchAhead(const CommandStream &stream, size_t index) {
   }
 }
 
-/// Slack when rounding a fractional cycle count up, so that a whole number
-/// computed with rounding error does not gain a cycle.
-constexpr double kCycleSlack = 1e-9;
-
 /// `ps` rounded up to the next edge of a clock of `periodPs`.
 uint64_t nextEdge(uint64_t ps, uint64_t periodPs) {
   return (ps + periodPs - 1) / periodPs * periodPs;
@@ -228,7 +224,7 @@ bool TiuEngine::step(size_t index, const isa::RawCommand &cmd, uint64_t start) {
   // GDMA transfers into the banks this command uses pay for it (see
   // GdmaEngine::retireOldest).
   if (ctx.timed() && cfg.lmemGdmaConflictPct != 0)
-    lmem_.tiuBusy(cost.banks, start, localPs_);
+    lmem_.tiuBanks().record(cost.banks, start, localPs_);
 
   SimStats &s = *ctx.stats;
   ++s.tiuCommands;
@@ -392,14 +388,27 @@ bool GdmaEngine::retireOldest(bool block) {
   }
   if (f.banks != 0 && f.datapathCycles != 0) {
     uint64_t beatsFrom = f.datapathEndPs - f.datapathCycles * period;
-    double overlap = lmem_.tiuOverlapPs(f.banks, beatsFrom, f.datapathEndPs);
-    conflictCycles = uint64_t(std::ceil(
-        overlap / double(period) * double(cfg.lmemGdmaConflictPct) / 100.0 -
-        kCycleSlack));
+    double overlap =
+        lmem_.tiuBanks().overlapPs(f.banks, beatsFrom, f.datapathEndPs);
+    conflictCycles = isa::gdmaConflictCycles(overlap, period, cfg);
   }
   uint64_t dataEnd = f.datapathEndPs + conflictCycles * period;
-  if (conflictCycles != 0)
-    lastDatapathEndPs_ = std::max(lastDatapathEndPs_, dataEnd);
+  if (conflictCycles != 0) {
+    // The data path is one per engine: the beats of the commands issued
+    // after this one follow its stalled beats, so they move too (up to the
+    // first that had a gap before it).
+    uint64_t prev = dataEnd;
+    for (size_t k = 1; k < ringCount_; ++k) {
+      InFlight &n = ring_[(ringHead_ + k) % ring_.size()];
+      uint64_t end =
+          std::max(n.streamStartPs, prev) + n.datapathCycles * period;
+      if (end <= n.datapathEndPs)
+        break;
+      n.datapathEndPs = end;
+      prev = end;
+    }
+    lastDatapathEndPs_ = std::max(lastDatapathEndPs_, prev);
+  }
   if (f.port)
     dataEnd = std::max(dataEnd, f.port->drainedPs() + ddr_.latencyPs());
   // Ids complete in order.

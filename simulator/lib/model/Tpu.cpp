@@ -84,7 +84,7 @@ void Tpu::runGroup(RunContext &ctx, const CommandStream &tiuStream,
   tiuQueue.load(&tiuStream);
   gdmaQueue.load(&gdmaStream);
   lmem.bind(ctx.state->chip, *ctx.stats);
-  lmem.clearTiuBusy();
+  lmem.tiuBanks().clear();
   ddr.configure(ctx.cfg->ddrPsPerByte(), ctx.cfg->ddrLatencyPs());
   // The MCU starts both engines on the group (timing.md, "MCU").
   uint64_t launch = ctx.timed() ? ctx.cfg->mcuGroupLaunchPs() : 0;

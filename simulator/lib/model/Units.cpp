@@ -165,43 +165,6 @@ void LocalMemoryUnit::gdmaAccess(const GdmaWork &work) {
   stats_->lmemWriteBytes += work.localWriteBytes;
 }
 
-void LocalMemoryUnit::tiuBusy(BankMask banks, uint64_t startPs,
-                              uint64_t endPs) {
-  if (banks == 0 || endPs <= startPs)
-    return;
-  TiuSpan span{banks, startPs, endPs};
-  if (tiuRing_.size() < kTiuRing) {
-    tiuRing_.push_back(span);
-    return;
-  }
-  tiuRing_[tiuHead_] = span;
-  tiuHead_ = (tiuHead_ + 1) % kTiuRing;
-}
-
-double LocalMemoryUnit::tiuOverlapPs(BankMask banks, uint64_t fromPs,
-                                     uint64_t toPs) const {
-  if (banks == 0 || toPs <= fromPs)
-    return 0;
-  double total = 0;
-  double bankCount = double(__builtin_popcountll(banks));
-  // Newest first: the TIU runs in order, so end times only grow and the
-  // walk stops at the first command that ended before the window.
-  size_t n = tiuRing_.size();
-  size_t newest = n < kTiuRing ? n : tiuHead_ + kTiuRing;
-  for (size_t k = 0; k < n; ++k) {
-    const TiuSpan &t = tiuRing_[(newest - 1 - k) % kTiuRing];
-    if (t.endPs <= fromPs)
-      break;
-    BankMask shared = t.banks & banks;
-    uint64_t from = std::max(fromPs, t.startPs), to = std::min(toPs, t.endPs);
-    if (shared == 0 || to <= from)
-      continue;
-    total +=
-        double(to - from) * double(__builtin_popcountll(shared)) / bankCount;
-  }
-  return total;
-}
-
 //===----------------------------------------------------------------------===//
 // DdrChannel
 //===----------------------------------------------------------------------===//

@@ -17,6 +17,8 @@
 //===----------------------------------------------------------------------===//
 #include "SimTestUtil.h"
 
+#include "tpu/isa/Estimate.h"
+
 #include "tpusim/Timing.h"
 
 #include <gtest/gtest.h>
@@ -195,6 +197,42 @@ TEST(SimBankContention, GdmaBeatsIntoBanksTheTiuUsesWait) {
   auto free = addBesideCopy(off, 1, 0);
   g = eventsOf(*free, Engine::Gdma);
   EXPECT_EQ(tiuCycles(off, g[0].endPs), fg + off.gdmaStartup + beats);
+}
+
+TEST(SimBankContention, StalledBeatsDelayTheNextTransfersBeats) {
+  // Two local copies issued back to back beside the big add: the first
+  // (bank 1 -> bank 0, both banks the add holds) waits a cycle on every
+  // beat, so its data path ends at Fg + P + 2 beats; the second (bank 4 ->
+  // bank 5, free) was issued at Fg + P, before that stall was known, but
+  // the data path is one per engine: its beats follow the first's,
+  // Fg + P + 3 beats. The compiler's cost model (isa::estimateGroup) gives
+  // the same time.
+  SimConfig cfg = SimConfig::defaults();
+  uint64_t v = vectorCycles(cfg, 64 * 64, kPrec);
+  uint64_t beats = ceilDiv(kBytes, cfg.gdmaDatapathBytes);
+  uint64_t ft = firstTiu(cfg), fg = firstGdma(cfg);
+  ASSERT_GE(cfg.gdmaMaxOutstanding, 2u);
+  ASSERT_LE(cfg.gdmaStartup, beats); // the second waits for the data path
+  ASSERT_GE(ft + v, fg + cfg.gdmaStartup + 3 * beats); // the add covers both
+  std::vector<RawCommand> tiu = {add(1, 0, laddr(0, 2 * kBankBytes),
+                                     laddr(0, 0), laddr(0, kBankBytes), kBig,
+                                     kPrec)};
+  std::vector<RawCommand> gdma = {
+      localCopy(1, 0, kBankBytes, 0, kShape, kPrec),
+      localCopy(2, 0, 4 * kBankBytes, 5 * kBankBytes, kShape, kPrec)};
+  Simulator sim(cfg, SimMode::Timing);
+  sim.setTracing(true);
+  sim.runGroup(tiu, gdma);
+  auto g = eventsOf(sim, Engine::Gdma);
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_EQ(tiuCycles(cfg, g[0].endPs), fg + cfg.gdmaStartup + 2 * beats);
+  EXPECT_EQ(tiuCycles(cfg, g[1].endPs), fg + cfg.gdmaStartup + 3 * beats);
+  EXPECT_EQ(sim.stats().gdmaLmemConflicts, 1u);
+  EXPECT_EQ(sim.stats().gdmaLmemConflictCycles, beats);
+
+  isa::Estimate e = isa::estimateGroup(tiu, gdma, cfg.machine());
+  EXPECT_EQ(e.gdmaConflictCycles, beats);
+  EXPECT_EQ(e.cycles, sim.cycles());
 }
 
 TEST(SimMcu, EveryGroupPaysTheLaunch) {

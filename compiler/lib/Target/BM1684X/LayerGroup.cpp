@@ -7,9 +7,10 @@
 //
 // The cost of a group is the cost model's: the cycles isa::estimateGroup
 // finds for the group's commands alone (backend::GroupPlan::estimatedCycles,
-// the same per-command costs and engine schedule as tpusim's timing, less
-// what only the simulator knows: DDR shared between the engines and bank
-// contention between a running TIU command and a GDMA transfer). A run is
+// the same per-command costs, engine schedule and GDMA stalls on banks a
+// TIU command holds as tpusim's timing, less DDR shared between concurrent
+// requesters, so a slicing that places a transfer in the banks of a
+// running command pays for it). A run is
 // cut where the sum over its groups is least; an op alone costs what its
 // own kernel does, estimated the same way (a group of one is not formed).
 //

@@ -5,8 +5,9 @@
 // They see one command at a time: what depends on other commands and units
 // (waiting for ids, sharing DDR, bank contention between the engines) is the
 // simulator's (simulator/lib/model) or, statically, the estimator's
-// (Estimate.h). Every constant comes from TimingParams; simulator/docs/
-// timing.md derives each formula.
+// (Estimate.h); TiuBankHistory, the record of the TIU's banks that GDMA
+// stalls are computed from, is shared by both. Every constant comes from
+// TimingParams; simulator/docs/timing.md derives each formula.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPU_ISA_COST_H
@@ -19,6 +20,7 @@
 #include "tpu/isa/Work.h"
 
 #include <cstdint>
+#include <vector>
 
 namespace tpu::isa {
 
@@ -141,6 +143,45 @@ inline GdmaCost gdmaCost(const GdmaOp &op, const GdmaWork &work,
 /// when fewer).
 BankMask gdmaBanks(const GdmaOp &op, const GdmaWork &work,
                    const ChipParams &chip);
+
+/// The banks the most recent TIU commands used and when: what a GDMA
+/// transfer collides with (lmem.gdma_conflict_pct). The simulator and the
+/// compiler's cost model (isa::estimateGroup) both record every TIU
+/// command here and ask it for each GDMA data path, so the two compute a
+/// conflict the same way.
+class TiuBankHistory {
+public:
+  /// Records that a TIU command uses `banks` during [startPs, endPs).
+  /// Commands are recorded in start order (the TIU runs in order).
+  void record(BankMask banks, uint64_t startPs, uint64_t endPs);
+  /// Time in [fromPs, toPs) during which a recorded TIU command uses a bank
+  /// of `banks`, weighted by the share of `banks` it uses (a transfer
+  /// spread over four banks of which the TIU uses one collides in a quarter
+  /// of its beats), in picoseconds.
+  double overlapPs(BankMask banks, uint64_t fromPs, uint64_t toPs) const;
+  /// Forgets the recorded commands (start of a group).
+  void clear() {
+    ring_.clear();
+    head_ = 0;
+  }
+
+  /// Commands remembered: a transfer overlaps only a few recent ones.
+  static constexpr size_t kCapacity = 64;
+
+private:
+  struct Span {
+    BankMask banks;
+    uint64_t startPs, endPs;
+  };
+  std::vector<Span> ring_;
+  size_t head_ = 0; ///< Next slot to write once the ring is full.
+};
+
+/// Cycles a GDMA data path of `period` ps per beat waits for banks a TIU
+/// command holds during `overlapPs` of it: one per colliding beat, scaled
+/// by lmem.gdma_conflict_pct (the TIU keeps the single port).
+uint64_t gdmaConflictCycles(double overlapPs, uint64_t periodPs,
+                            const TimingParams &timing);
 
 } // namespace tpu::isa
 

@@ -18,13 +18,20 @@
 //    follow each other; the DDR transfers drain one after another at the
 //    peak bandwidth (ddrBusBytes of each, nothing else uses DDR) and a
 //    transfer completes ddr.latency_ns after its last byte; ids complete in
-//    order on a GDMA clock edge.
+//    order on a GDMA clock edge;
+//  - a GDMA beat into a local-memory bank that a TIU command uses at the
+//    same time waits for the bank (lmem.gdma_conflict_pct; the history of
+//    the TIU's banks is isa::TiuBankHistory, shared with the simulator).
+//    The simulator decides such a stall when the transfer retires; the
+//    estimate decides it at issue, after running the TIU as far as the ids
+//    allow. Both see the same TIU commands; they can differ when a stall
+//    shifts a later transfer that the simulator had already issued.
 //
-// What the simulator adds is dynamic and left out: GDMA beats stalled by TIU
-// commands using the same local-memory banks (lmem.gdma_conflict_pct) and the
-// sharing of DDR between concurrent requesters. The estimate is therefore a
-// lower bound of `tpusim --mode timing` for the same group, equal to it when
-// no GDMA transfer meets a TIU command in a bank.
+// What the simulator adds and the estimate leaves out is the sharing of
+// DDR between concurrent requesters (the estimate drains transfers one
+// after another at the peak bandwidth). Without bank stalls
+// (lmem.gdma_conflict_pct = 0) the estimate equals `tpusim --mode timing`
+// for the same group.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPU_ISA_ESTIMATE_H
@@ -67,6 +74,9 @@ struct Estimate {
   uint64_t ddrBusBytes = 0;
   /// Cycles of TIU commands spent in the cube (conv, matmul).
   uint64_t tiuCubePs = 0;
+  /// GDMA cycles that transfers waited for local-memory banks a TIU
+  /// command used (lmem.gdma_conflict_pct).
+  uint64_t gdmaConflictCycles = 0;
 
   /// Adds the times, counts and bytes of `group` (a later group of the same
   /// run) and recomputes the cycle members for machine `m`.
