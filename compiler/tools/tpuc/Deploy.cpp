@@ -654,6 +654,8 @@ void writeGroupReport(const std::vector<tpuc::bm1684x::GroupReport> &groups,
         {"tiu_commands", int64_t(p.numTiu)},
         {"gdma_commands", int64_t(p.numGdma)},
         {"cost_cycles", int64_t(p.estimatedCycles)},
+        {"gdma_stall_cycles", int64_t(p.stallCycles)},
+        {"weight_order", tpu::backend::weightOrderName(p.weightOrder)},
         // The weight prefetch between neighbouring groups (-1: none).
         {"first_weights_at", p.firstWeightsAt},
         {"next_weights_at", p.nextWeightsAt}});

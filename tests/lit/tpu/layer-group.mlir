@@ -128,3 +128,33 @@ module @prefetch {
     return %c4 : tensor<1x512x7x7xf16>
   }
 }
+
+// -----
+
+// A network's stem (7 x 7, stride 2, 3 -> 128 channels) and two 3 x 3
+// convs behind it, one slice: laid out in op order, the 3 x 3 filters share
+// the banks of the stem's filter and bias, and their loads, which run while
+// the stem computes, wait for them. The cost model finds the parity order
+// (each filter out of its neighbours' banks) faster, and the group records
+// it (weight_order).
+// CHECK-LABEL: module @weight_order
+// CHECK: "tpu.Group"
+// CHECK: name = "group0", timesteps = 3 : i64, weight_order = "parity"
+// NONE-LABEL: module @weight_order
+// NONE-NOT: weight_order
+module @weight_order {
+  func.func @main(%arg0: tensor<1x3x32x32xf32>) -> tensor<1x128x16x16xf16> {
+    %i = "top.Input"(%arg0) {name = "x"} : (tensor<1x3x32x32xf32>) -> tensor<1x3x32x32xf32>
+    %x = "tpu.Cast"(%i) {name = "x_f16"} : (tensor<1x3x32x32xf32>) -> tensor<1x3x32x32xf16>
+    %w1 = "tpu.Weight"() {name = "w1", layout = "conv_32ic"} : () -> tensor<128x3x7x7xf16>
+    %b1 = "tpu.Weight"() {name = "b1"} : () -> tensor<128xf32>
+    %c1 = "tpu.Conv2D"(%x, %w1, %b1) {name = "stem", kernel_shape = [7, 7], strides = [2, 2], pads = [3, 3, 3, 3], dilations = [1, 1], do_relu = true} : (tensor<1x3x32x32xf16>, tensor<128x3x7x7xf16>, tensor<128xf32>) -> tensor<1x128x16x16xf16>
+    %w2 = "tpu.Weight"() {name = "w2", layout = "conv_32ic"} : () -> tensor<128x128x3x3xf16>
+    %b2 = "tpu.Weight"() {name = "b2"} : () -> tensor<128xf32>
+    %c2 = "tpu.Conv2D"(%c1, %w2, %b2) {name = "conv2", kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], do_relu = true} : (tensor<1x128x16x16xf16>, tensor<128x128x3x3xf16>, tensor<128xf32>) -> tensor<1x128x16x16xf16>
+    %w3 = "tpu.Weight"() {name = "w3", layout = "conv_32ic"} : () -> tensor<128x128x3x3xf16>
+    %b3 = "tpu.Weight"() {name = "b3"} : () -> tensor<128xf32>
+    %c3 = "tpu.Conv2D"(%c2, %w3, %b3) {name = "conv3", kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], do_relu = true} : (tensor<1x128x16x16xf16>, tensor<128x128x3x3xf16>, tensor<128xf32>) -> tensor<1x128x16x16xf16>
+    return %c3 : tensor<1x128x16x16xf16>
+  }
+}

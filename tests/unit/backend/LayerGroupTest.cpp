@@ -734,3 +734,61 @@ TEST_F(LayerGroupPrefetch, RefusesAnOverlappingRegion) {
 }
 
 } // namespace
+
+/// A network's stem (7 x 7, stride 2, 3 -> 128 channels, 16 x 16 outputs)
+/// and two 3 x 3 convs behind it, one slice: in op order the 3 x 3 filters
+/// are packed behind the stem's and their loads, which run while the stem
+/// computes, wait for the banks its filter and bias are in (measured: 9216
+/// stalled cycles), and the second conv waits for its filter. planGroup
+/// compares the weight orders with the cost model: parity keeps each
+/// filter out of its neighbours' banks, no stall, about a quarter fewer
+/// cycles (31912 -> 24360 with the launch). Every order computes the same
+/// values bit for bit.
+TEST(LayerGroup, WeightOrderAvoidsBankStalls) {
+  Net net(Prec::Fp16);
+  int x = net.input(1, 3, 32, 32);
+  int v = net.conv(x, 128, 7, 2, 3, 1, 1, true, kRelu);
+  v = net.conv(v, 128, 3, 1, 1, 1, 1, true, kRelu);
+  int last = net.conv(v, 128, 3, 1, 1, 1, 1, true, kRelu);
+  GroupSpec g = net.spec();
+  GroupPlan plan;
+  std::string why;
+  ASSERT_TRUE(planGroup(g, net.chip, GroupOptions(), plan, why)) << why;
+  EXPECT_EQ(plan.weightOrder, WeightOrder::Parity);
+  EXPECT_EQ(plan.stallCycles, 0u);
+
+  isa::Machine m;
+  m.chip = net.chip;
+  auto estimate = [&](WeightOrder order) {
+    GroupPlan p = plan;
+    p.weightOrder = order;
+    CmdEmitter em(net.chip);
+    emitGroup(em, g, p);
+    auto [tiu, gdma] = em.streamsWithEnd();
+    return isa::estimateGroup(tiu, gdma, m);
+  };
+  isa::Estimate inOrder = estimate(WeightOrder::InOrder);
+  isa::Estimate chosen = estimate(plan.weightOrder);
+  EXPECT_EQ(chosen.cycles - chosen.launchCycles, plan.estimatedCycles);
+  EXPECT_GT(inOrder.gdmaConflictCycles, 0u);
+  EXPECT_LT(chosen.cycles, inOrder.cycles);
+
+  for (WeightOrder order :
+       {WeightOrder::InOrder, WeightOrder::FirstApart, WeightOrder::Parity}) {
+    GroupPlan p = plan;
+    p.weightOrder = order;
+    net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, p); }, {last},
+                  weightOrderName(order));
+  }
+}
+
+TEST(LayerGroup, WeightOrderNames) {
+  for (WeightOrder order :
+       {WeightOrder::InOrder, WeightOrder::FirstApart, WeightOrder::Parity}) {
+    WeightOrder back = WeightOrder::InOrder;
+    ASSERT_TRUE(parseWeightOrder(weightOrderName(order), back));
+    EXPECT_EQ(back, order);
+  }
+  WeightOrder o;
+  EXPECT_FALSE(parseWeightOrder("reversed", o));
+}

@@ -237,6 +237,9 @@ void Search::wrap(size_t i, size_t j, const backend::GroupPlan &plan,
   if (plan.nextWeightsAt >= 0)
     group->setAttr(kGroupNextWeightsAt,
                    b.getI64IntegerAttr(plan.nextWeightsAt));
+  if (plan.weightOrder != backend::WeightOrder::InOrder)
+    group->setAttr(kGroupWeightOrder,
+                   b.getStringAttr(backend::weightOrderName(plan.weightOrder)));
   Block *body = new Block();
   group.getBody().push_back(body);
   for (Value v : inputs)

@@ -111,6 +111,30 @@ struct GroupSpec {
   std::vector<GroupOp> ops; ///< in a topological order
 };
 
+/// The order of the resident weights in local memory. They load in op
+/// order while earlier ops compute, and a GDMA beat into a bank that a
+/// running TIU command uses waits for it (simulator/docs/timing.md, "TIU
+/// against GDMA"): packed in op order, the weights of the next ops share a
+/// bank with those the running op reads. The other orders trade up to one
+/// or two banks of padding for keeping neighbours apart.
+enum class WeightOrder {
+  /// Op order, packed (large weights on bank boundaries when that fits).
+  InOrder,
+  /// The first op's weights, then the others from the next bank boundary:
+  /// what loads while the first op runs misses its weights' banks.
+  FirstApart,
+  /// The first op's weights; from the next bank boundary those of the odd
+  /// ops, from the one after those of the even ops: the weights of an op
+  /// and of the op after it never share a bank.
+  Parity,
+};
+
+/// The name of `order` as a tpu.Group attribute records it
+/// ("in_order", "first_apart", "parity").
+const char *weightOrderName(WeightOrder order);
+/// The order a name gives; false for an unknown name.
+bool parseWeightOrder(const std::string &name, WeightOrder &order);
+
 /// What an architect varies.
 struct GroupOptions {
   /// Largest number of H slices tried (0 = the group's output height).
@@ -141,6 +165,9 @@ struct GroupOptions {
 struct GroupPlan {
   int64_t nSlices = 1, hSlices = 1;
   bool weightResident = true;
+  /// The order of the resident weights; planGroup takes, for each slicing,
+  /// the order the cost model finds fastest.
+  WeightOrder weightOrder = WeightOrder::InOrder;
   /// GroupOptions::firstWeightsAt and nextWeightsAt as planned (-1: none).
   int64_t firstWeightsAt = -1, nextWeightsAt = -1;
   /// Local memory bytes per lane used at the peak.
@@ -158,6 +185,9 @@ struct GroupPlan {
   /// The cost model's cycles of the group alone (isa::estimateGroup of its
   /// commands, without the command group's launch).
   uint64_t estimatedCycles = 0;
+  /// Of the GDMA's time, the cycles its transfers wait for banks a TIU
+  /// command uses (isa::Estimate::gdmaConflictCycles).
+  uint64_t stallCycles = 0;
 };
 
 /// Whether the op described by `params` can run as a local operation, and
@@ -174,8 +204,8 @@ RowSpan localInputRows(const GroupOp &op, const GroupSpec &spec, unsigned k,
 /// (from the fewest slices up), the one whose commands the cost model
 /// (isa::estimateGroup) finds fastest; more slices overlap loads, stores
 /// and computation better but recompute more halo rows and issue more
-/// commands. Returns false with the reason
-/// in `why` when no slicing fits.
+/// commands. For each slicing the weight orders are compared the same way.
+/// Returns false with the reason in `why` when no slicing fits.
 bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
                const GroupOptions &options, GroupPlan &plan, std::string &why);
 

@@ -47,6 +47,10 @@ struct LayerGroupOptions {
 /// two groups of a prefetch follow each other and carry the same offset.
 inline constexpr llvm::StringLiteral kGroupFirstWeightsAt("first_weights_at");
 inline constexpr llvm::StringLiteral kGroupNextWeightsAt("next_weights_at");
+/// The tpu.Group attribute of the order of the resident weights in local
+/// memory (backend::WeightOrder, by its name: "first_apart" or "parity");
+/// absent: op order.
+inline constexpr llvm::StringLiteral kGroupWeightOrder("weight_order");
 
 /// One group the pass formed, for the compile report.
 struct GroupReport {

@@ -260,6 +260,13 @@ void GroupOp::codegenBM1684X(CodegenContext &ctx) {
   plan.weightResident = getWeightResident();
   plan.firstWeightsAt = prefetchAttr(*this, kGroupFirstWeightsAt);
   plan.nextWeightsAt = prefetchAttr(*this, kGroupNextWeightsAt);
+  if (auto order = (*this)->getAttrOfType<StringAttr>(kGroupWeightOrder))
+    if (!backend::parseWeightOrder(order.str(), plan.weightOrder))
+      throw CodegenError{*this, "group '" + getName().str() +
+                                    "': " + kGroupWeightOrder.str() + " = \"" +
+                                    order.str() +
+                                    "\" is no weight order (in_order, "
+                                    "first_apart, parity)"};
   std::optional<backend::GroupSpec> next;
   if (plan.nextWeightsAt >= 0) {
     // The group that runs next (weights and none values are no commands)
