@@ -158,3 +158,28 @@ module @weight_order {
     return %c3 : tensor<1x128x16x16xf16>
   }
 }
+
+// -----
+
+// One op alone becomes a group of one when its plan is cheaper than its own
+// kernel (PP-OCR det's 3 x 3 conv of 96 -> 24 channels over 160 x 160: the
+// group slices its rows 32 ways and loads the next slice while the conv
+// computes, cheaper by the cost model than the kernel). `none` forms no
+// group.
+// CHECK-LABEL: module @alone
+// CHECK: "tpu.Group"
+// CHECK: "tpu.Conv2D"
+// CHECK-NEXT: "tpu.Yield"
+// CHECK: name = "group0"
+// NONE-LABEL: module @alone
+// NONE-NOT: tpu.Group
+module @alone {
+  func.func @main(%arg0: tensor<1x96x160x160xf32>) -> tensor<1x24x160x160xf16> {
+    %i = "top.Input"(%arg0) {name = "x"} : (tensor<1x96x160x160xf32>) -> tensor<1x96x160x160xf32>
+    %x = "tpu.Cast"(%i) {name = "x_f16"} : (tensor<1x96x160x160xf32>) -> tensor<1x96x160x160xf16>
+    %w = "tpu.Weight"() {name = "w", layout = "conv_32ic"} : () -> tensor<24x96x3x3xf16>
+    %b = "tpu.Weight"() {name = "b"} : () -> tensor<24xf32>
+    %c = "tpu.Conv2D"(%x, %w, %b) {name = "conv", kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], do_relu = true} : (tensor<1x96x160x160xf16>, tensor<24x96x3x3xf16>, tensor<24xf32>) -> tensor<1x24x160x160xf16>
+    return %c : tensor<1x24x160x160xf16>
+  }
+}

@@ -10,9 +10,9 @@
 // the same per-command costs, engine schedule and GDMA stalls on banks a
 // TIU command holds as tpusim's timing, less DDR shared between concurrent
 // requesters, so a slicing that places a transfer in the banks of a
-// running command pays for it). A run is
-// cut where the sum over its groups is least; an op alone costs what its
-// own kernel does, estimated the same way (a group of one is not formed).
+// running command pays for it). A run is cut where the sum over its groups
+// is least; an op alone costs the less of its own kernel, estimated the
+// same way, and its plan as a group of one, which is then formed.
 //
 //===----------------------------------------------------------------------===//
 #include "tpuc/Target/BM1684X/LayerGroup.h"
@@ -88,8 +88,15 @@ private:
 
   const Candidate &plan(size_t i, size_t j);
   /// The cost of ops [i, j): a group's, or for one op what it costs where
-  /// it then runs, its own kernel (a group of one op is not formed).
+  /// it then runs: a group of one when that is cheaper than its own kernel.
   double cost(size_t i, size_t j);
+  /// The cost of op i's own kernel (infinity when it cannot be emitted).
+  double kernelCost(size_t i);
+  /// Whether op i alone runs as a group of one: it has a local form whose
+  /// plan the cost model finds faster than its kernel.
+  bool aloneAsGroup(size_t i);
+  /// Whether ops [i, j) become a tpu.Group.
+  bool formed(size_t i, size_t j) { return j - i >= 2 || aloneAsGroup(i); }
   std::map<size_t, double> kernelCosts;
   void wrap(size_t i, size_t j, const backend::GroupPlan &plan, size_t index,
             std::vector<GroupReport> *reports);
@@ -110,8 +117,8 @@ void Search::prefetchWeights(
   for (size_t g = 0; g + 1 < groups.size(); ++g) {
     auto [i, j] = groups[g];
     auto [j2, k] = groups[g + 1];
-    // Both formed (two ops or more) and one right after the other.
-    if (j - i < 2 || k - j2 < 2 || j2 != j)
+    // Both formed and one right after the other.
+    if (!formed(i, j) || !formed(j2, k) || j2 != j)
       continue;
     const backend::GroupSpec &a = *plan(i, j).spec, &b = *plan(j, k).spec;
     uint64_t bytes = backend::firstWeightBytes(b, chip);
@@ -173,8 +180,17 @@ const Search::Candidate &Search::plan(size_t i, size_t j) {
 }
 
 double Search::cost(size_t i, size_t j) {
-  if (j != i + 1)
+  if (j != i + 1 || aloneAsGroup(i))
     return double(plan(i, j).plan.estimatedCycles);
+  return kernelCost(i);
+}
+
+bool Search::aloneAsGroup(size_t i) {
+  const Candidate &c = plan(i, i + 1);
+  return c.ok && double(c.plan.estimatedCycles) < kernelCost(i);
+}
+
+double Search::kernelCost(size_t i) {
   auto it = kernelCosts.find(i);
   if (it != kernelCosts.end())
     return it->second;
@@ -353,7 +369,7 @@ LogicalResult Search::run(std::vector<GroupReport> *reports) {
   size_t index = 0;
   for (auto [g, range] : llvm::enumerate(groups)) {
     auto [i, j] = range;
-    if (j - i < 2)
+    if (!formed(i, j))
       continue; // one op alone runs its own kernel
     wrap(i, j, plans[g], index++, reports);
   }
