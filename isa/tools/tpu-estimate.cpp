@@ -109,7 +109,8 @@ nlohmann::json toJson(const Estimate &e) {
           {"gdma_commands", e.gdmaCommands},
           {"ddr_read_bytes", e.ddrReadBytes},
           {"ddr_write_bytes", e.ddrWriteBytes},
-          {"ddr_bus_bytes", e.ddrBusBytes}};
+          {"ddr_bus_bytes", e.ddrBusBytes},
+          {"gdma_stall_cycles", e.gdmaConflictCycles}};
 }
 
 int run(const Options &o) {
@@ -173,12 +174,14 @@ int run(const Options &o) {
               "time            : %.3f us at %g MHz\n"
               "TIU busy        : %.1f %% (%" PRIu64 " commands)\n"
               "GDMA busy       : %.1f %% (%" PRIu64 " commands)\n"
+              "GDMA bank stall : %" PRIu64 " cycles\n"
               "DDR read        : %" PRIu64 " bytes\n"
               "DDR written     : %" PRIu64 " bytes\n",
               net->name.c_str(), m.chip.name.c_str(), stage.groups.size(),
               total.cycles, double(total.totalPs) / TimingParams::kPsPerUs,
               m.timing.tiuFreqMhz, share(total.tiuBusyPs), total.tiuCommands,
-              share(total.gdmaBusyPs), total.gdmaCommands, total.ddrReadBytes,
+              share(total.gdmaBusyPs), total.gdmaCommands,
+              total.gdmaConflictCycles, total.ddrReadBytes,
               total.ddrWriteBytes);
   if (!o.json.empty()) {
     nlohmann::json j = toJson(total);
