@@ -449,6 +449,14 @@ Shape4 shrinkForPipeline(const isa::ChipParams &chip, Shape4 shape, Shape4 tile,
 int64_t largestFitting(int64_t lo, int64_t hi,
                        const std::function<bool(int64_t)> &ok);
 
+/// The tile commands of a nearest resize by whole factors (fh, fw)
+/// (nearestWholeFactors): `out` holds output rows from `outRow0`, `in` the
+/// input rows from `inRow0` they read (rows outRow0 / fh on), both of one
+/// precision; one AR copy per (row phase, column phase) writes every fh-th
+/// row and fw-th column of `out` from `in`.
+void nearestRepeat(CmdEmitter &em, const LTensor &in, int64_t inRow0,
+                   const LTensor &out, int64_t outRow0, int64_t fh, int64_t fw);
+
 /// Splits [0, total) into chunks of at most `chunk`.
 struct Range1 {
   int64_t begin, size;

@@ -510,16 +510,26 @@ bool isDepthwise(int64_t inChannels, int64_t outChannels, int64_t groups) {
   return groups > 1 && groups == inChannels && groups == outChannels;
 }
 
-void conv2d(CmdEmitter &em, const ConvParams &p) {
-  OpCtx ctx{"conv2d", p.name};
+namespace {
+
+/// conv2d of `p` (its transposed form included) under `ctx`.
+void runConvParams(CmdEmitter &em, const OpCtx &ctx, const ConvParams &p) {
+  const bool transposed = p.rotate || p.insH || p.insW;
   if (p.quant) {
     auto int8 = [&](const GTensor &t, const char *what) {
       checkParam(ctx, t.prec == Prec::Int8,
-                 std::string("an integer convolution needs an int8 / uint8 ") +
-                     what + ", got " + isa::precName(t.prec));
+                 std::string(transposed ? "an integer deconvolution"
+                                        : "an integer convolution") +
+                     " needs an int8 / uint8 " + what + ", got " +
+                     isa::precName(t.prec));
     };
     int8(p.input, "input");
     int8(p.output, "output");
+    // The command inserts zeros and pads with the pad value; both must be
+    // real 0, which only a zero point of 0 gives for the inserted ones.
+    if (transposed)
+      checkParam(ctx, p.quant->inputZeroPoint == 0,
+                 "an integer deconvolution needs an input zero point of 0");
   } else {
     requireFloat(ctx, p.input, "input");
     requireFloat(ctx, p.output, "output");
@@ -547,32 +557,43 @@ void conv2d(CmdEmitter &em, const ConvParams &p) {
   g.sw = p.strideW;
   g.dh = p.dilationH;
   g.dw = p.dilationW;
-  g.insH = g.insW = 0;
+  g.insH = p.insH;
+  g.insW = p.insW;
   g.padT = p.padTop;
   g.padL = p.padLeft;
-  g.rotate = false;
+  g.rotate = p.rotate;
   checkParam(ctx,
              g.kh >= 1 && g.kw >= 1 && g.sh >= 1 && g.sw >= 1 && g.dh >= 1 &&
                  g.dw >= 1,
              "kernel, strides and dilations must be positive");
   checkParam(ctx,
-             p.padTop >= 0 && p.padBottom >= 0 && p.padLeft >= 0 &&
-                 p.padRight >= 0,
+             transposed || (p.padTop >= 0 && p.padBottom >= 0 &&
+                            p.padLeft >= 0 && p.padRight >= 0),
              "pads must not be negative");
+  checkParam(ctx, p.insH >= 0 && p.insW >= 0 && p.insH < 16 && p.insW < 16,
+             "zeros inserted must be in 0..15 (the field is 4 bits)");
+  int64_t vih = (g.ih - 1) * (g.insH + 1) + 1;
+  int64_t viw = (g.iw - 1) * (g.insW + 1) + 1;
   int64_t eoh =
-      (g.ih + p.padTop + p.padBottom - g.dh * (g.kh - 1) - 1) / g.sh + 1;
+      (vih + p.padTop + p.padBottom - g.dh * (g.kh - 1) - 1) / g.sh + 1;
   int64_t eow =
-      (g.iw + p.padLeft + p.padRight - g.dw * (g.kw - 1) - 1) / g.sw + 1;
+      (viw + p.padLeft + p.padRight - g.dw * (g.kw - 1) - 1) / g.sw + 1;
   checkParam(ctx, eoh == g.oh && eow == g.ow,
              "output is " + std::to_string(g.oh) + " x " +
                  std::to_string(g.ow) + ", the parameters give " +
                  std::to_string(eoh) + " x " + std::to_string(eow));
-  ConvJob job{ctx,          g,
-              p.input.prec, p.output.prec,
-              p.input.addr, p.output.addr,
-              p.filterAddr, p.biasAddr,
-              p.act,        isDepthwise(g.ic, g.oc, p.groups),
-              p.quant,      p.input.isSigned,
+  ConvJob job{ctx,
+              g,
+              p.input.prec,
+              p.output.prec,
+              p.input.addr,
+              p.output.addr,
+              p.filterAddr,
+              p.biasAddr,
+              p.act,
+              !transposed && isDepthwise(g.ic, g.oc, p.groups),
+              p.quant,
+              p.input.isSigned,
               p.output.isSigned};
   if (job.depthwise) {
     // Depthwise runs as one group of all channels.
@@ -582,70 +603,43 @@ void conv2d(CmdEmitter &em, const ConvParams &p) {
   withCtx(ctx, [&] { runConv(em, job); });
 }
 
+} // namespace
+
+void conv2d(CmdEmitter &em, const ConvParams &p) {
+  runConvParams(em, OpCtx{"conv2d", p.name}, p);
+}
+
+ConvParams transposedAsConv(const ConvTransposeParams &p) {
+  ConvParams c;
+  c.name = p.name;
+  c.input = p.input;
+  c.output = p.output;
+  c.filterAddr = p.filterAddr;
+  c.biasAddr = p.biasAddr;
+  c.quant = p.quant;
+  c.kernelH = p.kernelH;
+  c.kernelW = p.kernelW;
+  c.dilationH = p.dilationH;
+  c.dilationW = p.dilationW;
+  c.groups = p.groups;
+  c.act = p.act;
+  c.insH = p.strideH - 1;
+  c.insW = p.strideW - 1;
+  c.rotate = true;
+  c.padTop = p.dilationH * (p.kernelH - 1) - p.padTop;
+  c.padBottom = p.dilationH * (p.kernelH - 1) - p.padBottom + p.outputPadH;
+  c.padLeft = p.dilationW * (p.kernelW - 1) - p.padLeft;
+  c.padRight = p.dilationW * (p.kernelW - 1) - p.padRight + p.outputPadW;
+  return c;
+}
+
 void convTranspose2d(CmdEmitter &em, const ConvTransposeParams &p) {
   OpCtx ctx{"convTranspose2d", p.name};
-  if (p.quant) {
-    auto int8 = [&](const GTensor &t, const char *what) {
-      checkParam(ctx, t.prec == Prec::Int8,
-                 std::string("an integer deconvolution needs an int8 / "
-                             "uint8 ") +
-                     what + ", got " + isa::precName(t.prec));
-    };
-    int8(p.input, "input");
-    int8(p.output, "output");
-    // The command inserts zeros and pads with the pad value; both must be
-    // real 0, which only a zero point of 0 gives for the inserted ones.
-    checkParam(ctx, p.quant->inputZeroPoint == 0,
-               "an integer deconvolution needs an input zero point of 0");
-  } else {
-    requireFloat(ctx, p.input, "input");
-    requireFloat(ctx, p.output, "output");
-  }
-  auto in = dims4(ctx, p.input, "input");
-  auto out = dims4(ctx, p.output, "output");
-  ConvGeo g{};
-  g.n = in[0];
-  g.ic = in[1];
-  g.ih = in[2];
-  g.iw = in[3];
-  g.oc = out[1];
-  g.oh = out[2];
-  g.ow = out[3];
-  checkParam(ctx, p.groups >= 1 && g.ic % p.groups == 0 && g.oc % p.groups == 0,
-             "groups must divide the input and output channels");
-  g.groups = p.groups;
-  g.icg = g.ic / p.groups;
-  g.ocg = g.oc / p.groups;
-  g.kh = p.kernelH;
-  g.kw = p.kernelW;
-  g.sh = g.sw = 1;
-  g.dh = p.dilationH;
-  g.dw = p.dilationW;
-  g.insH = p.strideH - 1;
-  g.insW = p.strideW - 1;
-  g.padT = g.dh * (g.kh - 1) - p.padTop;
-  g.padL = g.dw * (g.kw - 1) - p.padLeft;
-  g.rotate = true;
-  int64_t eoh = (g.ih - 1) * p.strideH - p.padTop - p.padBottom +
-                g.dh * (g.kh - 1) + 1 + p.outputPadH;
-  int64_t eow = (g.iw - 1) * p.strideW - p.padLeft - p.padRight +
-                g.dw * (g.kw - 1) + 1 + p.outputPadW;
-  checkParam(ctx, eoh == g.oh && eow == g.ow,
-             "output is " + std::to_string(g.oh) + " x " +
-                 std::to_string(g.ow) + ", the parameters give " +
-                 std::to_string(eoh) + " x " + std::to_string(eow));
   checkParam(ctx,
              p.strideH >= 1 && p.strideW >= 1 && p.strideH <= 16 &&
                  p.strideW <= 16,
              "strides must be in 1..16 (zero insertion is 4 bits)");
-  ConvJob job{ctx,          g,
-              p.input.prec, p.output.prec,
-              p.input.addr, p.output.addr,
-              p.filterAddr, p.biasAddr,
-              p.act,        false,
-              p.quant,      p.input.isSigned,
-              p.output.isSigned};
-  withCtx(ctx, [&] { runConv(em, job); });
+  runConvParams(em, ctx, transposedAsConv(p));
 }
 
 //===----------------------------------------------------------------------===//

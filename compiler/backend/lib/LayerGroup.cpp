@@ -71,14 +71,23 @@ Activation activationOf(const LocalOpParams &p) {
         using T = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<T, UnaryParams>)
           return x.fn;
+        else if constexpr (std::is_same_v<T, ResizeParams>)
+          return {};
         else
           return x.act;
       },
       p);
 }
 
+/// A transposed convolution's form (transposedAsConv): zeros inserted, the
+/// kernel rotated.
+bool isTransposedForm(const ConvParams &p) {
+  return p.rotate || p.insH || p.insW;
+}
+
 bool isConvDepthwise(const ConvParams &p) {
-  return isDepthwise(p.input.shape[1], p.output.shape[1], p.groups);
+  return !isTransposedForm(p) &&
+         isDepthwise(p.input.shape[1], p.output.shape[1], p.groups);
 }
 
 /// The sliding window of a conv or pooling op.
@@ -88,21 +97,26 @@ struct Window {
   /// Runs on sPorD (pooling, depthwise), which has no operand strides: its
   /// input must start at the first row and column its producer holds.
   bool pord;
+  /// Zeros inserted between input rows / columns and the kernel rotated (a
+  /// transposed convolution).
+  int64_t insH = 0, insW = 0;
+  bool rotate = false;
   RowSpan rows(int64_t o0, int64_t count, int64_t inH) const {
-    return windowRows(o0, count, sh, padT, kh, dh, 0, inH);
+    return windowRows(o0, count, sh, padT, kh, dh, insH, inH);
   }
   RowSpan cols(int64_t inW) const {
-    return windowRows(0, outW, sw, padL, kw, dw, 0, inW);
+    return windowRows(0, outW, sw, padL, kw, dw, insW, inW);
   }
 };
 
 /// The window of a conv or pooling op; none for the element-wise ops.
 std::optional<Window> windowOf(const LocalOpParams &p) {
   if (const auto *c = std::get_if<ConvParams>(&p))
-    return Window{c->kernelH,  c->kernelW,   c->strideH,
-                  c->strideW,  c->dilationH, c->dilationW,
-                  c->padTop,   c->padLeft,   c->output.shape[3],
-                  isConvDepthwise(*c)};
+    return Window{
+        c->kernelH,         c->kernelW,          c->strideH, c->strideW,
+        c->dilationH,       c->dilationW,        c->padTop,  c->padLeft,
+        c->output.shape[3], isConvDepthwise(*c), c->insH,    c->insW,
+        c->rotate};
   if (const auto *q = std::get_if<PoolParams>(&p))
     return Window{q->kernelH,  q->kernelW,   q->strideH,
                   q->strideW,  q->dilationH, q->dilationW,
@@ -125,6 +139,9 @@ void setWindow(Cmd &cmd, const Window &w, const RowSpan &rows, int64_t padB,
   cmd.padB = unsigned(padB);
   cmd.padL = unsigned(cols.padBefore);
   cmd.padR = unsigned(padR);
+  cmd.insH = unsigned(w.insH);
+  cmd.insW = unsigned(w.insW);
+  cmd.rotate = w.rotate;
 }
 
 /// The Activation a command sequence applies after the op's main command
@@ -272,7 +289,10 @@ std::string localOpSupport(const LocalOpParams &params,
             return "integer convolution";
           bool dw = isConvDepthwise(x);
           if (x.groups != 1 && !dw)
-            return "grouped convolution";
+            return isTransposedForm(x) ? "grouped transposed convolution"
+                                       : "grouped convolution";
+          if (x.quant && isTransposedForm(x) && x.quant->inputZeroPoint)
+            return "an INT8 transposed convolution with an input zero point";
           if (x.act.kind != UnaryKind::None && x.act.kind != UnaryKind::Relu &&
               unaryTemps(x.act.kind) > 2)
             return "fused activation needs too much scratch";
@@ -323,6 +343,20 @@ std::string localOpSupport(const LocalOpParams &params,
               x.rhs.shape != x.output.shape)
             return "an INT8 add / sub / mul of operands of other shapes";
           return "";
+        } else if constexpr (std::is_same_v<T, ResizeParams>) {
+          if (!rank4(x.input) || !rank4(x.output) ||
+              x.input.shape[0] != x.output.shape[0] ||
+              x.input.shape[1] != x.output.shape[1])
+            return "a resize of other than the two innermost dims";
+          if (x.input.prec != x.output.prec)
+            return "a resize of mixed precisions";
+          std::optional<std::array<int64_t, 2>> f = nearestWholeFactors(x);
+          if (!f)
+            return "a resize other than nearest by whole factors";
+          // The output's h stride (fh rows) is a 16-bit field.
+          if ((*f)[0] * x.output.shape[3] > 65535)
+            return "a resize whose output rows exceed the 16-bit stride";
+          return "";
         } else if constexpr (std::is_same_v<T, LutParams>) {
           if (!rank4(x.output) || x.input.shape != x.output.shape)
             return "a table lookup of a reshaping input";
@@ -346,6 +380,12 @@ RowSpan localInputRows(const GroupOp &op, const GroupSpec &spec, unsigned k,
   int64_t inH = spec.values[op.inputs[k]].shape[2];
   if (std::optional<Window> w = windowOf(op.params))
     return w->rows(o0, count, inH);
+  if (const auto *r = std::get_if<ResizeParams>(&op.params)) {
+    // Output row o reads input row o / fh.
+    int64_t fh = (*nearestWholeFactors(*r))[0];
+    int64_t a = o0 / fh, b = (o0 + count - 1) / fh + 1;
+    return {a, b - a, 0, 0};
+  }
   // An element-wise operand of one row broadcasts along H.
   if (inH == 1 && spec.values[op.output].shape[2] > 1)
     return {0, 1, 0, 0};
@@ -1084,6 +1124,14 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
       pord(em, cmd);
     }
     trailing(em, act, out, scratch);
+    return;
+  }
+  if (const auto *r = std::get_if<ResizeParams>(&op.params)) {
+    // As the resize kernel's tile: fh * fw strided copies.
+    std::array<int64_t, 2> f = *nearestWholeFactors(*r);
+    RowSpan rows = localInputRows(op, spec, 0, outRows.begin, outRows.count);
+    LTensor in = operand(0, rows, 0, spec.values[op.inputs[0]].shape[3]);
+    nearestRepeat(em, in, rows.begin, out, outRows.begin, f[0], f[1]);
     return;
   }
   if (std::holds_alternative<LutParams>(op.params)) {

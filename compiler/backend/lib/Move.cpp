@@ -409,9 +409,186 @@ std::vector<Tap> taps(const ResizeParams &p, int64_t in, int64_t out,
 
 } // namespace
 
+std::optional<std::array<int64_t, 2>>
+nearestWholeFactors(const ResizeParams &p) {
+  if (p.mode != ResizeMode::Nearest || p.input.shape.size() != 4 ||
+      p.output.shape.size() != 4)
+    return std::nullopt;
+  std::array<int64_t, 2> f{};
+  for (unsigned d = 0; d < 2; ++d) {
+    int64_t in = p.input.shape[2 + d], out = p.output.shape[2 + d];
+    if (in <= 0 || out % in)
+      return std::nullopt;
+    f[d] = out / in;
+    std::vector<Tap> t = taps(p, in, out, d == 0 ? p.scaleH : p.scaleW);
+    for (int64_t o = 0; o < out; ++o)
+      if (t[size_t(o)].i0 != o / f[d])
+        return std::nullopt;
+  }
+  return f;
+}
+
+namespace detail {
+
+void nearestRepeat(CmdEmitter &em, const LTensor &in, int64_t inRow0,
+                   const LTensor &out, int64_t outRow0, int64_t fh,
+                   int64_t fw) {
+  unsigned eb = elemBytes(out.prec);
+  int64_t rows = out.shape.h;
+  for (int64_t dy = 0; dy < fh; ++dy) {
+    // The first output row of this phase, and how many follow it.
+    int64_t r = outRow0 + ((dy - outRow0 % fh) + fh) % fh;
+    if (r >= outRow0 + rows)
+      continue;
+    uint32_t count = uint32_t((outRow0 + rows - 1 - r) / fh + 1);
+    LTensor src = freeTensor(
+        in.offset + uint64_t((r / fh - inRow0) * in.stride.h) * eb, in.prec,
+        {out.shape.n, out.shape.c, count, in.shape.w}, in.stride);
+    src.isSigned = in.isSigned;
+    for (int64_t dx = 0; dx < fw; ++dx) {
+      LTensor dst = freeTensor(
+          out.offset + uint64_t((r - outRow0) * out.stride.h + dx) * eb,
+          out.prec, src.shape,
+          {out.stride.n, out.stride.c, uint32_t(fh) * out.stride.h,
+           uint32_t(fw) * out.stride.w});
+      dst.isSigned = out.isSigned;
+      ar(em, ArOp::Copy, dst, Opd::of(src));
+    }
+  }
+}
+
+} // namespace detail
+
+namespace {
+
+/// One tile of a resize: batch n0, channels [c0, c0 + cT), output rows
+/// [oh0, oh0 + ohT), reading input rows [r0, r0 + rows).
+struct ResizeStep {
+  int64_t n0, c0, cT, oh0, ohT, r0, rows;
+};
+
+/// The tiles of a resize (cT channels, ohT output rows; `rowSpan` gives the
+/// first input row and the count an output row range reads) run as a
+/// load / compute / store pipeline: tile i's input rows are loaded into
+/// inBuf[i % 2], `compute` writes its output tile into outBuf[i % 2].
+void resizePipeline(
+    CmdEmitter &em, const OpCtx &ctx, const ResizeParams &p, int64_t cT,
+    int64_t ohT,
+    const std::function<std::pair<int64_t, int64_t>(int64_t, int64_t)> &rowSpan,
+    const std::array<uint64_t, 2> &inBuf, const std::array<uint64_t, 2> &outBuf,
+    const std::function<void(size_t, const ResizeStep &)> &compute) {
+  const isa::ChipParams &chip = em.chip();
+  Prec pr = p.input.prec;
+  int64_t n = p.input.shape[0], c = p.input.shape[1], ih = p.input.shape[2],
+          iw = p.input.shape[3], oh = p.output.shape[2], ow = p.output.shape[3];
+  std::vector<ResizeStep> steps;
+  for (int64_t b = 0; b < n; ++b)
+    for (Range1 cr : splitRange(c, cT))
+      for (Range1 hr : splitRange(oh, ohT)) {
+        auto [r0, rows] = rowSpan(hr.begin, hr.size);
+        steps.push_back({b, cr.begin, cr.size, hr.begin, hr.size, r0, rows});
+      }
+  DView inView = denseView(
+      p.input.addr, pr, {uint32_t(n), uint32_t(c), uint32_t(ih), uint32_t(iw)});
+  DView outView =
+      denseView(p.output.addr, pr,
+                {uint32_t(n), uint32_t(c), uint32_t(oh), uint32_t(ow)});
+  withCtx(ctx, [&] {
+    pipeline(
+        steps.size(),
+        [&](size_t i) {
+          const ResizeStep &s = steps[i];
+          Shape4 is{1, uint32_t(s.cT), uint32_t(s.rows), uint32_t(iw)};
+          load(em,
+               subView(inView,
+                       {uint32_t(s.n0), uint32_t(s.c0), uint32_t(s.r0), 0}, is),
+               localTensor(chip, inBuf[i % 2], pr, is));
+        },
+        [&](size_t i) { compute(i, steps[i]); },
+        [&](size_t i) {
+          const ResizeStep &s = steps[i];
+          Shape4 os{1, uint32_t(s.cT), uint32_t(s.ohT), uint32_t(ow)};
+          store(em, localTensor(chip, outBuf[i % 2], pr, os),
+                subView(outView,
+                        {uint32_t(s.n0), uint32_t(s.c0), uint32_t(s.oh0), 0},
+                        os));
+        });
+  });
+}
+
+/// resize() of a nearest resize by whole factors: load input rows, fh * fw
+/// strided copies into the output tile, store; no fp32 staging (copies are
+/// exact in every precision).
+void resizeWhole(CmdEmitter &em, const OpCtx &ctx, const ResizeParams &p,
+                 int64_t fh, int64_t fw) {
+  const isa::ChipParams &chip = em.chip();
+  Prec pr = p.input.prec;
+  int64_t n = p.input.shape[0], c = p.input.shape[1], iw = p.input.shape[3],
+          oh = p.output.shape[2], ow = p.output.shape[3];
+  LocalAlloc alloc(chip, ctx);
+  uint64_t cap = alloc.capacity();
+  uint64_t al = chip.localAlign;
+  auto up = [&](uint64_t b) { return uint64_t(alignUp(int64_t(b), al)); };
+  int64_t cT = std::min(c, int64_t(chip.npuNum));
+  // Output rows per tile: a multiple of fh (whole input rows), halved until
+  // the double-buffered tiles fit and the pipeline has steps to overlap.
+  auto bytes = [&](int64_t ohT) {
+    uint32_t cc = uint32_t(cT);
+    return 2 * up(euBytes(chip, pr,
+                          {1, cc, uint32_t(ceilDiv(ohT, fh)), uint32_t(iw)})) +
+           2 * up(euBytes(chip, pr, {1, cc, uint32_t(ohT), uint32_t(ow)}));
+  };
+  // The output h stride (fh rows) is a 16-bit field.
+  constexpr int64_t kMaxStride = 65535;
+  if (fh * ow > kMaxStride || fw > kMaxStride)
+    ctx.fail("an output row of " + std::to_string(ow) + " x " +
+             std::to_string(fh) + " elements exceeds the 16-bit stride");
+  int64_t ohT = oh;
+  while (ohT > fh && (bytes(ohT) > cap ||
+                      (bytes(ohT) > kPipelineBytes &&
+                       ceilDiv(oh, ohT) * ceilDiv(c, cT) * n < kMinSteps)))
+    ohT = std::max(fh, (ohT / 2) / fh * fh);
+  if (bytes(ohT) > cap)
+    ctx.fail("does not fit in local memory: " + std::to_string(fh) +
+             " output rows need " + std::to_string(bytes(ohT)) +
+             " bytes per lane");
+  Shape4 inMax{1, uint32_t(cT), uint32_t(ceilDiv(ohT, fh)), uint32_t(iw)};
+  Shape4 outMax{1, uint32_t(cT), uint32_t(ohT), uint32_t(ow)};
+  std::array<uint64_t, 2> inBuf, outBuf;
+  for (auto &b : inBuf)
+    b = alloc.alloc(euBytes(chip, pr, inMax), "input tile");
+  alloc.startNewBank(2 * up(euBytes(chip, pr, outMax)));
+  for (auto &b : outBuf)
+    b = alloc.alloc(euBytes(chip, pr, outMax), "output tile");
+  auto tile = [&](uint64_t at, const ResizeStep &s, int64_t rows, int64_t w) {
+    LTensor t = localTensor(chip, at, pr,
+                            {1, uint32_t(s.cT), uint32_t(rows), uint32_t(w)});
+    t.isSigned = p.input.isSigned;
+    return t;
+  };
+  resizePipeline(
+      em, ctx, p, cT, ohT,
+      [&](int64_t o0, int64_t cnt) {
+        int64_t r0 = o0 / fh;
+        return std::make_pair(r0, (o0 + cnt - 1) / fh - r0 + 1);
+      },
+      inBuf, outBuf,
+      [&](size_t i, const ResizeStep &s) {
+        nearestRepeat(em, tile(inBuf[i % 2], s, s.rows, iw), s.r0,
+                      tile(outBuf[i % 2], s, s.ohT, ow), s.oh0, fh, fw);
+      });
+}
+
+} // namespace
+
 void resize(CmdEmitter &em, const ResizeParams &p) {
   OpCtx ctx{"resize", p.name};
   requireSamePrec(ctx, p.input, p.output);
+  if (p.output.shape.size() == 4 && p.input.shape.size() == 4 &&
+      p.output.shape[0] == p.input.shape[0] &&
+      p.output.shape[1] == p.input.shape[1])
+    if (std::optional<std::array<int64_t, 2>> f = nearestWholeFactors(p))
+      return resizeWhole(em, ctx, p, (*f)[0], (*f)[1]);
   // An integer (INT8) resize is nearest: copies of the codes in their own
   // precision, with no fp32 staging.
   const bool integer = !isa::isFloat(p.input.prec);
@@ -488,103 +665,69 @@ void resize(CmdEmitter &em, const ResizeParams &p) {
   for (auto &b : outBuf)
     b = alloc.alloc(euBytes(chip, pr, outMax), "output tile");
 
-  struct Step {
-    int64_t n0, c0, cT, oh0, ohT, r0, rows;
-  };
-  std::vector<Step> steps;
-  for (int64_t b = 0; b < n; ++b)
-    for (Range1 cr : splitRange(c, cT))
-      for (Range1 hr : splitRange(oh, ohT)) {
-        auto [r0, rows] = rowSpan(hr.begin, hr.size);
-        steps.push_back({b, cr.begin, cr.size, hr.begin, hr.size, r0, rows});
-      }
-  DView inView = denseView(
-      p.input.addr, pr, {uint32_t(n), uint32_t(c), uint32_t(ih), uint32_t(iw)});
-  DView outView =
-      denseView(p.output.addr, pr,
-                {uint32_t(n), uint32_t(c), uint32_t(oh), uint32_t(ow)});
   unsigned e4 = elemBytes(wp);
   // Integer tiles carry the data's sign (a copy keeps the code).
   auto sign = [&](LTensor t) {
     t.isSigned = p.input.isSigned;
     return t;
   };
-  withCtx(ctx, [&] {
-    pipeline(
-        steps.size(),
-        [&](size_t i) {
-          const Step &s = steps[i];
-          Shape4 is{1, uint32_t(s.cT), uint32_t(s.rows), uint32_t(iw)};
-          load(em,
-               subView(inView,
-                       {uint32_t(s.n0), uint32_t(s.c0), uint32_t(s.r0), 0}, is),
-               localTensor(chip, inBuf[i % 2], pr, is));
-        },
-        [&](size_t i) {
-          const Step &s = steps[i];
-          uint32_t cc = uint32_t(s.cT), rows = uint32_t(s.rows);
-          LTensor in = sign(
-              localTensor(chip, inBuf[i % 2], pr, {1, cc, rows, uint32_t(iw)}));
-          LTensor x = in;
-          if (!integer) {
-            x = localTensor(chip, xBuf, kF32, in.shape);
-            ar(em, pr == kF32 ? ArOp::Copy : ArOp::Cast, x, Opd::of(in));
+  resizePipeline(
+      em, ctx, p, cT, ohT, rowSpan, inBuf, outBuf,
+      [&](size_t i, const ResizeStep &s) {
+        uint32_t cc = uint32_t(s.cT), rows = uint32_t(s.rows);
+        LTensor in = sign(
+            localTensor(chip, inBuf[i % 2], pr, {1, cc, rows, uint32_t(iw)}));
+        LTensor x = in;
+        if (!integer) {
+          x = localTensor(chip, xBuf, kF32, in.shape);
+          ar(em, pr == kF32 ? ArOp::Copy : ArOp::Cast, x, Opd::of(in));
+        }
+        LTensor mid =
+            localTensor(chip, midBuf, wp, {1, cc, rows, uint32_t(ow)});
+        // Column pass: mid[:, :, :, o] from x columns.
+        auto col = [&](const LTensor &t, int64_t k) {
+          return sign(freeTensor(t.offset + uint64_t(k) * e4, wp,
+                                 {1, cc, rows, 1},
+                                 {t.stride.n, t.stride.c, t.stride.h, 1}));
+        };
+        for (int64_t o = 0; o < ow; ++o) {
+          const Tap &t = colTaps[size_t(o)];
+          if (!linear || t.f == 0.0f || t.i0 == t.i1)
+            ar(em, ArOp::Copy, col(mid, o), Opd::of(col(x, t.i0)));
+          else {
+            ar(em, ArOp::Mul, col(mid, o), Opd::of(col(x, t.i0)),
+               Opd::imm(1.0f - t.f, kF32));
+            ar(em, ArOp::Mac, col(mid, o), Opd::of(col(x, t.i1)),
+               Opd::imm(t.f, kF32));
           }
-          LTensor mid =
-              localTensor(chip, midBuf, wp, {1, cc, rows, uint32_t(ow)});
-          // Column pass: mid[:, :, :, o] from x columns.
-          auto col = [&](const LTensor &t, int64_t k) {
-            return sign(freeTensor(t.offset + uint64_t(k) * e4, wp,
-                                   {1, cc, rows, 1},
-                                   {t.stride.n, t.stride.c, t.stride.h, 1}));
-          };
-          for (int64_t o = 0; o < ow; ++o) {
-            const Tap &t = colTaps[size_t(o)];
-            if (!linear || t.f == 0.0f || t.i0 == t.i1)
-              ar(em, ArOp::Copy, col(mid, o), Opd::of(col(x, t.i0)));
-            else {
-              ar(em, ArOp::Mul, col(mid, o), Opd::of(col(x, t.i0)),
-                 Opd::imm(1.0f - t.f, kF32));
-              ar(em, ArOp::Mac, col(mid, o), Opd::of(col(x, t.i1)),
-                 Opd::imm(t.f, kF32));
-            }
+        }
+        // Row pass into the fp32 result, then the output precision (an
+        // integer resize writes the output tile directly).
+        Shape4 rs{1, cc, uint32_t(s.ohT), uint32_t(ow)};
+        LTensor res = integer ? localTensor(chip, outBuf[i % 2], pr, rs)
+                              : localTensor(chip, resBuf, kF32, rs);
+        auto row = [&](const LTensor &t, int64_t k) {
+          return sign(freeTensor(t.offset + uint64_t(k * t.stride.h) * e4, wp,
+                                 {1, cc, 1, uint32_t(ow)},
+                                 {t.stride.n, t.stride.c, 0, 1}));
+        };
+        for (int64_t o = 0; o < s.ohT; ++o) {
+          const Tap &t = rowTaps[size_t(s.oh0 + o)];
+          int64_t a = t.i0 - s.r0, b = t.i1 - s.r0;
+          if (!linear || t.f == 0.0f || a == b)
+            ar(em, ArOp::Copy, row(res, o), Opd::of(row(mid, a)));
+          else {
+            ar(em, ArOp::Mul, row(res, o), Opd::of(row(mid, a)),
+               Opd::imm(1.0f - t.f, kF32));
+            ar(em, ArOp::Mac, row(res, o), Opd::of(row(mid, b)),
+               Opd::imm(t.f, kF32));
           }
-          // Row pass into the fp32 result, then the output precision (an
-          // integer resize writes the output tile directly).
-          Shape4 rs{1, cc, uint32_t(s.ohT), uint32_t(ow)};
-          LTensor res = integer ? localTensor(chip, outBuf[i % 2], pr, rs)
-                                : localTensor(chip, resBuf, kF32, rs);
-          auto row = [&](const LTensor &t, int64_t k) {
-            return sign(freeTensor(t.offset + uint64_t(k * t.stride.h) * e4,
-                                   wp, {1, cc, 1, uint32_t(ow)},
-                                   {t.stride.n, t.stride.c, 0, 1}));
-          };
-          for (int64_t o = 0; o < s.ohT; ++o) {
-            const Tap &t = rowTaps[size_t(s.oh0 + o)];
-            int64_t a = t.i0 - s.r0, b = t.i1 - s.r0;
-            if (!linear || t.f == 0.0f || a == b)
-              ar(em, ArOp::Copy, row(res, o), Opd::of(row(mid, a)));
-            else {
-              ar(em, ArOp::Mul, row(res, o), Opd::of(row(mid, a)),
-                 Opd::imm(1.0f - t.f, kF32));
-              ar(em, ArOp::Mac, row(res, o), Opd::of(row(mid, b)),
-                 Opd::imm(t.f, kF32));
-            }
-          }
-          if (!integer) {
-            LTensor out = localTensor(chip, outBuf[i % 2], pr, res.shape);
-            ar(em, pr == kF32 ? ArOp::Copy : ArOp::Cast, out, Opd::of(res));
-          }
-        },
-        [&](size_t i) {
-          const Step &s = steps[i];
-          Shape4 os{1, uint32_t(s.cT), uint32_t(s.ohT), uint32_t(ow)};
-          store(em, localTensor(chip, outBuf[i % 2], pr, os),
-                subView(outView,
-                        {uint32_t(s.n0), uint32_t(s.c0), uint32_t(s.oh0), 0},
-                        os));
-        });
-  });
+        }
+        if (!integer) {
+          LTensor out = localTensor(chip, outBuf[i % 2], pr, res.shape);
+          ar(em, pr == kF32 ? ArOp::Copy : ArOp::Cast, out, Opd::of(res));
+        }
+      });
 }
 
 } // namespace tpu::backend

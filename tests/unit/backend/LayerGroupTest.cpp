@@ -123,6 +123,48 @@ public:
     return out;
   }
 
+  /// A transposed convolution (ONNX ConvTranspose, groups 1) in the form a
+  /// group holds it and convTranspose2d runs it (transposedAsConv).
+  int deconv(int in, int64_t oc, int64_t k, int64_t stride, int64_t pad,
+             int64_t outPad = 0, Activation act = {}) {
+    auto s = shapes[size_t(in)];
+    int64_t ic = s[1];
+    int64_t oh = (s[2] - 1) * stride - 2 * pad + k + outPad;
+    int64_t ow = (s[3] - 1) * stride - 2 * pad + k + outPad;
+    int out = value({s[0], oc, oh, ow});
+    ConvTransposeParams p;
+    p.name = "deconv" + std::to_string(out);
+    p.kernelH = p.kernelW = k;
+    p.strideH = p.strideW = stride;
+    p.padTop = p.padBottom = p.padLeft = p.padRight = pad;
+    p.outputPadH = p.outputPadW = outPad;
+    p.act = act;
+    auto w =
+        randomValues(size_t(ic * oc * k * k), unsigned(100 + out), -0.5f, 0.5f);
+    p.filterAddr =
+        blob(reorderConvTransposeFilter(w.data(), ic, oc, k, k, prec, 1, chip));
+    auto b = randomValues(size_t(oc), unsigned(200 + out), -0.5f, 0.5f);
+    p.biasAddr = blob(encodeFloats(b.data(), b.size(), Prec::Fp32));
+    p.input = perOp[size_t(in)];
+    p.output = perOp[size_t(out)];
+    ops.push_back({transposedAsConv(p), {in}, out});
+    return out;
+  }
+
+  /// A nearest upsampling by whole factors (ONNX Resize, asymmetric).
+  int upsample(int in, int64_t fh, int64_t fw) {
+    auto s = shapes[size_t(in)];
+    int out = value({s[0], s[1], s[2] * fh, s[3] * fw});
+    ResizeParams p;
+    p.name = "up" + std::to_string(out);
+    p.coord = ResizeCoord::Asymmetric;
+    p.nearest = NearestMode::Floor;
+    p.input = perOp[size_t(in)];
+    p.output = perOp[size_t(out)];
+    ops.push_back({p, {in}, out});
+    return out;
+  }
+
   int pool(int in, PoolKind kind, int64_t k, int64_t stride, int64_t pad) {
     auto s = shapes[size_t(in)];
     int64_t oh = (s[2] + 2 * pad - k) / stride + 1;
@@ -356,6 +398,8 @@ public:
                 binaryInt8(em, x);
               else if constexpr (std::is_same_v<T, LutParams>)
                 tpu::backend::lut(em, x);
+              else if constexpr (std::is_same_v<T, ResizeParams>)
+                tpu::backend::resize(em, x);
               else
                 tpu::backend::scale(em, x);
             },
@@ -426,6 +470,59 @@ TEST(LayerGroup, StridedDilatedAndTwoReaders) {
   for (auto [n, h] : {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {2, 2},
                       {2, 3}, {2, 6}})
     net.check(n, h, {a, s});
+}
+
+/// Transposed convolutions inside a group, as in a DBNet head: a 3x3 conv,
+/// two 2x2 stride-2 deconvolutions (each output row pair reads one input
+/// row) and a sigmoid; and a 3x3 stride-2 one with pad 1 and an output
+/// padding (a slice's first output row may fall between input rows, and
+/// the last reads the inserted zeros and the bottom pad only).
+TEST(LayerGroup, TransposedConvolutions) {
+  for (Prec p : {Prec::Fp32, Prec::Fp16, Prec::Bf16}) {
+    Net net(p);
+    int x = net.input(1, 24, 5, 6);
+    int c = net.conv(x, 16, 3, 1, 1, 1, 1, true, kRelu);
+    int d1 = net.deconv(c, 8, 2, 2, 0, 0, kRelu); // 10 x 12
+    int d2 = net.deconv(d1, 4, 2, 2, 0);          // 20 x 24
+    net.unary(d2, {UnaryKind::Sigmoid});
+    for (int64_t h : {1, 2, 3, 7, 20})
+      net.check(1, h, {d1});
+  }
+  Net net(Prec::Fp16);
+  int x = net.input(2, 8, 6, 6);
+  int d = net.deconv(x, 8, 3, 2, 1, 1, kRelu); // 12 x 12
+  net.conv(d, 8, 3, 1, 1);
+  for (auto [n, h] :
+       {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {1, 5}, {2, 12}})
+    net.check(n, h, {d});
+}
+
+/// Nearest upsampling inside a group, as in an FPN neck: a feature map
+/// upsampled x2 and added to the finer one, then a 3x3 conv; a 4 x 2
+/// upsampling of int8 codes (copies of the codes) before a max pooling and
+/// a table lookup, in slices whose first output row falls inside an input
+/// row's repeats.
+TEST(LayerGroup, NearestUpsampling) {
+  for (Prec p : {Prec::Fp32, Prec::Fp16, Prec::Bf16}) {
+    Net net(p);
+    int x = net.input(1, 70, 10, 12);
+    int coarse = net.conv(x, 70, 3, 2, 1, 1, 1, true, kRelu); // 5 x 6
+    int up = net.upsample(coarse, 2, 2);
+    int sum = net.add(up, x);
+    net.conv(sum, 16, 3, 1, 1);
+    for (int64_t h : {1, 2, 3, 10})
+      net.check(1, h, {up});
+  }
+  Net net(Prec::Int8);
+  net.inLo = -128;
+  net.inHi = 127;
+  int x = net.input(2, 8, 3, 5);
+  int up = net.upsample(x, 4, 2); // 12 x 10
+  int m = net.pool(up, PoolKind::Max, 3, 1, 1);
+  net.lut(m, 5);
+  for (auto [n, h] :
+       {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {1, 5}, {2, 12}})
+    net.check(n, h);
 }
 
 /// Pooling and depthwise convolution (sPorD, whose input must start at

@@ -319,3 +319,45 @@ TEST(Resize, LinearAlignCornersSlicedRows) {
   p.coord = ResizeCoord::AlignCorners;
   runResize(p, 20, 6, 41, 11, 4 * 1024);
 }
+
+/// A nearest resize by whole factors runs as fh * fw strided copies per
+/// tile; rows sliced through a small local memory (tiles of whole input
+/// rows) and factors that differ between H and W.
+TEST(Resize, NearestWholeFactorsSlicedRows) {
+  ResizeParams p;
+  p.name = "up32";
+  runResize(p, 7, 5, 21, 10, 1024); // tiles of 9, 9 and 3 rows
+  p.coord = ResizeCoord::Asymmetric;
+  runResize(p, 4, 6, 8, 24);
+}
+
+/// Which resizes are whole-factor repeats: hand-derived source indices
+/// (half_pixel x2: o / 2 - 1/4 rounds to o / 2 either way a tie would go;
+/// asymmetric x2 with ceil reads index 1 for output 1; align_corners
+/// spreads the input over the output).
+TEST(Resize, NearestWholeFactorsDetection) {
+  GlobalAlloc ga(isa::ChipParams::bm1684x());
+  ResizeParams p;
+  p.input = ga.tensor(Prec::Fp16, {1, 3, 4, 5});
+  p.output = ga.tensor(Prec::Fp16, {1, 3, 8, 15});
+  auto f = nearestWholeFactors(p);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ((*f)[0], 2);
+  EXPECT_EQ((*f)[1], 3);
+  p.nearest = NearestMode::RoundPreferCeil;
+  EXPECT_TRUE(nearestWholeFactors(p).has_value());
+  p.coord = ResizeCoord::Asymmetric;
+  p.nearest = NearestMode::Floor;
+  EXPECT_TRUE(nearestWholeFactors(p).has_value());
+  p.nearest = NearestMode::Ceil;
+  EXPECT_FALSE(nearestWholeFactors(p).has_value());
+  p.nearest = NearestMode::RoundPreferFloor;
+  p.coord = ResizeCoord::AlignCorners;
+  EXPECT_FALSE(nearestWholeFactors(p).has_value());
+  p.coord = ResizeCoord::HalfPixel;
+  p.mode = ResizeMode::Linear;
+  EXPECT_FALSE(nearestWholeFactors(p).has_value());
+  p.mode = ResizeMode::Nearest;
+  p.output = ga.tensor(Prec::Fp16, {1, 3, 9, 15}); // 9 / 4 is no whole factor
+  EXPECT_FALSE(nearestWholeFactors(p).has_value());
+}

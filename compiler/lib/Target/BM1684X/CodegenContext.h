@@ -174,6 +174,13 @@ Params convParams(CodegenContext &ctx, OpT op) {
   return p;
 }
 
+/// Backend parameters of tpu.Deconv2D (convParams and the output padding).
+::tpu::backend::ConvTransposeParams deconvParams(CodegenContext &ctx,
+                                                 tpu::Deconv2DOp op);
+
+/// Backend parameters of tpu.Interp (resize).
+::tpu::backend::ResizeParams resizeParams(CodegenContext &ctx,
+                                          tpu::InterpOp op);
 
 /// Backend parameters of tpu.Pool2D.
 ::tpu::backend::PoolParams poolParams(CodegenContext &ctx, tpu::Pool2DOp op);

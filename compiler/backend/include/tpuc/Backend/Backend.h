@@ -67,6 +67,7 @@
 #include "tpu/isa/Error.h"
 #include "tpu/isa/Types.h"
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -282,6 +283,12 @@ struct ConvParams {
   int64_t padTop = 0, padBottom = 0, padLeft = 0, padRight = 0;
   int64_t groups = 1;
   Activation act; ///< Applied to the result (Relu is fused into the conv).
+  /// The form of a transposed convolution (transposedAsConv): `ins` zeros
+  /// inserted between input rows / columns and the kernel rotated by 180
+  /// degrees. Its pads may be negative (they crop the input) and it always
+  /// runs the general path (its filter is never in the depthwise layout).
+  int64_t insH = 0, insW = 0;
+  bool rotate = false;
 };
 void conv2d(CmdEmitter &em, const ConvParams &p);
 
@@ -308,6 +315,13 @@ struct ConvTransposeParams {
   std::optional<ConvQuant> quant;
 };
 void convTranspose2d(CmdEmitter &em, const ConvTransposeParams &p);
+
+/// The convolution a transposed one is, as convTranspose2d runs it and a
+/// layer group holds it: stride 1 over the input with stride - 1 zeros
+/// inserted, the kernel rotated, pads dilation * (k - 1) - pad (the output
+/// padding added at the bottom and right), the same filter, bias, INT8
+/// records and fused activation.
+ConvParams transposedAsConv(const ConvTransposeParams &p);
 
 /// Batched matrix multiply: left [..., M, K] x right [..., K, N] (or
 /// [..., N, K] when `rightTransposed`) -> output [..., M, N], batch dims
@@ -718,6 +732,15 @@ struct ResizeParams {
   float scaleH = 0.0f, scaleW = 0.0f;
 };
 void resize(CmdEmitter &em, const ResizeParams &p);
+
+/// The whole factors {fh, fw} of a nearest resize that repeats every input
+/// element fh x fw times: output dims the input's times the factors, and
+/// every output index o reading input index o / f under the resize's
+/// coordinate and rounding modes. None for any other resize. resize() runs
+/// such a one as fh * fw strided copies per tile, and a layer group holds
+/// it as a local op.
+std::optional<std::array<int64_t, 2>>
+nearestWholeFactors(const ResizeParams &p);
 
 /// Gather along `axis` (ONNX Gather); output shape = input[:axis] +
 /// indices + input[axis+1:]. `indices` is Int32 or float-encoded (F32, F16,

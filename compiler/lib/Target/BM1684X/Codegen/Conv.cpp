@@ -8,6 +8,19 @@
 using namespace mlir;
 namespace backend = ::tpu::backend;
 
+namespace tpuc::bm1684x {
+
+backend::ConvTransposeParams deconvParams(CodegenContext &ctx,
+                                          tpu::Deconv2DOp op) {
+  auto p = convParams<backend::ConvTransposeParams>(ctx, op);
+  std::vector<int64_t> outPad = toI64(op.getOutputPadding());
+  p.outputPadH = outPad[0];
+  p.outputPadW = outPad[1];
+  return p;
+}
+
+} // namespace tpuc::bm1684x
+
 namespace tpuc::tpu {
 
 using namespace bm1684x;
@@ -18,11 +31,7 @@ void Conv2DOp::codegenBM1684X(CodegenContext &ctx) {
 }
 
 void Deconv2DOp::codegenBM1684X(CodegenContext &ctx) {
-  auto p = convParams<backend::ConvTransposeParams>(ctx, *this);
-  std::vector<int64_t> outPad = toI64(getOutputPadding());
-  p.outputPadH = outPad[0];
-  p.outputPadW = outPad[1];
-  backend::convTranspose2d(ctx.emitter(), p);
+  backend::convTranspose2d(ctx.emitter(), deconvParams(ctx, *this));
 }
 
 } // namespace tpuc::tpu

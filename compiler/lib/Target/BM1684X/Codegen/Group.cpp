@@ -106,6 +106,12 @@ localOpParams(CodegenContext &ctx, Operation *op, std::vector<Value> &acts,
     if (auto c = dyn_cast<tpu::Conv2DOp>(op)) {
       acts = {c.getInput()};
       p = convParams<backend::ConvParams>(ctx, c);
+    } else if (auto d = dyn_cast<tpu::Deconv2DOp>(op)) {
+      acts = {d.getInput()};
+      p = backend::transposedAsConv(deconvParams(ctx, d));
+    } else if (auto r = dyn_cast<tpu::InterpOp>(op)) {
+      acts = {r.getInput()};
+      p = resizeParams(ctx, r);
     } else if (auto pool = dyn_cast<tpu::Pool2DOp>(op)) {
       acts = {pool.getInput()};
       p = poolParams(ctx, pool);

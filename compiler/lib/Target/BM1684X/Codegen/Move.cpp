@@ -9,6 +9,29 @@
 using namespace mlir;
 namespace backend = ::tpu::backend;
 
+namespace tpuc::bm1684x {
+
+backend::ResizeParams resizeParams(CodegenContext &ctx, tpu::InterpOp op) {
+  auto p = ctx.ioParams<backend::ResizeParams>(op);
+  p.mode = op.getMode() == "linear" ? backend::ResizeMode::Linear
+                                    : backend::ResizeMode::Nearest;
+  StringRef c = op.getCoordMode();
+  p.coord = c == "align_corners"        ? backend::ResizeCoord::AlignCorners
+            : c == "asymmetric"         ? backend::ResizeCoord::Asymmetric
+            : c == "pytorch_half_pixel" ? backend::ResizeCoord::PytorchHalfPixel
+                                        : backend::ResizeCoord::HalfPixel;
+  StringRef n = op.getNearestMode();
+  p.nearest = n == "round_prefer_ceil" ? backend::NearestMode::RoundPreferCeil
+              : n == "floor"           ? backend::NearestMode::Floor
+              : n == "ceil"            ? backend::NearestMode::Ceil
+                                       : backend::NearestMode::RoundPreferFloor;
+  p.scaleH = static_cast<float>(op.getScaleH().convertToDouble());
+  p.scaleW = static_cast<float>(op.getScaleW().convertToDouble());
+  return p;
+}
+
+} // namespace tpuc::bm1684x
+
 namespace tpuc::tpu {
 
 using namespace bm1684x;
@@ -54,22 +77,7 @@ void PadOp::codegenBM1684X(CodegenContext &ctx) {
 }
 
 void InterpOp::codegenBM1684X(CodegenContext &ctx) {
-  auto p = ctx.ioParams<backend::ResizeParams>(*this);
-  p.mode = getMode() == "linear" ? backend::ResizeMode::Linear
-                                 : backend::ResizeMode::Nearest;
-  StringRef c = getCoordMode();
-  p.coord = c == "align_corners"        ? backend::ResizeCoord::AlignCorners
-            : c == "asymmetric"         ? backend::ResizeCoord::Asymmetric
-            : c == "pytorch_half_pixel" ? backend::ResizeCoord::PytorchHalfPixel
-                                        : backend::ResizeCoord::HalfPixel;
-  StringRef n = getNearestMode();
-  p.nearest = n == "round_prefer_ceil" ? backend::NearestMode::RoundPreferCeil
-              : n == "floor"           ? backend::NearestMode::Floor
-              : n == "ceil"            ? backend::NearestMode::Ceil
-                                       : backend::NearestMode::RoundPreferFloor;
-  p.scaleH = static_cast<float>(getScaleH().convertToDouble());
-  p.scaleW = static_cast<float>(getScaleW().convertToDouble());
-  backend::resize(ctx.emitter(), p);
+  backend::resize(ctx.emitter(), resizeParams(ctx, *this));
 }
 
 void GatherOp::codegenBM1684X(CodegenContext &ctx) {
