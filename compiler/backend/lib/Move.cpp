@@ -80,9 +80,15 @@ void concat(CmdEmitter &em, const ConcatParams &p) {
       for (int64_t i = 0; i < r; ++i)
         if (i != axis && d[size_t(i)] != out[size_t(i)])
           ctx.fail("inputs differ from the output outside the axis");
-      copyGlobalNd(em, in.prec, in.addr, denseStrides(d),
-                   p.output.addr + uint64_t(at * ost[size_t(axis)]) * eb, ost,
-                   d);
+      uint64_t dst = p.output.addr + uint64_t(at * ost[size_t(axis)]) * eb;
+      // An input that address assignment placed inside the output, as the
+      // contiguous block it is there (every dim before the axis is 1), is
+      // already in its place.
+      bool inPlace =
+          in.addr == dst && std::all_of(out.begin(), out.begin() + axis,
+                                        [](int64_t v) { return v == 1; });
+      if (!inPlace)
+        copyGlobalNd(em, in.prec, in.addr, denseStrides(d), dst, ost, d);
       at += d[size_t(axis)];
     }
     if (at != out[size_t(axis)])

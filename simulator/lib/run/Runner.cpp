@@ -446,6 +446,12 @@ struct ModelRunner::Dump {
   /// Per op: its tensors once it completed.
   std::vector<std::vector<npz::Array>> captured;
   std::vector<bool> done;
+  /// Ops [0, settled) are captured or have nothing to capture. An op with
+  /// no commands (a concat whose inputs were written in place) is captured
+  /// once every op before it has completed: its inputs are earlier ops'
+  /// outputs, and its buffer is not reused before its readers, which come
+  /// after it.
+  size_t settled = 0;
   int32_t corruptOp = -1;
   /// The first capture that failed (thrown by run(); an exception must not
   /// leave an engine's SystemC thread).
@@ -526,20 +532,30 @@ void ModelRunner::enableDump(const isa::OpMap &map) {
         int32_t op = dp->lastOf[group][e][index];
         if (op < 0 || --dp->pending[op] != 0)
           return;
-        const isa::OpMapEntry &entry = dp->map->ops[op];
-        try {
-          if (op == dp->corruptOp) {
-            uint8_t b;
-            gmem->read(entry.tensors[0].addr, &b, 1);
-            b ^= 1;
-            gmem->write(entry.tensors[0].addr, &b, 1);
+        auto capture = [&](size_t k) {
+          const isa::OpMapEntry &entry = dp->map->ops[k];
+          try {
+            if (int32_t(k) == dp->corruptOp) {
+              uint8_t b;
+              gmem->read(entry.tensors[0].addr, &b, 1);
+              b ^= 1;
+              gmem->write(entry.tensors[0].addr, &b, 1);
+            }
+            for (const isa::OpMapTensor &t : entry.tensors)
+              dp->captured[k].push_back(readDumpTensor(*gmem, t));
+            dp->done[k] = true;
+          } catch (const std::exception &ex) {
+            if (dp->error.empty())
+              dp->error = "dumping op '" + entry.name + "': " + ex.what();
           }
-          for (const isa::OpMapTensor &t : entry.tensors)
-            dp->captured[op].push_back(readDumpTensor(*gmem, t));
-          dp->done[op] = true;
-        } catch (const std::exception &ex) {
-          if (dp->error.empty())
-            dp->error = "dumping op '" + entry.name + "': " + ex.what();
+        };
+        capture(size_t(op));
+        for (; dp->settled < dp->done.size(); ++dp->settled) {
+          size_t k = dp->settled;
+          if (dp->hasCommands[k] && !dp->done[k])
+            break;
+          if (!dp->hasCommands[k] && !dp->map->ops[k].tensors.empty())
+            capture(k);
         }
       });
   dump_ = std::move(d);

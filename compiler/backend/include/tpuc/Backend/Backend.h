@@ -661,7 +661,9 @@ struct PermuteParams {
 };
 void permute(CmdEmitter &em, const PermuteParams &p);
 
-/// Concatenation along `axis` (DMA only).
+/// Concatenation along `axis` (DMA only). An input already at its place in
+/// the output (every output dim before the axis 1, its address the block's:
+/// tpu-address-assign puts concat inputs there) is not copied.
 struct ConcatParams {
   std::string name;
   std::vector<GTensor> inputs;

@@ -1,7 +1,8 @@
 //===- AddressAssign.cpp - --tpu-address-assign
 //----------------------------===//
 //
-// Global memory of one net (isa/docs/bm1684x.md 2, "Compiler address assignment"):
+// Global memory of one net (isa/docs/bm1684x.md 2, "Compiler address
+// assignment"):
 //
 //   gmem_base (0x1_0000_0000)
 //   | coefficients: each tpu.Weight at a 4 KiB-aligned offset, in IR order
@@ -11,9 +12,20 @@
 //
 // A value lives from the op that defines it to the last op that reads it
 // or any reshape alias of it; an op's output never shares memory with its
-// inputs (no kernel works in place). Reshapes alias their input. Inputs and
-// outputs stay out of the reuse so that the runtime can copy them in and
-// out around the whole net.
+// inputs (no kernel works in place), with one exception below. Reshapes
+// alias their input. Inputs and outputs stay out of the reuse so that the
+// runtime can copy them in and out around the whole net.
+//
+// A concat whose inputs are contiguous blocks of its output (every output
+// dim before the axis is 1) has its inputs placed inside its output: each
+// such input is written where the concat would have copied it, and the
+// concat then copies nothing for it (backend::concat skips an input
+// already at its place). An input qualifies when an op other than a concat
+// defines it, it is no model input or output, no reshape view, not read
+// twice by the concat, of the output's element type, and its block starts
+// on the 64-byte granule; the output's buffer then lives from the first
+// such input's definition to the last read of the output or of any of
+// them. TPU-MLIR's address assignment has in-place ops of this kind too.
 //
 // Activations are 64-byte aligned: one GDMA burst / one EU_BYTES row, so
 // every tensor starts where the DMA engine moves whole bursts (our choice;
@@ -135,6 +147,58 @@ LogicalResult assignAddresses(ModuleOp module,
       intervals[it->second].end = std::max(intervals[it->second].end, use);
     }
 
+  // Concats whose inputs are placed inside their output: the output's
+  // interval takes over the first such input's position (program order is
+  // the order of the starts) and covers every input's lifetime.
+  llvm::DenseMap<Value, std::pair<Value, uint64_t>> inPlace; // in -> out, off
+  std::vector<bool> merged(intervals.size(), false);
+  for (auto concat : body.getOps<ConcatOp>()) {
+    auto outType = cast<RankedTensorType>(concat.getOutput().getType());
+    int64_t axis = concat.getAxis();
+    if (axis < 0 || axis >= outType.getRank() ||
+        llvm::any_of(outType.getShape().take_front(axis),
+                     [](int64_t d) { return d != 1; }))
+      continue;
+    auto outIt = slot.find(concat.getOutput());
+    if (outIt == slot.end())
+      continue;
+    uint64_t rowBytes =
+        getDeviceBytes(concat.getOutput(), chip) /
+        uint64_t(std::max<int64_t>(outType.getDimSize(axis), 1));
+    Interval &out = intervals[outIt->second];
+    size_t first = outIt->second;
+    uint64_t offset = 0;
+    for (Value in : concat.getInputs()) {
+      auto inType = cast<RankedTensorType>(in.getType());
+      uint64_t at = offset;
+      offset += rowBytes * uint64_t(inType.getDimSize(axis));
+      auto it = slot.find(in);
+      Operation *def = in.getDefiningOp();
+      if (it == slot.end() || !def || isa<top::InputOp, ConcatOp>(def) ||
+          io.contains(in) || inPlace.count(in) ||
+          llvm::count(concat.getInputs(), in) > 1 ||
+          inType.getElementType() != outType.getElementType() ||
+          at % kNeuronAlign)
+        continue;
+      inPlace[in] = {concat.getOutput(), at};
+      Interval &iv = intervals[it->second];
+      merged[it->second] = true;
+      out.start = std::min(out.start, iv.start);
+      out.end = std::max(out.end, iv.end);
+      first = std::min(first, it->second);
+    }
+    if (first != outIt->second) {
+      // Move the output's interval to the earliest input's place.
+      Interval moved = out;
+      merged[outIt->second] = true;
+      intervals[first] = moved;
+      merged[first] = false;
+      // Its old place is skipped; later concats look their values up by
+      // slot, so keep the slot map pointing at the live entry.
+      slot[concat.getOutput()] = first;
+    }
+  }
+
   // Activations: first fit over the slots still alive, in program order.
   uint64_t neuronBase = alignUp(addr, chip.globalAlign);
   struct Live {
@@ -143,8 +207,9 @@ LogicalResult assignAddresses(ModuleOp module,
   };
   std::vector<Live> live; // sorted by offset
   uint64_t activationsSize = 0;
-  for (const Interval &iv : intervals) {
-    if (io.contains(iv.value))
+  for (size_t k = 0; k < intervals.size(); ++k) {
+    const Interval &iv = intervals[k];
+    if (merged[k] || io.contains(iv.value))
       continue;
     llvm::erase_if(live, [&](const Live &l) { return l.end < iv.start; });
     uint64_t offset = 0;
@@ -161,12 +226,15 @@ LogicalResult assignAddresses(ModuleOp module,
 
   // Inputs and outputs after the activations.
   uint64_t ioAddr = neuronBase + alignUp(activationsSize, kNeuronAlign);
-  for (const Interval &iv : intervals) {
-    if (!io.contains(iv.value))
+  for (size_t k = 0; k < intervals.size(); ++k) {
+    const Interval &iv = intervals[k];
+    if (merged[k] || !io.contains(iv.value))
       continue;
     setAddress(iv.value, ioAddr);
     ioAddr += iv.bytes;
   }
+  for (auto &[in, place] : inPlace)
+    setAddress(in, *getAddress(place.first) + place.second);
   uint64_t neuronSize = alignUp(ioAddr - neuronBase, chip.globalAlign);
 
   // Reshapes share their root's address.
