@@ -336,6 +336,14 @@ void emitBinaryInt8Tile(CmdEmitter &em, const BinaryInt8Params &p,
                         const LTensor &a, const LTensor &b, const LTensor &out,
                         const LTensor &ta, const LTensor &tb);
 
+/// The commands of one tile of cast (CastParams) from `in` to `out`: rq0 /
+/// dq0 for a quantising cast (both EU-aligned), an AR copy between equal
+/// types, else an AR cast; through the integer tile `viaInt` (of `in`'s
+/// shape; required when p.viaInt is set). Shared by the per-op kernel and
+/// the layer groups.
+void castTile(CmdEmitter &em, const CastParams &p, const LTensor &in,
+              const LTensor &out, const LTensor *viaInt = nullptr);
+
 /// Matrix multiply (sMM mm.normal): left (M, ceil(K / lw), 1, lw) and right
 /// (K, ceil(N / rw), 1, rw) in matrix(w) layout, result (M, ceil(N / rw),
 /// 1, rw); optional fp32 bias (1, ceil(N / rw), 1, rw).

@@ -480,6 +480,39 @@ void requireCastable(const OpCtx &ctx, const GTensor &t, const char *what) {
 
 } // namespace
 
+void detail::castTile(CmdEmitter &em, const CastParams &p, const LTensor &inT,
+                      const LTensor &outT, const LTensor *viaInt) {
+  LTensor in = inT, out = outT;
+  in.isSigned = p.input.isSigned;
+  out.isSigned = p.output.isSigned;
+  if (p.quant) {
+    if (isa::isFloat(p.input.prec))
+      rqFloat(em, out, in, float(1.0 / p.quant->scale), p.quant->zeroPoint,
+              p.round);
+    else
+      dqFloat(em, out, in, float(p.quant->scale), p.quant->zeroPoint);
+    return;
+  }
+  if (p.viaInt) {
+    if (!viaInt)
+      throw Error("backend: cast '" + p.name + "' needs its integer tile");
+    LTensor t = *viaInt;
+    t.isSigned = p.viaInt->isSigned;
+    ar(em, ArOp::Cast, t, Opd::of(in), Opd(), p.round);
+    // Back to float: integers round to nearest even like every other
+    // activation rounding.
+    ar(em, ArOp::Cast, out, Opd::of(t));
+    return;
+  }
+  bool sameType =
+      p.input.prec == p.output.prec &&
+      (isa::isFloat(p.input.prec) || p.input.isSigned == p.output.isSigned);
+  if (sameType)
+    ar(em, ArOp::Copy, out, Opd::of(in));
+  else
+    ar(em, ArOp::Cast, out, Opd::of(in), Opd(), p.round);
+}
+
 void cast(CmdEmitter &em, const CastParams &p) {
   OpCtx ctx{"cast", p.name};
   requireCastable(ctx, p.input, "input");
@@ -492,22 +525,6 @@ void cast(CmdEmitter &em, const CastParams &p) {
       ctx.fail("a quantising cast converts between a float type and int8");
     if (!(p.quant->scale > 0) || !std::isfinite(p.quant->scale))
       ctx.fail("the quantisation scale must be positive and finite");
-    auto jobs = broadcastJobs(em.chip(), {reshaped(p.input, p.output.shape)},
-                              p.output);
-    float inv = float(1.0 / p.quant->scale);
-    float scale = float(p.quant->scale);
-    runEltwise(em, ctx, jobs, p.output.prec, 0, {},
-               [&](const std::vector<LTensor> &ins, const LTensor &res,
-                   const UnaryScratch &) {
-                 LTensor in = ins[0], out = res;
-                 in.isSigned = p.input.isSigned;
-                 out.isSigned = p.output.isSigned;
-                 if (toInt)
-                   rqFloat(em, out, in, inv, p.quant->zeroPoint, p.round);
-                 else
-                   dqFloat(em, out, in, scale, p.quant->zeroPoint);
-               });
-    return;
   }
   if (p.viaInt) {
     requireFloat(ctx, p.input, "input (with an integer step)");
@@ -516,31 +533,18 @@ void cast(CmdEmitter &em, const CastParams &p) {
       ctx.fail(std::string("the intermediate type ") +
                isa::precName(p.viaInt->prec) + " is not Int8, Int16 or Int32");
   }
-  auto jobs = broadcastJobs(em.chip(), {reshaped(p.input, p.output.shape)}, p.output);
-  bool sameType =
-      p.input.prec == p.output.prec &&
-      (isa::isFloat(p.input.prec) || p.input.isSigned == p.output.isSigned);
+  auto jobs =
+      broadcastJobs(em.chip(), {reshaped(p.input, p.output.shape)}, p.output);
   runEltwise(em, ctx, jobs, p.output.prec, p.viaInt ? 1 : 0, {},
              [&](const std::vector<LTensor> &ins, const LTensor &res,
                  const UnaryScratch &s) {
-               LTensor in = ins[0], out = res;
-               in.isSigned = p.input.isSigned;
-               out.isSigned = p.output.isSigned;
-               if (p.viaInt) {
-                 // The integer tile lives in the fp32 scratch tile (never
-                 // larger for the same shape).
-                 LTensor t = localTensor(em.chip(), s.temps[0], p.viaInt->prec,
-                                         in.shape);
-                 t.isSigned = p.viaInt->isSigned;
-                 ar(em, ArOp::Cast, t, Opd::of(in), Opd(), p.round);
-                 // Back to float: integers round to nearest even like every
-                 // other activation rounding.
-                 ar(em, ArOp::Cast, out, Opd::of(t));
-               } else if (sameType) {
-                 ar(em, ArOp::Copy, out, Opd::of(in));
-               } else {
-                 ar(em, ArOp::Cast, out, Opd::of(in), Opd(), p.round);
-               }
+               if (!p.viaInt)
+                 return castTile(em, p, ins[0], res);
+               // The integer tile lives in the fp32 scratch tile (never
+               // larger for the same shape).
+               LTensor t = localTensor(em.chip(), s.temps[0], p.viaInt->prec,
+                                       ins[0].shape);
+               castTile(em, p, ins[0], res, &t);
              });
 }
 

@@ -71,7 +71,8 @@ Activation activationOf(const LocalOpParams &p) {
         using T = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<T, UnaryParams>)
           return x.fn;
-        else if constexpr (std::is_same_v<T, ResizeParams>)
+        else if constexpr (std::is_same_v<T, ResizeParams> ||
+                           std::is_same_v<T, CastParams>)
           return {};
         else
           return x.act;
@@ -264,6 +265,9 @@ unsigned tempsOf(const LocalOpParams &p) {
     return 1;
   if (std::holds_alternative<BinaryInt8Params>(p))
     return 2;
+  // A cast through an integer type: its integer tile.
+  if (const auto *c = std::get_if<CastParams>(&p))
+    return c->viaInt ? 1 : 0;
   Activation a = trailingActivation(p);
   return a.kind == UnaryKind::None ? 0 : unaryTemps(a.kind);
 }
@@ -356,6 +360,11 @@ std::string localOpSupport(const LocalOpParams &params,
           // The output's h stride (fh rows) is a 16-bit field.
           if ((*f)[0] * x.output.shape[3] > 65535)
             return "a resize whose output rows exceed the 16-bit stride";
+          return "";
+        } else if constexpr (std::is_same_v<T, CastParams>) {
+          if (!rank4(x.input) || !rank4(x.output) ||
+              x.input.shape != x.output.shape)
+            return "a cast that reshapes";
           return "";
         } else if constexpr (std::is_same_v<T, LutParams>) {
           if (!rank4(x.output) || x.input.shape != x.output.shape)
@@ -603,6 +612,19 @@ std::string Schedule::build() {
         return "a pooling or depthwise input would start inside its "
                "producer's rows";
     }
+  }
+
+  // rq0 / dq0 read EU-aligned tiles: a quantising cast reads the whole rows
+  // its producer holds.
+  for (size_t o = 0; o < no; ++o) {
+    const auto *c = std::get_if<CastParams>(&spec.ops[o].params);
+    if (!c || !c->quant)
+      continue;
+    int in = spec.ops[o].inputs[0], out = spec.ops[o].output;
+    for (const Slice &s : slices)
+      if (s.rows[out].count > 0 && (s.rows[out].begin != s.rows[in].begin ||
+                                    s.rows[out].count != s.rows[in].count))
+        return "a quantising cast would read part of its producer's rows";
   }
 
   // Sizes.
@@ -1132,6 +1154,14 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
     RowSpan rows = localInputRows(op, spec, 0, outRows.begin, outRows.count);
     LTensor in = operand(0, rows, 0, spec.values[op.inputs[0]].shape[3]);
     nearestRepeat(em, in, rows.begin, out, outRows.begin, f[0], f[1]);
+    return;
+  }
+  if (const auto *c = std::get_if<CastParams>(&op.params)) {
+    // As the cast kernel's tile.
+    if (!c->viaInt)
+      return castTile(em, *c, sameRows(0), out);
+    LTensor t = localTensor(chip, temps[0], c->viaInt->prec, out.shape);
+    castTile(em, *c, sameRows(0), out, &t);
     return;
   }
   if (std::holds_alternative<LutParams>(op.params)) {

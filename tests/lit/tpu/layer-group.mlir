@@ -7,16 +7,18 @@
 // RUN: tpuc-opt %s --split-input-file --tpu-layer-group=strategy=none | FileCheck %s --check-prefix=NONE
 
 // A residual block (conv, relu, conv, add of the input, relu) in f16: one
-// group. The block input is the only operand (loaded per slice), the block
-// output the only result (stored); conv1's output never leaves local
-// memory. 56 rows of 64 channels at 2 bytes: 6272 bytes per lane and value
+// group, with the cast of the f32 model input at its head (a cast is a
+// local op). The model input is the only operand (loaded per slice), the
+// block output the only result (stored); the cast's and conv1's outputs
+// never leave local memory. 56 rows of 64 channels at 2 bytes: 6272 bytes per lane and value
 // (one channel slot), so all values fit in one slice; the slicing is the
 // cost model's choice among 1, 2, 4, 8, ... H slices (isa::estimateGroup
 // of each candidate's commands): 4, whose loads and stores overlap the
 // neighbouring slices' convolutions.
 // CHECK-LABEL: module @block
 // CHECK: %[[G:.*]] = "tpu.Group"(%[[X:.*]]) ({
-// CHECK-NEXT: ^bb0(%[[A:.*]]: tensor<1x64x56x56xf16>):
+// CHECK-NEXT: ^bb0(%[[I:.*]]: tensor<1x64x56x56xf32>):
+// CHECK-NEXT: %[[A:.*]] = "tpu.Cast"(%[[I]])
 // CHECK-NEXT: %[[C1:.*]] = "tpu.Conv2D"(%[[A]],
 // CHECK-NEXT: %[[C2:.*]] = "tpu.Conv2D"(%[[C1]],
 // CHECK-NEXT: %[[S:.*]] = "tpu.Add"(%[[C2]], %[[A]])

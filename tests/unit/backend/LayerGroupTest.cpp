@@ -88,8 +88,30 @@ public:
   /// The range of the input's random values (int8: truncated).
   float inLo = -2, inHi = 2;
 
-  int input(int64_t n, int64_t c, int64_t h, int64_t w) {
-    return value({n, c, h, w});
+  /// The input; of `p` when given, else of the net's precision.
+  int input(int64_t n, int64_t c, int64_t h, int64_t w,
+            std::optional<Prec> p = std::nullopt) {
+    return value({n, c, h, w}, p);
+  }
+
+  /// A cast to `to` (quantising when `quant` is given: scale and zero point
+  /// of the int8 side; through `viaInt` when given).
+  int cast(int in, Prec to,
+           std::optional<CastParams::Quant> quant = std::nullopt,
+           std::optional<IntType> viaInt = std::nullopt) {
+    int out = value(shapes[size_t(in)], to);
+    CastParams p;
+    p.name = "cast" + std::to_string(out);
+    p.input = perOp[size_t(in)];
+    p.output = perOp[size_t(out)];
+    p.quant = quant;
+    if (quant)
+      p.round = isa::RoundMode::HalfAwayFromZero;
+    p.viaInt = viaInt;
+    if (viaInt)
+      p.round = isa::RoundMode::TowardsZero;
+    ops.push_back({p, {in}, out});
+    return out;
   }
 
   int conv(int in, int64_t oc, int64_t k, int64_t stride, int64_t pad,
@@ -272,7 +294,7 @@ public:
     for (size_t v = 0; v < shapes.size(); ++v) {
       GroupValue gv;
       gv.name = "v" + std::to_string(v);
-      gv.prec = prec;
+      gv.prec = perOp[v].prec;
       gv.shape = shapes[v];
       gv.loaded = v == 0;
       gv.stored = int(v) == last || std::count(alsoStored.begin(),
@@ -295,7 +317,7 @@ public:
         return it->second;
       GroupValue gv;
       gv.name = "v" + std::to_string(v);
-      gv.prec = prec;
+      gv.prec = perOp[size_t(v)].prec;
       gv.shape = shapes[size_t(v)];
       gv.loaded = loaded;
       for (size_t o = end; o < ops.size() && !loaded; ++o)
@@ -400,6 +422,8 @@ public:
                 tpu::backend::lut(em, x);
               else if constexpr (std::is_same_v<T, ResizeParams>)
                 tpu::backend::resize(em, x);
+              else if constexpr (std::is_same_v<T, CastParams>)
+                tpu::backend::cast(em, x);
               else
                 tpu::backend::scale(em, x);
             },
@@ -426,10 +450,10 @@ private:
   std::vector<GTensor> perOp, grouped;
   std::vector<std::pair<uint64_t, std::vector<uint8_t>>> blobs;
 
-  int value(std::array<int64_t, 4> s) {
+  int value(std::array<int64_t, 4> s, std::optional<Prec> p = std::nullopt) {
     shapes.push_back(s);
-    perOp.push_back(ga.tensor(prec, {s[0], s[1], s[2], s[3]}));
-    grouped.push_back(ga.tensor(prec, {s[0], s[1], s[2], s[3]}));
+    perOp.push_back(ga.tensor(p.value_or(prec), {s[0], s[1], s[2], s[3]}));
+    grouped.push_back(ga.tensor(p.value_or(prec), {s[0], s[1], s[2], s[3]}));
     return int(shapes.size() - 1);
   }
   uint64_t blob(std::vector<uint8_t> bytes) {
@@ -523,6 +547,44 @@ TEST(LayerGroup, NearestUpsampling) {
   for (auto [n, h] :
        {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {1, 5}, {2, 12}})
     net.check(n, h);
+}
+
+/// Casts at a group's edges, as a model's input and output casts: f32 in,
+/// cast to the convs' precision, cast back to f32 out; the INT8 input
+/// quantisation (rq0, asymmetric) and dequantisation (dq0) around an int8
+/// max pooling; a float -> int32 -> float cast (ONNX Cast twice). Every
+/// slicing, batch 2; the values equal the per-op cast kernels bit for bit.
+TEST(LayerGroup, CastsAtTheEdges) {
+  for (Prec p : {Prec::Fp16, Prec::Bf16}) {
+    Net net(p);
+    int x = net.input(2, 3, 12, 10, Prec::Fp32);
+    int h = net.cast(x, p);
+    int c1 = net.conv(h, 16, 3, 2, 1, 1, 1, true, kRelu);
+    int c2 = net.conv(c1, 8, 3, 1, 1);
+    net.cast(c2, Prec::Fp32);
+    for (auto [n, hs] :
+         {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {2, 3}, {2, 6}})
+      net.check(n, hs);
+  }
+  {
+    Net net(Prec::Int8);
+    int x = net.input(2, 8, 12, 12, Prec::Fp32);
+    int q = net.cast(x, Prec::Int8, CastParams::Quant{0.015, 3});
+    int m = net.pool(q, PoolKind::Max, 3, 2, 1);
+    net.cast(m, Prec::Fp32, CastParams::Quant{0.015, 3});
+    for (auto [n, hs] : {std::pair<int64_t, int64_t>{1, 1}, {2, 2}, {2, 6}})
+      net.check(n, hs);
+  }
+  {
+    Net net(Prec::Fp32);
+    net.inLo = -40;
+    net.inHi = 40;
+    int x = net.input(1, 16, 8, 8);
+    int t = net.cast(x, Prec::Fp32, std::nullopt, IntType{Prec::Int32, true});
+    net.add(t, x);
+    for (int64_t hs : {1, 3, 8})
+      net.check(1, hs);
+  }
 }
 
 /// Pooling and depthwise convolution (sPorD, whose input must start at

@@ -178,6 +178,10 @@ Params convParams(CodegenContext &ctx, OpT op) {
 ::tpu::backend::ConvTransposeParams deconvParams(CodegenContext &ctx,
                                                  tpu::Deconv2DOp op);
 
+/// Backend parameters of tpu.Cast (quantising, through an integer type, or
+/// a plain conversion).
+::tpu::backend::CastParams castParams(CodegenContext &ctx, tpu::CastOp op);
+
 /// Backend parameters of tpu.Interp (resize).
 ::tpu::backend::ResizeParams resizeParams(CodegenContext &ctx,
                                           tpu::InterpOp op);

@@ -204,6 +204,35 @@ backend::ScaleParams scaleParams(CodegenContext &ctx, tpu::ScaleOp op) {
   return p;
 }
 
+backend::CastParams castParams(CodegenContext &ctx, tpu::CastOp op) {
+  Type from = tpu::getElementType(op.getInput()),
+       to = tpu::getElementType(op.getOutput());
+  auto qFrom = dyn_cast<quant::UniformQuantizedType>(from);
+  auto qTo = dyn_cast<quant::UniformQuantizedType>(to);
+  auto p = ctx.ioParams<backend::CastParams>(op);
+  if ((qFrom && isa<FloatType>(to)) || (qTo && isa<FloatType>(from))) {
+    auto q = qFrom ? qFrom : qTo;
+    p.quant =
+        backend::CastParams::Quant{q.getScale(), int32_t(q.getZeroPoint())};
+    p.round = tpu::kQuantizeRoundMode;
+    return p;
+  }
+  if (isa<quant::QuantizedType>(from) || isa<quant::QuantizedType>(to))
+    throw CodegenError{op, "no BM1684X kernel for a cast between these "
+                           "quantised types"};
+  if (std::optional<Type> via = op.getViaInt()) {
+    std::optional<::tpu::isa::Prec> prec = getPrec(*via);
+    if (!prec)
+      throw CodegenError{op, "no BM1684X integer type for via_int"};
+    p.viaInt = backend::IntType{*prec, isSignedType(*via)};
+    p.round = ::tpu::isa::RoundMode::TowardsZero;
+  } else if (isa<FloatType>(from) && isa<IntegerType>(to)) {
+    // As the interpreter rounds to an integer type (tpu::roundToType).
+    p.round = ::tpu::isa::RoundMode::HalfAwayFromZero;
+  }
+  return p;
+}
+
 } // namespace tpuc::bm1684x
 
 namespace tpuc::tpu {
@@ -304,33 +333,7 @@ void CompareOp::codegenBM1684X(CodegenContext &ctx) {
 }
 
 void CastOp::codegenBM1684X(CodegenContext &ctx) {
-  Type from = tpu::getElementType(getInput()),
-       to = tpu::getElementType(getOutput());
-  auto qFrom = dyn_cast<quant::UniformQuantizedType>(from);
-  auto qTo = dyn_cast<quant::UniformQuantizedType>(to);
-  auto p = ctx.ioParams<backend::CastParams>(*this);
-  if ((qFrom && isa<FloatType>(to)) || (qTo && isa<FloatType>(from))) {
-    auto q = qFrom ? qFrom : qTo;
-    p.quant = backend::CastParams::Quant{q.getScale(),
-                                         int32_t(q.getZeroPoint())};
-    p.round = kQuantizeRoundMode;
-    backend::cast(ctx.emitter(), p);
-    return;
-  }
-  if (isa<quant::QuantizedType>(from) || isa<quant::QuantizedType>(to))
-    throw CodegenError{*this, "no BM1684X kernel for a cast between these "
-                              "quantised types"};
-  if (std::optional<Type> via = getViaInt()) {
-    std::optional<::tpu::isa::Prec> prec = getPrec(*via);
-    if (!prec)
-      throw CodegenError{*this, "no BM1684X integer type for via_int"};
-    p.viaInt = backend::IntType{*prec, isSignedType(*via)};
-    p.round = ::tpu::isa::RoundMode::TowardsZero;
-  } else if (isa<FloatType>(from) && isa<IntegerType>(to)) {
-    // As the interpreter rounds to an integer type (tpu::roundToType).
-    p.round = ::tpu::isa::RoundMode::HalfAwayFromZero;
-  }
-  backend::cast(ctx.emitter(), p);
+  backend::cast(ctx.emitter(), castParams(ctx, *this));
 }
 
 } // namespace tpuc::tpu

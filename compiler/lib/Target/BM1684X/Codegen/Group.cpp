@@ -109,6 +109,9 @@ localOpParams(CodegenContext &ctx, Operation *op, std::vector<Value> &acts,
     } else if (auto d = dyn_cast<tpu::Deconv2DOp>(op)) {
       acts = {d.getInput()};
       p = backend::transposedAsConv(deconvParams(ctx, d));
+    } else if (auto c = dyn_cast<tpu::CastOp>(op)) {
+      acts = {c.getInput()};
+      p = castParams(ctx, c);
     } else if (auto r = dyn_cast<tpu::InterpOp>(op)) {
       acts = {r.getInput()};
       p = resizeParams(ctx, r);
