@@ -465,6 +465,13 @@ int64_t largestFitting(int64_t lo, int64_t hi,
 void nearestRepeat(CmdEmitter &em, const LTensor &in, int64_t inRow0,
                    const LTensor &out, int64_t outRow0, int64_t fh, int64_t fw);
 
+/// Whether nearestRepeat's output strides (fh rows of `ow`, fw columns) fit
+/// the commands' 16-bit stride fields.
+inline bool nearestRepeatFits(int64_t fh, int64_t fw, int64_t ow) {
+  constexpr int64_t kMaxStride = 65535;
+  return fh * ow <= kMaxStride && fw <= kMaxStride;
+}
+
 /// Splits [0, total) into chunks of at most `chunk`.
 struct Range1 {
   int64_t begin, size;

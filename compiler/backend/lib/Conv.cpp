@@ -514,7 +514,7 @@ namespace {
 
 /// conv2d of `p` (its transposed form included) under `ctx`.
 void runConvParams(CmdEmitter &em, const OpCtx &ctx, const ConvParams &p) {
-  const bool transposed = p.rotate || p.insH || p.insW;
+  const bool transposed = isTransposedForm(p);
   if (p.quant) {
     auto int8 = [&](const GTensor &t, const char *what) {
       checkParam(ctx, t.prec == Prec::Int8,

@@ -80,12 +80,6 @@ Activation activationOf(const LocalOpParams &p) {
       p);
 }
 
-/// A transposed convolution's form (transposedAsConv): zeros inserted, the
-/// kernel rotated.
-bool isTransposedForm(const ConvParams &p) {
-  return p.rotate || p.insH || p.insW;
-}
-
 bool isConvDepthwise(const ConvParams &p) {
   return !isTransposedForm(p) &&
          isDepthwise(p.input.shape[1], p.output.shape[1], p.groups);
@@ -357,8 +351,7 @@ std::string localOpSupport(const LocalOpParams &params,
           std::optional<std::array<int64_t, 2>> f = nearestWholeFactors(x);
           if (!f)
             return "a resize other than nearest by whole factors";
-          // The output's h stride (fh rows) is a 16-bit field.
-          if ((*f)[0] * x.output.shape[3] > 65535)
+          if (!nearestRepeatFits((*f)[0], (*f)[1], x.output.shape[3]))
             return "a resize whose output rows exceed the 16-bit stride";
           return "";
         } else if constexpr (std::is_same_v<T, CastParams>) {

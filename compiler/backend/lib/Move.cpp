@@ -544,9 +544,7 @@ void resizeWhole(CmdEmitter &em, const OpCtx &ctx, const ResizeParams &p,
                           {1, cc, uint32_t(ceilDiv(ohT, fh)), uint32_t(iw)})) +
            2 * up(euBytes(chip, pr, {1, cc, uint32_t(ohT), uint32_t(ow)}));
   };
-  // The output h stride (fh rows) is a 16-bit field.
-  constexpr int64_t kMaxStride = 65535;
-  if (fh * ow > kMaxStride || fw > kMaxStride)
+  if (!nearestRepeatFits(fh, fw, ow))
     ctx.fail("an output row of " + std::to_string(ow) + " x " +
              std::to_string(fh) + " elements exceeds the 16-bit stride");
   int64_t ohT = oh;

@@ -323,6 +323,12 @@ void convTranspose2d(CmdEmitter &em, const ConvTransposeParams &p);
 /// records and fused activation.
 ConvParams transposedAsConv(const ConvTransposeParams &p);
 
+/// Whether `p` is a transposed convolution's form (transposedAsConv): zeros
+/// inserted or the kernel rotated.
+inline bool isTransposedForm(const ConvParams &p) {
+  return p.rotate || p.insH || p.insW;
+}
+
 /// Batched matrix multiply: left [..., M, K] x right [..., K, N] (or
 /// [..., N, K] when `rightTransposed`) -> output [..., M, N], batch dims
 /// broadcast numpy-style (a rank-2 right operand is shared by all batches:

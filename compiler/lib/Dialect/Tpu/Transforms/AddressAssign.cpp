@@ -192,10 +192,7 @@ LogicalResult assignAddresses(ModuleOp module,
       Interval moved = out;
       merged[outIt->second] = true;
       intervals[first] = moved;
-      merged[first] = false;
-      // Its old place is skipped; later concats look their values up by
-      // slot, so keep the slot map pointing at the live entry.
-      slot[concat.getOutput()] = first;
+      merged[first] = false; // its old place is skipped
     }
   }
 
