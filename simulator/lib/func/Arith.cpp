@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FuncImpl.h"
+#include "SimdImpl.h"
 
 #include "tpu/isa/Numerics.h"
 
@@ -242,6 +243,27 @@ void forEachRow(const Shape4 &s, const ResultView &out, Fn fn) {
     }
 }
 
+/// forEachRow (n, c, h order), or a channel per task on the kernel threads
+/// when no source view can tell the order (channelOrderFree against each;
+/// immediates and absent sources never can). fn(n, c, h) writes only row
+/// (n, c, h) of out and must not throw.
+template <typename Fn>
+void forEachRowAnyOrder(const Shape4 &s, const ResultView &out,
+                        std::initializer_list<const Source *> sources, Fn fn) {
+  bool free = std::all_of(sources.begin(), sources.end(), [&](const Source *x) {
+    return !x->present || x->isConst || channelOrderFree(out, *x->view);
+  });
+  if (!free) {
+    forEachRow(s, out, fn);
+    return;
+  }
+  forEachChannel(out, s.c, true, [&](uint32_t c) {
+    for (uint32_t n = 0; n < s.n; ++n)
+      for (uint32_t h = 0; h < s.h; ++h)
+        fn(n, c, h);
+  });
+}
+
 /// Integer element operation shared by AR and VC. `c` is the third operand
 /// (shift / select value), `hasC` whether it is used.
 /// out[w] = rightShiftRound(x[w], s[w], mode) (s clamped to +-64 as
@@ -404,6 +426,18 @@ int64_t intElement(const TiuOp &op, unsigned eu, int64_t a, int64_t b,
   }
 }
 
+/// max / min of two floats; NaN if either is (the default NaN).
+inline float floatMax(float a, float b) {
+  return std::isnan(a) || std::isnan(b)
+             ? std::numeric_limits<float>::quiet_NaN()
+             : std::max(a, b);
+}
+inline float floatMin(float a, float b) {
+  return std::isnan(a) || std::isnan(b)
+             ? std::numeric_limits<float>::quiet_NaN()
+             : std::min(a, b);
+}
+
 float floatElement(const TiuOp &op, unsigned eu, float a, float b) {
   switch (eu) {
   case kMul:
@@ -413,13 +447,9 @@ float floatElement(const TiuOp &op, unsigned eu, float a, float b) {
   case kSub:
     return a - b;
   case kMax:
-    return std::isnan(a) || std::isnan(b)
-               ? std::numeric_limits<float>::quiet_NaN()
-               : std::max(a, b);
+    return floatMax(a, b);
   case kMin:
-    return std::isnan(a) || std::isnan(b)
-               ? std::numeric_limits<float>::quiet_NaN()
-               : std::min(a, b);
+    return floatMin(a, b);
   case kDiv:
     return a / b;
   case kAbs:
@@ -630,14 +660,25 @@ void execAR(const TiuOp &op, MachineState &m) {
       failOp(op, "has no float form");
     // Row by row: one type dispatch per row, plain loops inside.
     uint32_t width = rows.w;
-    std::vector<float> ra(width), rb(width, 0.0f), rr(width);
-    forEachRow(rows, out, [&](uint32_t n, uint32_t ch, uint32_t h) {
-      a.rowF(n, ch, h, width, ra.data());
+    auto rowOp = [&](uint32_t n, uint32_t ch, uint32_t h) {
+      float *ra = scratch<float, 20>(width), *rb = scratch<float, 21>(width),
+            *rr = scratch<float, 22>(width);
+      a.rowF(n, ch, h, width, ra);
       if (!unary)
-        b.rowF(n, ch, h, width, rb.data());
+        b.rowF(n, ch, h, width, rb);
+      else
+        std::fill_n(rb, width, 0.0f);
       switch (eu) {
+      case kMax:
+        for (uint32_t w = 0; w < width; ++w)
+          rr[w] = floatMax(ra[w], rb[w]);
+        break;
+      case kMin:
+        for (uint32_t w = 0; w < width; ++w)
+          rr[w] = floatMin(ra[w], rb[w]);
+        break;
       case kMac:
-        out.rowFloat(n, ch, h, rr.data(), width);
+        out.rowFloat(n, ch, h, rr, width);
         for (uint32_t w = 0; w < width; ++w) {
           float p = ra[w] * rb[w];
           rr[w] = rr[w] + p;
@@ -660,8 +701,9 @@ void execAR(const TiuOp &op, MachineState &m) {
           rr[w] = floatElement(op, eu, ra[w], rb[w]);
         break;
       }
-      out.storeRowFloat(n, ch, h, rr.data(), width);
-    });
+      out.storeRowFloat(n, ch, h, rr, width);
+    };
+    forEachRowAnyOrder(rows, out, {&a, &b}, rowOp);
     return;
   }
 
@@ -685,36 +727,46 @@ void execAR(const TiuOp &op, MachineState &m) {
       p0 == Prec::Int32 && p1 == Prec::Int32 && pr == Prec::Int32 &&
       rt.stride.w == 1 && fullRow(a) &&
       (fullRow(b) || b.isConst || b.rowBroadcast())) {
-    std::vector<uint32_t> xa(width), xb(width), xr(width);
-    forEachRow(rows, out, [&](uint32_t n, uint32_t ch, uint32_t) {
-      std::memcpy(xa.data(), rowOf(a, n, ch), width * sizeof(uint32_t));
-      if (fullRow(b)) {
-        std::memcpy(xb.data(), rowOf(b, n, ch), width * sizeof(uint32_t));
-      } else { // one value for the whole row
-        int64_t v;
-        b.rowI(n, ch, 0, 1, &v);
-        std::fill(xb.begin(), xb.end(), uint32_t(v));
-      }
-      for (uint32_t w = 0; w < width; ++w)
-        xr[w] = eu == kAdd   ? xa[w] + xb[w]
-                : eu == kSub ? xa[w] - xb[w]
-                             : xa[w] * xb[w];
-      std::memcpy(out.laneStart(ch) +
-                      uint64_t(out.index(n, ch, 0, 0)) * sizeof(uint32_t),
-                  xr.data(), width * sizeof(uint32_t));
-    });
+    forEachRowAnyOrder(
+        rows, out, {&a, &b}, [&](uint32_t n, uint32_t ch, uint32_t) {
+          uint32_t *xa = scratch<uint32_t, 20>(width),
+                   *xb = scratch<uint32_t, 21>(width),
+                   *xr = scratch<uint32_t, 22>(width);
+          std::memcpy(xa, rowOf(a, n, ch), width * sizeof(uint32_t));
+          if (fullRow(b)) {
+            std::memcpy(xb, rowOf(b, n, ch), width * sizeof(uint32_t));
+          } else { // one value for the whole row
+            int64_t v;
+            b.rowI(n, ch, 0, 1, &v);
+            std::fill_n(xb, width, uint32_t(v));
+          }
+          for (uint32_t w = 0; w < width; ++w)
+            xr[w] = eu == kAdd   ? xa[w] + xb[w]
+                    : eu == kSub ? xa[w] - xb[w]
+                                 : xa[w] * xb[w];
+          std::memcpy(out.laneStart(ch) +
+                          uint64_t(out.index(n, ch, 0, 0)) * sizeof(uint32_t),
+                      xr, width * sizeof(uint32_t));
+        });
     return;
   }
-  std::vector<int64_t> ra(width), rb(width, 0), rc(width, 0), rr(width);
-  forEachRow(rows, out, [&](uint32_t n, uint32_t ch, uint32_t h) {
-    a.rowI(n, ch, h, width, ra.data());
+  auto rowOp = [&](uint32_t n, uint32_t ch, uint32_t h) {
+    int64_t *ra = scratch<int64_t, 20>(width),
+            *rb = scratch<int64_t, 21>(width),
+            *rc = scratch<int64_t, 22>(width),
+            *rr = scratch<int64_t, 23>(width);
+    a.rowI(n, ch, h, width, ra);
     if (!unary)
-      b.rowI(n, ch, h, width, rb.data());
+      b.rowI(n, ch, h, width, rb);
+    else
+      std::fill_n(rb, width, 0);
     if (hasC)
-      c.rowI(n, ch, h, width, rc.data());
+      c.rowI(n, ch, h, width, rc);
+    else
+      std::fill_n(rc, width, 0);
     bool plain = !hasC;
     if (eu == kMac) {
-      out.rowInt(n, ch, h, rr.data(), width);
+      out.rowInt(n, ch, h, rr, width);
       for (uint32_t w = 0; w < width; ++w) {
         int64_t prod = mulWrap(ra[w], rb[w]);
         if (hasC)
@@ -738,13 +790,20 @@ void execAR(const TiuOp &op, MachineState &m) {
         rr[w] = eu == kAdd || eu == kAddSat   ? ra[w] + rb[w]
                 : eu == kSub || eu == kSubSat ? ra[w] - rb[w]
                                               : mulWrap(ra[w], rb[w]);
-      shiftRow(rr.data(), rc.data(), rr.data(), width, mode);
+      shiftRow(rr, rc, rr, width, mode);
     } else {
       for (uint32_t w = 0; w < width; ++w)
         rr[w] = intElement(op, eu, ra[w], rb[w], rc[w], hasC, t0, mode);
     }
-    out.storeRowInt(n, ch, h, rr.data(), width, !sat);
-  });
+    out.storeRowInt(n, ch, h, rr, width, !sat);
+  };
+  // The arithmetic above never throws; intElement may (an op without an
+  // integer form), so the other ops run in order.
+  if (eu == kMac || eu == kAdd || eu == kAddSat || eu == kSub ||
+      eu == kSubSat || eu == kMul || eu == kMulSat)
+    forEachRowAnyOrder(rows, out, {&a, &b, &c}, rowOp);
+  else
+    forEachRow(rows, out, rowOp);
 }
 
 //===----------------------------------------------------------------------===//
@@ -996,8 +1055,6 @@ void execRQDQ(const TiuOp &op, MachineState &m) {
     return uint32_t(params->bits(0, c, 0, i));
   };
   constexpr unsigned kShiftBits = 8, kHalfBits = 16;
-  std::vector<float> rowF(rs.w);
-  std::vector<int64_t> rowI(rs.w);
   // Inputs of at most 32 bits: |x| < 2^32, so x * mult (an int32) fits
   // int64 (requantRow).
   bool narrowIn = !isa::isFloat(p0) && isa::precBits(p0) <= 32;
@@ -1006,10 +1063,12 @@ void execRQDQ(const TiuOp &op, MachineState &m) {
     resLo = isa::precMin(pr, tr.isSigned);
     resHi = isa::precMax(pr, tr.isSigned);
   }
-  for (uint32_t c = 0; c < rs.c; ++c) {
-    if (!out.enabled(c))
-      continue;
-    // Decode this channel's parameters.
+  // A channel at a time: its parameters, then its rows. The order shows
+  // only if the results overlap the input or the parameters.
+  bool anyOrder = channelOrderFree(out, *a.view) &&
+                  (!params || channelOrderFree(out, *params));
+  uint32_t width = rs.w;
+  forEachChannel(out, rs.c, anyOrder, [&](uint32_t c) {
     float scale = 0, offset = 0;
     int64_t mult = 0, zp = 0;
     int shift = 0;
@@ -1072,18 +1131,19 @@ void execRQDQ(const TiuOp &op, MachineState &m) {
     }
     // Row by row (one type dispatch per row); the same operations per
     // element in the same order as one element at a time.
-    uint32_t width = rs.w;
+    float *rowF = scratch<float, 20>(width);
+    int64_t *rowI = scratch<int64_t, 20>(width);
     for (uint32_t n = 0; n < rs.n; ++n)
       for (uint32_t h = 0; h < rs.h; ++h) {
         switch (op.eu) {
         case kRq0:
         case kRq2: {
-          a.rowF(n, c, h, width, rowF.data());
+          a.rowF(n, c, h, width, rowF);
           for (uint32_t w = 0; w < width; ++w) {
             float v = rowF[w] * scale;
             rowF[w] = v + offset;
           }
-          out.storeRowFloat(n, c, h, rowF.data(), width, mode);
+          out.storeRowFloat(n, c, h, rowF, width, mode);
           break;
         }
         case kRq1:
@@ -1091,35 +1151,35 @@ void execRQDQ(const TiuOp &op, MachineState &m) {
           // (isa/docs/bm1684x.md 8.2).
           // isa::requantize with the result range hoisted: the exact sum
           // clamped to the result type.
-          a.rowI(n, c, h, width, rowI.data());
-          if (!(narrowIn && requantRow(rowI.data(), rowI.data(), width, mult,
-                                       -shift, zp, resLo, resHi, mode)))
+          a.rowI(n, c, h, width, rowI);
+          if (!(narrowIn && requantRow(rowI, rowI, width, mult, -shift, zp,
+                                       resLo, resHi, mode)))
             for (uint32_t w = 0; w < width; ++w) {
               __int128 sum = __int128(isa::applyMultiplierAndRShiftFast(
                                  rowI[w], mult, -shift, mode)) +
                              zp;
               rowI[w] = int64_t(std::clamp<__int128>(sum, resLo, resHi));
             }
-          out.storeRowInt(n, c, h, rowI.data(), width, /*wrap=*/false);
+          out.storeRowInt(n, c, h, rowI, width, /*wrap=*/false);
           break;
         case kDq0:
         case kDq2: {
-          a.rowI(n, c, h, width, rowI.data());
+          a.rowI(n, c, h, width, rowI);
           for (uint32_t w = 0; w < width; ++w)
             rowF[w] = float(rowI[w] - zp) * scale;
-          out.storeRowFloat(n, c, h, rowF.data(), width);
+          out.storeRowFloat(n, c, h, rowF, width);
           break;
         }
         case kDq1:
-          a.rowI(n, c, h, width, rowI.data());
+          a.rowI(n, c, h, width, rowI);
           for (uint32_t w = 0; w < width; ++w)
             rowI[w] = isa::applyMultiplierAndRShiftFast(rowI[w] - zp, mult,
                                                         -shift, mode);
-          out.storeRowInt(n, c, h, rowI.data(), width, /*wrap=*/false);
+          out.storeRowInt(n, c, h, rowI, width, /*wrap=*/false);
           break;
         }
       }
-  }
+  });
 }
 
 //===----------------------------------------------------------------------===//

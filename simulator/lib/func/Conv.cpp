@@ -1193,7 +1193,10 @@ void execConv(const TiuOp &op, MachineState &m) {
     size_t planeStride = planeSize + tileOverrun(g);
     float *planes = scratch<float, 4>(size_t(g.ic) * planeStride);
     float *acc = scratch<float, 5>(size_t(g.oc) * outPlane);
-    std::vector<float> rowBuf(std::max(g.iw, g.ow)), prev(g.ow);
+    // The epilogue reads the bias and its own results (the planes are built
+    // before it).
+    bool anyOrder = out.elementsApart() &&
+                    (!bias.view || channelOrderFree(out, *bias.view));
     std::vector<FloatRange> planeRanges(g.ic);
     for (uint32_t n = 0; n < g.n; ++n) {
       // The planes on the kernel threads: each reads its channel of the
@@ -1223,17 +1226,16 @@ void execConv(const TiuOp &op, MachineState &m) {
         convFloatFast(planes, packed, g, acc, path,
                       halfOperands && fmaExact(wRange, xRange));
       }
-      for (uint32_t oc = 0; oc < g.oc; ++oc) {
-        if (!out.enabled(oc))
-          continue;
+      forEachChannel(out, g.oc, anyOrder, [&](uint32_t oc) {
         float b = bias.getFloat(oc);
         const float *a = acc + oc * outPlane;
+        float *row = scratch<float, 10>(g.ow);
+        float *prev = scratch<float, 11>(g.ow);
         for (uint32_t oy = 0; oy < g.oh; ++oy) {
-          float *row = rowBuf.data();
           for (uint32_t ox = 0; ox < g.ow; ++ox)
             row[ox] = a[size_t(oy) * g.ow + ox] + b;
           if (resAdd) {
-            out.rowFloat(n, oc, oy, prev.data(), g.ow);
+            out.rowFloat(n, oc, oy, prev, g.ow);
             for (uint32_t ox = 0; ox < g.ow; ++ox)
               row[ox] = prev[ox] + row[ox];
           }
@@ -1243,7 +1245,7 @@ void execConv(const TiuOp &op, MachineState &m) {
                 row[ox] = 0;
           out.storeRowFloat(n, oc, oy, row, g.ow);
         }
-      }
+      });
     }
     return;
   }
@@ -1350,11 +1352,11 @@ void execConv(const TiuOp &op, MachineState &m) {
   }
   uint32_t *acc = scratch<uint32_t, 5>(size_t(g.oc) * outPlane);
   // The epilogue of one batch: int32 sums to results.
+  // The epilogue reads only the sums and its own results.
   auto finish = [&](uint32_t n) {
-    std::vector<int64_t> row(g.ow), prev(g.ow);
-    for (uint32_t oc = 0; oc < g.oc; ++oc) {
-      if (!out.enabled(oc))
-        continue;
+    forEachChannel(out, g.oc, out.elementsApart(), [&](uint32_t oc) {
+      int64_t *row = scratch<int64_t, 10>(g.ow);
+      int64_t *prev = scratch<int64_t, 11>(g.ow);
       const uint32_t *a = acc + oc * outPlane;
       for (uint32_t oy = 0; oy < g.oh; ++oy) {
         for (uint32_t ox = 0; ox < g.ow; ++ox) {
@@ -1364,15 +1366,15 @@ void execConv(const TiuOp &op, MachineState &m) {
           row[ox] = v;
         }
         if (resAdd) {
-          out.rowInt(n, oc, oy, prev.data(), g.ow);
+          out.rowInt(n, oc, oy, prev, g.ow);
           for (uint32_t ox = 0; ox < g.ow; ++ox)
             row[ox] += prev[ox];
         }
         for (uint32_t ox = 0; ox < g.ow; ++ox)
           row[ox] = finishInt(row[ox], relu);
-        out.storeRowInt(n, oc, oy, row.data(), g.ow, /*wrap=*/false);
+        out.storeRowInt(n, oc, oy, row, g.ow, /*wrap=*/false);
       }
-    }
+    });
   };
   if (packed) {
     // Every operand fits int16: the pair kernels (convIntFast).
@@ -1836,6 +1838,32 @@ struct MatrixReader {
       return view->get(0, r, 0, k);
     return view->get(r, k / blockW, 0, k % blockW);
   }
+
+  /// The rows x cols matrix as denseMatrix(rows, cols, get) gives it, a
+  /// row of a block at a time for a matrix(w) view (one type dispatch per
+  /// block row rather than per element; the same values: rowFloat converts
+  /// as loadFloat, rowInt as loadInt, and get is their double).
+  template <typename T>
+  std::vector<T> dense(uint32_t rows, uint32_t cols) const {
+    if (isConst || blockW == 0)
+      return denseMatrix<T>(rows, cols,
+                            [&](uint32_t r, uint32_t k) { return get(r, k); });
+    std::vector<T> v(size_t(rows) * cols);
+    std::vector<int64_t> ints(std::is_same_v<T, float> ? 0 : blockW);
+    for (uint32_t r = 0; r < rows; ++r)
+      for (uint32_t k0 = 0; k0 < cols; k0 += blockW) {
+        uint32_t count = std::min(blockW, cols - k0);
+        T *dst = v.data() + size_t(r) * cols + k0;
+        if constexpr (std::is_same_v<T, float>) {
+          view->rowFloat(r, k0 / blockW, 0, dst, count);
+        } else {
+          view->rowInt(r, k0 / blockW, 0, ints.data(), count);
+          for (uint32_t i = 0; i < count; ++i)
+            dst[i] = uint32_t(ints[i]);
+        }
+      }
+    return v;
+  }
 };
 
 MatrixReader matrixW(const TiuOp &op, const MachineState &m,
@@ -1931,11 +1959,11 @@ void execMM(const TiuOp &op, MachineState &m) {
   auto aAt = [&](uint32_t i, uint32_t k) {
     return f.left_tran ? a.get(k, i) : a.get(i, k);
   };
-  auto bAt = [&](uint32_t k, uint32_t j) { return b.get(k, j); };
 
   if (isFloatPath) {
-    std::vector<float> av = denseMatrix<float>(mRows, kDim, aAt);
-    std::vector<float> bv = denseMatrix<float>(kDim, nCols, bAt);
+    std::vector<float> av = f.left_tran ? denseMatrix<float>(mRows, kDim, aAt)
+                                        : a.dense<float>(mRows, kDim);
+    std::vector<float> bv = b.dense<float>(kDim, nCols);
     std::vector<float> yv(size_t(mRows) * nCols);
     gemm(av.data(), bv.data(), yv.data(), mRows, kDim, nCols);
     Prec biasPrec = precOf(op, f.opd2_prec, "opd2_prec");
@@ -1958,8 +1986,10 @@ void execMM(const TiuOp &op, MachineState &m) {
     return;
   }
 
-  std::vector<uint32_t> av = denseMatrix<uint32_t>(mRows, kDim, aAt);
-  std::vector<uint32_t> bv = denseMatrix<uint32_t>(kDim, nCols, bAt);
+  std::vector<uint32_t> av = f.left_tran
+                                 ? denseMatrix<uint32_t>(mRows, kDim, aAt)
+                                 : a.dense<uint32_t>(mRows, kDim);
+  std::vector<uint32_t> bv = b.dense<uint32_t>(kDim, nCols);
   std::vector<uint32_t> yv(size_t(mRows) * nCols);
   gemm(av.data(), bv.data(), yv.data(), mRows, kDim, nCols);
   RoundMode mode = roundModeOf(op);

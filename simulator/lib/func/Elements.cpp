@@ -13,6 +13,7 @@
 #include "tpu/isa/Numerics.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 namespace tpu::sim {
@@ -348,6 +349,10 @@ OperandView::OperandView(const MachineState &m, const LocalTensor &t,
                       std::to_string((uint64_t(maxElem + 1) * bits + 7) / 8) +
                       " bytes from offset " + isa::formatHex(offset) +
                       " (lanes hold " + isa::formatHex(geo.laneBytes) + ")");
+  local_ = true;
+  laneBytes_ = {offset,
+                offset + (uint64_t(maxElem + 1) * bits + kBitsPerByte - 1) /
+                             kBitsPerByte};
   for (uint32_t c = 0; c < s.c; ++c) {
     unsigned lane = unsigned((start + c) % geo.lanes);
     uint64_t slot = (uint64_t(start) + c) / geo.lanes;
@@ -365,6 +370,47 @@ ResultView::ResultView(MachineState &m, const LocalTensor &t, const char *what,
     throw MemoryError(opName(op) + ": " + what + " at " +
                       isa::formatHex(t.addr) +
                       " is not in local memory (results are written there)");
+  // Sub-byte elements share bytes; otherwise sort the dimensions of one
+  // lane (n, slot, h, w; strides are non-negative, see OperandView) by
+  // stride, and each must step past the reach of the smaller ones.
+  if (isa::precBits(t.type.prec) < kBitsPerByte)
+    return;
+  LaneGeometry geo(m.chip);
+  const Shape4 &s = t.shape;
+  uint64_t slots = (uint64_t(t.startLane(geo)) + s.c - 1) / geo.lanes + 1;
+  std::array<std::pair<int64_t, uint64_t>, 4> dims = {{
+      {t.stride.n, s.n},
+      {t.stride.c, slots},
+      {t.stride.h, s.h},
+      {t.stride.w, s.w},
+  }};
+  std::sort(dims.begin(), dims.end());
+  int64_t reach = 0; // the largest element offset the smaller dims reach
+  for (auto [stride, size] : dims) {
+    if (size <= 1)
+      continue;
+    if (stride <= reach)
+      return;
+    reach += stride * int64_t(size - 1);
+  }
+  apart_ = true;
+}
+
+bool channelOrderFree(const ResultView &out, const OperandView &in) {
+  if (!out.elementsApart())
+    return false;
+  if (!in.local())
+    return true;
+  auto [lo, hi] = in.laneBytes();
+  auto [outLo, outHi] = out.laneBytes();
+  if (hi <= outLo || outHi <= lo)
+    return true;
+  const LocalTensor &a = in.tensor(), &b = out.tensor();
+  auto same = [](const auto &x, const auto &y) {
+    return x.n == y.n && x.c == y.c && x.h == y.h && x.w == y.w;
+  };
+  return a.addr == b.addr && a.type.prec == b.type.prec &&
+         same(a.shape, b.shape) && same(a.stride, b.stride);
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #ifndef TPUSIM_LIB_FUNC_FUNCIMPL_H
 #define TPUSIM_LIB_FUNC_FUNCIMPL_H
 
+#include "SimdImpl.h"
 #include "tpusim/Func.h"
 
 #include "tpu/isa/Numerics.h"
@@ -52,6 +53,12 @@ public:
   uint8_t *laneStart(uint32_t c) const { return laneStart_[c]; }
   unsigned lane(uint32_t c) const { return lane_[c]; }
 
+  /// Whether the view is in local memory (else in static memory).
+  bool local() const { return local_; }
+  /// The bytes [first, second) from a lane's start that the view may touch
+  /// in any lane (local views).
+  std::pair<uint64_t, uint64_t> laneBytes() const { return laneBytes_; }
+
   uint64_t bits(uint32_t n, uint32_t c, uint32_t h, uint32_t w) const {
     return loadBits(laneStart_[c], uint64_t(index(n, c, h, w)), t_.type.prec);
   }
@@ -75,6 +82,8 @@ public:
 
 protected:
   LocalTensor t_;
+  bool local_ = false;
+  std::pair<uint64_t, uint64_t> laneBytes_{0, 0};
   std::vector<uint8_t *> laneStart_;
   std::vector<int64_t> chanOff_;
   std::vector<unsigned> lane_;
@@ -88,6 +97,12 @@ public:
              const TiuOp &op, uint64_t laneMask = ~uint64_t(0));
 
   bool enabled(uint32_t c) const { return (laneMask_ >> lane_[c]) & 1; }
+
+  /// Whether no two elements of the view share a byte: then the elements
+  /// (and so the channels) can be written in any order, on any threads,
+  /// with the same result (checked by strides: in a lane, the n, slot, h
+  /// and w strides each step past everything the smaller ones reach).
+  bool elementsApart() const { return apart_; }
   void setBits(uint32_t n, uint32_t c, uint32_t h, uint32_t w,
                uint64_t v) const {
     if (enabled(c))
@@ -113,7 +128,36 @@ public:
 
 private:
   uint64_t laneMask_;
+  bool apart_ = false;
 };
+
+/// Whether the channels of `out` may be computed in any order, on any
+/// threads, with the bytes of computing them in channel order while
+/// reading `in`: out's elements lie apart (ResultView::elementsApart), and
+/// `in` is in static memory, or touches none of out's bytes, or is `out`
+/// itself (same address, shape, strides and element type: each element is
+/// then read and written by the same channel's step).
+bool channelOrderFree(const ResultView &out, const OperandView &in);
+
+/// fn(c) for every channel c < count whose lane `out` writes: in channel
+/// order, or on the kernel threads (any order) with `anyOrder`, which the
+/// caller sets only when the order cannot show (channelOrderFree of `out`
+/// against everything fn reads but its own results). fn(c) writes only
+/// channel c of `out` and must not throw.
+template <typename Fn>
+void forEachChannel(const ResultView &out, uint32_t count, bool anyOrder,
+                    Fn fn) {
+  if (anyOrder) {
+    parallelTasks(count, [&](int64_t c) {
+      if (out.enabled(uint32_t(c)))
+        fn(uint32_t(c));
+    });
+    return;
+  }
+  for (uint32_t c = 0; c < count; ++c)
+    if (out.enabled(c))
+      fn(c);
+}
 
 /// A scalar operand: an immediate (raw bits in its precision) or nothing.
 struct Immediate {

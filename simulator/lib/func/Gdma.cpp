@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <limits>
 #include <memory>
 
 namespace tpu::sim {
@@ -191,10 +192,12 @@ public:
       m_.gmem.write(t.addr + byteOff, p, len);
   }
 
-  /// Reads row (n, c, h): W elements into `out` (packed).
+  /// Reads row (n, c, h): W elements into `out` (packed); `count` (> W)
+  /// reads on into the next rows, when they follow (h stride W, w stride
+  /// 1).
   void readRow(const GTensor &t, uint32_t n, uint32_t c, uint32_t h,
-               uint8_t *out) {
-    uint32_t w = t.shape.w;
+               uint8_t *out, uint32_t count = 0) {
+    uint32_t w = count ? count : t.shape.w;
     if (nibbles_) {
       for (uint32_t i = 0; i < w; ++i)
         accessElem(t, n, c, h, i, out + i, false);
@@ -220,10 +223,11 @@ public:
                   eb_);
   }
 
-  /// Writes row (n, c, h) from `in`; `valid` (optional) skips elements.
+  /// Writes row (n, c, h) from `in`; `valid` (optional) skips elements;
+  /// `count` as readRow's.
   void writeRow(const GTensor &t, uint32_t n, uint32_t c, uint32_t h,
-                const uint8_t *in, const uint8_t *valid) {
-    uint32_t w = t.shape.w;
+                const uint8_t *in, const uint8_t *valid, uint32_t count = 0) {
+    uint32_t w = count ? count : t.shape.w;
     if (nibbles_) {
       for (uint32_t i = 0; i < w; ++i)
         if (!valid || valid[i]) {
@@ -294,6 +298,35 @@ public:
     for (uint64_t i = 0; i < count; ++i)
       storeBits(packed.data(), i, isa::Prec::Int4, dense[i]);
     writeFlat(addr, packed.data(), packed.size(), laneMask, what);
+  }
+
+  /// For a local tensor of whole-byte elements: per channel c, the address
+  /// of its element (0, c, 0, 0), after checking once that every element
+  /// of the channel lies in its lane; then element (n, c, h, w) is at
+  /// bases[c] + (n * stride.n + h * stride.h + w * stride.w) * elemBytes().
+  /// Empty when the
+  /// elements are nibbles or the check fails: the caller takes the element
+  /// path, whose error names the first element outside.
+  std::vector<uint8_t *> localChannelBases(const GTensor &t) {
+    std::vector<uint8_t *> bases;
+    const Shape4 &s = t.shape;
+    const Stride4 &st = t.stride;
+    if (nibbles_ || t.region != MemRegion::Local || st.n < 0 || st.c < 0 ||
+        st.h < 0 || st.w < 0)
+      return bases;
+    uint64_t last = uint64_t(int64_t(s.n - 1) * st.n + int64_t(s.h - 1) * st.h +
+                             int64_t(s.w - 1) * st.w);
+    auto [start, offset] = localStart(t.addr);
+    bases.resize(s.c);
+    for (uint32_t c = 0; c < s.c; ++c) {
+      uint64_t slot = (uint64_t(start) + c) / geo_.lanes;
+      uint64_t first = offset + slot * uint64_t(st.c) * eb_;
+      unsigned lane = unsigned((start + c) % geo_.lanes);
+      if (first + (last + 1) * eb_ > geo_.laneBytes)
+        return {};
+      bases[c] = m_.lmem.at(lane, first, (last + 1) * eb_);
+    }
+    return bases;
   }
 
   unsigned elemBytes() const { return eb_; }
@@ -384,13 +417,30 @@ GTensor makeTensor(Space &sp, const GdmaOp &op, bool isSrc, Shape4 shape,
   return t;
 }
 
+/// Whether the rows of each (n, c) of `t` follow one another (w stride 1,
+/// h stride W, whole-byte elements): then readRow / writeRow move an (n, c)
+/// plane as one row.
+bool planeRows(const Space &sp, const GTensor &t) {
+  return !sp.nibbles() && t.shape.h > 1 && t.stride.w == 1 &&
+         t.stride.h == int64_t(t.shape.w) &&
+         uint64_t(t.shape.h) * t.shape.w <=
+             std::numeric_limits<uint32_t>::max();
+}
+
 /// Reads a whole tensor into a dense buffer in (n, c, h, w) order.
 std::vector<uint8_t> readTensor(Space &sp, const GTensor &t) {
   unsigned eb = sp.elemBytes();
   const Shape4 &s = t.shape;
   std::vector<uint8_t> buf(elementCount(s) * eb);
-  size_t row = size_t(s.w) * eb;
   uint8_t *p = buf.data();
+  if (planeRows(sp, t)) {
+    uint32_t count = s.h * s.w;
+    for (uint32_t n = 0; n < s.n; ++n)
+      for (uint32_t c = 0; c < s.c; ++c, p += size_t(count) * eb)
+        sp.readRow(t, n, c, 0, p, count);
+    return buf;
+  }
+  size_t row = size_t(s.w) * eb;
   for (uint32_t n = 0; n < s.n; ++n)
     for (uint32_t c = 0; c < s.c; ++c)
       for (uint32_t h = 0; h < s.h; ++h, p += row)
@@ -406,10 +456,18 @@ void writeTensor(Space &sp, const GTensor &t, const uint8_t *buf,
   unsigned eb = sp.elemBytes();
   const Shape4 &s = t.shape;
   size_t idx = 0;
+  bool planes = planeRows(sp, t);
   for (uint32_t n = 0; n < s.n; ++n)
     for (uint32_t c = 0; c < s.c; ++c) {
       bool on =
           t.region != MemRegion::Local || ((laneMask >> sp.laneOf(t, c)) & 1);
+      if (planes) {
+        if (on)
+          sp.writeRow(t, n, c, 0, buf + idx * eb,
+                      valid ? valid->data() + idx : nullptr, s.h * s.w);
+        idx += size_t(s.h) * s.w;
+        continue;
+      }
       for (uint32_t h = 0; h < s.h; ++h, idx += s.w) {
         if (on)
           sp.writeRow(t, n, c, h, buf + idx * eb,
@@ -655,6 +713,15 @@ void execMatrix(const GdmaOp &op, MachineState &m, unsigned bits) {
     uint32_t lr = transpose ? k : r, lc = transpose ? r : k;
     return Idx4{lr, lc / lw, 0, lc % lw};
   };
+  // Whole-byte elements whose local side lies in its lanes go through
+  // pointers to each channel (Space::localChannelBases), the rest element
+  // by element (same bytes either way).
+  std::vector<uint8_t *> bases;
+  if (l.region == MemRegion::Local)
+    bases = sp.localChannelBases(l);
+  auto localPtr = [&](const Idx4 &i) {
+    return bases[i.c] + uint64_t(i.n * l.stride.n + i.w * l.stride.w) * eb;
+  };
   if (toGlobal) {
     std::vector<uint8_t> rowBuf(size_t(cols) * eb);
     std::vector<uint8_t> rowValid(cols);
@@ -662,8 +729,11 @@ void execMatrix(const GdmaOp &op, MachineState &m, unsigned bits) {
       for (uint32_t k = 0; k < cols; ++k) {
         Idx4 i = localIdx(r, k);
         rowValid[k] = uint8_t((mask >> sp.laneOf(l, i.c)) & 1);
-        sp.accessElem(l, i.n, i.c, 0, i.w, rowBuf.data() + size_t(k) * eb,
-                      false);
+        if (!bases.empty())
+          std::memcpy(rowBuf.data() + size_t(k) * eb, localPtr(i), eb);
+        else
+          sp.accessElem(l, i.n, i.c, 0, i.w, rowBuf.data() + size_t(k) * eb,
+                        false);
       }
       sp.writeRow(g, 0, 0, r, rowBuf.data(),
                   mask == kAllLanes ? nullptr : rowValid.data());
@@ -680,7 +750,11 @@ void execMatrix(const GdmaOp &op, MachineState &m, unsigned bits) {
       Idx4 i = localIdx(r, k);
       if (!((mask >> sp.laneOf(l, i.c)) & 1))
         continue;
-      sp.accessElem(l, i.n, i.c, 0, i.w, rowBuf.data() + size_t(k) * eb, true);
+      if (!bases.empty())
+        std::memcpy(localPtr(i), rowBuf.data() + size_t(k) * eb, eb);
+      else
+        sp.accessElem(l, i.n, i.c, 0, i.w, rowBuf.data() + size_t(k) * eb,
+                      true);
     }
   }
 }
