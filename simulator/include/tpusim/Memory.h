@@ -91,7 +91,8 @@ private:
 };
 
 /// Global memory (DDR), allocated lazily in pages so that a 4 GiB address
-/// space costs only what a model touches. Reads of never-written bytes give 0.
+/// space costs only what a model touches. Reads of never-written bytes give 0
+/// (or the bytes of writeShared's range).
 class GlobalMemory {
 public:
   GlobalMemory(uint64_t base, uint64_t size);
@@ -104,10 +105,23 @@ public:
   void write(uint64_t addr, const void *src, uint64_t size);
   void fill(uint64_t addr, uint8_t value, uint64_t size);
 
+  /// As write(addr, src, size), without copying: reads of the range see
+  /// `src` until a write to one of its pages, which first copies that
+  /// page's share of `src` (so `src` must stay alive and unchanged while
+  /// the memory is used: the coefficients of the bmodel being run). Only
+  /// one range is held; a second one, or a range over pages already
+  /// allocated, is copied as write() does.
+  void writeShared(uint64_t addr, const uint8_t *src, uint64_t size);
+
   /// Bytes of pages actually allocated (for statistics).
   uint64_t residentBytes() const;
 
 private:
+  /// Copies the shared range's bytes in page `index` to `page`.
+  void copyShared(uint64_t index, uint8_t *page) const;
+  /// Whether page `index` overlaps the shared range.
+  bool sharedIn(uint64_t index) const;
+
   static constexpr uint64_t kPageBytes = uint64_t(1) << 20;
   uint8_t *page(uint64_t index);
   const uint8_t *pageOrNull(uint64_t index) const;
@@ -119,6 +133,9 @@ private:
     void operator()(uint8_t *p) const;
   };
   std::unordered_map<uint64_t, std::unique_ptr<uint8_t, Unmap>> pages_;
+  /// The range writeShared holds: offset from base_, bytes, size.
+  uint64_t sharedOff_ = 0, sharedSize_ = 0;
+  const uint8_t *shared_ = nullptr;
 };
 
 /// Everything a functional kernel may touch.

@@ -723,10 +723,18 @@ void execAR(const TiuOp &op, MachineState &m) {
     return !s.isConst && !s.rowBroadcast() && s.shape.n == rs.n &&
            s.shape.c == rs.c && s.view->tensor().stride.w == 1;
   };
+  // One value per (n, c): zero h and w strides (a per-channel bias or
+  // multiplier read in place) give every element of a merged row the same
+  // address.
+  auto samePerRow = [&](const Source &s) {
+    if (s.isConst || s.rowBroadcast())
+      return true;
+    const Stride4 &st = s.view->tensor().stride;
+    return st.w == 0 && st.h == 0;
+  };
   if (merge && !hasC && !sat && (eu == kAdd || eu == kSub || eu == kMul) &&
       p0 == Prec::Int32 && p1 == Prec::Int32 && pr == Prec::Int32 &&
-      rt.stride.w == 1 && fullRow(a) &&
-      (fullRow(b) || b.isConst || b.rowBroadcast())) {
+      rt.stride.w == 1 && fullRow(a) && (fullRow(b) || samePerRow(b))) {
     forEachRowAnyOrder(
         rows, out, {&a, &b}, [&](uint32_t n, uint32_t ch, uint32_t) {
           uint32_t *xa = scratch<uint32_t, 20>(width),
@@ -1067,7 +1075,14 @@ void execRQDQ(const TiuOp &op, MachineState &m) {
   // only if the results overlap the input or the parameters.
   bool anyOrder = channelOrderFree(out, *a.view) &&
                   (!params || channelOrderFree(out, *params));
-  uint32_t width = rs.w;
+  // Then nothing the command writes is read but in place, and a channel's
+  // rows merge into one where they follow one another in input and result.
+  const Stride4 &as = a.view->tensor().stride;
+  bool merged = anyOrder && as.h == int64_t(rs.w) * as.w &&
+                rt.stride.h == int64_t(rs.w) * rt.stride.w &&
+                uint64_t(rs.h) * rs.w <= std::numeric_limits<uint32_t>::max();
+  uint32_t width = merged ? rs.h * rs.w : rs.w;
+  uint32_t rowsPerChannel = merged ? 1 : rs.h;
   forEachChannel(out, rs.c, anyOrder, [&](uint32_t c) {
     float scale = 0, offset = 0;
     int64_t mult = 0, zp = 0;
@@ -1134,7 +1149,7 @@ void execRQDQ(const TiuOp &op, MachineState &m) {
     float *rowF = scratch<float, 20>(width);
     int64_t *rowI = scratch<int64_t, 20>(width);
     for (uint32_t n = 0; n < rs.n; ++n)
-      for (uint32_t h = 0; h < rs.h; ++h) {
+      for (uint32_t h = 0; h < rowsPerChannel; ++h) {
         switch (op.eu) {
         case kRq0:
         case kRq2: {

@@ -1135,6 +1135,15 @@ void execConv(const TiuOp &op, MachineState &m) {
           off[ic * kArea + ky * g.kw + kx] = weightIndex(ic, ky, kx);
     return off;
   };
+  // Whether weight k sits at offset k of its slot (1x1 kernels: the
+  // IC_PARALLEL blocks hold the channels in order), so that runs of them
+  // copy as they lie.
+  auto inOrder = [](const std::vector<uint64_t> &off) {
+    for (size_t k = 0; k < off.size(); ++k)
+      if (off[k] != k)
+        return false;
+    return true;
+  };
   size_t planeSize = size_t(g.vh) * g.vw;
   size_t outPlane = size_t(g.oh) * g.ow;
   bool resAdd = f.res_add;
@@ -1157,6 +1166,7 @@ void execConv(const TiuOp &op, MachineState &m) {
     FloatRange wRange;
     Immediate wImm{wType, f.opd1_addr};
     std::vector<uint64_t> wOff = weightOffsets();
+    bool wInOrder = inOrder(wOff);
     auto loadW = [&](uint32_t oc, size_t k0, size_t count, float *dst) {
       if (f.opd1_const) {
         std::fill(dst, dst + count, wImm.asFloat());
@@ -1170,8 +1180,11 @@ void execConv(const TiuOp &op, MachineState &m) {
         // conversion (the same values as element by element).
         uint16_t bits[kPackChunk];
         const uint8_t *slot = base + i0 * 2;
-        for (size_t k = 0; k < count; ++k)
-          std::memcpy(&bits[k], slot + off[k] * 2, 2);
+        if (wInOrder)
+          std::memcpy(bits, slot + k0 * 2, count * 2);
+        else
+          for (size_t k = 0; k < count; ++k)
+            std::memcpy(&bits[k], slot + off[k] * 2, 2);
         fp16RowToFp32(bits, dst, count);
         return;
       }
@@ -1281,6 +1294,7 @@ void execConv(const TiuOp &op, MachineState &m) {
   bool narrow = isa::precBits(inPrec) <= 8 && isa::precBits(wPrec) <= 8;
   Immediate wImm{wType, f.opd1_addr};
   std::vector<uint64_t> wOff = weightOffsets();
+  bool wInOrder = inOrder(wOff);
   auto fitsInt16 = [](int64_t v) {
     return v >= std::numeric_limits<int16_t>::min() &&
            v <= std::numeric_limits<int16_t>::max();
@@ -1308,7 +1322,13 @@ void execConv(const TiuOp &op, MachineState &m) {
       const uint8_t *p = base + i0;
       const uint64_t *off = wOff.data() + k0;
       const int32_t *zp = zpOf.data() + k0;
-      if (wSigned)
+      if (wInOrder && wSigned)
+        for (size_t k = 0; k < count; ++k)
+          dst[k] = int32_t(int8_t(p[k0 + k])) - zp[k];
+      else if (wInOrder)
+        for (size_t k = 0; k < count; ++k)
+          dst[k] = int32_t(p[k0 + k]) - zp[k];
+      else if (wSigned)
         for (size_t k = 0; k < count; ++k)
           dst[k] = int32_t(int8_t(p[off[k]])) - zp[k];
       else
@@ -1485,6 +1505,8 @@ public:
 
   /// The immediate opd1 (also the pooling scale / multiplier).
   const Immediate &imm() const { return imm_; }
+  /// The weights in local memory (null for an immediate or pooling).
+  const OperandView *view() const { return view_.get(); }
 
   /// The kh * kw taps of channel `c` in window order, converted to T.
   template <typename T> void taps(uint32_t c, T *out) const {
@@ -1694,37 +1716,54 @@ void execPorD(const TiuOp &op, MachineState &m) {
                       {precOf(op, f.opd2_prec, "opd2_prec"), bool(f.opd2_sign)},
                       g.oc, "bias (opd2)");
 
+  // Channels on the kernel threads when no operand the channel loop reads
+  // (input, weights, bias, pad values) can tell the order
+  // (semantics.md "Conventions"), in (n, c) order otherwise.
+  auto orderFree = [&](const OperandView *v) {
+    return !v || channelOrderFree(out, *v);
+  };
+  bool anyOrder = channelOrderFree(out, in) && orderFree(weights.view()) &&
+                  orderFree(bias.view.get()) && orderFree(pads.view.get());
+
   // The pooling both paths share, in T = float or int64_t: `lowest` starts
-  // a max pool, `read` loads an input element, `biasOf` gives channel c's
-  // bias and `store` finishes and writes acc as (n, c, oy, ox).
-  auto poolPlanes = [&](auto lowest, auto read, auto biasOf, auto store) {
+  // a max pool, `readRow` loads an input row (as getFloat / getInt would,
+  // element by element), `biasOf` gives channel c's bias and `store`
+  // finishes and writes acc as (n, c, oy, ox).
+  auto poolPlanes = [&](auto lowest, auto readRow, auto biasOf, auto store) {
     using T = decltype(lowest);
     constexpr bool isFloat = std::is_same_v<T, float>;
-    std::vector<T> plane(planeSize);
-    std::vector<T> w(kArea);
+    auto channel = [&](uint32_t n, uint32_t c, T *plane, T *w, T *rowBuf) {
+      buildPlaneRows<T>(
+          g, planeSize, pads.pad<T>(c, isFloat), pads.ins<T>(c, isFloat),
+          [&](uint32_t y, T *dst) { readRow(n, c, y, dst); }, plane, 1, rowBuf);
+      if (depthwise)
+        weights.taps(c, w);
+      T b = depthwise ? biasOf(c) : T(0);
+      for (uint32_t oy = 0; oy < g.oh; ++oy)
+        for (uint32_t ox = 0; ox < g.ow; ++ox) {
+          const T *x = plane + size_t(oy) * g.sh * g.vw + size_t(ox) * g.sw;
+          T acc = op.eu == kEuMaxPool ? lowest : T(0);
+          for (uint32_t ky = 0; ky < g.kh; ++ky)
+            for (uint32_t kx = 0; kx < g.kw; ++kx)
+              poolTap(acc, x[size_t(ky) * g.dh * g.vw + size_t(kx) * g.dw],
+                      w[ky * g.kw + kx], op.eu == kEuMaxPool, depthwise);
+          store(n, c, oy, ox, acc, b);
+        }
+    };
+    if (anyOrder) {
+      forEachChannel(out, g.oc, true, [&](uint32_t c) {
+        T *plane = scratch<T, 30>(planeSize), *w = scratch<T, 31>(kArea),
+          *rowBuf = scratch<T, 32>(g.iw);
+        for (uint32_t n = 0; n < g.n; ++n)
+          channel(n, c, plane, w, rowBuf);
+      });
+      return;
+    }
+    std::vector<T> plane(planeSize), w(kArea), rowBuf(g.iw);
     for (uint32_t n = 0; n < g.n; ++n)
-      for (uint32_t c = 0; c < g.oc; ++c) {
-        if (!out.enabled(c))
-          continue;
-        buildPlane<T>(
-            g, pads.pad<T>(c, isFloat), pads.ins<T>(c, isFloat),
-            [&](uint32_t y, uint32_t x) { return read(n, c, y, x); },
-            plane.data());
-        if (depthwise)
-          weights.taps(c, w.data());
-        T b = depthwise ? biasOf(c) : T(0);
-        for (uint32_t oy = 0; oy < g.oh; ++oy)
-          for (uint32_t ox = 0; ox < g.ow; ++ox) {
-            const T *x =
-                plane.data() + size_t(oy) * g.sh * g.vw + size_t(ox) * g.sw;
-            T acc = op.eu == kEuMaxPool ? lowest : T(0);
-            for (uint32_t ky = 0; ky < g.kh; ++ky)
-              for (uint32_t kx = 0; kx < g.kw; ++kx)
-                poolTap(acc, x[size_t(ky) * g.dh * g.vw + size_t(kx) * g.dw],
-                        w[ky * g.kw + kx], op.eu == kEuMaxPool, depthwise);
-            store(n, c, oy, ox, acc, b);
-          }
-      }
+      for (uint32_t c = 0; c < g.oc; ++c)
+        if (out.enabled(c))
+          channel(n, c, plane.data(), w.data(), rowBuf.data());
   };
 
   if (isFloatPath) {
@@ -1735,8 +1774,8 @@ void execPorD(const TiuOp &op, MachineState &m) {
                          : 1.0f / float(kArea);
     poolPlanes(
         -std::numeric_limits<float>::infinity(),
-        [&](uint32_t n, uint32_t c, uint32_t y, uint32_t x) {
-          return in.getFloat(n, c, y, x);
+        [&](uint32_t n, uint32_t c, uint32_t y, float *dst) {
+          in.rowFloat(n, c, y, dst, g.iw);
         },
         [&](uint32_t c) { return bias.getFloat(c); },
         [&](uint32_t n, uint32_t c, uint32_t oy, uint32_t ox, float acc,
@@ -1757,8 +1796,8 @@ void execPorD(const TiuOp &op, MachineState &m) {
   int64_t avgMul = f.opd1_const && !depthwise ? weights.imm().asInt() : 1;
   poolPlanes(
       std::numeric_limits<int64_t>::min(),
-      [&](uint32_t n, uint32_t c, uint32_t y, uint32_t x) {
-        return in.getInt(n, c, y, x);
+      [&](uint32_t n, uint32_t c, uint32_t y, int64_t *dst) {
+        in.rowInt(n, c, y, dst, g.iw);
       },
       [&](uint32_t c) { return bias.getInt(c); },
       [&](uint32_t n, uint32_t c, uint32_t oy, uint32_t ox, int64_t acc,

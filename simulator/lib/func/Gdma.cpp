@@ -417,6 +417,12 @@ GTensor makeTensor(Space &sp, const GdmaOp &op, bool isSrc, Shape4 shape,
   return t;
 }
 
+/// A staging buffer for one row, kept across commands.
+std::vector<uint8_t> &rowStage() {
+  thread_local std::vector<uint8_t> buf;
+  return buf;
+}
+
 /// Whether the rows of each (n, c) of `t` follow one another (w stride 1,
 /// h stride W, whole-byte elements): then readRow / writeRow move an (n, c)
 /// plane as one row.
@@ -472,6 +478,36 @@ void writeTensor(Space &sp, const GTensor &t, const uint8_t *buf,
         if (on)
           sp.writeRow(t, n, c, h, buf + idx * eb,
                       valid ? valid->data() + idx : nullptr);
+      }
+    }
+}
+
+/// Copies `src` to `dst` (same shape, different memories, whole-byte
+/// elements) a row at a time, an (n, c) plane per row where both sides
+/// allow it (planeRows). Channels in disabled lanes are read but not
+/// written: lanes of the destination when it is local (as writeTensor),
+/// else of the source when it is local (as sourceValidity).
+void copyRows(Space &sp, const GTensor &src, const GTensor &dst,
+              uint64_t laneMask) {
+  const Shape4 &s = src.shape;
+  bool planes = planeRows(sp, src) && planeRows(sp, dst);
+  uint32_t count = planes ? s.h * s.w : s.w;
+  uint32_t rows = planes ? 1 : s.h;
+  std::vector<uint8_t> &buf = rowStage();
+  buf.resize(size_t(count) * sp.elemBytes());
+  for (uint32_t n = 0; n < s.n; ++n)
+    for (uint32_t c = 0; c < s.c; ++c) {
+      bool on = dst.region == MemRegion::Local
+                    ? ((laneMask >> sp.laneOf(dst, c)) & 1)
+                : src.region == MemRegion::Local
+                    ? ((laneMask >> sp.laneOf(src, c)) & 1)
+                    : true;
+      // Read either way: a source outside its memory fails as it would
+      // in readTensor.
+      for (uint32_t h = 0; h < rows; ++h) {
+        sp.readRow(src, n, c, h, buf.data(), count);
+        if (on)
+          sp.writeRow(dst, n, c, h, buf.data(), nullptr, count);
       }
     }
 }
@@ -584,6 +620,13 @@ void execTensor(const GdmaOp &op, MachineState &m, unsigned bits) {
     fillElems(out.data(), elementCount(d), eb, uint32_t(f.constant_value));
   } else {
     GTensor src = makeTensor(sp, op, true, s, unitW);
+    if (op.special == kSpNone && copies == 1 && sameShape(s, d) &&
+        src.region != dst.region && !sp.nibbles()) {
+      // A plain copy between two memories (so nothing overlaps): row by
+      // row, source to destination, with the bytes of the general path.
+      copyRows(sp, src, dst, mask);
+      return;
+    }
     std::vector<uint8_t> in = readTensor(sp, src);
     valid = sourceValidity(sp, src, dst, mask);
     auto remap = [&](auto map) {

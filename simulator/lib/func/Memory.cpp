@@ -132,8 +132,43 @@ uint8_t *GlobalMemory::page(uint64_t index) {
     if (m == MAP_FAILED)
       throw std::bad_alloc();
     p.reset(static_cast<uint8_t *>(m));
+    copyShared(index, p.get());
   }
   return p.get();
+}
+
+bool GlobalMemory::sharedIn(uint64_t index) const {
+  uint64_t lo = index * kPageBytes;
+  return shared_ && lo < sharedOff_ + sharedSize_ &&
+         sharedOff_ < lo + kPageBytes;
+}
+
+void GlobalMemory::copyShared(uint64_t index, uint8_t *page) const {
+  if (!sharedIn(index))
+    return;
+  uint64_t lo = index * kPageBytes;
+  uint64_t from = std::max(lo, sharedOff_);
+  uint64_t to = std::min(lo + kPageBytes, sharedOff_ + sharedSize_);
+  std::memcpy(page + (from - lo), shared_ + (from - sharedOff_), to - from);
+}
+
+void GlobalMemory::writeShared(uint64_t addr, const uint8_t *src,
+                               uint64_t size) {
+  check(addr, size);
+  if (size == 0)
+    return;
+  uint64_t off = addr - base_;
+  bool taken = shared_ != nullptr;
+  for (uint64_t i = off / kPageBytes;
+       !taken && i <= (off + size - 1) / kPageBytes; ++i)
+    taken = pageOrNull(i) != nullptr;
+  if (taken) {
+    write(addr, src, size);
+    return;
+  }
+  shared_ = src;
+  sharedOff_ = off;
+  sharedSize_ = size;
 }
 
 void GlobalMemory::Unmap::operator()(uint8_t *p) const {
@@ -152,10 +187,19 @@ void GlobalMemory::read(uint64_t addr, void *dst, uint64_t size) const {
   while (size) {
     uint64_t idx = off / kPageBytes, in = off % kPageBytes;
     uint64_t n = std::min(size, kPageBytes - in);
-    if (const uint8_t *p = pageOrNull(idx))
+    if (const uint8_t *p = pageOrNull(idx)) {
       std::memcpy(out, p + in, n);
-    else
+    } else {
+      // Zeros, with the shared range's bytes where it lies.
       std::memset(out, 0, n);
+      if (shared_) {
+        uint64_t from = std::max(off, sharedOff_);
+        uint64_t to = std::min(off + n, sharedOff_ + sharedSize_);
+        if (from < to)
+          std::memcpy(out + (from - off), shared_ + (from - sharedOff_),
+                      to - from);
+      }
+    }
     out += n;
     off += n;
     size -= n;
@@ -182,7 +226,7 @@ void GlobalMemory::fill(uint64_t addr, uint8_t value, uint64_t size) {
   while (size) {
     uint64_t idx = off / kPageBytes, po = off % kPageBytes;
     uint64_t n = std::min(size, kPageBytes - po);
-    if (value != 0 || pageOrNull(idx))
+    if (value != 0 || pageOrNull(idx) || sharedIn(idx))
       std::memset(page(idx) + po, value, n);
     off += n;
     size -= n;

@@ -304,8 +304,11 @@ ModelRunner::ModelRunner(const isa::bmodel::Model &model, const SimConfig &cfg,
       throw Error("the coefficients (" + std::to_string(stage_->coeffBytes()) +
                   " bytes at the bmodel's coeff address) do not fit global "
                   "memory");
+    // Read in place (the model outlives the runner); a write to them
+    // copies the page first.
     if (!stage_->coeff.empty())
-      gmem.write(stage_->coeffAddr, stage_->coeff.data(), stage_->coeff.size());
+      gmem.writeShared(stage_->coeffAddr, stage_->coeff.data(),
+                       stage_->coeff.size());
   }
 }
 

@@ -239,4 +239,43 @@ TEST(FuncElements, LocalTensorViewsMatchTheLayoutFormula) {
   EXPECT_THROW(t.getFloat(m, 1, 10, 2, uint32_t(kLaneBytes)), MemoryError);
 }
 
+TEST(FuncMemory, SharedRangeReadsInPlaceAndCopiesAPageOnWrite) {
+  // writeShared: the range is read where it lies (no page allocated); a
+  // write or fill inside it allocates that page with the range's bytes
+  // first; everything reads as after a plain write of the range.
+  isa::ChipParams chip = isa::ChipParams::bm1684x();
+  MachineState m(chip);
+  const uint64_t page = uint64_t(1) << 20;
+  std::vector<uint8_t> src(2 * page + 100);
+  for (size_t i = 0; i < src.size(); ++i)
+    src[i] = uint8_t(i * 7 + 3);
+  uint64_t at = kDdrBase + page - 50; // spans four pages
+  m.gmem.writeShared(at, src.data(), src.size());
+  EXPECT_EQ(m.gmem.residentBytes(), 0u);
+  std::vector<uint8_t> got(src.size() + 20);
+  m.gmem.read(at - 10, got.data(), got.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    uint8_t want = i < 10 || i >= 10 + src.size() ? 0 : src[i - 10];
+    ASSERT_EQ(got[i], want) << i;
+  }
+  // A write in the second page copies it whole; the others stay shared.
+  uint8_t pat[4] = {0xA1, 0xA2, 0xA3, 0xA4};
+  m.gmem.write(at + page, pat, 4);
+  EXPECT_EQ(m.gmem.residentBytes(), page);
+  m.gmem.fill(at + 2 * page, 0, 8); // zeros over shared bytes are written
+  EXPECT_EQ(m.gmem.residentBytes(), 2 * page);
+  std::vector<uint8_t> want = src;
+  std::memcpy(want.data() + page, pat, 4);
+  std::fill_n(want.begin() + 2 * page, 8, 0);
+  m.gmem.read(at, got.data(), src.size());
+  EXPECT_TRUE(std::equal(want.begin(), want.end(), got.begin()));
+  // A second range is copied (one shared range only).
+  uint8_t other[3] = {9, 8, 7};
+  m.gmem.writeShared(kDdrBase + 16 * page, other, 3);
+  EXPECT_EQ(m.gmem.residentBytes(), 3 * page);
+  uint8_t back[3];
+  m.gmem.read(kDdrBase + 16 * page, back, 3);
+  EXPECT_EQ(std::memcmp(back, other, 3), 0);
+}
+
 } // namespace
