@@ -581,7 +581,13 @@ private:
                               [p = binary_ + start, n = size] {
                                 return sha256(p, n);
                               });
-        s.coeff.assign(binary_ + start, binary_ + start + size);
+        if (options_.coefficientsInPlace && keepAlive) {
+          s.coeffInPlace = binary_ + start;
+          s.coeffInPlaceBytes = size;
+          s.coeffKeep = keepAlive;
+        } else {
+          s.coeff.assign(binary_ + start, binary_ + start + size);
+        }
       } else {
         s.coeffNotLoaded =
             blobRange(c->binary_coeff(), what + " coeff_mem.binary_coeff")
@@ -673,8 +679,8 @@ private:
             ? " at byte " +
                   std::to_string(binaryFileOffset_ + c.binary_coeff()->start())
             : " (coeff_mem.binary_coeff is absent)";
-    return {source_,        offsetOf(code),   std::move(field),
-            s.coeff.size(), std::move(where), s.checkCode};
+    return {source_,         offsetOf(code),   std::move(field),
+            s.coeffLoaded(), std::move(where), s.checkCode};
   }
 
   void checkCoeff(const Stage &s, const fb::CoeffMem &c,
@@ -689,10 +695,11 @@ private:
                        const std::string &what, const uint8_t *bytes) {
     CoeffCheck check = coeffCheck(s, c, what);
     pending->push_back(
-        std::async(std::launch::async,
-                   [keep = keepAlive, bytes, n = s.coeff.size(),
-                    check = std::move(check)] { check(sha256(bytes, n)); })
-            .share());
+        std::async(std::launch::async, [keep = keepAlive, bytes,
+                                        n = s.coeffLoaded(),
+                                        check = std::move(check)] {
+          check(sha256(bytes, n));
+        }).share());
   }
 
   static std::string toHexString(const std::vector<uint8_t> &bytes) {

@@ -297,6 +297,9 @@ int runModel(const Options &o) {
   // awaited before anything is written or printed, and its error wins over
   // any other, as it would have come first.
   parse.deferCheckCode = true;
+  // The coefficients are only read (global memory reads them where the
+  // file mapping holds them; GlobalMemory::writeShared).
+  parse.coefficientsInPlace = true;
   isa::bmodel::Model model = isa::bmodel::readModel(o.model, parse);
   try {
     return runReadModel(o, *mode, model);

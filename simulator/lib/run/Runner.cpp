@@ -306,9 +306,9 @@ ModelRunner::ModelRunner(const isa::bmodel::Model &model, const SimConfig &cfg,
                   "memory");
     // Read in place (the model outlives the runner); a write to them
     // copies the page first.
-    if (!stage_->coeff.empty())
-      gmem.writeShared(stage_->coeffAddr, stage_->coeff.data(),
-                       stage_->coeff.size());
+    if (stage_->coeffLoaded() != 0)
+      gmem.writeShared(stage_->coeffAddr, stage_->coeffData(),
+                       stage_->coeffLoaded());
   }
 }
 

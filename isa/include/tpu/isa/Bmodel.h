@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <future>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -141,8 +142,21 @@ struct Stage {
   /// Bytes of coefficients the file holds but the reader did not load
   /// (ParseOptions::loadCoefficients false); `coeff` is empty then.
   uint64_t coeffNotLoaded = 0;
+  /// The coefficients where the file mapping holds them
+  /// (ParseOptions::coefficientsInPlace; `coeff` is empty then), and what
+  /// keeps that mapping alive.
+  const uint8_t *coeffInPlace = nullptr;
+  uint64_t coeffInPlaceBytes = 0;
+  std::shared_ptr<const void> coeffKeep;
   /// Size of the coefficients in the file, loaded or not.
-  uint64_t coeffBytes() const { return coeff.size() + coeffNotLoaded; }
+  uint64_t coeffBytes() const {
+    return coeff.size() + coeffInPlaceBytes + coeffNotLoaded;
+  }
+  /// The loaded coefficients, copied or in place.
+  const uint8_t *coeffData() const {
+    return coeffInPlace ? coeffInPlace : coeff.data();
+  }
+  uint64_t coeffLoaded() const { return coeff.size() + coeffInPlaceBytes; }
   /// SHA-256 of `coeff` as stored in the file (filled by the reader; the
   /// writer always computes it from `coeff` and ignores this member).
   std::vector<uint8_t> checkCode;
@@ -245,6 +259,11 @@ struct ParseOptions {
   /// without deferral (the check code is checked first). parseModel ignores
   /// it (its bytes need not outlive the call).
   bool deferCheckCode = false;
+  /// With loadCoefficients, for readers that only read them (tpusim):
+  /// when readModel maps the file, leave Stage::coeff empty and point
+  /// Stage::coeffInPlace into the mapping, which Stage::coeffKeep keeps
+  /// (no copy of tens of megabytes). parseModel ignores it.
+  bool coefficientsInPlace = false;
 };
 
 /// Parses and validates a whole bmodel held in memory. `sourceName` (a path)
