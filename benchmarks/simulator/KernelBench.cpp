@@ -9,7 +9,8 @@
 // 0 portable, 1 AVX2, 2 AVX-512; tpusim/Simd.h) with 1 and 2 kernel
 // threads (second argument); Eigen runs on one thread, so the /1 rows are
 // the like-for-like comparison. CPU time is the process's (every thread),
-// so items/s are MACs per CPU-second.
+// so items/s are MACs per CPU-second. BM_ConvShape runs the conv shapes of
+// ResNet-50 (fp16 and int8, 1 and 2 threads) on the default path.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,27 +35,37 @@ constexpr uint32_t kC = 64, kHW = 56, kK = 3, kPad = 1;
 constexpr uint64_t kMacs = uint64_t(kC) * kC * kHW * kHW * kK * kK;
 constexpr unsigned kLaneShift = 18;
 
-/// One output channel per lane; input at lane 0 offset 0, weights at
-/// 128 KiB, output at 192 KiB... sized per precision below.
-TiuOp convOp(isa::Prec p, uint32_t inOff, uint32_t wOff, uint32_t outOff) {
+/// A short-form conv, pad k / 2 on every side, no bias or zero point
+/// (pad value 0): int8 operands give an int32 result, float ones their own.
+TiuOp convCmd(isa::Prec p, uint32_t ic, uint32_t oc, uint32_t hw, uint32_t k,
+              uint32_t stride, uint32_t inOff, uint32_t wOff, uint32_t outOff) {
   isa::cmd::SConv c;
   c.cmd_short = 1;
   c.tsk_typ = 0;
   c.opd0_prec = uint64_t(p);
   c.res0_prec = uint64_t(isa::isFloat(p) ? p : isa::Prec::Int32);
   c.opd0_sign = c.opd1_sign = c.opd2_sign = 1;
-  c.opd0_up_pad = c.opd0_dn_pad = c.opd0_lf_pad = c.opd0_rt_pad = kPad;
+  uint32_t pad = k / 2;
+  c.opd0_up_pad = c.opd0_dn_pad = c.opd0_lf_pad = c.opd0_rt_pad = pad;
+  uint32_t ohw = (hw + 2 * pad - k) / stride + 1;
   c.res0_n = 1;
-  c.res0_c = kC;
-  c.res0_h = c.res0_w = kHW;
-  c.opd0_c = kC;
-  c.opd0_h = c.opd0_w = kHW;
-  c.opd1_h = c.opd1_w = kK;
+  c.res0_c = oc;
+  c.res0_h = c.res0_w = ohw;
+  c.opd0_c = ic;
+  c.opd0_h = c.opd0_w = hw;
+  c.opd1_h = c.opd1_w = k;
+  c.res_op_x_str = c.res_op_y_str = stride;
   c.opd0_addr = inOff;
   c.opd1_addr = wOff;
   c.res0_addr = outOff;
-  c.opd2_const = c.opd3_const = 1; // no bias / zero point, pad value 0
+  c.opd2_const = c.opd3_const = 1;
   return decodeTiu(isa::encode(c));
+}
+
+/// The ResNet-18 stage-1 conv: one output channel per lane; input at lane 0
+/// offset 0, weights and output as each benchmark places them.
+TiuOp convOp(isa::Prec p, uint32_t inOff, uint32_t wOff, uint32_t outOff) {
+  return convCmd(p, kC, kC, kHW, kK, 1, inOff, wOff, outOff);
 }
 
 /// Sets the SIMD path and thread count of the benchmark's arguments.
@@ -164,6 +175,55 @@ BENCHMARK(BM_EigenConvFp32)->MeasureProcessCPUTime()->Unit(benchmark::kMilliseco
 
 void BM_EigenConvInt32(benchmark::State &state) { eigenConv<int32_t>(state); }
 BENCHMARK(BM_EigenConvInt32)->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
+
+/// The conv shapes that take most of ResNet-50's time in full mode (each
+/// one command, as the F16 / INT8 bmodels run them): arguments precision
+/// (0 fp16, 1 int8), ic, oc, input h = w, kernel, stride, kernel threads.
+/// Input at lane offset 0, weights at 64 KiB, output at 160 KiB, all
+/// filled with small random values.
+void BM_ConvShape(benchmark::State &state) {
+  bool int8 = state.range(0) != 0;
+  uint32_t ic = uint32_t(state.range(1)), oc = uint32_t(state.range(2));
+  uint32_t hw = uint32_t(state.range(3)), k = uint32_t(state.range(4));
+  uint32_t stride = uint32_t(state.range(5));
+  MachineState m(isa::ChipParams::bm1684x());
+  if (int8) {
+    fillRandom(m);
+  } else {
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> d(-1, 1);
+    for (unsigned lane = 0; lane < m.lmem.lanes(); ++lane) {
+      uint16_t *p =
+          reinterpret_cast<uint16_t *>(m.lmem.at(lane, 0, m.lmem.laneBytes()));
+      for (uint64_t i = 0; i < m.lmem.laneBytes() / 2; ++i)
+        p[i] = isa::fp32ToFp16(d(rng));
+    }
+  }
+  isa::Prec p = int8 ? isa::Prec::Int8 : isa::Prec::Fp16;
+  TiuOp op = convCmd(p, ic, oc, hw, k, stride, 0, 0x10000, 0x28000);
+  uint32_t ohw = (hw + 2 * (k / 2) - k) / stride + 1;
+  setKernelThreads(unsigned(state.range(6)));
+  for (auto _ : state)
+    executeTiu(op, m);
+  state.SetItemsProcessed(
+      int64_t(state.iterations() * uint64_t(ic) * oc * ohw * ohw * k * k));
+}
+void convShapes(benchmark::internal::Benchmark *b) {
+  const int64_t shapes[][5] = {
+      {64, 64, 56, 3, 1},    {64, 256, 56, 1, 1},   {256, 64, 56, 1, 1},
+      {128, 128, 28, 3, 1},  {128, 512, 28, 1, 1},  {256, 256, 14, 3, 1},
+      {256, 1024, 14, 1, 1}, {1024, 256, 14, 1, 1}, {512, 512, 7, 3, 1},
+      {512, 2048, 7, 1, 1},  {2048, 512, 7, 1, 1},  {512, 512, 14, 3, 2}};
+  for (int prec : {0, 1})
+    for (const auto &s : shapes)
+      for (int threads : {1, 2})
+        b->Args({prec, s[0], s[1], s[2], s[3], s[4], threads});
+  b->ArgNames({"int8", "ic", "oc", "hw", "k", "s", "threads"});
+}
+BENCHMARK(BM_ConvShape)
+    ->Apply(convShapes)
+    ->MeasureProcessCPUTime()
+    ->Unit(benchmark::kMillisecond);
 
 /// Small AR commands (1 x 64 x 8 x 8 fp32 add): decoded once, executed.
 void BM_ArAddSmall(benchmark::State &state) {

@@ -317,33 +317,32 @@ void im2col(const ConvGeom &g, const T *in, T *out, AtIn atIn, AtOut atOut) {
         }
 }
 
-/// Copies the nb channels of a block buffer ([nb][bufLen]) to out[oc][oy][ox].
-template <typename T>
-void copyBlockBuffer(const ConvGeom &g, const ConvWalk &w, const T *buf,
-                     unsigned nb, T *out) {
-  for (unsigned b = 0; b < nb; ++b)
-    for (uint32_t oy = 0; oy < g.oh; ++oy)
-      std::memcpy(out + (size_t(b) * g.oh + oy) * g.ow,
-                  buf + b * w.bufLen + size_t(oy) * w.rowW, sizeof(T) * g.ow);
-}
-
 //--- Float tiles: NB channels x OX positions, r = r + w * x over the
 // planes, then the taps: each output's sum in the documented order, every
 // product rounded before its add (fp-contract is off in this file, so no
 // build fuses them), except in the fused AVX2 / AVX-512 tiles, which compute
 // r = fma(w, x, r) in the same order and run only where fmaExact says the
 // bits are the same. `w` is [plane][tap][NB] for one block of channels.
+// Every tile (float and int) sums `chans` planes (pairs) into the NB rows of
+// out (outStride apart): from zero with `first`, else from what out holds,
+// so a long sum can run in chunks of planes in its own order; ONE: the walk
+// has a single tap at offset 0 (1x1 and im2col walks), known at compile
+// time.
 
-template <unsigned OX, unsigned NB>
+template <unsigned OX, unsigned NB, bool ONE>
 TPUSIM_INLINE void floatTilePortable(const float *x0, const ConvWalk &walk,
-                                     const float *w, float *out) {
-  float r[NB][OX] = {};
-  size_t nTaps = walk.taps.size();
-  for (uint32_t c = 0; c < walk.chans; ++c) {
+                                     uint32_t chans, const float *w, float *out,
+                                     size_t outStride, bool first) {
+  float r[NB][OX];
+  for (unsigned b = 0; b < NB; ++b)
+    for (unsigned j = 0; j < OX; ++j)
+      r[b][j] = first ? 0.0f : out[b * outStride + j];
+  size_t nTaps = ONE ? 1 : walk.taps.size();
+  for (uint32_t c = 0; c < chans; ++c) {
     const float *xc = x0 + c * walk.planeStride;
     const float *wc = w + size_t(c) * nTaps * NB;
     for (size_t t = 0; t < nTaps; ++t) {
-      const float *x = xc + walk.taps[t];
+      const float *x = xc + (ONE ? 0 : walk.taps[t]);
       for (unsigned b = 0; b < NB; ++b) {
         float wv = wc[t * NB + b];
         for (unsigned j = 0; j < OX; ++j)
@@ -353,7 +352,7 @@ TPUSIM_INLINE void floatTilePortable(const float *x0, const ConvWalk &walk,
   }
   for (unsigned b = 0; b < NB; ++b)
     for (unsigned j = 0; j < OX; ++j)
-      out[b * OX + j] = r[b][j];
+      out[b * outStride + j] = r[b][j];
 }
 
 #if TPUSIM_X86_PATHS
@@ -362,37 +361,39 @@ TPUSIM_INLINE void floatTilePortable(const float *x0, const ConvWalk &walk,
 /// r = fma(w, x, r) over r = r + w * x. A macro because the fused AVX2 tile
 /// needs its own target attribute ("fma" is not part of AVX2, and the
 /// intrinsic is checked against the function that calls it).
-#define TPUSIM_FLOAT_TILE(NAME, TARGET, VEC, PFX, LANES, FUSED)               \
-  template <unsigned V, unsigned NB>                                          \
-  TARGET TPUSIM_INLINE void NAME(const float *x0, const ConvWalk &walk,       \
-                                 const float *w, float *out) {                \
-    VEC r[NB][V];                                                             \
-    for (unsigned b = 0; b < NB; ++b)                                         \
-      for (unsigned v = 0; v < V; ++v)                                        \
-        r[b][v] = PFX##_setzero_ps();                                         \
-    size_t nTaps = walk.taps.size();                                          \
-    for (uint32_t c = 0; c < walk.chans; ++c) {                               \
-      const float *xc = x0 + c * walk.planeStride;                            \
-      const float *wc = w + size_t(c) * nTaps * NB;                           \
-      for (size_t t = 0; t < nTaps; ++t) {                                    \
-        const float *x = xc + walk.taps[t];                                   \
-        VEC xv[V];                                                            \
-        for (unsigned v = 0; v < V; ++v)                                      \
-          xv[v] = PFX##_loadu_ps(x + (LANES) * v);                            \
-        for (unsigned b = 0; b < NB; ++b) {                                   \
-          VEC wv = PFX##_set1_ps(wc[t * NB + b]);                             \
-          for (unsigned v = 0; v < V; ++v) {                                  \
-            if constexpr (FUSED)                                              \
-              r[b][v] = PFX##_fmadd_ps(wv, xv[v], r[b][v]);                   \
-            else                                                              \
-              r[b][v] = PFX##_add_ps(r[b][v], PFX##_mul_ps(wv, xv[v]));       \
-          }                                                                   \
-        }                                                                     \
-      }                                                                       \
-    }                                                                         \
-    for (unsigned b = 0; b < NB; ++b)                                         \
-      for (unsigned v = 0; v < V; ++v)                                        \
-        PFX##_storeu_ps(out + b * (LANES) * V + (LANES) * v, r[b][v]);        \
+#define TPUSIM_FLOAT_TILE(NAME, TARGET, VEC, PFX, LANES, FUSED)                \
+  template <unsigned V, unsigned NB, bool ONE>                                 \
+  TARGET TPUSIM_INLINE void NAME(const float *x0, const ConvWalk &walk,        \
+                                 uint32_t chans, const float *w, float *out,   \
+                                 size_t outStride, bool first) {               \
+    VEC r[NB][V];                                                              \
+    for (unsigned b = 0; b < NB; ++b)                                          \
+      for (unsigned v = 0; v < V; ++v)                                         \
+        r[b][v] = first ? PFX##_setzero_ps()                                   \
+                        : PFX##_loadu_ps(out + b * outStride + (LANES)*v);     \
+    size_t nTaps = ONE ? 1 : walk.taps.size();                                 \
+    for (uint32_t c = 0; c < chans; ++c) {                                     \
+      const float *xc = x0 + c * walk.planeStride;                             \
+      const float *wc = w + size_t(c) * nTaps * NB;                            \
+      for (size_t t = 0; t < nTaps; ++t) {                                     \
+        const float *x = xc + (ONE ? 0 : walk.taps[t]);                        \
+        VEC xv[V];                                                             \
+        for (unsigned v = 0; v < V; ++v)                                       \
+          xv[v] = PFX##_loadu_ps(x + (LANES)*v);                               \
+        for (unsigned b = 0; b < NB; ++b) {                                    \
+          VEC wv = PFX##_set1_ps(wc[t * NB + b]);                              \
+          for (unsigned v = 0; v < V; ++v) {                                   \
+            if constexpr (FUSED)                                               \
+              r[b][v] = PFX##_fmadd_ps(wv, xv[v], r[b][v]);                    \
+            else                                                               \
+              r[b][v] = PFX##_add_ps(r[b][v], PFX##_mul_ps(wv, xv[v]));        \
+          }                                                                    \
+        }                                                                      \
+      }                                                                        \
+    }                                                                          \
+    for (unsigned b = 0; b < NB; ++b)                                          \
+      for (unsigned v = 0; v < V; ++v)                                         \
+        PFX##_storeu_ps(out + b * outStride + (LANES)*v, r[b][v]);             \
   }
 
 TPUSIM_FLOAT_TILE(floatTileAvx2, TPUSIM_TARGET_AVX2, __m256, _mm256, 8, false)
@@ -413,17 +414,20 @@ TPUSIM_FLOAT_TILE(floatTileAvx512Fma, TPUSIM_TARGET_AVX512, __m512, _mm512, 16,
 // most 8 bits times weights within int16) to a wrapping 32-bit sum, which
 // is the sum of the products modulo 2^32 whatever the order.
 
-template <unsigned OX, unsigned NB>
-TPUSIM_INLINE void intTilePortable(const int16_t *x0, const ConvWalk &walk,
-                                   const int32_t *w, uint32_t *out) {
-  uint32_t r[NB][OX] = {};
-  size_t nTaps = walk.taps.size();
-  uint32_t pairs = uint32_t(ceilDiv(walk.chans, 2));
+template <unsigned OX, unsigned NB, bool ONE>
+TPUSIM_INLINE void
+intTilePortable(const int16_t *x0, const ConvWalk &walk, uint32_t pairs,
+                const int32_t *w, uint32_t *out, size_t outStride, bool first) {
+  uint32_t r[NB][OX];
+  for (unsigned b = 0; b < NB; ++b)
+    for (unsigned j = 0; j < OX; ++j)
+      r[b][j] = first ? 0u : out[b * outStride + j];
+  size_t nTaps = ONE ? 1 : walk.taps.size();
   for (uint32_t pr = 0; pr < pairs; ++pr) {
     const int16_t *xc = x0 + 2 * pr * walk.planeStride;
     const int32_t *wc = w + size_t(pr) * nTaps * NB;
     for (size_t t = 0; t < nTaps; ++t) {
-      const int16_t *x = xc + 2 * walk.taps[t];
+      const int16_t *x = xc + (ONE ? 0 : 2 * walk.taps[t]);
       for (unsigned b = 0; b < NB; ++b) {
         int32_t wp = wc[t * NB + b];
         int32_t w0 = int16_t(uint32_t(wp) & 0xFFFF), w1 = int16_t(wp >> 16);
@@ -434,26 +438,28 @@ TPUSIM_INLINE void intTilePortable(const int16_t *x0, const ConvWalk &walk,
   }
   for (unsigned b = 0; b < NB; ++b)
     for (unsigned j = 0; j < OX; ++j)
-      out[b * OX + j] = r[b][j];
+      out[b * outStride + j] = r[b][j];
 }
 
 #if defined(__SSE2__)
 /// The portable path on x86-64, whose baseline has SSE2's pmaddwd: the
 /// same pair tile, OX = 4 * V positions.
-template <unsigned V, unsigned NB>
+template <unsigned V, unsigned NB, bool ONE>
 TPUSIM_INLINE void intTileSse2(const int16_t *x0, const ConvWalk &walk,
-                               const int32_t *w, uint32_t *out) {
+                               uint32_t pairs, const int32_t *w, uint32_t *out,
+                               size_t outStride, bool first) {
   __m128i r[NB][V];
   for (unsigned b = 0; b < NB; ++b)
     for (unsigned v = 0; v < V; ++v)
-      r[b][v] = _mm_setzero_si128();
-  size_t nTaps = walk.taps.size();
-  uint32_t pairs = uint32_t(ceilDiv(walk.chans, 2));
+      r[b][v] = first ? _mm_setzero_si128()
+                      : _mm_loadu_si128(reinterpret_cast<const __m128i *>(
+                            out + b * outStride + 4 * v));
+  size_t nTaps = ONE ? 1 : walk.taps.size();
   for (uint32_t pr = 0; pr < pairs; ++pr) {
     const int16_t *xc = x0 + 2 * pr * walk.planeStride;
     const int32_t *wc = w + size_t(pr) * nTaps * NB;
     for (size_t t = 0; t < nTaps; ++t) {
-      const int16_t *x = xc + 2 * walk.taps[t];
+      const int16_t *x = xc + (ONE ? 0 : 2 * walk.taps[t]);
       __m128i xv[V];
       for (unsigned v = 0; v < V; ++v)
         xv[v] = _mm_loadu_si128(reinterpret_cast<const __m128i *>(x) + v);
@@ -466,30 +472,33 @@ TPUSIM_INLINE void intTileSse2(const int16_t *x0, const ConvWalk &walk,
   }
   for (unsigned b = 0; b < NB; ++b)
     for (unsigned v = 0; v < V; ++v)
-      _mm_storeu_si128(reinterpret_cast<__m128i *>(out + b * 4 * V) + v,
+      _mm_storeu_si128(reinterpret_cast<__m128i *>(out + b * outStride + 4 * v),
                        r[b][v]);
 }
-#define TPUSIM_INT_TILE_PORTABLE intTileSse2<2, 4>
+#define TPUSIM_INT_TILE_PORTABLE intTileSse2
+#define TPUSIM_INT_TILE_PORTABLE_A 2
 #else
-#define TPUSIM_INT_TILE_PORTABLE intTilePortable<8, 4>
+#define TPUSIM_INT_TILE_PORTABLE intTilePortable
+#define TPUSIM_INT_TILE_PORTABLE_A 8
 #endif
 
 #if TPUSIM_X86_PATHS
-template <unsigned V, unsigned NB>
+template <unsigned V, unsigned NB, bool ONE>
 TPUSIM_TARGET_AVX2 TPUSIM_INLINE void
-intTileAvx2(const int16_t *x0, const ConvWalk &walk, const int32_t *w,
-            uint32_t *out) {
+intTileAvx2(const int16_t *x0, const ConvWalk &walk, uint32_t pairs,
+            const int32_t *w, uint32_t *out, size_t outStride, bool first) {
   __m256i r[NB][V];
   for (unsigned b = 0; b < NB; ++b)
     for (unsigned v = 0; v < V; ++v)
-      r[b][v] = _mm256_setzero_si256();
-  size_t nTaps = walk.taps.size();
-  uint32_t pairs = uint32_t(ceilDiv(walk.chans, 2));
+      r[b][v] = first ? _mm256_setzero_si256()
+                      : _mm256_loadu_si256(reinterpret_cast<const __m256i *>(
+                            out + b * outStride + 8 * v));
+  size_t nTaps = ONE ? 1 : walk.taps.size();
   for (uint32_t pr = 0; pr < pairs; ++pr) {
     const int16_t *xc = x0 + 2 * pr * walk.planeStride;
     const int32_t *wc = w + size_t(pr) * nTaps * NB;
     for (size_t t = 0; t < nTaps; ++t) {
-      const int16_t *x = xc + 2 * walk.taps[t];
+      const int16_t *x = xc + (ONE ? 0 : 2 * walk.taps[t]);
       __m256i xv[V];
       for (unsigned v = 0; v < V; ++v)
         xv[v] = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(x) + v);
@@ -502,25 +511,26 @@ intTileAvx2(const int16_t *x0, const ConvWalk &walk, const int32_t *w,
   }
   for (unsigned b = 0; b < NB; ++b)
     for (unsigned v = 0; v < V; ++v)
-      _mm256_storeu_si256(reinterpret_cast<__m256i *>(out + b * 8 * V) + v,
-                          r[b][v]);
+      _mm256_storeu_si256(
+          reinterpret_cast<__m256i *>(out + b * outStride + 8 * v), r[b][v]);
 }
 
-template <unsigned V, unsigned NB>
+template <unsigned V, unsigned NB, bool ONE>
 TPUSIM_TARGET_AVX512 TPUSIM_INLINE void
-intTileAvx512(const int16_t *x0, const ConvWalk &walk, const int32_t *w,
-              uint32_t *out) {
+intTileAvx512(const int16_t *x0, const ConvWalk &walk, uint32_t pairs,
+              const int32_t *w, uint32_t *out, size_t outStride, bool first) {
   __m512i r[NB][V];
   for (unsigned b = 0; b < NB; ++b)
     for (unsigned v = 0; v < V; ++v)
-      r[b][v] = _mm512_setzero_si512();
-  size_t nTaps = walk.taps.size();
-  uint32_t pairs = uint32_t(ceilDiv(walk.chans, 2));
+      r[b][v] = first ? _mm512_setzero_si512()
+                      : _mm512_loadu_si512(reinterpret_cast<const __m512i *>(
+                            out + b * outStride + 16 * v));
+  size_t nTaps = ONE ? 1 : walk.taps.size();
   for (uint32_t pr = 0; pr < pairs; ++pr) {
     const int16_t *xc = x0 + 2 * pr * walk.planeStride;
     const int32_t *wc = w + size_t(pr) * nTaps * NB;
     for (size_t t = 0; t < nTaps; ++t) {
-      const int16_t *x = xc + 2 * walk.taps[t];
+      const int16_t *x = xc + (ONE ? 0 : 2 * walk.taps[t]);
       __m512i xv[V];
       for (unsigned v = 0; v < V; ++v)
         xv[v] = _mm512_loadu_si512(reinterpret_cast<const __m512i *>(x) + v);
@@ -533,8 +543,8 @@ intTileAvx512(const int16_t *x0, const ConvWalk &walk, const int32_t *w,
   }
   for (unsigned b = 0; b < NB; ++b)
     for (unsigned v = 0; v < V; ++v)
-      _mm512_storeu_si512(reinterpret_cast<__m512i *>(out + b * 16 * V) + v,
-                          r[b][v]);
+      _mm512_storeu_si512(
+          reinterpret_cast<__m512i *>(out + b * outStride + 16 * v), r[b][v]);
 }
 #endif
 
@@ -554,38 +564,43 @@ TileShape tileShape(SimdPath p) {
   }
 }
 
-/// One block of NB channels over the whole output into buf ([NB][bufLen]),
-/// tile by tile; Tile is one of the tiles above (T float or uint32_t, X the
-/// plane element type, S the plane elements per position).
-#define TPUSIM_BLOCK(NAME, TARGET, X, W, T, S, OX, NB, TILE)                  \
-  TARGET void NAME(const X *planes, const ConvWalk &walk, const W *w,        \
-                   T *buf) {                                                  \
-    alignas(64) T tile[(NB) * (OX)];                                          \
-    for (size_t p = 0; p < walk.bufLen; p += (OX)) {                          \
-      TILE(planes + (S) * p, walk, w, tile);                                  \
-      for (unsigned b = 0; b < (NB); ++b)                                     \
-        std::memcpy(buf + b * walk.bufLen + p, tile + b * (OX),               \
-                    sizeof(T) * (OX));                                        \
-    }                                                                         \
+/// One block of NB channels over positions [p0, p1) (multiples of OX) and
+/// `chans` planes (pairs for the int tiles) from `planes` with weights `w`,
+/// into acc ([NB][walk.bufLen]), tile by tile: the sums start at zero with
+/// `first`, else they go on from acc. Tile is one of the tiles above (T
+/// float or uint32_t, X the plane element type, S the plane elements per
+/// position).
+#define TPUSIM_BLOCK(NAME, TARGET, X, W, T, S, OX, NB, TILE, A)                \
+  TARGET void NAME(const X *planes, const ConvWalk &walk, uint32_t chans,      \
+                   const W *w, T *acc, size_t p0, size_t p1, bool first) {     \
+    if (walk.taps.size() == 1) {                                               \
+      for (size_t p = p0; p < p1; p += (OX))                                   \
+        TILE<A, NB, true>(planes + (S)*p, walk, chans, w, acc + p,             \
+                          walk.bufLen, first);                                 \
+      return;                                                                  \
+    }                                                                          \
+    for (size_t p = p0; p < p1; p += (OX))                                     \
+      TILE<A, NB, false>(planes + (S)*p, walk, chans, w, acc + p, walk.bufLen, \
+                         first);                                               \
   }
 
 TPUSIM_BLOCK(floatBlockPortable, , float, float, float, 1, 8, 4,
-             (floatTilePortable<8, 4>))
+             floatTilePortable, 8)
 TPUSIM_BLOCK(intBlockPortable, , int16_t, int32_t, uint32_t, 2, 8, 4,
-             (TPUSIM_INT_TILE_PORTABLE))
+             TPUSIM_INT_TILE_PORTABLE, TPUSIM_INT_TILE_PORTABLE_A)
 #if TPUSIM_X86_PATHS
 TPUSIM_BLOCK(floatBlockAvx2, TPUSIM_TARGET_AVX2, float, float, float, 1, 16, 6,
-             (floatTileAvx2<2, 6>))
+             floatTileAvx2, 2)
 TPUSIM_BLOCK(floatBlockAvx2Fma, TPUSIM_TARGET_AVX2_FMA, float, float, float, 1,
-             16, 6, (floatTileAvx2Fma<2, 6>))
+             16, 6, floatTileAvx2Fma, 2)
 TPUSIM_BLOCK(intBlockAvx2, TPUSIM_TARGET_AVX2, int16_t, int32_t, uint32_t, 2,
-             16, 6, (intTileAvx2<2, 6>))
-TPUSIM_BLOCK(floatBlockAvx512, TPUSIM_TARGET_AVX512, float, float, float, 1,
-             32, 8, (floatTileAvx512<2, 8>))
+             16, 6, intTileAvx2, 2)
+TPUSIM_BLOCK(floatBlockAvx512, TPUSIM_TARGET_AVX512, float, float, float, 1, 32,
+             8, floatTileAvx512, 2)
 TPUSIM_BLOCK(floatBlockAvx512Fma, TPUSIM_TARGET_AVX512, float, float, float, 1,
-             32, 8, (floatTileAvx512Fma<2, 8>))
-TPUSIM_BLOCK(intBlockAvx512, TPUSIM_TARGET_AVX512, int16_t, int32_t,
-             uint32_t, 2, 32, 8, (intTileAvx512<2, 8>))
+             32, 8, floatTileAvx512Fma, 2)
+TPUSIM_BLOCK(intBlockAvx512, TPUSIM_TARGET_AVX512, int16_t, int32_t, uint32_t,
+             2, 32, 8, intTileAvx512, 2)
 #endif
 #undef TPUSIM_BLOCK
 
@@ -752,12 +767,79 @@ float *packFloatWeights(const ConvGeom &g, SimdPath path, Load load,
   return packed;
 }
 
+/// Where a walk kernel leaves its sums: channel oc's output (oy, ox) at
+/// data[oc * chanStride + oy * rowStride + ox] (the walk's positions, with
+/// the columns past ow computed and ignored).
+template <typename T> struct ConvAcc {
+  const T *data;
+  size_t chanStride, rowStride;
+  T at(uint32_t oc, uint32_t oy, uint32_t ox) const {
+    return data[oc * chanStride + oy * rowStride + ox];
+  }
+};
+
+/// The order of a walk kernel's work, for the caches (the sums' order is
+/// the tiles' own, whatever this says: a chunk goes on from the sums the
+/// one before left in acc): planes in chunks of `kc` units (planes, or
+/// channel pairs for the int tiles) and positions in chunks of `pc`. A
+/// task is one position chunk and one group of channel blocks; it runs its
+/// plane chunks in order, each over its blocks, so the chunk's planes (kc x
+/// pc positions and the taps' reach, at most kChunkBytes) stay in the
+/// core's L2 while every block of the group reads them, and a block's
+/// weights for the chunk (kc x taps x NB, at most kChunkWeights floats)
+/// stay in L1 across the chunk's tiles.
+struct ConvOrder {
+  uint32_t kc;
+  size_t pc;
+  int64_t pcs, groups;
+};
+constexpr size_t kChunkBytes = 256 * 1024;
+constexpr size_t kChunkWeights = 512;
+ConvOrder convOrder(const ConvWalk &walk, uint32_t units, TileShape ts,
+                    int64_t blocks) {
+  ConvOrder o;
+  size_t nTaps = walk.taps.size();
+  size_t chunks = ceilDiv(size_t(units) * nTaps, kChunkWeights);
+  o.kc = uint32_t(ceilDiv(units, std::max<size_t>(chunks, 1)));
+  int64_t reach = *std::max_element(walk.taps.begin(), walk.taps.end());
+  // 4 bytes per unit and position (a float, or an int16 pair).
+  size_t fit = kChunkBytes / (4 * size_t(o.kc));
+  size_t pcMax =
+      fit > size_t(reach) ? (fit - size_t(reach)) / ts.ox * ts.ox : 0;
+  pcMax = std::max<size_t>(pcMax, ts.ox);
+  // Chunks of equal size (the last may be one tile short).
+  o.pcs = int64_t(ceilDiv(walk.bufLen, pcMax));
+  o.pc = alignUp(ceilDiv(walk.bufLen, size_t(o.pcs)), ts.ox);
+  o.pcs = int64_t(ceilDiv(walk.bufLen, o.pc));
+  // Enough tasks for the threads to share out evenly.
+  o.groups = std::clamp<int64_t>(int64_t(ceilDiv(8, o.pcs)), 1, blocks);
+  return o;
+}
+
+/// Runs block(plane0, chans, blk, p0, p1, first) over `o`'s tasks on the
+/// kernel threads: plane0 the chunk's first unit, chans its units, blocks
+/// blk of the task's group over positions [p0, p1).
+template <typename Block>
+void runConvOrder(const ConvOrder &o, uint32_t units, int64_t blocks,
+                  size_t bufLen, Block block) {
+  parallelTasks(o.pcs * o.groups, [&](int64_t task) {
+    int64_t pcI = task / o.groups, grp = task % o.groups;
+    size_t p0 = size_t(pcI) * o.pc, p1 = std::min(bufLen, p0 + o.pc);
+    int64_t b0 = blocks * grp / o.groups, b1 = blocks * (grp + 1) / o.groups;
+    for (uint32_t c0 = 0; c0 < units; c0 += o.kc) {
+      uint32_t cn = std::min(o.kc, units - c0);
+      for (int64_t blk = b0; blk < b1; ++blk)
+        block(c0, cn, blk, p0, p1, c0 == 0);
+    }
+  });
+}
+
 /// The float conv of one batch on the tiles of `path`: planes [ic][vh * vw
-/// + kTileOverrun], weights from packFloatWeights for `path`,
-/// acc[oc][oh][ow]. `fused`: the AVX2 / AVX-512 tiles may be the fused ones
-/// (the caller has checked fmaExact; AVX2 also needs the CPU's FMA).
-void convFloatFast(const float *planes, const float *packed, const ConvGeom &g,
-                   float *acc, SimdPath path, bool fused) {
+/// + kTileOverrun], weights from packFloatWeights for `path`. `fused`: the
+/// AVX2 / AVX-512 tiles may be the fused ones (the caller has checked
+/// fmaExact; AVX2 also needs the CPU's FMA).
+ConvAcc<float> convFloatFast(const float *planes, const float *packed,
+                             const ConvGeom &g, SimdPath path, bool fused) {
   TileShape ts = tileShape(path);
   ConvWalk walk = isDirect(g) ? directWalk(g, ts.ox) : im2colWalk(g, ts.ox);
   if (!isDirect(g)) {
@@ -771,34 +853,41 @@ void convFloatFast(const float *planes, const float *packed, const ConvGeom &g,
     planes = cols;
   }
   // w[oc][ic][tap] is w[oc][plane][tap'] of the walk either way.
-  size_t wPerOc = size_t(walk.chans) * walk.taps.size();
+  size_t nTaps = walk.taps.size();
+  size_t wPerOc = size_t(walk.chans) * nTaps;
   int64_t blocks = int64_t(ceilDiv(g.oc, ts.nb));
-  parallelTasks(blocks, [&](int64_t blk) {
-    uint32_t oc0 = uint32_t(blk) * ts.nb;
-    unsigned nb = std::min<unsigned>(ts.nb, g.oc - oc0);
-    const float *w = packed + size_t(blk) * wPerOc * ts.nb;
-    float *buf = scratch<float, 3>(walk.bufLen * ts.nb);
-    switch (path) {
+  float *acc = scratch<float, 3>(size_t(blocks) * ts.nb * walk.bufLen);
+  bool fma = fused && (path == SimdPath::Avx512 ||
+                       (path == SimdPath::Avx2 && cpuHasFma()));
+  ConvOrder o = convOrder(walk, walk.chans, ts, blocks);
+  runConvOrder(o, walk.chans, blocks, walk.bufLen,
+               [&](uint32_t c0, uint32_t cn, int64_t blk, size_t p0, size_t p1,
+                   bool first) {
+                 const float *x = planes + c0 * walk.planeStride;
+                 const float *w = packed + size_t(blk) * wPerOc * ts.nb +
+                                  size_t(c0) * nTaps * ts.nb;
+                 float *a = acc + size_t(blk) * ts.nb * walk.bufLen;
+                 switch (path) {
 #if TPUSIM_X86_PATHS
-    case SimdPath::Avx512:
-      if (fused)
-        floatBlockAvx512Fma(planes, walk, w, buf);
-      else
-        floatBlockAvx512(planes, walk, w, buf);
-      break;
-    case SimdPath::Avx2:
-      if (fused && cpuHasFma())
-        floatBlockAvx2Fma(planes, walk, w, buf);
-      else
-        floatBlockAvx2(planes, walk, w, buf);
-      break;
+                 case SimdPath::Avx512:
+                   if (fma)
+                     floatBlockAvx512Fma(x, walk, cn, w, a, p0, p1, first);
+                   else
+                     floatBlockAvx512(x, walk, cn, w, a, p0, p1, first);
+                   break;
+                 case SimdPath::Avx2:
+                   if (fma)
+                     floatBlockAvx2Fma(x, walk, cn, w, a, p0, p1, first);
+                   else
+                     floatBlockAvx2(x, walk, cn, w, a, p0, p1, first);
+                   break;
 #endif
-    default:
-      floatBlockPortable(planes, walk, w, buf);
-      break;
-    }
-    copyBlockBuffer(g, walk, buf, nb, acc + size_t(oc0) * g.oh * g.ow);
-  });
+                 default:
+                   floatBlockPortable(x, walk, cn, w, a, p0, p1, first);
+                   break;
+                 }
+               });
+  return {acc, walk.bufLen, walk.rowW};
 }
 
 /// The integer weights as convIntFast reads them for `path`: per block of
@@ -870,10 +959,10 @@ const int32_t *packIntWeights(const ConvGeom &g, SimdPath path, Load load) {
 
 /// The integer conv (operands of at most 8 bits) of one batch: planes
 /// interleaved by channel pairs ([ic / 2][vh * vw + kTileOverrun][2]),
-/// weights from packIntWeights for the current SIMD path, acc[oc][oh][ow]
-/// (int32 bits).
-void convIntFast(const int16_t *planes, const int32_t *packed,
-                 const ConvGeom &g, uint32_t *acc) {
+/// weights from packIntWeights for the current SIMD path; the sums are
+/// int32 bits.
+ConvAcc<uint32_t> convIntFast(const int16_t *planes, const int32_t *packed,
+                              const ConvGeom &g) {
   SimdPath path = simdPath();
   TileShape ts = tileShape(path);
   ConvWalk walk = isDirect(g) ? directWalk(g, ts.ox) : im2colWalk(g, ts.ox);
@@ -897,26 +986,31 @@ void convIntFast(const int16_t *planes, const int32_t *packed,
   uint32_t pairs = uint32_t(ceilDiv(walk.chans, 2));
   size_t wLen = size_t(pairs) * nTaps * ts.nb;
   int64_t blocks = int64_t(ceilDiv(g.oc, ts.nb));
-  parallelTasks(blocks, [&](int64_t blk) {
-    uint32_t oc0 = uint32_t(blk) * ts.nb;
-    unsigned nb = std::min<unsigned>(ts.nb, g.oc - oc0);
-    const int32_t *w = packed + size_t(blk) * wLen;
-    uint32_t *buf = scratch<uint32_t, 3>(walk.bufLen * ts.nb);
-    switch (path) {
+  uint32_t *acc = scratch<uint32_t, 3>(size_t(blocks) * ts.nb * walk.bufLen);
+  ConvOrder o = convOrder(walk, pairs, ts, blocks);
+  runConvOrder(o, pairs, blocks, walk.bufLen,
+               [&](uint32_t c0, uint32_t cn, int64_t blk, size_t p0, size_t p1,
+                   bool first) {
+                 // Pair c0 starts 2 * c0 planes in.
+                 const int16_t *x = planes + size_t(c0) * 2 * walk.planeStride;
+                 const int32_t *w =
+                     packed + size_t(blk) * wLen + size_t(c0) * nTaps * ts.nb;
+                 uint32_t *a = acc + size_t(blk) * ts.nb * walk.bufLen;
+                 switch (path) {
 #if TPUSIM_X86_PATHS
-    case SimdPath::Avx512:
-      intBlockAvx512(planes, walk, w, buf);
-      break;
-    case SimdPath::Avx2:
-      intBlockAvx2(planes, walk, w, buf);
-      break;
+                 case SimdPath::Avx512:
+                   intBlockAvx512(x, walk, cn, w, a, p0, p1, first);
+                   break;
+                 case SimdPath::Avx2:
+                   intBlockAvx2(x, walk, cn, w, a, p0, p1, first);
+                   break;
 #endif
-    default:
-      intBlockPortable(planes, walk, w, buf);
-      break;
-    }
-    copyBlockBuffer(g, walk, buf, nb, acc + size_t(oc0) * g.oh * g.ow);
-  });
+                 default:
+                   intBlockPortable(x, walk, cn, w, a, p0, p1, first);
+                   break;
+                 }
+               });
+  return {acc, walk.bufLen, walk.rowW};
 }
 
 //===----------------------------------------------------------------------===//
@@ -1205,7 +1299,6 @@ void execConv(const TiuOp &op, MachineState &m) {
     PadValues pads = padValues(op, m, geo, inType, g.ic);
     size_t planeStride = planeSize + tileOverrun(g);
     float *planes = scratch<float, 4>(size_t(g.ic) * planeStride);
-    float *acc = scratch<float, 5>(size_t(g.oc) * outPlane);
     // The epilogue reads the bias and its own results (the planes are built
     // before it).
     bool anyOrder = out.elementsApart() &&
@@ -1230,23 +1323,24 @@ void execConv(const TiuOp &op, MachineState &m) {
       FloatRange xRange;
       for (const FloatRange &r : planeRanges)
         xRange.merge(r);
+      ConvAcc<float> acc;
       if (wRange.nan || xRange.nan) {
         if (!portablePacked)
           portablePacked = packFloatWeights<9>(g, SimdPath::Portable, loadW);
-        convFloatFast(planes, portablePacked, g, acc, SimdPath::Portable,
-                      /*fused=*/false);
+        acc = convFloatFast(planes, portablePacked, g, SimdPath::Portable,
+                            /*fused=*/false);
       } else {
-        convFloatFast(planes, packed, g, acc, path,
-                      halfOperands && fmaExact(wRange, xRange));
+        acc = convFloatFast(planes, packed, g, path,
+                            halfOperands && fmaExact(wRange, xRange));
       }
       forEachChannel(out, g.oc, anyOrder, [&](uint32_t oc) {
         float b = bias.getFloat(oc);
-        const float *a = acc + oc * outPlane;
+        const float *a = acc.data + oc * acc.chanStride;
         float *row = scratch<float, 10>(g.ow);
         float *prev = scratch<float, 11>(g.ow);
         for (uint32_t oy = 0; oy < g.oh; ++oy) {
           for (uint32_t ox = 0; ox < g.ow; ++ox)
-            row[ox] = a[size_t(oy) * g.ow + ox] + b;
+            row[ox] = a[size_t(oy) * acc.rowStride + ox] + b;
           if (resAdd) {
             out.rowFloat(n, oc, oy, prev, g.ow);
             for (uint32_t ox = 0; ox < g.ow; ++ox)
@@ -1370,17 +1464,16 @@ void execConv(const TiuOp &op, MachineState &m) {
                 relu);
     return;
   }
-  uint32_t *acc = scratch<uint32_t, 5>(size_t(g.oc) * outPlane);
   // The epilogue of one batch: int32 sums to results.
   // The epilogue reads only the sums and its own results.
-  auto finish = [&](uint32_t n) {
+  auto finish = [&](uint32_t n, ConvAcc<uint32_t> acc) {
     forEachChannel(out, g.oc, out.elementsApart(), [&](uint32_t oc) {
       int64_t *row = scratch<int64_t, 10>(g.ow);
       int64_t *prev = scratch<int64_t, 11>(g.ow);
-      const uint32_t *a = acc + oc * outPlane;
+      const uint32_t *a = acc.data + oc * acc.chanStride;
       for (uint32_t oy = 0; oy < g.oh; ++oy) {
         for (uint32_t ox = 0; ox < g.ow; ++ox) {
-          int64_t v = int32_t(a[size_t(oy) * g.ow + ox]);
+          int64_t v = int32_t(a[size_t(oy) * acc.rowStride + ox]);
           if (wrq)
             v = isa::rightShiftRound(v + wrqBias, wrqShift, mode);
           row[ox] = v;
@@ -1420,8 +1513,7 @@ void execConv(const TiuOp &op, MachineState &m) {
             planes + (ic / 2) * planeStride * 2 + ic % 2, 2,
             scratch<int16_t, 8>(g.iw));
       });
-      convIntFast(planes, packed, g, acc);
-      finish(n);
+      finish(n, convIntFast(planes, packed, g));
     }
     return;
   }
@@ -1443,8 +1535,9 @@ void execConv(const TiuOp &op, MachineState &m) {
           },
           planes.data() + ic * tilePlaneSize);
     }
+    uint32_t *acc = scratch<uint32_t, 5>(size_t(g.oc) * outPlane);
     convPlanes<uint32_t>(planes.data(), wts32.data(), acc, gTile);
-    finish(n);
+    finish(n, {acc, outPlane, g.ow});
   }
 }
 

@@ -339,6 +339,59 @@ TEST(FuncConv, Bf16WithFp32Result) {
   checkFloatConv(k, 12);
 }
 
+/// Convs long enough that the walk kernels split the planes into chunks
+/// (more than 512 plane x tap weights per channel) and the positions into
+/// chunks (the planes of a chunk over 256 KiB), and with several channel
+/// blocks, so that a chunk goes on from the sums the one before left:
+/// the same bits as the reference sum in the documented order. Direct
+/// 3x3, strided (im2col, one tap) and 1x1 (one tap) walks.
+TEST(FuncConv, LongSumsAcrossPlaneAndPositionChunks) {
+  ConvCase k;
+  k.in = k.res = Prec::Fp16;
+  k.ic = 128;
+  k.ih = k.iw = 48;
+  k.oc = 13;
+  k.kh = k.kw = 3;
+  k.padT = k.padB = k.padL = k.padR = 1;
+  checkFloatConv(k, 13);
+
+  ConvCase s;
+  s.in = s.res = Prec::Fp16;
+  s.ic = 64;
+  s.ih = s.iw = 40;
+  s.oc = 13;
+  s.kh = s.kw = 3;
+  s.sh = s.sw = 2;
+  s.padT = s.padL = 1;
+  checkFloatConv(s, 14);
+
+  ConvCase p;
+  p.in = p.res = Prec::Fp32;
+  p.ic = 96;
+  p.ih = p.iw = 64;
+  p.oc = 9;
+  p.kh = p.kw = 1;
+  checkFloatConv(p, 15);
+  p.ic = 600;
+  p.ih = p.iw = 8;
+  checkFloatConv(p, 16);
+}
+
+TEST(FuncConv, Int8LongSumsAcrossPlaneAndPositionChunks) {
+  ConvCase k;
+  k.ic = 150;
+  k.ih = k.iw = 50;
+  k.oc = 13;
+  k.kh = k.kw = 3;
+  k.padT = k.padB = k.padL = k.padR = 1;
+  checkIntConv(k, 17);
+  k.ic = 1100;
+  k.ih = k.iw = 6;
+  k.kh = k.kw = 1;
+  k.padT = k.padB = k.padL = k.padR = 0;
+  checkIntConv(k, 18);
+}
+
 TEST(FuncConv, WrqShiftsRoundsAndRelus) {
   // 1x1 conv, ic = 1: acc = x * w, then (acc + bias) >> shift with the
   // round mode of opd2_n_str (0 = half to even in the short form), then
