@@ -303,6 +303,41 @@ void shiftRow(const int64_t *x, const int64_t *s, int64_t *out, uint32_t n,
   }
 }
 
+/// out[w] = low 32 bits of rightShiftRoundSmall(a[w] op b[w], s, M) (s = 0:
+/// no shift), op the wrapping add, sub or mul of AR sub-op EU: what the
+/// general integer loop computes for those ops with one immediate shift,
+/// in one pass.
+template <RoundMode M, unsigned EU>
+void shiftedRowFixed(const int64_t *a, const int64_t *b, uint32_t *out,
+                     uint32_t n, int s) {
+  for (uint32_t w = 0; w < n; ++w) {
+    int64_t v = EU == kAdd   ? a[w] + b[w]
+                : EU == kSub ? a[w] - b[w]
+                             : int64_t(uint64_t(a[w]) * uint64_t(b[w]));
+    out[w] = uint32_t(s ? isa::rightShiftRoundSmall(v, s, M) : v);
+  }
+}
+template <unsigned EU>
+void shiftedRowOp(const int64_t *a, const int64_t *b, uint32_t *out, uint32_t n,
+                  int s, RoundMode mode) {
+  switch (mode) {
+  case RoundMode::HalfToEven:
+    return shiftedRowFixed<RoundMode::HalfToEven, EU>(a, b, out, n, s);
+  case RoundMode::HalfAwayFromZero:
+    return shiftedRowFixed<RoundMode::HalfAwayFromZero, EU>(a, b, out, n, s);
+  case RoundMode::TowardsZero:
+    return shiftedRowFixed<RoundMode::TowardsZero, EU>(a, b, out, n, s);
+  case RoundMode::Down:
+    return shiftedRowFixed<RoundMode::Down, EU>(a, b, out, n, s);
+  case RoundMode::Up:
+    return shiftedRowFixed<RoundMode::Up, EU>(a, b, out, n, s);
+  case RoundMode::HalfUp:
+    return shiftedRowFixed<RoundMode::HalfUp, EU>(a, b, out, n, s);
+  case RoundMode::HalfDown:
+    return shiftedRowFixed<RoundMode::HalfDown, EU>(a, b, out, n, s);
+  }
+}
+
 /// rq1 of a row whose products x * mult cannot overflow int64 (|x| <
 /// 2^32, |mult| <= 2^31) with one small right shift: isa::requantize's
 /// clamp(rightShiftRound(x * mult, rshift) + zp, lo, hi) in int64, the
@@ -590,12 +625,14 @@ void execAR(const TiuOp &op, MachineState &m) {
   // Ops that only move or compare values work for every type combination.
   if (eu == kCast && !isa::isFloat(p0) && !isa::isFloat(pr) &&
       p0 != Prec::Int4 && pr != Prec::Int4) {
-    // Integer to integer: the saturating store, a row at a time.
-    std::vector<int64_t> row(rows.w);
-    forEachRow(rows, out, [&](uint32_t n, uint32_t ch, uint32_t h) {
-      a.rowI(n, ch, h, rows.w, row.data());
-      out.storeRowInt(n, ch, h, row.data(), rows.w, /*wrap=*/false);
-    });
+    // Integer to integer: the saturating store, a row at a time (which
+    // cannot throw, so the channels may run on the kernel threads).
+    forEachRowAnyOrder(rows, out, {&a},
+                       [&](uint32_t n, uint32_t ch, uint32_t h) {
+                         int64_t *row = scratch<int64_t, 20>(rows.w);
+                         a.rowI(n, ch, h, rows.w, row);
+                         out.storeRowInt(n, ch, h, row, rows.w, /*wrap=*/false);
+                       });
     return;
   }
   if (eu == kCast) {
@@ -755,6 +792,36 @@ void execAR(const TiuOp &op, MachineState &m) {
           std::memcpy(out.laneStart(ch) +
                           uint64_t(out.index(n, ch, 0, 0)) * sizeof(uint32_t),
                       xr, width * sizeof(uint32_t));
+        });
+    return;
+  }
+  // Add / sub / mul into int32 with one immediate right shift or none (the
+  // rescaled residual adds of INT8 models: int8 x int32 multiplier >> s,
+  // then int32 + int32 >> s): the values of the general loop below (int64
+  // sums and products, shifted, the low 32 bits of the wrapping store) in
+  // one pass per row.
+  int64_t immShift = hasC && c.isConst ? c.imm.asInt() : 0;
+  if (!sat && (eu == kAdd || eu == kSub || eu == kMul) && !unary &&
+      pr == Prec::Int32 && rt.stride.w == 1 &&
+      (!hasC ||
+       (c.isConst && immShift > 0 && immShift <= isa::kMaxSmallShift))) {
+    int sh = int(immShift);
+    forEachRowAnyOrder(
+        rows, out, {&a, &b}, [&](uint32_t n, uint32_t ch, uint32_t h) {
+          int64_t *ra = scratch<int64_t, 20>(width),
+                  *rb = scratch<int64_t, 21>(width);
+          uint32_t *rr = scratch<uint32_t, 22>(width);
+          a.rowI(n, ch, h, width, ra);
+          b.rowI(n, ch, h, width, rb);
+          if (eu == kAdd)
+            shiftedRowOp<kAdd>(ra, rb, rr, width, sh, mode);
+          else if (eu == kSub)
+            shiftedRowOp<kSub>(ra, rb, rr, width, sh, mode);
+          else
+            shiftedRowOp<kMul>(ra, rb, rr, width, sh, mode);
+          std::memcpy(out.laneStart(ch) +
+                          uint64_t(out.index(n, ch, h, 0)) * sizeof(uint32_t),
+                      rr, width * sizeof(uint32_t));
         });
     return;
   }

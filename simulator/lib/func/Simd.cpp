@@ -16,6 +16,10 @@
 #include <new>
 #include <thread>
 
+#if TPUSIM_X86_PATHS
+#include <immintrin.h>
+#endif
+
 namespace tpu::sim {
 
 namespace {
@@ -134,6 +138,73 @@ bool cpuHasFma() {
 #else
   return false;
 #endif
+}
+
+namespace {
+#if TPUSIM_X86_PATHS
+bool cpuHasF16c() {
+  static const bool has = __builtin_cpu_supports("f16c");
+  return has;
+}
+
+__attribute__((target("avx2,f16c"))) bool
+fp16RowToFp32F16c(const uint16_t *in, float *out, size_t n) {
+  __m256 nan = _mm256_setzero_ps();
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 v = _mm256_cvtph_ps(
+        _mm_loadu_si128(reinterpret_cast<const __m128i *>(in + i)));
+    nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    _mm256_storeu_ps(out + i, v);
+  }
+  if (_mm256_movemask_ps(nan))
+    return false;
+  fp16RowToFp32Portable(in + i, out + i, n - i);
+  return true;
+}
+
+__attribute__((target("avx2,f16c"))) bool
+fp32RowToFp16F16c(const float *in, uint16_t *out, size_t n) {
+  __m256 nan = _mm256_setzero_ps();
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 v = _mm256_loadu_ps(in + i);
+    nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(out + i),
+                     _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+  }
+  if (_mm256_movemask_ps(nan))
+    return false;
+  fp32RowToFp16Portable(in + i, out + i, n - i);
+  return true;
+}
+#endif
+
+/// Whether the row conversions may use F16C: not on the portable path
+/// (which the tests force to check the portable code).
+bool useF16c() {
+#if TPUSIM_X86_PATHS
+  return simdPath() != SimdPath::Portable && cpuHasF16c();
+#else
+  return false;
+#endif
+}
+} // namespace
+
+void fp16RowToFp32(const uint16_t *in, float *out, size_t n) {
+#if TPUSIM_X86_PATHS
+  if (useF16c() && fp16RowToFp32F16c(in, out, n))
+    return;
+#endif
+  fp16RowToFp32Portable(in, out, n);
+}
+
+void fp32RowToFp16(const float *in, uint16_t *out, size_t n) {
+#if TPUSIM_X86_PATHS
+  if (useF16c() && fp32RowToFp16F16c(in, out, n))
+    return;
+#endif
+  fp32RowToFp16Portable(in, out, n);
 }
 
 void ScratchBlock::grow(size_t bytes) {

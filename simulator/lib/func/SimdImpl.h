@@ -153,7 +153,8 @@ TPUSIM_INLINE uint16_t fp32ToBf16Fast(float x) {
 /// (exact in fp32: a small integer times a power of two); infinities and
 /// NaNs with their payload kept. Random-initialised weights have many fp16
 /// subnormals, so a scalar pass for them would run on most rows.
-TPUSIM_INLINE void fp16RowToFp32(const uint16_t *in, float *out, size_t n) {
+TPUSIM_INLINE void fp16RowToFp32Portable(const uint16_t *in, float *out,
+                                         size_t n) {
   for (size_t i = 0; i < n; ++i) {
     uint32_t h = in[i];
     uint32_t e = (h >> 10) & 0x1F, m = h & 0x3FF;
@@ -168,7 +169,8 @@ TPUSIM_INLINE void fp16RowToFp32(const uint16_t *in, float *out, size_t n) {
 /// fp32 -> fp16 (nearest even) of n elements into contiguous out: the
 /// normal-result rounding of fp32ToFp16Fast branch-free (vectorised), with
 /// zeros; any other input goes through the exact routine.
-TPUSIM_INLINE void fp32RowToFp16(const float *in, uint16_t *out, size_t n) {
+TPUSIM_INLINE void fp32RowToFp16Portable(const float *in, uint16_t *out,
+                                         size_t n) {
   uint32_t special = 0;
   for (size_t i = 0; i < n; ++i) {
     uint32_t b = floatAsBits(in[i]);
@@ -185,6 +187,14 @@ TPUSIM_INLINE void fp32RowToFp16(const float *in, uint16_t *out, size_t n) {
         out[i] = isa::fp32ToFp16(in[i], isa::RoundMode::HalfToEven);
     }
 }
+
+/// The row conversions the kernels call: the portable ones above, or on
+/// the AVX2 and AVX-512 paths with the CPU's F16C, vcvtph2ps / vcvtps2ph
+/// (round to nearest even), which give the same bits for every input but
+/// NaNs (vcvtph2ps quiets a signalling NaN, which fp16ToFp32 keeps as it
+/// is): a row with a NaN in it is converted again by the portable routine.
+void fp16RowToFp32(const uint16_t *in, float *out, size_t n);
+void fp32RowToFp16(const float *in, uint16_t *out, size_t n);
 
 /// loadFloat / loadInt with the common types inline (same values).
 TPUSIM_INLINE float loadFloatFast(const uint8_t *base, uint64_t index,

@@ -143,6 +143,71 @@ TEST(FuncArith, Int8AddSubMulWrapSaturateAndShift) {
   }
 }
 
+/// x / 2^s rounded per round mode (isa/docs order: HalfToEven,
+/// HalfAwayFromZero, TowardsZero, Down, Up, HalfUp, HalfDown), in double
+/// (exact for |x| < 2^53).
+int64_t roundShiftRef(int64_t x, int s, unsigned mode) {
+  double q = double(x) / double(int64_t(1) << s);
+  switch (mode) {
+  case 0:
+    return int64_t(std::nearbyint(q)); // the default: ties to even
+  case 1:
+    return int64_t(std::round(q));
+  case 2:
+    return int64_t(std::trunc(q));
+  case 3:
+    return int64_t(std::floor(q));
+  case 4:
+    return int64_t(std::ceil(q));
+  case 5:
+    return int64_t(std::floor(q + 0.5));
+  default:
+    return int64_t(std::ceil(q - 0.5));
+  }
+}
+
+TEST(FuncArith, Int32ResultsWithAnImmediateShiftInEveryMode) {
+  // The rescaled residual add of INT8 models: int8 x an int32 multiplier
+  // >> 6, and int32 +/- int32 >> 6, wrapping into int32, every round mode.
+  ArShape s;
+  std::mt19937 rng(29);
+  for (unsigned eu : {0u, 2u, 3u})
+    for (unsigned mode = 0; mode < 7; ++mode) {
+      MachineState m(isa::ChipParams::bm1684x());
+      bool mul = eu == 0;
+      Prec pa = mul ? Prec::Int8 : Prec::Int32;
+      Ref a = euRef(laddr(4, 0), pa, s.n, s.c, s.h, s.w);
+      Ref b = euRef(laddr(4, 0x4000), Prec::Int32, s.n, s.c, s.h, s.w);
+      Ref r = euRef(laddr(4, 0x8000), Prec::Int32, s.n, s.c, s.h, s.w);
+      auto av = mul ? fillInt(m, a, rng, -128, 127)
+                    : fillInt(m, a, rng, -(int64_t(1) << 30), 1 << 30);
+      auto bv = fillInt(m, b, rng, -(int64_t(1) << 30), 1 << 30);
+      const int64_t mult = -27013;
+      auto cmd = arCmd(eu, s, pa, Prec::Int32, Prec::Int32, true, true);
+      cmd.opd0_addr = a.addr;
+      cmd.opd1_addr = b.addr;
+      if (mul) {
+        cmd.opd1_const = 1;
+        cmd.opd1_addr = uint64_t(uint32_t(int32_t(mult)));
+      }
+      cmd.res0_addr = r.addr;
+      cmd.tsk_opd_num = 3;
+      cmd.opd2_const = 1;
+      cmd.opd2_addr = 6;
+      cmd.opd2_prec = uint64_t(Prec::Int8);
+      cmd.opd2_sign = 1;
+      cmd.opd2_n_str = mode;
+      runTiu(cmd, m);
+      each(s, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w, size_t i) {
+        int64_t x = av[i], y = mul ? mult : bv[i];
+        int64_t v = mul ? x * y : eu == 3 ? x - y : x + y;
+        int64_t want = int32_t(uint32_t(roundShiftRef(v, 6, mode)));
+        ASSERT_EQ(refGetInt(m, r, true, n, c, h, w), want)
+            << "eu " << eu << " mode " << mode << " at " << i;
+      });
+    }
+}
+
 TEST(FuncArith, RoundingTiesPerMode) {
   // (x + 0) >> 1 for x = -3..3 under every round mode: ties at odd x.
   ArShape s{1, 1, 1, 7};

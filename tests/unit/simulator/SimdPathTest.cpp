@@ -373,24 +373,39 @@ TEST(SimdPaths, Bf16ProductsOutOfFp32RangeStayUnfused) {
   }
 }
 
+/// The row conversions on every path (F16C on AVX2 / AVX-512 where the
+/// CPU has it): rows of 64 patterns, so that most rows hold no NaN and take
+/// the vector conversion, and the rows with NaNs the portable one.
 TEST(SimdConversions, Fp16ToFp32EveryPattern) {
+  SimdPath saved = simdPath();
   std::vector<uint16_t> all(1 << 16);
   for (uint32_t h = 0; h < all.size(); ++h)
     all[h] = uint16_t(h);
-  std::vector<float> row(all.size());
-  detail::fp16RowToFp32(all.data(), row.data(), all.size());
-  for (uint32_t h = 0; h < all.size(); ++h) {
-    uint32_t want = isa::floatToBits(isa::fp16ToFp32(uint16_t(h)));
-    ASSERT_EQ(isa::floatToBits(detail::fp16ToFp32Fast(uint16_t(h))), want) << h;
-    ASSERT_EQ(isa::floatToBits(row[h]), want) << h;
+  for (SimdPath p : availableSimdPaths()) {
+    setSimdPath(p);
+    std::vector<float> row(all.size());
+    for (size_t i0 = 0; i0 < all.size(); i0 += 64)
+      detail::fp16RowToFp32(all.data() + i0, row.data() + i0, 64);
+    for (uint32_t h = 0; h < all.size(); ++h) {
+      uint32_t want = isa::floatToBits(isa::fp16ToFp32(uint16_t(h)));
+      ASSERT_EQ(isa::floatToBits(detail::fp16ToFp32Fast(uint16_t(h))), want)
+          << h;
+      ASSERT_EQ(isa::floatToBits(row[h]), want)
+          << h << " on " << simdPathName(p);
+    }
+    // A row shorter than a vector, and one with a remainder.
+    uint16_t some[11] = {0x3C00, 0x8401, 0x0000, 0x7C00, 0x0001, 0xFBFF,
+                         0x3555, 0x8000, 0x03FF, 0x4000, 0xC000};
+    float out[11];
+    for (size_t n : {size_t(3), size_t(11)}) {
+      detail::fp16RowToFp32(some, out, n);
+      for (size_t i = 0; i < n; ++i)
+        EXPECT_EQ(isa::floatToBits(out[i]),
+                  isa::floatToBits(isa::fp16ToFp32(some[i])))
+            << i << " of " << n << " on " << simdPathName(p);
+    }
   }
-  // A row shorter than a vector (the compiler's scalar remainder).
-  uint16_t normal[3] = {0x3C00, 0x8001 + 0x0400, 0x0000};
-  float out[3];
-  detail::fp16RowToFp32(normal, out, 3);
-  for (int i = 0; i < 3; ++i)
-    EXPECT_EQ(isa::floatToBits(out[i]),
-              isa::floatToBits(isa::fp16ToFp32(normal[i])));
+  setSimdPath(saved);
 }
 
 TEST(SimdConversions, Fp32ToFp16AndBf16DenseSample) {
@@ -405,23 +420,34 @@ TEST(SimdConversions, Fp32ToFp16AndBf16DenseSample) {
   for (uint32_t hi = 0; hi < (1u << 16); ++hi)
     for (uint32_t lo : {0x0000u, 0x7FFFu, 0x8000u, 0x8001u, 0xFFFFu})
       patterns.push_back((hi << 16) | lo);
-  constexpr size_t kRow = 4096;
+  SimdPath saved = simdPath();
+  // Rows of 61: most hold no NaN (the vector conversion) and all have a
+  // remainder past the last whole vector.
+  constexpr size_t kRow = 61;
   std::vector<float> vals(kRow);
   std::vector<uint16_t> row(kRow);
-  for (size_t i0 = 0; i0 < patterns.size(); i0 += kRow) {
-    size_t n = std::min(kRow, patterns.size() - i0);
-    for (size_t i = 0; i < n; ++i)
-      vals[i] = isa::bitsToFloat(patterns[i0 + i]);
-    detail::fp32RowToFp16(vals.data(), row.data(), n);
-    for (size_t i = 0; i < n; ++i) {
-      float x = vals[i];
-      uint16_t want = isa::fp32ToFp16(x);
-      ASSERT_EQ(detail::fp32ToFp16Fast(x), want) << std::hex << patterns[i0 + i];
-      ASSERT_EQ(row[i], want) << std::hex << patterns[i0 + i];
-      ASSERT_EQ(detail::fp32ToBf16Fast(x), isa::fp32ToBf16(x))
-          << std::hex << patterns[i0 + i];
+  for (SimdPath p : availableSimdPaths()) {
+    setSimdPath(p);
+    for (size_t i0 = 0; i0 < patterns.size(); i0 += kRow) {
+      size_t n = std::min(kRow, patterns.size() - i0);
+      for (size_t i = 0; i < n; ++i)
+        vals[i] = isa::bitsToFloat(patterns[i0 + i]);
+      detail::fp32RowToFp16(vals.data(), row.data(), n);
+      for (size_t i = 0; i < n; ++i) {
+        float x = vals[i];
+        uint16_t want = isa::fp32ToFp16(x);
+        ASSERT_EQ(row[i], want)
+            << std::hex << patterns[i0 + i] << " on " << simdPathName(p);
+        if (p == saved) {
+          ASSERT_EQ(detail::fp32ToFp16Fast(x), want)
+              << std::hex << patterns[i0 + i];
+          ASSERT_EQ(detail::fp32ToBf16Fast(x), isa::fp32ToBf16(x))
+              << std::hex << patterns[i0 + i];
+        }
+      }
     }
   }
+  setSimdPath(saved);
 }
 
 } // namespace
