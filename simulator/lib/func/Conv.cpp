@@ -1503,9 +1503,23 @@ void execConv(const TiuOp &op, MachineState &m) {
         int16_t padV = wrq ? 0 : int16_t(pads.pad<int64_t>(ic, false));
         int16_t insV = wrq ? 0 : int16_t(pads.ins<int64_t>(ic, false));
         int64_t *rowBuf = scratch<int64_t, 8>(g.iw);
+        // 8-bit rows that lie contiguous (the usual case) are read as
+        // bytes, without the int64 row.
+        bool bytes = inPrec == Prec::Int8 && in.tensor().stride.w == 1;
         buildPlaneRows<int16_t>(
             g, planeStride, padV, insV,
             [&](uint32_t y, int16_t *dst) {
+              if (bytes) {
+                const uint8_t *p =
+                    in.laneStart(ic) + uint64_t(in.index(n, ic, y, 0));
+                if (inSigned)
+                  for (uint32_t x = 0; x < g.iw; ++x)
+                    dst[x] = int8_t(p[x]);
+                else
+                  for (uint32_t x = 0; x < g.iw; ++x)
+                    dst[x] = p[x];
+                return;
+              }
               in.rowInt(n, ic, y, rowBuf, g.iw);
               for (uint32_t x = 0; x < g.iw; ++x)
                 dst[x] = int16_t(rowBuf[x]);

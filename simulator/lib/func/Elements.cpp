@@ -424,6 +424,73 @@ template <typename T> void wr(uint8_t *p, T v) {
   std::memcpy(p, &v, sizeof(T));
 }
 
+/// The contiguous integer store of storeRowInt: v[w] wrapped or clamped to
+/// [lo, hi], as T. One body, built for the baseline and for AVX2 (whose
+/// 64-bit compares let the compiler vectorise the clamp; integer values, so
+/// the same bits either way).
+template <typename T>
+TPUSIM_INLINE void storeIntRowBody(uint8_t *base, const int64_t *v,
+                                   uint32_t width, bool wrap, int64_t lo,
+                                   int64_t hi) {
+  if (wrap) {
+    for (uint32_t w = 0; w < width; ++w)
+      wr<T>(base + size_t(w) * sizeof(T), T(v[w]));
+    return;
+  }
+  for (uint32_t w = 0; w < width; ++w)
+    wr<T>(base + size_t(w) * sizeof(T), T(std::clamp(v[w], lo, hi)));
+}
+template <typename T>
+void storeIntRowPortable(uint8_t *base, const int64_t *v, uint32_t width,
+                         bool wrap, int64_t lo, int64_t hi) {
+  storeIntRowBody<T>(base, v, width, wrap, lo, hi);
+}
+#if TPUSIM_X86_PATHS
+template <typename T>
+TPUSIM_TARGET_AVX2 void storeIntRowAvx2(uint8_t *base, const int64_t *v,
+                                        uint32_t width, bool wrap, int64_t lo,
+                                        int64_t hi) {
+  storeIntRowBody<T>(base, v, width, wrap, lo, hi);
+}
+#endif
+/// The contiguous widening read of rowInt (T the element type), built for
+/// the baseline and for AVX2 as storeIntRow.
+template <typename T>
+TPUSIM_INLINE void readIntRowBody(const uint8_t *base, int64_t *out,
+                                  uint32_t width) {
+  for (uint32_t w = 0; w < width; ++w)
+    out[w] = int64_t(rd<T>(base + size_t(w) * sizeof(T)));
+}
+template <typename T>
+void readIntRowPortable(const uint8_t *base, int64_t *out, uint32_t width) {
+  readIntRowBody<T>(base, out, width);
+}
+#if TPUSIM_X86_PATHS
+template <typename T>
+TPUSIM_TARGET_AVX2 void readIntRowAvx2(const uint8_t *base, int64_t *out,
+                                       uint32_t width) {
+  readIntRowBody<T>(base, out, width);
+}
+#endif
+template <typename T>
+void readIntRow(const uint8_t *base, int64_t *out, uint32_t width) {
+#if TPUSIM_X86_PATHS
+  if (simdPath() != SimdPath::Portable)
+    return readIntRowAvx2<T>(base, out, width);
+#endif
+  readIntRowPortable<T>(base, out, width);
+}
+
+template <typename T>
+void storeIntRow(uint8_t *base, const int64_t *v, uint32_t width, bool wrap,
+                 int64_t lo, int64_t hi) {
+#if TPUSIM_X86_PATHS
+  if (simdPath() != SimdPath::Portable)
+    return storeIntRowAvx2<T>(base, v, width, wrap, lo, hi);
+#endif
+  storeIntRowPortable<T>(base, v, width, wrap, lo, hi);
+}
+
 } // namespace
 
 void OperandView::rowFloat(uint32_t n, uint32_t c, uint32_t h, float *out,
@@ -492,18 +559,16 @@ void OperandView::rowInt(uint32_t n, uint32_t c, uint32_t h, int64_t *out,
   bool s = t_.type.isSigned;
   if (step == int64_t(bytes)) {
     // Contiguous: typed loops the compiler vectorises.
-    auto widen = [&](auto tag) {
-      using T = decltype(tag);
-      for (uint32_t w = 0; w < width; ++w)
-        out[w] = int64_t(rd<T>(base + size_t(w) * sizeof(T)));
-    };
     switch (p) {
     case Prec::Int8:
-      return s ? widen(int8_t()) : widen(uint8_t());
+      return s ? readIntRow<int8_t>(base, out, width)
+               : readIntRow<uint8_t>(base, out, width);
     case Prec::Int16:
-      return s ? widen(int16_t()) : widen(uint16_t());
+      return s ? readIntRow<int16_t>(base, out, width)
+               : readIntRow<uint16_t>(base, out, width);
     default:
-      return s ? widen(int32_t()) : widen(uint32_t());
+      return s ? readIntRow<int32_t>(base, out, width)
+               : readIntRow<uint32_t>(base, out, width);
     }
   }
   switch (p) {
@@ -599,20 +664,13 @@ void ResultView::storeRowInt(uint32_t n, uint32_t c, uint32_t h,
   int64_t hi = isa::precMax(p, t_.type.isSigned);
   if (step == int64_t(bytes)) {
     // Contiguous: typed loops the compiler vectorises.
-    auto narrow = [&](auto tag) {
-      using T = decltype(tag);
-      for (uint32_t w = 0; w < width; ++w) {
-        int64_t x = wrap ? v[w] : std::clamp(v[w], lo, hi);
-        wr<T>(base + size_t(w) * sizeof(T), T(x));
-      }
-    };
     switch (bytes) {
     case 1:
-      return narrow(uint8_t());
+      return storeIntRow<uint8_t>(base, v, width, wrap, lo, hi);
     case 2:
-      return narrow(uint16_t());
+      return storeIntRow<uint16_t>(base, v, width, wrap, lo, hi);
     default:
-      return narrow(uint32_t());
+      return storeIntRow<uint32_t>(base, v, width, wrap, lo, hi);
     }
   }
   for (uint32_t w = 0; w < width; ++w) {
