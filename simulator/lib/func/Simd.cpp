@@ -149,15 +149,18 @@ bool cpuHasF16c() {
 
 __attribute__((target("avx2,f16c"))) bool
 fp16RowToFp32F16c(const uint16_t *in, float *out, size_t n) {
-  __m256 nan = _mm256_setzero_ps();
+  // NaN: |h| above the infinity 0x7C00 (as int16: |h| <= 0x7FFF), tested
+  // on the integers (clang turns a float unordered test here into one
+  // scalar compare per lane).
+  const __m128i magMask = _mm_set1_epi16(0x7FFF), inf = _mm_set1_epi16(0x7C00);
+  __m128i nan = _mm_setzero_si128();
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    __m256 v = _mm256_cvtph_ps(
-        _mm_loadu_si128(reinterpret_cast<const __m128i *>(in + i)));
-    nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-    _mm256_storeu_ps(out + i, v);
+    __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i *>(in + i));
+    nan = _mm_or_si128(nan, _mm_cmpgt_epi16(_mm_and_si128(h, magMask), inf));
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(h));
   }
-  if (_mm256_movemask_ps(nan))
+  if (_mm_movemask_epi8(nan))
     return false;
   fp16RowToFp32Portable(in + i, out + i, n - i);
   return true;
@@ -165,15 +168,19 @@ fp16RowToFp32F16c(const uint16_t *in, float *out, size_t n) {
 
 __attribute__((target("avx2,f16c"))) bool
 fp32RowToFp16F16c(const float *in, uint16_t *out, size_t n) {
-  __m256 nan = _mm256_setzero_ps();
+  // NaN: |x| above the infinity's bits (as int32), as above.
+  const __m256i magMask = _mm256_set1_epi32(0x7FFFFFFF),
+                inf = _mm256_set1_epi32(0x7F800000);
+  __m256i nan = _mm256_setzero_si256();
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     __m256 v = _mm256_loadu_ps(in + i);
-    nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    __m256i mag = _mm256_and_si256(_mm256_castps_si256(v), magMask);
+    nan = _mm256_or_si256(nan, _mm256_cmpgt_epi32(mag, inf));
     _mm_storeu_si128(reinterpret_cast<__m128i *>(out + i),
                      _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
   }
-  if (_mm256_movemask_ps(nan))
+  if (_mm256_movemask_epi8(nan))
     return false;
   fp32RowToFp16Portable(in + i, out + i, n - i);
   return true;
