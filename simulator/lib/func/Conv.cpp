@@ -606,29 +606,41 @@ TPUSIM_BLOCK(intBlockAvx512, TPUSIM_TARGET_AVX512, int16_t, int32_t, uint32_t,
 
 /// Fills one input plane (vh x vw, then the overrun as padding) at
 /// out[pos * step]: rows from row(iy, dst) (iw values), inserted zeros
-/// `ins`, everything else `pad`.
+/// `ins`, everything else `pad`. Every position is written once: the
+/// padding around the real rows, then the rows (straight into the plane
+/// when both steps are 1, else through rowBuf).
 template <typename T, typename Row>
 void buildPlaneRows(const ConvGeom &g, size_t planeLen, T pad, T ins, Row row,
                     T *out, size_t step, T *rowBuf) {
-  for (size_t i = 0; i < planeLen; ++i)
-    out[i * step] = pad;
+  auto fill = [&](size_t from, size_t to, T v) {
+    for (size_t i = from; i < to; ++i)
+      out[i * step] = v;
+  };
   uint32_t stepH = g.insH + 1, stepW = g.insW + 1;
   uint64_t realH = uint64_t(g.ih - 1) * stepH + 1;
   uint64_t realW = uint64_t(g.iw - 1) * stepW + 1;
+  fill(0, size_t(g.padT) * g.vw, pad);
   for (uint64_t vy = 0; vy < realH; ++vy) {
-    T *dst = out + ((g.padT + vy) * g.vw + g.padL) * step;
+    size_t start = (g.padT + vy) * g.vw;
+    size_t left = start + g.padL, right = left + realW;
+    fill(start, left, pad);
+    fill(right, start + g.vw, pad);
     if (vy % stepH) {
-      for (uint64_t x = 0; x < realW; ++x)
-        dst[x * step] = ins;
+      fill(left, right, ins);
+      continue;
+    }
+    T *dst = out + left * step;
+    if (stepW == 1 && step == 1) {
+      row(uint32_t(vy / stepH), dst);
       continue;
     }
     row(uint32_t(vy / stepH), rowBuf);
     if (stepW != 1)
-      for (uint64_t x = 0; x < realW; ++x)
-        dst[x * step] = ins;
+      fill(left, right, ins);
     for (uint32_t ix = 0; ix < g.iw; ++ix)
       dst[uint64_t(ix) * stepW * step] = rowBuf[ix];
   }
+  fill((g.padT + realH) * g.vw, planeLen, pad);
 }
 
 /// Weights per channel that the packers load at a time: a block's chunks
