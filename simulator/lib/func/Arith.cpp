@@ -24,6 +24,10 @@
 #include <limits>
 #include <memory>
 
+#if TPUSIM_X86_PATHS
+#include <immintrin.h>
+#endif
+
 #if defined(__clang__)
 #pragma clang fp contract(off)
 #elif defined(__GNUC__)
@@ -349,13 +353,55 @@ void requantRowFixed(const int64_t *x, int64_t *out, uint32_t n, int64_t mult,
     out[w] = std::clamp(isa::rightShiftRoundSmall(x[w] * mult, rshift, M) + zp,
                         lo, hi);
 }
+#if TPUSIM_X86_PATHS
+/// requantRowFixed<HalfUp> on AVX2 for inputs within int32 (mult always
+/// is): x * mult by vpmuldq (exact), then floor((v + 2^(s-1)) / 2^s) as
+/// a logical shift of v + 2^(s-1) + 2^62 (never negative, never past 2^64:
+/// |v| <= 2^62) less 2^(62-s), then + zp and the clamp in int64: the values
+/// of the scalar loop (HalfUp rounds up when the dropped bits are at least
+/// half). The last n % 4 elements take the scalar loop.
+TPUSIM_TARGET_AVX2 void requantRowHalfUpAvx2(const int64_t *x, int64_t *out,
+                                             uint32_t n, int64_t mult,
+                                             int rshift, int64_t zp, int64_t lo,
+                                             int64_t hi) {
+  constexpr int64_t kBias = int64_t(1) << 62;
+  const __m256i m = _mm256_set1_epi64x(mult);
+  const __m256i add = _mm256_set1_epi64x((int64_t(1) << (rshift - 1)) + kBias);
+  const __m256i sub = _mm256_set1_epi64x(kBias >> rshift);
+  const __m256i z = _mm256_set1_epi64x(zp);
+  const __m256i vlo = _mm256_set1_epi64x(lo), vhi = _mm256_set1_epi64x(hi);
+  const __m128i count = _mm_cvtsi32_si128(rshift);
+  uint32_t w = 0;
+  for (; w + 4 <= n; w += 4) {
+    __m256i v = _mm256_mul_epi32(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i *>(x + w)), m);
+    __m256i q = _mm256_sub_epi64(
+        _mm256_srl_epi64(_mm256_add_epi64(v, add), count), sub);
+    q = _mm256_add_epi64(q, z);
+    q = _mm256_blendv_epi8(q, vhi, _mm256_cmpgt_epi64(q, vhi));
+    q = _mm256_blendv_epi8(q, vlo, _mm256_cmpgt_epi64(vlo, q));
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(out + w), q);
+  }
+  requantRowFixed<RoundMode::HalfUp>(x + w, out + w, n - w, mult, rshift, zp,
+                                     lo, hi);
+}
+#endif
+
 /// requantRowFixed for a round mode known at run time; false (nothing
-/// done) when the shift is not a small right shift.
+/// done) when the shift is not a small right shift. x32: every x lies
+/// within int32 (the AVX2 HalfUp loop needs it).
 bool requantRow(const int64_t *x, int64_t *out, uint32_t n, int64_t mult,
-                int rshift, int64_t zp, int64_t lo, int64_t hi,
-                RoundMode mode) {
+                int rshift, int64_t zp, int64_t lo, int64_t hi, RoundMode mode,
+                bool x32) {
   if (rshift <= 0 || rshift > isa::kMaxSmallShift)
     return false;
+#if TPUSIM_X86_PATHS
+  if (mode == RoundMode::HalfUp && x32 && simdPath() != SimdPath::Portable &&
+      rshift <= 62) {
+    requantRowHalfUpAvx2(x, out, n, mult, rshift, zp, lo, hi);
+    return true;
+  }
+#endif
   switch (mode) {
   case RoundMode::HalfToEven:
     requantRowFixed<RoundMode::HalfToEven>(x, out, n, mult, rshift, zp, lo, hi);
@@ -1133,6 +1179,9 @@ void execRQDQ(const TiuOp &op, MachineState &m) {
   // Inputs of at most 32 bits: |x| < 2^32, so x * mult (an int32) fits
   // int64 (requantRow).
   bool narrowIn = !isa::isFloat(p0) && isa::precBits(p0) <= 32;
+  // Inputs within int32: signed ones of at most 32 bits, unsigned ones of
+  // fewer.
+  bool in32 = narrowIn && (t0.isSigned || isa::precBits(p0) < 32);
   int64_t resLo = 0, resHi = 0;
   if (!floatOut) {
     resLo = isa::precMin(pr, tr.isSigned);
@@ -1235,7 +1284,7 @@ void execRQDQ(const TiuOp &op, MachineState &m) {
           // clamped to the result type.
           a.rowI(n, c, h, width, rowI);
           if (!(narrowIn && requantRow(rowI, rowI, width, mult, -shift, zp,
-                                       resLo, resHi, mode)))
+                                       resLo, resHi, mode, in32)))
             for (uint32_t w = 0; w < width; ++w) {
               __int128 sum = __int128(isa::applyMultiplierAndRShiftFast(
                                  rowI[w], mult, -shift, mode)) +

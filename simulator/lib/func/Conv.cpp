@@ -657,6 +657,46 @@ void interleaveChunk(const T *rows, unsigned nb, size_t count, T *dst) {
     for (unsigned b = 0; b < NB; ++b)
       dst[k * NB + b] = b < nb ? rows[b * kPackChunk + k] : T(0);
 }
+#if TPUSIM_X86_PATHS
+/// interleaveChunk<T, 6> for 4-byte T (the AVX2 tiles' blocks, float or
+/// int16-pair weights): 8 weights of the 6 rows at a time transposed in
+/// registers (shuffles only, so the bits move unchanged) and stored as 8
+/// runs of 6, each store 8 wide, the 2 extra lanes overwritten by the next
+/// store. Returns the weights done: the rest (at least one) go through the
+/// scalar loop, which also overwrites the last vector store's extra lanes.
+TPUSIM_TARGET_AVX2 size_t interleave6Avx2(const void *rowsBits, unsigned nb,
+                                          size_t count, void *dstBits) {
+  const float *rows = static_cast<const float *>(rowsBits);
+  float *dst = static_cast<float *>(dstBits);
+  const __m256 zero = _mm256_setzero_ps();
+  size_t k = 0;
+  for (; k + 8 < count; k += 8) {
+    __m256 r[6];
+    for (unsigned b = 0; b < 6; ++b)
+      r[b] = b < nb ? _mm256_loadu_ps(rows + b * kPackChunk + k) : zero;
+    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]);
+    __m256 t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]);
+    __m256 t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]);
+    __m256 t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    // s[j] holds rows 0..3 of weights j and j + 4; s[j + 4] rows 4, 5.
+    __m256 s[8] = {
+        _mm256_shuffle_ps(t0, t2, 0x44),   _mm256_shuffle_ps(t0, t2, 0xEE),
+        _mm256_shuffle_ps(t1, t3, 0x44),   _mm256_shuffle_ps(t1, t3, 0xEE),
+        _mm256_shuffle_ps(t4, zero, 0x44), _mm256_shuffle_ps(t4, zero, 0xEE),
+        _mm256_shuffle_ps(t5, zero, 0x44), _mm256_shuffle_ps(t5, zero, 0xEE)};
+    float *d = dst + k * 6;
+    for (unsigned j = 0; j < 4; ++j)
+      _mm256_storeu_ps(d + j * 6, _mm256_permute2f128_ps(s[j], s[j + 4], 0x20));
+    for (unsigned j = 0; j < 4; ++j)
+      _mm256_storeu_ps(d + (j + 4) * 6,
+                       _mm256_permute2f128_ps(s[j], s[j + 4], 0x31));
+  }
+  return k;
+}
+#endif
+
 template <typename T>
 void interleaveChunk(const T *rows, unsigned nbMax, unsigned nb, size_t count,
                      T *dst) {
@@ -664,6 +704,12 @@ void interleaveChunk(const T *rows, unsigned nbMax, unsigned nb, size_t count,
   case 8:
     return interleaveChunk<T, 8>(rows, nb, count, dst);
   case 6:
+#if TPUSIM_X86_PATHS
+    if constexpr (sizeof(T) == sizeof(float)) {
+      size_t k = interleave6Avx2(rows, nb, count, dst);
+      return interleaveChunk<T, 6>(rows + k, nb, count - k, dst + k * 6);
+    }
+#endif
     return interleaveChunk<T, 6>(rows, nb, count, dst);
   default:
     return interleaveChunk<T, 4>(rows, nb, count, dst);

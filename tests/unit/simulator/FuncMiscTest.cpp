@@ -278,6 +278,58 @@ TEST(FuncRqDq, FixedPointRequantPerChannelAndImmediate) {
     EXPECT_EQ(refGetInt(m, y, true, 0, 0, 0, k), want[k]) << k;
 }
 
+TEST(FuncRqDq, FixedPointRequantHalfUpOnLongRows) {
+  // rq1 with HalfUp (round mode 5): the dropped bits at least half round
+  // up. Rows of 37 (whole vectors and a remainder), inputs and multipliers
+  // at the int32 extremes and random, ties made on purpose, shifts from 1
+  // to 40, int16 and int8 results (the clamp both ways).
+  std::mt19937 rng(47);
+  const uint32_t C = 8, W = 37;
+  const int64_t mults[C] = {INT32_MIN, INT32_MAX, 1,        -1,
+                            3,         1 << 30,   -1234567, 987654321};
+  const int shifts[C] = {40, 31, 1, 2, 1, 20, 9, 33};
+  for (Prec outPrec : {Prec::Int16, Prec::Int8}) {
+    MachineState m(isa::ChipParams::bm1684x());
+    Ref x = euRef(laddr(0, 0), Prec::Int32, 1, C, 1, W);
+    Ref y = euRef(laddr(0, 0x1000), outPrec, 1, C, 1, W);
+    std::vector<int64_t> xv;
+    std::vector<int64_t> zp(C);
+    for (uint32_t c = 0; c < C; ++c) {
+      zp[c] = randomInt(rng, -20, 20);
+      int32_t rec[3] = {int32_t(mults[c]), -shifts[c], int32_t(zp[c])};
+      std::memcpy(m.lmem.at(c, 0x2000, 12), rec, 12);
+      for (uint32_t w = 0; w < W; ++w) {
+        int64_t v = w == 0   ? INT32_MIN
+                    : w == 1 ? INT32_MAX
+                    : w < 8  ? int64_t(w) - 4 // small: ties at odd x / 2
+                             : randomInt(rng, INT32_MIN, INT32_MAX);
+        xv.push_back(v);
+        refSetBits(m, x, 0, c, 0, w, uint32_t(int32_t(v)));
+      }
+    }
+    auto r = rqCmd(1, Prec::Int32, outPrec, C, W);
+    r.opd0_sign = r.opd2_sign = 1;
+    r.opd2_n_str = 5; // half up
+    r.opd0_addr = x.addr;
+    r.opd1_addr = laddr(0, 0x2000);
+    r.res0_addr = y.addr;
+    runTiu(r, m);
+    int64_t lo = outPrec == Prec::Int8 ? -128 : -32768;
+    int64_t hi = outPrec == Prec::Int8 ? 127 : 32767;
+    size_t i = 0;
+    for (uint32_t c = 0; c < C; ++c)
+      for (uint32_t w = 0; w < W; ++w, ++i) {
+        __int128 prod = __int128(xv[i]) * mults[c];
+        int rs = shifts[c];
+        __int128 q = prod >> rs, rem = prod - q * (__int128(1) << rs);
+        bool up = rem >= (__int128(1) << (rs - 1));
+        int64_t v = int64_t(q) + (up ? 1 : 0) + zp[c];
+        ASSERT_EQ(refGetInt(m, y, true, 0, c, 0, w), std::clamp(v, lo, hi))
+            << isa::precName(outPrec) << " channel " << c << " at " << w;
+      }
+  }
+}
+
 TEST(FuncRqDq, FloatRequantAndDequant) {
   MachineState m(isa::ChipParams::bm1684x());
   Ref x = euRef(laddr(0, 0), Prec::Int32, 1, 1, 1, 4);
