@@ -258,6 +258,34 @@ public:
                     eb_);
   }
 
+  /// Copies row (n, c, h) of `src` (count elements as readRow's) to the
+  /// same row of `dst` without a staging buffer when one side is DDR and
+  /// both rows are contiguous whole-byte elements (DDR's read / write
+  /// straight from or into the other memory's row); false (nothing done)
+  /// otherwise.
+  bool copyRowDirect(const GTensor &src, const GTensor &dst, uint32_t n,
+                     uint32_t c, uint32_t h, uint32_t count) {
+    if (nibbles_ || src.stride.w != 1 || dst.stride.w != 1 ||
+        (src.region == MemRegion::Global) == (dst.region == MemRegion::Global))
+      return false;
+    uint64_t bytes = uint64_t(count) * eb_;
+    // A DDR row out of range takes the staged path and its error; the
+    // source is checked before the destination, as there.
+    if (src.region == MemRegion::Global) {
+      uint64_t from = flatAddr(src, n, c, h, 0);
+      if (!m_.gmem.contains(from, bytes))
+        return false;
+      m_.gmem.read(from, rowPtr(dst, n, c, h, bytes), bytes);
+      return true;
+    }
+    const uint8_t *p = rowPtr(src, n, c, h, bytes);
+    uint64_t to = flatAddr(dst, n, c, h, 0);
+    if (!m_.gmem.contains(to, bytes))
+      return false;
+    m_.gmem.write(to, p, bytes);
+    return true;
+  }
+
   /// Contiguous bytes at a unified address (local memory is contiguous per
   /// lane; a range may run on into the next lane).
   void readFlat(uint64_t addr, uint8_t *out, uint64_t bytes, const char *what) {
@@ -505,6 +533,8 @@ void copyRows(Space &sp, const GTensor &src, const GTensor &dst,
       // Read either way: a source outside its memory fails as it would
       // in readTensor.
       for (uint32_t h = 0; h < rows; ++h) {
+        if (on && sp.copyRowDirect(src, dst, n, c, h, count))
+          continue;
         sp.readRow(src, n, c, h, buf.data(), count);
         if (on)
           sp.writeRow(dst, n, c, h, buf.data(), nullptr, count);
