@@ -321,9 +321,51 @@ void shiftedRowFixed(const int64_t *a, const int64_t *b, uint32_t *out,
     out[w] = uint32_t(s ? isa::rightShiftRoundSmall(v, s, M) : v);
   }
 }
+#if TPUSIM_X86_PATHS
+/// shiftedRowFixed<HalfUp, EU> on AVX2 for operands within int32: the
+/// product by vpmuldq (exact), the sum or difference in int64, the rounding
+/// floor((v + 2^(s-1)) / 2^s) as a logical shift of v + 2^(s-1) + 2^62
+/// (|v| <= 2^62) less 2^(62-s), the low 32 bits of each result. The last
+/// n % 4 elements take the scalar loop.
+template <unsigned EU>
+TPUSIM_TARGET_AVX2 void shiftedRowHalfUpAvx2(const int64_t *a, const int64_t *b,
+                                             uint32_t *out, uint32_t n, int s) {
+  constexpr int64_t kBias = int64_t(1) << 62;
+  const __m256i add = _mm256_set1_epi64x((int64_t(1) << (s - 1)) + kBias);
+  const __m256i sub = _mm256_set1_epi64x(kBias >> s);
+  const __m128i count = _mm_cvtsi32_si128(s);
+  const __m256i lowHalves = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+  uint32_t w = 0;
+  for (; w + 4 <= n; w += 4) {
+    __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(a + w));
+    __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(b + w));
+    __m256i v;
+    if constexpr (EU == kAdd)
+      v = _mm256_add_epi64(x, y);
+    else if constexpr (EU == kSub)
+      v = _mm256_sub_epi64(x, y);
+    else
+      v = _mm256_mul_epi32(x, y);
+    __m256i q = _mm256_sub_epi64(
+        _mm256_srl_epi64(_mm256_add_epi64(v, add), count), sub);
+    _mm_storeu_si128(
+        reinterpret_cast<__m128i *>(out + w),
+        _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(q, lowHalves)));
+  }
+  shiftedRowFixed<RoundMode::HalfUp, EU>(a + w, b + w, out + w, n - w, s);
+}
+#endif
+
+/// x32: every a[w] and b[w] lies within int32 (the AVX2 HalfUp loop needs
+/// it).
 template <unsigned EU>
 void shiftedRowOp(const int64_t *a, const int64_t *b, uint32_t *out, uint32_t n,
-                  int s, RoundMode mode) {
+                  int s, RoundMode mode, bool x32) {
+#if TPUSIM_X86_PATHS
+  if (mode == RoundMode::HalfUp && s > 0 && s <= 62 && x32 &&
+      simdPath() != SimdPath::Portable)
+    return shiftedRowHalfUpAvx2<EU>(a, b, out, n, s);
+#endif
   switch (mode) {
   case RoundMode::HalfToEven:
     return shiftedRowFixed<RoundMode::HalfToEven, EU>(a, b, out, n, s);
@@ -852,6 +894,17 @@ void execAR(const TiuOp &op, MachineState &m) {
       (!hasC ||
        (c.isConst && immShift > 0 && immShift <= isa::kMaxSmallShift))) {
     int sh = int(immShift);
+    // Operands within int32: immediates by value, tensors by type.
+    auto in32 = [](const Source &src, ElemType t) {
+      if (src.isConst) {
+        int64_t v = src.imm.asInt();
+        return v >= std::numeric_limits<int32_t>::min() &&
+               v <= std::numeric_limits<int32_t>::max();
+      }
+      unsigned bits = isa::precBits(t.prec);
+      return bits < 32 || (bits == 32 && t.isSigned);
+    };
+    bool x32 = in32(a, t0) && in32(b, t1);
     forEachRowAnyOrder(
         rows, out, {&a, &b}, [&](uint32_t n, uint32_t ch, uint32_t h) {
           int64_t *ra = scratch<int64_t, 20>(width),
@@ -860,11 +913,11 @@ void execAR(const TiuOp &op, MachineState &m) {
           a.rowI(n, ch, h, width, ra);
           b.rowI(n, ch, h, width, rb);
           if (eu == kAdd)
-            shiftedRowOp<kAdd>(ra, rb, rr, width, sh, mode);
+            shiftedRowOp<kAdd>(ra, rb, rr, width, sh, mode, x32);
           else if (eu == kSub)
-            shiftedRowOp<kSub>(ra, rb, rr, width, sh, mode);
+            shiftedRowOp<kSub>(ra, rb, rr, width, sh, mode, x32);
           else
-            shiftedRowOp<kMul>(ra, rb, rr, width, sh, mode);
+            shiftedRowOp<kMul>(ra, rb, rr, width, sh, mode, x32);
           std::memcpy(out.laneStart(ch) +
                           uint64_t(out.index(n, ch, h, 0)) * sizeof(uint32_t),
                       rr, width * sizeof(uint32_t));
