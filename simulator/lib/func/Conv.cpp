@@ -1551,13 +1551,13 @@ void execConv(const TiuOp &op, MachineState &m) {
     // Every operand fits int16: the pair kernels (convIntFast).
     size_t planeStride = planeSize + tileOverrun(g);
     uint32_t pairs = uint32_t(ceilDiv(g.ic, 2));
-    // A lone last channel's partner half stays stale: it meets weight 0.
     int16_t *planes = scratch<int16_t, 4>(size_t(pairs) * planeStride * 2);
     for (uint32_t n = 0; n < g.n; ++n) {
-      // The planes on the kernel threads: each reads its channel of the
-      // input and writes only its own (interleaved) elements of the scratch.
-      parallelTasks(g.ic, [&](int64_t c) {
-        uint32_t ic = uint32_t(c);
+      // The planes on the kernel threads, a channel pair per task: each
+      // plane is built contiguous (the rows straight into it), then the
+      // pair is interleaved into its own elements of the scratch (strided
+      // 2-byte stores while building cost more than the build).
+      auto buildPlane = [&](uint32_t ic, int16_t *plane) {
         int16_t padV = wrq ? 0 : int16_t(pads.pad<int64_t>(ic, false));
         int16_t insV = wrq ? 0 : int16_t(pads.ins<int64_t>(ic, false));
         int64_t *rowBuf = scratch<int64_t, 8>(g.iw);
@@ -1582,8 +1582,23 @@ void execConv(const TiuOp &op, MachineState &m) {
               for (uint32_t x = 0; x < g.iw; ++x)
                 dst[x] = int16_t(rowBuf[x]);
             },
-            planes + (ic / 2) * planeStride * 2 + ic % 2, 2,
-            scratch<int16_t, 8>(g.iw));
+            plane, 1, scratch<int16_t, 8>(g.iw));
+      };
+      parallelTasks(pairs, [&](int64_t pr) {
+        uint32_t ic = uint32_t(pr) * 2;
+        int16_t *even = scratch<int16_t, 12>(planeStride);
+        int16_t *odd = scratch<int16_t, 13>(planeStride);
+        buildPlane(ic, even);
+        // A lone last channel pairs with zeros (they meet weight 0).
+        if (ic + 1 < g.ic)
+          buildPlane(ic + 1, odd);
+        else
+          std::fill_n(odd, planeStride, int16_t(0));
+        int16_t *dst = planes + size_t(pr) * planeStride * 2;
+        for (size_t i = 0; i < planeStride; ++i) {
+          dst[2 * i] = even[i];
+          dst[2 * i + 1] = odd[i];
+        }
       });
       finish(n, convIntFast(planes, packed, g));
     }
