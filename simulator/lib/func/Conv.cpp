@@ -1524,11 +1524,27 @@ void execConv(const TiuOp &op, MachineState &m) {
   }
   // The epilogue of one batch: int32 sums to results.
   // The epilogue reads only the sums and its own results.
+  // Sums stored as they are (int32 results in contiguous rows, no shift,
+  // res_add or relu: the usual INT8 conv, whose bias and requantisation
+  // follow as AR and RQ commands) are copied row by row.
+  const LocalTensor &ot = out.tensor();
+  const bool rawInt32 = !wrq && !resAdd && !relu &&
+                        ot.type.prec == Prec::Int32 && ot.type.isSigned &&
+                        ot.stride.w == 1;
   auto finish = [&](uint32_t n, ConvAcc<uint32_t> acc) {
     forEachChannel(out, g.oc, out.elementsApart(), [&](uint32_t oc) {
       int64_t *row = scratch<int64_t, 10>(g.ow);
       int64_t *prev = scratch<int64_t, 11>(g.ow);
       const uint32_t *a = acc.data + oc * acc.chanStride;
+      if (rawInt32) {
+        for (uint32_t oy = 0; oy < g.oh; ++oy) {
+          const uint32_t *src = a + size_t(oy) * acc.rowStride;
+          uint8_t *dst = out.laneStart(oc) +
+                         uint64_t(out.index(n, oc, oy, 0)) * sizeof(uint32_t);
+          std::memcpy(dst, src, size_t(g.ow) * sizeof(uint32_t));
+        }
+        return;
+      }
       for (uint32_t oy = 0; oy < g.oh; ++oy) {
         for (uint32_t ox = 0; ox < g.ow; ++ox) {
           int64_t v = int32_t(a[size_t(oy) * acc.rowStride + ox]);

@@ -220,6 +220,8 @@ TEST(FuncConv, Int8SaturatingResultWithResAdd) {
   checkIntConv(k, 3);
   k.res = Prec::Int8; // 64*4 products of up to 2^14 saturate int8
   checkIntConv(k, 4);
+  k.res = Prec::Int32; // the sums added to int32 results (no saturation)
+  checkIntConv(k, 5);
 }
 
 /// Float conv: the reference adds rounded products in the documented order
