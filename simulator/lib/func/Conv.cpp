@@ -991,6 +991,14 @@ const int32_t *packIntWeights(const ConvGeom &g, SimdPath path, Load load) {
         // A lone last plane pairs with zeros.
         std::fill(row + count, row + size_t(np) * 2 * nTaps, 0);
         uint32_t *dst = pairRows + b * rowLen;
+        if (nTaps == 1) {
+          // 1x1 kernels: the pairs are neighbours (a loop the compiler
+          // vectorises; the general one runs one tap at a time).
+          for (uint32_t c2 = 0; c2 < np; ++c2)
+            dst[c2] = uint32_t(uint16_t(int16_t(row[2 * c2]))) |
+                      uint32_t(uint16_t(int16_t(row[2 * c2 + 1]))) << 16;
+          continue;
+        }
         for (uint32_t c2 = 0; c2 < np; ++c2) {
           const int32_t *even = row + size_t(2 * c2) * nTaps;
           for (size_t t = 0; t < nTaps; ++t) {
