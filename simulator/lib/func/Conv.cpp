@@ -1412,10 +1412,11 @@ void execConv(const TiuOp &op, MachineState &m) {
             for (uint32_t ox = 0; ox < g.ow; ++ox)
               row[ox] = prev[ox] + row[ox];
           }
+          // As a select (NaN and -0 kept), which vectorises; the
+          // conditional store did not.
           if (relu)
             for (uint32_t ox = 0; ox < g.ow; ++ox)
-              if (row[ox] < 0)
-                row[ox] = 0;
+              row[ox] = row[ox] < 0 ? 0.0f : row[ox];
           out.storeRowFloat(n, oc, oy, row, g.ow);
         }
       });
