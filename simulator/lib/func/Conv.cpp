@@ -604,17 +604,16 @@ TPUSIM_BLOCK(intBlockAvx512, TPUSIM_TARGET_AVX512, int16_t, int32_t, uint32_t,
 #endif
 #undef TPUSIM_BLOCK
 
-/// Fills one input plane (vh x vw, then the overrun as padding) at
-/// out[pos * step]: rows from row(iy, dst) (iw values), inserted zeros
+/// Fills one contiguous input plane (vh x vw, then the overrun as
+/// padding) at out: rows from row(iy, dst) (iw values), inserted zeros
 /// `ins`, everything else `pad`. Every position is written once: the
 /// padding around the real rows, then the rows (straight into the plane
-/// when both steps are 1, else through rowBuf).
+/// without inserted columns, else through rowBuf).
 template <typename T, typename Row>
 void buildPlaneRows(const ConvGeom &g, size_t planeLen, T pad, T ins, Row row,
-                    T *out, size_t step, T *rowBuf) {
+                    T *out, T *rowBuf) {
   auto fill = [&](size_t from, size_t to, T v) {
-    for (size_t i = from; i < to; ++i)
-      out[i * step] = v;
+    std::fill(out + from, out + to, v);
   };
   uint32_t stepH = g.insH + 1, stepW = g.insW + 1;
   uint64_t realH = uint64_t(g.ih - 1) * stepH + 1;
@@ -629,8 +628,8 @@ void buildPlaneRows(const ConvGeom &g, size_t planeLen, T pad, T ins, Row row,
       fill(left, right, ins);
       continue;
     }
-    T *dst = out + left * step;
-    if (stepW == 1 && step == 1) {
+    T *dst = out + left;
+    if (stepW == 1) {
       row(uint32_t(vy / stepH), dst);
       continue;
     }
@@ -638,7 +637,7 @@ void buildPlaneRows(const ConvGeom &g, size_t planeLen, T pad, T ins, Row row,
     if (stepW != 1)
       fill(left, right, ins);
     for (uint32_t ix = 0; ix < g.iw; ++ix)
-      dst[uint64_t(ix) * stepW * step] = rowBuf[ix];
+      dst[uint64_t(ix) * stepW] = rowBuf[ix];
   }
   fill((g.padT + realH) * g.vw, planeLen, pad);
 }
@@ -1380,7 +1379,7 @@ void execConv(const TiuOp &op, MachineState &m) {
             g, planeStride, pads.pad<float>(ic, true),
             pads.ins<float>(ic, true),
             [&](uint32_t y, float *dst) { in.rowFloat(n, ic, y, dst, g.iw); },
-            plane, 1, scratch<float, 8>(g.iw));
+            plane, scratch<float, 8>(g.iw));
         // The whole plane, padding and overrun included: everything a
         // tile reads (im2col copies only from here).
         planeRanges[ic] = FloatRange();
@@ -1531,8 +1530,6 @@ void execConv(const TiuOp &op, MachineState &m) {
                 relu);
     return;
   }
-  // The epilogue of one batch: int32 sums to results.
-  // The epilogue reads only the sums and its own results.
   // Sums stored as they are (int32 results in contiguous rows, no shift,
   // res_add or relu: the usual INT8 conv, whose bias and requantisation
   // follow as AR and RQ commands) are copied row by row.
@@ -1540,10 +1537,10 @@ void execConv(const TiuOp &op, MachineState &m) {
   const bool rawInt32 = !wrq && !resAdd && !relu &&
                         ot.type.prec == Prec::Int32 && ot.type.isSigned &&
                         ot.stride.w == 1;
+  // The epilogue of one batch: int32 sums to results.
+  // The epilogue reads only the sums and its own results.
   auto finish = [&](uint32_t n, ConvAcc<uint32_t> acc) {
     forEachChannel(out, g.oc, out.elementsApart(), [&](uint32_t oc) {
-      int64_t *row = scratch<int64_t, 10>(g.ow);
-      int64_t *prev = scratch<int64_t, 11>(g.ow);
       const uint32_t *a = acc.data + oc * acc.chanStride;
       if (rawInt32) {
         for (uint32_t oy = 0; oy < g.oh; ++oy) {
@@ -1554,6 +1551,8 @@ void execConv(const TiuOp &op, MachineState &m) {
         }
         return;
       }
+      int64_t *row = scratch<int64_t, 10>(g.ow);
+      int64_t *prev = scratch<int64_t, 11>(g.ow);
       for (uint32_t oy = 0; oy < g.oh; ++oy) {
         for (uint32_t ox = 0; ox < g.ow; ++ox) {
           int64_t v = int32_t(a[size_t(oy) * acc.rowStride + ox]);
@@ -1607,7 +1606,7 @@ void execConv(const TiuOp &op, MachineState &m) {
               for (uint32_t x = 0; x < g.iw; ++x)
                 dst[x] = int16_t(rowBuf[x]);
             },
-            plane, 1, scratch<int16_t, 8>(g.iw));
+            plane, scratch<int16_t, 8>(g.iw));
       };
       parallelTasks(pairs, [&](int64_t pr) {
         uint32_t ic = uint32_t(pr) * 2;
@@ -1940,7 +1939,7 @@ void execPorD(const TiuOp &op, MachineState &m) {
     auto channel = [&](uint32_t n, uint32_t c, T *plane, T *w, T *rowBuf) {
       buildPlaneRows<T>(
           g, planeSize, pads.pad<T>(c, isFloat), pads.ins<T>(c, isFloat),
-          [&](uint32_t y, T *dst) { readRow(n, c, y, dst); }, plane, 1, rowBuf);
+          [&](uint32_t y, T *dst) { readRow(n, c, y, dst); }, plane, rowBuf);
       if (depthwise)
         weights.taps(c, w);
       T b = depthwise ? biasOf(c) : T(0);
