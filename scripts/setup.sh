@@ -18,8 +18,9 @@ PACKAGES=(
   # ResNet-18 test model, exported with random weights at test time.
   python3-torch python3-torchvision
   # INT8 accuracy data (tests/e2e/int8_accuracy.sh): rendered Chinese and
-  # Latin text lines, synthetic speech.
-  fonts-wqy-microhei fonts-dejavu-core espeak-ng
+  # Latin text lines (PP-OCR rec's lines cut from fortunes-zh's Chinese
+  # prose and verse), synthetic speech.
+  fonts-wqy-microhei fonts-dejavu-core fortunes-zh espeak-ng
   # Arm NN's TFLite parser and reference CPU backend: an independent
   # reference for the TFLite frontend (tests/e2e/armnn.sh).
   python3-pyarmnn libarmnn-cpuref-backend22
