@@ -7,7 +7,7 @@
 # interpreter, scored by scripts/int8_eval.py.
 #
 #   int8_accuracy.sh MODEL --bin BUILD/bin --work DIR [--methods "M ..."]
-#                    [--text natural|random]
+#                    [--text natural|random] [--seed S]
 #
 # --text (OCR models): the lines cut from fortunes-zh (the default) or
 # drawn uniformly from the dictionary (models/README.md).
@@ -56,7 +56,9 @@
 #              cos 0.81: plain KL thresholds clip the neck; the tuning is
 #              what saves it), mse 0.933, aciq_laplace 0.000, asymmetric
 #              kld5 0.892; BF16 (no calibration) 0.992; F32 reads 0.883 of the
-#              rendered lines right. The lines INT8 reads otherwise are
+#              rendered lines right. With --seed 2 (other lines):
+#              kld10+qtable 0.975 again (8 layers, 29 ops in F16), minmax
+#              0.917, F32 reads 0.933 right. The lines INT8 reads otherwise are
 #              near-ties F32 hesitates on too: traditional / simplified
 #              twins (載 / 载, 復 / 复), full- / half-width punctuation,
 #              a trailing space, 土 / 士; per line the output cosine has a
@@ -89,13 +91,14 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 source "$ROOT/scripts/lib/models.sh"
 source "$ROOT/scripts/lib/skip.sh"
-MODEL="" BIN="" WORK="" METHODS="" TEXT=natural
+MODEL="" BIN="" WORK="" METHODS="" TEXT=natural SEED=1684
 while [ $# -gt 0 ]; do
   case "$1" in
     --bin) BIN="$2"; shift ;;
     --work) WORK="$2"; shift ;;
     --methods) METHODS="$2"; shift ;;
     --text) TEXT="$2"; shift ;;
+    --seed) SEED="$2"; shift ;;
     -*) echo "int8_accuracy.sh: unknown option '$1'" >&2; exit 2 ;;
     *) MODEL="$1" ;;
   esac
@@ -142,9 +145,9 @@ t0=$SECONDS
 case "$KIND" in
   rec|cls|det)
     $PY "$ROOT/scripts/make_int8_sets.py" ocr "$MODEL" --out . --calib $NC --eval $NE \
-      --text "$TEXT" ;;
+      --text "$TEXT" --seed "$SEED" ;;
   emb|mel)
-    $PY "$ROOT/scripts/make_int8_sets.py" speech --out . --calib $NC --eval $NE
+    $PY "$ROOT/scripts/make_int8_sets.py" speech --out . --calib $NC --eval $NE --seed "$SEED"
     if [ "$KIND" = emb ]; then
       # The F32 melspectrogram of every chunk (one batched run), then the
       # openWakeWord windows.
@@ -156,7 +159,7 @@ case "$KIND" in
       $PY -c "import numpy as np; np.savez('chunk0.npz', input=np.load('chunks.npz')['input'][:1])"
       "$BIN/tpuc" run mel1_top.mlir -i chunk0.npz -o mel0.npz >/dev/null
       $PY "$ROOT/scripts/make_int8_sets.py" windows --out . --mel mel_all.npz \
-        --calib $NC --eval $NE --check mel0.npz
+        --calib $NC --eval $NE --check mel0.npz --seed "$SEED"
       mv emb_calib calib; mv emb_eval eval
     else
       mv mel_calib calib; mv mel_eval eval
