@@ -501,6 +501,66 @@ FailureOr<bool> lowerConvInt8(Operation *o, Lowering &l, std::string &why) {
   return true;
 }
 
+/// The INT8 result type of a matmul from the table, null (with `why`)
+/// when the table has none or a fused relu cannot be the saturation.
+quant::UniformQuantizedType matmulResultType(top::MatMulOp op, Lowering &l,
+                                             std::string &why) {
+  auto outQ = l.quantType(op.getOutput());
+  if (!outQ)
+    why = noEntry(op.getOutput());
+  else if (op.getDoRelu() && !reluIsSaturation(outQ))
+    why = "a fused relu needs a result whose zero point is its lowest code";
+  else
+    return outQ;
+  return {};
+}
+
+/// Two activations (attention's Q K^T and P V): both int8 operands as they
+/// are, int32 sums, one requantisation s_a * s_b / s_out. The sums have no
+/// place for zero points (their correction depends on both operands), so
+/// both must have none: symmetric mode. No bias (an ONNX MatMul has none;
+/// a fused one is a weight the top op carries only for a 2-D right).
+FailureOr<bool> lowerMatMulActInt8(top::MatMulOp op, Lowering &l,
+                                   std::string &why) {
+  if (!top::isNone(op.getBias())) {
+    why = "a matmul of two activations with a bias";
+    return false;
+  }
+  if (l.tfliteArithmetic()) {
+    why = "a TFLite matmul of two activations (TFLite's two roundings)";
+    return false;
+  }
+  auto outQ = matmulResultType(op, l, why);
+  if (!outQ)
+    return false;
+  Value left = l.int8Operand(op.getInput());
+  Value right = l.int8Operand(op.getRight());
+  if (!left || !right) {
+    why = noEntry(left ? op.getRight() : op.getInput());
+    return false;
+  }
+  auto lq = qtypeOf(left), rq = qtypeOf(right);
+  if (lq.getZeroPoint() != 0 || rq.getZeroPoint() != 0) {
+    why = "a matmul of two activations needs operands without zero point";
+    return false;
+  }
+  int64_t mult = 1;
+  int rshift = 0;
+  tisa::getScaleAndShift(lq.getScale() * rq.getScale() / outQ.getScale(), mult,
+                         rshift, 32);
+  OpBuilder b(op);
+  Value none = b.create<top::NoneOp>(op.getLoc(), b.getNoneType()).getOutput();
+  auto mm = b.create<tpu::MatMulOp>(
+      op.getLoc(),
+      RankedTensorType::get(module::getShape(op.getOutput()), outQ), left,
+      right, none, op.getRightTranspose(), op.getDoRelu(), op.getReluLimit(),
+      op.getName());
+  mm->setAttr(tpu::kQuantMultiplierAttr, b.getI64ArrayAttr({mult}));
+  mm->setAttr(tpu::kQuantRShiftAttr, b.getI64ArrayAttr({rshift}));
+  replaceOp(op, mm.getOutput());
+  return true;
+}
+
 /// A fully connected layer: a 2-D weight on the right, an optional bias of
 /// N values. Per-tensor int8 weights (scale max|W| / 127), int32 bias in
 /// units of s_w * s_in (input zero point folded in), one requantisation
@@ -510,9 +570,12 @@ FailureOr<bool> lowerMatMulInt8(Operation *o, Lowering &l, std::string &why) {
   Shape a = module::getShape(op.getInput());
   Shape wshape = module::getShape(op.getRight());
   Shape out = module::getShape(op.getOutput());
+  if (!Lowering::isWeight(op.getRight()) && !Lowering::isWeight(op.getInput()))
+    return lowerMatMulActInt8(op, l, why);
   if (!Lowering::isWeight(op.getRight()) || wshape.size() != 2 ||
       Lowering::isWeight(op.getInput()) || a.empty()) {
-    why = "only an activation times a 2-D weight has an INT8 form";
+    why = "only an activation times a 2-D weight or another activation has "
+          "an INT8 form";
     return false;
   }
   bool transB = op.getRightTranspose();
@@ -523,15 +586,9 @@ FailureOr<bool> lowerMatMulInt8(Operation *o, Lowering &l, std::string &why) {
     why = "the bias is not a weight of N values";
     return false;
   }
-  auto outQ = l.quantType(op.getOutput());
-  if (!outQ) {
-    why = noEntry(op.getOutput());
+  auto outQ = matmulResultType(op, l, why);
+  if (!outQ)
     return false;
-  }
-  if (op.getDoRelu() && !reluIsSaturation(outQ)) {
-    why = "a fused relu needs a result whose zero point is its lowest code";
-    return false;
-  }
   Value input = l.int8Operand(op.getInput());
   if (!input) {
     why = noEntry(op.getInput());

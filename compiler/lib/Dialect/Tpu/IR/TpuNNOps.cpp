@@ -397,15 +397,34 @@ LogicalResult MatMulOp::inference(InferenceContext &ctx) {
   std::vector<float> &out = ctx.output(getOutput());
   if (auto outQ =
           dyn_cast<quant::UniformQuantizedType>(getElementType(getOutput()))) {
-    // INT8 (a fully connected layer: a 2-D right weight).
-    auto mult = (*this)->getAttrOfType<ArrayAttr>(kQuantMultiplierAttr);
-    auto shift = (*this)->getAttrOfType<ArrayAttr>(kQuantRShiftAttr);
+    // INT8: a fully connected layer (a 2-D right weight, an int32 bias)
+    // or two activations (batched as numpy broadcasts, no bias); int32
+    // sums per batch, one requantisation.
     std::optional<chip::RequantRecord> rq =
         requantAttrs(*this, outQ.getZeroPoint());
-    if (!rq || b.size() != 2)
-      return emitOpError("an INT8 matmul needs a 2-D right operand and one ")
+    if (!rq)
+      return emitOpError("an INT8 matmul needs one ")
              << kQuantMultiplierAttr << " / " << kQuantRShiftAttr
              << " (two with " << kTfliteArithmeticAttr << ")";
+    if (!getRight().getDefiningOp<WeightOp>()) {
+      if (!isNone(getBias()))
+        return emitOpError("an INT8 matmul of two activations has no bias");
+      std::optional<kernels::MatmulPlan> plan =
+          kernels::planMatmul(a, b, getRightTranspose());
+      if (!plan)
+        return emitOpError("operand shapes do not multiply");
+      const kernels::MatmulPlan &p = *plan;
+      const float *left = ctx.get(getInput()).data();
+      const float *right = ctx.get(getRight()).data();
+      for (int64_t i = 0; i < p.numBatch; ++i)
+        chip::matmulInt8(p.m, p.k, p.n, left + p.leftOffset(i),
+                         right + p.rightOffset(i), getRightTranspose(), nullptr,
+                         *rq, outQ.isSigned(), kInt8RoundMode,
+                         out.data() + p.outOffset(i));
+      return success();
+    }
+    if (b.size() != 2)
+      return emitOpError("an INT8 matmul by a weight needs a 2-D weight");
     int64_t k = a.back(), n = getRightTranspose() ? b[0] : b[1];
     int64_t m = int64_t(ctx.get(getInput()).size()) / k;
     std::vector<int32_t> bias;
