@@ -533,15 +533,25 @@ FailureOr<bool> lowerMatMulActInt8(top::MatMulOp op, Lowering &l,
   auto outQ = matmulResultType(op, l, why);
   if (!outQ)
     return false;
+  // The operands' types first: a quantising cast made for a matmul that
+  // then falls back would be left without a reader.
+  auto typeOf = [&](Value v) {
+    auto q = qtypeOf(v);
+    return q ? q : l.quantType(v);
+  };
+  auto lq = typeOf(op.getInput()), rq = typeOf(op.getRight());
+  if (!lq || !rq) {
+    why = noEntry(lq ? op.getRight() : op.getInput());
+    return false;
+  }
+  if (lq.getZeroPoint() != 0 || rq.getZeroPoint() != 0) {
+    why = "a matmul of two activations needs operands without zero point";
+    return false;
+  }
   Value left = l.int8Operand(op.getInput());
   Value right = l.int8Operand(op.getRight());
   if (!left || !right) {
     why = noEntry(left ? op.getRight() : op.getInput());
-    return false;
-  }
-  auto lq = qtypeOf(left), rq = qtypeOf(right);
-  if (lq.getZeroPoint() != 0 || rq.getZeroPoint() != 0) {
-    why = "a matmul of two activations needs operands without zero point";
     return false;
   }
   int64_t mult = 1;
