@@ -38,6 +38,7 @@ voices).
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -137,7 +138,6 @@ class NaturalTextSource:
     decisions sit near ties (see tests/e2e/int8_accuracy.sh)."""
 
     def __init__(self, rng):
-        import re
         from PIL import ImageFont
         self.rng = rng
         cjk = ImageFont.truetype(CJK_FONT, 32)

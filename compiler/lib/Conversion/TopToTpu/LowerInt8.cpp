@@ -548,12 +548,10 @@ FailureOr<bool> lowerMatMulActInt8(top::MatMulOp op, Lowering &l,
     why = "a matmul of two activations needs operands without zero point";
     return false;
   }
+  // Both have types and neither is a weight: int8Operand cannot fail.
   Value left = l.int8Operand(op.getInput());
   Value right = l.int8Operand(op.getRight());
-  if (!left || !right) {
-    why = noEntry(left ? op.getRight() : op.getInput());
-    return false;
-  }
+  assert(left && right && "operand types checked above");
   int64_t mult = 1;
   int rshift = 0;
   tisa::getScaleAndShift(lq.getScale() * rq.getScale() / outQ.getScale(), mult,
@@ -577,11 +575,11 @@ FailureOr<bool> lowerMatMulActInt8(top::MatMulOp op, Lowering &l,
 /// s_w * s_in / s_out.
 FailureOr<bool> lowerMatMulInt8(Operation *o, Lowering &l, std::string &why) {
   auto op = cast<top::MatMulOp>(o);
+  if (!Lowering::isWeight(op.getRight()) && !Lowering::isWeight(op.getInput()))
+    return lowerMatMulActInt8(op, l, why);
   Shape a = module::getShape(op.getInput());
   Shape wshape = module::getShape(op.getRight());
   Shape out = module::getShape(op.getOutput());
-  if (!Lowering::isWeight(op.getRight()) && !Lowering::isWeight(op.getInput()))
-    return lowerMatMulActInt8(op, l, why);
   if (!Lowering::isWeight(op.getRight()) || wshape.size() != 2 ||
       Lowering::isWeight(op.getInput()) || a.empty()) {
     why = "only an activation times a 2-D weight or another activation has "

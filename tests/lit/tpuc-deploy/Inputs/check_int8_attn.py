@@ -14,21 +14,17 @@ import sys
 
 import numpy as np
 
+import int8_table
+
 table_path, mlir_path, dump_path = sys.argv[1:4]
-table = {}
-for line in open(table_path):
-    if line.startswith("#") or not line.strip():
-        continue
-    name, th, lo, hi = line.split()[:4]
-    table[name] = (max(float(th), 1e-5), float(lo))
+table = int8_table.load(table_path)
 dump = np.load(dump_path)
 text = open(mlir_path).read()
 failures = []
 
 
 def qtype(name):
-    th, lo = table[name]
-    return (th / 255.0, False) if lo >= 0 else (th / 127.0, True)
+    return int8_table.symmetric(table, name)
 
 
 def attrs(name):

@@ -17,14 +17,11 @@ import sys
 
 import numpy as np
 
+import int8_table
+
 table_path, input_path, dump_path = sys.argv[1:4]
 asym = "--asymmetric" in sys.argv[4:]
-table = {}
-for line in open(table_path):
-    if line.startswith("#") or not line.strip():
-        continue
-    name, th, lo, hi = line.split()[:4]
-    table[name] = (max(float(th), 1e-5), float(lo), float(hi))
+table = int8_table.load(table_path)
 dump = np.load(dump_path)
 failures = []
 
@@ -41,7 +38,7 @@ def qtype(name):
         scale = max(hi - lo, 1e-5) / 255.0
         zp = int(np.clip(round_away(-128.0 - lo / scale), -128, 127))
         return scale, True, zp
-    return (th / 255.0, False, 0) if lo >= 0 else (th / 127.0, True, 0)
+    return (*int8_table.symmetric(table, name), 0)
 
 
 def rq0(x, scale, signed, zp):

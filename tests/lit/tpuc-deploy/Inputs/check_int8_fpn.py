@@ -12,16 +12,13 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+import int8_table
+
 onnx_path, table_path, weights_path, dump_path = sys.argv[1:5]
 model = onnx.load(onnx_path)
 init = {t.name: numpy_helper.to_array(t).astype(np.float64)
         for t in model.graph.initializer}
-table = {}
-for line in open(table_path):
-    if line.startswith("#") or not line.strip():
-        continue
-    name, th, lo, hi = line.split()[:4]
-    table[name] = (max(float(th), 1e-5), float(lo))
+table = int8_table.load(table_path)
 weights = np.load(weights_path)
 dump = np.load(dump_path)
 failures = []
@@ -41,10 +38,7 @@ def check(what, got, want):
 
 
 def qtype(name):
-    """(scale, signed) of a symmetric INT8 tensor: th / 127 signed, th / 255
-    unsigned when the calibrated minimum is >= 0."""
-    th, lo = table[name]
-    return (th / 255.0, False) if lo >= 0 else (th / 127.0, True)
+    return int8_table.symmetric(table, name)
 
 
 def round_away(x):

@@ -14,12 +14,9 @@ import sys
 
 import numpy as np
 
-table = {}
-for line in open(sys.argv[1]):
-    if line.startswith("#") or not line.strip():
-        continue
-    name, th, lo, _ = line.split()[:4]
-    table[name] = (max(float(th), 1e-5), float(lo))
+import int8_table
+
+table = int8_table.load(sys.argv[1])
 depthwise = "--depthwise" in sys.argv[3:]
 
 
@@ -28,14 +25,13 @@ def round_away(v):
 
 
 def qtype(name):
-    th, lo = table[name]
-    return (th / 255.0, False, 0) if lo >= 0 else (th / 127.0, True, 0)
+    return (*int8_table.symmetric(table, name), 0)
 
 
 s_in, in_signed, _ = qtype("c1")
 assert in_signed, "c1 is expected signed"
 if depthwise:
-    th, lo = table["lab"]
+    th, lo, _ = table["lab"]
     assert -th < lo < 0, "lab is expected skewed"
     s_out = (th - lo) / 255.0
     zp = int(np.clip(round_away(-128.0 - lo / s_out), -128, 127))
