@@ -124,9 +124,11 @@ for mode in F32 F16; do
   done
 done
 
-# The capture time matters: in these bmodels later tensors reuse the DDR of
-# earlier dumped ones (first fit by lifetime), so reading global memory at
-# the end of the run would give other values.
+# The capture time matters: in the per-op bmodels later tensors reuse the
+# DDR of earlier dumped ones (first fit by lifetime), so reading global
+# memory at the end of the run would give other values. (The F16 dp bmodel
+# leaves only the group's results, the matmul and the softmax, which writes
+# the f32 output itself: three tensors, nothing to reuse; it is listed.)
 /usr/bin/python3 - <<'PY'
 import json, sys
 for s in ["F32_none", "F16_none", "F16_dp"]:
@@ -137,7 +139,7 @@ for s in ["F32_none", "F16_none", "F16_dp"]:
                 reused.append(t["name"])
         seen.update(t["addr"] for t in o["tensors"])
     print("%s: %d dumped tensor(s) in the DDR of an earlier one: %s" % (s, len(reused), reused))
-    if not reused:
+    if not reused and s != "F16_dp":
         sys.exit("%s: no DDR reuse among the dumped tensors" % s)
 PY
 

@@ -97,4 +97,53 @@ module attributes {top.weight_file = "Inputs/fold_weights.npz"} {
     %3 = "top.Mul"(%0, %2) {name = "y"} : (tensor<2x1xf32>, tensor<2x1xf32>) -> tensor<2x1xf32>
     return %3 : tensor<2x1xf32>
   }
+  // Add of a row [10, 20, 30] after a MatMul by a weight: the row becomes
+  // the bias, named after the Add, which the MatMul replaces (relu too).
+  // With a bias [1, 2, 3] already (and the row on the left): [11, 22, 33].
+  // CHECK-LABEL: func.func @mm_add
+  // CHECK: %[[B:.*]] = "top.Weight"() {name = "mmadd_bias"} : () -> tensor<3xf32>
+  // CHECK: %[[M:.*]] = "top.MatMul"(%{{.*}}, %{{.*}}, %[[B]]) {do_relu = true, name = "mmadd"
+  // CHECK-NOT: top.Add
+  // CHECK: %[[B2:.*]] = "top.Weight"() {name = "mmadd2_bias"} : () -> tensor<3xf32>
+  // CHECK: %[[M2:.*]] = "top.MatMul"(%{{.*}}, %{{.*}}, %[[B2]]) {do_relu = false, name = "mmadd2"
+  // CHECK-NOT: top.Add
+  // CHECK: return %[[M]], %[[M2]]
+  // DATA-DAG: mmadd_bias float32 [3] [10.0, 20.0, 30.0]
+  // DATA-DAG: mmadd2_bias float32 [3] [11.0, 22.0, 33.0]
+  func.func @mm_add(%arg0: tensor<1x4x2xf32>) -> (tensor<1x4x3xf32>, tensor<1x4x3xf32>) {
+    %n = "top.None"() : () -> none
+    %0 = "top.Input"(%arg0) {name = "x"} : (tensor<1x4x2xf32>) -> tensor<1x4x2xf32>
+    %w = "top.Weight"() {name = "mm_w"} : () -> tensor<2x3xf32>
+    %r = "top.Weight"() {name = "mm_row"} : () -> tensor<1x1x3xf32>
+    %1 = "top.MatMul"(%0, %w, %n) {name = "mm"} : (tensor<1x4x2xf32>, tensor<2x3xf32>, none) -> tensor<1x4x3xf32>
+    %2 = "top.Add"(%1, %r) {name = "mmadd", do_relu = true} : (tensor<1x4x3xf32>, tensor<1x1x3xf32>) -> tensor<1x4x3xf32>
+    %b = "top.Weight"() {name = "mm_b"} : () -> tensor<3xf32>
+    %3 = "top.MatMul"(%0, %w, %b) {name = "mm2"} : (tensor<1x4x2xf32>, tensor<2x3xf32>, tensor<3xf32>) -> tensor<1x4x3xf32>
+    %4 = "top.Add"(%r, %3) {name = "mmadd2"} : (tensor<1x1x3xf32>, tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
+    return %2, %4 : tensor<1x4x3xf32>, tensor<1x4x3xf32>
+  }
+
+  // What stays an Add: a constant that is not one row (2 x 3), a MatMul
+  // with a fused relu (the Add comes after it), a MatMul of two
+  // activations, a MatMul whose result has another reader.
+  // CHECK-LABEL: func.func @mm_add_kept
+  // CHECK-COUNT-4: "top.Add"
+  // CHECK: return
+  func.func @mm_add_kept(%arg0: tensor<2x2xf32>, %arg1: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
+    %n = "top.None"() : () -> none
+    %0 = "top.Input"(%arg0) {name = "x"} : (tensor<2x2xf32>) -> tensor<2x2xf32>
+    %y = "top.Input"(%arg1) {name = "y"} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    %w = "top.Weight"() {name = "mm_w"} : () -> tensor<2x3xf32>
+    %f = "top.Weight"() {name = "mm_full"} : () -> tensor<2x3xf32>
+    %r = "top.Weight"() {name = "mm_b"} : () -> tensor<3xf32>
+    %1 = "top.MatMul"(%0, %w, %n) {name = "k1"} : (tensor<2x2xf32>, tensor<2x3xf32>, none) -> tensor<2x3xf32>
+    %2 = "top.Add"(%1, %f) {name = "k1add"} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+    %3 = "top.MatMul"(%0, %w, %n) {name = "k2", do_relu = true} : (tensor<2x2xf32>, tensor<2x3xf32>, none) -> tensor<2x3xf32>
+    %4 = "top.Add"(%3, %r) {name = "k2add"} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    %5 = "top.MatMul"(%0, %y, %n) {name = "k3"} : (tensor<2x2xf32>, tensor<2x3xf32>, none) -> tensor<2x3xf32>
+    %6 = "top.Add"(%5, %r) {name = "k3add"} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    %7 = "top.MatMul"(%0, %w, %n) {name = "k4"} : (tensor<2x2xf32>, tensor<2x3xf32>, none) -> tensor<2x3xf32>
+    %8 = "top.Add"(%7, %r) {name = "k4add"} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    return %2, %4, %6, %8, %7 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
+  }
 }

@@ -50,6 +50,13 @@ module @conv attributes {top.chip = "ALL", top.state = "TOP_F32"} {
 // F32: %[[R:.*]] = "tpu.Reshape"({{.*}}) {name = "flat"} : (tensor<1x8x1xf32>) -> tensor<1x8xf32>
 // F32: %[[M:.*]] = "tpu.MatMul"(%[[R]], {{.*}}) {do_relu = false, name = "fc", relu_limit = -1.000000e+00 : f64, right_transpose = true}
 // F32: "tpu.Softmax"(%[[M]]) {axis = 1 : i64, log = false, name = "prob"}
+// In F16 the softmax (fp32 inside) read only by the output writes f32
+// itself: no cast after it.
+// F16-LABEL: module @head
+// F16: %[[M:.*]] = "tpu.MatMul"({{.*}}name = "fc"{{.*}} -> tensor<1x5xf16>
+// F16: %[[S:.*]] = "tpu.Softmax"(%[[M]]) {axis = 1 : i64, log = false, name = "prob"} : (tensor<1x5xf16>) -> tensor<1x5xf32>
+// F16-NOT: tpu.Cast
+// F16: return %[[S]]
 module @head attributes {top.chip = "ALL", top.state = "TOP_F32"} {
   func.func @main(%arg0: tensor<1x4x16xf32>) -> tensor<1x5xf32> {
     %n = "top.None"() : () -> none
@@ -111,5 +118,23 @@ module @shape attributes {top.chip = "ALL", top.state = "TOP_F32"} {
     %4 = "top.Reduce"(%3) {name = "r", mode = "ReduceMean", axes = [-1, 1], keepdims = true} : (tensor<2x4x6xf32>) -> tensor<2x1x1xf32>
     %5 = "top.Expand"(%4) {name = "e", shape = [2, 3, 5]} : (tensor<2x1x1xf32>) -> tensor<2x3x5xf32>
     return %5 : tensor<2x3x5xf32>
+  }
+}
+
+// -----
+
+// A softmax that another op reads as well keeps the mode's type; the
+// output gets the cast, named as the output.
+// F16-LABEL: module @softmax_read
+// F16: %[[S:.*]] = "tpu.Softmax"({{.*}}) {axis = 1 : i64, log = false, name = "p_f16"} : (tensor<1x5xf16>) -> tensor<1x5xf16>
+// F16: "tpu.Mul"(%[[S]], %[[S]])
+// F16: %[[C:.*]] = "tpu.Cast"(%[[S]]) {name = "p"} : (tensor<1x5xf16>) -> tensor<1x5xf32>
+// F16: return %[[C]],
+module @softmax_read attributes {top.chip = "ALL", top.state = "TOP_F32"} {
+  func.func @main(%arg0: tensor<1x5xf32>) -> (tensor<1x5xf32>, tensor<1x5xf32>) {
+    %0 = "top.Input"(%arg0) {name = "x"} : (tensor<1x5xf32>) -> tensor<1x5xf32>
+    %1 = "top.Softmax"(%0) {name = "p", axis = -1} : (tensor<1x5xf32>) -> tensor<1x5xf32>
+    %2 = "top.Mul"(%1, %1) {name = "sq"} : (tensor<1x5xf32>, tensor<1x5xf32>) -> tensor<1x5xf32>
+    return %1, %2 : tensor<1x5xf32>, tensor<1x5xf32>
   }
 }

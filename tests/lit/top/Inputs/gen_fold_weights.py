@@ -28,4 +28,10 @@ np.savez(
     b=np.array([10, 20], dtype=f32),
     # ConvTranspose filter (C=1, OC=2, 1x1): [2, -1].
     deconv_w=np.array([2, -1], dtype=f32).reshape(1, 2, 1, 1),
+    # MatMul weight (K = 2, N = 3), its bias [1, 2, 3], a row to add
+    # [10, 20, 30] (shape (1, 1, 3)) and a full (2, 3) matrix to add.
+    mm_w=np.array([[1, 0, 2], [0, 1, -1]], dtype=f32),
+    mm_b=np.array([1, 2, 3], dtype=f32),
+    mm_row=np.array([10, 20, 30], dtype=f32).reshape(1, 1, 3),
+    mm_full=np.arange(6, dtype=f32).reshape(2, 3),
 )

@@ -1,4 +1,5 @@
-//===- Canonicalize.cpp - Folding and fusion patterns of top ops -----------===//
+//===- Canonicalize.cpp - Folding and fusion patterns of top ops
+//-----------===//
 //
 // The patterns `--canonicalize` applies to top ops:
 //   - constant folding: an op whose operands are all weights is evaluated
@@ -6,6 +7,8 @@
 //   - BatchNorm after a Conv / ConvTranspose folds into its filter and bias;
 //   - Mul / Add by a per-channel or scalar weight after a Conv folds into
 //     its filter and bias;
+//   - Add of a constant row (one value per column) after a MatMul by a
+//     weight folds into its bias;
 //   - Relu, and Clip with min 0, fuse into the producing Conv,
 //     ConvTranspose, MatMul, Add, Sub, Mul, pool or BatchNorm (do_relu /
 //     relu_limit); a BatchNorm that absorbed a relu still folds into a conv
@@ -449,6 +452,67 @@ struct FoldAddIntoConv : OpRewritePattern<AddOp> {
 };
 
 //===----------------------------------------------------------------------===//
+// Add of a constant row into MatMul's bias
+//===----------------------------------------------------------------------===//
+
+/// MatMul(x, W) + b, with W and b weights and b one value per output column
+/// (shape (N), (1, N), (1, 1, N), ...), becomes MatMul(x, W, bias) named as
+/// the Add: the kernel adds the bias to its fp32 sums before the one
+/// rounding to the result type, where the Add reads the rounded product
+/// from DDR (a second kernel, and in F16 a second rounding). Exporters
+/// that write Gemm as MatMul + Add (paddle2onnx: PP-OCR rec's attention
+/// and head, cls's head) leave this pair. An existing constant bias is
+/// summed in; a MatMul with a fused relu (the Add would follow it) or two
+/// activations (their INT8 form has no bias) stays.
+struct FoldAddIntoMatMul : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AddOp add,
+                                PatternRewriter &rewriter) const override {
+    for (auto [mmSide, constSide] : {std::pair(add.getLhs(), add.getRhs()),
+                                     std::pair(add.getRhs(), add.getLhs())}) {
+      auto mm = mmSide.getDefiningOp<MatMulOp>();
+      if (!mm || !mmSide.hasOneUse() || mm.getDoRelu() ||
+          !mm.getRight().getDefiningOp<WeightOp>() ||
+          mm.getInput().getDefiningOp<WeightOp>())
+        continue;
+      Shape out = module::getShape(add.getOutput());
+      if (out.empty() || out != module::getShape(mmSide))
+        continue;
+      int64_t n = out.back();
+      Shape cs = module::getShape(constSide);
+      if (cs.empty() || cs.size() > out.size() || cs.back() != n ||
+          llvm::any_of(llvm::ArrayRef(cs).drop_back(),
+                       [](int64_t d) { return d != 1; }))
+        continue;
+      auto row = weightValues(constSide);
+      if (!row || int64_t(row->size()) != n)
+        continue;
+      std::vector<float> bias(size_t(n), 0.0f);
+      if (!isNone(mm.getBias())) {
+        auto old = weightValues(mm.getBias());
+        if (!old || int64_t(old->size()) != n)
+          continue;
+        bias = std::move(*old);
+      }
+      for (int64_t j = 0; j < n; ++j)
+        bias[size_t(j)] = static_cast<float>(double(bias[size_t(j)]) +
+                                             double((*row)[size_t(j)]));
+      Value b =
+          makeWeight(rewriter, mm, (add.getName() + "_bias").str(), {n}, bias);
+      rewriter.setInsertionPoint(add);
+      auto fused = rewriter.create<MatMulOp>(
+          add.getLoc(), add.getOutput().getType(), mm.getInput(), mm.getRight(),
+          b, add.getDoRelu(), add.getReluLimit(), mm.getRightTranspose(),
+          add.getName());
+      rewriter.replaceOp(add, fused.getOutput());
+      return success();
+    }
+    return rewriter.notifyMatchFailure(add, "no matmul plus a constant row");
+  }
+};
+
+//===----------------------------------------------------------------------===//
 // Relu fusion
 //===----------------------------------------------------------------------===//
 
@@ -623,7 +687,7 @@ void MulOp::getCanonicalizationPatterns(RewritePatternSet &results,
 
 void AddOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                         MLIRContext *ctx) {
-  results.add<FoldAddIntoConv>(ctx);
+  results.add<FoldAddIntoConv, FoldAddIntoMatMul>(ctx);
 }
 
 void ReluOp::getCanonicalizationPatterns(RewritePatternSet &results,
