@@ -3,6 +3,9 @@
 // Pure data movement runs as strided global-to-global DMA_tensor copies
 // (copyGlobalNd merges what it can and loops over dims beyond four):
 // permute, concat, slice, pad (a fill, then the interior), expand / tile.
+// A permute that is a batch of matrix transposes runs through local memory
+// instead (a transposing DMA_matrix load, then a matrix store), so that
+// neither DDR side is read one element per run.
 // Gather uses DMA_gather with its index list staged in local memory (where
 // float-encoded indices are converted and negative ones wrapped by TIU
 // commands). Resize runs through local memory: a pass over output columns
@@ -16,6 +19,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace tpu::backend {
 
@@ -31,6 +35,85 @@ void requireSamePrec(const OpCtx &ctx, const GTensor &a, const GTensor &b) {
 
 std::vector<int64_t> dimsOf(const GTensor &t) {
   return t.shape.empty() ? std::vector<int64_t>{1} : t.shape;
+}
+
+/// The permute as P transposes of A x B matrices ([P, A, B] -> [P, B, A]),
+/// if that is what it is once unit dims are dropped and input axes that
+/// stay neighbours are merged: order [0, 2, 1] of (1, 120, 40), [0, 3, 1, 2]
+/// of (1, 1, 40, 120), [0, 1, 3, 2] of (1, 8, 40, 15).
+struct MatrixTranspose {
+  int64_t p = 1, a = 1, b = 1;
+};
+std::optional<MatrixTranspose>
+matrixTransposeOf(const std::vector<int64_t> &in,
+                  const std::vector<int64_t> &order) {
+  // Input axes of extent > 1, numbered 0.. in input order, listed in
+  // output order.
+  std::vector<int64_t> rank(in.size(), -1), extent;
+  for (size_t i = 0; i < in.size(); ++i)
+    if (in[i] != 1) {
+      rank[i] = int64_t(extent.size());
+      extent.push_back(in[i]);
+    }
+  std::vector<int64_t> seq;
+  for (int64_t o : order)
+    if (rank[size_t(o)] >= 0)
+      seq.push_back(rank[size_t(o)]);
+  // Runs of consecutive input axes become one axis each.
+  std::vector<std::pair<int64_t, int64_t>> groups; // (first axis, extent)
+  for (size_t k = 0; k < seq.size(); ++k) {
+    if (k > 0 && seq[k] == seq[k - 1] + 1)
+      groups.back().second *= extent[size_t(seq[k])];
+    else
+      groups.push_back({seq[k], extent[size_t(seq[k])]});
+  }
+  // groups is in output order; their first axes must read [.., y, x] with
+  // y > x for the last two and ascending before them.
+  if (groups.size() == 2 && groups[0].first > groups[1].first)
+    return MatrixTranspose{1, groups[1].second, groups[0].second};
+  if (groups.size() == 3 && groups[0].first < groups[2].first &&
+      groups[2].first < groups[1].first)
+    return MatrixTranspose{groups[0].second, groups[2].second,
+                           groups[1].second};
+  return std::nullopt;
+}
+
+/// [P, A, B] -> [P, B, A] through local memory: a transposing DMA_matrix
+/// load of B-column chunks (local: b rows x A columns), then a matrix store
+/// of those rows. Both DDR sides move whole rows, where a strided
+/// global-to-global copy reads one element per DDR run. False (nothing
+/// emitted) when a dim exceeds the matrix commands' 65535 or one row of A
+/// elements does not fit local memory.
+bool transposeThroughLocal(CmdEmitter &em, const OpCtx &ctx, Prec prec,
+                           uint64_t src, uint64_t dst,
+                           const MatrixTranspose &t) {
+  constexpr int64_t kMax = 65535;
+  const isa::ChipParams &chip = em.chip();
+  if (t.a > kMax || t.b > kMax)
+    return false;
+  int64_t w = ceilDiv(t.a, int64_t(chip.npuNum));
+  auto tile = [&](int64_t rows) {
+    return Shape4{uint32_t(rows), uint32_t(ceilDiv(t.a, w)), 1, uint32_t(w)};
+  };
+  uint64_t cap = chip.lmemBytes;
+  if (euBytes(chip, prec, tile(1)) > cap)
+    return false;
+  int64_t rows = largestFitting(1, std::min(t.b, kMax), [&](int64_t r) {
+    return euBytes(chip, prec, tile(r)) <= cap;
+  });
+  LocalAlloc alloc(chip, ctx);
+  uint64_t buf = alloc.alloc(euBytes(chip, prec, tile(rows)), "matrix tile");
+  unsigned eb = elemBytes(prec);
+  for (int64_t i = 0; i < t.p; ++i)
+    for (Range1 r : splitRange(t.b, rows)) {
+      LTensor l = localTensor(chip, buf, prec, tile(r.size));
+      uint64_t in = src + uint64_t((i * t.a * t.b + r.begin) * eb);
+      uint64_t out = dst + uint64_t((i * t.b + r.begin) * t.a * eb);
+      loadMatrix(em, in, prec, uint32_t(t.a), uint32_t(r.size), uint64_t(t.b),
+                 l, /*transpose=*/true);
+      storeMatrix(em, l, out, uint32_t(r.size), uint32_t(t.a), uint64_t(t.a));
+    }
+  return true;
 }
 
 } // namespace
@@ -55,7 +138,14 @@ void permute(CmdEmitter &em, const PermuteParams &p) {
   }
   if (out != p.output.shape)
     ctx.fail("output shape does not match the permuted input");
+  std::vector<int64_t> order(r);
+  for (size_t i = 0; i < r; ++i)
+    order[i] = p.order[i] < 0 ? p.order[i] + int64_t(r) : p.order[i];
   withCtx(ctx, [&] {
+    if (auto t = matrixTransposeOf(in, order))
+      if (transposeThroughLocal(em, ctx, p.input.prec, p.input.addr,
+                                p.output.addr, *t))
+        return;
     copyGlobalNd(em, p.input.prec, p.input.addr, srcStrides, p.output.addr,
                  denseStrides(out), out);
   });

@@ -83,6 +83,84 @@ TEST(Permute, SixDims) {
       {{in, x}}, out, want);
 }
 
+namespace {
+
+struct TransposeCase {
+  const char *name;
+  std::vector<int64_t> shape, order;
+  Prec prec;
+  /// GDMA commands expected, end command included: two per matrix tile
+  /// (transposing load, store), or 2 for the strided copy.
+  size_t gdma;
+  uint64_t lmem = 0;
+};
+
+class PermuteTranspose : public ::testing::TestWithParam<TransposeCase> {};
+
+} // namespace
+
+// Permutes that are batches of matrix transposes once unit dims are dropped
+// and neighbouring axes merged run as DMA_matrix transposing loads and
+// matrix stores ([P, A, B] -> [P, B, A]: P x tiles pairs of commands); the
+// others stay one strided copy. Every element must land where the index
+// arithmetic puts it.
+TEST_P(PermuteTranspose, ElementsAndCommands) {
+  const TransposeCase &c = GetParam();
+  GlobalAlloc ga(isa::ChipParams::bm1684x());
+  std::vector<int64_t> os;
+  for (int64_t o : c.order)
+    os.push_back(c.shape[size_t(o)]);
+  GTensor in = ga.tensor(c.prec, c.shape), out = ga.tensor(c.prec, os);
+  in.isSigned = out.isSigned = true;
+  auto x = randomValues(size_t(count(c.shape)), 5);
+  for (float &v : x)
+    v = c.prec == Prec::Int8 ? std::round(v * 100) : roundTo(v, c.prec);
+  std::vector<float> want(x.size());
+  auto st = denseStrides(c.shape);
+  for (int64_t i = 0; i < count(os); ++i) {
+    auto idx = unflat(i, os);
+    int64_t src = 0;
+    for (size_t k = 0; k < os.size(); ++k)
+      src += idx[k] * st[size_t(c.order[k])];
+    want[size_t(i)] = x[size_t(src)];
+  }
+  KernelRun r;
+  if (c.lmem)
+    r.chip.lmemBytes = c.lmem;
+  r.emit = [&](CmdEmitter &em) { permute(em, {"p", in, out, c.order}); };
+  r.setup = [&](sim::MachineState &m) { writeTensor(m, in, x); };
+  r.check = [&](const sim::MachineState &m, const std::string &what) {
+    expectClose(readTensor(m, out), want, 0, 0, what);
+  };
+  StreamStats stats = r.run();
+  EXPECT_EQ(stats.gdma, c.gdma);
+  EXPECT_EQ(stats.tiu, 1u); // its end command only
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Move, PermuteTranspose,
+    ::testing::Values(
+        // PP-OCR rec's [0, 2, 1] of (1, 120, 40): one 120 x 40 transpose.
+        TransposeCase{"rec3d", {1, 120, 40}, {0, 2, 1}, Prec::Fp16, 3},
+        // Unit dims dropped: (1, 1, 40, 120) [0, 3, 1, 2] is 40 x 120.
+        TransposeCase{"unitDims", {1, 1, 40, 120}, {0, 3, 1, 2}, Prec::Fp32, 3},
+        // Eight heads: P = 8 matrices of 40 x 15.
+        TransposeCase{"heads", {1, 8, 40, 15}, {0, 1, 3, 2}, Prec::Fp16, 17},
+        // NCHW -> NHWC merges H and W: P = 2, 3 x 20; int8 codes.
+        TransposeCase{"nhwc", {2, 3, 4, 5}, {0, 2, 3, 1}, Prec::Int8, 5},
+        // More columns than lanes (A = 130: w = 3 per lane, 44 lanes) and
+        // 2 KiB of local memory per lane: a row takes 3 fp32 = 12 bytes,
+        // 64 with the n stride's alignment, so 32 of the 300 rows fit a
+        // tile: 10 tiles.
+        TransposeCase{
+            "tiled", {130, 300}, {1, 0}, Prec::Fp32, 1 + 2 * 10, 2048},
+        // Not a matrix transpose: one strided copy.
+        TransposeCase{
+            "middleSwap", {1, 8, 40, 15}, {0, 2, 1, 3}, Prec::Fp16, 2}),
+    [](const ::testing::TestParamInfo<TransposeCase> &i) {
+      return std::string(i.param.name);
+    });
+
 TEST(Concat, MiddleAxis) {
   GlobalAlloc ga(isa::ChipParams::bm1684x());
   GTensor a = ga.tensor(Prec::Fp32, {2, 3, 4}),
