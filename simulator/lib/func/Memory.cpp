@@ -30,14 +30,47 @@ bool inRange(uint64_t addr, uint64_t size, uint64_t base, uint64_t limit) {
 // ZeroedBytes
 //===----------------------------------------------------------------------===//
 
-ZeroedBytes::ZeroedBytes(size_t size)
-    : data_(static_cast<uint8_t *>(std::calloc(size ? size : 1, 1))),
-      size_(size) {
-  if (!data_)
+void *allocZeroed(size_t bytes) {
+  if (bytes < kHugeBytes) {
+    void *p = std::calloc(bytes ? bytes : 1, 1);
+    if (!p)
+      throw std::bad_alloc();
+    return p;
+  }
+  size_t len = (bytes + kHugeBytes - 1) / kHugeBytes * kHugeBytes;
+  // One huge page more, to cut an aligned block out of the mapping.
+  void *m = ::mmap(nullptr, len + kHugeBytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED)
     throw std::bad_alloc();
+  auto *base = static_cast<uint8_t *>(m);
+  uintptr_t at = (reinterpret_cast<uintptr_t>(base) + kHugeBytes - 1) /
+                 kHugeBytes * kHugeBytes;
+  auto *p = reinterpret_cast<uint8_t *>(at);
+  if (p > base)
+    ::munmap(base, size_t(p - base));
+  if (size_t tail = size_t(base + len + kHugeBytes - (p + len)))
+    ::munmap(p + len, tail);
+  // Advice only: without transparent huge pages the block is ordinary.
+  (void)::madvise(p, len, MADV_HUGEPAGE);
+  return p;
 }
 
-void ZeroedBytes::Free::operator()(uint8_t *p) const { std::free(p); }
+void releaseZeroed(void *p, size_t bytes) {
+  if (!p)
+    return;
+  if (bytes < kHugeBytes) {
+    std::free(p);
+    return;
+  }
+  ::munmap(p, (bytes + kHugeBytes - 1) / kHugeBytes * kHugeBytes);
+}
+
+ZeroedBytes::ZeroedBytes(size_t size)
+    : data_(static_cast<uint8_t *>(allocZeroed(size)), Free{size}),
+      size_(size) {}
+
+void ZeroedBytes::Free::operator()(uint8_t *p) const { releaseZeroed(p, size); }
 
 void ZeroedBytes::clear() { std::memset(data_.get(), 0, size_); }
 

@@ -4,6 +4,8 @@
 
 #include "SimdImpl.h"
 
+#include "tpusim/Memory.h"
+
 #include "tpu/isa/Error.h"
 
 #include <algorithm>
@@ -216,15 +218,24 @@ void fp32RowToFp16(const float *in, uint16_t *out, size_t n) {
 
 void ScratchBlock::grow(size_t bytes) {
   // 64-byte aligned as the vector loads prefer (any T's alignment is at
-  // most that); aligned_alloc wants a multiple of the alignment.
+  // most that); aligned_alloc wants a multiple of the alignment. Large
+  // blocks are huge-page mappings (allocZeroed: page-aligned; the zeros
+  // are a side effect).
   size_t cap = (std::max(bytes, 2 * cap_) + 63) / 64 * 64;
-  std::free(data_);
-  data_ = std::aligned_alloc(64, cap);
-  if (!data_) {
-    cap_ = 0;
+  release();
+  data_ = cap >= kHugeBytes ? allocZeroed(cap) : std::aligned_alloc(64, cap);
+  if (!data_)
     throw std::bad_alloc();
-  }
   cap_ = cap;
+}
+
+void ScratchBlock::release() {
+  if (cap_ >= kHugeBytes)
+    releaseZeroed(data_, cap_);
+  else
+    std::free(data_);
+  data_ = nullptr;
+  cap_ = 0;
 }
 
 namespace {

@@ -64,7 +64,7 @@ public:
   ScratchBlock() = default;
   ScratchBlock(const ScratchBlock &) = delete;
   ScratchBlock &operator=(const ScratchBlock &) = delete;
-  ~ScratchBlock() { std::free(data_); }
+  ~ScratchBlock() { release(); }
   void *get(size_t bytes) {
     if (bytes > cap_)
       grow(bytes);
@@ -73,6 +73,7 @@ public:
 
 private:
   void grow(size_t bytes);
+  void release();
   void *data_ = nullptr;
   size_t cap_ = 0;
 };
