@@ -146,4 +146,53 @@ module attributes {top.weight_file = "Inputs/fold_weights.npz"} {
     %8 = "top.Add"(%7, %r) {name = "k4add"} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
     return %2, %4, %6, %8, %7 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
   }
+  // LayerNorm, Mul by gamma, Add of beta (the decomposed form exporters
+  // write): one LayerNorm with scale [2, 3, 4] and bias [1, -1, 0.5],
+  // named as the Add. A norm with its own scale [1, 2, 3] and bias
+  // [0.5, 0.5, 0.5] times gamma: scale [2, 6, 12], bias [1, 1.5, 2].
+  // CHECK-LABEL: func.func @ln_affine
+  // CHECK-DAG: %[[S:.*]] = "top.Weight"() {name = "lnadd_scale"} : () -> tensor<3xf32>
+  // CHECK-DAG: %[[B:.*]] = "top.Weight"() {name = "lnadd_bias"} : () -> tensor<3xf32>
+  // CHECK: %[[L:.*]] = "top.LayerNorm"(%{{.*}}, %[[S]], %[[B]]) {axis = -1 : i64, epsilon = 1.000000e-05 : f64, name = "lnadd"}
+  // CHECK-DAG: %[[S2:.*]] = "top.Weight"() {name = "lnmul2_scale"} : () -> tensor<3xf32>
+  // CHECK-DAG: %[[B2:.*]] = "top.Weight"() {name = "lnmul2_bias"} : () -> tensor<3xf32>
+  // CHECK: %[[L2:.*]] = "top.LayerNorm"(%{{.*}}, %[[S2]], %[[B2]]) {axis = 2 : i64, epsilon = 1.000000e-05 : f64, name = "lnmul2"}
+  // CHECK-NOT: "top.Mul"
+  // CHECK-NOT: "top.Add"
+  // CHECK: return %[[L]], %[[L2]]
+  // DATA-DAG: lnadd_scale float32 [3] [2.0, 3.0, 4.0]
+  // DATA-DAG: lnadd_bias float32 [3] [1.0, -1.0, 0.5]
+  // DATA-DAG: lnmul2_scale float32 [3] [2.0, 6.0, 12.0]
+  // DATA-DAG: lnmul2_bias float32 [3] [1.0, 1.5, 2.0]
+  func.func @ln_affine(%arg0: tensor<1x4x3xf32>) -> (tensor<1x4x3xf32>, tensor<1x4x3xf32>) {
+    %n = "top.None"() : () -> none
+    %0 = "top.Input"(%arg0) {name = "x"} : (tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
+    %1 = "top.LayerNorm"(%0, %n, %n) {name = "ln", axis = -1 : i64, epsilon = 1.0e-5 : f64} : (tensor<1x4x3xf32>, none, none) -> tensor<1x4x3xf32>
+    %w = "top.Weight"() {name = "ln_w"} : () -> tensor<3xf32>
+    %b = "top.Weight"() {name = "ln_b"} : () -> tensor<1x1x3xf32>
+    %2 = "top.Mul"(%1, %w) {name = "lnmul"} : (tensor<1x4x3xf32>, tensor<3xf32>) -> tensor<1x4x3xf32>
+    %3 = "top.Add"(%b, %2) {name = "lnadd"} : (tensor<1x1x3xf32>, tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
+    %s = "top.Weight"() {name = "ln_s"} : () -> tensor<3xf32>
+    %t = "top.Weight"() {name = "ln_t"} : () -> tensor<3xf32>
+    %4 = "top.LayerNorm"(%0, %s, %t) {name = "ln2", axis = 2 : i64, epsilon = 1.0e-5 : f64} : (tensor<1x4x3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x3xf32>
+    %5 = "top.Mul"(%4, %w) {name = "lnmul2"} : (tensor<1x4x3xf32>, tensor<3xf32>) -> tensor<1x4x3xf32>
+    return %3, %5 : tensor<1x4x3xf32>, tensor<1x4x3xf32>
+  }
+
+  // Kept: a constant that varies along the un-normalised axis (2 x 3 over
+  // a norm of the last axis), a Mul with a fused relu.
+  // CHECK-LABEL: func.func @ln_affine_kept
+  // CHECK-COUNT-2: "top.Mul"
+  // CHECK: return
+  func.func @ln_affine_kept(%arg0: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+    %n = "top.None"() : () -> none
+    %0 = "top.Input"(%arg0) {name = "x"} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    %f = "top.Weight"() {name = "mm_full"} : () -> tensor<2x3xf32>
+    %w = "top.Weight"() {name = "ln_w"} : () -> tensor<3xf32>
+    %1 = "top.LayerNorm"(%0, %n, %n) {name = "ln3", axis = 1 : i64} : (tensor<2x3xf32>, none, none) -> tensor<2x3xf32>
+    %2 = "top.Mul"(%1, %f) {name = "k5"} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+    %3 = "top.LayerNorm"(%0, %n, %n) {name = "ln4", axis = 1 : i64} : (tensor<2x3xf32>, none, none) -> tensor<2x3xf32>
+    %4 = "top.Mul"(%3, %w) {name = "k6", do_relu = true} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    return %2, %4 : tensor<2x3xf32>, tensor<2x3xf32>
+  }
 }

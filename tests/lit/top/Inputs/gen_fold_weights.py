@@ -34,4 +34,10 @@ np.savez(
     mm_b=np.array([1, 2, 3], dtype=f32),
     mm_row=np.array([10, 20, 30], dtype=f32).reshape(1, 1, 3),
     mm_full=np.arange(6, dtype=f32).reshape(2, 3),
+    # LayerNorm over 3 values: gamma [2, 3, 4], beta [1, -1, 0.5] (shape
+    # (1, 1, 3)); a norm's own scale [1, 2, 3] and bias [0.5, 0.5, 0.5].
+    ln_w=np.array([2, 3, 4], dtype=f32),
+    ln_b=np.array([1, -1, 0.5], dtype=f32).reshape(1, 1, 3),
+    ln_s=np.array([1, 2, 3], dtype=f32),
+    ln_t=np.array([0.5, 0.5, 0.5], dtype=f32),
 )

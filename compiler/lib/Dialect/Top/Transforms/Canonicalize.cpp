@@ -9,6 +9,8 @@
 //     its filter and bias;
 //   - Add of a constant row (one value per column) after a MatMul by a
 //     weight folds into its bias;
+//   - Mul / Add by a weight over the normalised axes after a LayerNorm
+//     fold into its scale / bias;
 //   - Relu, and Clip with min 0, fuse into the producing Conv,
 //     ConvTranspose, MatMul, Add, Sub, Mul, pool or BatchNorm (do_relu /
 //     relu_limit); a BatchNorm that absorbed a relu still folds into a conv
@@ -32,6 +34,7 @@
 
 #include <cmath>
 #include <optional>
+#include <type_traits>
 
 using namespace mlir;
 using namespace tpuc;
@@ -452,6 +455,106 @@ struct FoldAddIntoConv : OpRewritePattern<AddOp> {
 };
 
 //===----------------------------------------------------------------------===//
+// Mul / Add by constants of the normalised axes into LayerNorm
+//===----------------------------------------------------------------------===//
+
+/// LayerNorm(x) * w and LayerNorm(x) + b, with w / b weights over the
+/// normalised axes (shape (120), (1, 1, 120), ... for axes [axis, rank)),
+/// become the LayerNorm's scale and bias: the decomposed norm exporters
+/// write (PP-OCR rec: LayerNorm, then Mul by its gamma and Add of its
+/// beta, five times) needs no element-wise kernels after it, and the
+/// kernel applies them in fp32 before its one rounding. An existing scale
+/// multiplies (the bias too, for a Mul); an Add adds to the bias. Stays:
+/// a fused relu on the Mul / Add (LayerNorm has none), a LayerNorm with
+/// another reader, a constant that varies along the other axes.
+template <typename OpT> struct FoldAffineIntoLayerNorm : OpRewritePattern<OpT> {
+  using OpRewritePattern<OpT>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpT op,
+                                PatternRewriter &rewriter) const override {
+    constexpr bool isMul = std::is_same_v<OpT, MulOp>;
+    if (op.getDoRelu())
+      return rewriter.notifyMatchFailure(op, "a relu follows");
+    for (auto [lnSide, constSide] : {std::pair(op.getLhs(), op.getRhs()),
+                                     std::pair(op.getRhs(), op.getLhs())}) {
+      auto ln = lnSide.template getDefiningOp<LayerNormOp>();
+      if (!ln || !lnSide.hasOneUse())
+        continue;
+      Shape in = module::getShape(lnSide);
+      if (module::getShape(op.getOutput()) != in)
+        continue;
+      int64_t rank = int64_t(in.size());
+      int64_t axis = static_cast<int64_t>(ln.getAxis());
+      if (axis < 0)
+        axis += rank;
+      if (axis < 0 || axis >= rank)
+        continue;
+      Shape trailing(in.begin() + axis, in.end());
+      int64_t inner = 1;
+      for (int64_t d : trailing)
+        inner *= d;
+      // The constant: one value per normalised element, broadcast only
+      // along the leading axes.
+      Shape cs = module::getShape(constSide);
+      if (int64_t(cs.size()) > rank)
+        continue;
+      Shape padded(size_t(rank) - cs.size(), 1);
+      padded.insert(padded.end(), cs.begin(), cs.end());
+      bool rowOnly = true;
+      for (int64_t d = 0; d < rank; ++d)
+        rowOnly &= d < axis ? padded[size_t(d)] == 1
+                            : padded[size_t(d)] == in[size_t(d)];
+      auto k = rowOnly ? weightValues(constSide) : std::nullopt;
+      if (!k || int64_t(k->size()) != inner)
+        continue;
+      // The norm's own scale and bias, if any, of `inner` values each.
+      auto param = [&](Value v) -> std::optional<std::vector<float>> {
+        if (isNone(v))
+          return std::vector<float>();
+        auto data = weightValues(v);
+        if (!data || int64_t(data->size()) != inner)
+          return std::nullopt;
+        return data;
+      };
+      auto scale = param(ln.getScale()), bias = param(ln.getBias());
+      if (!scale || !bias)
+        continue;
+      if (isMul) {
+        if (scale->empty())
+          *scale = *k;
+        else
+          for (int64_t i = 0; i < inner; ++i)
+            (*scale)[size_t(i)] *= (*k)[size_t(i)];
+        for (size_t i = 0; i < bias->size(); ++i)
+          (*bias)[i] *= (*k)[i];
+      } else {
+        if (bias->empty())
+          *bias = *k;
+        else
+          for (int64_t i = 0; i < inner; ++i)
+            (*bias)[size_t(i)] += (*k)[size_t(i)];
+      }
+      StringRef name = op.getName();
+      auto make = [&](const std::vector<float> &data,
+                      const char *suffix) -> Value {
+        if (data.empty())
+          return rewriter.create<NoneOp>(op.getLoc(), rewriter.getNoneType())
+              .getOutput();
+        return makeWeight(rewriter, ln, (name + suffix).str(), trailing, data);
+      };
+      Value sv = make(*scale, "_scale"), bv = make(*bias, "_bias");
+      rewriter.setInsertionPoint(op);
+      auto fused = rewriter.create<LayerNormOp>(
+          op.getLoc(), op.getOutput().getType(), ln.getInput(), sv, bv,
+          ln.getAxis(), ln.getEpsilon(), name);
+      rewriter.replaceOp(op, fused.getOutput());
+      return success();
+    }
+    return rewriter.notifyMatchFailure(op, "no layer norm and a constant");
+  }
+};
+
+//===----------------------------------------------------------------------===//
 // Add of a constant row into MatMul's bias
 //===----------------------------------------------------------------------===//
 
@@ -682,12 +785,15 @@ void BatchNormOp::getCanonicalizationPatterns(RewritePatternSet &results,
 
 void MulOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                         MLIRContext *ctx) {
-  results.add<FoldMulIntoConv, FuseHardSwish, FuseLayerNormMul>(ctx);
+  results.add<FoldMulIntoConv, FuseHardSwish, FuseLayerNormMul,
+              FoldAffineIntoLayerNorm<MulOp>>(ctx);
 }
 
 void AddOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                         MLIRContext *ctx) {
-  results.add<FoldAddIntoConv, FoldAddIntoMatMul>(ctx);
+  results
+      .add<FoldAddIntoConv, FoldAddIntoMatMul, FoldAffineIntoLayerNorm<AddOp>>(
+          ctx);
 }
 
 void ReluOp::getCanonicalizationPatterns(RewritePatternSet &results,
