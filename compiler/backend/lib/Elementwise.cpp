@@ -675,20 +675,26 @@ void binaryInt8(CmdEmitter &em, const BinaryInt8Params &p) {
   } catch (const Error &e) {
     ctx.fail(e.what());
   }
-  // Two int32 scratch tiles (the fp32 temps have the same size).
-  runEltwise(em, ctx, jobs, p.output.prec, 2, {},
-             [&](const std::vector<LTensor> &in, const LTensor &res,
-                 const UnaryScratch &s) {
-               LTensor a = in[0], b = in[1], out = res;
-               a.isSigned = p.lhs.isSigned;
-               b.isSigned = p.rhs.isSigned;
-               out.isSigned = p.output.isSigned;
-               LTensor ta = localTensor(em.chip(), s.temps[0], Prec::Int32,
-                                        out.shape);
-               LTensor tb = localTensor(em.chip(), s.temps[1], Prec::Int32,
-                                        out.shape);
-               emitBinaryInt8Tile(em, p, a, b, out, ta, tb);
-             });
+  // Two int32 scratch tiles (the fp32 temps have the same size). Both
+  // inputs reach emitBinaryInt8Tile's AR commands only, so a per-channel
+  // one (a squeeze-excite scale (1, C, 1, 1)) is loaded once per channel
+  // and read with zero h / w strides, not materialised by a DMA that
+  // moves one element per DDR run (PP-OCR rec's INT8 (1, 480, 6, 80) x
+  // (1, 480, 1, 1) took 468651 cycles that way; compiler/docs/design.md,
+  // "INT8").
+  runEltwise(
+      em, ctx, jobs, p.output.prec, 2, {},
+      [&](const std::vector<LTensor> &in, const LTensor &res,
+          const UnaryScratch &s) {
+        LTensor a = in[0], b = in[1], out = res;
+        a.isSigned = p.lhs.isSigned;
+        b.isSigned = p.rhs.isSigned;
+        out.isSigned = p.output.isSigned;
+        LTensor ta = localTensor(em.chip(), s.temps[0], Prec::Int32, out.shape);
+        LTensor tb = localTensor(em.chip(), s.temps[1], Prec::Int32, out.shape);
+        emitBinaryInt8Tile(em, p, a, b, out, ta, tb);
+      },
+      /*arBroadcastMask=*/3u);
 }
 
 void binary(CmdEmitter &em, const BinaryParams &p) {

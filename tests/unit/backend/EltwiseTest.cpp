@@ -10,6 +10,9 @@
 
 #include "BackendTestUtil.h"
 
+#include "tpu/isa/Work.h"
+
+#include <algorithm>
 #include <map>
 
 using namespace tpu;
@@ -303,6 +306,94 @@ TEST(Binary, ChannelGateF16) {
   // [N, C, H, W] * [N, C, 1, 1] (squeeze-and-excitation).
   runBinary(BinaryKind::Mul, {2, 80, 4, 6}, {2, 80, 1, 1}, {2, 80, 4, 6},
             Prec::Fp16);
+}
+
+namespace {
+
+/// DDR bytes the GDMA commands of `em` read (isa::gdmaWork of each).
+uint64_t ddrReadBytes(const CmdEmitter &em) {
+  uint64_t bytes = 0;
+  for (const isa::RawCommand &c : em.gdmaCommands())
+    bytes +=
+        isa::gdmaWork(sim::decodeGdma(c, em.chip()), em.chip()).ddrReadBytes;
+  return bytes;
+}
+
+} // namespace
+
+// INT8 mul / add / sub of an int8 (2, 80, 4, 6) tensor and a per-channel
+// uint8 (2, 80, 1, 1) gate (squeeze-and-excitation), symmetric and with
+// zero points: the gate is loaded once per channel (DDR reads: the
+// 3840-byte input and 160 gate bytes, where materialising the broadcast
+// read it once per h x w position, 7680 bytes) and read with zero h / w
+// strides; every code equals the same op on the gate written out in full.
+TEST(BinaryInt8, PerChannelGateEqualsMaterialised) {
+  isa::ChipParams chip = isa::ChipParams::bm1684x();
+  std::vector<int64_t> xs{2, 80, 4, 6}, gs{2, 80, 1, 1};
+  auto xv = randomValues(size_t(count(xs)), 3, -128, 127);
+  auto gv = randomValues(size_t(count(gs)), 4, 0, 255);
+  for (float &v : xv)
+    v = std::round(v);
+  for (float &v : gv)
+    v = std::round(v);
+  std::vector<float> full(xv.size());
+  for (size_t i = 0; i < full.size(); ++i)
+    full[i] = gv[i / 24];
+  for (BinaryKind kind : {BinaryKind::Mul, BinaryKind::Add, BinaryKind::Sub})
+    for (bool asym : {false, true}) {
+      std::string what = std::to_string(int(kind)) + (asym ? " asym" : "");
+      GlobalAlloc ga(chip);
+      GTensor x = ga.tensor(Prec::Int8, xs), g = ga.tensor(Prec::Int8, gs);
+      GTensor gFull = ga.tensor(Prec::Int8, xs);
+      GTensor y = ga.tensor(Prec::Int8, xs), yFull = ga.tensor(Prec::Int8, xs);
+      x.isSigned = y.isSigned = yFull.isSigned = true;
+      g.isSigned = gFull.isSigned = false;
+      BinaryInt8Params p{"gate", x, g, y, kind};
+      if (kind == BinaryKind::Mul) {
+        p.multiplier[0] = 23112391;
+        p.rshift[0] = 30;
+      } else {
+        p.multiplier[0] = 181;
+        p.multiplier[1] = 77;
+        p.rshift[0] = 7;
+        p.rshift[1] = 9;
+        p.shift = 1;
+      }
+      if (asym) {
+        p.zeroPoint[0] = -3;
+        p.zeroPoint[1] = 17;
+        p.outZeroPoint = 5;
+      }
+      BinaryInt8Params pFull = p;
+      pFull.rhs = gFull;
+      pFull.output = yFull;
+      CmdEmitter probe(chip);
+      binaryInt8(probe, p);
+      EXPECT_EQ(ddrReadBytes(probe), 3840u + 160u) << what;
+      CmdEmitter probeFull(chip);
+      binaryInt8(probeFull, pFull);
+      EXPECT_EQ(ddrReadBytes(probeFull), 2 * 3840u) << what;
+      KernelRun r;
+      r.emit = [&](CmdEmitter &em) {
+        binaryInt8(em, p);
+        binaryInt8(em, pFull);
+      };
+      r.setup = [&](sim::MachineState &m) {
+        writeTensor(m, x, xv);
+        writeTensor(m, g, gv);
+        writeTensor(m, gFull, full);
+      };
+      r.check = [&](const sim::MachineState &m, const std::string &sched) {
+        std::vector<float> a = readTensor(m, y), b = readTensor(m, yFull);
+        expectClose(a, b, 0, 0, what + " " + sched);
+        // Not a constant result: the codes spread.
+        EXPECT_GT(*std::max_element(a.begin(), a.end()) -
+                      *std::min_element(a.begin(), a.end()),
+                  20.0f)
+            << what;
+      };
+      r.run();
+    }
 }
 
 TEST(Binary, OuterBroadcastBF16) {
