@@ -321,15 +321,22 @@ uint64_t ddrReadBytes(const CmdEmitter &em) {
 
 } // namespace
 
-// INT8 mul / add / sub of an int8 (2, 80, 4, 6) tensor and a per-channel
-// uint8 (2, 80, 1, 1) gate (squeeze-and-excitation), symmetric and with
-// zero points: the gate is loaded once per channel (DDR reads: the
-// 3840-byte input and 160 gate bytes, where materialising the broadcast
-// read it once per h x w position, 7680 bytes) and read with zero h / w
-// strides; every code equals the same op on the gate written out in full.
-TEST(BinaryInt8, PerChannelGateEqualsMaterialised) {
+// INT8 mul / add / sub of an int8 (N, C, H, W) tensor and a per-channel
+// uint8 (N, C, 1, 1) gate (squeeze-and-excitation), symmetric and with
+// zero points: the gate is loaded once per channel and read with zero
+// h / w strides (DDR reads: the input and N x C gate bytes, where
+// materialising the broadcast read the gate once per h x w position);
+// every code equals the same op on the gate written out in full. Shapes:
+// (2, 80, 4, 6); and PP-OCR cls's (1, 48, 3, 96), whose 48 rows are fewer
+// than the lanes, so a plain (48, 288) job would spread 288 over the lanes
+// and need the gate in each (48 x 48 single-byte runs).
+class BinaryInt8Gate : public ::testing::TestWithParam<std::vector<int64_t>> {};
+
+TEST_P(BinaryInt8Gate, PerChannelGateEqualsMaterialised) {
   isa::ChipParams chip = isa::ChipParams::bm1684x();
-  std::vector<int64_t> xs{2, 80, 4, 6}, gs{2, 80, 1, 1};
+  std::vector<int64_t> xs = GetParam(), gs{xs[0], xs[1], 1, 1};
+  uint64_t xBytes = uint64_t(count(xs)), gBytes = uint64_t(count(gs));
+  size_t plane = size_t(xs[2] * xs[3]);
   auto xv = randomValues(size_t(count(xs)), 3, -128, 127);
   auto gv = randomValues(size_t(count(gs)), 4, 0, 255);
   for (float &v : xv)
@@ -338,7 +345,7 @@ TEST(BinaryInt8, PerChannelGateEqualsMaterialised) {
     v = std::round(v);
   std::vector<float> full(xv.size());
   for (size_t i = 0; i < full.size(); ++i)
-    full[i] = gv[i / 24];
+    full[i] = gv[i / plane];
   for (BinaryKind kind : {BinaryKind::Mul, BinaryKind::Add, BinaryKind::Sub})
     for (bool asym : {false, true}) {
       std::string what = std::to_string(int(kind)) + (asym ? " asym" : "");
@@ -369,10 +376,10 @@ TEST(BinaryInt8, PerChannelGateEqualsMaterialised) {
       pFull.output = yFull;
       CmdEmitter probe(chip);
       binaryInt8(probe, p);
-      EXPECT_EQ(ddrReadBytes(probe), 3840u + 160u) << what;
+      EXPECT_EQ(ddrReadBytes(probe), xBytes + gBytes) << what;
       CmdEmitter probeFull(chip);
       binaryInt8(probeFull, pFull);
-      EXPECT_EQ(ddrReadBytes(probeFull), 2 * 3840u) << what;
+      EXPECT_EQ(ddrReadBytes(probeFull), 2 * xBytes) << what;
       KernelRun r;
       r.emit = [&](CmdEmitter &em) {
         binaryInt8(em, p);
@@ -395,6 +402,10 @@ TEST(BinaryInt8, PerChannelGateEqualsMaterialised) {
       r.run();
     }
 }
+
+INSTANTIATE_TEST_SUITE_P(Shapes, BinaryInt8Gate,
+                         ::testing::Values(std::vector<int64_t>{2, 80, 4, 6},
+                                           std::vector<int64_t>{1, 48, 3, 96}));
 
 TEST(Binary, OuterBroadcastBF16) {
   runBinary(BinaryKind::Sub, {4, 1, 6}, {1, 5, 1}, {4, 5, 6}, Prec::Bf16);
