@@ -337,9 +337,19 @@ std::string localOpSupport(const LocalOpParams &params,
             return "not a 4-D element-wise op of one shape and precision";
           return "";
         } else if constexpr (std::is_same_v<T, BinaryInt8Params>) {
-          if (!rank4(x.output) || x.lhs.shape != x.output.shape ||
-              x.rhs.shape != x.output.shape)
+          if (!rank4(x.output))
             return "an INT8 add / sub / mul of operands of other shapes";
+          // Same shape, or a per-(n, c) activation (N, C, 1, 1) read at
+          // every (h, w) through zero strides (a squeeze-excite gate):
+          // emitBinaryInt8Tile passes its operands to AR commands only.
+          const std::vector<int64_t> &o = x.output.shape;
+          for (const GTensor *t : {&x.lhs, &x.rhs}) {
+            bool perNC = t->shape.size() == 4 && t->shape[0] == o[0] &&
+                         t->shape[1] == o[1] && t->shape[2] == 1 &&
+                         t->shape[3] == 1;
+            if (t->shape != o && !perNC)
+              return "an INT8 add / sub / mul of operands of other shapes";
+          }
           return "";
         } else if constexpr (std::is_same_v<T, ResizeParams>) {
           if (!rank4(x.input) || !rank4(x.output) ||

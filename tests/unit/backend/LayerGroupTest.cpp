@@ -229,6 +229,20 @@ public:
     return out;
   }
 
+  int mulInt8(int a, int b, int32_t multiplier, int rshift) {
+    int out = value(shapes[size_t(a)]);
+    BinaryInt8Params p;
+    p.name = "muli8_" + std::to_string(out);
+    p.kind = BinaryKind::Mul;
+    p.lhs = perOp[size_t(a)];
+    p.rhs = perOp[size_t(b)];
+    p.output = perOp[size_t(out)];
+    p.multiplier[0] = multiplier;
+    p.rshift[0] = rshift;
+    ops.push_back({p, {a, b}, out});
+    return out;
+  }
+
   int mulConst(int in, float c) {
     int out = value(shapes[size_t(in)]);
     BinaryConstParams p;
@@ -617,6 +631,26 @@ TEST(LayerGroup, SqueezeExcitePerChannelActivation) {
                         {2, 4}})
       net.check(n, h);
   }
+}
+
+/// The INT8 squeeze-excite of PP-OCR's blocks: a per-(n, c) gate (here a
+/// global max pool of a table lookup) multiplies the block's int8 input at
+/// every (h, w) through zero strides, inside the group, under every
+/// slicing: every value equals the per-op kernels' bit for bit.
+TEST(LayerGroup, Int8SqueezeExciteGate) {
+  Net net(Prec::Int8);
+  net.inLo = -128;
+  net.inHi = 127;
+  int x = net.input(2, 64, 8, 8);
+  int a = net.lut(x, 3);
+  int g = net.pool(a, PoolKind::Max, 8, 1, 0); // (2, 64, 1, 1)
+  net.mulInt8(x, g, 23112391, 30);
+  for (auto [n, h] :
+       {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {1, 2}, {2, 4}})
+    net.check(n, h);
+  GroupPlan plan;
+  std::string why;
+  EXPECT_TRUE(planGroup(net.spec(), net.chip, {}, plan, why)) << why;
 }
 
 /// INT8 lookup tables (sSG gathers of a resident 256-entry table) inside a

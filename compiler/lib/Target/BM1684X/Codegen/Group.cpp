@@ -91,13 +91,20 @@ localOpParams(CodegenContext &ctx, Operation *op, std::vector<Value> &acts,
   }
   std::optional<backend::LocalOpParams> p;
   try {
-    // INT8 add / sub: the per-op kernel's parameters (same-shape operands).
+    // INT8 add / sub / mul: the per-op kernel's parameters (same-shape
+    // operands, or a per-(n, c) one such as a squeeze-excite gate; the
+    // backend's localOpSupport decides).
     if (isa<tpu::AddOp, tpu::SubOp, tpu::MulOp>(op) &&
         op->hasAttr(tpu::kQuantMultiplierAttr)) {
       Value lhs = op->getOperand(0), rhs = op->getOperand(1);
-      if (module::getShape(lhs) != module::getShape(op->getResult(0)) ||
-          module::getShape(rhs) != module::getShape(op->getResult(0))) {
-        why = "an INT8 add / sub with broadcasting";
+      auto out = module::getShape(op->getResult(0));
+      auto fits = [&](Value v) {
+        auto s = module::getShape(v);
+        return s == out || (s.size() == 4 && s[0] == out[0] && s[1] == out[1] &&
+                            s[2] == 1 && s[3] == 1);
+      };
+      if (!fits(lhs) || !fits(rhs)) {
+        why = "an INT8 add / sub / mul with broadcasting";
         return std::nullopt;
       }
       acts = {lhs, rhs};
