@@ -190,10 +190,13 @@ std::vector<EltJob> broadcastJobs(const isa::ChipParams &chip,
     // per-channel gate or bias) would be needed in every lane once B
     // spreads over the lanes, one DDR run per element; kept (1, A, 1, B)
     // it is one value per lane, which runEltwise loads once per row.
-    bool perRow = false;
-    for (size_t v = 0; v + 1 < nv && kk == 2; ++v)
-      perRow = perRow || (ss[v][1] == 0 && ss[v][0] != 0);
-    if (kk == 2 && dd[0] < npu && !perRow) {
+    auto perRow = [&] {
+      for (size_t v = 0; v + 1 < nv; ++v)
+        if (ss[v][1] == 0 && ss[v][0] != 0)
+          return true;
+      return false;
+    };
+    if (kk == 2 && dd[0] < npu && !perRow()) {
       // (A, B) with few rows: take a factor of B onto the lanes.
       int64_t b1 = 1;
       for (int64_t f = std::min<int64_t>(npu, dd[1]); f > 1; --f)

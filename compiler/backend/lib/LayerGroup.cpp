@@ -51,6 +51,14 @@ Shape4 shape4(const std::array<int64_t, 4> &s) {
   return {uint32_t(s[0]), uint32_t(s[1]), uint32_t(s[2]), uint32_t(s[3])};
 }
 
+/// A per-(n, c) activation: (N, C, 1, 1) against (N, C, H, W), read at
+/// every (h, w) through zero strides (a squeeze-excite gate).
+bool isPerNC(const GTensor &t, const std::vector<int64_t> &out) {
+  const std::vector<int64_t> &s = t.shape;
+  return s.size() == 4 && s[0] == out[0] && s[1] == out[1] && s[2] == 1 &&
+         s[3] == 1;
+}
+
 /// A per-channel operand: (1, C, 1, 1) or (C, 1, 1) against (N, C, H, W).
 bool isPerChannel(const GTensor &t, int64_t channels) {
   const std::vector<int64_t> &s = t.shape;
@@ -313,16 +321,11 @@ std::string localOpSupport(const LocalOpParams &params,
             return "not a 4-D element-wise op";
           if (x.lhs.prec != x.output.prec || x.rhs.prec != x.output.prec)
             return "mixed precisions";
-          for (const GTensor *t : {&x.lhs, &x.rhs}) {
-            // Same shape, a per-channel weight, or a per-(n, c) activation
-            // (N, C, 1, 1) read at every (h, w) through zero strides.
-            const std::vector<int64_t> &o = x.output.shape;
-            bool perNC = t->shape.size() == 4 && t->shape[0] == o[0] &&
-                         t->shape[1] == o[1] && t->shape[2] == 1 &&
-                         t->shape[3] == 1;
-            if (t->shape != o && !isPerChannel(*t, o[1]) && !perNC)
+          // Same shape, a per-channel weight, or a per-(n, c) activation.
+          const std::vector<int64_t> &o = x.output.shape;
+          for (const GTensor *t : {&x.lhs, &x.rhs})
+            if (t->shape != o && !isPerChannel(*t, o[1]) && !isPerNC(*t, o))
               return "broadcast operand";
-          }
           return "";
         } else if constexpr (std::is_same_v<T, BinaryConstParams>) {
           if (x.kind == BinaryKind::Pow)
@@ -339,17 +342,12 @@ std::string localOpSupport(const LocalOpParams &params,
         } else if constexpr (std::is_same_v<T, BinaryInt8Params>) {
           if (!rank4(x.output))
             return "an INT8 add / sub / mul of operands of other shapes";
-          // Same shape, or a per-(n, c) activation (N, C, 1, 1) read at
-          // every (h, w) through zero strides (a squeeze-excite gate):
-          // emitBinaryInt8Tile passes its operands to AR commands only.
+          // Same shape, or a per-(n, c) activation: emitBinaryInt8Tile
+          // passes its operands to AR commands only.
           const std::vector<int64_t> &o = x.output.shape;
-          for (const GTensor *t : {&x.lhs, &x.rhs}) {
-            bool perNC = t->shape.size() == 4 && t->shape[0] == o[0] &&
-                         t->shape[1] == o[1] && t->shape[2] == 1 &&
-                         t->shape[3] == 1;
-            if (t->shape != o && !perNC)
+          for (const GTensor *t : {&x.lhs, &x.rhs})
+            if (t->shape != o && !isPerNC(*t, o))
               return "an INT8 add / sub / mul of operands of other shapes";
-          }
           return "";
         } else if constexpr (std::is_same_v<T, ResizeParams>) {
           if (!rank4(x.input) || !rank4(x.output) ||

@@ -126,10 +126,11 @@ void permute(CmdEmitter &em, const PermuteParams &p) {
     ctx.fail("order has " + std::to_string(p.order.size()) +
              " entries for rank " + std::to_string(r));
   std::vector<int64_t> in = p.input.shape, st = denseStrides(in);
-  std::vector<int64_t> out(r), srcStrides(r);
+  std::vector<int64_t> out(r), srcStrides(r), order(r);
   std::vector<bool> seen(r, false);
   for (size_t i = 0; i < r; ++i) {
-    int64_t o = p.order[i] < 0 ? p.order[i] + int64_t(r) : p.order[i];
+    int64_t o = order[i] =
+        p.order[i] < 0 ? p.order[i] + int64_t(r) : p.order[i];
     if (o < 0 || o >= int64_t(r) || seen[size_t(o)])
       ctx.fail("order is not a permutation");
     seen[size_t(o)] = true;
@@ -138,9 +139,6 @@ void permute(CmdEmitter &em, const PermuteParams &p) {
   }
   if (out != p.output.shape)
     ctx.fail("output shape does not match the permuted input");
-  std::vector<int64_t> order(r);
-  for (size_t i = 0; i < r; ++i)
-    order[i] = p.order[i] < 0 ? p.order[i] + int64_t(r) : p.order[i];
   withCtx(ctx, [&] {
     if (auto t = matrixTransposeOf(in, order))
       if (transposeThroughLocal(em, ctx, p.input.prec, p.input.addr,

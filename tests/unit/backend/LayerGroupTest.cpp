@@ -206,41 +206,23 @@ public:
   }
 
   int add(int a, int b, Activation act = {}) {
-    int out = value(shapes[size_t(a)]);
     BinaryParams p;
-    p.name = "add" + std::to_string(out);
-    p.lhs = perOp[size_t(a)];
-    p.rhs = perOp[size_t(b)];
-    p.output = perOp[size_t(out)];
     p.act = act;
-    ops.push_back({p, {a, b}, out});
-    return out;
+    return binaryOp(p, "add", a, b);
   }
 
   int mul(int a, int b) {
-    int out = value(shapes[size_t(a)]);
     BinaryParams p;
-    p.name = "mul" + std::to_string(out);
     p.kind = BinaryKind::Mul;
-    p.lhs = perOp[size_t(a)];
-    p.rhs = perOp[size_t(b)];
-    p.output = perOp[size_t(out)];
-    ops.push_back({p, {a, b}, out});
-    return out;
+    return binaryOp(p, "mul", a, b);
   }
 
   int mulInt8(int a, int b, int32_t multiplier, int rshift) {
-    int out = value(shapes[size_t(a)]);
     BinaryInt8Params p;
-    p.name = "muli8_" + std::to_string(out);
     p.kind = BinaryKind::Mul;
-    p.lhs = perOp[size_t(a)];
-    p.rhs = perOp[size_t(b)];
-    p.output = perOp[size_t(out)];
     p.multiplier[0] = multiplier;
     p.rshift[0] = rshift;
-    ops.push_back({p, {a, b}, out});
-    return out;
+    return binaryOp(p, "muli8_", a, b);
   }
 
   int mulConst(int in, float c) {
@@ -469,6 +451,17 @@ private:
     perOp.push_back(ga.tensor(p.value_or(prec), {s[0], s[1], s[2], s[3]}));
     grouped.push_back(ga.tensor(p.value_or(prec), {s[0], s[1], s[2], s[3]}));
     return int(shapes.size() - 1);
+  }
+  /// Appends the binary op `p` (its kind and constants set) of values a
+  /// and b; the result has a's shape.
+  template <typename P> int binaryOp(P p, const char *name, int a, int b) {
+    int out = value(shapes[size_t(a)]);
+    p.name = name + std::to_string(out);
+    p.lhs = perOp[size_t(a)];
+    p.rhs = perOp[size_t(b)];
+    p.output = perOp[size_t(out)];
+    ops.push_back({p, {a, b}, out});
+    return out;
   }
   uint64_t blob(std::vector<uint8_t> bytes) {
     uint64_t a = ga.alloc(bytes.size());

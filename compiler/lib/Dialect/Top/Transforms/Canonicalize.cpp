@@ -1,5 +1,4 @@
-//===- Canonicalize.cpp - Folding and fusion patterns of top ops
-//-----------===//
+//===- Canonicalize.cpp - Folding and fusion patterns of top ops ---------===//
 //
 // The patterns `--canonicalize` applies to top ops:
 //   - constant folding: an op whose operands are all weights is evaluated
@@ -454,6 +453,22 @@ struct FoldAddIntoConv : OpRewritePattern<AddOp> {
   }
 };
 
+/// The values of weight \p v if it varies only along the trailing axes
+/// [first, rank) of \p out, with their extents (shape (120), (1, 1, 120),
+/// ... for first = rank - 1 of (1, 40, 120)), one per element of those
+/// axes; else none.
+std::optional<std::vector<float>> trailingValues(Value v, const Shape &out,
+                                                 size_t first) {
+  Shape s = module::getShape(v);
+  if (s.size() > out.size())
+    return std::nullopt;
+  s.insert(s.begin(), out.size() - s.size(), 1);
+  for (size_t d = 0; d < out.size(); ++d)
+    if (s[d] != (d < first ? 1 : out[d]))
+      return std::nullopt;
+  return weightValues(v);
+}
+
 //===----------------------------------------------------------------------===//
 // Mul / Add by constants of the normalised axes into LayerNorm
 //===----------------------------------------------------------------------===//
@@ -495,17 +510,8 @@ template <typename OpT> struct FoldAffineIntoLayerNorm : OpRewritePattern<OpT> {
         inner *= d;
       // The constant: one value per normalised element, broadcast only
       // along the leading axes.
-      Shape cs = module::getShape(constSide);
-      if (int64_t(cs.size()) > rank)
-        continue;
-      Shape padded(size_t(rank) - cs.size(), 1);
-      padded.insert(padded.end(), cs.begin(), cs.end());
-      bool rowOnly = true;
-      for (int64_t d = 0; d < rank; ++d)
-        rowOnly &= d < axis ? padded[size_t(d)] == 1
-                            : padded[size_t(d)] == in[size_t(d)];
-      auto k = rowOnly ? weightValues(constSide) : std::nullopt;
-      if (!k || int64_t(k->size()) != inner)
+      auto k = trailingValues(constSide, in, size_t(axis));
+      if (!k)
         continue;
       // The norm's own scale and bias, if any, of `inner` values each.
       auto param = [&](Value v) -> std::optional<std::vector<float>> {
@@ -583,13 +589,8 @@ struct FoldAddIntoMatMul : OpRewritePattern<AddOp> {
       if (out.empty() || out != module::getShape(mmSide))
         continue;
       int64_t n = out.back();
-      Shape cs = module::getShape(constSide);
-      if (cs.empty() || cs.size() > out.size() || cs.back() != n ||
-          llvm::any_of(llvm::ArrayRef(cs).drop_back(),
-                       [](int64_t d) { return d != 1; }))
-        continue;
-      auto row = weightValues(constSide);
-      if (!row || int64_t(row->size()) != n)
+      auto row = trailingValues(constSide, out, out.size() - 1);
+      if (!row)
         continue;
       std::vector<float> bias(size_t(n), 0.0f);
       if (!isNone(mm.getBias())) {
