@@ -17,6 +17,8 @@ namespace {
 
 /// Lane mask enabling every lane (isa/docs/bm1684x.md 5.4).
 constexpr uint64_t kAllLanes32 = 0xFFFFFFFFu;
+/// DMA_tensor special function 3: broadcast (isa/docs/bm1684x.md 5.5).
+constexpr unsigned kGdmaBroadcast = 3;
 /// Largest value of a 16-bit size field (MAX_TPU_DIM).
 constexpr int64_t kMaxDim = 65535;
 constexpr unsigned kAddrLowBits = 32;
@@ -220,9 +222,24 @@ DView subView(const DView &v, Shape4 at, Shape4 shape) {
 }
 
 void load(CmdEmitter &em, const DView &src, const LTensor &dst) {
+  // The same DDR data into every lane (a channel stride of 0: a lookup
+  // table, a layer norm's scale, an operand broadcast along C): a lane
+  // broadcast reads it once, where a plain move reads it once per channel,
+  // each a DDR run of its own (isa/docs/bm1684x.md 5.5, special function
+  // 3). Kept to one channel per lane (dst_csize lanes from lane 0); the
+  // broadcast treats W strides as 1.
+  bool broadcast = src.stride.c == 0 && src.shape.c > 1 &&
+                   src.shape.c <= em.chip().npuNum &&
+                   (src.stride.w == 1 || src.shape.w == 1) &&
+                   (dst.stride.w == 1 || dst.shape.w == 1);
+  Shape4 ss = src.shape;
+  if (broadcast)
+    ss.c = 1;
   isa::cmd::DmaTensor c =
-      tensorMove(src.prec, src.addr, src.shape, src.stride,
+      tensorMove(src.prec, src.addr, ss, src.stride,
                  unifiedLocal(em.chip(), dst.offset), dst.shape, dst.stride);
+  if (broadcast)
+    c.cmd_special_function = kGdmaBroadcast;
   em.gdmaAccess(isa::encode(c), {}, {dst.range(em.chip())});
 }
 

@@ -336,20 +336,21 @@ void runConv(CmdEmitter &em, const ConvJob &job) {
          localTensor(chip, wBuf[s.wSlot], job.inPrec, ws,
                      isa::LocalLayout::Compact));
     if (quant) {
-      // Records [bias, multiplier, -rshift, zp] per output channel: the
-      // bias column compact, the other three at the start of each slot;
-      // with two steps the second step's three from word 4 likewise.
-      uint32_t words = twoSteps ? 8 : 4;
-      uint64_t rec = job.quant->coeffAddr + uint64_t(ocAbs) * words * 4;
+      // Records [bias, multiplier, -rshift, zp] per output channel, stored
+      // part by part (splitRequantRecords): the biases compact, each
+      // triple at the start of a channel slot (RQ1); with two steps the
+      // second step's triples likewise. Each load is one DDR run.
+      RequantRecordParts rec =
+          requantRecordParts(job.quant->coeffAddr, g.oc, ocAbs);
       Shape4 bs{1, uint32_t(s.ocT), 1, 1};
-      load(em, DView{rec, Prec::Int32, bs, {0, words, 0, 1}},
+      load(em, DView{rec.bias, Prec::Int32, bs, {0, 1, 0, 1}},
            localTensor(chip, bBuf[s.wSlot], Prec::Int32, bs,
                        isa::LocalLayout::Compact));
       Shape4 rs{1, uint32_t(s.ocT), 1, 3};
-      load(em, DView{rec + 4, Prec::Int32, rs, {0, words, 0, 1}},
+      load(em, DView{rec.step1, Prec::Int32, rs, {0, 3, 0, 1}},
            localTensor(chip, rqBuf[s.wSlot], Prec::Int32, rs));
       if (twoSteps)
-        load(em, DView{rec + 16, Prec::Int32, rs, {0, words, 0, 1}},
+        load(em, DView{rec.step2, Prec::Int32, rs, {0, 3, 0, 1}},
              localTensor(chip, rq2Buf[s.wSlot], Prec::Int32, rs));
     }
     if (hasBias) {
@@ -735,6 +736,35 @@ std::vector<uint8_t> reorderConvTransposeFilter(const float *w, int64_t ic,
         r[size_t(((o * blocks + i / icp) * kArea + k) * icp + i % icp)] =
             c[size_t((o * icg + i) * kArea + k)];
   return encodeFloats(r.data(), r.size(), prec);
+}
+
+std::vector<uint8_t> splitRequantRecords(const std::vector<uint8_t> &rows,
+                                         int64_t oc, int64_t words) {
+  constexpr size_t kWord = 4;
+  if ((words != 4 && words != 8) || rows.size() != size_t(oc * words) * kWord)
+    throw Error("backend: requantisation records must be " +
+                std::to_string(oc) + " rows of 4 or 8 int32 words");
+  // The parts as (first word, word count), in storage order.
+  std::vector<std::pair<int64_t, int64_t>> parts{{0, 1}, {1, 3}};
+  if (words == 8)
+    parts.insert(parts.end(), {{4, 3}, {7, 1}});
+  std::vector<uint8_t> out;
+  out.reserve(rows.size());
+  for (auto [first, count] : parts)
+    for (int64_t c = 0; c < oc; ++c) {
+      auto at = rows.begin() + ptrdiff_t((c * words + first) * kWord);
+      out.insert(out.end(), at, at + ptrdiff_t(count * kWord));
+    }
+  return out;
+}
+
+RequantRecordParts requantRecordParts(uint64_t addr, int64_t oc, int64_t c) {
+  constexpr uint64_t kWord = 4;
+  RequantRecordParts p;
+  p.bias = addr + uint64_t(c) * kWord;
+  p.step1 = addr + uint64_t(oc) * kWord + uint64_t(c) * 3 * kWord;
+  p.step2 = addr + uint64_t(oc) * 4 * kWord + uint64_t(c) * 3 * kWord;
+  return p;
 }
 
 } // namespace tpu::backend

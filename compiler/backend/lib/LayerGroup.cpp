@@ -182,19 +182,18 @@ std::vector<Resident> residentsOf(const LocalOpParams &p,
                                 c->kernelH, c->kernelW, dw),
                  {}, isa::LocalLayout::Compact, std::nullopt});
     if (c->quant) {
-      // The records [bias, multiplier, -rshift, zp]: the bias column
-      // compact, the other three at the start of every channel slot (RQ1).
-      // TFLite's two steps: eight words, the second step's three from
-      // word 4 (index 3).
-      uint64_t rec = c->quant->coeffAddr;
-      uint32_t words = c->quant->twoSteps ? 8 : 4;
-      r.push_back({rec, Prec::Int32, {1, uint32_t(oc), 1, 1}, {},
-                   isa::LocalLayout::Compact, Stride4{0, words, 0, 1}});
-      r.push_back({rec + 4, Prec::Int32, {1, uint32_t(oc), 1, 3}, {},
-                   isa::LocalLayout::EuAligned, Stride4{0, words, 1, 1}});
+      // The records [bias, multiplier, -rshift, zp], stored part by part
+      // (splitRequantRecords): the biases compact, each triple at the
+      // start of a channel slot (RQ1). TFLite's two steps: the second
+      // step's triples likewise (index 3).
+      RequantRecordParts rec = requantRecordParts(c->quant->coeffAddr, oc, 0);
+      r.push_back({rec.bias, Prec::Int32, {1, uint32_t(oc), 1, 1}, {},
+                   isa::LocalLayout::Compact, std::nullopt});
+      r.push_back({rec.step1, Prec::Int32, {1, uint32_t(oc), 1, 3}, {},
+                   isa::LocalLayout::EuAligned, Stride4{0, 3, 1, 1}});
       if (c->quant->twoSteps)
-        r.push_back({rec + 16, Prec::Int32, {1, uint32_t(oc), 1, 3}, {},
-                     isa::LocalLayout::EuAligned, Stride4{0, words, 1, 1}});
+        r.push_back({rec.step2, Prec::Int32, {1, uint32_t(oc), 1, 3}, {},
+                     isa::LocalLayout::EuAligned, Stride4{0, 3, 1, 1}});
     }
     if (c->biasAddr) {
       std::optional<Prec> cast;
@@ -404,6 +403,87 @@ RowSpan localInputRows(const GroupOp &op, const GroupSpec &spec, unsigned k,
 
 namespace {
 
+/// The GTensors of an element-wise op's operands and result when they all
+/// have one shape and the op reads no weight (flattenElementwise); empty
+/// otherwise.
+std::vector<GTensor *> elementwiseTensors(LocalOpParams &params,
+                                          const std::vector<int> &inputs) {
+  for (int in : inputs)
+    if (in < 0)
+      return {}; // a resident per-channel weight
+  std::vector<GTensor *> ts = std::visit(
+      [](auto &x) -> std::vector<GTensor *> {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, BinaryParams> ||
+                      std::is_same_v<T, BinaryInt8Params>)
+          return {&x.lhs, &x.rhs, &x.output};
+        else if constexpr (std::is_same_v<T, UnaryParams> ||
+                           std::is_same_v<T, BinaryConstParams> ||
+                           std::is_same_v<T, CastParams> ||
+                           std::is_same_v<T, LutParams>)
+          return {&x.input, &x.output};
+        else
+          return {};
+      },
+      params);
+  for (GTensor *t : ts)
+    if (t->shape != ts.back()->shape)
+      return {};
+  return ts;
+}
+
+} // namespace
+
+bool flattenElementwise(GroupSpec &spec, const isa::ChipParams &chip) {
+  if (spec.values.empty() || spec.ops.empty())
+    return false;
+  auto count = [](const std::array<int64_t, 4> &s) {
+    return s[0] * s[1] * s[2] * s[3];
+  };
+  int64_t e = count(spec.values[0].shape);
+  for (const GroupValue &v : spec.values)
+    if (count(v.shape) != e)
+      return false;
+  std::vector<std::vector<GTensor *>> tensors;
+  for (GroupOp &op : spec.ops) {
+    tensors.push_back(elementwiseTensors(op.params, op.inputs));
+    if (tensors.back().empty())
+      return false;
+  }
+  // Lanes: the largest divisor of the count up to the lane count. Rows:
+  // the fewest columns that leave at most kRows rows (enough for the
+  // scheduler's H slices; a row is the smallest slice), within the
+  // commands' 16-bit dims.
+  constexpr int64_t kRows = 256, kMaxDim = 65535;
+  int64_t npu = chip.npuNum, c = std::min(npu, e);
+  while (e % c)
+    --c;
+  int64_t r = e / c, w = ceilDiv(r, kRows);
+  while (r % w)
+    ++w;
+  int64_t h = r / w;
+  if (w > kMaxDim || h > kMaxDim)
+    return false;
+  // Only when it fills more lanes: the share of the lane slots a value's
+  // channels use.
+  auto fill = [&](int64_t channels) {
+    return double(channels) / double(ceilDiv(channels, npu) * npu);
+  };
+  bool gains = false;
+  for (const GroupValue &v : spec.values)
+    gains |= fill(c) > fill(v.shape[1]);
+  if (!gains)
+    return false;
+  for (GroupValue &v : spec.values)
+    v.shape = {1, c, h, w};
+  for (auto &ts : tensors)
+    for (GTensor *t : ts)
+      t->shape = {1, c, h, w};
+  return true;
+}
+
+namespace {
+
 //===----------------------------------------------------------------------===//
 // The schedule of one slicing
 //===----------------------------------------------------------------------===//
@@ -429,6 +509,8 @@ struct Range {
 /// value the rows it stores.
 struct Slice {
   int64_t n0 = 0, nCount = 0;
+  /// The channels the channel-sliced values hold (all when not C-sliced).
+  int64_t c0 = 0, cCount = 0;
   std::vector<Range> rows;   ///< per value
   std::vector<Range> stores; ///< per value (stored ones)
 };
@@ -446,15 +528,17 @@ public:
   using Prefetch = SchedulePrefetch;
 
   Schedule(const GroupSpec &spec, const isa::ChipParams &chip, int64_t nSlices,
-           int64_t hSlices, bool weightResident = true,
+           int64_t cSlices, int64_t hSlices, bool weightResident = true,
            bool bankedWeights = true, Prefetch prefetch = {},
            WeightOrder order = WeightOrder::InOrder)
-      : spec(spec), chip(chip), nSlices(nSlices), hSlices(hSlices),
-        weightResident(weightResident), bankedWeights(bankedWeights),
-        order(order), prefetch(prefetch) {}
+      : spec(spec), chip(chip), nSlices(nSlices), cSlices(cSlices),
+        hSlices(hSlices), weightResident(weightResident),
+        bankedWeights(bankedWeights), order(order), prefetch(prefetch) {}
 
   /// Builds the slices and the allocation; empty on success, else why not.
   std::string build();
+  /// With C slices: one or two copies of the weights (before build()).
+  void setWeightCopies(unsigned n) { weightCopies = n; }
   void emit(CmdEmitter &em) const;
 
   uint64_t peak = 0, weightBytes = 0;
@@ -464,7 +548,12 @@ public:
 private:
   const GroupSpec &spec;
   const isa::ChipParams &chip;
-  int64_t nSlices, hSlices;
+  int64_t nSlices, cSlices, hSlices;
+  /// With C slices: the values held with all their channels in every
+  /// slice (the inputs of convolutions that mix channels, loaded whole),
+  /// the channels of the others and the most a slice holds of them.
+  std::vector<bool> wholeC;
+  int64_t groupC = 0, chunkC = 0;
   /// Weights loaded once (else again with every slice, into one buffer).
   bool weightResident;
   /// Large weights on bank boundaries (else packed).
@@ -489,6 +578,17 @@ private:
   /// Per op: resident weights and their offsets (and cast copies).
   std::vector<std::vector<Resident>> residents;
   std::vector<std::vector<uint64_t>> resOffset, resCast;
+  /// With C slices, a second copy of every weight (weightCopies = 2), so
+  /// that the next slice's weights load while a slice computes; odd
+  /// slices use it.
+  unsigned weightCopies = 1;
+  std::vector<std::vector<uint64_t>> resOffset2, resCast2;
+  const std::vector<uint64_t> &offsetsOf(size_t o, size_t si) const {
+    return weightCopies > 1 && si % 2 ? resOffset2[o] : resOffset[o];
+  }
+  const std::vector<uint64_t> &castsOf(size_t o, size_t si) const {
+    return weightCopies > 1 && si % 2 ? resCast2[o] : resCast[o];
+  }
   uint64_t tables = 0;
   bool needTables = false;
   std::vector<uint64_t> temps;
@@ -498,14 +598,44 @@ private:
   unsigned copyOf(int v, size_t slice) const {
     return copies[v] > 1 ? unsigned(slice % 2) : 0u;
   }
-  Shape4 valueShape(int v, int64_t n, int64_t rows) const {
+  /// Whether value v holds a slice's channels only (C slicing).
+  bool cSliced(int v) const { return cSlices > 1 && !wholeC[size_t(v)]; }
+  /// The channels value v holds in slice s, the first of them, and the
+  /// most it holds in any slice.
+  int64_t chans(int v, const Slice &s) const {
+    return cSliced(v) ? s.cCount : spec.values[v].shape[1];
+  }
+  int64_t chanBegin(int v, const Slice &s) const {
+    return cSliced(v) ? s.c0 : 0;
+  }
+  int64_t maxChans(int v) const {
+    return cSliced(v) ? chunkC : spec.values[v].shape[1];
+  }
+  Shape4 valueShape(int v, int64_t n, int64_t c, int64_t rows) const {
     const auto &s = spec.values[v].shape;
-    return {uint32_t(n), uint32_t(s[1]), uint32_t(rows), uint32_t(s[3])};
+    return {uint32_t(n), uint32_t(c), uint32_t(rows), uint32_t(s[3])};
+  }
+  /// A per-channel resident weight (every one but a lookup table, which
+  /// every lane holds whole): its channels follow the slice's.
+  static bool perChannelResident(const Resident &r) {
+    return !(r.gstride && r.gstride->c == 0);
+  }
+  /// Resident i of op o as slice s loads it: its DDR address and shape.
+  Resident sliceResident(size_t o, size_t i, const Slice &s) const {
+    Resident r = residents[o][i];
+    if (cSlices > 1 && perChannelResident(r)) {
+      int64_t cstride =
+          r.gstride ? r.gstride->c : int64_t(r.shape.h) * r.shape.w;
+      r.addr += uint64_t(s.c0 * cstride) * elemBytes(r.prec);
+      r.shape.c = uint32_t(s.cCount);
+    }
+    return r;
   }
   LTensor bufferTensor(int v, unsigned copy, const Slice &s) const {
     const GroupValue &gv = spec.values[v];
     LTensor t = localTensor(chip, buf[v][copy], gv.prec,
-                            valueShape(v, s.nCount, s.rows[v].count));
+                            valueShape(v, s.nCount, chans(v, s),
+                                       s.rows[v].count));
     t.isSigned = gv.isSigned;
     return t;
   }
@@ -563,40 +693,81 @@ std::string Schedule::build() {
     if (v.shape[0] != n)
       return "values of different batch sizes";
 
-  // Slices: N ranges x H ranges of the last output, then every value's
-  // rows backwards through the ops.
-  for (Range1 nr : splitRange(n, ceilDiv(n, nSlices)))
-    for (int64_t h = 0; h < hSlices; ++h) {
-      Slice s;
-      s.n0 = nr.begin;
-      s.nCount = nr.size;
-      s.rows.assign(nv, {});
-      s.stores.assign(nv, {});
-      for (size_t v = 0; v < nv; ++v)
-        if (spec.values[v].stored || int(v) == last) {
-          int64_t H = spec.values[v].shape[2];
-          int64_t b = H * h / hSlices, e = H * (h + 1) / hSlices;
-          s.stores[v] = {b, e - b};
-          s.rows[v].unite(b, e - b);
-        }
-      for (size_t o = no; o-- > 0;) {
-        const GroupOp &op = spec.ops[o];
-        const Range &out = s.rows[op.output];
-        if (out.count <= 0)
-          continue;
-        for (unsigned k = 0; k < op.inputs.size(); ++k) {
-          if (op.inputs[k] < 0)
-            continue;
-          RowSpan in = localInputRows(op, spec, k, out.begin, out.count);
-          if (in.count <= 0)
-            return "a slice of '" + std::visit([](const auto &x) { return x.name; },
-                                               op.params) +
-                   "' reads only padding";
-          s.rows[op.inputs[k]].unite(in.begin, in.count);
-        }
+  // C slices: ranges of whole channel slots of the values the ops compute
+  // channel by channel. A convolution that mixes channels reads all of
+  // its input's: that value is loaded whole in every slice, so it must
+  // come from outside the group and feed only such convolutions.
+  wholeC.assign(nv, false);
+  groupC = spec.values[last].shape[1];
+  chunkC = groupC;
+  if (cSlices > 1) {
+    if (prefetch.firstAt >= 0 || prefetch.next)
+      return "weights prefetched across groups need one channel slice";
+    auto mixes = [](const GroupOp &op) {
+      const auto *c = std::get_if<ConvParams>(&op.params);
+      return c && !isConvDepthwise(*c);
+    };
+    for (const GroupOp &op : spec.ops)
+      if (mixes(op))
+        wholeC[size_t(op.inputs[0])] = true;
+    for (size_t v = 0; v < nv; ++v) {
+      if (wholeC[v]) {
+        if (!spec.values[v].loaded)
+          return "a convolution reads channels computed in the group";
+        for (auto [o, k] : users[v])
+          if (!mixes(spec.ops[o]))
+            return "a value read whole and by channel-wise ops";
+      } else if (spec.values[v].shape[1] != groupC) {
+        return "values of different channel counts";
       }
-      slices.push_back(std::move(s));
     }
+    int64_t npu = chip.npuNum;
+    chunkC = alignUp(ceilDiv(groupC, cSlices), npu);
+    if (ceilDiv(groupC, chunkC) != cSlices)
+      return std::to_string(groupC) + " channels cannot be cut into " +
+             std::to_string(cSlices) + " slices of whole lane slots";
+    // Each slice loads its own channels' weights.
+    weightResident = false;
+  }
+
+  // Slices: N ranges x C ranges x H ranges of the last output, then every
+  // value's rows backwards through the ops.
+  for (Range1 nr : splitRange(n, ceilDiv(n, nSlices)))
+    for (Range1 cr : splitRange(groupC, chunkC))
+      for (int64_t h = 0; h < hSlices; ++h) {
+        Slice s;
+        s.n0 = nr.begin;
+        s.nCount = nr.size;
+        s.c0 = cr.begin;
+        s.cCount = cr.size;
+        s.rows.assign(nv, {});
+        s.stores.assign(nv, {});
+        for (size_t v = 0; v < nv; ++v)
+          if (spec.values[v].stored || int(v) == last) {
+            int64_t H = spec.values[v].shape[2];
+            int64_t b = H * h / hSlices, e = H * (h + 1) / hSlices;
+            s.stores[v] = {b, e - b};
+            s.rows[v].unite(b, e - b);
+          }
+        for (size_t o = no; o-- > 0;) {
+          const GroupOp &op = spec.ops[o];
+          const Range &out = s.rows[op.output];
+          if (out.count <= 0)
+            continue;
+          for (unsigned k = 0; k < op.inputs.size(); ++k) {
+            if (op.inputs[k] < 0)
+              continue;
+            RowSpan in = localInputRows(op, spec, k, out.begin, out.count);
+            if (in.count <= 0)
+              return "a slice of '" +
+                     std::visit([](const auto &x) { return x.name; },
+                                op.params) +
+                     "' reads only padding";
+            s.rows[op.inputs[k]].unite(in.begin, in.count);
+          }
+        }
+        slices.push_back(std::move(s));
+      }
   // sPorD (pooling, depthwise) has no operand strides: its input must start
   // at the first row and column its producer holds.
   for (size_t o = 0; o < no; ++o) {
@@ -666,7 +837,8 @@ std::string Schedule::build() {
     unsigned t = tempsOf(op.params);
     if (t) {
       nTemps = std::max(nTemps, t);
-      Shape4 os = valueShape(op.output, maxN, maxRows[op.output]);
+      Shape4 os = valueShape(op.output, maxN, maxChans(op.output),
+                             maxRows[op.output]);
       tempBytes = std::max(tempBytes, up(euBytes(chip, Prec::Fp32, os)));
     }
   }
@@ -693,6 +865,10 @@ std::string Schedule::build() {
   }
   for (size_t o : weightOps) {
     residents[o] = residentsOf(spec.ops[o].params, spec.ops[o].inputs, chip);
+    // With C slices a buffer holds one slice's channels.
+    for (Resident &r : residents[o])
+      if (cSlices > 1 && perChannelResident(r))
+        r.shape.c = uint32_t(std::min<int64_t>(r.shape.c, chunkC));
     std::vector<uint64_t> prefetched;
     if (o == 0 && prefetch.firstAt >= 0) {
       uint64_t end;
@@ -731,6 +907,25 @@ std::string Schedule::build() {
       placeCast(r);
     }
   }
+  if (weightCopies > 1) {
+    // The second copy, laid out as the first.
+    resOffset2.assign(no, {});
+    resCast2.assign(no, {});
+    for (size_t o : weightOps)
+      for (const Resident &r : residents[o]) {
+        uint64_t bytes = residentBytes(r, chip);
+        if (bankedWeights && bytes >= chip.bankBytes())
+          at = alignUp(at, chip.bankBytes());
+        resOffset2[o].push_back(at);
+        at = up(at + bytes);
+        resCast2[o].push_back(r.castTo ? at : 0);
+        if (r.castTo)
+          at = up(at + localTensor(chip, 0, *r.castTo, r.shape,
+                                   isa::LocalLayout::Compact)
+                           .range(chip)
+                           .bytes);
+      }
+  }
   weightBytes = at;
   for (unsigned t = 0; t < nTemps; ++t) {
     temps.push_back(at);
@@ -748,7 +943,8 @@ std::string Schedule::build() {
         lastUse[in] = std::max(lastUse[in], int64_t(o));
   auto bytesOf = [&](size_t v) {
     const GroupValue &gv = spec.values[v];
-    return up(euBytes(chip, gv.prec, valueShape(int(v), maxN, maxRows[v])));
+    return up(euBytes(chip, gv.prec,
+                      valueShape(int(v), maxN, maxChans(int(v)), maxRows[v])));
   };
   for (size_t v = 0; v < nv; ++v) {
     const GroupValue &gv = spec.values[v];
@@ -932,19 +1128,28 @@ std::string Schedule::build() {
   for (const Slice &s : slices)
     for (size_t v = 0; v < nv; ++v) {
       const GroupValue &gv = spec.values[v];
-      uint64_t rowBytes = uint64_t(s.nCount) * gv.shape[1] * gv.shape[3] *
-                          elemBytes(gv.prec);
+      uint64_t rowBytes = uint64_t(s.nCount) * uint64_t(chans(int(v), s)) *
+                          gv.shape[3] * elemBytes(gv.prec);
       if (gv.loaded)
         ddrRead += rowBytes * uint64_t(s.rows[v].count);
       if (gv.stored)
         ddrWrite += rowBytes * uint64_t(s.stores[v].count);
     }
+  // A table every lane holds is read once (a lane broadcast, load()).
   auto weightDdrBytes = [](const Resident &r) {
-    return uint64_t(r.shape.c) * r.shape.h * r.shape.w * elemBytes(r.prec);
+    uint64_t c = perChannelResident(r) ? r.shape.c : 1;
+    return c * r.shape.h * r.shape.w * elemBytes(r.prec);
   };
   for (size_t o = 0; o < no; ++o) {
     if (o == 0 && prefetch.firstAt >= 0)
       continue; // the previous group loaded them
+    if (cSlices > 1) {
+      // Each slice loads its channels' share.
+      for (const Slice &s : slices)
+        for (size_t i = 0; i < residents[o].size(); ++i)
+          ddrRead += weightDdrBytes(sliceResident(o, i, s));
+      continue;
+    }
     for (const Resident &r : residents[o])
       ddrRead += weightDdrBytes(r) *
                  (weightResident ? 1 : uint64_t(slices.size()));
@@ -955,7 +1160,7 @@ std::string Schedule::build() {
     for (const GroupOp &op : spec.ops)
       if (const auto *c = std::get_if<ConvParams>(&op.params))
         macs += uint64_t(s.nCount) * uint64_t(s.rows[op.output].count) *
-                uint64_t(c->output.shape[3]) * uint64_t(c->output.shape[1]) *
+                uint64_t(c->output.shape[3]) * uint64_t(chans(op.output, s)) *
                 uint64_t(c->input.shape[1] / c->groups) *
                 uint64_t(c->kernelH * c->kernelW);
   return "";
@@ -971,6 +1176,9 @@ void trailing(CmdEmitter &em, const Activation &act, const LTensor &out,
 void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
   const GroupOp &op = spec.ops[o];
   const Slice &s = slices[si];
+  // This slice's copy of the op's weights.
+  const std::vector<uint64_t> &off = offsetsOf(o, si),
+                              &castOff = castsOf(o, si);
   const Range &outRows = s.rows[op.output];
   if (outRows.count <= 0)
     return;
@@ -1003,13 +1211,13 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
     return view(v, copyOf(v, si), s, outRows.begin, outRows.count, 0, vs[3]);
   };
   auto resident = [&](size_t i) {
-    const Resident &r = residents[o][i];
-    return localTensor(chip, resOffset[o][i], r.prec, r.shape, r.layout);
+    Resident r = sliceResident(o, i, s);
+    return localTensor(chip, off[i], r.prec, r.shape, r.layout);
   };
   // A per-channel weight read at every (h, w) through zero strides.
   auto perChannel = [&](size_t i) {
     const Resident &r = residents[o][i];
-    return freeTensor(resOffset[o][i], r.prec, out.shape, {0, 1, 0, 0});
+    return freeTensor(off[i], r.prec, out.shape, {0, 1, 0, 0});
   };
   Activation act = trailingActivation(op.params);
 
@@ -1053,9 +1261,9 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
           cmd.kind = PorDCmd::Depthwise;
           cmd.input = in;
           cmd.output = acc;
-          cmd.weights = resOffset[o][0];
+          cmd.weights = off[0];
           cmd.hasBias = true;
-          cmd.bias = resOffset[o][1];
+          cmd.bias = off[1];
           cmd.padBits = padBits;
           setWindow(cmd, *w, rows, padB, cols, padR);
           pord(em, cmd);
@@ -1063,7 +1271,7 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
           ConvCmd cmd;
           cmd.input = in;
           cmd.output = acc;
-          cmd.weights = resOffset[o][0];
+          cmd.weights = off[0];
           cmd.weightBytes = resident(0).range(chip).bytes;
           cmd.padBits = padBits;
           setWindow(cmd, *w, rows, padB, cols, padR);
@@ -1072,14 +1280,14 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
         }
         RqCmd r;
         r.perChannel = true;
-        r.params = resOffset[o][2];
+        r.params = off[2];
         r.round = c->quant->round;
         if (c->quant->twoSteps) {
           // The first step back into the int32 accumulator.
           r.input = acc;
           r.output = acc;
           rq(em, r);
-          r.params = resOffset[o][3];
+          r.params = off[3];
           r.round = c->quant->round2;
         }
         requant(r);
@@ -1095,22 +1303,21 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
         cmd.kind = relu ? PorDCmd::DepthwiseRelu : PorDCmd::Depthwise;
         cmd.input = in;
         cmd.output = out;
-        cmd.weights = resOffset[o][0];
+        cmd.weights = off[0];
         cmd.hasBias = c->biasAddr.has_value();
         if (cmd.hasBias)
-          cmd.bias =
-              c->input.prec == Prec::Fp32 ? resOffset[o][1] : resCast[o][1];
+          cmd.bias = c->input.prec == Prec::Fp32 ? off[1] : castOff[1];
         setWindow(cmd, *w, rows, padB, cols, padR);
         pord(em, cmd);
       } else {
         ConvCmd cmd;
         cmd.input = in;
         cmd.output = out;
-        cmd.weights = resOffset[o][0];
+        cmd.weights = off[0];
         cmd.weightBytes = resident(0).range(chip).bytes;
         cmd.hasBias = c->biasAddr.has_value();
         if (cmd.hasBias)
-          cmd.bias = resOffset[o][1];
+          cmd.bias = off[1];
         setWindow(cmd, *w, rows, padB, cols, padR);
         cmd.relu = relu;
         conv(em, cmd);
@@ -1173,7 +1380,7 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
       ar(em, ArOp::Copy, out, Opd::of(in));
       in = out;
     }
-    lutGather(em, out, in, resOffset[o][0]);
+    lutGather(em, out, in, off[0]);
     return;
   }
   if (const auto *b = std::get_if<BinaryInt8Params>(&op.params)) {
@@ -1238,18 +1445,20 @@ void Schedule::emit(CmdEmitter &em) const {
     load(em, src, dst);
     return dst;
   };
-  auto loadWeights = [&] {
+  // The weights of slice `si` (all of them unless C-sliced).
+  auto loadWeights = [&](size_t si) {
     for (size_t o = 0; o < spec.ops.size(); ++o)
       for (size_t i = 0; i < residents[o].size(); ++i) {
-        const Resident &r = residents[o][i];
+        Resident r = sliceResident(o, i, slices[si]);
+        uint64_t at = offsetsOf(o, si)[i];
         // The first op's weights, prefetched, are in place already.
         LTensor dst =
             o == 0 && prefetch.firstAt >= 0
-                ? localTensor(chip, resOffset[o][i], r.prec, r.shape, r.layout)
-                : loadWeight(r, resOffset[o][i]);
+                ? localTensor(chip, at, r.prec, r.shape, r.layout)
+                : loadWeight(r, at);
         if (r.castTo)
           ar(em, ArOp::Cast,
-             localTensor(chip, resCast[o][i], *r.castTo, r.shape,
+             localTensor(chip, castsOf(o, si)[i], *r.castTo, r.shape,
                          isa::LocalLayout::Compact),
              Opd::of(dst));
       }
@@ -1271,16 +1480,24 @@ void Schedule::emit(CmdEmitter &em) const {
           LTensor dst = bufferTensor(int(v), copyOf(int(v), i), s);
           load(em,
                subView(gview(v),
-                       {uint32_t(s.n0), 0, uint32_t(s.rows[v].begin), 0},
+                       {uint32_t(s.n0), uint32_t(chanBegin(int(v), s)),
+                        uint32_t(s.rows[v].begin), 0},
                        dst.shape),
                dst);
         }
         if (i == 0 && weightResident)
-          loadWeights();
+          loadWeights(0);
+        // C slices with two copies of the weights: each slice's load with
+        // its inputs (emitted before the previous slice's computation, which
+        // reads the other copy), into the copy the slice before last used.
+        if (cSlices > 1 && weightCopies > 1)
+          loadWeights(i);
       },
       [&](size_t i) {
-        if (!weightResident)
-          loadWeights();
+        // One copy: a slice's weights load once the slice before is done
+        // with them (right before its own commands).
+        if (!weightResident && !(cSlices > 1 && weightCopies > 1))
+          loadWeights(i);
         // The next group's first weights load while the last slice
         // computes, once its commands are done with their region.
         bool last = i + 1 == slices.size();
@@ -1305,49 +1522,101 @@ void Schedule::emit(CmdEmitter &em) const {
           LTensor src = view(int(v), copyOf(int(v), i), s, st.begin, st.count, 0,
                              spec.values[v].shape[3]);
           store(em, src,
-                subView(gview(v), {uint32_t(s.n0), 0, uint32_t(st.begin), 0},
+                subView(gview(v),
+                        {uint32_t(s.n0), uint32_t(chanBegin(int(v), s)),
+                         uint32_t(st.begin), 0},
                         src.shape));
         }
       });
 }
 
-/// The schedule of `spec` sliced n x h with its weights in `order`: large
-/// weights on bank boundaries when that fits, else packed. `why` says why
-/// not when neither fits.
+/// The schedule of `spec` sliced n x c x h with its weights in `order`:
+/// large weights on bank boundaries when that fits, else packed. `why` says
+/// why not when neither fits.
 std::optional<Schedule> buildSchedule(const GroupSpec &spec,
                                       const isa::ChipParams &chip, int64_t n,
-                                      int64_t h, bool weightResident,
+                                      int64_t c, int64_t h, bool weightResident,
                                       Schedule::Prefetch prefetch,
                                       WeightOrder order, std::string &why) {
   std::optional<Schedule> sch;
-  for (bool banked : {true, false}) {
-    sch.emplace(spec, chip, n, h, weightResident, banked, prefetch, order);
-    if ((why = sch->build()).empty())
-      return sch;
+  // C slices load each slice's weights: double-buffered where that fits.
+  for (unsigned copies : {2u, 1u}) {
+    if (copies == 2 && c == 1)
+      continue;
+    for (bool banked : {true, false}) {
+      sch.emplace(spec, chip, n, c, h, weightResident, banked, prefetch, order);
+      sch->setWeightCopies(copies);
+      if ((why = sch->build()).empty())
+        return sch;
+    }
   }
   return std::nullopt;
 }
 
-/// Candidate slicings in the order they are tried: fewest slices first.
-std::vector<std::pair<int64_t, int64_t>>
-candidates(const GroupSpec &spec, const GroupOptions &options) {
+/// Whether `spec` can be cut along C at all (Schedule::build's rules, which
+/// do not depend on the count): every value holds the last output's
+/// channels but the inputs of convolutions that mix channels, which come
+/// from outside the group and feed only such convolutions.
+bool channelSliceable(const GroupSpec &spec) {
+  auto mixes = [](const GroupOp &op) {
+    const auto *c = std::get_if<ConvParams>(&op.params);
+    return c && !isConvDepthwise(*c);
+  };
+  std::vector<int> whole(spec.values.size(), 0), other(spec.values.size(), 0);
+  for (const GroupOp &op : spec.ops)
+    for (size_t k = 0; k < op.inputs.size(); ++k)
+      if (op.inputs[k] >= 0)
+        (mixes(op) && k == 0 ? whole : other)[size_t(op.inputs[k])] = 1;
+  int64_t c = spec.values[size_t(spec.ops.back().output)].shape[1];
+  for (size_t v = 0; v < spec.values.size(); ++v) {
+    if (whole[v] && (other[v] || !spec.values[v].loaded))
+      return false;
+    if (!whole[v] && spec.values[v].shape[1] != c)
+      return false;
+  }
+  return true;
+}
+
+/// A slicing: batch, channel and row slices.
+struct Slicing {
+  int64_t n = 1, c = 1, h = 1;
+  int64_t steps() const { return n * c * h; }
+};
+
+/// Candidate slicings in the order they are tried: fewest slices first, the
+/// batch and rows (in the options' order) with all channels, then the same
+/// with the channels cut into 2, 3, ... slices of whole lane slots (for
+/// what fits no other way: weights larger than local memory).
+std::vector<Slicing> candidates(const GroupSpec &spec,
+                                const GroupOptions &options,
+                                const isa::ChipParams &chip) {
   const GroupValue &last = spec.values[spec.ops.back().output];
-  int64_t n = last.shape[0], h = last.shape[2];
+  int64_t n = last.shape[0], h = last.shape[2], ch = last.shape[1];
   int64_t maxH = options.maxHSlices > 0 ? std::min(options.maxHSlices, h) : h;
-  std::vector<std::pair<int64_t, int64_t>> out;
-  if (!options.hFirst) {
-    // Only counts that splitRange(n, ceilDiv(n, ns)) really gives.
-    for (int64_t ns = 1; ns <= n; ++ns)
-      if (ceilDiv(n, ceilDiv(n, ns)) == ns)
-        out.push_back({ns, 1});
-    for (int64_t hs = 2; hs <= maxH; ++hs)
-      out.push_back({n, hs});
-  } else {
-    for (int64_t hs = 1; hs <= maxH; ++hs)
-      out.push_back({1, hs});
-    for (int64_t ns = 2; ns <= n; ++ns)
-      if (ceilDiv(n, ceilDiv(n, ns)) == ns)
-        out.push_back({ns, maxH});
+  int64_t npu = chip.npuNum;
+  std::vector<int64_t> cCounts{1};
+  if (options.channelSlices && channelSliceable(spec))
+    for (int64_t k = ceilDiv(ch, npu) - 1; k >= 1; --k) {
+      int64_t cs = ceilDiv(ch, k * npu);
+      if (cs != cCounts.back())
+        cCounts.push_back(cs);
+    }
+  std::vector<Slicing> out;
+  for (int64_t cs : cCounts) {
+    if (!options.hFirst) {
+      // Only counts that splitRange(n, ceilDiv(n, ns)) really gives.
+      for (int64_t ns = 1; ns <= n; ++ns)
+        if (ceilDiv(n, ceilDiv(n, ns)) == ns)
+          out.push_back({ns, cs, 1});
+      for (int64_t hs = 2; hs <= maxH; ++hs)
+        out.push_back({n, cs, hs});
+    } else {
+      for (int64_t hs = 1; hs <= maxH; ++hs)
+        out.push_back({1, cs, hs});
+      for (int64_t ns = 2; ns <= n; ++ns)
+        if (ceilDiv(n, ceilDiv(n, ns)) == ns)
+          out.push_back({ns, cs, maxH});
+    }
   }
   return out;
 }
@@ -1369,7 +1638,7 @@ bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
       return false;
     }
   }
-  std::vector<std::pair<int64_t, int64_t>> cands = candidates(spec, options);
+  std::vector<Slicing> cands = candidates(spec, options, chip);
   isa::Machine machine;
   machine.chip = chip;
   if (options.timing)
@@ -1380,7 +1649,7 @@ bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
   auto tryOrder = [&](size_t i, WeightOrder order, GroupPlan &out,
                       std::string &whyNot) -> bool {
     std::optional<Schedule> sch =
-        buildSchedule(spec, chip, cands[i].first, cands[i].second,
+        buildSchedule(spec, chip, cands[i].n, cands[i].c, cands[i].h,
                       options.weightResident, prefetch, order, whyNot);
     if (!sch)
       return false;
@@ -1392,8 +1661,9 @@ bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
       whyNot = e.what();
       return false;
     }
-    out.nSlices = cands[i].first;
-    out.hSlices = cands[i].second;
+    out.nSlices = cands[i].n;
+    out.cSlices = cands[i].c;
+    out.hSlices = cands[i].h;
     out.lmemBytes = s.peak;
     out.weightBytes = s.weightBytes;
     out.timesteps = int64_t(s.slices.size()) + 2;
@@ -1402,7 +1672,7 @@ bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
     out.numTiu = em.numTiu();
     out.numGdma = em.numGdma();
     out.macs = s.macs;
-    out.weightResident = options.weightResident;
+    out.weightResident = options.weightResident && out.cSlices == 1;
     out.firstWeightsAt = prefetch.firstAt;
     out.nextWeightsAt = prefetch.nextAt;
     out.weightOrder = order;
@@ -1428,11 +1698,25 @@ bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
     }
   if (!found)
     return false;
+  // With the first fit's channel slices (the channels are cut only when
+  // nothing else fits).
   size_t bestIndex = i;
   int slower = 0;
-  int64_t steps = best.nSlices * best.hSlices;
-  for (size_t k = i + 1; k < cands.size() && slower < 2;) {
-    int64_t kSteps = cands[k].first * cands[k].second;
+  // Keeps `next` (candidate k) when faster, and counts the slower ones in
+  // a row.
+  auto keepFaster = [&](const GroupPlan &next, size_t k) {
+    if (next.estimatedCycles < best.estimatedCycles) {
+      best = next;
+      bestIndex = k;
+      slower = 0;
+    } else {
+      ++slower;
+    }
+  };
+  int64_t steps = best.nSlices * best.cSlices * best.hSlices;
+  for (size_t k = i + 1;
+       k < cands.size() && slower < 2 && cands[k].c == cands[i].c;) {
+    int64_t kSteps = cands[k].steps();
     if (kSteps < 2 * steps) {
       ++k;
       continue;
@@ -1441,14 +1725,25 @@ bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
     if (!tryPlan(k, next))
       break;
     steps = kSteps;
-    if (next.estimatedCycles < best.estimatedCycles) {
-      best = next;
-      bestIndex = k;
-      slower = 0;
-    } else {
-      ++slower;
-    }
+    keepFaster(next, k);
     ++k;
+  }
+  // Cut into channels, more slices can be faster (smaller weight slices
+  // fit twice, so the next slice's load overlaps this one's computation):
+  // the first fit of each larger count, until two in a row are slower.
+  slower = 0;
+  for (size_t k = i + 1; best.cSlices > 1 && k < cands.size() && slower < 2;
+       ++k) {
+    if (cands[k].c == cands[k - 1].c)
+      continue; // only the first candidate of each count
+    size_t f = k;
+    GroupPlan next;
+    while (f < cands.size() && cands[f].c == cands[k].c && !tryPlan(f, next))
+      ++f;
+    if (f == cands.size() || cands[f].c != cands[k].c)
+      ++slower;
+    else
+      keepFaster(next, f);
   }
   // The other weight orders on the chosen slicing, the fastest wins. They
   // can only save GDMA stalls, so they are tried when the op-order layout
@@ -1458,7 +1753,7 @@ bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
   size_t weighted = 0;
   for (const GroupOp &op : spec.ops)
     weighted += !residentsOf(op.params, op.inputs, chip).empty();
-  if (weighted >= 2 && options.weightResident && best.stallCycles != 0)
+  if (weighted >= 2 && best.weightResident && best.stallCycles != 0)
     for (WeightOrder order : {WeightOrder::FirstApart, WeightOrder::Parity}) {
       GroupPlan other;
       std::string ignored;
@@ -1506,7 +1801,8 @@ void emitGroup(CmdEmitter &em, const GroupSpec &spec, const GroupPlan &plan,
                 "': prefetches the next group's weights, but there is none");
   std::string why;
   std::optional<Schedule> sch = buildSchedule(
-      spec, em.chip(), plan.nSlices, plan.hSlices, plan.weightResident,
+      spec, em.chip(), plan.nSlices, plan.cSlices, plan.hSlices,
+      plan.weightResident,
       {plan.firstWeightsAt, plan.nextWeightsAt >= 0 ? next : nullptr,
        plan.nextWeightsAt},
       plan.weightOrder, why);

@@ -632,11 +632,13 @@ void writeGroupReport(const std::vector<tpuc::bm1684x::GroupReport> &groups,
   for (const tpuc::bm1684x::GroupReport &g : groups) {
     const tpu::backend::GroupPlan &p = g.plan;
     llvm::outs() << llvm::formatv(
-        "{0}: {1} ops ({2} .. {3}), {4} x {5} slices, {6} timesteps, "
+        "{0}: {1} ops ({2} .. {3}), {4} x {5} slices{10}, {6} timesteps, "
         "{7} B/lane local memory, {8} B DDR, cost {9} cycles\n",
         g.name, g.ops.size(), g.ops.front(), g.ops.back(), p.nSlices,
         p.hSlices, p.timesteps, p.lmemBytes, p.ddrReadBytes + p.ddrWriteBytes,
-        p.estimatedCycles);
+        p.estimatedCycles,
+        p.cSlices > 1 ? " x " + std::to_string(p.cSlices) + " channel slices"
+                      : std::string());
     llvm::json::Array ops;
     for (const std::string &op : g.ops)
       ops.push_back(op);
@@ -645,6 +647,7 @@ void writeGroupReport(const std::vector<tpuc::bm1684x::GroupReport> &groups,
         {"ops", std::move(ops)},
         {"n_slices", p.nSlices},
         {"h_slices", p.hSlices},
+        {"c_slices", p.cSlices},
         {"timesteps", p.timesteps},
         {"lmem_bytes", int64_t(p.lmemBytes)},
         {"weight_bytes", int64_t(p.weightBytes)},

@@ -1252,6 +1252,9 @@ void execRQDQ(const TiuOp &op, MachineState &m) {
                 uint64_t(rs.h) * rs.w <= std::numeric_limits<uint32_t>::max();
   uint32_t width = merged ? rs.h * rs.w : rs.w;
   uint32_t rowsPerChannel = merged ? 1 : rs.h;
+  // A merged row spans (h, w): the input is read along it, not broadcast
+  // as a column of one element per row would be (w = 1, h > 1).
+  a.mergedRows = merged;
   forEachChannel(out, rs.c, anyOrder, [&](uint32_t c) {
     float scale = 0, offset = 0;
     int64_t mult = 0, zp = 0;

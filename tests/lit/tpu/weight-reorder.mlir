@@ -22,3 +22,19 @@ func.func @main(%x: tensor<1x4x8x8xf32>, %h: tensor<1x4x8x8xf16>) -> (tensor<1x4
   %3 = "tpu.Conv2D"(%1, %dw, %n) {name = "dwc", kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 4} : (tensor<1x4x8x8xf16>, tensor<4x1x3x3xf16>, none) -> tensor<1x4x8x8xf16>
   return %0, %1, %2, %3 : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf16>, tensor<4x4x3x3xf16>, tensor<1x4x8x8xf16>
 }
+
+// An INT8 convolution's records (its int32 bias operand) are stored part by
+// part; a float conv's f32 bias stays compact.
+// CHECK-LABEL: func.func @records
+// CHECK: "tpu.Weight"() {layout = "conv_64ic", name = "wq"}
+// CHECK: "tpu.Weight"() {layout = "int8_records", name = "rq"}
+// CHECK: "tpu.Weight"() {layout = "compact", name = "b32"}
+func.func @records(%x: tensor<1x4x8x8x!quant.uniform<i8:f32, 0.05>>, %y: tensor<1x4x8x8xf32>) -> (tensor<1x4x8x8x!quant.uniform<i8:f32, 0.1>>, tensor<1x4x8x8xf32>) {
+  %wq = "tpu.Weight"() {name = "wq"} : () -> tensor<4x4x3x3x!quant.uniform<i8:f32:0, {0.01, 0.02, 0.03, 0.04}>>
+  %rq = "tpu.Weight"() {name = "rq"} : () -> tensor<4x4xi32>
+  %w = "tpu.Weight"() {name = "w32"} : () -> tensor<4x4x3x3xf32>
+  %b = "tpu.Weight"() {name = "b32"} : () -> tensor<4xf32>
+  %0 = "tpu.Conv2D"(%x, %wq, %rq) {name = "cq", kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1]} : (tensor<1x4x8x8x!quant.uniform<i8:f32, 0.05>>, tensor<4x4x3x3x!quant.uniform<i8:f32:0, {0.01, 0.02, 0.03, 0.04}>>, tensor<4x4xi32>) -> tensor<1x4x8x8x!quant.uniform<i8:f32, 0.1>>
+  %1 = "tpu.Conv2D"(%y, %w, %b) {name = "cf", kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1]} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
+  return %0, %1 : tensor<1x4x8x8x!quant.uniform<i8:f32, 0.1>>, tensor<1x4x8x8xf32>
+}

@@ -20,6 +20,7 @@
 
 #include "tpu/isa/Command.h"
 #include "tpu/isa/Numerics.h"
+#include "tpu/isa/Work.h"
 #include "tpusim/Func.h"
 #include "tpusim/Memory.h"
 
@@ -136,6 +137,15 @@ inline std::vector<float> readTensor(const sim::MachineState &m,
   for (size_t i = 0; i < v.size(); ++i)
     v[i] = sim::loadFloat(b.data(), i, {t.prec, true});
   return v;
+}
+
+/// DDR bytes the GDMA commands of `em` read (isa::gdmaWork of each).
+inline uint64_t ddrReadBytes(const CmdEmitter &em) {
+  uint64_t bytes = 0;
+  for (const isa::RawCommand &c : em.gdmaCommands())
+    bytes +=
+        isa::gdmaWork(sim::decodeGdma(c, em.chip()), em.chip()).ddrReadBytes;
+  return bytes;
 }
 
 struct StreamStats {

@@ -10,8 +10,6 @@
 
 #include "BackendTestUtil.h"
 
-#include "tpu/isa/Work.h"
-
 #include <algorithm>
 #include <map>
 
@@ -308,19 +306,6 @@ TEST(Binary, ChannelGateF16) {
             Prec::Fp16);
 }
 
-namespace {
-
-/// DDR bytes the GDMA commands of `em` read (isa::gdmaWork of each).
-uint64_t ddrReadBytes(const CmdEmitter &em) {
-  uint64_t bytes = 0;
-  for (const isa::RawCommand &c : em.gdmaCommands())
-    bytes +=
-        isa::gdmaWork(sim::decodeGdma(c, em.chip()), em.chip()).ddrReadBytes;
-  return bytes;
-}
-
-} // namespace
-
 // INT8 mul / add / sub of an int8 (N, C, H, W) tensor and a per-channel
 // uint8 (N, C, 1, 1) gate (squeeze-and-excitation), symmetric and with
 // zero points: the gate is loaded once per channel and read with zero
@@ -406,6 +391,46 @@ TEST_P(BinaryInt8Gate, PerChannelGateEqualsMaterialised) {
 INSTANTIATE_TEST_SUITE_P(Shapes, BinaryInt8Gate,
                          ::testing::Values(std::vector<int64_t>{2, 80, 4, 6},
                                            std::vector<int64_t>{1, 48, 3, 96}));
+
+// An INT8 table lookup: every code is table[raw byte of the input code]
+// (the table derived here), and the 256-byte table, which every lane
+// holds, is read from DDR once: one lane-broadcast GDMA (special function
+// 3), where a move with a zero channel stride read it once per lane.
+TEST(Lut, TableBroadcastIntoEveryLane) {
+  KernelRun r;
+  GlobalAlloc ga(r.chip);
+  std::vector<int64_t> shape{2, 100, 3, 7};
+  GTensor x = ga.tensor(Prec::Int8, shape), y = ga.tensor(Prec::Int8, shape);
+  x.isSigned = y.isSigned = true;
+  auto xv = randomValues(size_t(count(shape)), 81, -128, 127);
+  for (float &v : xv)
+    v = std::round(v);
+  std::mt19937 rng(82);
+  std::vector<uint8_t> table(256);
+  for (uint8_t &t : table)
+    t = uint8_t(rng());
+  uint64_t tableAddr = ga.alloc(256);
+  std::vector<float> want(xv.size());
+  for (size_t i = 0; i < xv.size(); ++i)
+    want[i] = float(int8_t(table[uint8_t(int8_t(xv[i]))]));
+  LutParams p{"lut", x, y, tableAddr, {}};
+  CmdEmitter probe(r.chip);
+  lut(probe, p);
+  EXPECT_EQ(ddrReadBytes(probe), uint64_t(count(shape)) + 256);
+  unsigned broadcasts = 0;
+  for (const isa::RawCommand &c : probe.gdmaCommands())
+    broadcasts += sim::decodeGdma(c, r.chip).special == 3;
+  EXPECT_EQ(broadcasts, 1u);
+  r.emit = [&](CmdEmitter &em) { lut(em, p); };
+  r.setup = [&](sim::MachineState &m) {
+    writeTensor(m, x, xv);
+    writeBytes(m, tableAddr, table);
+  };
+  r.check = [&](const sim::MachineState &m, const std::string &what) {
+    expectClose(readTensor(m, y), want, 0, 0, what);
+  };
+  r.run();
+}
 
 TEST(Binary, OuterBroadcastBF16) {
   runBinary(BinaryKind::Sub, {4, 1, 6}, {1, 5, 1}, {4, 5, 6}, Prec::Bf16);

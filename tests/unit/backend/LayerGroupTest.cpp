@@ -666,6 +666,144 @@ TEST(LayerGroup, Int8LookupTables) {
   EXPECT_TRUE(planGroup(net.spec(), net.chip, {}, plan, why)) << why;
 }
 
+/// Element-wise groups fill the lanes: a group of only element-wise ops of
+/// one shape holds its values as (1, C, H, W), C the largest divisor of
+/// the element count up to 64, H at most 256 rows. Here 2 x 1 x 160 x 192
+/// = 61440 elements of one channel (a detection head's sigmoid) become
+/// (1, 64, 240, 4): 960 per lane, the fewest columns (4) that leave at most
+/// 256 rows. Every value under every slicing equals the per-op kernels'
+/// (which spread element-wise work over the lanes too), and the group is
+/// much faster than the same group on one lane.
+TEST(LayerGroup, ElementwiseGroupFillsTheLanes) {
+  Net net(Prec::Fp16);
+  int x = net.input(2, 1, 160, 192);
+  int s = net.unary(x, {UnaryKind::Sigmoid});
+  int m = net.mulConst(s, 0.5f);
+  int a = net.add(m, x);
+  GroupSpec oneLane = net.spec({s});
+  GroupSpec g = oneLane;
+  ASSERT_TRUE(flattenElementwise(g, net.chip));
+  for (const GroupValue &v : g.values)
+    EXPECT_EQ(v.shape, (std::array<int64_t, 4>{1, 64, 240, 4})) << v.name;
+  const auto &add = std::get<BinaryParams>(g.ops[2].params);
+  EXPECT_EQ(add.rhs.shape, (std::vector<int64_t>{1, 64, 240, 4}));
+  for (int64_t h : {int64_t(1), int64_t(7), int64_t(240)}) {
+    GroupPlan plan;
+    plan.hSlices = h;
+    net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, plan); }, {s, a},
+                  "flat " + std::to_string(h));
+  }
+  GroupPlan flat, one;
+  std::string why;
+  ASSERT_TRUE(planGroup(g, net.chip, {}, flat, why)) << why;
+  ASSERT_TRUE(planGroup(oneLane, net.chip, {}, one, why)) << why;
+  // 64 lanes instead of one: the TIU work per lane is 1/64; DDR traffic
+  // (the same bytes) bounds the gain well before that.
+  EXPECT_LT(flat.estimatedCycles * 4, one.estimatedCycles);
+  EXPECT_EQ(flat.ddrReadBytes, one.ddrReadBytes);
+}
+
+/// INT8 element-wise groups flatten too (a table lookup and an INT8 mul of
+/// two activations, 3 channels); a group with a convolution, one with a
+/// per-channel weight, one whose channels fill the lanes already and one
+/// whose element count has no divisor but 1 up to 64 keep their shapes.
+TEST(LayerGroup, ElementwiseFlatteningOnlyWhereItHelps) {
+  {
+    Net net(Prec::Int8);
+    net.inLo = -128;
+    net.inHi = 127;
+    int x = net.input(1, 3, 50, 70); // 10500 = 60 x 175
+    int l = net.lut(x, 4);
+    int m = net.mulInt8(l, x, 23112391, 30);
+    GroupSpec g = net.spec({l});
+    ASSERT_TRUE(flattenElementwise(g, net.chip));
+    EXPECT_EQ(g.values[0].shape, (std::array<int64_t, 4>{1, 60, 175, 1}));
+    for (int64_t h : {int64_t(1), int64_t(3), int64_t(175)}) {
+      GroupPlan plan;
+      plan.hSlices = h;
+      net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, plan); }, {l, m},
+                    "int8 flat " + std::to_string(h));
+    }
+  }
+  Net conv(Prec::Fp32);
+  int x = conv.input(1, 2, 8, 8);
+  conv.unary(conv.conv(x, 2, 3, 1, 1), {UnaryKind::Sigmoid});
+  GroupSpec withConv = conv.spec();
+  EXPECT_FALSE(flattenElementwise(withConv, conv.chip));
+
+  Net scaled(Prec::Fp32);
+  scaled.scale(scaled.unary(scaled.input(1, 2, 8, 8), {UnaryKind::Exp}));
+  GroupSpec withWeight = scaled.spec();
+  EXPECT_FALSE(flattenElementwise(withWeight, scaled.chip));
+
+  Net wide(Prec::Fp32);
+  wide.unary(wide.input(1, 128, 4, 4), {UnaryKind::Exp});
+  GroupSpec full = wide.spec();
+  EXPECT_FALSE(flattenElementwise(full, wide.chip));
+
+  Net prime(Prec::Fp32);
+  prime.unary(prime.input(1, 1, 1, 67), {UnaryKind::Exp});
+  GroupSpec p = prime.spec();
+  EXPECT_FALSE(flattenElementwise(p, prime.chip));
+  EXPECT_EQ(p.values[0].shape, (std::array<int64_t, 4>{1, 1, 1, 67}));
+}
+
+/// Channel slices: with 4 KiB of local memory per lane, an F16 3x3 conv
+/// 64 -> 256 (its filter alone is 4 slots x 2 blocks of 32 input channels
+/// x 9 taps x 32 x 2 bytes = 4608 bytes per lane) fits no slicing of the
+/// batch and rows; cut into channel slices of whole lane slots (128 or 64
+/// of the 256 output channels) each slice loads the whole input rows it
+/// needs and its channels' filter, bias and scale. Every value equals the
+/// per-op kernels' (which tile the output channels too) under every
+/// slicing; a channel count that gives no whole slots (3 slices of 256)
+/// and a conv reading channels computed in the group are refused.
+TEST(LayerGroup, ChannelSlicesForWeightsLargerThanLocalMemory) {
+  Net net(Prec::Fp16);
+  net.chip.lmemBytes = 4096;
+  int x = net.input(2, 64, 6, 6);
+  int c = net.conv(x, 256, 3, 1, 1, 1, 1, true, kRelu);
+  int sc = net.scale(c);
+  int p = net.pool(sc, PoolKind::Max, 2, 2, 0);
+  GroupSpec g = net.spec({c});
+  GroupPlan plan;
+  std::string why;
+  ASSERT_TRUE(planGroup(g, net.chip, {}, plan, why)) << why;
+  EXPECT_GT(plan.cSlices, 1);
+  EXPECT_FALSE(plan.weightResident);
+  EXPECT_LE(plan.lmemBytes, net.chip.lmemBytes);
+  EXPECT_EQ(plan.timesteps, plan.nSlices * plan.cSlices * plan.hSlices + 2);
+  GroupOptions noC;
+  noC.channelSlices = false;
+  GroupPlan none;
+  EXPECT_FALSE(planGroup(g, net.chip, noC, none, why));
+  // The plan's slicing (2 x 2 x 1 here: the two images together do not
+  // fit with half the channels) and ones with more slices.
+  for (auto [n, cs, h] : {std::array<int64_t, 3>{plan.nSlices, plan.cSlices,
+                                                 plan.hSlices},
+                          {2, 4, 1}, {2, 2, 3}, {1, 4, 3}}) {
+    GroupPlan q;
+    q.nSlices = n;
+    q.cSlices = cs;
+    q.hSlices = h;
+    q.weightResident = false;
+    net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, q); }, {c, p},
+                  "c slices " + std::to_string(n) + "x" + std::to_string(cs) +
+                      "x" + std::to_string(h));
+  }
+  GroupPlan three;
+  three.cSlices = 3;
+  CmdEmitter em(net.chip);
+  EXPECT_THROW(emitGroup(em, g, three), Error);
+
+  Net two(Prec::Fp16);
+  two.chip.lmemBytes = 4096;
+  two.conv(two.conv(two.input(1, 64, 4, 4), 128, 1, 1, 0), 128, 1, 1, 0);
+  GroupPlan q;
+  q.cSlices = 2;
+  CmdEmitter em2(two.chip);
+  EXPECT_THROW(emitGroup(em2, two.spec(), q), Error);
+}
+
 /// The planner refuses what cannot fit and says why; what it accepts
 /// emits, and its plan is what emitGroup then uses.
 TEST(LayerGroup, PlanFitsOrSays) {

@@ -200,10 +200,14 @@ TEST(LayerNorm, AffineF32AndF16) {
                           b[size_t(k)]),
                     p);
     }
-    r.emit = [&](CmdEmitter &em) {
-      LayerNormParams lp{"ln", in, out, -1, 1e-5f, gA, bA};
-      layerNorm(em, lp);
-    };
+    LayerNormParams lp{"ln", in, out, -1, 1e-5f, gA, bA};
+    // The scale and bias, needed in every lane, are each read from DDR
+    // once (a lane broadcast), not once per lane.
+    CmdEmitter probe(r.chip);
+    layerNorm(probe, lp);
+    EXPECT_EQ(ddrReadBytes(probe),
+              uint64_t(rows * d) * isa::precBytes(p) + 2 * d * 4);
+    r.emit = [&](CmdEmitter &em) { layerNorm(em, lp); };
     r.setup = [&](sim::MachineState &m) {
       writeTensor(m, in, x);
       writeBytes(m, gA, encodeAs(g, Prec::Fp32));

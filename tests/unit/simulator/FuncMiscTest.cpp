@@ -330,6 +330,53 @@ TEST(FuncRqDq, FixedPointRequantHalfUpOnLongRows) {
   }
 }
 
+// RQ / DQ of a column tensor (w = 1, h > 1: (1, C, H, 1), what an
+// element-wise layer group holds for counts with few divisors): every
+// element requantised on its own. The channels' rows are merged into one
+// row of H elements; reading that row as a broadcast column gave each
+// channel its first element (fails without Source::mergedRows in RQDQ).
+TEST(FuncRqDq, ColumnTensorsReadEveryRow) {
+  const uint32_t C = 5, H = 23;
+  for (unsigned eu : {1u, 3u}) { // rq1 (int32 -> int8), dq0 (int8 -> fp32)
+    MachineState m(isa::ChipParams::bm1684x());
+    Prec in = eu == 1 ? Prec::Int32 : Prec::Int8;
+    Prec out = eu == 1 ? Prec::Int8 : Prec::Fp32;
+    Ref x = euRef(laddr(0, 0), in, 1, C, H, 1);
+    Ref y = euRef(laddr(0, 0x1000), out, 1, C, H, 1);
+    for (uint32_t c = 0; c < C; ++c)
+      for (uint32_t h = 0; h < H; ++h)
+        refSetBits(m, x, 0, c, h, 0,
+                   uint32_t(int32_t(c * 7 + h) - 40) & (eu == 1 ? ~0u : 0xFFu));
+    auto r = rqCmd(eu, in, out, C, 1);
+    r.res0_h = H;
+    r.opd0_sign = r.opd2_sign = 1;
+    r.opd1_const = 1;
+    if (eu == 1) {
+      r.opd1_addr = 3; // x * 3 >> 1, zero point 0
+      r.opd2_addr = uint8_t(-1);
+    } else {
+      r.opd1_addr = 0;                      // zero point
+      r.opd2_addr = isa::floatToBits(0.5f); // scale
+    }
+    r.opd0_addr = x.addr;
+    r.res0_addr = y.addr;
+    runTiu(r, m);
+    for (uint32_t c = 0; c < C; ++c)
+      for (uint32_t h = 0; h < H; ++h) {
+        int64_t v = int64_t(c * 7 + h) - 40;
+        if (eu == 1) {
+          // 3v / 2 rounded half to even (round mode 0), saturated.
+          int64_t want = std::clamp<int64_t>(
+              int64_t(std::nearbyint(1.5 * double(v))), -128, 127);
+          ASSERT_EQ(refGetInt(m, y, true, 0, c, h, 0), want) << c << " " << h;
+        } else {
+          ASSERT_EQ(refGetFloat(m, y, 0, c, h, 0), 0.5f * float(v))
+              << c << " " << h;
+        }
+      }
+  }
+}
+
 TEST(FuncRqDq, FloatRequantAndDequant) {
   MachineState m(isa::ChipParams::bm1684x());
   Ref x = euRef(laddr(0, 0), Prec::Int32, 1, 1, 1, 4);

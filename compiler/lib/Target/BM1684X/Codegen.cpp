@@ -54,14 +54,22 @@ std::vector<uint8_t> weightBytes(ModuleOp module, tpu::WeightOp w,
     throw CodegenError{w, "no data for weight '" + w.getName().str() + "'"};
   auto type = cast<RankedTensorType>(w.getOutput().getType());
   // Integer arrays (INT8 requantisation records) are written exactly.
+  bool records = w.getLayout() == tpu::kLayoutInt8Records;
   if (array->dtype == ::tpu::npz::DType::I32 &&
-      type.getElementType().isInteger(32) && w.getLayout() == tpu::kLayoutCompact) {
+      type.getElementType().isInteger(32) &&
+      (w.getLayout() == tpu::kLayoutCompact || records)) {
     if (static_cast<int64_t>(array->numel()) != type.getNumElements())
       throw CodegenError{w, "weight '" + w.getName().str() +
                                 "' holds a different element count than its "
                                 "type"};
+    if (records)
+      return backend::splitRequantRecords(array->data, type.getDimSize(0),
+                                          type.getDimSize(1));
     return array->data;
   }
+  if (records)
+    throw CodegenError{w, "weight '" + w.getName().str() +
+                              "': INT8 records must be an int32 array"};
   std::vector<float> data = array->toFloat();
   if (static_cast<int64_t>(data.size()) != type.getNumElements())
     throw CodegenError{w, "weight '" + w.getName().str() +
@@ -201,7 +209,8 @@ uint64_t getWeightBytes(Operation *weightOp, const isa::ChipParams &chip) {
   std::optional<isa::Prec> prec = getPrec(type.getElementType());
   unsigned elemBytes = prec ? isa::precBytes(*prec) : 4;
   StringRef layout = w.getLayout();
-  if (!prec || layout == tpu::kLayoutCompact)
+  if (!prec || layout == tpu::kLayoutCompact ||
+      layout == tpu::kLayoutInt8Records)
     return static_cast<uint64_t>(type.getNumElements()) * elemBytes;
   int64_t groups = filterGroups(w);
   if (layout == tpu::kLayoutDeconv) {

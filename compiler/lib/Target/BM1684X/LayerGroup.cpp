@@ -253,6 +253,8 @@ void Search::wrap(size_t i, size_t j, const backend::GroupPlan &plan,
   if (plan.nextWeightsAt >= 0)
     group->setAttr(kGroupNextWeightsAt,
                    b.getI64IntegerAttr(plan.nextWeightsAt));
+  if (plan.cSlices > 1)
+    group->setAttr(kGroupCSlices, b.getI64IntegerAttr(plan.cSlices));
   if (plan.weightOrder != backend::WeightOrder::InOrder)
     group->setAttr(kGroupWeightOrder,
                    b.getStringAttr(backend::weightOrderName(plan.weightOrder)));

@@ -16,7 +16,8 @@ compiler/docs/design.md "INT8":
     [oc][ic / 64][kh][kw][ic % 64] (zero-padded to 64 input channels), the
     depthwise layout [c][kh][kw];
   * records (OC, 4) int32: [bias, multiplier, -rshift, output zero point]
-    with bias = round_half_away(b / (s_w s_in)) - zp_in * sum(q) and
+    stored part by part (layout int8_records): the OC biases, then the OC
+    triples [multiplier, -rshift, zp]; with bias = round_half_away(b / (s_w s_in)) - zp_in * sum(q) and
     multiplier / 2^rshift = getScaleAndShift(s_w s_in / s_out) (the
     search of isa/lib/Numerics.cpp: n from -32 to 30, m = round(s 2^n) half
     away, |m| < 2^31 - 1, least |m 2^-n - s|, the first n on ties).
@@ -109,7 +110,8 @@ def main():
             bias = int(round_away(float(B[c]) / (sw[c] * s_in))) - zp_in * int(q[c].sum())
             m, n = scale_and_shift(sw[c] * s_in / s_out)
             rec[c] = [bias, m, -n, zp_out]
-        check(f"{out}_requant", rec.astype("<i4").tobytes(), "compact")
+        split = np.concatenate([rec[:, 0], rec[:, 1:].reshape(-1)])
+        check(f"{out}_requant", split.astype("<i4").tobytes(), "int8_records")
         if dw:
             check(f"{out}_filter_int8", q.astype(np.int8).tobytes(), "depthwise")
         else:

@@ -803,6 +803,21 @@ std::vector<uint8_t> reorderConvTransposeFilter(
     isa::Prec prec, int64_t groups,
     const isa::ChipParams &chip = isa::ChipParams::bm1684x());
 
+/// INT8 requantisation records (oc rows of `words` = 4 or 8 int32, the
+/// little-endian bytes `rows`) stored part by part, as the kernels load
+/// them (requantRecordParts): the oc biases (word 0), the oc triples
+/// [multiplier, -rshift, zp] (words 1-3), for eight words then the oc
+/// second-step triples (words 4-6) and the oc pads (word 7).
+std::vector<uint8_t> splitRequantRecords(const std::vector<uint8_t> &rows,
+                                         int64_t oc, int64_t words);
+
+/// Where the parts of channel `c`'s record start in the split layout of
+/// `oc` records at `addr` (splitRequantRecords).
+struct RequantRecordParts {
+  uint64_t bias = 0, step1 = 0, step2 = 0;
+};
+RequantRecordParts requantRecordParts(uint64_t addr, int64_t oc, int64_t c);
+
 /// Converts fp32 values to the bytes of `prec` (F32, F16, BF16; round to
 /// nearest even). Matmul operands and all other weights are stored this way
 /// (plain row-major); biases, layer-norm scales and offsets stay fp32.

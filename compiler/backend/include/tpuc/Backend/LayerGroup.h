@@ -14,7 +14,11 @@
 //    output (H slices); the rows every other value needs in a slice follow
 //    backwards through the ops (localInputRows), values read by several
 //    ops take the union, values the group stores also cover their own
-//    share of rows, so every stored row is written by some slice;
+//    share of rows, so every stored row is written by some slice; when no
+//    such slicing fits, the channels too (C slices of whole lane slots:
+//    the ops compute channel by channel, but a convolution that mixes
+//    channels, whose input is then loaded whole in every slice; each slice
+//    loads its channels' weights);
 //  - the timestep pipeline: load slice i + 1, compute slice i, store slice
 //    i (CmdEmitter derives every cmd_id_dep from the local memory the
 //    commands touch, so GDMA loads the next slice and stores the last one
@@ -145,6 +149,10 @@ struct GroupOptions {
   /// Keep the weights in local memory for the whole group (default), or
   /// load them again before every slice.
   bool weightResident = true;
+  /// When no slicing of the batch and rows fits, try cutting the channels
+  /// too (whole lane slots; each slice then loads its channels' weights):
+  /// a convolution whose weights exceed local memory.
+  bool channelSlices = true;
   /// The timing the slicing is chosen for (isa::estimateGroup); the BM1684X
   /// defaults with the chip planGroup is given when null.
   const isa::TimingParams *timing = nullptr;
@@ -165,6 +173,9 @@ struct GroupOptions {
 /// The slicing the scheduler chose and what it costs.
 struct GroupPlan {
   int64_t nSlices = 1, hSlices = 1;
+  /// Channel slices (whole lane slots of the last output's channels; the
+  /// inputs of convolutions that mix channels are loaded whole in each).
+  int64_t cSlices = 1;
   bool weightResident = true;
   /// The order of the resident weights; planGroup takes, for each slicing,
   /// the order the cost model finds fastest.
@@ -175,7 +186,8 @@ struct GroupPlan {
   uint64_t lmemBytes = 0;
   /// Of which resident weights and tables.
   uint64_t weightBytes = 0;
-  /// Timesteps of the load / compute / store pipeline (slices + 2).
+  /// Timesteps of the load / compute / store pipeline (slices + 2; the
+  /// slices are nSlices x cSlices x hSlices).
   int64_t timesteps = 0;
   /// Bytes the group moves between DDR and local memory.
   uint64_t ddrReadBytes = 0, ddrWriteBytes = 0;
@@ -200,6 +212,19 @@ std::string localOpSupport(const LocalOpParams &params,
 /// `k` (the full input when the op cannot slice H).
 RowSpan localInputRows(const GroupOp &op, const GroupSpec &spec, unsigned k,
                        int64_t o0, int64_t count);
+
+/// Element-wise groups. When every op of `spec` is element-wise over
+/// operands of its own shape (unary functions, binaries of two activations
+/// or with a constant, casts, INT8 add / sub / mul and table lookups) and
+/// every value has one element count, the values' logical shapes do not
+/// matter: the group may hold them as any 4-D shape of that count over the
+/// dense DDR data. This gives every value, and the ops' tensors, the
+/// lane-filling shape (1, C, H, W) (C the largest divisor of the count up
+/// to the lanes, H at most 256 rows for the slicing) when that fills more
+/// lanes than the values' own channels: a tensor of one channel (a
+/// detection head's sigmoid) or a rank-3 value, held as (1, 1, 1, count)
+/// by its builder, would otherwise use one lane. Returns whether it did.
+bool flattenElementwise(GroupSpec &spec, const isa::ChipParams &chip);
 
 /// Chooses the slicing of `spec`: among the slicings that fit local memory
 /// (from the fewest slices up), the one whose commands the cost model

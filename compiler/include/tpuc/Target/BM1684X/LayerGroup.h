@@ -51,6 +51,9 @@ inline constexpr llvm::StringLiteral kGroupNextWeightsAt("next_weights_at");
 /// memory (backend::WeightOrder, by its name: "first_apart" or "parity");
 /// absent: op order.
 inline constexpr llvm::StringLiteral kGroupWeightOrder("weight_order");
+/// The tpu.Group attribute of its channel slices (backend::GroupPlan::
+/// cSlices); absent: one, all channels in every slice.
+inline constexpr llvm::StringLiteral kGroupCSlices("c_slices");
 
 /// One group the pass formed, for the compile report.
 struct GroupReport {

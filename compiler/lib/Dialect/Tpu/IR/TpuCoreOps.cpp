@@ -41,6 +41,13 @@ LogicalResult WeightOp::verify() {
       rank != 4)
     return emitOpError("layout '")
            << getLayout() << "' needs a 4-D (oc, ic, kh, kw) filter";
+  if (getLayout() == kLayoutInt8Records) {
+    auto type = cast<RankedTensorType>(getOutput().getType());
+    if (rank != 2 || !type.getElementType().isInteger(32) ||
+        (type.getDimSize(1) != 4 && type.getDimSize(1) != 8))
+      return emitOpError("layout '")
+             << getLayout() << "' needs (oc, 4) or (oc, 8) int32 records";
+  }
   return success();
 }
 

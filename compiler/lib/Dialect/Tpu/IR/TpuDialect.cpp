@@ -24,8 +24,8 @@ namespace tpuc::tpu {
 bool isKnownLayout(llvm::StringRef layout) {
   return layout == kLayoutCompact || layout == kLayoutConv1IC ||
          layout == kLayoutConv32IC || layout == kLayoutConv64IC ||
-         layout == kLayoutDepthwise ||
-         layout == kLayoutDeconv;
+         layout == kLayoutDepthwise || layout == kLayoutDeconv ||
+         layout == kLayoutInt8Records;
 }
 
 std::optional<uint64_t> getAddress(Value v) {

@@ -38,6 +38,21 @@ StringRef convFilterLayout(Conv2DOp conv) {
   return filter.getElementType().isF32() ? kLayoutConv1IC : kLayoutConv32IC;
 }
 
+/// Gives the weight of \p operand \p layout (its own copy when others read
+/// it too).
+void setLayout(OpOperand &operand, WeightOp weight, StringRef layout) {
+  if (weight.getLayout() == layout)
+    return;
+  if (!weight->hasOneUse()) {
+    OpBuilder b(weight);
+    b.setInsertionPointAfter(weight);
+    auto copy = cast<WeightOp>(b.clone(*weight));
+    operand.set(copy.getOutput());
+    weight = copy;
+  }
+  weight.setLayout(layout);
+}
+
 } // namespace
 
 LogicalResult reorderWeights(ModuleOp module) {
@@ -51,18 +66,16 @@ LogicalResult reorderWeights(ModuleOp module) {
       return WalkResult::interrupt();
     }
     auto conv = dyn_cast<Conv2DOp>(op);
-    StringRef layout = conv ? convFilterLayout(conv) : StringRef(kLayoutDeconv);
-    if (weight.getLayout() == layout)
-      return WalkResult::advance();
-    // Give this conv its own copy when others read the weight too.
-    if (!weight->hasOneUse()) {
-      OpBuilder b(weight);
-      b.setInsertionPointAfter(weight);
-      auto copy = cast<WeightOp>(b.clone(*weight));
-      filterOperand.set(copy.getOutput());
-      weight = copy;
-    }
-    weight.setLayout(layout);
+    setLayout(filterOperand, weight,
+              conv ? convFilterLayout(conv) : StringRef(kLayoutDeconv));
+    // An INT8 convolution's bias operand holds its requantisation records
+    // (int32 (oc, 4 or 8)), loaded part by part.
+    OpOperand &biasOperand = op->getOpOperand(2);
+    auto records = biasOperand.get().getDefiningOp<WeightOp>();
+    auto filterType = cast<RankedTensorType>(weight.getOutput().getType());
+    if (records && isa<quant::QuantizedType>(filterType.getElementType()) &&
+        getElementTypeOrSelf(records.getOutput().getType()).isInteger(32))
+      setLayout(biasOperand, records, kLayoutInt8Records);
     return WalkResult::advance();
   });
   return failure(walk.wasInterrupted());

@@ -79,7 +79,15 @@ std::optional<backend::LocalOpParams>
 localOpParams(CodegenContext &ctx, Operation *op, std::vector<Value> &acts,
               std::string &why) {
   acts.clear();
-  auto rank4 = [](Value v) { return module::getShape(v).size() == 4; };
+  // Element-wise ops take values of any rank: a group of them holds its
+  // values in a lane-filling 4-D shape (backend::flattenElementwise, which
+  // buildGroupSpec applies and without which such a group is refused).
+  bool anyRank =
+      isa<tpu::ActiveOp, tpu::CastOp, tpu::LutOp, tpu::AddOp, tpu::SubOp,
+          tpu::MulOp, tpu::DivOp, tpu::MaxOp, tpu::MinOp>(op);
+  auto rank4 = [&](Value v) {
+    return anyRank || module::getShape(v).size() == 4;
+  };
   for (Value r : op->getResults())
     if (!isa<RankedTensorType>(r.getType()) || !rank4(r)) {
       why = "not a 4-D result";
@@ -170,6 +178,7 @@ buildGroupSpec(CodegenContext &ctx, llvm::ArrayRef<Operation *> ops,
                const std::function<uint64_t(Value)> &addrOf,
                std::string &why) {
   backend::GroupSpec spec;
+  bool otherRank = false;
   llvm::DenseMap<Value, int> ids;
   llvm::DenseSet<Operation *> members(ops.begin(), ops.end());
   auto valueId = [&](Value v, bool loaded) {
@@ -184,7 +193,13 @@ buildGroupSpec(CodegenContext &ctx, llvm::ArrayRef<Operation *> ops,
     gv.prec = t.prec;
     gv.isSigned = t.isSigned;
     std::vector<int64_t> s = module::getShape(v);
-    gv.shape = {s[0], s[1], s[2], s[3]};
+    if (s.size() == 4) {
+      gv.shape = {s[0], s[1], s[2], s[3]};
+    } else {
+      // Held as one row until flattenElementwise gives it its shape.
+      gv.shape = {1, 1, 1, module::getNumElements(v)};
+      otherRank = true;
+    }
     gv.loaded = loaded;
     gv.stored = !loaded && isStored(v);
     if (gv.loaded || gv.stored)
@@ -220,6 +235,12 @@ buildGroupSpec(CodegenContext &ctx, llvm::ArrayRef<Operation *> ops,
     }
   } catch (const CodegenError &e) {
     why = e.message;
+    return std::nullopt;
+  }
+  // An element-wise group fills the lanes whatever its values' shapes.
+  if (!backend::flattenElementwise(spec, ctx.chip()) && otherRank) {
+    why = "values other than 4-D outside an element-wise group of one "
+          "shape";
     return std::nullopt;
   }
   return spec;
@@ -259,8 +280,9 @@ backend::GroupSpec groupSpec(CodegenContext &ctx, GroupOp group) {
   return *spec;
 }
 
-/// An i64 attribute of the weight prefetch, -1 when absent.
-int64_t prefetchAttr(GroupOp group, llvm::StringRef name) {
+/// An optional i64 attribute of the group (the weight prefetch, the
+/// channel slices), -1 when absent.
+int64_t optionalI64(GroupOp group, llvm::StringRef name) {
   if (auto a = group->getAttrOfType<IntegerAttr>(name))
     return a.getInt();
   return -1;
@@ -273,9 +295,10 @@ void GroupOp::codegenBM1684X(CodegenContext &ctx) {
   backend::GroupPlan plan;
   plan.nSlices = getNSlices();
   plan.hSlices = getHSlices();
+  plan.cSlices = std::max<int64_t>(optionalI64(*this, kGroupCSlices), 1);
   plan.weightResident = getWeightResident();
-  plan.firstWeightsAt = prefetchAttr(*this, kGroupFirstWeightsAt);
-  plan.nextWeightsAt = prefetchAttr(*this, kGroupNextWeightsAt);
+  plan.firstWeightsAt = optionalI64(*this, kGroupFirstWeightsAt);
+  plan.nextWeightsAt = optionalI64(*this, kGroupNextWeightsAt);
   if (auto order = (*this)->getAttrOfType<StringAttr>(kGroupWeightOrder))
     if (!backend::parseWeightOrder(order.str(), plan.weightOrder))
       throw CodegenError{*this, "group '" + getName().str() +
@@ -292,7 +315,7 @@ void GroupOp::codegenBM1684X(CodegenContext &ctx) {
       op = op->getNextNode();
     auto nextGroup = llvm::dyn_cast_or_null<GroupOp>(op);
     if (!nextGroup ||
-        prefetchAttr(nextGroup, kGroupFirstWeightsAt) != plan.nextWeightsAt)
+        optionalI64(nextGroup, kGroupFirstWeightsAt) != plan.nextWeightsAt)
       throw CodegenError{*this, "group '" + getName().str() + "': " +
                                     kGroupNextWeightsAt.str() + " = " +
                                     std::to_string(plan.nextWeightsAt) +

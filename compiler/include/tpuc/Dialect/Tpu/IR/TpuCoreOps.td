@@ -24,7 +24,12 @@ def Tpu_WeightOp : Tpu_Op<"Weight"> {
     - `depthwise`: a depthwise filter, (c, kh, kw) per channel;
     - `deconv`: a transposed-convolution filter (ic, oc / group, kh, kw)
       stored as the equivalent convolution's filter in the conv layout of
-      its type.
+      its type;
+    - `int8_records`: an INT8 convolution's requantisation records (oc, 4)
+      or (oc, 8) int32, stored part by part: the oc biases (word 0), the oc
+      triples [multiplier, -rshift, zero point] (words 1-3), then for eight
+      words the oc second-step triples (4-6) and the oc pads (7); each part
+      channel-major, so loading it for a range of channels is one DDR run.
 
     Passes set the layout (`--tpu-weight-reorder`); the codegen converts the
     logical data into it with the backend's reorder helpers when it writes
@@ -91,8 +96,12 @@ def Tpu_GroupOp : Tpu_Op<"Group", [Tpu_BM1684XCodegen]> {
     The attributes record the schedule the layer-group pass chose:
     `timesteps` (slices + 2: load of the first slice, ..., store of the
     last), `lmem_bytes` (local memory per lane at the peak), `ddr_bytes`
-    (bytes moved between DDR and local memory). The interpreter runs the
-    body op by op, so grouping changes no value.
+    (bytes moved between DDR and local memory). The BM1684X target adds
+    optional ones: `c_slices` (the channels cut into that many slices of
+    whole lane slots, for weights larger than local memory; the weights
+    are then loaded per slice), `weight_order` and the weight prefetch
+    between neighbouring groups. The interpreter runs the body op by op,
+    so grouping changes no value.
 
     ```mlir
     %2 = "tpu.Group"(%0) ({

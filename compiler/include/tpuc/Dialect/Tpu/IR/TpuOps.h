@@ -56,6 +56,8 @@ inline constexpr llvm::StringLiteral kLayoutConv32IC("conv_32ic");
 inline constexpr llvm::StringLiteral kLayoutConv64IC("conv_64ic");
 inline constexpr llvm::StringLiteral kLayoutDepthwise("depthwise");
 inline constexpr llvm::StringLiteral kLayoutDeconv("deconv");
+/// INT8 requantisation records, stored part by part (TpuCoreOps.td).
+inline constexpr llvm::StringLiteral kLayoutInt8Records("int8_records");
 /// True if \p layout is one of the names above.
 bool isKnownLayout(llvm::StringRef layout);
 
