@@ -238,6 +238,11 @@ cl::opt<bool> noWeightResidentArg(
     cl::desc("load a group's weights before every slice (default: once per "
              "group)"),
     cl::sub(command), cl::cat(groupCategory));
+cl::opt<bool> noChannelSlicesArg(
+    "no-channel-slices",
+    cl::desc("a layer group never cuts the channels (default: it does when "
+             "no slicing of the batch and rows fits local memory)"),
+    cl::sub(command), cl::cat(groupCategory));
 cl::opt<bool> noWeightPrefetchArg(
     "no-weight-prefetch",
     cl::desc("a group does not load the next group's first weights during "
@@ -265,6 +270,7 @@ struct DeployOptions {
   std::string lgMaxLength = "24", lgMaxHSlices = "0";
   bool lgHFirst = false;
   bool noWeightResident = false;
+  bool noChannelSlices = false;
   bool noWeightPrefetch = false;
   bool groupPerOp = false;
   bool noFuseEltwise = false;
@@ -308,6 +314,7 @@ int readOptions(DeployOptions &opts) {
   opts.lgMaxHSlices = lgMaxHSlicesArg;
   opts.lgHFirst = lgHFirstArg;
   opts.noWeightResident = noWeightResidentArg;
+  opts.noChannelSlices = noChannelSlicesArg;
   opts.noWeightPrefetch = noWeightPrefetchArg;
   opts.groupPerOp = groupPerOpArg;
   opts.noFuseEltwise = noFuseEltwiseArg;
@@ -781,6 +788,7 @@ static int runDeploy() {
   pipeline.lgMaxHSlices = opts.lgMaxHSlices;
   pipeline.lgHFirst = opts.lgHFirst;
   pipeline.weightResident = !opts.noWeightResident;
+  pipeline.channelSlices = !opts.noChannelSlices;
   pipeline.weightPrefetch = !opts.noWeightPrefetch;
   pipeline.groupPerOp = opts.groupPerOp;
   pipeline.fuseEltwise = !opts.noFuseEltwise;

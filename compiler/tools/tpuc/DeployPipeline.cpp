@@ -59,6 +59,7 @@ std::string compile(mlir::ModuleOp module, const PipelineOptions &opts,
     lg.slicing.maxHSlices = hs;
     lg.slicing.hFirst = opts.lgHFirst;
     lg.slicing.weightResident = opts.weightResident;
+    lg.slicing.channelSlices = opts.channelSlices;
     lg.prefetchWeights = opts.weightPrefetch;
     lg.slicing.timing = &opts.machine.timing;
     if (mlir::failed(

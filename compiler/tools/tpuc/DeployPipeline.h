@@ -42,6 +42,8 @@ struct PipelineOptions {
   std::string lgMaxLength = "24", lgMaxHSlices = "0";
   bool lgHFirst = false;
   bool weightResident = true;
+  /// A group may cut the channels (backend::GroupOptions::channelSlices).
+  bool channelSlices = true;
   /// A group loads the next group's first weights (LayerGroupOptions).
   bool weightPrefetch = true;
   bool groupPerOp = false;

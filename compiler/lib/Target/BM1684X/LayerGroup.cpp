@@ -411,6 +411,7 @@ struct LayerGroupPass : impl::LayerGroupBase<LayerGroupPass> {
     options.slicing.maxHSlices = maxHSlices;
     options.slicing.hFirst = hFirst;
     options.slicing.weightResident = !noWeightResident;
+    options.slicing.channelSlices = !noChannelSlices;
     // The machine the module records (tpuc deploy --chip-param), else the
     // BM1684X.
     FailureOr<::tpu::isa::Machine> machine =

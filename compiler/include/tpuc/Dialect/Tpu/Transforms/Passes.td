@@ -43,6 +43,10 @@ def LayerGroup : Pass<"tpu-layer-group", "mlir::ModuleOp"> {
     Option<"noWeightResident", "no-weight-resident", "bool",
            /*default=*/"false",
            "Load a group's weights again before every slice">,
+    Option<"noChannelSlices", "no-channel-slices", "bool",
+           /*default=*/"false",
+           "Never cut a group's channels (else: when no slicing of the "
+           "batch and rows fits)">,
   ];
 }
 
