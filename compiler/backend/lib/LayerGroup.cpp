@@ -231,6 +231,46 @@ uint64_t residentBytes(const Resident &r, const isa::ChipParams &chip) {
   return localTensor(chip, 0, r.prec, r.shape, r.layout).range(chip).bytes;
 }
 
+/// Local memory bytes per lane of the cast copy of weight `r` (0: none).
+uint64_t castBytes(const Resident &r, const isa::ChipParams &chip) {
+  if (!r.castTo)
+    return 0;
+  return localTensor(chip, 0, *r.castTo, r.shape, isa::LocalLayout::Compact)
+      .range(chip)
+      .bytes;
+}
+
+/// A convolution that mixes channels: it reads all of its input's for
+/// each output channel.
+bool mixesChannels(const GroupOp &op) {
+  const auto *c = std::get_if<ConvParams>(&op.params);
+  return c && !isConvDepthwise(*c);
+}
+
+/// Why `spec` cannot be cut along C at all (empty when it can; the rules do
+/// not depend on the count): every value holds the last output's channels
+/// but the inputs of convolutions that mix channels, which are loaded whole
+/// in every slice, so they must come from outside the group and feed only
+/// such convolutions.
+std::string channelSliceError(const GroupSpec &spec) {
+  std::vector<int> whole(spec.values.size(), 0), other(spec.values.size(), 0);
+  for (const GroupOp &op : spec.ops)
+    for (size_t k = 0; k < op.inputs.size(); ++k)
+      if (op.inputs[k] >= 0)
+        (mixesChannels(op) && k == 0 ? whole : other)[size_t(op.inputs[k])] =
+            1;
+  int64_t c = spec.values[size_t(spec.ops.back().output)].shape[1];
+  for (size_t v = 0; v < spec.values.size(); ++v) {
+    if (whole[v] && !spec.values[v].loaded)
+      return "a convolution reads channels computed in the group";
+    if (whole[v] && other[v])
+      return "a value read whole and by channel-wise ops";
+    if (!whole[v] && spec.values[v].shape[1] != c)
+      return "values of different channel counts";
+  }
+  return "";
+}
+
 /// The offsets of weights `rs` laid out one after another from `at` (the
 /// region a previous group prefetches them into); `end` gets where the last
 /// one ends. The group that loads them and the group that reads them both
@@ -578,9 +618,9 @@ private:
   /// Per op: resident weights and their offsets (and cast copies).
   std::vector<std::vector<Resident>> residents;
   std::vector<std::vector<uint64_t>> resOffset, resCast;
-  /// With C slices, a second copy of every weight (weightCopies = 2), so
-  /// that the next slice's weights load while a slice computes; odd
-  /// slices use it.
+  /// With C slices, a second copy of every weight (weightCopies = 2, never
+  /// without C slices: buildSchedule), so that the next slice's weights
+  /// load while a slice computes; odd slices use it.
   unsigned weightCopies = 1;
   std::vector<std::vector<uint64_t>> resOffset2, resCast2;
   const std::vector<uint64_t> &offsetsOf(size_t o, size_t si) const {
@@ -703,24 +743,11 @@ std::string Schedule::build() {
   if (cSlices > 1) {
     if (prefetch.firstAt >= 0 || prefetch.next)
       return "weights prefetched across groups need one channel slice";
-    auto mixes = [](const GroupOp &op) {
-      const auto *c = std::get_if<ConvParams>(&op.params);
-      return c && !isConvDepthwise(*c);
-    };
+    if (std::string why = channelSliceError(spec); !why.empty())
+      return why;
     for (const GroupOp &op : spec.ops)
-      if (mixes(op))
+      if (mixesChannels(op))
         wholeC[size_t(op.inputs[0])] = true;
-    for (size_t v = 0; v < nv; ++v) {
-      if (wholeC[v]) {
-        if (!spec.values[v].loaded)
-          return "a convolution reads channels computed in the group";
-        for (auto [o, k] : users[v])
-          if (!mixes(spec.ops[o]))
-            return "a value read whole and by channel-wise ops";
-      } else if (spec.values[v].shape[1] != groupC) {
-        return "values of different channel counts";
-      }
-    }
     int64_t npu = chip.npuNum;
     chunkC = alignUp(ceilDiv(groupC, cSlices), npu);
     if (ceilDiv(groupC, chunkC) != cSlices)
@@ -883,10 +910,7 @@ std::string Schedule::build() {
         return;
       }
       resCast[o].push_back(at);
-      at = up(at + localTensor(chip, 0, *r.castTo, r.shape,
-                               isa::LocalLayout::Compact)
-                       .range(chip)
-                       .bytes);
+      at = up(at + castBytes(r, chip));
     };
     for (const Resident &r : residents[o]) {
       uint64_t bytes = residentBytes(r, chip);
@@ -920,10 +944,7 @@ std::string Schedule::build() {
         at = up(at + bytes);
         resCast2[o].push_back(r.castTo ? at : 0);
         if (r.castTo)
-          at = up(at + localTensor(chip, 0, *r.castTo, r.shape,
-                                   isa::LocalLayout::Compact)
-                           .range(chip)
-                           .bytes);
+          at = up(at + castBytes(r, chip));
       }
   }
   weightBytes = at;
@@ -1109,11 +1130,7 @@ std::string Schedule::build() {
         const Resident &r = residents[o][i];
         touches |= hits(resOffset[o][i], residentBytes(r, chip));
         if (r.castTo)
-          touches |= hits(resCast[o][i],
-                          localTensor(chip, 0, *r.castTo, r.shape,
-                                      isa::LocalLayout::Compact)
-                              .range(chip)
-                              .bytes);
+          touches |= hits(resCast[o][i], castBytes(r, chip));
       }
       if (tempsOf(op.params) && !temps.empty())
         touches |= hits(temps[0], tempBytesAll);
@@ -1490,13 +1507,13 @@ void Schedule::emit(CmdEmitter &em) const {
         // C slices with two copies of the weights: each slice's load with
         // its inputs (emitted before the previous slice's computation, which
         // reads the other copy), into the copy the slice before last used.
-        if (cSlices > 1 && weightCopies > 1)
+        if (weightCopies > 1)
           loadWeights(i);
       },
       [&](size_t i) {
         // One copy: a slice's weights load once the slice before is done
         // with them (right before its own commands).
-        if (!weightResident && !(cSlices > 1 && weightCopies > 1))
+        if (!weightResident && weightCopies == 1)
           loadWeights(i);
         // The next group's first weights load while the last slice
         // computes, once its commands are done with their region.
@@ -1553,30 +1570,6 @@ std::optional<Schedule> buildSchedule(const GroupSpec &spec,
   return std::nullopt;
 }
 
-/// Whether `spec` can be cut along C at all (Schedule::build's rules, which
-/// do not depend on the count): every value holds the last output's
-/// channels but the inputs of convolutions that mix channels, which come
-/// from outside the group and feed only such convolutions.
-bool channelSliceable(const GroupSpec &spec) {
-  auto mixes = [](const GroupOp &op) {
-    const auto *c = std::get_if<ConvParams>(&op.params);
-    return c && !isConvDepthwise(*c);
-  };
-  std::vector<int> whole(spec.values.size(), 0), other(spec.values.size(), 0);
-  for (const GroupOp &op : spec.ops)
-    for (size_t k = 0; k < op.inputs.size(); ++k)
-      if (op.inputs[k] >= 0)
-        (mixes(op) && k == 0 ? whole : other)[size_t(op.inputs[k])] = 1;
-  int64_t c = spec.values[size_t(spec.ops.back().output)].shape[1];
-  for (size_t v = 0; v < spec.values.size(); ++v) {
-    if (whole[v] && (other[v] || !spec.values[v].loaded))
-      return false;
-    if (!whole[v] && spec.values[v].shape[1] != c)
-      return false;
-  }
-  return true;
-}
-
 /// A slicing: batch, channel and row slices.
 struct Slicing {
   int64_t n = 1, c = 1, h = 1;
@@ -1595,7 +1588,7 @@ std::vector<Slicing> candidates(const GroupSpec &spec,
   int64_t maxH = options.maxHSlices > 0 ? std::min(options.maxHSlices, h) : h;
   int64_t npu = chip.npuNum;
   std::vector<int64_t> cCounts{1};
-  if (options.channelSlices && channelSliceable(spec))
+  if (options.channelSlices && channelSliceError(spec).empty())
     for (int64_t k = ceilDiv(ch, npu) - 1; k >= 1; --k) {
       int64_t cs = ceilDiv(ch, k * npu);
       if (cs != cCounts.back())
