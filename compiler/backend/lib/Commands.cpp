@@ -1048,6 +1048,39 @@ void mm(CmdEmitter &em, const MMCmd &x) {
   em.tiuAccess(isa::encode(c), reads, {x.output.range(em.chip())});
 }
 
+void mm2(CmdEmitter &em, const MM2Cmd &x) {
+  uint32_t m = x.left.shape.c, k = x.left.shape.w, n = x.output.shape.w;
+  auto dense = [](const LTensor &t) {
+    return t.shape.n == 1 && t.shape.h == 1 && t.layout == kStrEuAligned;
+  };
+  if (!dense(x.left) || !dense(x.right) || !dense(x.output) ||
+      x.right.shape.c != k || x.output.shape.c != m || x.right.shape.w != n ||
+      m == 0 || k == 0 || n == 0)
+    throw Error("backend: mm2 needs EU-aligned (1, M, 1, K) x (1, K, 1, N) "
+                "-> (1, M, 1, N) operands");
+  if (x.left.prec != x.right.prec)
+    throw Error("backend: mm2 operands of different precisions");
+  isa::cmd::SMM2 c;
+  c.cmd_short = 1;
+  c.tsk_typ = unsigned(isa::TiuTask::MM);
+  c.tsk_eu_typ = 4; // mm2.nn
+  c.opd0_sign = signOf(x.left.prec, x.left.isSigned);
+  c.opd1_sign = signOf(x.right.prec, x.right.isSigned);
+  c.res0_prec = precCode(x.output.prec);
+  c.opd0_prec = precCode(x.left.prec);
+  c.opd2_const = 1; // no zero point
+  c.res0_c = m;
+  c.res0_w = n;
+  c.opd1_c = k;
+  c.opd1_w = n;
+  c.res0_addr = x.output.offset;
+  c.opd0_addr = x.left.offset;
+  c.opd1_addr = x.right.offset;
+  em.tiuAccess(isa::encode(c),
+               {x.left.range(em.chip()), x.right.range(em.chip())},
+               {x.output.range(em.chip())});
+}
+
 //===----------------------------------------------------------------------===//
 // Tiling and checks
 //===----------------------------------------------------------------------===//

@@ -356,6 +356,41 @@ struct MMCmd {
 };
 void mm(CmdEmitter &em, const MMCmd &c);
 
+/// Matrix multiply 2 (sMM2 mm2.nn, isa/docs/bm1684x.md 3.3 and 4.5): every
+/// operand in matrix2 layout, one matrix row per channel. left (1, M, 1, K)
+/// and right (1, K, 1, N) EU-aligned; the result (1, M, 1, N), EU-aligned,
+/// each element summed over K ascending (no bias operand).
+struct MM2Cmd {
+  LTensor left, right, output;
+};
+void mm2(CmdEmitter &em, const MM2Cmd &c);
+
+/// Softmax of a tile's rows (along W when `alongW`, else along H): the
+/// softmax kernel's commands, shared with the layer groups. `in` may be a
+/// free-stride view; `out` is EU-aligned. Scratch: four fp32 tiles of the
+/// input's shape, the row max and row sum (fp32, one element per row), the
+/// Exp (and for `log` the Log) tables and four row-sized log temps.
+struct SoftmaxScratch {
+  uint64_t tables = 0;
+  std::array<uint64_t, 4> temps{};
+  uint64_t max = 0, sum = 0;
+  std::array<uint64_t, 4> logTemps{};
+};
+void softmaxTile(CmdEmitter &em, const LTensor &in, const LTensor &out,
+                 bool alongW, bool log, const SoftmaxScratch &s);
+
+/// Layer normalisation of a tile's rows along W (the layerNorm kernel's
+/// commands, shared with the layer groups): x the fp32 copy of the input
+/// (unused when the input is an EU-aligned fp32 tile), d and q fp32 tiles
+/// of the input's shape, mean and var one fp32 element per row; scale and
+/// bias (1, lanes, 1, W) fp32, every lane the same row.
+struct LayerNormScratch {
+  uint64_t x = 0, d = 0, q = 0, mean = 0, var = 0;
+  std::optional<uint64_t> scale, bias;
+};
+void layerNormTile(CmdEmitter &em, const LTensor &in, const LTensor &out,
+                   float epsilon, const LayerNormScratch &s);
+
 //===----------------------------------------------------------------------===//
 // Element-wise function sequences
 //===----------------------------------------------------------------------===//

@@ -80,7 +80,9 @@ Activation activationOf(const LocalOpParams &p) {
         if constexpr (std::is_same_v<T, UnaryParams>)
           return x.fn;
         else if constexpr (std::is_same_v<T, ResizeParams> ||
-                           std::is_same_v<T, CastParams>)
+                           std::is_same_v<T, CastParams> ||
+                           std::is_same_v<T, SoftmaxParams> ||
+                           std::is_same_v<T, LayerNormParams>)
           return {};
         else
           return x.act;
@@ -151,7 +153,9 @@ void setWindow(Cmd &cmd, const Window &w, const RowSpan &rows, int64_t padB,
 /// (None when it is fused into it: Relu inside the conv).
 Activation trailingActivation(const LocalOpParams &p) {
   Activation a = activationOf(p);
-  if (std::holds_alternative<ConvParams>(p) && a.kind == UnaryKind::Relu)
+  if ((std::holds_alternative<ConvParams>(p) ||
+       std::holds_alternative<MatMulParams>(p)) &&
+      a.kind == UnaryKind::Relu)
     return {};
   return a;
 }
@@ -166,7 +170,27 @@ struct Resident {
   std::optional<Prec> castTo;
   isa::LocalLayout layout = isa::LocalLayout::Compact;
   std::optional<Stride4> gstride = std::nullopt;
+  /// Its channels are the op's output channels (a C slice loads its own);
+  /// false for a matmul's right matrix, which every slice reads whole.
+  bool perChannel = true;
 };
+
+/// A weight every lane holds whole (channel stride 0 in DDR: a lane
+/// broadcast): a lookup table, a matmul bias, a layer norm's scale.
+bool laneBroadcast(const Resident &r) {
+  return r.gstride && r.gstride->c == 0;
+}
+
+/// A matmul's right operand: a 2-D weight (resident) or, in the rows
+/// layout (matrixRowsLayout), a group value (B, K, 1, N).
+bool rightIsWeight(const MatMulParams &m) { return m.right.shape.size() == 2; }
+/// A matmul's reduction length K and result columns N.
+std::array<int64_t, 2> matmulKN(const MatMulParams &m) {
+  const std::vector<int64_t> &s = m.right.shape;
+  if (rightIsWeight(m))
+    return {s[0], s[1]};
+  return {s.size() == 4 ? s[1] : 0, s.size() == 4 ? s[3] : 0};
+}
 
 /// The weights op `p` reads, in a fixed order (the emitter indexes them).
 std::vector<Resident> residentsOf(const LocalOpParams &p,
@@ -202,6 +226,31 @@ std::vector<Resident> residentsOf(const LocalOpParams &p,
       r.push_back({*c->biasAddr, Prec::Fp32, {1, uint32_t(oc), 1, 1}, cast,
                    isa::LocalLayout::Compact, std::nullopt});
     }
+  } else if (const auto *m = std::get_if<MatMulParams>(&p)) {
+    // The right matrix in matrix2 layout (a row of K per channel; none when
+    // it is a group value), and the bias row copied into every lane.
+    auto [k, n] = matmulKN(*m);
+    if (rightIsWeight(*m)) {
+      Resident right{m->right.addr, m->right.prec,
+                     {1, uint32_t(k), 1, uint32_t(n)}, {},
+                     isa::LocalLayout::EuAligned, std::nullopt};
+      right.perChannel = false;
+      r.push_back(right);
+    }
+    // INT8: the int32 bias, also copied into every lane.
+    std::optional<uint64_t> bias =
+        m->quant ? m->quant->biasAddr : m->biasAddr;
+    if (bias)
+      r.push_back({*bias, m->quant ? Prec::Int32 : Prec::Fp32,
+                   {1, uint32_t(chip.npuNum), 1, uint32_t(n)}, {},
+                   isa::LocalLayout::Compact, Stride4{0, 0, 0, 1}});
+  } else if (const auto *ln = std::get_if<LayerNormParams>(&p)) {
+    // Scale and bias rows copied into every lane, as the kernel loads them.
+    uint32_t d = uint32_t(ln->input.shape.back());
+    for (const std::optional<uint64_t> &a : {ln->scaleAddr, ln->biasAddr})
+      if (a)
+        r.push_back({*a, Prec::Fp32, {1, uint32_t(chip.npuNum), 1, d}, {},
+                     isa::LocalLayout::Compact, Stride4{0, 0, 0, 1}});
   } else if (const auto *l = std::get_if<LutParams>(&p)) {
     // The 256-entry table, the same bytes in every lane (channel stride 0
     // in DDR), as the lut kernel loads it.
@@ -259,6 +308,10 @@ std::string channelSliceError(const GroupSpec &spec) {
       if (op.inputs[k] >= 0)
         (mixesChannels(op) && k == 0 ? whole : other)[size_t(op.inputs[k])] =
             1;
+  for (const GroupOp &op : spec.ops)
+    if (const auto *m = std::get_if<MatMulParams>(&op.params);
+        m && !rightIsWeight(*m))
+      return "a matmul of two activations (its right rows are no slice's)";
   int64_t c = spec.values[size_t(spec.ops.back().output)].shape[1];
   for (size_t v = 0; v < spec.values.size(); ++v) {
     if (whole[v] && !spec.values[v].loaded)
@@ -309,8 +362,38 @@ unsigned tempsOf(const LocalOpParams &p) {
   // A cast through an integer type: its integer tile.
   if (const auto *c = std::get_if<CastParams>(&p))
     return c->viaInt ? 1 : 0;
+  if (std::holds_alternative<SoftmaxParams>(p))
+    return 4;
+  if (std::holds_alternative<LayerNormParams>(p))
+    return 3;
   Activation a = trailingActivation(p);
-  return a.kind == UnaryKind::None ? 0 : unaryTemps(a.kind);
+  unsigned t = a.kind == UnaryKind::None ? 0 : unaryTemps(a.kind);
+  // A matmul with a bias: the fp32 products before the bias add (free
+  // again before the trailing function); INT8: the int32 accumulator.
+  if (const auto *m = std::get_if<MatMulParams>(&p);
+      m && (m->biasAddr || m->quant))
+    t = std::max(t, 1u);
+  return t;
+}
+
+/// fp32 scratch of one element per row of the output slice (n, c, h, 1):
+/// the row statistics of softmax (max, sum) and layer norm (mean, var).
+unsigned rowTempsOf(const LocalOpParams &p) {
+  return std::holds_alternative<SoftmaxParams>(p) ||
+                 std::holds_alternative<LayerNormParams>(p)
+             ? 2
+             : 0;
+}
+
+/// The functions whose coefficient tables op `p` reads.
+std::vector<UnaryKind> tableKindsOf(const LocalOpParams &p) {
+  std::vector<UnaryKind> k;
+  if (std::holds_alternative<SoftmaxParams>(p))
+    k.push_back(UnaryKind::Exp);
+  Activation a = trailingActivation(p);
+  if (a.kind != UnaryKind::None)
+    k.push_back(a.kind);
+  return k;
 }
 
 } // namespace
@@ -405,6 +488,46 @@ std::string localOpSupport(const LocalOpParams &params,
           if (!rank4(x.input) || !rank4(x.output) ||
               x.input.shape != x.output.shape)
             return "a cast that reshapes";
+          return "";
+        } else if constexpr (std::is_same_v<T, MatMulParams>) {
+          if (x.quant ? x.left.prec != Prec::Int8 ||
+                            x.right.prec != Prec::Int8 ||
+                            x.output.prec != Prec::Int8
+                      : !floatOk(x.left) || !floatOk(x.output) ||
+                            x.left.prec != x.right.prec)
+            return "a matmul of other precisions";
+          if (x.rightTransposed)
+            return "a matmul by a transposed right operand";
+          if (!rightIsWeight(x) &&
+              (!rank4(x.right) || x.right.shape[2] != 1 ||
+               x.right.shape[0] != x.left.shape[0]))
+            return "a matmul by other than a 2-D weight or a matrix of each "
+                   "batch";
+          if (!rank4(x.left) || !rank4(x.output) || x.left.shape[2] != 1 ||
+              x.output.shape[2] != 1)
+            return "a matmul whose rows are not held one per channel";
+          auto [k, n] = matmulKN(x);
+          if (x.left.shape[3] != k || x.output.shape[3] != n ||
+              x.left.shape[0] != x.output.shape[0] ||
+              x.left.shape[1] != x.output.shape[1])
+            return "a matmul of mismatched shapes";
+          if (k > 65535 || n > 65535)
+            return "a matmul wider than the command's 16-bit sizes";
+          if (x.act.kind != UnaryKind::None && x.act.kind != UnaryKind::Relu &&
+              unaryTemps(x.act.kind) > 2)
+            return "fused activation needs too much scratch";
+          return "";
+        } else if constexpr (std::is_same_v<T, SoftmaxParams> ||
+                             std::is_same_v<T, LayerNormParams>) {
+          if (!floatOk(x.input) || !floatOk(x.output))
+            return "an integer normalisation";
+          if (!rank4(x.input) || x.input.shape != x.output.shape)
+            return "a normalisation that reshapes";
+          if (x.axis != 3 && x.axis != -1)
+            return "a normalisation over other than the last axis";
+          if constexpr (std::is_same_v<T, SoftmaxParams>)
+            if (x.log)
+              return "log-softmax";
           return "";
         } else if constexpr (std::is_same_v<T, LutParams>) {
           if (!rank4(x.output) || x.input.shape != x.output.shape)
@@ -522,6 +645,80 @@ bool flattenElementwise(GroupSpec &spec, const isa::ChipParams &chip) {
   return true;
 }
 
+bool matrixRowsLayout(GroupSpec &spec, bool rows4) {
+  auto rows = [&](std::vector<int64_t> &s) {
+    if (s.size() == 4 && rows4)
+      s = {s[0] * s[1], s[2], 1, s[3]};
+    else if (s.size() == 3)
+      s = {s[0], s[1], 1, s[2]};
+    else if (s.size() == 2)
+      s = {1, s[0], 1, s[1]};
+  };
+  // Ops that need the (n, c, h, w) of a 4-D value have no rows form.
+  if (rows4)
+    for (const GroupOp &op : spec.ops) {
+      if (std::holds_alternative<ConvParams>(op.params) ||
+          std::holds_alternative<PoolParams>(op.params) ||
+          std::holds_alternative<ResizeParams>(op.params) ||
+          std::holds_alternative<ScaleParams>(op.params))
+        return false;
+      for (int in : op.inputs)
+        if (in < 0) // a per-channel weight
+          return false;
+      for (int in : op.inputs)
+        if (in >= 0 && spec.values[size_t(in)].shape !=
+                           spec.values[size_t(op.output)].shape &&
+            !std::holds_alternative<MatMulParams>(op.params))
+          return false; // a per-(n, c) operand
+    }
+  // The last axis becomes W; the others keep their place ([B, M] -> N, C).
+  auto lastToW = [&](int64_t a, size_t rank) -> int64_t {
+    if (rank == 4 && rows4)
+      return a == 3 || a == -1 ? 3 : 0;
+    if (rank != 2 && rank != 3)
+      return a;
+    if (a < 0)
+      a += int64_t(rank);
+    if (a == int64_t(rank) - 1)
+      return 3;
+    return rank == 2 ? a + 1 : a;
+  };
+  for (GroupOp &op : spec.ops)
+    std::visit(
+        [&](auto &x) {
+          using T = std::decay_t<decltype(x)>;
+          if constexpr (std::is_same_v<T, MatMulParams>) {
+            rows(x.left.shape);
+            rows(x.output.shape);
+            if (op.inputs.size() > 1 && op.inputs[1] >= 0)
+              rows(x.right.shape);
+          } else if constexpr (std::is_same_v<T, SoftmaxParams> ||
+                               std::is_same_v<T, LayerNormParams>) {
+            x.axis = lastToW(x.axis, x.input.shape.size());
+            rows(x.input.shape);
+            rows(x.output.shape);
+          } else if constexpr (std::is_same_v<T, BinaryParams> ||
+                               std::is_same_v<T, BinaryInt8Params>) {
+            // Activation operands only (a weight keeps its shape, and the
+            // support check refuses it unless it is per channel).
+            if (op.inputs.size() > 0 && op.inputs[0] >= 0)
+              rows(x.lhs.shape);
+            if (op.inputs.size() > 1 && op.inputs[1] >= 0)
+              rows(x.rhs.shape);
+            rows(x.output.shape);
+          } else if constexpr (std::is_same_v<T, UnaryParams> ||
+                               std::is_same_v<T, BinaryConstParams> ||
+                               std::is_same_v<T, CastParams> ||
+                               std::is_same_v<T, LutParams> ||
+                               std::is_same_v<T, ScaleParams>) {
+            rows(x.input.shape);
+            rows(x.output.shape);
+          }
+        },
+        op.params);
+  return true;
+}
+
 namespace {
 
 //===----------------------------------------------------------------------===//
@@ -631,7 +828,7 @@ private:
   }
   uint64_t tables = 0;
   bool needTables = false;
-  std::vector<uint64_t> temps;
+  std::vector<uint64_t> temps, rowTemps;
 
   /// The buffer copy value v uses in slice `slice` (double-buffered
   /// values alternate).
@@ -658,7 +855,7 @@ private:
   /// A per-channel resident weight (every one but a lookup table, which
   /// every lane holds whole): its channels follow the slice's.
   static bool perChannelResident(const Resident &r) {
-    return !(r.gstride && r.gstride->c == 0);
+    return r.perChannel && !laneBroadcast(r);
   }
   /// Resident i of op o as slice s loads it: its DDR address and shape.
   Resident sliceResident(size_t o, size_t i, const Slice &s) const {
@@ -851,16 +1048,22 @@ std::string Schedule::build() {
   }
   uint64_t at = base;
   // Coefficient tables and resident weights first.
-  unsigned nTemps = 0;
-  uint64_t tempBytes = 0;
+  unsigned nTemps = 0, nRowTemps = 0;
+  uint64_t tempBytes = 0, rowTempBytes = 0;
   residents.resize(no);
   resOffset.resize(no);
   resCast.resize(no);
   for (size_t o = 0; o < no; ++o) {
     const GroupOp &op = spec.ops[o];
-    Activation a = trailingActivation(op.params);
-    if (a.kind != UnaryKind::None)
+    if (!tableKindsOf(op.params).empty())
       needTables = true;
+    if (unsigned t = rowTempsOf(op.params)) {
+      nRowTemps = std::max(nRowTemps, t);
+      Shape4 rs = valueShape(op.output, maxN, maxChans(op.output),
+                             maxRows[op.output]);
+      rs.w = 1;
+      rowTempBytes = std::max(rowTempBytes, up(euBytes(chip, Prec::Fp32, rs)));
+    }
     unsigned t = tempsOf(op.params);
     if (t) {
       nTemps = std::max(nTemps, t);
@@ -952,7 +1155,11 @@ std::string Schedule::build() {
     temps.push_back(at);
     at += tempBytes;
   }
-  tempBytesAll = nTemps * tempBytes;
+  for (unsigned t = 0; t < nRowTemps; ++t) {
+    rowTemps.push_back(at);
+    at += rowTempBytes;
+  }
+  tempBytesAll = nTemps * tempBytes + nRowTemps * rowTempBytes;
   // Values: loaded and stored ones double-buffered for the whole group;
   // the others by lifetime over the op order (first fit).
   buf.assign(nv, {0, 0});
@@ -1132,9 +1339,9 @@ std::string Schedule::build() {
         if (r.castTo)
           touches |= hits(resCast[o][i], castBytes(r, chip));
       }
-      if (tempsOf(op.params) && !temps.empty())
-        touches |= hits(temps[0], tempBytesAll);
-      if (trailingActivation(op.params).kind != UnaryKind::None)
+      if ((tempsOf(op.params) || rowTempsOf(op.params)) && tempBytesAll)
+        touches |= hits(temps.empty() ? rowTemps[0] : temps[0], tempBytesAll);
+      if (!tableKindsOf(op.params).empty())
         touches |= hits(tables, unaryTableBytes());
       if (touches)
         prefetchAfter = int(o);
@@ -1154,7 +1361,7 @@ std::string Schedule::build() {
     }
   // A table every lane holds is read once (a lane broadcast, load()).
   auto weightDdrBytes = [](const Resident &r) {
-    uint64_t c = perChannelResident(r) ? r.shape.c : 1;
+    uint64_t c = laneBroadcast(r) ? 1 : r.shape.c;
     return c * r.shape.h * r.shape.w * elemBytes(r.prec);
   };
   for (size_t o = 0; o < no; ++o) {
@@ -1174,12 +1381,16 @@ std::string Schedule::build() {
   for (const Resident &r : nextResidents)
     ddrRead += weightDdrBytes(r);
   for (const Slice &s : slices)
-    for (const GroupOp &op : spec.ops)
+    for (const GroupOp &op : spec.ops) {
+      if (const auto *m = std::get_if<MatMulParams>(&op.params))
+        macs += uint64_t(s.nCount) * uint64_t(chans(op.output, s)) *
+                uint64_t(matmulKN(*m)[0]) * uint64_t(matmulKN(*m)[1]);
       if (const auto *c = std::get_if<ConvParams>(&op.params))
         macs += uint64_t(s.nCount) * uint64_t(s.rows[op.output].count) *
                 uint64_t(c->output.shape[3]) * uint64_t(chans(op.output, s)) *
                 uint64_t(c->input.shape[1] / c->groups) *
                 uint64_t(c->kernelH * c->kernelW);
+    }
   return "";
 }
 
@@ -1373,6 +1584,90 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
     trailing(em, act, out, scratch);
     return;
   }
+  if (const auto *m = std::get_if<MatMulParams>(&op.params)) {
+    // One mm2.nn per batch of the slice: the rows (one per channel) times
+    // the resident right matrix, into the fp32 scratch when a bias follows
+    // (added by an AR from its copy in every lane, the output's one
+    // rounding after it, as the matmul kernel's MM rounds once after its
+    // bias), then the activation.
+    bool weight = rightIsWeight(*m);
+    LTensor left = sameRows(0), right = weight ? resident(0) : sameRows(1);
+    right.isSigned = m->right.isSigned;
+    size_t biasAt = weight ? 1 : 0;
+    // INT8: int32 products (the kernel's MM likewise), the int32 bias, one
+    // RQ1 (or TFLite's two) with the kernel's immediates.
+    const auto &q = m->quant;
+    LTensor acc = m->biasAddr || q
+                      ? localTensor(chip, temps[0],
+                                    q ? Prec::Int32 : Prec::Fp32, out.shape)
+                      : out;
+    auto batch = [&](const LTensor &t, uint32_t n) {
+      LTensor b = localTensor(chip,
+                              t.offset + uint64_t(n) * uint64_t(t.stride.n) *
+                                             elemBytes(t.prec),
+                              t.prec, {1, t.shape.c, 1, t.shape.w});
+      b.isSigned = t.isSigned;
+      return b;
+    };
+    for (uint32_t n = 0; n < out.shape.n; ++n)
+      mm2(em, {batch(left, n), weight ? right : batch(right, n),
+               batch(acc, n)});
+    if (q) {
+      if (q->biasAddr)
+        ar(em, ArOp::Add, acc, Opd::of(acc),
+           Opd::of(freeTensor(off[biasAt], Prec::Int32, out.shape,
+                                {0, 0, 0, 1})));
+      RqCmd r;
+      r.input = acc;
+      r.output = out;
+      r.multiplier = q->multiplier;
+      r.rshift = q->rshift;
+      r.zeroPoint = q->zeroPoint;
+      r.round = q->round;
+      if (q->second) {
+        // TFLite's two steps: the first back into the accumulator.
+        r.output = acc;
+        r.zeroPoint = 0;
+        rq(em, r);
+        r.output = out;
+        r.multiplier = q->second->multiplier;
+        r.rshift = q->second->rshift;
+        r.zeroPoint = q->zeroPoint;
+        r.round = q->second->round;
+      }
+      rq(em, r);
+      return;
+    }
+    if (m->biasAddr)
+      ar(em, ArOp::Add, out, Opd::of(acc),
+         Opd::of(freeTensor(off[biasAt], Prec::Fp32, out.shape,
+                                {0, 0, 0, 1})));
+    if (m->act.kind == UnaryKind::Relu)
+      ar(em, ArOp::Max, out, Opd::of(out), Opd::imm(0.0f, out.prec));
+    trailing(em, act, out, scratch);
+    return;
+  }
+  if (const auto *sm = std::get_if<SoftmaxParams>(&op.params)) {
+    SoftmaxScratch sc;
+    sc.tables = tables;
+    for (unsigned i = 0; i < 4; ++i)
+      sc.temps[i] = temps[i];
+    sc.max = rowTemps[0];
+    sc.sum = rowTemps[1];
+    softmaxTile(em, sameRows(0), out, true, sm->log, sc);
+    return;
+  }
+  if (const auto *ln = std::get_if<LayerNormParams>(&op.params)) {
+    LayerNormScratch sc{temps[0], temps[1], temps[2], rowTemps[0],
+                        rowTemps[1], {}, {}};
+    size_t r = 0;
+    if (ln->scaleAddr)
+      sc.scale = off[r++];
+    if (ln->biasAddr)
+      sc.bias = off[r++];
+    layerNormTile(em, sameRows(0), out, ln->epsilon, sc);
+    return;
+  }
   if (const auto *r = std::get_if<ResizeParams>(&op.params)) {
     // As the resize kernel's tile: fh * fw strided copies.
     std::array<int64_t, 2> f = *nearestWholeFactors(*r);
@@ -1444,14 +1739,13 @@ void Schedule::emit(CmdEmitter &em) const {
   scratch.tables = tables;
   if (needTables) {
     std::vector<UnaryKind> done;
-    for (const GroupOp &op : spec.ops) {
-      Activation a = trailingActivation(op.params);
-      if (a.kind == UnaryKind::None ||
-          std::find(done.begin(), done.end(), a.kind) != done.end())
-        continue;
-      prepareUnaryTables(em, a.kind, scratch);
-      done.push_back(a.kind);
-    }
+    for (const GroupOp &op : spec.ops)
+      for (UnaryKind k : tableKindsOf(op.params)) {
+        if (std::find(done.begin(), done.end(), k) != done.end())
+          continue;
+        prepareUnaryTables(em, k, scratch);
+        done.push_back(k);
+      }
   }
   // Weights: once, or (not resident) before each slice's computation.
   auto loadWeight = [&](const Resident &r, uint64_t offset) {

@@ -177,6 +177,79 @@ LTensor broadcastAxis(const LTensor &small, Shape4 full, bool alongW) {
 
 } // namespace
 
+namespace detail {
+
+void softmaxTile(CmdEmitter &em, const LTensor &in, const LTensor &out,
+                 bool alongW, bool log, const SoftmaxScratch &sc) {
+  const isa::ChipParams &chip = em.chip();
+  Shape4 f = in.shape;
+  Shape4 s = alongW ? Shape4{f.n, f.c, f.h, 1} : Shape4{f.n, f.c, 1, f.w};
+  auto tmp = [&](unsigned k) {
+    return localTensor(chip, sc.temps[k], kF32, f);
+  };
+  // The pooling that reduces reads an EU-aligned fp32 tile: the input
+  // itself or a converted copy.
+  bool direct = in.prec == kF32 && in.layout != kStrFree;
+  LTensor x = direct ? in : tmp(0);
+  if (!direct)
+    ar(em, in.prec == kF32 ? ArOp::Copy : ArOp::Cast, x, Opd::of(in));
+  LTensor m = localTensor(chip, sc.max, kF32, s);
+  LTensor sum = localTensor(chip, sc.sum, kF32, s);
+  reduceAxis(em, x, m, alongW, true, 0);
+  LTensor d = tmp(1);
+  ar(em, ArOp::Sub, d, Opd::of(x), Opd::of(broadcastAxis(m, f, alongW)));
+  // e = exp(d) into temp 0 (the staged input is no longer needed); d and e
+  // are fp32, so the exp needs only its two scratch tiles.
+  LTensor e = tmp(0);
+  UnaryScratch ex{{sc.temps[2], sc.temps[3], sc.temps[2], sc.temps[3]},
+                  sc.tables};
+  emitUnary(em, {UnaryKind::Exp}, d, e, ex);
+  reduceAxis(em, e, sum, alongW, false, 1.0f);
+  LTensor sb = broadcastAxis(sum, f, alongW);
+  if (log) {
+    UnaryScratch ls{{sc.logTemps.begin(), sc.logTemps.end()}, sc.tables};
+    emitUnary(em, {UnaryKind::Log}, sum, sum, ls);
+    ar(em, ArOp::Sub, out, Opd::of(d), Opd::of(sb));
+  } else {
+    ar(em, ArOp::Div, out, Opd::of(e), Opd::of(sb));
+  }
+}
+
+void layerNormTile(CmdEmitter &em, const LTensor &in, const LTensor &out,
+                   float epsilon, const LayerNormScratch &sc) {
+  const isa::ChipParams &chip = em.chip();
+  Shape4 f = in.shape, s{f.n, f.c, f.h, 1};
+  bool direct = in.prec == kF32 && in.layout != kStrFree;
+  LTensor x = direct ? in : localTensor(chip, sc.x, kF32, f);
+  if (!direct)
+    ar(em, in.prec == kF32 ? ArOp::Copy : ArOp::Cast, x, Opd::of(in));
+  LTensor mean = localTensor(chip, sc.mean, kF32, s);
+  LTensor var = localTensor(chip, sc.var, kF32, s);
+  LTensor dd = localTensor(chip, sc.d, kF32, f);
+  LTensor sq = localTensor(chip, sc.q, kF32, f);
+  float inv = 1.0f / float(f.w);
+  reduceAxis(em, x, mean, true, false, inv);
+  ar(em, ArOp::Sub, dd, Opd::of(x), Opd::of(broadcastAxis(mean, f, true)));
+  ar(em, ArOp::Mul, sq, Opd::of(dd), Opd::of(dd));
+  reduceAxis(em, sq, var, true, false, inv);
+  ar(em, ArOp::Add, var, Opd::of(var), Opd::imm(epsilon, kF32));
+  sfuRsqrt(em, var, var);
+  bool affine = sc.scale || sc.bias;
+  LTensor y = affine ? dd : out;
+  ar(em, ArOp::Mul, y, Opd::of(dd), Opd::of(broadcastAxis(var, f, true)));
+  // Scale / bias: (1, lanes, 1, D) copies, one per lane, seen with the
+  // tile's shape (zero n, c and h strides: each lane reads its own copy).
+  auto rep = [&](uint64_t off) {
+    return freeTensor(off, kF32, f, {0, 0, 0, 1});
+  };
+  if (sc.scale)
+    ar(em, ArOp::Mul, sc.bias ? dd : out, Opd::of(dd), Opd::of(rep(*sc.scale)));
+  if (sc.bias)
+    ar(em, ArOp::Add, out, Opd::of(dd), Opd::of(rep(*sc.bias)));
+}
+
+} // namespace detail
+
 //===----------------------------------------------------------------------===//
 // Softmax
 //===----------------------------------------------------------------------===//
@@ -236,6 +309,15 @@ void softmax(CmdEmitter &em, const SoftmaxParams &p) {
       logScratch.temps.push_back(
           alloc.alloc(euBytes(chip, kF32, st), "log scratch"));
 
+  SoftmaxScratch rs;
+  rs.tables = scratch.tables;
+  for (unsigned i = 0; i < fullTemps; ++i)
+    rs.temps[i] = scratch.temps[i];
+  rs.max = mBuf;
+  rs.sum = sBuf;
+  for (size_t i = 0; i < logScratch.temps.size(); ++i)
+    rs.logTemps[i] = logScratch.temps[i];
+
   struct Step {
     Shape4 at, shape;
   };
@@ -258,37 +340,9 @@ void softmax(CmdEmitter &em, const SoftmaxParams &p) {
         },
         [&](size_t i) {
           Shape4 f = steps[i].shape;
-          Shape4 s =
-              v.alongW ? Shape4{f.n, f.c, f.h, 1} : Shape4{f.n, f.c, 1, f.w};
-          LTensor in = localTensor(chip, inBuf[i % 2], pi, f);
-          LTensor out = localTensor(chip, outBuf[i % 2], po, f);
-          auto tmp = [&](unsigned k) {
-            return localTensor(chip, scratch.temps[k], kF32, f);
-          };
-          LTensor x = pi == kF32 ? in : tmp(0);
-          if (pi != kF32)
-            ar(em, ArOp::Cast, x, Opd::of(in));
-          LTensor m = localTensor(chip, mBuf, kF32, s);
-          LTensor sum = localTensor(chip, sBuf, kF32, s);
-          reduceAxis(em, x, m, v.alongW, true, 0);
-          LTensor d = tmp(1);
-          ar(em, ArOp::Sub, d, Opd::of(x),
-             Opd::of(broadcastAxis(m, f, v.alongW)));
-          // e = exp(d) into temp 0 (the staged input is no longer needed);
-          // d and e are fp32, so the exp needs only its two scratch tiles.
-          LTensor e = tmp(0);
-          UnaryScratch ex{{scratch.temps[2], scratch.temps[3], scratch.temps[2],
-                           scratch.temps[3]},
-                          scratch.tables};
-          emitUnary(em, {UnaryKind::Exp}, d, e, ex);
-          reduceAxis(em, e, sum, v.alongW, false, 1.0f);
-          LTensor sb = broadcastAxis(sum, f, v.alongW);
-          if (p.log) {
-            emitUnary(em, {UnaryKind::Log}, sum, sum, logScratch);
-            ar(em, ArOp::Sub, out, Opd::of(d), Opd::of(sb));
-          } else {
-            ar(em, ArOp::Div, out, Opd::of(e), Opd::of(sb));
-          }
+          softmaxTile(em, localTensor(chip, inBuf[i % 2], pi, f),
+                      localTensor(chip, outBuf[i % 2], po, f), v.alongW,
+                      p.log, rs);
         },
         [&](size_t i) {
           store(em, localTensor(chip, outBuf[i % 2], po, steps[i].shape),
@@ -323,7 +377,6 @@ void layerNorm(CmdEmitter &em, const LayerNormParams &p) {
   uint64_t al = chip.localAlign;
   auto up = [&](uint64_t b) { return uint64_t(alignUp(int64_t(b), al)); };
   LocalAlloc alloc(chip, ctx);
-  bool affine = p.scaleAddr || p.biasAddr;
   // Scale and bias, replicated into every lane: (1, lanes, 1, D).
   uint32_t lanes = uint32_t(std::min<int64_t>(outer, chip.npuNum));
   Shape4 gs{1, lanes, 1, uint32_t(d)};
@@ -359,6 +412,11 @@ void layerNorm(CmdEmitter &em, const LayerNormParams &p) {
   uint64_t mBuf = alloc.alloc(euBytes(chip, kF32, st), "mean");
   uint64_t sBuf = alloc.alloc(euBytes(chip, kF32, st), "variance");
 
+  LayerNormScratch ls{xBuf, dBuf, qBuf, mBuf, sBuf, {}, {}};
+  if (p.scaleAddr)
+    ls.scale = gBuf;
+  if (p.biasAddr)
+    ls.bias = bBuf;
   withCtx(ctx, [&] {
     if (p.scaleAddr)
       load(em, {*p.scaleAddr, kF32, gs, {0, 0, 0, 1}},
@@ -382,37 +440,10 @@ void layerNorm(CmdEmitter &em, const LayerNormParams &p) {
                localTensor(chip, inBuf[i % 2], pi, shapeOf(i)));
         },
         [&](size_t i) {
-          Shape4 f = shapeOf(i), s{1, f.c, 1, 1};
-          LTensor in = localTensor(chip, inBuf[i % 2], pi, f);
-          LTensor out = localTensor(chip, outBuf[i % 2], po, f);
-          LTensor x = pi == kF32 ? in : localTensor(chip, xBuf, kF32, f);
-          if (pi != kF32)
-            ar(em, ArOp::Cast, x, Opd::of(in));
-          LTensor mean = localTensor(chip, mBuf, kF32, s);
-          LTensor var = localTensor(chip, sBuf, kF32, s);
-          LTensor dd = localTensor(chip, dBuf, kF32, f);
-          LTensor sq = localTensor(chip, qBuf, kF32, f);
-          reduceAxis(em, x, mean, true, false, 1.0f / float(d));
-          ar(em, ArOp::Sub, dd, Opd::of(x),
-             Opd::of(broadcastAxis(mean, f, true)));
-          ar(em, ArOp::Mul, sq, Opd::of(dd), Opd::of(dd));
-          reduceAxis(em, sq, var, true, false, 1.0f / float(d));
-          ar(em, ArOp::Add, var, Opd::of(var), Opd::imm(p.epsilon, kF32));
-          sfuRsqrt(em, var, var);
-          LTensor y = affine ? dd : out;
-          ar(em, ArOp::Mul, y, Opd::of(dd),
-             Opd::of(broadcastAxis(var, f, true)));
-          // Scale / bias: the replicated (1, lanes, 1, D) tiles seen with
-          // the tile's shape (zero channel stride: each lane reads its own
-          // copy).
-          auto rep = [&](uint64_t off) {
-            return freeTensor(off, kF32, f, {0, 0, 0, 1});
-          };
-          if (p.scaleAddr)
-            ar(em, ArOp::Mul, p.biasAddr ? dd : out, Opd::of(dd),
-               Opd::of(rep(gBuf)));
-          if (p.biasAddr)
-            ar(em, ArOp::Add, out, Opd::of(dd), Opd::of(rep(bBuf)));
+          Shape4 f = shapeOf(i);
+          layerNormTile(em, localTensor(chip, inBuf[i % 2], pi, f),
+                        localTensor(chip, outBuf[i % 2], po, f), p.epsilon,
+                        ls);
         },
         [&](size_t i) {
           store(em, localTensor(chip, outBuf[i % 2], po, shapeOf(i)),

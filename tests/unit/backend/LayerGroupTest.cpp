@@ -228,6 +228,7 @@ public:
   int mulConst(int in, float c) {
     int out = value(shapes[size_t(in)]);
     BinaryConstParams p;
+    perOp[size_t(out)].shape = perOp[size_t(in)].shape; // a matrix stays one
     p.name = "mulc" + std::to_string(out);
     p.input = perOp[size_t(in)];
     p.output = perOp[size_t(out)];
@@ -240,6 +241,7 @@ public:
   int unary(int in, Activation fn) {
     int out = value(shapes[size_t(in)]);
     UnaryParams p;
+    perOp[size_t(out)].shape = perOp[size_t(in)].shape; // a matrix stays one
     p.name = "unary" + std::to_string(out);
     p.input = perOp[size_t(in)];
     p.output = perOp[size_t(out)];
@@ -282,6 +284,135 @@ public:
     return out;
   }
 
+  /// A second input (loaded by the group, random like the first).
+  int extraInput(std::array<int64_t, 4> s) {
+    int v = value(s);
+    extra.push_back(v);
+    return v;
+  }
+  /// Whether value v is an input of the net (the first or an extra one).
+  bool isInput(int v) const {
+    return v == 0 || std::count(extra.begin(), extra.end(), v);
+  }
+  /// The inputs' random values into their per-op tensors (which the group
+  /// loads too).
+  void writeInputs(sim::MachineState &m) const {
+    for (int v = 0; v < int(perOp.size()); ++v)
+      if (isInput(v))
+        writeTensor(m, perOp[size_t(v)],
+                    randomValues(size_t(perOp[size_t(v)].numElements()),
+                                 unsigned(21 + v), inLo, inHi));
+  }
+
+  /// A matrix [B, M, K] (its kernels' tensors have rank 3; a group holds
+  /// it as (B, M, 1, K), matrixRowsLayout).
+  int matrixInput(int64_t b, int64_t m, int64_t k) {
+    int v = value({b, m, 1, k});
+    perOp[size_t(v)].shape = {b, m, k};
+    return v;
+  }
+
+  /// A matmul of matrix `in` by a random [K, N] weight (and bias).
+  int matmul(int in, int64_t n, bool bias, Activation act = {}) {
+    auto s = shapes[size_t(in)];
+    int64_t k = s[3];
+    int out = value({s[0], s[1], 1, n});
+    perOp[size_t(out)].shape = {s[0], s[1], n};
+    MatMulParams p;
+    p.name = "mm" + std::to_string(out);
+    p.left = perOp[size_t(in)];
+    p.output = perOp[size_t(out)];
+    auto w = randomValues(size_t(k * n), unsigned(500 + out), -0.3f, 0.3f);
+    p.right = GTensor{blob(encodeFloats(w.data(), w.size(), prec)), prec, true,
+                      {k, n}};
+    if (bias) {
+      auto b = randomValues(size_t(n), unsigned(600 + out), -0.5f, 0.5f);
+      p.biasAddr = blob(encodeFloats(b.data(), b.size(), Prec::Fp32));
+    }
+    p.act = act;
+    ops.push_back({p, {in}, out});
+    return out;
+  }
+
+  /// Attention's 4-D matrices [B, H, M, K] (held (B H, M, 1, K) in a group
+  /// with a matmul of them), an input (the first, or an extra one).
+  int matrices4(int64_t b, int64_t h, int64_t m, int64_t k) {
+    int v = perOp.empty() ? value({b * h, m, 1, k}) : extraInput({b * h, m, 1, k});
+    perOp[size_t(v)].shape = {b, h, m, k};
+    return v;
+  }
+
+  /// The product of two matrix values of the same batch dims.
+  int matmul2(int a, int b) {
+    auto sa = shapes[size_t(a)], sb = shapes[size_t(b)];
+    int out = value({sa[0], sa[1], 1, sb[3]});
+    std::vector<int64_t> os = perOp[size_t(a)].shape;
+    os.back() = perOp[size_t(b)].shape.back();
+    perOp[size_t(out)].shape = os;
+    MatMulParams p;
+    p.name = "mm" + std::to_string(out);
+    p.left = perOp[size_t(a)];
+    p.right = perOp[size_t(b)];
+    p.output = perOp[size_t(out)];
+    ops.push_back({p, {a, b}, out});
+    return out;
+  }
+
+  /// Softmax of matrix `in` along its rows.
+  int softmax(int in) {
+    int out = value(shapes[size_t(in)]);
+    perOp[size_t(out)].shape = perOp[size_t(in)].shape;
+    SoftmaxParams p;
+    p.name = "softmax" + std::to_string(out);
+    p.input = perOp[size_t(in)];
+    p.output = perOp[size_t(out)];
+    p.axis = int64_t(p.input.shape.size()) - 1;
+    ops.push_back({p, {in}, out});
+    return out;
+  }
+
+  /// Layer normalisation of matrix `in` along its rows (with a random
+  /// scale and bias when `affine`).
+  int layerNorm(int in, bool affine) {
+    int out = value(shapes[size_t(in)]);
+    perOp[size_t(out)].shape = perOp[size_t(in)].shape;
+    LayerNormParams p;
+    p.name = "ln" + std::to_string(out);
+    p.input = perOp[size_t(in)];
+    p.output = perOp[size_t(out)];
+    p.axis = int64_t(p.input.shape.size()) - 1;
+    p.epsilon = 1e-5f;
+    if (affine) {
+      size_t d = size_t(shapes[size_t(in)][3]);
+      auto g = randomValues(d, unsigned(700 + out), 0.5f, 1.5f);
+      auto b = randomValues(d, unsigned(800 + out), -0.5f, 0.5f);
+      p.scaleAddr = blob(encodeFloats(g.data(), d, Prec::Fp32));
+      p.biasAddr = blob(encodeFloats(b.data(), d, Prec::Fp32));
+    }
+    ops.push_back({p, {in}, out});
+    return out;
+  }
+
+  /// Bytes at a new global address (weights a test writes itself).
+  uint64_t blobOf(std::vector<uint8_t> bytes) { return blob(std::move(bytes)); }
+  /// Value v's signedness (its kernels' tensors and the group's).
+  void setSigned(int v, bool isSigned) {
+    perOp[size_t(v)].isSigned = isSigned;
+    grouped[size_t(v)].isSigned = isSigned;
+    for (GroupOp &op : ops)
+      std::visit(
+          [&](auto &x) {
+            using T = std::decay_t<decltype(x)>;
+            if constexpr (std::is_same_v<T, MatMulParams>) {
+              if (x.output.addr == perOp[size_t(v)].addr)
+                x.output.isSigned = isSigned;
+              if (x.left.addr == perOp[size_t(v)].addr)
+                x.left.isSigned = isSigned;
+            }
+          },
+          op.params);
+  }
+
   /// The group spec with the last value and `alsoStored` stored.
   GroupSpec spec(const std::vector<int> &alsoStored = {}) const {
     GroupSpec g;
@@ -291,11 +422,12 @@ public:
       GroupValue gv;
       gv.name = "v" + std::to_string(v);
       gv.prec = perOp[v].prec;
+      gv.isSigned = perOp[v].isSigned;
       gv.shape = shapes[v];
-      gv.loaded = v == 0;
+      gv.loaded = isInput(int(v));
       gv.stored = int(v) == last || std::count(alsoStored.begin(),
                                                alsoStored.end(), int(v));
-      gv.addr = v == 0 ? perOp[0].addr : grouped[v].addr;
+      gv.addr = isInput(int(v)) ? perOp[v].addr : grouped[v].addr;
       g.values.push_back(gv);
     }
     g.ops = ops;
@@ -314,12 +446,13 @@ public:
       GroupValue gv;
       gv.name = "v" + std::to_string(v);
       gv.prec = perOp[size_t(v)].prec;
+      gv.isSigned = perOp[size_t(v)].isSigned;
       gv.shape = shapes[size_t(v)];
       gv.loaded = loaded;
       for (size_t o = end; o < ops.size() && !loaded; ++o)
         gv.stored |= std::count(ops[o].inputs.begin(), ops[o].inputs.end(), v) > 0;
       gv.stored |= !loaded && v == ops[end - 1].output;
-      gv.addr = v == 0 ? perOp[0].addr : grouped[size_t(v)].addr;
+      gv.addr = isInput(v) ? perOp[size_t(v)].addr : grouped[size_t(v)].addr;
       g.values.push_back(gv);
       return ids[v] = int(g.values.size() - 1);
     };
@@ -341,9 +474,8 @@ public:
   /// (of this net) must equal the per-op kernels' bit for bit.
   void checkEmit(const std::function<void(CmdEmitter &)> &emit,
                  const std::vector<int> &compare, const std::string &label) {
-    auto xv = randomValues(size_t(perOp[0].numElements()), 21, inLo, inHi);
     auto setup = [&](sim::MachineState &m) {
-      writeTensor(m, perOp[0], xv);
+      writeInputs(m);
       for (const auto &[addr, bytes] : blobs)
         writeBytes(m, addr, bytes);
     };
@@ -363,9 +495,8 @@ public:
   /// Runs the ops one by one and as one group with `n` x `h` slices; every
   /// stored value must equal the per-op kernels' bit for bit.
   void check(int64_t n, int64_t h, const std::vector<int> &alsoStored = {}) {
-    auto xv = randomValues(size_t(perOp[0].numElements()), 21, inLo, inHi);
     auto setup = [&](sim::MachineState &m) {
-      writeTensor(m, perOp[0], xv);
+      writeInputs(m);
       for (const auto &[addr, bytes] : blobs)
         writeBytes(m, addr, bytes);
     };
@@ -420,6 +551,12 @@ public:
                 tpu::backend::resize(em, x);
               else if constexpr (std::is_same_v<T, CastParams>)
                 tpu::backend::cast(em, x);
+              else if constexpr (std::is_same_v<T, MatMulParams>)
+                tpu::backend::matmul(em, x);
+              else if constexpr (std::is_same_v<T, SoftmaxParams>)
+                tpu::backend::softmax(em, x);
+              else if constexpr (std::is_same_v<T, LayerNormParams>)
+                tpu::backend::layerNorm(em, x);
               else
                 tpu::backend::scale(em, x);
             },
@@ -441,6 +578,7 @@ public:
   std::vector<GroupOp> ops;
 
 private:
+  std::vector<int> extra;
   GlobalAlloc ga;
   std::vector<std::array<int64_t, 4>> shapes;
   std::vector<GTensor> perOp, grouped;
@@ -456,6 +594,7 @@ private:
   /// and b; the result has a's shape.
   template <typename P> int binaryOp(P p, const char *name, int a, int b) {
     int out = value(shapes[size_t(a)]);
+    perOp[size_t(out)].shape = perOp[size_t(a)].shape; // a matrix stays one
     p.name = name + std::to_string(out);
     p.lhs = perOp[size_t(a)];
     p.rhs = perOp[size_t(b)];
@@ -746,6 +885,159 @@ TEST(LayerGroup, ElementwiseFlatteningOnlyWhereItHelps) {
   GroupSpec p = prime.spec();
   EXPECT_FALSE(flattenElementwise(p, prime.chip));
   EXPECT_EQ(p.values[0].shape, (std::array<int64_t, 4>{1, 1, 1, 67}));
+}
+
+/// Matrix rows: a transformer block's row-wise ops in one group, the
+/// matrices [2, 70, K] held a row per channel (two lane slots of 70 rows):
+/// layer norm, a matmul by a weight with bias and relu, a second without
+/// an activation, a residual add, softmax. Every value equals the per-op
+/// kernels' (MM with the matrix(w) layout, the row kernels) in F32, F16
+/// and BF16, whole, in two batch slices and in two channel slices (the
+/// right matrices and the lane copies of bias, scale and bias are read
+/// whole by each); the support check refuses what the local forms cannot
+/// do.
+TEST(LayerGroup, MatrixRowsMatmulSoftmaxLayerNorm) {
+  for (Prec prec : {Prec::Fp32, Prec::Fp16, Prec::Bf16}) {
+    Net net(prec);
+    int x = net.matrixInput(2, 70, 48);
+    int ln = net.layerNorm(x, true);
+    int h = net.matmul(ln, 96, true, kRelu);
+    int y = net.matmul(h, 48, true);
+    int r = net.add(y, ln);
+    int sm = net.softmax(r);
+    int z = net.layerNorm(net.matmul(sm, 33, false), false);
+    GroupSpec g = net.spec({ln, h, r, sm});
+    EXPECT_FALSE(flattenElementwise(g, net.chip));
+    matrixRowsLayout(g);
+    const auto &mm = std::get<MatMulParams>(g.ops[1].params);
+    EXPECT_EQ(mm.left.shape, (std::vector<int64_t>{2, 70, 1, 48}));
+    EXPECT_EQ(mm.right.shape, (std::vector<int64_t>{48, 96}));
+    EXPECT_EQ(std::get<SoftmaxParams>(g.ops[4].params).axis, 3);
+    for (const GroupOp &op : g.ops)
+      EXPECT_EQ(localOpSupport(op.params, net.chip), "");
+    for (auto [n, c] : {std::pair{1, 1}, std::pair{2, 1}, std::pair{1, 2},
+                        std::pair{2, 2}}) {
+      GroupPlan plan;
+      plan.nSlices = n;
+      plan.cSlices = c;
+      net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, plan); },
+                    {ln, h, r, sm, z},
+                    std::string(isa::precName(prec)) + " " +
+                        std::to_string(n) + "x" + std::to_string(c));
+    }
+    GroupPlan plan;
+    std::string why;
+    ASSERT_TRUE(planGroup(g, net.chip, {}, plan, why)) << why;
+    EXPECT_EQ(plan.macs, uint64_t(2 * 70) * (48 * 96 + 96 * 48 + 48 * 33));
+  }
+  Net net(Prec::Fp32);
+  int x = net.matrixInput(1, 8, 16);
+  net.softmax(x);
+  net.matmul(x, 4, false);
+  GroupSpec g = net.spec();
+  matrixRowsLayout(g);
+  auto sm = std::get<SoftmaxParams>(g.ops[0].params);
+  sm.log = true;
+  EXPECT_EQ(localOpSupport(sm, net.chip), "log-softmax");
+  sm.log = false;
+  sm.axis = 1;
+  EXPECT_EQ(localOpSupport(sm, net.chip),
+            "a normalisation over other than the last axis");
+  auto mm = std::get<MatMulParams>(g.ops[1].params);
+  mm.rightTransposed = true;
+  EXPECT_EQ(localOpSupport(mm, net.chip),
+            "a matmul by a transposed right operand");
+  mm.rightTransposed = false;
+  mm.quant = MatMulParams::Quant{};
+  EXPECT_EQ(localOpSupport(mm, net.chip), "a matmul of other precisions");
+}
+
+/// Attention in one group: Q K^T (K stored transposed), a scale, softmax
+/// along the rows, times V, on [2, 3, 40, 16] matrices held as (6, 40, 1,
+/// K): one mm2.nn per head of the slice, both operands group values; every
+/// value equals the matmul kernel's (a job per head) in F32 and F16, whole
+/// and in batch slices; the rows layout refuses a group that needs (n, c,
+/// h, w), and channel slices are refused (a right operand's rows are no
+/// slice's).
+TEST(LayerGroup, AttentionMatmulsOfTwoActivations) {
+  for (Prec prec : {Prec::Fp32, Prec::Fp16}) {
+    Net net(prec);
+    int q = net.matrices4(2, 3, 40, 16);
+    int kt = net.matrices4(2, 3, 16, 40);
+    int v = net.matrices4(2, 3, 40, 24);
+    int s = net.mulConst(net.matmul2(q, kt), 0.25f);
+    int a = net.softmax(s);
+    int o = net.matmul2(a, net.unary(v, {UnaryKind::Sigmoid}));
+    GroupSpec g = net.spec({s, a});
+    ASSERT_TRUE(matrixRowsLayout(g, true));
+    for (const GroupOp &op : g.ops)
+      EXPECT_EQ(localOpSupport(op.params, net.chip), "");
+    for (int64_t n : {1, 2, 3, 6}) {
+      GroupPlan plan;
+      plan.nSlices = n;
+      net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, plan); }, {s, a, o},
+                    std::string(isa::precName(prec)) + " " + std::to_string(n));
+    }
+    GroupPlan plan;
+    std::string why;
+    ASSERT_TRUE(planGroup(g, net.chip, {}, plan, why)) << why;
+    GroupPlan cut;
+    cut.nSlices = 1;
+    cut.cSlices = 2;
+    CmdEmitter em(net.chip);
+    EXPECT_THROW(emitGroup(em, g, cut), Error);
+  }
+  Net net(Prec::Fp32);
+  int x = net.input(1, 2, 8, 8);
+  net.matmul2(net.conv(x, 2, 3, 1, 1), x);
+  GroupSpec g = net.spec();
+  EXPECT_FALSE(matrixRowsLayout(g, true));
+}
+
+/// INT8 matmuls by a weight in a group: int8 x int8 -> int32 by mm2.nn,
+/// the int32 bias from its lane copies, one RQ1 (and TFLite's two steps),
+/// unsigned and signed activations, 70 rows over two lane slots; every
+/// value equals the matmul kernel's (MM, matrix(w) layout) under every
+/// slicing.
+TEST(LayerGroup, Int8MatrixRowsMatmul) {
+  Net net(Prec::Int8);
+  net.inLo = -128;
+  net.inHi = 127;
+  int x = net.matrixInput(2, 70, 40);
+  auto quantMM = [&](int in, int64_t n, bool bias, bool twoSteps,
+                     bool unsignedOut) {
+    int out = net.matmul(in, n, false);
+    auto &p = std::get<MatMulParams>(net.ops.back().params);
+    int64_t k = p.right.shape[0];
+    auto w = randomValues(size_t(k * n), unsigned(900 + out), -127, 127);
+    p.right.addr = net.blobOf(encodeFloats(w.data(), w.size(), Prec::Int8));
+    MatMulParams::Quant q;
+    if (bias) {
+      auto b = randomValues(size_t(n), unsigned(950 + out), -20000, 20000);
+      q.biasAddr = net.blobOf(encodeFloats(b.data(), b.size(), Prec::Int32));
+    }
+    q.multiplier = 1549556 + out;
+    q.rshift = 30;
+    q.zeroPoint = unsignedOut ? 7 : -3;
+    if (twoSteps)
+      q.second = RequantStep{1431655765, 31, isa::RoundMode::HalfAwayFromZero};
+    p.quant = q;
+    net.setSigned(out, !unsignedOut);
+    return out;
+  };
+  int a = quantMM(x, 96, true, false, true);
+  int b = quantMM(a, 48, false, true, false);
+  GroupSpec g = net.spec({a});
+  matrixRowsLayout(g);
+  for (const GroupOp &op : g.ops)
+    EXPECT_EQ(localOpSupport(op.params, net.chip), "");
+  for (auto [n, c] : {std::pair{1, 1}, std::pair{2, 1}, std::pair{1, 2}}) {
+    GroupPlan plan;
+    plan.nSlices = n;
+    plan.cSlices = c;
+    net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, plan); }, {a, b},
+                  "int8 " + std::to_string(n) + "x" + std::to_string(c));
+  }
 }
 
 /// Channel slices: with 4 KiB of local memory per lane, an F16 3x3 conv

@@ -223,6 +223,15 @@ BinaryKernelParams binaryKernelParams(CodegenContext &ctx, OpT op,
 /// Backend parameters of tpu.Lut.
 ::tpu::backend::LutParams lutParams(CodegenContext &ctx, tpu::LutOp op);
 
+/// Backend parameters of tpu.MatMul (float, or INT8 with its requantisation),
+/// tpu.Softmax and tpu.LayerNorm.
+::tpu::backend::MatMulParams matmulParams(CodegenContext &ctx,
+                                          tpu::MatMulOp op);
+::tpu::backend::SoftmaxParams softmaxParams(CodegenContext &ctx,
+                                            tpu::SoftmaxOp op);
+::tpu::backend::LayerNormParams layerNormParams(CodegenContext &ctx,
+                                                tpu::LayerNormOp op);
+
 /// A chain of element-wise ops run as one backend::eltwiseChain
 /// (Codegen/Elementwise.cpp): `ops` in order, the first reading `input`
 /// (the running value), each next one reading its predecessor's result,

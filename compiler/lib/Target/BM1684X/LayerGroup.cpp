@@ -12,7 +12,10 @@
 // requesters, so a slicing that places a transfer in the banks of a
 // running command pays for it). A run is cut where the sum over its groups
 // is least; an op alone costs the less of its own kernel, estimated the
-// same way, and its plan as a group of one, which is then formed.
+// same way, and its plan as a group of one, which is then formed. Each
+// piece of the cut is then estimated once more between its neighbours, in
+// one command stream with them, as a group and as kernels (refine): the
+// sum of the pieces' own costs leaves out how they overlap.
 //
 //===----------------------------------------------------------------------===//
 #include "tpuc/Target/BM1684X/LayerGroup.h"
@@ -95,8 +98,29 @@ private:
   /// Whether op i alone runs as a group of one: it has a local form whose
   /// plan the cost model finds faster than its kernel.
   bool aloneAsGroup(size_t i);
-  /// Whether ops [i, j) become a tpu.Group.
-  bool formed(size_t i, size_t j) { return j - i >= 2 || aloneAsGroup(i); }
+  /// Whether ops [i, j) become a tpu.Group: a group of two or more, or one
+  /// op whose group of one is cheaper than its kernel, unless the check
+  /// with its neighbours decided otherwise (refine).
+  bool formed(size_t i, size_t j) {
+    auto it = decided.find({i, j});
+    if (it != decided.end())
+      return it->second;
+    return j - i >= 2 || aloneAsGroup(i);
+  }
+  std::map<std::pair<size_t, size_t>, bool> decided;
+  /// The cost model's cycles of the pieces [first, last] of `groups` run
+  /// one after another in one command stream, each as a group or as its
+  /// ops' kernels (`asGroup`): what the sum of the pieces' own costs leaves
+  /// out, how each overlaps its neighbours, included. Infinity when a
+  /// kernel cannot be emitted.
+  double jointCost(const std::vector<std::pair<size_t, size_t>> &groups,
+                   const std::vector<bool> &asGroup, size_t first,
+                   size_t last);
+  /// Rechecks each piece of a run's cut with its neighbours (jointCost of
+  /// the piece before, the piece and the piece after, as a group and as
+  /// kernels) and keeps the faster form (decided).
+  void refine(const std::vector<std::pair<size_t, size_t>> &groups,
+              size_t begin, size_t end);
   std::map<size_t, double> kernelCosts;
   void wrap(size_t i, size_t j, const backend::GroupPlan &plan, size_t index,
             std::vector<GroupReport> *reports);
@@ -216,6 +240,59 @@ double Search::kernelCost(size_t i) {
   return k;
 }
 
+double Search::jointCost(const std::vector<std::pair<size_t, size_t>> &groups,
+                         const std::vector<bool> &asGroup, size_t first,
+                         size_t last) {
+  backend::CmdEmitter kem(chip);
+  CodegenContext kctx(module, kem);
+  kctx.setLenient(true);
+  try {
+    for (size_t g = first; g <= last; ++g) {
+      auto [i, j] = groups[g];
+      if (asGroup[g]) {
+        const Candidate &c = plan(i, j);
+        backend::emitGroup(kem, *c.spec, c.plan);
+        continue;
+      }
+      for (size_t k = i; k < j; ++k) {
+        auto gen = dyn_cast<BM1684XCodegenInterface>(seq[k]);
+        if (!gen)
+          return std::numeric_limits<double>::infinity();
+        gen.codegenBM1684X(kctx);
+      }
+    }
+  } catch (const CodegenError &) {
+    return std::numeric_limits<double>::infinity();
+  } catch (const ::tpu::Error &) {
+    return std::numeric_limits<double>::infinity();
+  }
+  tisa::Machine m;
+  m.chip = chip;
+  if (options.slicing.timing)
+    m.timing = *options.slicing.timing;
+  return double(backend::estimateCycles(kem, m));
+}
+
+void Search::refine(const std::vector<std::pair<size_t, size_t>> &groups,
+                    size_t begin, size_t end) {
+  std::vector<bool> asGroup(groups.size());
+  for (size_t g = begin; g < end; ++g)
+    asGroup[g] = formed(groups[g].first, groups[g].second);
+  for (size_t g = begin; g < end; ++g) {
+    auto [i, j] = groups[g];
+    if (!plan(i, j).ok)
+      continue; // no group to choose
+    size_t first = g > begin ? g - 1 : g, last = g + 1 < end ? g + 1 : g;
+    double now = jointCost(groups, asGroup, first, last);
+    asGroup[g] = !asGroup[g];
+    double flipped = jointCost(groups, asGroup, first, last);
+    // The other form only when strictly faster with the neighbours.
+    if (!(flipped < now))
+      asGroup[g] = !asGroup[g];
+    decided[{i, j}] = asGroup[g];
+  }
+}
+
 void Search::wrap(size_t i, size_t j, const backend::GroupPlan &plan,
                   size_t index, std::vector<GroupReport> *reports) {
   llvm::ArrayRef<Operation *> ops(seq.data() + i, j - i);
@@ -322,6 +399,7 @@ LogicalResult Search::run(std::vector<GroupReport> *reports) {
     while (b < seq.size() && local[b])
       ++b;
     // [a, b) is a maximal run of local ops.
+    size_t firstOfRun = groups.size();
     if (options.strategy == GroupStrategy::Greedy) {
       // Each group grows by the next op while the group fits and running
       // the op inside it costs no more than running it apart.
@@ -362,6 +440,7 @@ LogicalResult Search::run(std::vector<GroupReport> *reports) {
         cut.push_back({a + from[j], a + j});
       groups.insert(groups.end(), cut.rbegin(), cut.rend());
     }
+    refine(groups, firstOfRun, groups.size());
     a = b;
   }
   std::vector<backend::GroupPlan> plans;

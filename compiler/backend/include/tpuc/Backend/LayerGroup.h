@@ -45,8 +45,13 @@
 // bias add, RQ1 per channel from resident records; PoolParams::quant: the
 // window sum, then RQ1; BinaryInt8Params: two AR mul-shifts into int32
 // scratch, then a saturating AR add-shift; LutParams: the sSG gather of a
-// 256-entry table, resident, copied to every lane); GroupValue carries the
-// signedness of integer values.
+// 256-entry table, resident, copied to every lane; MatMulParams::quant:
+// mm2.nn to int32, the int32 bias, RQ1); GroupValue carries the signedness
+// of integer values.
+//
+// Matrices (matmul, softmax and layer norm along the last axis, and the
+// element-wise ops between them) are held a row per channel
+// (matrixRowsLayout), the layout MM2 reads and writes.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPUC_BACKEND_LAYERGROUP_H
@@ -86,7 +91,8 @@ RowSpan windowRows(int64_t o0, int64_t count, int64_t stride, int64_t pad,
 using LocalOpParams =
     std::variant<ConvParams, PoolParams, BinaryParams, BinaryConstParams,
                  UnaryParams, ScaleParams, BinaryInt8Params, LutParams,
-                 ResizeParams, CastParams>;
+                 ResizeParams, CastParams, MatMulParams, SoftmaxParams,
+                 LayerNormParams>;
 
 /// One value of a group, a 4-D (n, c, h, w) activation.
 struct GroupValue {
@@ -225,6 +231,21 @@ RowSpan localInputRows(const GroupOp &op, const GroupSpec &spec, unsigned k,
 /// detection head's sigmoid) or a rank-3 value, held as (1, 1, 1, count)
 /// by its builder, would otherwise use one lane. Returns whether it did.
 bool flattenElementwise(GroupSpec &spec, const isa::ChipParams &chip);
+
+/// Matrix rows. Values of rank 2 or 3, [M, K] or [B, M, K], are held in a
+/// group as (1, M, 1, K) or (B, M, 1, K): a matrix row per channel, so
+/// across the lanes, the matrix2 layout of MM2 (isa/docs/bm1684x.md 3.3),
+/// in which a matmul by a weight (mm2.nn), softmax and layer norm along
+/// the last axis, and element-wise ops all work on whole rows. The group's
+/// builder gives the values that shape; this gives the ops' tensors of rank
+/// 2 and 3 the same 4-D shape (not a matmul's 2-D right matrix, a weight)
+/// and maps the softmax and layer norm axes onto it (the last axis to W).
+/// With `rows4` (a group with a matmul, whose 4-D matrices, attention's
+/// [B, H, M, K], are rows too) the ops' 4-D tensors become (B H, M, 1, K)
+/// (the builder gives the values that shape); false when an op of the group
+/// needs the (n, c, h, w) of its values: convolution, pooling, resize,
+/// scale or a per-channel or per-(n, c) operand.
+bool matrixRowsLayout(GroupSpec &spec, bool rows4 = false);
 
 /// Chooses the slicing of `spec`: among the slicings that fit local memory
 /// (from the fewest slices up), the one whose commands the cost model

@@ -82,9 +82,13 @@ localOpParams(CodegenContext &ctx, Operation *op, std::vector<Value> &acts,
   // Element-wise ops take values of any rank: a group of them holds its
   // values in a lane-filling 4-D shape (backend::flattenElementwise, which
   // buildGroupSpec applies and without which such a group is refused).
+  // Matrices ([M, K], [B, M, K]) are held a row per channel
+  // (backend::matrixRowsLayout), which matmuls by a weight, softmax and
+  // layer norm along the last axis and element-wise ops work on.
   bool anyRank =
       isa<tpu::ActiveOp, tpu::CastOp, tpu::LutOp, tpu::AddOp, tpu::SubOp,
-          tpu::MulOp, tpu::DivOp, tpu::MaxOp, tpu::MinOp>(op);
+          tpu::MulOp, tpu::DivOp, tpu::MaxOp, tpu::MinOp, tpu::MatMulOp,
+          tpu::SoftmaxOp, tpu::LayerNormOp>(op);
   auto rank4 = [&](Value v) {
     return anyRank || module::getShape(v).size() == 4;
   };
@@ -142,6 +146,30 @@ localOpParams(CodegenContext &ctx, Operation *op, std::vector<Value> &acts,
     } else if (auto l = dyn_cast<tpu::LutOp>(op)) {
       acts = {l.getInput()};
       p = lutParams(ctx, l);
+    } else if (auto m = dyn_cast<tpu::MatMulOp>(op)) {
+      // By a weight (a linear layer), or of two activations of the same
+      // batch dims (attention's products), each held a row per channel.
+      Value right = m.getRight();
+      if (isa_and_nonnull<tpu::WeightOp>(right.getDefiningOp())) {
+        acts = {m.getInput()};
+      } else {
+        std::vector<int64_t> ls = module::getShape(m.getInput()),
+                             rs = module::getShape(right);
+        if (m.getRightTranspose() || ls.size() != rs.size() ||
+            ls.size() < 3 || ls.size() > 4 ||
+            !std::equal(ls.begin(), ls.end() - 2, rs.begin())) {
+          why = "a matmul of two activations, transposed or broadcast";
+          return std::nullopt;
+        }
+        acts = {m.getInput(), right};
+      }
+      p = matmulParams(ctx, m);
+    } else if (auto sm = dyn_cast<tpu::SoftmaxOp>(op)) {
+      acts = {sm.getInput()};
+      p = softmaxParams(ctx, sm);
+    } else if (auto ln = dyn_cast<tpu::LayerNormOp>(op)) {
+      acts = {ln.getInput()};
+      p = layerNormParams(ctx, ln);
     } else if (auto b = dyn_cast<tpu::AddOp>(op)) {
       p = binaryParams(ctx, b, backend::BinaryKind::Add, acts, why);
     } else if (auto b = dyn_cast<tpu::SubOp>(op)) {
@@ -195,6 +223,10 @@ buildGroupSpec(CodegenContext &ctx, llvm::ArrayRef<Operation *> ops,
     std::vector<int64_t> s = module::getShape(v);
     if (s.size() == 4) {
       gv.shape = {s[0], s[1], s[2], s[3]};
+    } else if (s.size() == 3) {
+      gv.shape = {s[0], s[1], 1, s[2]}; // matrix rows (matrixRowsLayout)
+    } else if (s.size() == 2) {
+      gv.shape = {1, s[0], 1, s[1]};
     } else {
       // Held as one row until flattenElementwise gives it its shape.
       gv.shape = {1, 1, 1, module::getNumElements(v)};
@@ -237,11 +269,29 @@ buildGroupSpec(CodegenContext &ctx, llvm::ArrayRef<Operation *> ops,
     why = e.message;
     return std::nullopt;
   }
-  // An element-wise group fills the lanes whatever its values' shapes.
-  if (!backend::flattenElementwise(spec, ctx.chip()) && otherRank) {
-    why = "values other than 4-D outside an element-wise group of one "
-          "shape";
-    return std::nullopt;
+  // An element-wise group fills the lanes whatever its values' shapes;
+  // other groups hold matrices a row per channel, the 4-D ones too in a
+  // group with a matmul of 4-D matrices.
+  if (!backend::flattenElementwise(spec, ctx.chip())) {
+    if (otherRank) {
+      why = "values of rank other than 2 to 4 outside an element-wise group "
+            "of one shape";
+      return std::nullopt;
+    }
+    bool rows4 = llvm::any_of(ops, [](Operation *op) {
+      auto m = dyn_cast<tpu::MatMulOp>(op);
+      return m && module::getShape(m.getInput()).size() == 4;
+    });
+    if (!backend::matrixRowsLayout(spec, rows4)) {
+      why = "a matmul of 4-D matrices beside ops that need (n, c, h, w)";
+      return std::nullopt;
+    }
+    if (rows4)
+      for (auto [v, id] : ids)
+        if (module::getShape(v).size() == 4) {
+          auto &s = spec.values[size_t(id)].shape;
+          s = {s[0] * s[1], s[2], 1, s[3]};
+        }
   }
   return spec;
 }

@@ -4,24 +4,37 @@
 using namespace mlir;
 namespace backend = ::tpu::backend;
 
+namespace tpuc::bm1684x {
+
+backend::SoftmaxParams softmaxParams(CodegenContext &ctx, tpu::SoftmaxOp op) {
+  auto p = ctx.ioParams<backend::SoftmaxParams>(op);
+  p.axis = op.getAxis();
+  p.log = op.getLog();
+  return p;
+}
+
+backend::LayerNormParams layerNormParams(CodegenContext &ctx,
+                                         tpu::LayerNormOp op) {
+  auto p = ctx.ioParams<backend::LayerNormParams>(op);
+  p.axis = op.getAxis();
+  p.epsilon = static_cast<float>(op.getEpsilon().convertToDouble());
+  p.scaleAddr = ctx.optionalAddr(op, op.getScale());
+  p.biasAddr = ctx.optionalAddr(op, op.getBias());
+  return p;
+}
+
+} // namespace tpuc::bm1684x
+
 namespace tpuc::tpu {
 
 using namespace bm1684x;
 
 void SoftmaxOp::codegenBM1684X(CodegenContext &ctx) {
-  auto p = ctx.ioParams<backend::SoftmaxParams>(*this);
-  p.axis = getAxis();
-  p.log = getLog();
-  backend::softmax(ctx.emitter(), p);
+  backend::softmax(ctx.emitter(), softmaxParams(ctx, *this));
 }
 
 void LayerNormOp::codegenBM1684X(CodegenContext &ctx) {
-  auto p = ctx.ioParams<backend::LayerNormParams>(*this);
-  p.axis = getAxis();
-  p.epsilon = static_cast<float>(getEpsilon().convertToDouble());
-  p.scaleAddr = ctx.optionalAddr(*this, getScale());
-  p.biasAddr = ctx.optionalAddr(*this, getBias());
-  backend::layerNorm(ctx.emitter(), p);
+  backend::layerNorm(ctx.emitter(), layerNormParams(ctx, *this));
 }
 
 void ReduceOp::codegenBM1684X(CodegenContext &ctx) {
