@@ -68,3 +68,26 @@ module @gather attributes {top.chip = "ALL", top.state = "TOP_F32"} {
     return %3, %4 : tensor<2x2x3xf32>, tensor<8x2xf32>
   }
 }
+
+// -----
+
+// A cast to bool of a comparison (ONNX's Cast before an If, hey_jarvis) is
+// the comparison itself: an alias in every mode. A cast to bool of other
+// values has no float-mode kernel (lower-errors.mlir).
+// F32-LABEL: module @bool_of_compare
+// F32: %[[C:.*]] = "tpu.Compare"
+// F32: "tpu.Reshape"(%[[C]]) {name = "b"}
+// F32: "tpu.Where"
+// F16-LABEL: module @bool_of_compare
+// F16: %[[C:.*]] = "tpu.Compare"
+// F16: "tpu.Reshape"(%[[C]]) {name = "b"}
+module @bool_of_compare attributes {top.chip = "ALL", top.state = "TOP_F32"} {
+  func.func @main(%arg0: tensor<1x4xf32>) -> tensor<1x4xf32> {
+    %0 = "top.Input"(%arg0) {name = "x"} : (tensor<1x4xf32>) -> tensor<1x4xf32>
+    %1 = "top.Weight"() {name = "t"} : () -> tensor<f32>
+    %2 = "top.Compare"(%0, %1) {mode = "GreaterOrEqual", name = "ge"} : (tensor<1x4xf32>, tensor<f32>) -> tensor<1x4xf32>
+    %3 = "top.Cast"(%2) {name = "b", to = "bool"} : (tensor<1x4xf32>) -> tensor<1x4xf32>
+    %4 = "top.Where"(%3, %0, %1) {name = "y"} : (tensor<1x4xf32>, tensor<1x4xf32>, tensor<f32>) -> tensor<1x4xf32>
+    return %4 : tensor<1x4xf32>
+  }
+}

@@ -156,16 +156,29 @@ Type castIntType(MLIRContext *ctx, StringRef to) {
   return {};
 }
 
+/// Whether every value of `v` is 0 or 1: a comparison's result (top, or
+/// tpu once lowered) or a cast to bool (a cast to bool of it, x != 0, is
+/// then x itself).
+bool isZeroOrOne(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (auto c = dyn_cast_or_null<top::CastOp>(def))
+    return c.getTo() == "bool";
+  return isa_and_nonnull<top::CompareOp, tpu::CompareOp>(def);
+}
+
 /// Cast keeps float32 values in top; in a float mode the identity casts
-/// (to f32 / f64, to the mode's own type) become aliases and the casts to
-/// an integer type a tpu.Cast through that type (toward zero, saturating).
+/// (to f32 / f64, to the mode's own type, to bool of a value that is 0 or 1
+/// already, as an ONNX Cast of a comparison before an If) become aliases and
+/// the casts to an integer type a tpu.Cast through that type (toward zero,
+/// saturating).
 LogicalResult lowerCast(Operation *o, Lowering &l) {
   auto op = cast<top::CastOp>(o);
   StringRef to = op.getTo();
   OpBuilder b(o);
   bool identity = to == "f32" || to == "f64" ||
                   (to == "f16" && l.getMode() == QuantMode::F16) ||
-                  (to == "bf16" && l.getMode() == QuantMode::BF16);
+                  (to == "bf16" && l.getMode() == QuantMode::BF16) ||
+                  (to == "bool" && isZeroOrOne(op.getInput()));
   Type viaInt = castIntType(l.getContext(), to);
   if (!identity && !viaInt)
     return l.unsupported(o, "a cast to '" + to +
