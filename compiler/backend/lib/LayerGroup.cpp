@@ -95,6 +95,30 @@ bool isConvDepthwise(const ConvParams &p) {
          isDepthwise(p.input.shape[1], p.output.shape[1], p.groups);
 }
 
+/// A transposed convolution whose kernel equals its stride, without pads
+/// or dilation (ONNX ConvTranspose k = s, pads 0: the upsampling deconvs
+/// of FPN heads), whose filter holds each tap of its output channels (one
+/// lane slot) and input channels (one channel block of the layout, 32
+/// F16 / BF16 or 64 INT8, isa/docs/bm1684x.md 3.4) contiguously. Output
+/// pixel (s y + a, s x + b) reads only input pixel (y, x) with tap (a, b)
+/// of the stored filter (the command rotates it): s^2 phases, each a 1 x 1
+/// convolution of the input, where the zero-inserted form multiplies
+/// s^2 - 1 inserted zeros for every real product.
+bool subPixelDeconv(const ConvParams &c, const isa::ChipParams &chip) {
+  if (!isTransposedForm(c) || !c.rotate || c.groups != 1 ||
+      c.kernelH != c.insH + 1 || c.kernelW != c.insW + 1 ||
+      c.kernelH * c.kernelW < 2 || c.dilationH != 1 || c.dilationW != 1 ||
+      c.strideH != 1 || c.strideW != 1 || c.padTop != c.kernelH - 1 ||
+      c.padBottom != c.kernelH - 1 || c.padLeft != c.kernelW - 1 ||
+      c.padRight != c.kernelW - 1)
+    return false;
+  int64_t block = c.input.prec == Prec::Int8                               ? 64
+                  : c.input.prec == Prec::Fp16 || c.input.prec == Prec::Bf16 ? 32
+                                                                             : 0;
+  return block && c.input.shape[1] <= block &&
+         c.output.shape[1] <= int64_t(chip.npuNum);
+}
+
 /// The sliding window of a conv or pooling op.
 struct Window {
   int64_t kh, kw, sh, sw, dh, dw, padT, padL;
@@ -351,7 +375,19 @@ std::vector<Resident> firstResidents(const GroupSpec &spec,
 
 /// fp32 (or int32) scratch tiles (of the output slice's shape) op `p`
 /// needs: the INT8 ops' int32 accumulators, else the trailing function's.
-unsigned tempsOf(const LocalOpParams &p) {
+unsigned tempsOfOp(const LocalOpParams &p);
+
+unsigned tempsOf(const LocalOpParams &p, const isa::ChipParams &chip) {
+  unsigned t = tempsOfOp(p);
+  // A deconv in sub-pixel phases: a phase's result before its strided copy
+  // (after the INT8 accumulator).
+  if (const auto *c = std::get_if<ConvParams>(&p);
+      c && subPixelDeconv(*c, chip))
+    t = std::max(t, c->quant ? 2u : 1u);
+  return t;
+}
+
+unsigned tempsOfOp(const LocalOpParams &p) {
   if (const auto *c = std::get_if<ConvParams>(&p); c && c->quant)
     return 1;
   if (const auto *q = std::get_if<PoolParams>(&p);
@@ -1064,7 +1100,7 @@ std::string Schedule::build() {
       rs.w = 1;
       rowTempBytes = std::max(rowTempBytes, up(euBytes(chip, Prec::Fp32, rs)));
     }
-    unsigned t = tempsOf(op.params);
+    unsigned t = tempsOf(op.params, chip);
     if (t) {
       nTemps = std::max(nTemps, t);
       Shape4 os = valueShape(op.output, maxN, maxChans(op.output),
@@ -1339,7 +1375,7 @@ std::string Schedule::build() {
         if (r.castTo)
           touches |= hits(resCast[o][i], castBytes(r, chip));
       }
-      if ((tempsOf(op.params) || rowTempsOf(op.params)) && tempBytesAll)
+      if ((tempsOf(op.params, chip) || rowTempsOf(op.params)) && tempBytesAll)
         touches |= hits(temps.empty() ? rowTemps[0] : temps[0], tempBytesAll);
       if (!tableKindsOf(op.params).empty())
         touches |= hits(tables, unaryTableBytes());
@@ -1482,6 +1518,56 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
     };
     if (const auto *c = std::get_if<ConvParams>(&op.params)) {
       bool relu = c->act.kind == UnaryKind::Relu;
+      // A deconv with kernel = stride in sub-pixel phases (subPixelDeconv):
+      // phase (a, b), output rows a, a + s, ... of the slice from the input
+      // rows they read, is a 1 x 1 conv with the filter's tap (a, b) into a
+      // scratch tile (float: with the bias and relu, as the full command
+      // adds them; INT8: the int32 sums), then an AR copy into every s-th
+      // row and column of `dst`. Each output's products are the full
+      // command's real ones in the same order (the inserted zeros add
+      // nothing), so the values are the same.
+      auto subPixel = [&](const LTensor &dst, unsigned phaseTemp,
+                          uint32_t padBits) {
+        int64_t sh = c->kernelH, sw = c->kernelW, iw = input.shape[3];
+        int64_t block = c->quant ? 64 : 32;
+        uint64_t tapBytes = uint64_t(block) * elemBytes(c->input.prec);
+        unsigned eb = elemBytes(dst.prec);
+        for (int64_t a = 0; a < sh; ++a) {
+          int64_t r = outRows.begin + ((a - outRows.begin % sh) + sh) % sh;
+          if (r >= outRows.end())
+            continue;
+          int64_t cnt = (outRows.end() - 1 - r) / sh + 1;
+          LTensor src = operand(0, {r / sh, cnt, 0, 0}, 0, iw);
+          Shape4 ps{out.shape.n, out.shape.c, uint32_t(cnt), uint32_t(iw)};
+          LTensor phase = localTensor(chip, temps[phaseTemp], dst.prec, ps);
+          phase.isSigned = dst.isSigned;
+          for (int64_t b = 0; b < sw; ++b) {
+            ConvCmd cmd;
+            cmd.input = src;
+            cmd.output = phase;
+            cmd.weights = off[0] + uint64_t(a * sw + b) * tapBytes;
+            cmd.weightBytes = tapBytes;
+            cmd.padBits = padBits;
+            if (!c->quant) {
+              cmd.hasBias = c->biasAddr.has_value();
+              if (cmd.hasBias)
+                cmd.bias = off[1];
+              cmd.relu = relu;
+            }
+            conv(em, cmd);
+            LTensor to = freeTensor(
+                dst.offset + uint64_t((r - outRows.begin) * dst.stride.h + b *
+                                                                   dst.stride.w) *
+                                 eb,
+                dst.prec, ps,
+                {dst.stride.n, dst.stride.c, uint32_t(sh) * dst.stride.h,
+                 uint32_t(sw) * dst.stride.w});
+            to.isSigned = dst.isSigned;
+            ar(em, ArOp::Copy, to, Opd::of(phase));
+          }
+        }
+      };
+      bool phases = subPixelDeconv(*c, chip);
       if (c->quant) {
         uint32_t padBits = uint32_t(c->quant->inputZeroPoint) & 0xFF;
         if (w->pord) {
@@ -1496,14 +1582,18 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
           setWindow(cmd, *w, rows, padB, cols, padR);
           pord(em, cmd);
         } else {
-          ConvCmd cmd;
-          cmd.input = in;
-          cmd.output = acc;
-          cmd.weights = off[0];
-          cmd.weightBytes = resident(0).range(chip).bytes;
-          cmd.padBits = padBits;
-          setWindow(cmd, *w, rows, padB, cols, padR);
-          conv(em, cmd);
+          if (phases) {
+            subPixel(acc, 1, padBits);
+          } else {
+            ConvCmd cmd;
+            cmd.input = in;
+            cmd.output = acc;
+            cmd.weights = off[0];
+            cmd.weightBytes = resident(0).range(chip).bytes;
+            cmd.padBits = padBits;
+            setWindow(cmd, *w, rows, padB, cols, padR);
+            conv(em, cmd);
+          }
           ar(em, ArOp::Add, acc, Opd::of(acc), Opd::of(perChannel(1)));
         }
         RqCmd r;
@@ -1537,6 +1627,8 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
           cmd.bias = c->input.prec == Prec::Fp32 ? off[1] : castOff[1];
         setWindow(cmd, *w, rows, padB, cols, padR);
         pord(em, cmd);
+      } else if (phases) {
+        subPixel(out, 0, 0);
       } else {
         ConvCmd cmd;
         cmd.input = in;

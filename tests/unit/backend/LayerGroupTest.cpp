@@ -644,9 +644,13 @@ TEST(LayerGroup, StridedDilatedAndTwoReaders) {
 
 /// Transposed convolutions inside a group, as in a DBNet head: a 3x3 conv,
 /// two 2x2 stride-2 deconvolutions (each output row pair reads one input
-/// row) and a sigmoid; and a 3x3 stride-2 one with pad 1 and an output
-/// padding (a slice's first output row may fall between input rows, and
-/// the last reads the inserted zeros and the bottom pad only).
+/// row; in F16 and BF16 they run as four sub-pixel 1 x 1 convs and strided
+/// copies, subPixelDeconv, in F32 as the zero-inserted conv; a slice of an
+/// odd number of rows starts some phases one row later) and a sigmoid; and
+/// a 3x3 stride-2 one with pad 1 and an output padding (a slice's first
+/// output row may fall between input rows, and the last reads the inserted
+/// zeros and the bottom pad only). Every value equals the per-op kernels'
+/// (the zero-inserted conv); the test fails with the phases' taps swapped.
 TEST(LayerGroup, TransposedConvolutions) {
   for (Prec p : {Prec::Fp32, Prec::Fp16, Prec::Bf16}) {
     Net net(p);
