@@ -373,10 +373,12 @@ std::vector<Resident> firstResidents(const GroupSpec &spec,
   return residentsOf(spec.ops[0].params, spec.ops[0].inputs, chip);
 }
 
-/// fp32 (or int32) scratch tiles (of the output slice's shape) op `p`
-/// needs: the INT8 ops' int32 accumulators, else the trailing function's.
 unsigned tempsOfOp(const LocalOpParams &p);
 
+/// fp32 (or int32) scratch tiles (of the output slice's shape) op `p`
+/// needs: the INT8 ops' int32 accumulators, a matmul's products before its
+/// bias, softmax's and layer norm's tiles, else the trailing function's
+/// (tempsOfOp); and a sub-pixel deconv's phase tile.
 unsigned tempsOf(const LocalOpParams &p, const isa::ChipParams &chip) {
   unsigned t = tempsOfOp(p);
   // A deconv in sub-pixel phases: a phase's result before its strided copy
@@ -1683,7 +1685,12 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
     // rounding after it, as the matmul kernel's MM rounds once after its
     // bias), then the activation.
     bool weight = rightIsWeight(*m);
-    LTensor left = sameRows(0), right = weight ? resident(0) : sameRows(1);
+    // Whole buffers (a matrix value holds one row of H): sameRows would
+    // read a K = 1 left operand as a per-(n, c) broadcast.
+    auto whole = [&](unsigned k) {
+      return bufferTensor(op.inputs[k], copyOf(op.inputs[k], si), s);
+    };
+    LTensor left = whole(0), right = weight ? resident(0) : whole(1);
     right.isSigned = m->right.isSigned;
     size_t biasAt = weight ? 1 : 0;
     // INT8: int32 products (the kernel's MM likewise), the int32 bias, one

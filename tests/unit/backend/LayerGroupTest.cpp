@@ -934,6 +934,16 @@ TEST(LayerGroup, MatrixRowsMatmulSoftmaxLayerNorm) {
     ASSERT_TRUE(planGroup(g, net.chip, {}, plan, why)) << why;
     EXPECT_EQ(plan.macs, uint64_t(2 * 70) * (48 * 96 + 96 * 48 + 48 * 33));
   }
+  {
+    // K = 1 (an outer product): the left operand is a whole buffer, not
+    // a per-(n, c) value read at every column.
+    Net k1(Prec::Fp16);
+    int x = k1.matrixInput(1, 8, 1);
+    int y = k1.matmul(x, 16, true);
+    GroupSpec g = k1.spec();
+    matrixRowsLayout(g);
+    k1.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, {}); }, {y}, "k1");
+  }
   Net net(Prec::Fp32);
   int x = net.matrixInput(1, 8, 16);
   net.softmax(x);
