@@ -97,26 +97,18 @@ bool isConvDepthwise(const ConvParams &p) {
 
 /// A transposed convolution whose kernel equals its stride, without pads
 /// or dilation (ONNX ConvTranspose k = s, pads 0: the upsampling deconvs
-/// of FPN heads), whose filter holds each tap of its output channels (one
-/// lane slot) and input channels (one channel block of the layout, 32
-/// F16 / BF16 or 64 INT8, isa/docs/bm1684x.md 3.4) contiguously. Output
-/// pixel (s y + a, s x + b) reads only input pixel (y, x) with tap (a, b)
-/// of the stored filter (the command rotates it): s^2 phases, each a 1 x 1
-/// convolution of the input, where the zero-inserted form multiplies
-/// s^2 - 1 inserted zeros for every real product.
-bool subPixelDeconv(const ConvParams &c, const isa::ChipParams &chip) {
-  if (!isTransposedForm(c) || !c.rotate || c.groups != 1 ||
-      c.kernelH != c.insH + 1 || c.kernelW != c.insW + 1 ||
-      c.kernelH * c.kernelW < 2 || c.dilationH != 1 || c.dilationW != 1 ||
-      c.strideH != 1 || c.strideW != 1 || c.padTop != c.kernelH - 1 ||
-      c.padBottom != c.kernelH - 1 || c.padLeft != c.kernelW - 1 ||
-      c.padRight != c.kernelW - 1)
-    return false;
-  int64_t block = c.input.prec == Prec::Int8                               ? 64
-                  : c.input.prec == Prec::Fp16 || c.input.prec == Prec::Bf16 ? 32
-                                                                             : 0;
-  return block && c.input.shape[1] <= block &&
-         c.output.shape[1] <= int64_t(chip.npuNum);
+/// of FPN heads). Output pixel (s y + a, s x + b) reads only input pixel
+/// (y, x) with tap (a, b) of the stored filter (the command rotates it):
+/// s^2 phases, each a 1 x 1 convolution of the input with that tap's
+/// filter, where the zero-inserted form multiplies s^2 - 1 inserted zeros
+/// for every real product.
+bool subPixelDeconv(const ConvParams &c) {
+  return isTransposedForm(c) && c.rotate && c.groups == 1 &&
+         c.kernelH == c.insH + 1 && c.kernelW == c.insW + 1 &&
+         c.kernelH * c.kernelW >= 2 && c.dilationH == 1 &&
+         c.dilationW == 1 && c.strideH == 1 && c.strideW == 1 &&
+         c.padTop == c.kernelH - 1 && c.padBottom == c.kernelH - 1 &&
+         c.padLeft == c.kernelW - 1 && c.padRight == c.kernelW - 1;
 }
 
 /// The sliding window of a conv or pooling op.
@@ -225,10 +217,27 @@ std::vector<Resident> residentsOf(const LocalOpParams &p,
     int64_t oc = c->output.shape[1];
     Prec prec = c->input.prec;
     bool dw = isConvDepthwise(*c);
-    r.push_back({c->filterAddr, prec,
-                 convFilterTile(chip, prec, oc, c->input.shape[1] / c->groups,
-                                c->kernelH, c->kernelW, dw),
-                 {}, isa::LocalLayout::Compact, std::nullopt});
+    Shape4 tile = convFilterTile(chip, prec, oc, c->input.shape[1] / c->groups,
+                                 c->kernelH, c->kernelW, dw);
+    // A deconv in sub-pixel phases: each tap's filter as a 1 x 1 conv's,
+    // (1, oc, ic blocks, block) gathered from the stored layout ([ic block]
+    // [kh][kw][block] per output channel), tap 0 in the filter's place, the
+    // others after the op's other weights (subPixelTap).
+    std::vector<Resident> taps;
+    if (subPixelDeconv(*c)) {
+      int64_t icp = chip.icParallel(prec), t = c->kernelH * c->kernelW;
+      for (int64_t k = 0; k < t; ++k)
+        taps.push_back({c->filterAddr + uint64_t(k * icp) * elemBytes(prec),
+                        prec,
+                        {1, uint32_t(oc), tile.h, uint32_t(icp)},
+                        {},
+                        isa::LocalLayout::Compact,
+                        Stride4{0, int64_t(tile.h) * tile.w, t * icp, 1}});
+      r.push_back(taps[0]);
+    } else {
+      r.push_back({c->filterAddr, prec, tile, {},
+                   isa::LocalLayout::Compact, std::nullopt});
+    }
     if (c->quant) {
       // The records [bias, multiplier, -rshift, zp], stored part by part
       // (splitRequantRecords): the biases compact, each triple at the
@@ -250,6 +259,8 @@ std::vector<Resident> residentsOf(const LocalOpParams &p,
       r.push_back({*c->biasAddr, Prec::Fp32, {1, uint32_t(oc), 1, 1}, cast,
                    isa::LocalLayout::Compact, std::nullopt});
     }
+    for (size_t k = 1; k < taps.size(); ++k)
+      r.push_back(taps[k]);
   } else if (const auto *m = std::get_if<MatMulParams>(&p)) {
     // The right matrix in matrix2 layout (a row of K per channel; none when
     // it is a group value), and the bias row copied into every lane.
@@ -379,12 +390,11 @@ unsigned tempsOfOp(const LocalOpParams &p);
 /// needs: the INT8 ops' int32 accumulators, a matmul's products before its
 /// bias, softmax's and layer norm's tiles, else the trailing function's
 /// (tempsOfOp); and a sub-pixel deconv's phase tile.
-unsigned tempsOf(const LocalOpParams &p, const isa::ChipParams &chip) {
+unsigned tempsOf(const LocalOpParams &p) {
   unsigned t = tempsOfOp(p);
   // A deconv in sub-pixel phases: a phase's result before its strided copy
   // (after the INT8 accumulator).
-  if (const auto *c = std::get_if<ConvParams>(&p);
-      c && subPixelDeconv(*c, chip))
+  if (const auto *c = std::get_if<ConvParams>(&p); c && subPixelDeconv(*c))
     t = std::max(t, c->quant ? 2u : 1u);
   return t;
 }
@@ -1102,7 +1112,7 @@ std::string Schedule::build() {
       rs.w = 1;
       rowTempBytes = std::max(rowTempBytes, up(euBytes(chip, Prec::Fp32, rs)));
     }
-    unsigned t = tempsOf(op.params, chip);
+    unsigned t = tempsOf(op.params);
     if (t) {
       nTemps = std::max(nTemps, t);
       Shape4 os = valueShape(op.output, maxN, maxChans(op.output),
@@ -1377,7 +1387,7 @@ std::string Schedule::build() {
         if (r.castTo)
           touches |= hits(resCast[o][i], castBytes(r, chip));
       }
-      if ((tempsOf(op.params, chip) || rowTempsOf(op.params)) && tempBytesAll)
+      if ((tempsOf(op.params) || rowTempsOf(op.params)) && tempBytesAll)
         touches |= hits(temps.empty() ? rowTemps[0] : temps[0], tempBytesAll);
       if (!tableKindsOf(op.params).empty())
         touches |= hits(tables, unaryTableBytes());
@@ -1531,8 +1541,9 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
       auto subPixel = [&](const LTensor &dst, unsigned phaseTemp,
                           uint32_t padBits) {
         int64_t sh = c->kernelH, sw = c->kernelW, iw = input.shape[3];
-        int64_t block = c->quant ? 64 : 32;
-        uint64_t tapBytes = uint64_t(block) * elemBytes(c->input.prec);
+        // Tap 0 is the first weight, the others the op's last ones.
+        size_t others = residents[o].size() - size_t(sh * sw - 1);
+        auto tap = [&](int64_t k) { return k ? others + size_t(k - 1) : 0; };
         unsigned eb = elemBytes(dst.prec);
         for (int64_t a = 0; a < sh; ++a) {
           int64_t r = outRows.begin + ((a - outRows.begin % sh) + sh) % sh;
@@ -1547,8 +1558,8 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
             ConvCmd cmd;
             cmd.input = src;
             cmd.output = phase;
-            cmd.weights = off[0] + uint64_t(a * sw + b) * tapBytes;
-            cmd.weightBytes = tapBytes;
+            cmd.weights = off[tap(a * sw + b)];
+            cmd.weightBytes = resident(tap(a * sw + b)).range(chip).bytes;
             cmd.padBits = padBits;
             if (!c->quant) {
               cmd.hasBias = c->biasAddr.has_value();
@@ -1569,7 +1580,7 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
           }
         }
       };
-      bool phases = subPixelDeconv(*c, chip);
+      bool phases = subPixelDeconv(*c);
       if (c->quant) {
         uint32_t padBits = uint32_t(c->quant->inputZeroPoint) & 0xFF;
         if (w->pord) {

@@ -644,13 +644,15 @@ TEST(LayerGroup, StridedDilatedAndTwoReaders) {
 
 /// Transposed convolutions inside a group, as in a DBNet head: a 3x3 conv,
 /// two 2x2 stride-2 deconvolutions (each output row pair reads one input
-/// row; in F16 and BF16 they run as four sub-pixel 1 x 1 convs and strided
-/// copies, subPixelDeconv, in F32 as the zero-inserted conv; a slice of an
-/// odd number of rows starts some phases one row later) and a sigmoid; and
+/// row; they run as four sub-pixel 1 x 1 convs and strided copies,
+/// subPixelDeconv; a slice of an odd number of rows starts some phases one
+/// row later) and a sigmoid; and
 /// a 3x3 stride-2 one with pad 1 and an output padding (a slice's first
 /// output row may fall between input rows, and the last reads the inserted
-/// zeros and the bottom pad only). Every value equals the per-op kernels'
-/// (the zero-inserted conv); the test fails with the phases' taps swapped.
+/// zeros and the bottom pad only); a 3 x 3 stride-3 one from 40 to 80
+/// channels (two channel blocks, two lane slots; also in channel slices).
+/// Every value equals the per-op kernels' (the zero-inserted conv); the
+/// test fails with the phases' taps swapped.
 TEST(LayerGroup, TransposedConvolutions) {
   for (Prec p : {Prec::Fp32, Prec::Fp16, Prec::Bf16}) {
     Net net(p);
@@ -669,6 +671,21 @@ TEST(LayerGroup, TransposedConvolutions) {
   for (auto [n, h] :
        {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {1, 5}, {2, 12}})
     net.check(n, h, {d});
+  // Sub-pixel phases over more than one block of input channels (40 > 32)
+  // and one lane slot of output channels (80 > 64), k = s = 3, in every
+  // float precision, whole and in channel slices.
+  for (Prec p : {Prec::Fp32, Prec::Fp16, Prec::Bf16}) {
+    Net wide(p);
+    int in = wide.input(1, 40, 4, 5);
+    int up = wide.deconv(in, 80, 3, 3, 0, 0, kRelu); // 12 x 15
+    for (int64_t h : {1, 4, 7})
+      wide.check(1, h);
+    GroupSpec g = wide.spec();
+    GroupPlan cut;
+    cut.cSlices = 2;
+    wide.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, cut); }, {up},
+                   std::string(isa::precName(p)) + " 2 channel slices");
+  }
 }
 
 /// Nearest upsampling inside a group, as in an FPN neck: a feature map
