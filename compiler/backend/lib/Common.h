@@ -365,6 +365,12 @@ struct MM2Cmd {
 };
 void mm2(CmdEmitter &em, const MM2Cmd &c);
 
+/// An INT8 matmul's int32 accumulator `acc` requantised into `out`: one RQ1
+/// with q's immediates, or TFLite's two steps (the first back into `acc`).
+/// Shared by the matmul kernel and the layer groups.
+void matmulRequant(CmdEmitter &em, const MatMulParams::Quant &q,
+                   const LTensor &acc, const LTensor &out);
+
 /// Softmax of a tile's rows (along W when `alongW`, else along H): the
 /// softmax kernel's commands, shared with the layer groups. `in` may be a
 /// free-stride view; `out` is EU-aligned. Scratch: four fp32 tiles of the

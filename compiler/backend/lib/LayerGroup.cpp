@@ -710,14 +710,12 @@ bool matrixRowsLayout(GroupSpec &spec, bool rows4) {
           std::holds_alternative<ResizeParams>(op.params) ||
           std::holds_alternative<ScaleParams>(op.params))
         return false;
+      bool matmul = std::holds_alternative<MatMulParams>(op.params);
       for (int in : op.inputs)
-        if (in < 0) // a per-channel weight
+        if (in < 0 || // a per-channel weight, or a per-(n, c) operand
+            (!matmul && spec.values[size_t(in)].shape !=
+                            spec.values[size_t(op.output)].shape))
           return false;
-      for (int in : op.inputs)
-        if (in >= 0 && spec.values[size_t(in)].shape !=
-                           spec.values[size_t(op.output)].shape &&
-            !std::holds_alternative<MatMulParams>(op.params))
-          return false; // a per-(n, c) operand
     }
   // The last axis becomes W; the others keep their place ([B, M] -> N, C).
   auto lastToW = [&](int64_t a, size_t rank) -> int64_t {
@@ -1430,9 +1428,11 @@ std::string Schedule::build() {
     ddrRead += weightDdrBytes(r);
   for (const Slice &s : slices)
     for (const GroupOp &op : spec.ops) {
-      if (const auto *m = std::get_if<MatMulParams>(&op.params))
+      if (const auto *m = std::get_if<MatMulParams>(&op.params)) {
+        auto [k, n] = matmulKN(*m);
         macs += uint64_t(s.nCount) * uint64_t(chans(op.output, s)) *
-                uint64_t(matmulKN(*m)[0]) * uint64_t(matmulKN(*m)[1]);
+                uint64_t(k) * uint64_t(n);
+      }
       if (const auto *c = std::get_if<ConvParams>(&op.params))
         macs += uint64_t(s.nCount) * uint64_t(s.rows[op.output].count) *
                 uint64_t(c->output.shape[3]) * uint64_t(chans(op.output, s)) *
@@ -1538,8 +1538,25 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
       // row and column of `dst`. Each output's products are the full
       // command's real ones in the same order (the inserted zeros add
       // nothing), so the values are the same.
-      auto subPixel = [&](const LTensor &dst, unsigned phaseTemp,
-                          uint32_t padBits) {
+      // The CONV of weight `wi` from `src` into `dst`: INT8 the int32 sums
+      // (the input zero point the pad value), float with the bias and relu.
+      auto convCmd = [&](const LTensor &src, const LTensor &dst, size_t wi) {
+        ConvCmd cmd;
+        cmd.input = src;
+        cmd.output = dst;
+        cmd.weights = off[wi];
+        cmd.weightBytes = resident(wi).range(chip).bytes;
+        if (c->quant) {
+          cmd.padBits = uint32_t(c->quant->inputZeroPoint) & 0xFF;
+        } else {
+          cmd.hasBias = c->biasAddr.has_value();
+          if (cmd.hasBias)
+            cmd.bias = off[1];
+          cmd.relu = relu;
+        }
+        return cmd;
+      };
+      auto subPixel = [&](const LTensor &dst, unsigned phaseTemp) {
         int64_t sh = c->kernelH, sw = c->kernelW, iw = input.shape[3];
         // Tap 0 is the first weight, the others the op's last ones.
         size_t others = residents[o].size() - size_t(sh * sw - 1);
@@ -1555,19 +1572,7 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
           LTensor phase = localTensor(chip, temps[phaseTemp], dst.prec, ps);
           phase.isSigned = dst.isSigned;
           for (int64_t b = 0; b < sw; ++b) {
-            ConvCmd cmd;
-            cmd.input = src;
-            cmd.output = phase;
-            cmd.weights = off[tap(a * sw + b)];
-            cmd.weightBytes = resident(tap(a * sw + b)).range(chip).bytes;
-            cmd.padBits = padBits;
-            if (!c->quant) {
-              cmd.hasBias = c->biasAddr.has_value();
-              if (cmd.hasBias)
-                cmd.bias = off[1];
-              cmd.relu = relu;
-            }
-            conv(em, cmd);
+            conv(em, convCmd(src, phase, tap(a * sw + b)));
             LTensor to = freeTensor(
                 dst.offset + uint64_t((r - outRows.begin) * dst.stride.h + b *
                                                                    dst.stride.w) *
@@ -1596,14 +1601,9 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
           pord(em, cmd);
         } else {
           if (phases) {
-            subPixel(acc, 1, padBits);
+            subPixel(acc, 1);
           } else {
-            ConvCmd cmd;
-            cmd.input = in;
-            cmd.output = acc;
-            cmd.weights = off[0];
-            cmd.weightBytes = resident(0).range(chip).bytes;
-            cmd.padBits = padBits;
+            ConvCmd cmd = convCmd(in, acc, 0);
             setWindow(cmd, *w, rows, padB, cols, padR);
             conv(em, cmd);
           }
@@ -1641,18 +1641,10 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
         setWindow(cmd, *w, rows, padB, cols, padR);
         pord(em, cmd);
       } else if (phases) {
-        subPixel(out, 0, 0);
+        subPixel(out, 0);
       } else {
-        ConvCmd cmd;
-        cmd.input = in;
-        cmd.output = out;
-        cmd.weights = off[0];
-        cmd.weightBytes = resident(0).range(chip).bytes;
-        cmd.hasBias = c->biasAddr.has_value();
-        if (cmd.hasBias)
-          cmd.bias = off[1];
+        ConvCmd cmd = convCmd(in, out, 0);
         setWindow(cmd, *w, rows, padB, cols, padR);
-        cmd.relu = relu;
         conv(em, cmd);
       }
     } else {
@@ -1722,36 +1714,19 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
     for (uint32_t n = 0; n < out.shape.n; ++n)
       mm2(em, {batch(left, n), weight ? right : batch(right, n),
                batch(acc, n)});
+    // The bias row, the same in every lane, read at every row.
+    auto addBias = [&](const LTensor &res) {
+      ar(em, ArOp::Add, res, Opd::of(acc),
+         Opd::of(freeTensor(off[biasAt], acc.prec, out.shape, {0, 0, 0, 1})));
+    };
     if (q) {
       if (q->biasAddr)
-        ar(em, ArOp::Add, acc, Opd::of(acc),
-           Opd::of(freeTensor(off[biasAt], Prec::Int32, out.shape,
-                                {0, 0, 0, 1})));
-      RqCmd r;
-      r.input = acc;
-      r.output = out;
-      r.multiplier = q->multiplier;
-      r.rshift = q->rshift;
-      r.zeroPoint = q->zeroPoint;
-      r.round = q->round;
-      if (q->second) {
-        // TFLite's two steps: the first back into the accumulator.
-        r.output = acc;
-        r.zeroPoint = 0;
-        rq(em, r);
-        r.output = out;
-        r.multiplier = q->second->multiplier;
-        r.rshift = q->second->rshift;
-        r.zeroPoint = q->zeroPoint;
-        r.round = q->second->round;
-      }
-      rq(em, r);
+        addBias(acc);
+      matmulRequant(em, *q, acc, out);
       return;
     }
     if (m->biasAddr)
-      ar(em, ArOp::Add, out, Opd::of(acc),
-         Opd::of(freeTensor(off[biasAt], Prec::Fp32, out.shape,
-                                {0, 0, 0, 1})));
+      addBias(out);
     if (m->act.kind == UnaryKind::Relu)
       ar(em, ArOp::Max, out, Opd::of(out), Opd::imm(0.0f, out.prec));
     trailing(em, act, out, scratch);

@@ -297,26 +297,7 @@ void runMatmul(CmdEmitter &em, const OpCtx &ctx, const MatMulParams &p,
                                     {0, b.stride.c, 0, 1});
             ar(em, ArOp::Add, acc, Opd::of(acc), Opd::of(bb));
           }
-          RqCmd r;
-          r.input = acc;
-          r.output = out;
-          r.multiplier = p.quant->multiplier;
-          r.rshift = p.quant->rshift;
-          r.zeroPoint = p.quant->zeroPoint;
-          r.round = p.quant->round;
-          if (const auto &second = p.quant->second) {
-            // TFLite's two steps: the first into the int32 accumulator.
-            r.output = acc;
-            r.zeroPoint = 0;
-            rq(em, r);
-            r.input = acc;
-            r.output = out;
-            r.multiplier = second->multiplier;
-            r.rshift = second->rshift;
-            r.zeroPoint = p.quant->zeroPoint;
-            r.round = second->round;
-          }
-          rq(em, r);
+          matmulRequant(em, *p.quant, acc, out);
           return;
         }
         if (accSeparate)
@@ -337,6 +318,33 @@ void runMatmul(CmdEmitter &em, const OpCtx &ctx, const MatMulParams &p,
 }
 
 } // namespace
+
+namespace detail {
+
+void matmulRequant(CmdEmitter &em, const MatMulParams::Quant &q,
+                   const LTensor &acc, const LTensor &out) {
+  RqCmd r;
+  r.input = acc;
+  r.output = out;
+  r.multiplier = q.multiplier;
+  r.rshift = q.rshift;
+  r.zeroPoint = q.zeroPoint;
+  r.round = q.round;
+  if (const auto &second = q.second) {
+    // TFLite's two steps: the first into the int32 accumulator.
+    r.output = acc;
+    r.zeroPoint = 0;
+    rq(em, r);
+    r.output = out;
+    r.multiplier = second->multiplier;
+    r.rshift = second->rshift;
+    r.zeroPoint = q.zeroPoint;
+    r.round = second->round;
+  }
+  rq(em, r);
+}
+
+} // namespace detail
 
 void matmul(CmdEmitter &em, const MatMulParams &p) {
   OpCtx ctx{"matmul", p.name};

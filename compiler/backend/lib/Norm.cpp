@@ -175,6 +175,16 @@ LTensor broadcastAxis(const LTensor &small, Shape4 full, bool alongW) {
                      alongW ? small.stride.h : 0, alongW ? 0 : small.stride.w});
 }
 
+/// The tile `in` as the fp32 EU-aligned tile the reducing pooling reads:
+/// itself when it is one, else copied (converted) into `scratch`.
+LTensor fp32Tile(CmdEmitter &em, const LTensor &in, uint64_t scratch) {
+  if (in.prec == kF32 && in.layout != kStrFree)
+    return in;
+  LTensor x = localTensor(em.chip(), scratch, kF32, in.shape);
+  ar(em, in.prec == kF32 ? ArOp::Copy : ArOp::Cast, x, Opd::of(in));
+  return x;
+}
+
 } // namespace
 
 namespace detail {
@@ -187,12 +197,7 @@ void softmaxTile(CmdEmitter &em, const LTensor &in, const LTensor &out,
   auto tmp = [&](unsigned k) {
     return localTensor(chip, sc.temps[k], kF32, f);
   };
-  // The pooling that reduces reads an EU-aligned fp32 tile: the input
-  // itself or a converted copy.
-  bool direct = in.prec == kF32 && in.layout != kStrFree;
-  LTensor x = direct ? in : tmp(0);
-  if (!direct)
-    ar(em, in.prec == kF32 ? ArOp::Copy : ArOp::Cast, x, Opd::of(in));
+  LTensor x = fp32Tile(em, in, sc.temps[0]);
   LTensor m = localTensor(chip, sc.max, kF32, s);
   LTensor sum = localTensor(chip, sc.sum, kF32, s);
   reduceAxis(em, x, m, alongW, true, 0);
@@ -219,10 +224,7 @@ void layerNormTile(CmdEmitter &em, const LTensor &in, const LTensor &out,
                    float epsilon, const LayerNormScratch &sc) {
   const isa::ChipParams &chip = em.chip();
   Shape4 f = in.shape, s{f.n, f.c, f.h, 1};
-  bool direct = in.prec == kF32 && in.layout != kStrFree;
-  LTensor x = direct ? in : localTensor(chip, sc.x, kF32, f);
-  if (!direct)
-    ar(em, in.prec == kF32 ? ArOp::Copy : ArOp::Cast, x, Opd::of(in));
+  LTensor x = fp32Tile(em, in, sc.x);
   LTensor mean = localTensor(chip, sc.mean, kF32, s);
   LTensor var = localTensor(chip, sc.var, kF32, s);
   LTensor dd = localTensor(chip, sc.d, kF32, f);
@@ -265,9 +267,10 @@ void softmax(CmdEmitter &em, const SoftmaxParams &p) {
   uint64_t al = chip.localAlign;
   auto up = [&](uint64_t b) { return uint64_t(alignUp(int64_t(b), al)); };
   LocalAlloc alloc(chip, ctx);
-  UnaryScratch scratch;
-  scratch.tables = alloc.alloc(unaryTableBytes(), "coefficient tables");
-  prepareUnaryTables(em, p.log ? UnaryKind::Softplus : UnaryKind::Exp, scratch);
+  SoftmaxScratch rs;
+  rs.tables = alloc.alloc(unaryTableBytes(), "coefficient tables");
+  prepareUnaryTables(em, p.log ? UnaryKind::Softplus : UnaryKind::Exp,
+                     {{}, rs.tables});
   uint64_t cap = alloc.remaining();
   auto full = [&](const RowTile &t) {
     return v.phys(
@@ -278,7 +281,7 @@ void softmax(CmdEmitter &em, const SoftmaxParams &p) {
   };
   // Full-size fp32 tiles: X (staged input), D (x - max), two exp temps;
   // log-softmax needs the log temps on the reduced tile only.
-  unsigned fullTemps = 4;
+  unsigned fullTemps = unsigned(rs.temps.size());
   auto bytes = [&](const RowTile &t) {
     Shape4 f = full(t), s = small(t);
     return 2 * up(euBytes(chip, pi, f)) + 2 * up(euBytes(chip, po, f)) +
@@ -298,25 +301,13 @@ void softmax(CmdEmitter &em, const SoftmaxParams &p) {
     b = alloc.alloc(euBytes(chip, pi, ft), "input tile");
   for (auto &b : outBuf)
     b = alloc.alloc(euBytes(chip, po, ft), "output tile");
-  for (unsigned i = 0; i < fullTemps; ++i)
-    scratch.temps.push_back(alloc.alloc(euBytes(chip, kF32, ft), "scratch"));
-  uint64_t mBuf = alloc.alloc(euBytes(chip, kF32, st), "row max");
-  uint64_t sBuf = alloc.alloc(euBytes(chip, kF32, st), "row sum");
-  UnaryScratch logScratch;
-  logScratch.tables = scratch.tables;
+  for (uint64_t &t : rs.temps)
+    t = alloc.alloc(euBytes(chip, kF32, ft), "scratch");
+  rs.max = alloc.alloc(euBytes(chip, kF32, st), "row max");
+  rs.sum = alloc.alloc(euBytes(chip, kF32, st), "row sum");
   if (p.log)
-    for (unsigned i = 0; i < 4; ++i)
-      logScratch.temps.push_back(
-          alloc.alloc(euBytes(chip, kF32, st), "log scratch"));
-
-  SoftmaxScratch rs;
-  rs.tables = scratch.tables;
-  for (unsigned i = 0; i < fullTemps; ++i)
-    rs.temps[i] = scratch.temps[i];
-  rs.max = mBuf;
-  rs.sum = sBuf;
-  for (size_t i = 0; i < logScratch.temps.size(); ++i)
-    rs.logTemps[i] = logScratch.temps[i];
+    for (uint64_t &t : rs.logTemps)
+      t = alloc.alloc(euBytes(chip, kF32, st), "log scratch");
 
   struct Step {
     Shape4 at, shape;

@@ -220,22 +220,7 @@ double Search::kernelCost(size_t i) {
     return it->second;
   // The op's kernel, emitted alone with synthetic addresses and estimated
   // like a group; an op whose kernel cannot be emitted so costs infinity.
-  double k = std::numeric_limits<double>::infinity();
-  if (auto gen = dyn_cast<BM1684XCodegenInterface>(seq[i])) {
-    backend::CmdEmitter kem(chip);
-    CodegenContext kctx(module, kem);
-    kctx.setLenient(true);
-    try {
-      gen.codegenBM1684X(kctx);
-      tisa::Machine m;
-      m.chip = chip;
-      if (options.slicing.timing)
-        m.timing = *options.slicing.timing;
-      k = double(backend::estimateCycles(kem, m));
-    } catch (const CodegenError &) {
-    } catch (const ::tpu::Error &) {
-    }
-  }
+  double k = jointCost({{i, i + 1}}, {false}, 0, 0);
   kernelCosts[i] = k;
   return k;
 }
