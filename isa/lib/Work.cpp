@@ -280,6 +280,44 @@ TiuWork tiuWork(const TiuOp &op, const ChipParams &chip) {
       return isAr ? laidOut(addr, p, s, str, free, wg)
                   : plain(addr, p, s, LocalLayout::EuAligned, wg);
     };
+    // The per-element gathers (SG pe_s_gather_d1coor / hzd, pe_m_gather_d1coor)
+    // read a table of opd0_h x opd0_w elements, not a tensor of the
+    // result's shape: with opd0_str 4 one row-aligned table per lane (every
+    // channel of the lane reads it), else an EU-aligned (1, c, h, w) table;
+    // pe_m reads four copies, one bank apart. Their indices, opd1, are
+    // (n, c, 1, w) EU-aligned. isa/docs/bm1684x.md 3.2 (T4) and 4.5 (sSG).
+    constexpr unsigned kPeSGatherD1 = 5, kPeMGatherD1 = 7, kPeSGatherHzd = 13;
+    if (op.task == TiuTask::SG &&
+        (op.eu == kPeSGatherD1 || op.eu == kPeMGatherD1 ||
+         op.eu == kPeSGatherHzd)) {
+      bool multi = op.eu == kPeMGatherD1;
+      uint32_t th = multi ? 1 : std::max<uint32_t>(uint32_t(f.opd0_h), 1);
+      uint32_t tw = std::max<uint32_t>(uint32_t(f.opd0_w), 1);
+      WorkTensor table;
+      if (f.opd0_str == 4) {
+        table = plain(f.opd0_addr, p0, {1, 1, th, tw}, LocalLayout::EuAligned,
+                      wg);
+        // Each row starts on an EU boundary.
+        uint64_t eu = wg.euNum(p0);
+        table.stride.h = int64_t((uint64_t(tw) + eu - 1) / eu * eu);
+      } else {
+        table = plain(f.opd0_addr, p0, {1, rs.c, th, tw},
+                      LocalLayout::EuAligned, wg);
+      }
+      if (multi) {
+        table.shape.n = 4;
+        table.stride.n = int64_t(chip.bankBytes() * kBitsPerByte /
+                                 precBits(p0));
+      }
+      addRange(w.reads, false, table, wg);
+      addRange(w.reads, false,
+               plain(f.opd1_addr, precOr(f.opd1_prec, Prec::Int8), s,
+                     LocalLayout::EuAligned, wg),
+               wg);
+      addRange(w.writes, false,
+               plain(f.res0_addr, pr, s, LocalLayout::EuAligned, wg), wg);
+      break;
+    }
     if (readsOpd0 && !(isAr && f.opd0_const))
       addRange(w.reads, false,
                operand(f.opd0_addr, p0, f.opd0_str,

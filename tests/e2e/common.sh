@@ -74,9 +74,11 @@ e2e_transform() {
 # (extra options go to tpuc deploy; extra tpusim options come from the array
 # E2E_SIM_OPTS), runs the bmodel on tpusim and applies both gates; then the
 # same under each other layer-group strategy of E2E_STRATEGIES (default:
-# greedy and none, after the default dp), each bmodel's outputs equal to
-# the tpu interpreter's bit for bit (--max-abs-rel 0: grouping changes no
-# number). model_$m.bmodel and stats.json are the dp run's.
+# greedy, none and single, after the default dp; `single` is none with
+# --lg-no-kernels, every op with a local form a group of one), each
+# bmodel's outputs equal to the tpu interpreter's bit for bit
+# (--max-abs-rel 0: grouping changes no number). model_$m.bmodel and
+# stats.json are the dp run's.
 e2e_deploy_run_compare() {
   if [ "$MODE" = INT8 ]; then
     e2e_int8_table
@@ -93,10 +95,12 @@ e2e_deploy_run_compare() {
     --max-abs-rel 0
   "$BIN/tpuc" compare sim.npz reference.npz --tolerance "$vs_ref"
   e2e_simd_paths "model_$m.bmodel" sim.npz stats.json
-  local s
-  for s in ${E2E_STRATEGIES:-greedy none}; do
+  local s lg
+  for s in ${E2E_STRATEGIES:-greedy none single}; do
+    lg=(--layer-group "$s")
+    [ "$s" = single ] && lg=(--layer-group none --lg-no-kernels)
     "$BIN/tpuc" deploy model_top.mlir --quantize "$MODE" --chip bm1684x \
-      -o "model_${m}_$s.bmodel" --layer-group "$s" --test-input input.npz "$@"
+      -o "model_${m}_$s.bmodel" "${lg[@]}" --test-input input.npz "$@"
     "$BIN/tpusim" run "model_${m}_$s.bmodel" -i input.npz -o "sim_$s.npz" \
       --stats "stats_$s.json"
     /usr/bin/python3 "$ROOT/scripts/check_op_profile.py" "stats_$s.json"

@@ -238,6 +238,12 @@ cl::opt<bool> noWeightResidentArg(
     cl::desc("load a group's weights before every slice (default: once per "
              "group)"),
     cl::sub(command), cl::cat(groupCategory));
+cl::opt<bool> lgNoKernelsArg(
+    "lg-no-kernels",
+    cl::desc("an op with a local form never runs its per-op kernel: alone "
+             "it is a group of one; with --layer-group none every such op "
+             "is (default: the cheaper of the two by the cost model)"),
+    cl::sub(command), cl::cat(groupCategory));
 cl::opt<bool> noChannelSlicesArg(
     "no-channel-slices",
     cl::desc("a layer group never cuts the channels (default: it does when "
@@ -271,6 +277,7 @@ struct DeployOptions {
   bool lgHFirst = false;
   bool noWeightResident = false;
   bool noChannelSlices = false;
+  bool lgNoKernels = false;
   bool noWeightPrefetch = false;
   bool groupPerOp = false;
   bool noFuseEltwise = false;
@@ -315,6 +322,7 @@ int readOptions(DeployOptions &opts) {
   opts.lgHFirst = lgHFirstArg;
   opts.noWeightResident = noWeightResidentArg;
   opts.noChannelSlices = noChannelSlicesArg;
+  opts.lgNoKernels = lgNoKernelsArg;
   opts.noWeightPrefetch = noWeightPrefetchArg;
   opts.groupPerOp = groupPerOpArg;
   opts.noFuseEltwise = noFuseEltwiseArg;
@@ -789,6 +797,7 @@ static int runDeploy() {
   pipeline.lgHFirst = opts.lgHFirst;
   pipeline.weightResident = !opts.noWeightResident;
   pipeline.channelSlices = !opts.noChannelSlices;
+  pipeline.lgNoKernels = opts.lgNoKernels;
   pipeline.weightPrefetch = !opts.noWeightPrefetch;
   pipeline.groupPerOp = opts.groupPerOp;
   pipeline.fuseEltwise = !opts.noFuseEltwise;

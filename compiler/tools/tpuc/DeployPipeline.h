@@ -46,6 +46,8 @@ struct PipelineOptions {
   bool channelSlices = true;
   /// A group loads the next group's first weights (LayerGroupOptions).
   bool weightPrefetch = true;
+  /// No per-op kernel for an op with a local form (LayerGroupOptions).
+  bool lgNoKernels = false;
   bool groupPerOp = false;
   bool fuseEltwise = true;
 };

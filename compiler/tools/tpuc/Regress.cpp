@@ -229,6 +229,7 @@ const std::set<std::string> kCaseKeys = {
     "calibration_method", "calibration_tune_num",
     "qtable",      "layer_group",         "lg_max_length",
     "lg_max_h_slices", "lg_h_first",      "weight_resident",
+    "lg_no_kernels",
     "input",       "reference",           "cosine",
     "euclid",      "sqnr",                "bit_exact",
     "drift",       "timeout"};
@@ -338,7 +339,8 @@ Suite readSuite(const std::string &path) {
                     "calibration_dataset, calibration_num, "
                     "calibration_method, calibration_tune_num, qtable, "
                     "layer_group, lg_max_length, lg_max_h_slices, "
-                    "lg_h_first, weight_resident, input, reference, cosine, "
+                    "lg_h_first, weight_resident, lg_no_kernels, input, "
+                    "reference, cosine, "
                     "euclid, sqnr, bit_exact, drift, timeout, or a machine "
                     "key such as chip.npu_num)"};
     if (key == "model") {
@@ -464,7 +466,7 @@ Suite readSuite(const std::string &path) {
             "calibration_num", "calibration_method", "calibration_tune_num",
             "qtable",
             "input_shapes", "layer_group", "lg_max_length", "lg_max_h_slices",
-            "lg_h_first", "weight_resident"})
+            "lg_h_first", "weight_resident", "lg_no_kernels"})
         if (c.lines.count(k))
           throw err(lineOf(k), what + k +
                                    " is a compile option; a .bmodel is "

@@ -635,3 +635,44 @@ TEST(FuncTiuWork, FreeStrideOperandRange) {
 }
 
 } // namespace
+
+// A table lookup (SG pe_s_gather_d1coor, opd0_str 4) reads one 256-entry
+// table per lane and its (n, c, 1, w) indices, not a tensor of the result's
+// shape at the table's address: the backend places the table in the last
+// 256 bytes of a lane, which that estimate (960 bytes from 0x3ff00) ran past
+// and tpusim --mode timing rejected as outside the lane.
+TEST(FuncTiuWork, GatherTableRange) {
+  isa::ChipParams chip = isa::ChipParams::bm1684x();
+  isa::cmd::SSG c;
+  c.cmd_short = 1;
+  c.tsk_typ = unsigned(isa::TiuTask::SG);
+  c.tsk_eu_typ = 5; // pe_s_gather_d1coor
+  c.opd0_str = 4;
+  c.res0_n = 1;
+  c.res0_c = 64;
+  c.res0_h = 1;
+  c.res0_w = 960;
+  c.opd0_h = 1;
+  c.opd0_w = 256;
+  c.opd1_w = 960;
+  c.res0_prec = c.opd0_prec = c.opd1_prec = uint64_t(Prec::Int8);
+  c.opd0_addr = 0x3ff00;
+  c.opd1_addr = 0x4000;
+  c.res0_addr = 0x8000;
+  TiuWork w = tiuWork(decodeTiu(isa::encode(c)), chip);
+  ASSERT_EQ(w.reads.size(), 2u);
+  EXPECT_EQ(w.reads[0].offset, 0x3ff00u);
+  EXPECT_EQ(w.reads[0].bytesPerLane, 256u);
+  EXPECT_EQ(w.reads[1].offset, 0x4000u);
+  EXPECT_EQ(w.reads[1].bytesPerLane, 960u);
+  ASSERT_EQ(w.writes.size(), 1u);
+  EXPECT_EQ(w.writes[0].offset, 0x8000u);
+  EXPECT_EQ(w.writes[0].bytesPerLane, 960u);
+  // An EU-aligned table (opd0_str 0) of 130 channels: three slots of
+  // align_up(256, 64) bytes in lanes 0 and 1.
+  c.opd0_str = 0;
+  c.res0_c = 130;
+  c.opd0_addr = 0x10000;
+  w = tiuWork(decodeTiu(isa::encode(c)), chip);
+  EXPECT_EQ(w.reads[0].bytesPerLane, 3u * 256);
+}

@@ -211,6 +211,8 @@ double Search::cost(size_t i, size_t j) {
 
 bool Search::aloneAsGroup(size_t i) {
   const Candidate &c = plan(i, i + 1);
+  if (options.noKernels)
+    return c.ok;
   return c.ok && double(c.plan.estimatedCycles) < kernelCost(i);
 }
 
@@ -260,6 +262,8 @@ double Search::jointCost(const std::vector<std::pair<size_t, size_t>> &groups,
 
 void Search::refine(const std::vector<std::pair<size_t, size_t>> &groups,
                     size_t begin, size_t end) {
+  if (options.noKernels)
+    return; // nothing to choose: no kernel may run
   std::vector<bool> asGroup(groups.size());
   for (size_t g = begin; g < end; ++g)
     asGroup[g] = formed(groups[g].first, groups[g].second);
@@ -364,7 +368,9 @@ LogicalResult Search::run(std::vector<GroupReport> *reports) {
       return op.emitError("layer groups: the module is grouped already");
     seq.push_back(&op);
   }
-  if (options.strategy == GroupStrategy::None)
+  // `none`: every op alone, as its kernel or, with noKernels, as a group
+  // of one where it has a local form.
+  if (options.strategy == GroupStrategy::None && !options.noKernels)
     return success();
   // An op is local when it forms a group of its own (planGroup checks its
   // local form).
@@ -385,7 +391,10 @@ LogicalResult Search::run(std::vector<GroupReport> *reports) {
       ++b;
     // [a, b) is a maximal run of local ops.
     size_t firstOfRun = groups.size();
-    if (options.strategy == GroupStrategy::Greedy) {
+    if (options.strategy == GroupStrategy::None) {
+      for (size_t i = a; i < b; ++i)
+        groups.push_back({i, i + 1});
+    } else if (options.strategy == GroupStrategy::Greedy) {
       // Each group grows by the next op while the group fits and running
       // the op inside it costs no more than running it apart.
       for (size_t i = a; i < b;) {
@@ -476,6 +485,7 @@ struct LayerGroupPass : impl::LayerGroupBase<LayerGroupPass> {
     options.slicing.hFirst = hFirst;
     options.slicing.weightResident = !noWeightResident;
     options.slicing.channelSlices = !noChannelSlices;
+    options.noKernels = noKernels;
     // The machine the module records (tpuc deploy --chip-param), else the
     // BM1684X.
     FailureOr<::tpu::isa::Machine> machine =

@@ -38,6 +38,11 @@ struct LayerGroupOptions {
   /// (needs resident weights; `tpuc deploy --no-weight-prefetch` turns it
   /// off, for comparison).
   bool prefetchWeights = true;
+  /// An op with a local form never runs its per-op kernel: alone, it is a
+  /// group of one, and under GroupStrategy::None every such op is one
+  /// (`tpuc deploy --lg-no-kernels`; default: the cost model chooses
+  /// between an op's kernel and its group of one).
+  bool noKernels = false;
 };
 
 /// The tpu.Group attributes of the weight prefetch (offsets in local

@@ -47,6 +47,9 @@ def LayerGroup : Pass<"tpu-layer-group", "mlir::ModuleOp"> {
            /*default=*/"false",
            "Never cut a group's channels (else: when no slicing of the "
            "batch and rows fits)">,
+    Option<"noKernels", "no-kernels", "bool", /*default=*/"false",
+           "An op with a local form never runs its per-op kernel: alone it "
+           "is a group of one (with strategy none, every such op is)">,
   ];
 }
 
