@@ -5,8 +5,8 @@
         [--json OUT.json] [DEPLOY_OPTION ...]
 
 Deploys the top module with one command group per top-level op
-(--group-per-op; element-wise chains unfused so that every top-level op of
-model_final.mlir is exactly one command group), runs it on tpusim in timing
+(--group-per-op: every top-level op of model_final.mlir is exactly one
+command group), runs it on tpusim in timing
 mode with a trace, and compares, for every tpu.Group, the cycles the
 compiler's cost model gave it (<stem>_groups.json, cost_cycles: the static
 estimate isa::estimateGroup, launch excluded) with the simulator's time for
@@ -37,7 +37,7 @@ def main():
     tpusim = os.path.join(args.bin, "tpusim")
     subprocess.run([tpuc, "deploy", args.model, "--quantize", args.quantize,
                     "--chip", "bm1684x", "-o", stem + ".bmodel",
-                    "--group-per-op", "--no-fuse-eltwise"] + extra,
+                    "--group-per-op"] + extra,
                    check=True, stdout=subprocess.DEVNULL)
     subprocess.run([tpusim, "run", stem + ".bmodel", "--mode", "timing",
                     "--trace", stem + "_trace.json", "--stats",

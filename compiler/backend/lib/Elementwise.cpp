@@ -429,8 +429,7 @@ GTensor reshaped(const GTensor &t, const std::vector<int64_t> &shape) {
 }
 
 
-// The per-tile command sequences of the kernels, shared with eltwiseChain
-// so that a fused stage emits exactly what the separate kernel does.
+// The per-tile command sequences of the kernels.
 
 /// out = act(a (k) b): the tile of binary and binaryConst (k not Pow).
 void emitBinaryTile(CmdEmitter &em, BinaryKind k, const Opd &a, const Opd &b,
@@ -819,89 +818,6 @@ void prelu(CmdEmitter &em, const PReluParams &p) {
         emitPReluTile(em, in[0], Opd::of(in[1]), out, s);
       },
       /*arBroadcastMask=*/2u);
-}
-
-void eltwiseChain(CmdEmitter &em, const EltChainParams &p) {
-  OpCtx ctx{"eltwise chain", p.name};
-  requireFloat(ctx, p.input, "input");
-  requireFloat(ctx, p.output, "output");
-  if (p.input.prec != p.output.prec || p.input.shape != p.output.shape)
-    ctx.fail("input and output must have one precision and shape");
-  if (p.stages.empty())
-    ctx.fail("no stages");
-  std::vector<GTensor> inputs{p.input};
-  for (const GTensor &e : p.extras) {
-    requireFloat(ctx, e, "operand");
-    inputs.push_back(e);
-  }
-  std::vector<EltJob> jobs;
-  try {
-    jobs = broadcastJobs(em.chip(), inputs, p.output);
-  } catch (const Error &e) {
-    ctx.fail(e.what());
-  }
-  // Scratch: the most any stage needs; tables: every stage's.
-  unsigned temps = 0;
-  std::vector<UnaryKind> tables;
-  for (const EltStage &st : p.stages) {
-    for (const ChainOperand *o : {&st.lhs, &st.rhs})
-      if (o->kind == ChainOperand::Kind::Extra && o->index >= p.extras.size())
-        ctx.fail("a stage reads operand " + std::to_string(o->index) + " of " +
-                 std::to_string(p.extras.size()));
-    if (st.kind == EltStage::Kind::Binary && st.op == BinaryKind::Pow)
-      ctx.fail("a pow stage has no AR form");
-    if (st.kind == EltStage::Kind::PRelu) {
-      temps = std::max(temps, 1u);
-      continue;
-    }
-    temps = std::max(temps, unaryTemps(st.act.kind));
-    if (std::find(tables.begin(), tables.end(), st.act.kind) == tables.end())
-      tables.push_back(st.act.kind);
-  }
-  // Every extra operand only feeds ar(): per-channel ones read in place.
-  unsigned mask = 0;
-  for (size_t k = 1; k < inputs.size() && k < 32; ++k)
-    mask |= 1u << k;
-  Prec prec = p.output.prec;
-  runEltwise(
-      em, ctx, jobs, prec, temps, tables,
-      [&](const std::vector<LTensor> &in, const LTensor &out,
-          const UnaryScratch &s) {
-        for (size_t i = 0; i < p.stages.size(); ++i) {
-          const EltStage &st = p.stages[i];
-          // The running value: the chain input, then the output tile.
-          const LTensor &cur = i == 0 ? in[0] : out;
-          auto opd = [&](const ChainOperand &o) {
-            switch (o.kind) {
-            case ChainOperand::Kind::Running:
-              return Opd::of(cur);
-            case ChainOperand::Kind::Input:
-              return Opd::of(in[0]);
-            case ChainOperand::Kind::Extra:
-              return Opd::of(in[1 + o.index]);
-            case ChainOperand::Kind::Const:
-              break;
-            }
-            return Opd::imm(o.value, prec);
-          };
-          switch (st.kind) {
-          case EltStage::Kind::Binary:
-            emitBinaryTile(em, st.op, opd(st.lhs), opd(st.rhs), st.act, out, s);
-            break;
-          case EltStage::Kind::Unary:
-            emitUnary(em, st.act, cur, out, s);
-            break;
-          case EltStage::Kind::Scale:
-            emitScaleTile(em, Opd::of(cur), opd(st.lhs), opd(st.rhs), st.act,
-                          out, s);
-            break;
-          case EltStage::Kind::PRelu:
-            emitPReluTile(em, cur, opd(st.lhs), out, s);
-            break;
-          }
-        }
-      },
-      mask);
 }
 
 void where(CmdEmitter &em, const WhereParams &p) {

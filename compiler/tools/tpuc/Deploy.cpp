@@ -3,7 +3,8 @@
 //   tpuc deploy model_top.mlir --quantize F32|F16|BF16 --chip bm1684x
 //       -o model.bmodel [--quantize-table FILE] [--test-input in.npz
 //       --test-reference ref.npz [--tolerance 0.99,0.90]] [--group-per-op]
-//       [--no-fuse-eltwise] [--chip-param KEY=VALUE]... [--expose-all]
+//       [--layer-group none|greedy|dp] [--chip-param KEY=VALUE]...
+//       [--expose-all]
 //
 // Lowers the top module to tpu ops in the chosen float mode (ops listed in
 // the quantize table, TPU-MLIR's --quantize_table format, in their own
@@ -258,11 +259,6 @@ cl::opt<bool> noWeightPrefetchArg(
 cl::opt<bool> groupPerOpArg("group-per-op",
                             cl::desc("one command group per op"),
                             cl::sub(command), cl::cat(groupCategory));
-cl::opt<bool> noFuseEltwiseArg(
-    "no-fuse-eltwise",
-    cl::desc("run every element-wise op on its own (by default chains of "
-             "them run as one kernel, intermediates kept in local memory)"),
-    cl::sub(command), cl::cat(groupCategory));
 
 struct DeployOptions {
   std::string model, output, quantize, chip, quantizeTable;
@@ -280,7 +276,6 @@ struct DeployOptions {
   bool lgNoKernels = false;
   bool noWeightPrefetch = false;
   bool groupPerOp = false;
-  bool noFuseEltwise = false;
   bool exposeAll = false;
 };
 
@@ -325,7 +320,6 @@ int readOptions(DeployOptions &opts) {
   opts.lgNoKernels = lgNoKernelsArg;
   opts.noWeightPrefetch = noWeightPrefetchArg;
   opts.groupPerOp = groupPerOpArg;
-  opts.noFuseEltwise = noFuseEltwiseArg;
   opts.exposeAll = exposeAllArg;
   if (opts.model.empty() || opts.output.empty() || opts.quantize.empty() ||
       opts.chip.empty())
@@ -800,7 +794,6 @@ static int runDeploy() {
   pipeline.lgNoKernels = opts.lgNoKernels;
   pipeline.weightPrefetch = !opts.noWeightPrefetch;
   pipeline.groupPerOp = opts.groupPerOp;
-  pipeline.fuseEltwise = !opts.noFuseEltwise;
   tpuc::deploy::PipelineResult compiled;
   tpuc::deploy::PipelineHooks hooks;
   hooks.afterLowering = [&](mlir::ModuleOp module) -> std::string {

@@ -76,7 +76,6 @@ std::string compile(mlir::ModuleOp module, const PipelineOptions &opts,
 
   bm1684x::CodegenOptions codegen;
   codegen.groupPerOp = opts.groupPerOp;
-  codegen.fuseEltwise = opts.fuseEltwise;
   mlir::FailureOr<::tpu::isa::bmodel::Model> model =
       bm1684x::buildBmodel(module, chip, codegen, &result.summary);
   if (mlir::failed(model))

@@ -49,7 +49,6 @@ struct PipelineOptions {
   /// No per-op kernel for an op with a local form (LayerGroupOptions).
   bool lgNoKernels = false;
   bool groupPerOp = false;
-  bool fuseEltwise = true;
 };
 
 /// A hook returns an error message (empty: go on). It may throw.

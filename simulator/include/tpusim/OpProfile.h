@@ -2,8 +2,8 @@
 //
 // With the op map tpuc deploy writes beside a bmodel (<stem>_ops.json,
 // tpu/isa/OpMap.h), the trace of a run (one event per command) is
-// attributed to the ops (layer groups, single ops, element-wise chains) the
-// commands were emitted for:
+// attributed to the ops (layer groups and single ops) the commands were
+// emitted for:
 //  - `cycles`: every TIU cycle of the run goes to exactly one op or to
 //    "(other)": the op of the TIU command running then, else the op of the
 //    GDMA command in flight that started first, else "(other)" (MCU launch,

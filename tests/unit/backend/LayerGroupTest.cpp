@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <random>
 
 using namespace tpu;
 using namespace tpu::backend;
@@ -519,6 +520,32 @@ public:
     };
     run.run();
   }
+
+  /// Plans the whole net as one group with `options` (planGroup) and, when
+  /// a slicing fits, runs it: every stored value must equal the per-op
+  /// kernels' bit for bit. Returns the plan, or nullopt when none fits.
+  std::optional<GroupPlan> checkPlanned(const GroupOptions &options,
+                                        const std::string &label) {
+    GroupSpec g = spec();
+    GroupPlan plan;
+    std::string why;
+    if (!planGroup(g, chip, options, plan, why))
+      return std::nullopt;
+    std::vector<int> stored;
+    for (size_t v = 0; v < g.values.size(); ++v)
+      if (g.values[v].stored)
+        stored.push_back(int(v));
+    checkEmit([&](CmdEmitter &em) { emitGroup(em, g, plan); }, stored,
+              label + " (" + std::to_string(plan.nSlices) + " x " +
+                  std::to_string(plan.cSlices) + " x " +
+                  std::to_string(plan.hSlices) + " slices)");
+    return plan;
+  }
+
+  /// The shape of value v.
+  std::array<int64_t, 4> shapeOf(int v) const { return shapes[size_t(v)]; }
+  /// The number of values.
+  int numValues() const { return int(shapes.size()); }
 
   /// Every value computed by the per-op kernels, one op after another
   /// (the same under every engine schedule).
@@ -1069,6 +1096,128 @@ TEST(LayerGroup, Int8MatrixRowsMatmul) {
     net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, plan); }, {a, b},
                   "int8 " + std::to_string(n) + "x" + std::to_string(c));
   }
+}
+
+/// Random chains (fixed seeds, so a failure names its case): convolutions
+/// (1 x 1 and 3 x 3, stride 2, dilation 2, depthwise), pooling, nearest
+/// upsampling, sub-pixel deconvolutions, residual adds of an earlier value
+/// or a second input, activations, scale and constants, on random shapes in
+/// F32, F16 and BF16, each planned by planGroup with random options (N or
+/// H first, a cap on the H slices, channel slices on or off, weights
+/// resident or reloaded) on a local memory of 256, 64 or 32 KiB per lane.
+/// Where a slicing fits, the group's stored values equal the per-op
+/// kernels' bit for bit. The hand-written cases above each pin one rule;
+/// this looks for the combinations nobody wrote down.
+TEST(LayerGroup, RandomChainsMatchKernels) {
+  const Prec precs[] = {Prec::Fp32, Prec::Fp16, Prec::Bf16};
+  const uint64_t lmems[] = {256 * 1024, 64 * 1024, 32 * 1024};
+  const UnaryKind fns[] = {UnaryKind::Relu, UnaryKind::Sigmoid,
+                           UnaryKind::HardSwish, UnaryKind::Tanh};
+  int planned = 0, sliced = 0, forced = 0, cases = 0;
+  for (unsigned seed = 1; seed <= 48; ++seed) {
+    std::mt19937 rng(seed);
+    auto pick = [&](int n) { return int(rng() % unsigned(n)); };
+    Net net(precs[pick(3)]);
+    net.chip.lmemBytes = lmems[pick(3)];
+    int64_t n = 1 + pick(2), c = 1 + pick(72), h = 3 + pick(12),
+            w = 3 + pick(14);
+    int cur = net.input(n, c, h, w);
+    std::string what = "seed " + std::to_string(seed) + ":";
+    int numOps = 2 + pick(4);
+    for (int k = 0; k < numOps; ++k) {
+      auto s = net.shapeOf(cur);
+      int kind = pick(9);
+      if (kind == 0 || kind == 1) {
+        int64_t ks = pick(2) ? 3 : 1, stride = 1 + pick(2), pad = ks / 2,
+                dil = ks == 3 && pick(3) == 0 ? 2 : 1;
+        if (dil == 2)
+          pad = 2;
+        int64_t oh = (s[2] + 2 * pad - dil * (ks - 1) - 1) / stride + 1;
+        int64_t ow = (s[3] + 2 * pad - dil * (ks - 1) - 1) / stride + 1;
+        if (oh < 1 || ow < 1)
+          continue;
+        bool dw = kind == 1 && ks == 3;
+        int64_t oc = dw ? s[1] : 1 + pick(80);
+        Activation act;
+        if (pick(2))
+          act = kRelu;
+        cur = net.conv(cur, oc, ks, stride, pad, dil, dw ? s[1] : 1, pick(4) != 0,
+                       act);
+        what += dw ? " dwconv" : " conv" + std::to_string(ks);
+      } else if (kind == 2) {
+        int64_t ks = 2 + pick(2), stride = 1 + pick(2),
+                pad = ks == 3 ? pick(2) : 0;
+        if (s[2] + 2 * pad < ks || s[3] + 2 * pad < ks)
+          continue;
+        cur = net.pool(cur, pick(2) ? PoolKind::Max : PoolKind::Avg, ks,
+                       stride, pad);
+        what += " pool";
+      } else if (kind == 3) {
+        // Residual: an earlier value of this shape, else a second input.
+        std::vector<int> same;
+        for (int v = 0; v < cur; ++v)
+          if (net.shapeOf(v) == s)
+            same.push_back(v);
+        int other = same.empty() || pick(3) == 0
+                        ? net.extraInput(s)
+                        : same[size_t(pick(int(same.size())))];
+        cur = net.add(cur, other, pick(2) ? kRelu : Activation{});
+        what += " add";
+      } else if (kind == 4) {
+        Activation fn;
+        fn.kind = fns[pick(4)];
+        cur = net.unary(cur, fn);
+        what += " unary";
+      } else if (kind == 5) {
+        cur = net.scale(cur);
+        what += " scale";
+      } else if (kind == 6) {
+        cur = net.mulConst(cur, 0.75f);
+        what += " mulc";
+      } else if (kind == 7) {
+        if (s[2] * s[3] > 64)
+          continue;
+        cur = net.upsample(cur, 2, 2);
+        what += " up";
+      } else {
+        if (s[2] * s[3] > 64)
+          continue;
+        cur = net.deconv(cur, 1 + pick(48), 2, 2, 0);
+        what += " deconv";
+      }
+    }
+    if (net.ops.empty())
+      continue;
+    GroupOptions options;
+    options.hFirst = pick(2);
+    options.maxHSlices = pick(3) == 0 ? 2 : 0;
+    options.channelSlices = pick(4) != 0;
+    options.weightResident = pick(4) != 0;
+    what += " lmem " + std::to_string(net.chip.lmemBytes / 1024) + "K";
+    SCOPED_TRACE(what);
+    ++cases;
+    std::optional<GroupPlan> plan = net.checkPlanned(options, what);
+    if (!plan)
+      continue;
+    ++planned;
+    sliced += plan->nSlices * plan->cSlices * plan->hSlices > 1;
+    // The cost model keeps small groups whole; the same group forced into
+    // more row slices (one row each at most), every image apart.
+    int64_t outH = net.shapeOf(net.numValues() - 1)[2];
+    int64_t hs = std::min<int64_t>(outH, plan->hSlices + 1 + pick(3));
+    if (plan->cSlices == 1 && hs > plan->hSlices) {
+      net.check(n, hs);
+      ++forced;
+    }
+  }
+  // The seeds cover groups that fit whole, groups that need slices, and
+  // some that fit no slicing (planGroup says so and nothing runs).
+  EXPECT_GE(cases, 40);
+  EXPECT_GE(planned, cases / 2);
+  EXPECT_GE(forced, cases / 2);
+  std::printf("random chains: %d cases, %d planned (%d of them sliced), %d "
+              "forced into more slices\n",
+              cases, planned, sliced, forced);
 }
 
 /// Channel slices: with 4 KiB of local memory per lane, an F16 3x3 conv

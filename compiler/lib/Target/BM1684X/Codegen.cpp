@@ -2,9 +2,8 @@
 //
 // See Codegen.h. This is the driver: the coefficient blob, the command
 // groups and the IO tensors. Each op's commands come from its
-// codegenBM1684X method (BM1684XCodegenInterface, Codegen/*.cpp), except
-// that a chain of element-wise ops (findEltwiseChain) runs as one kernel at
-// its first op, keeping the intermediate values in local memory.
+// codegenBM1684X method (BM1684XCodegenInterface, Codegen/*.cpp); a
+// tpu.Group's from the layer-group scheduler (Codegen/Group.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "tpuc/Target/BM1684X/Codegen.h"
@@ -167,20 +166,14 @@ std::optional<isa::OpMapTensor> opMapTensor(Value v) {
   return t;
 }
 
-/// The op map entry of top-level op \p op (run as \p chain when fused).
-/// Its tensors are what the op writes to DDR: a group's stored results, a
-/// chain's last result, otherwise every result (see tpu/isa/OpMap.h).
-isa::OpMapEntry opMapEntry(Operation &op, const EltwiseChain *chain) {
+/// The op map entry of top-level op \p op. Its tensors are what the op
+/// writes to DDR: a group's stored results, otherwise every result (see
+/// tpu/isa/OpMap.h).
+isa::OpMapEntry opMapEntry(Operation &op) {
   isa::OpMapEntry entry;
-  auto addTensor = [&](Value v) {
-    if (std::optional<isa::OpMapTensor> t = opMapTensor(v))
+  for (Value r : op.getResults())
+    if (std::optional<isa::OpMapTensor> t = opMapTensor(r))
       entry.tensors.push_back(std::move(*t));
-  };
-  if (chain)
-    addTensor(chain->ops.back()->getResult(0));
-  else
-    for (Value r : op.getResults())
-      addTensor(r);
   entry.name = top::getTensorName(op.getResult(0));
   entry.type = op.getName().getStringRef().str();
   auto addMember = [&](Operation *m) {
@@ -192,11 +185,6 @@ isa::OpMapEntry opMapEntry(Operation &op, const EltwiseChain *chain) {
     entry.lmemBytes = uint64_t(group.getLmemBytes());
     for (Operation &inner : group.getBody().front().without_terminator())
       addMember(&inner);
-  }
-  if (chain) {
-    entry.type = "eltwise-chain";
-    for (Operation *m : chain->ops)
-      addMember(m);
   }
   return entry;
 }
@@ -269,30 +257,20 @@ FailureOr<isa::bmodel::Model> buildBmodel(ModuleOp module,
       opMap.groups.push_back({em.lastTiuTags(), em.lastGdmaTags()});
     };
     bool pending = false;
-    llvm::SmallPtrSet<Operation *, 16> fused; // chain members after a head
     for (Operation &op : body) {
       if (op.hasTrait<OpTrait::IsTerminator>())
         break;
       // Data (inputs, weights, none) and aliases emit no commands.
       if (llvm::isa<top::InputOp, top::NoneOp, tpu::WeightOp, tpu::ReshapeOp>(
-              op) ||
-          fused.contains(&op))
+              op))
         continue;
       auto gen = dyn_cast<BM1684XCodegenInterface>(&op);
       if (!gen)
         throw CodegenError{&op, "no BM1684X kernel for this op"};
       try {
-        std::optional<EltwiseChain> chain;
-        if (options.fuseEltwise)
-          chain = findEltwiseChain(ctx, &op);
         em.setOpTag(int32_t(opMap.ops.size()));
-        opMap.ops.push_back(opMapEntry(op, chain ? &*chain : nullptr));
-        if (chain) {
-          emitEltwiseChain(ctx, *chain);
-          fused.insert(chain->ops.begin() + 1, chain->ops.end());
-        } else {
-          gen.codegenBM1684X(ctx);
-        }
+        opMap.ops.push_back(opMapEntry(op));
+        gen.codegenBM1684X(ctx);
         em.setOpTag(-1);
       } catch (const ::tpu::Error &e) {
         throw CodegenError{&op, e.what()};

@@ -232,30 +232,6 @@ BinaryKernelParams binaryKernelParams(CodegenContext &ctx, OpT op,
 ::tpu::backend::LayerNormParams layerNormParams(CodegenContext &ctx,
                                                 tpu::LayerNormOp op);
 
-/// A chain of element-wise ops run as one backend::eltwiseChain
-/// (Codegen/Elementwise.cpp): `ops` in order, the first reading `input`
-/// (the running value), each next one reading its predecessor's result,
-/// which has no other use; `extras` the weights loaded as tensors.
-struct EltwiseChain {
-  std::vector<mlir::Operation *> ops;
-  mlir::Value input;
-  std::vector<mlir::Value> extras;
-  std::vector<::tpu::backend::EltStage> stages;
-};
-
-/// The longest chain of at least two element-wise ops starting at \p head
-/// that can run fused with results identical to the separate ops: every op
-/// of one float tensor type; Add / Sub / Mul / Div / Max / Min, Active,
-/// Scale, PRelu and Pow by a constant; operands besides the running value
-/// are weights (one-element ones as immediates) or the chain input; the ops
-/// consecutive in the block (weights aside), so that the output written at
-/// the head's place clobbers nothing still live. None if there is none.
-std::optional<EltwiseChain> findEltwiseChain(const CodegenContext &ctx,
-                                             mlir::Operation *head);
-
-/// Emits \p chain (see findEltwiseChain).
-void emitEltwiseChain(CodegenContext &ctx, const EltwiseChain &chain);
-
 } // namespace tpuc::bm1684x
 
 #endif // TPUC_LIB_TARGET_BM1684X_CODEGENCONTEXT_H

@@ -23,8 +23,7 @@
 // `tensors` lists what the op leaves in DDR once its commands have
 // completed, by framework name: its results, for a tpu.Group only the
 // values it stores (tpu.Yield; the values inside a group stay in local
-// memory), for a fused element-wise chain only the chain's last result,
-// and the tpu.Reshape results that alias one of these (same bytes, another
+// memory), and the tpu.Reshape results that alias one of these (same bytes, another
 // shape). `dtype` is the bmodel data type name (isa::dataTypeName: F32,
 // F16, BF16, INT8, UINT8, ...); `scale` and `zero_point` are those of a
 // !quant.uniform type (real = (q - zero_point) * scale), 1 and 0 otherwise.

@@ -1,4 +1,4 @@
-"""Models for the deploy test of fused element-wise chains.
+"""Models for the deploy test of element-wise chains as layer groups.
 
     make_eltwise_chain.py OUT_DIR
 
@@ -16,9 +16,11 @@ chain.onnx, the PP-OCR (LCNet) pattern between two convs:
     y  = Conv1x1(p)
 
 Add + Clip lower to one tpu.Add with relu6, so the tpu chain is Add, Mul
-(reading c1 again), Div, Mul, Add, Mul: one fused kernel.
+(reading c1 again), Div, Mul, Add, Mul: one layer group with the convs.
 
-nofuse.onnx, element-wise ops that must not fuse:
+nofuse.onnx, element-wise ops that a fused kernel of one running value
+could not take (kept, since groups take them: a value stored for a model
+output, one with two uses, a binary of two computed values):
 
     c2 = Conv3x3(x)
     e  = Sigmoid(c2)                          a model output (F32; in F16 /

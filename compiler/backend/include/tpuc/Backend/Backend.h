@@ -33,9 +33,7 @@
 //                   describeUnaryMethod), binary / binaryConst (add, sub,
 //                   mul, div, max, min, pow) with numpy broadcasting, prelu,
 //                   where, compare / compareConst (eq, ne, lt, le, gt, ge),
-//                   cast (float and integer types, any round mode),
-//                   eltwiseChain (binary / unary / scale / prelu stages in
-//                   one pass over the tiles)
+//                   cast (float and integer types, any round mode)
 //  softmax / log-softmax (any axis), layerNorm (trailing axes), reduce
 //  (sum, mean, max, min, sum of squares, L2; the reduced axes adjacent)
 //  permute, concat, slice (negative steps), pad (constant, reflect, edge),
@@ -492,50 +490,6 @@ struct PReluParams {
   GTensor input, slope, output;
 };
 void prelu(CmdEmitter &em, const PReluParams &p);
-
-/// An operand of a stage of an element-wise chain (eltwiseChain).
-struct ChainOperand {
-  enum class Kind {
-    Running, ///< the previous stage's result (the chain input at stage 0)
-    Input,   ///< the chain input
-    Extra,   ///< EltChainParams::extras[index]
-    Const,   ///< `value` as an immediate of the chain's precision
-  };
-  Kind kind = Kind::Running;
-  unsigned index = 0;
-  float value = 0.0f;
-};
-
-/// One stage of an element-wise chain: exactly the commands the separate
-/// kernel emits for one tile, so every stage rounds to the chain's precision
-/// as the separate operation does.
-struct EltStage {
-  enum class Kind {
-    Binary, ///< lhs (op) rhs, then act: binary / binaryConst (not Pow)
-    Unary,  ///< act(running): unary
-    Scale,  ///< running * lhs + rhs, then act: scale
-    PRelu,  ///< running >= 0 ? running : lhs * running: prelu
-  };
-  Kind kind = Kind::Binary;
-  BinaryKind op = BinaryKind::Add;
-  ChainOperand lhs, rhs;
-  Activation act;
-};
-
-/// A chain of element-wise operations fused into one pass over the tiles:
-/// the tiles of `input` and of the `extras` (numpy-broadcast to the output;
-/// per-channel ones read in place) are loaded once, the stages run in order
-/// on the output tile (in place after the first) and only the result is
-/// stored. Input, extras read as tensors and output have one float
-/// precision; input and output one shape. Results equal the separate
-/// kernels' bit for bit.
-struct EltChainParams {
-  std::string name;
-  GTensor input, output;
-  std::vector<GTensor> extras;
-  std::vector<EltStage> stages;
-};
-void eltwiseChain(CmdEmitter &em, const EltChainParams &p);
 
 /// An integer element type (Int8, Int16 or Int32, signed or not).
 struct IntType {

@@ -37,10 +37,6 @@ namespace tpuc::bm1684x {
 struct CodegenOptions {
   /// One command group per op (see the file comment).
   bool groupPerOp = false;
-  /// Runs chains of element-wise ops as one kernel each (the intermediate
-  /// values stay in local memory; results unchanged). A chain counts as one
-  /// op for groupPerOp.
-  bool fuseEltwise = true;
   /// Net name in the bmodel; the module's symbol name when empty.
   std::string netName;
 };

@@ -23,7 +23,6 @@ struct CodegenPass : impl::CodegenBase<CodegenPass> {
     }
     bm1684x::CodegenOptions options;
     options.groupPerOp = groupPerOp;
-    options.fuseEltwise = !noFuseEltwise;
     // The machine the module records (tpuc deploy), else the BM1684X.
     FailureOr<::tpu::isa::Machine> machine =
         module::getMachineOrDefault(getOperation(), "--tpu-codegen");

@@ -80,9 +80,6 @@ def Codegen : Pass<"tpu-codegen", "mlir::ModuleOp"> {
            "Path of the .bmodel to write">,
     Option<"groupPerOp", "group-per-op", "bool", /*default=*/"false",
            "One command group per op (default: as few groups as the ids allow)">,
-    Option<"noFuseEltwise", "no-fuse-eltwise", "bool", /*default=*/"false",
-           "Run every element-wise op on its own (default: chains of them as "
-           "one kernel, intermediates kept in local memory)">,
   ];
 }
 
