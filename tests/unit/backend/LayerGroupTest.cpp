@@ -1220,6 +1220,107 @@ TEST(LayerGroup, RandomChainsMatchKernels) {
               cases, planned, sliced, forced);
 }
 
+/// Random matrix chains (fixed seeds), held a row per channel
+/// (matrixRowsLayout): layer norms, linear layers (bias, ReLU), residual
+/// adds of an earlier matrix of the same shape, softmax, activations and
+/// constants on [B, M, K] of random sizes (rows beyond one lane slot
+/// included), in F32, F16 and BF16 on 256, 64 or 32 KiB of local memory;
+/// planned by planGroup and, where the rows allow, forced into batch and
+/// channel slices. Every stored value equals the per-op kernels' bit for
+/// bit.
+TEST(LayerGroup, RandomMatrixChainsMatchKernels) {
+  const Prec precs[] = {Prec::Fp32, Prec::Fp16, Prec::Bf16};
+  const uint64_t lmems[] = {256 * 1024, 64 * 1024, 32 * 1024};
+  int planned = 0, forced = 0, cases = 0;
+  for (unsigned seed = 1; seed <= 32; ++seed) {
+    std::mt19937 rng(1000 + seed);
+    auto pick = [&](int n) { return int(rng() % unsigned(n)); };
+    Net net(precs[pick(3)]);
+    net.chip.lmemBytes = lmems[pick(3)];
+    int64_t b = 1 + pick(3), m = 1 + pick(140), k = 1 + pick(100);
+    int cur = net.matrixInput(b, m, k);
+    std::string what = "seed " + std::to_string(seed) + ": [" +
+                       std::to_string(b) + ", " + std::to_string(m) + ", " +
+                       std::to_string(k) + "]";
+    int numOps = 2 + pick(4);
+    for (int o = 0; o < numOps; ++o) {
+      auto s = net.shapeOf(cur);
+      switch (pick(6)) {
+      case 0:
+        cur = net.layerNorm(cur, pick(2));
+        what += " ln";
+        break;
+      case 1:
+      case 2: {
+        int64_t n = 1 + pick(120);
+        cur = net.matmul(cur, n, pick(2), pick(2) ? kRelu : Activation{});
+        what += " mm" + std::to_string(n);
+        break;
+      }
+      case 3: {
+        std::vector<int> same;
+        for (int v = 0; v < cur; ++v)
+          if (net.shapeOf(v) == s)
+            same.push_back(v);
+        if (same.empty())
+          continue;
+        cur = net.add(cur, same[size_t(pick(int(same.size())))]);
+        what += " add";
+        break;
+      }
+      case 4:
+        cur = net.softmax(cur);
+        what += " softmax";
+        break;
+      default:
+        cur = pick(2) ? net.mulConst(cur, 0.5f)
+                      : net.unary(cur, Activation{UnaryKind::Sigmoid});
+        what += " eltwise";
+        break;
+      }
+    }
+    if (net.ops.empty())
+      continue;
+    what += " lmem " + std::to_string(net.chip.lmemBytes / 1024) + "K";
+    SCOPED_TRACE(what);
+    GroupSpec g = net.spec();
+    if (!matrixRowsLayout(g))
+      continue;
+    ++cases;
+    std::vector<int> stored;
+    for (size_t v = 0; v < g.values.size(); ++v)
+      if (g.values[v].stored)
+        stored.push_back(int(v));
+    GroupPlan plan;
+    std::string why;
+    if (!planGroup(g, net.chip, {}, plan, why))
+      continue;
+    ++planned;
+    net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, plan); }, stored,
+                  what + " planned");
+    // Forced: every matrix of the batch apart, or the rows cut into lane
+    // slots where there are more than one.
+    GroupPlan more = plan;
+    if (b > 1 && plan.nSlices < b)
+      more.nSlices = b;
+    else if (m > int64_t(net.chip.npuNum) && plan.cSlices == 1)
+      more.cSlices = (m + net.chip.npuNum - 1) / net.chip.npuNum;
+    else
+      continue;
+    more.weightResident = more.cSlices == 1 && plan.weightResident;
+    ++forced;
+    net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, more); }, stored,
+                  what + " forced " + std::to_string(more.nSlices) + " x " +
+                      std::to_string(more.cSlices));
+  }
+  EXPECT_GE(cases, 24);
+  EXPECT_GE(planned, cases / 2);
+  EXPECT_GE(forced, 6);
+  std::printf("random matrix chains: %d cases, %d planned, %d forced into "
+              "more slices\n",
+              cases, planned, forced);
+}
+
 /// Channel slices: with 4 KiB of local memory per lane, an F16 3x3 conv
 /// 64 -> 256 (its filter alone is 4 slots x 2 blocks of 32 input channels
 /// x 9 taps x 32 x 2 bytes = 4608 bytes per lane) fits no slicing of the

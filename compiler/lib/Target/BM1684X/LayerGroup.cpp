@@ -96,7 +96,7 @@ private:
   /// The cost of op i's own kernel (infinity when it cannot be emitted).
   double kernelCost(size_t i);
   /// Whether op i alone runs as a group of one: it has a local form whose
-  /// plan the cost model finds faster than its kernel.
+  /// plan the cost model finds no slower than its kernel.
   bool aloneAsGroup(size_t i);
   /// Whether ops [i, j) become a tpu.Group: a group of two or more, or one
   /// op whose group of one is cheaper than its kernel, unless the check
@@ -213,7 +213,8 @@ bool Search::aloneAsGroup(size_t i) {
   const Candidate &c = plan(i, i + 1);
   if (options.noKernels)
     return c.ok;
-  return c.ok && double(c.plan.estimatedCycles) < kernelCost(i);
+  // On a tie the group of one: the scheduler's path, not the kernel's.
+  return c.ok && double(c.plan.estimatedCycles) <= kernelCost(i);
 }
 
 double Search::kernelCost(size_t i) {
@@ -304,7 +305,11 @@ void Search::wrap(size_t i, size_t j, const backend::GroupPlan &plan,
   SmallVector<Type> types;
   for (Value v : outputs)
     types.push_back(v.getType());
-  std::string name = "group" + std::to_string(index);
+  // A group of one takes its op's name, so the per-op profile, the stats
+  // and the regression baselines name the op whichever way it runs; a
+  // longer group is "group<index>".
+  std::string name = ops.size() == 1 ? top::getTensorName(ops.front()->getResult(0))
+                                     : "group" + std::to_string(index);
   auto group = b.create<tpu::GroupOp>(
       last->getLoc(), types, inputs.getArrayRef(), b.getStringAttr(name),
       b.getI64IntegerAttr(plan.nSlices), b.getI64IntegerAttr(plan.hSlices),
