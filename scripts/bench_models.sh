@@ -3,7 +3,9 @@
 # `tpuc transform`, `tpuc deploy` per float mode (compile only, no reference
 # check), `tpusim run` in full mode (function + timing) and in timing-only
 # mode, plus the simulated cycles and DDR traffic, per layer-group strategy
-# (--strategies, default "dp": the default; "none greedy dp" compares them).
+# (--strategies, default "dp": the default; "none greedy dp" compares them;
+# "single" is none with --lg-no-kernels, every op with a local form a group
+# of one).
 # Prints a Markdown table.
 #
 #   scripts/bench_models.sh [--bin BUILD/bin] [--work DIR] [--modes "F32 F16 BF16"]
@@ -97,9 +99,11 @@ for model in $MODELS; do
   for mode in $MODES; do
     for lg in $STRATEGIES; do
       m=$(echo "$mode" | tr 'A-Z' 'a-z')_$lg
+      lgopts=(--layer-group "$lg")
+      [ "$lg" = single ] && lgopts=(--layer-group none --lg-no-kernels)
       if ! dp=$(timed "$dir/deploy_$m" "$BIN/tpuc" deploy "$dir/top.mlir" \
                   --quantize "$mode" --chip bm1684x -o "$dir/model_$m.bmodel" \
-                  --layer-group "$lg"); then
+                  "${lgopts[@]}"); then
         echo "| $model | ${tr% *} (${tr#* }) | $mode | $lg | failed: see $dir/deploy_$m.log | | | | | |"
         continue
       fi

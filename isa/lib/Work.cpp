@@ -295,8 +295,8 @@ TiuWork tiuWork(const TiuOp &op, const ChipParams &chip) {
       uint32_t tw = std::max<uint32_t>(uint32_t(f.opd0_w), 1);
       WorkTensor table;
       if (f.opd0_str == 4) {
-        table = plain(f.opd0_addr, p0, {1, 1, th, tw}, LocalLayout::EuAligned,
-                      wg);
+        table =
+            plain(f.opd0_addr, p0, {1, 1, th, tw}, LocalLayout::EuAligned, wg);
         // Each row starts on an EU boundary.
         uint64_t eu = wg.euNum(p0);
         table.stride.h = int64_t((uint64_t(tw) + eu - 1) / eu * eu);
@@ -306,8 +306,8 @@ TiuWork tiuWork(const TiuOp &op, const ChipParams &chip) {
       }
       if (multi) {
         table.shape.n = 4;
-        table.stride.n = int64_t(chip.bankBytes() * kBitsPerByte /
-                                 precBits(p0));
+        table.stride.n =
+            int64_t(chip.bankBytes() * kBitsPerByte / precBits(p0));
       }
       addRange(w.reads, false, table, wg);
       addRange(w.reads, false,

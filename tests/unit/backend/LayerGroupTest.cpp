@@ -1141,16 +1141,16 @@ TEST(LayerGroup, RandomChainsMatchKernels) {
         Activation act;
         if (pick(2))
           act = kRelu;
-        cur = net.conv(cur, oc, ks, stride, pad, dil, dw ? s[1] : 1, pick(4) != 0,
-                       act);
+        cur = net.conv(cur, oc, ks, stride, pad, dil, dw ? s[1] : 1,
+                       pick(4) != 0, act);
         what += dw ? " dwconv" : " conv" + std::to_string(ks);
       } else if (kind == 2) {
         int64_t ks = 2 + pick(2), stride = 1 + pick(2),
                 pad = ks == 3 ? pick(2) : 0;
         if (s[2] + 2 * pad < ks || s[3] + 2 * pad < ks)
           continue;
-        cur = net.pool(cur, pick(2) ? PoolKind::Max : PoolKind::Avg, ks,
-                       stride, pad);
+        cur = net.pool(cur, pick(2) ? PoolKind::Max : PoolKind::Avg, ks, stride,
+                       pad);
         what += " pool";
       } else if (kind == 3) {
         // Residual: an earlier value of this shape, else a second input.

@@ -308,8 +308,9 @@ void Search::wrap(size_t i, size_t j, const backend::GroupPlan &plan,
   // A group of one takes its op's name, so the per-op profile, the stats
   // and the regression baselines name the op whichever way it runs; a
   // longer group is "group<index>".
-  std::string name = ops.size() == 1 ? top::getTensorName(ops.front()->getResult(0))
-                                     : "group" + std::to_string(index);
+  std::string name = ops.size() == 1
+                         ? top::getTensorName(ops.front()->getResult(0))
+                         : "group" + std::to_string(index);
   auto group = b.create<tpu::GroupOp>(
       last->getLoc(), types, inputs.getArrayRef(), b.getStringAttr(name),
       b.getI64IntegerAttr(plan.nSlices), b.getI64IntegerAttr(plan.hSlices),
