@@ -204,7 +204,8 @@ bool rightIsWeight(const MatMulParams &m) { return m.right.shape.size() == 2; }
 std::array<int64_t, 2> matmulKN(const MatMulParams &m) {
   const std::vector<int64_t> &s = m.right.shape;
   if (rightIsWeight(m))
-    return {s[0], s[1]};
+    return m.rightTransposed ? std::array<int64_t, 2>{s[1], s[0]}
+                             : std::array<int64_t, 2>{s[0], s[1]};
   return {s.size() == 4 ? s[1] : 0, s.size() == 4 ? s[3] : 0};
 }
 
@@ -266,9 +267,15 @@ std::vector<Resident> residentsOf(const LocalOpParams &p,
     // it is a group value), and the bias row copied into every lane.
     auto [k, n] = matmulKN(*m);
     if (rightIsWeight(*m)) {
+      // A weight stored [N, K] (ONNX Gemm transB, TFLite FULLY_CONNECTED)
+      // is read transposed from DDR: row k of the resident is column k of
+      // the stored matrix (element stride K along the row).
+      std::optional<Stride4> strides;
+      if (m->rightTransposed)
+        strides = Stride4{k * n, 1, k * n, k};
       Resident right{m->right.addr, m->right.prec,
                      {1, uint32_t(k), 1, uint32_t(n)}, {},
-                     isa::LocalLayout::EuAligned, std::nullopt};
+                     isa::LocalLayout::EuAligned, strides};
       right.perChannel = false;
       r.push_back(right);
     }
@@ -544,7 +551,7 @@ std::string localOpSupport(const LocalOpParams &params,
                       : !floatOk(x.left) || !floatOk(x.output) ||
                             x.left.prec != x.right.prec)
             return "a matmul of other precisions";
-          if (x.rightTransposed)
+          if (x.rightTransposed && !rightIsWeight(x))
             return "a matmul by a transposed right operand";
           if (!rightIsWeight(x) &&
               (!rank4(x.right) || x.right.shape[2] != 1 ||

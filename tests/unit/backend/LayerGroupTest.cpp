@@ -313,8 +313,10 @@ public:
     return v;
   }
 
-  /// A matmul of matrix `in` by a random [K, N] weight (and bias).
-  int matmul(int in, int64_t n, bool bias, Activation act = {}) {
+  /// A matmul of matrix `in` by a random [K, N] weight (and bias); stored
+  /// [N, K] and read transposed with `transposed` (ONNX Gemm transB).
+  int matmul(int in, int64_t n, bool bias, Activation act = {},
+             bool transposed = false) {
     auto s = shapes[size_t(in)];
     int64_t k = s[3];
     int out = value({s[0], s[1], 1, n});
@@ -326,6 +328,15 @@ public:
     auto w = randomValues(size_t(k * n), unsigned(500 + out), -0.3f, 0.3f);
     p.right = GTensor{blob(encodeFloats(w.data(), w.size(), prec)), prec, true,
                       {k, n}};
+    if (transposed) {
+      std::vector<float> t(w.size());
+      for (int64_t r = 0; r < k; ++r)
+        for (int64_t c = 0; c < n; ++c)
+          t[size_t(c * k + r)] = w[size_t(r * n + c)];
+      p.right = GTensor{blob(encodeFloats(t.data(), t.size(), prec)), prec,
+                        true, {n, k}};
+      p.rightTransposed = true;
+    }
     if (bias) {
       auto b = randomValues(size_t(n), unsigned(600 + out), -0.5f, 0.5f);
       p.biasAddr = blob(encodeFloats(b.data(), b.size(), Prec::Fp32));
@@ -1002,9 +1013,13 @@ TEST(LayerGroup, MatrixRowsMatmulSoftmaxLayerNorm) {
   EXPECT_EQ(localOpSupport(sm, net.chip),
             "a normalisation over other than the last axis");
   auto mm = std::get<MatMulParams>(g.ops[1].params);
+  // A weight stored [N, K] (Gemm transB) is local, read transposed; the
+  // same flag on the stored [K, N] shape is a mismatch.
   mm.rightTransposed = true;
-  EXPECT_EQ(localOpSupport(mm, net.chip),
-            "a matmul by a transposed right operand");
+  EXPECT_EQ(localOpSupport(mm, net.chip), "a matmul of mismatched shapes");
+  std::swap(mm.right.shape[0], mm.right.shape[1]);
+  EXPECT_EQ(localOpSupport(mm, net.chip), "");
+  std::swap(mm.right.shape[0], mm.right.shape[1]);
   mm.rightTransposed = false;
   mm.quant = MatMulParams::Quant{};
   EXPECT_EQ(localOpSupport(mm, net.chip), "a matmul of other precisions");
@@ -1253,8 +1268,9 @@ TEST(LayerGroup, RandomMatrixChainsMatchKernels) {
       case 1:
       case 2: {
         int64_t n = 1 + pick(120);
-        cur = net.matmul(cur, n, pick(2), pick(2) ? kRelu : Activation{});
-        what += " mm" + std::to_string(n);
+        bool t = pick(2);
+        cur = net.matmul(cur, n, pick(2), pick(2) ? kRelu : Activation{}, t);
+        what += (t ? " mmT" : " mm") + std::to_string(n);
         break;
       }
       case 3: {

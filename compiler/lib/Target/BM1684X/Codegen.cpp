@@ -78,6 +78,16 @@ std::vector<uint8_t> weightBytes(ModuleOp module, tpu::WeightOp w,
   if (!prec)
     throw CodegenError{w, "no BM1684X precision for the weight's type"};
   StringRef layout = w.getLayout();
+  if (layout == tpu::kLayoutTransposed) {
+    // [R, C] stored [C, R]; then written as compact data.
+    int64_t r = type.getDimSize(0), c = type.getDimSize(1);
+    std::vector<float> t(data.size());
+    for (int64_t i = 0; i < r; ++i)
+      for (int64_t j = 0; j < c; ++j)
+        t[size_t(j * r + i)] = data[size_t(i * c + j)];
+    data = std::move(t);
+    layout = tpu::kLayoutCompact;
+  }
   if (layout == tpu::kLayoutDeconv)
     return backend::reorderConvTransposeFilter(
         data.data(), type.getDimSize(0), type.getDimSize(1), type.getDimSize(2),
@@ -198,7 +208,7 @@ uint64_t getWeightBytes(Operation *weightOp, const isa::ChipParams &chip) {
   unsigned elemBytes = prec ? isa::precBytes(*prec) : 4;
   StringRef layout = w.getLayout();
   if (!prec || layout == tpu::kLayoutCompact ||
-      layout == tpu::kLayoutInt8Records)
+      layout == tpu::kLayoutInt8Records || layout == tpu::kLayoutTransposed)
     return static_cast<uint64_t>(type.getNumElements()) * elemBytes;
   int64_t groups = filterGroups(w);
   if (layout == tpu::kLayoutDeconv) {

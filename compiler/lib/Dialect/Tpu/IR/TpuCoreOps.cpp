@@ -41,6 +41,8 @@ LogicalResult WeightOp::verify() {
       rank != 4)
     return emitOpError("layout '")
            << getLayout() << "' needs a 4-D (oc, ic, kh, kw) filter";
+  if (getLayout() == kLayoutTransposed && rank != 2)
+    return emitOpError("layout '") << getLayout() << "' needs a 2-D weight";
   if (getLayout() == kLayoutInt8Records) {
     auto type = cast<RankedTensorType>(getOutput().getType());
     if (rank != 2 || !type.getElementType().isInteger(32) ||

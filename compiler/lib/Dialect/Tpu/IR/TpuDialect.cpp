@@ -25,7 +25,7 @@ bool isKnownLayout(llvm::StringRef layout) {
   return layout == kLayoutCompact || layout == kLayoutConv1IC ||
          layout == kLayoutConv32IC || layout == kLayoutConv64IC ||
          layout == kLayoutDepthwise || layout == kLayoutDeconv ||
-         layout == kLayoutInt8Records;
+         layout == kLayoutInt8Records || layout == kLayoutTransposed;
 }
 
 std::optional<uint64_t> getAddress(Value v) {

@@ -2,9 +2,10 @@
 //----------------------------===//
 //
 // Decides the coefficient layout of every weight from the kernel that reads
-// it. Only convolution filters have a special layout on BM1684X's float
-// paths (isa/docs/bm1684x.md 3.4); matmul operands, biases and elementwise operands
-// are stored compact (row-major), which is what the backend kernels load.
+// it. Convolution filters have their special layouts (isa/docs/bm1684x.md
+// 3.4); a matmul's right weight read transposed is stored transposed (the
+// `transposed` layout: [K, N], as an untransposed one); everything else is
+// stored compact (row-major), which is what the backend kernels load.
 // The byte conversion itself happens when the coefficient blob is built
 // (tpu::backend::reorderConvFilter), so the IR keeps logical data.
 //
@@ -57,6 +58,14 @@ void setLayout(OpOperand &operand, WeightOp weight, StringRef layout) {
 
 LogicalResult reorderWeights(ModuleOp module) {
   WalkResult walk = module.walk([&](Operation *op) {
+    if (auto mm = dyn_cast<MatMulOp>(op)) {
+      OpOperand &right = mm->getOpOperand(1);
+      if (auto weight = right.get().getDefiningOp<WeightOp>();
+          weight && mm.getRightTranspose() &&
+          cast<RankedTensorType>(weight.getOutput().getType()).getRank() == 2)
+        setLayout(right, weight, kLayoutTransposed);
+      return WalkResult::advance();
+    }
     if (!isa<Conv2DOp, Deconv2DOp>(op))
       return WalkResult::advance();
     OpOperand &filterOperand = op->getOpOperand(1);

@@ -15,6 +15,12 @@ backend::MatMulParams matmulParams(CodegenContext &ctx, tpu::MatMulOp op) {
   p.right = ctx.tensor(op, op.getRight());
   p.output = ctx.tensor(op, op.getOutput());
   p.rightTransposed = op.getRightTranspose();
+  // A right weight stored transposed (tpu-weight-reorder) is [K, N] in DDR.
+  if (auto w = op.getRight().getDefiningOp<tpu::WeightOp>();
+      w && p.rightTransposed && w.getLayout() == tpu::kLayoutTransposed) {
+    std::swap(p.right.shape[0], p.right.shape[1]);
+    p.rightTransposed = false;
+  }
   p.biasAddr = ctx.optionalAddr(op, op.getBias());
   p.act = fusedActivation(op.getDoRelu(), op.getReluLimit().convertToDouble());
   if (auto outQ = dyn_cast<quant::UniformQuantizedType>(

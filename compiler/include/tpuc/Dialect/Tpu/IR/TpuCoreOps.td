@@ -29,7 +29,11 @@ def Tpu_WeightOp : Tpu_Op<"Weight"> {
       or (oc, 8) int32, stored part by part: the oc biases (word 0), the oc
       triples [multiplier, -rshift, zero point] (words 1-3), then for eight
       words the oc second-step triples (4-6) and the oc pads (7); each part
-      channel-major, so loading it for a range of channels is one DDR run.
+      channel-major, so loading it for a range of channels is one DDR run;
+    - `transposed`: a 2-D weight [R, C] stored [C, R] row-major: the right
+      operand [N, K] of a matmul that reads it transposed (ONNX Gemm
+      transB, TFLite FULLY_CONNECTED), stored [K, N], so the kernel and a
+      layer group's resident load read it without transposing.
 
     Passes set the layout (`--tpu-weight-reorder`); the codegen converts the
     logical data into it with the backend's reorder helpers when it writes

@@ -58,6 +58,9 @@ inline constexpr llvm::StringLiteral kLayoutDepthwise("depthwise");
 inline constexpr llvm::StringLiteral kLayoutDeconv("deconv");
 /// INT8 requantisation records, stored part by part (TpuCoreOps.td).
 inline constexpr llvm::StringLiteral kLayoutInt8Records("int8_records");
+/// A 2-D weight [R, C] stored transposed, [C, R] row-major: a matmul's
+/// right operand [N, K] read transposed (Gemm transB) stored as [K, N].
+inline constexpr llvm::StringLiteral kLayoutTransposed("transposed");
 /// True if \p layout is one of the names above.
 bool isKnownLayout(llvm::StringRef layout);
 
