@@ -287,9 +287,10 @@ TiuWork tiuWork(const TiuOp &op, const ChipParams &chip) {
     // pe_m reads four copies, one bank apart. Their indices, opd1, are
     // (n, c, 1, w) EU-aligned. isa/docs/bm1684x.md 3.2 (T4) and 4.5 (sSG).
     constexpr unsigned kPeSGatherD1 = 5, kPeMGatherD1 = 7, kPeSGatherHzd = 13;
-    if (op.task == TiuTask::SG &&
-        (op.eu == kPeSGatherD1 || op.eu == kPeMGatherD1 ||
-         op.eu == kPeSGatherHzd)) {
+    bool gather = op.task == TiuTask::SG &&
+                  (op.eu == kPeSGatherD1 || op.eu == kPeMGatherD1 ||
+                   op.eu == kPeSGatherHzd);
+    if (gather) {
       bool multi = op.eu == kPeMGatherD1;
       uint32_t th = multi ? 1 : std::max<uint32_t>(uint32_t(f.opd0_h), 1);
       uint32_t tw = std::max<uint32_t>(uint32_t(f.opd0_w), 1);
@@ -314,16 +315,13 @@ TiuWork tiuWork(const TiuOp &op, const ChipParams &chip) {
                plain(f.opd1_addr, precOr(f.opd1_prec, Prec::Int8), s,
                      LocalLayout::EuAligned, wg),
                wg);
-      addRange(w.writes, false,
-               plain(f.res0_addr, pr, s, LocalLayout::EuAligned, wg), wg);
-      break;
-    }
-    if (readsOpd0 && !(isAr && f.opd0_const))
+    } else if (readsOpd0 && !(isAr && f.opd0_const)) {
       addRange(w.reads, false,
                operand(f.opd0_addr, p0, f.opd0_str,
                        {int64_t(f.opd0_n_str), int64_t(f.opd0_c_str),
                         int64_t(f.opd0_h_str), int64_t(f.opd0_w_str)}),
                wg);
+    }
     bool binary = (isAr && f.tsk_opd_num >= 2) || op.task == TiuTask::CMP;
     if (binary) {
       addRange(w.reads, f.opd1_const,

@@ -555,8 +555,6 @@ public:
 
   /// The shape of value v.
   std::array<int64_t, 4> shapeOf(int v) const { return shapes[size_t(v)]; }
-  /// The number of values.
-  int numValues() const { return int(shapes.size()); }
 
   /// Every value computed by the per-op kernels, one op after another
   /// (the same under every engine schedule).
@@ -1218,7 +1216,7 @@ TEST(LayerGroup, RandomChainsMatchKernels) {
     sliced += plan->nSlices * plan->cSlices * plan->hSlices > 1;
     // The cost model keeps small groups whole; the same group forced into
     // more row slices (one row each at most), every image apart.
-    int64_t outH = net.shapeOf(net.numValues() - 1)[2];
+    int64_t outH = net.shapeOf(net.ops.back().output)[2];
     int64_t hs = std::min<int64_t>(outH, plan->hSlices + 1 + pick(3));
     if (plan->cSlices == 1 && hs > plan->hSlices) {
       net.check(n, hs);

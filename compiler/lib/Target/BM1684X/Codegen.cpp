@@ -22,7 +22,6 @@
 #include "tpuc/Backend/Backend.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "llvm/ADT/SmallPtrSet.h"
 
 #include <cstring>
 
