@@ -189,6 +189,14 @@ struct Resident {
   /// Its channels are the op's output channels (a C slice loads its own);
   /// false for a matmul's right matrix, which every slice reads whole.
   bool perChannel = true;
+  /// A matrix(w) weight (matrixColumnsLayout), loaded by DMA_matrix:
+  /// `shape` is (rows, ceil(matrixCols / w), 1, w), read from the dense
+  /// [rows, matrixCols] matrix at `addr` with rows of `matrixStride`
+  /// elements or, `matrixTranspose`, from the [matrixCols, rows] one (rows
+  /// of matrixStride) read transposed. 0: a tensor move.
+  int64_t matrixCols = 0;
+  int64_t matrixStride = 0;
+  bool matrixTranspose = false;
 };
 
 /// A weight every lane holds whole (channel stride 0 in DDR: a lane
@@ -209,10 +217,20 @@ std::array<int64_t, 2> matmulKN(const MatMulParams &m) {
   return {s.size() == 4 ? s[1] : 0, s.size() == 4 ? s[3] : 0};
 }
 
-/// The weights op `p` reads, in a fixed order (the emitter indexes them).
+/// The lanes a matrix held a row per channel (matrixRowsLayout: (B, M, 1,
+/// K)) has rows in: a row copied into every lane (a matmul's bias, a layer
+/// norm's scale) is needed in these only (a few rows use a few lanes).
+uint32_t rowLanes(const GTensor &rows, const isa::ChipParams &chip) {
+  int64_t m = rows.shape.size() == 4 ? rows.shape[1] : chip.npuNum;
+  return uint32_t(std::clamp<int64_t>(m, 1, chip.npuNum));
+}
+
+/// The weights op `p` reads, in a fixed order (the emitter indexes them);
+/// `columnsW`: the group's matrix(w) block width (GroupSpec::matrixColumns).
 std::vector<Resident> residentsOf(const LocalOpParams &p,
                                   const std::vector<int> &inputs,
-                                  const isa::ChipParams &chip) {
+                                  const isa::ChipParams &chip,
+                                  int64_t columnsW = 0) {
   std::vector<Resident> r;
   if (const auto *c = std::get_if<ConvParams>(&p)) {
     int64_t oc = c->output.shape[1];
@@ -266,6 +284,30 @@ std::vector<Resident> residentsOf(const LocalOpParams &p,
     // The right matrix in matrix2 layout (a row of K per channel; none when
     // it is a group value), and the bias row copied into every lane.
     auto [k, n] = matmulKN(*m);
+    std::optional<uint64_t> bias =
+        m->quant ? m->quant->biasAddr : m->biasAddr;
+    if (columnsW > 0) {
+      // The matrix(w) layout: the right matrix (K, ceil(N / w), 1, w), its
+      // columns in blocks across the lanes (a C slice loads its blocks),
+      // and the bias row likewise, as the per-op matmul loads them.
+      uint32_t blocks = uint32_t(ceilDiv(n, columnsW));
+      Resident right{m->right.addr, m->right.prec,
+                     {uint32_t(k), blocks, 1, uint32_t(columnsW)}, {},
+                     isa::LocalLayout::EuAligned, std::nullopt};
+      right.matrixCols = n;
+      right.matrixStride = m->rightTransposed ? k : n;
+      right.matrixTranspose = m->rightTransposed;
+      r.push_back(right);
+      if (bias) {
+        Resident b{*bias, m->quant ? Prec::Int32 : Prec::Fp32,
+                   {1, blocks, 1, uint32_t(columnsW)}, {},
+                   isa::LocalLayout::EuAligned, std::nullopt};
+        b.matrixCols = n;
+        b.matrixStride = n;
+        r.push_back(b);
+      }
+      return r;
+    }
     if (rightIsWeight(*m)) {
       // A weight stored [N, K] (ONNX Gemm transB, TFLite FULLY_CONNECTED)
       // is read transposed from DDR: row k of the resident is column k of
@@ -279,19 +321,17 @@ std::vector<Resident> residentsOf(const LocalOpParams &p,
       right.perChannel = false;
       r.push_back(right);
     }
-    // INT8: the int32 bias, also copied into every lane.
-    std::optional<uint64_t> bias =
-        m->quant ? m->quant->biasAddr : m->biasAddr;
+    // INT8: the int32 bias, also copied into every lane that holds a row.
     if (bias)
       r.push_back({*bias, m->quant ? Prec::Int32 : Prec::Fp32,
-                   {1, uint32_t(chip.npuNum), 1, uint32_t(n)}, {},
+                   {1, rowLanes(m->output, chip), 1, uint32_t(n)}, {},
                    isa::LocalLayout::Compact, Stride4{0, 0, 0, 1}});
   } else if (const auto *ln = std::get_if<LayerNormParams>(&p)) {
-    // Scale and bias rows copied into every lane, as the kernel loads them.
+    // Scale and bias rows copied into every lane that holds a row.
     uint32_t d = uint32_t(ln->input.shape.back());
     for (const std::optional<uint64_t> &a : {ln->scaleAddr, ln->biasAddr})
       if (a)
-        r.push_back({*a, Prec::Fp32, {1, uint32_t(chip.npuNum), 1, d}, {},
+        r.push_back({*a, Prec::Fp32, {1, rowLanes(ln->input, chip), 1, d}, {},
                      isa::LocalLayout::Compact, Stride4{0, 0, 0, 1}});
   } else if (const auto *l = std::get_if<LutParams>(&p)) {
     // The 256-entry table, the same bytes in every lane (channel stride 0
@@ -331,11 +371,14 @@ uint64_t castBytes(const Resident &r, const isa::ChipParams &chip) {
       .bytes;
 }
 
-/// A convolution that mixes channels: it reads all of its input's for
-/// each output channel.
-bool mixesChannels(const GroupOp &op) {
-  const auto *c = std::get_if<ConvParams>(&op.params);
-  return c && !isConvDepthwise(*c);
+/// An op that mixes channels: it reads all of its input's for each output
+/// channel (a convolution but a depthwise one; in the matrix(w) layout, a
+/// matmul, whose left matrix holds K across the lanes).
+bool mixesChannels(const GroupSpec &spec, const GroupOp &op) {
+  if (const auto *c = std::get_if<ConvParams>(&op.params))
+    return !isConvDepthwise(*c);
+  return spec.matrixColumns > 0 &&
+         std::holds_alternative<MatMulParams>(op.params);
 }
 
 /// Why `spec` cannot be cut along C at all (empty when it can; the rules do
@@ -348,7 +391,7 @@ std::string channelSliceError(const GroupSpec &spec) {
   for (const GroupOp &op : spec.ops)
     for (size_t k = 0; k < op.inputs.size(); ++k)
       if (op.inputs[k] >= 0)
-        (mixesChannels(op) && k == 0 ? whole : other)[size_t(op.inputs[k])] =
+        (mixesChannels(spec, op) && k == 0 ? whole : other)[size_t(op.inputs[k])] =
             1;
   for (const GroupOp &op : spec.ops)
     if (const auto *m = std::get_if<MatMulParams>(&op.params);
@@ -388,7 +431,8 @@ std::vector<Resident> firstResidents(const GroupSpec &spec,
                                      const isa::ChipParams &chip) {
   if (spec.ops.empty())
     return {};
-  return residentsOf(spec.ops[0].params, spec.ops[0].inputs, chip);
+  return residentsOf(spec.ops[0].params, spec.ops[0].inputs, chip,
+                     spec.matrixColumns);
 }
 
 unsigned tempsOfOp(const LocalOpParams &p);
@@ -772,6 +816,63 @@ bool matrixRowsLayout(GroupSpec &spec, bool rows4) {
   return true;
 }
 
+bool matrixColumnsLayout(GroupSpec &spec, int64_t w,
+                         const isa::ChipParams &chip) {
+  if (w <= 0 || spec.matrixColumns || spec.ops.empty())
+    return false;
+  const auto *m = std::get_if<MatMulParams>(&spec.ops[0].params);
+  if (!m || !rightIsWeight(*m) || spec.ops[0].inputs.size() != 1)
+    return false;
+  int left = spec.ops[0].inputs[0], res = spec.ops[0].output;
+  if (left < 0 || !spec.values[size_t(left)].loaded)
+    return false;
+  // Matrices a row per channel: (B, M, 1, X).
+  auto isRows = [&](int v) { return spec.values[size_t(v)].shape[2] == 1; };
+  const auto outShape = spec.values[size_t(res)].shape;
+  if (!isRows(left) || !isRows(res))
+    return false;
+  for (size_t o = 1; o < spec.ops.size(); ++o) {
+    const GroupOp &op = spec.ops[o];
+    bool elementwise = std::visit(
+        [](const auto &x) {
+          using T = std::decay_t<decltype(x)>;
+          return std::is_same_v<T, UnaryParams> ||
+                 std::is_same_v<T, CastParams> ||
+                 std::is_same_v<T, LutParams> ||
+                 std::is_same_v<T, BinaryConstParams> ||
+                 std::is_same_v<T, BinaryParams> ||
+                 std::is_same_v<T, BinaryInt8Params>;
+        },
+        op.params);
+    if (!elementwise)
+      return false;
+    // Operands and result of the matmul's result shape, no weight operand.
+    for (int in : op.inputs)
+      if (in < 0 || in == left || spec.values[size_t(in)].shape != outShape)
+        return false;
+    if (spec.values[size_t(op.output)].shape != outShape)
+      return false;
+  }
+  auto [k, n] = matmulKN(*m);
+  int64_t lw = ceilDiv(k, int64_t(chip.npuNum));
+  auto cols = [](GroupValue &gv, int64_t x, int64_t bw) {
+    int64_t rows = gv.shape[0] * gv.shape[1];
+    gv.matrixCols = x;
+    gv.shape = {rows, ceilDiv(x, bw), 1, bw};
+  };
+  for (size_t v = 0; v < spec.values.size(); ++v)
+    cols(spec.values[v], int(v) == left ? k : n, int(v) == left ? lw : w);
+  // The element-wise ops' tensors take their values' shape (the matmul's
+  // keep the row form its support check reads).
+  const std::array<int64_t, 4> &held = spec.values[size_t(res)].shape;
+  std::vector<int64_t> s4(held.begin(), held.end());
+  for (size_t o = 1; o < spec.ops.size(); ++o)
+    for (GTensor *t : elementwiseTensors(spec.ops[o].params, spec.ops[o].inputs))
+      t->shape = s4;
+  spec.matrixColumns = w;
+  return true;
+}
+
 namespace {
 
 //===----------------------------------------------------------------------===//
@@ -898,6 +999,13 @@ private:
   int64_t chanBegin(int v, const Slice &s) const {
     return cSliced(v) ? s.c0 : 0;
   }
+  /// The columns [first, first + count) matrix value v holds in slice s
+  /// (GroupValue::matrixCols).
+  std::pair<int64_t, int64_t> matrixColsOf(int v, const Slice &s) const {
+    const GroupValue &gv = spec.values[v];
+    int64_t w = gv.shape[3], c0 = chanBegin(v, s) * w;
+    return {c0, std::min(gv.matrixCols - c0, chans(v, s) * w)};
+  }
   int64_t maxChans(int v) const {
     return cSliced(v) ? chunkC : spec.values[v].shape[1];
   }
@@ -913,7 +1021,15 @@ private:
   /// Resident i of op o as slice s loads it: its DDR address and shape.
   Resident sliceResident(size_t o, size_t i, const Slice &s) const {
     Resident r = residents[o][i];
-    if (cSlices > 1 && perChannelResident(r)) {
+    if (cSlices > 1 && perChannelResident(r) && r.matrixCols) {
+      // Columns [c0 w, c0 w + cCount w) of the matrix, the last block cut
+      // at its end.
+      int64_t w = r.shape.w, col0 = s.c0 * w;
+      r.addr += uint64_t(r.matrixTranspose ? col0 * r.matrixStride : col0) *
+                elemBytes(r.prec);
+      r.matrixCols = std::min(r.matrixCols - col0, s.cCount * w);
+      r.shape.c = uint32_t(ceilDiv(r.matrixCols, w));
+    } else if (cSlices > 1 && perChannelResident(r)) {
       int64_t cstride =
           r.gstride ? r.gstride->c : int64_t(r.shape.h) * r.shape.w;
       r.addr += uint64_t(s.c0 * cstride) * elemBytes(r.prec);
@@ -996,7 +1112,7 @@ std::string Schedule::build() {
     if (std::string why = channelSliceError(spec); !why.empty())
       return why;
     for (const GroupOp &op : spec.ops)
-      if (mixesChannels(op))
+      if (mixesChannels(spec, op))
         wholeC[size_t(op.inputs[0])] = true;
     int64_t npu = chip.npuNum;
     chunkC = alignUp(ceilDiv(groupC, cSlices), npu);
@@ -1147,7 +1263,8 @@ std::string Schedule::build() {
       apart[1] = true;
   }
   for (size_t o : weightOps) {
-    residents[o] = residentsOf(spec.ops[o].params, spec.ops[o].inputs, chip);
+    residents[o] = residentsOf(spec.ops[o].params, spec.ops[o].inputs, chip,
+                               spec.matrixColumns);
     // With C slices a buffer holds one slice's channels.
     for (Resident &r : residents[o])
       if (cSlices > 1 && perChannelResident(r))
@@ -1405,8 +1522,11 @@ std::string Schedule::build() {
   for (const Slice &s : slices)
     for (size_t v = 0; v < nv; ++v) {
       const GroupValue &gv = spec.values[v];
-      uint64_t rowBytes = uint64_t(s.nCount) * uint64_t(chans(int(v), s)) *
-                          gv.shape[3] * elemBytes(gv.prec);
+      uint64_t rowBytes =
+          uint64_t(s.nCount) *
+          uint64_t(gv.matrixCols ? matrixColsOf(int(v), s).second
+                                 : chans(int(v), s) * gv.shape[3]) *
+          elemBytes(gv.prec);
       if (gv.loaded)
         ddrRead += rowBytes * uint64_t(s.rows[v].count);
       if (gv.stored)
@@ -1414,6 +1534,8 @@ std::string Schedule::build() {
     }
   // A table every lane holds is read once (a lane broadcast, load()).
   auto weightDdrBytes = [](const Resident &r) {
+    if (r.matrixCols)
+      return uint64_t(r.shape.n) * uint64_t(r.matrixCols) * elemBytes(r.prec);
     uint64_t c = laneBroadcast(r) ? 1 : r.shape.c;
     return c * r.shape.h * r.shape.w * elemBytes(r.prec);
   };
@@ -1688,6 +1810,45 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
     trailing(em, act, out, scratch);
     return;
   }
+  if (const auto *m = std::get_if<MatMulParams>(&op.params);
+      m && spec.matrixColumns) {
+    // The matrix(w) layout: one MM (mm.normal) of the slice's rows by its
+    // column blocks of the right matrix, the per-op matmul's command: a
+    // float bias added inside it before its one rounding; INT8 into the
+    // int32 scratch, the bias row added by an AR (zero n stride), RQ1.
+    LTensor left = bufferTensor(op.inputs[0], copyOf(op.inputs[0], si), s);
+    LTensor right = resident(0);
+    right.isSigned = m->right.isSigned;
+    const auto &q = m->quant;
+    bool hasBias = q ? q->biasAddr.has_value() : m->biasAddr.has_value();
+    LTensor acc =
+        q ? localTensor(chip, temps[0], Prec::Int32, out.shape) : out;
+    MMCmd c;
+    c.left = left;
+    c.right = right;
+    c.output = acc;
+    c.m = out.shape.n;
+    c.k = uint32_t(matmulKN(*m)[0]);
+    c.n = out.shape.c * out.shape.w;
+    c.hasBias = hasBias && !q;
+    if (c.hasBias)
+      c.bias = resident(1);
+    mm(em, c);
+    if (q) {
+      if (hasBias) {
+        LTensor b = resident(1);
+        ar(em, ArOp::Add, acc, Opd::of(acc),
+           Opd::of(freeTensor(b.offset, Prec::Int32, acc.shape,
+                              {0, b.stride.c, 0, 1})));
+      }
+      matmulRequant(em, *q, acc, out);
+      return;
+    }
+    if (m->act.kind == UnaryKind::Relu)
+      ar(em, ArOp::Max, out, Opd::of(out), Opd::imm(0.0f, out.prec));
+    trailing(em, act, out, scratch);
+    return;
+  }
   if (const auto *m = std::get_if<MatMulParams>(&op.params)) {
     // One mm2.nn per batch of the slice: the rows (one per channel) times
     // the resident right matrix, into the fp32 scratch when a bias follows
@@ -1842,6 +2003,16 @@ void Schedule::emit(CmdEmitter &em) const {
   // Weights: once, or (not resident) before each slice's computation.
   auto loadWeight = [&](const Resident &r, uint64_t offset) {
     LTensor dst = localTensor(chip, offset, r.prec, r.shape, r.layout);
+    if (r.matrixCols) {
+      uint32_t rows = r.shape.n, cols = uint32_t(r.matrixCols);
+      if (r.matrixTranspose)
+        loadMatrix(em, r.addr, r.prec, cols, rows, uint64_t(r.matrixStride),
+                   dst, true);
+      else
+        loadMatrix(em, r.addr, r.prec, rows, cols, uint64_t(r.matrixStride),
+                   dst);
+      return dst;
+    }
     DView src = denseView(r.addr, r.prec, r.shape);
     if (r.gstride)
       src.stride = *r.gstride;
@@ -1881,6 +2052,15 @@ void Schedule::emit(CmdEmitter &em) const {
           if (!spec.values[v].loaded || s.rows[v].count <= 0)
             continue;
           LTensor dst = bufferTensor(int(v), copyOf(int(v), i), s);
+          if (const GroupValue &gv = spec.values[v]; gv.matrixCols) {
+            auto [c0, cols] = matrixColsOf(int(v), s);
+            loadMatrix(em,
+                       gv.addr + uint64_t(s.n0 * gv.matrixCols + c0) *
+                                     elemBytes(gv.prec),
+                       gv.prec, uint32_t(s.nCount), uint32_t(cols),
+                       uint64_t(gv.matrixCols), dst);
+            continue;
+          }
           load(em,
                subView(gview(v),
                        {uint32_t(s.n0), uint32_t(chanBegin(int(v), s)),
@@ -1924,6 +2104,15 @@ void Schedule::emit(CmdEmitter &em) const {
           const Range &st = s.stores[v];
           LTensor src = view(int(v), copyOf(int(v), i), s, st.begin, st.count, 0,
                              spec.values[v].shape[3]);
+          if (const GroupValue &gv = spec.values[v]; gv.matrixCols) {
+            auto [c0, cols] = matrixColsOf(int(v), s);
+            storeMatrix(em, src,
+                        gv.addr + uint64_t(s.n0 * gv.matrixCols + c0) *
+                                      elemBytes(gv.prec),
+                        uint32_t(s.nCount), uint32_t(cols),
+                        uint64_t(gv.matrixCols));
+            continue;
+          }
           store(em, src,
                 subView(gview(v),
                         {uint32_t(s.n0), uint32_t(chanBegin(int(v), s)),
@@ -2002,9 +2191,12 @@ std::vector<Slicing> candidates(const GroupSpec &spec,
 
 } // namespace
 
-bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
-               const GroupOptions &options, GroupPlan &plan,
-               std::string &why) {
+namespace {
+
+/// planGroup in the spec's own layout.
+bool planInLayout(const GroupSpec &spec, const isa::ChipParams &chip,
+                  const GroupOptions &options, GroupPlan &plan,
+                  std::string &why) {
   if (spec.ops.empty()) {
     why = "empty group";
     return false;
@@ -2110,8 +2302,11 @@ bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
   // Cut into channels, more slices can be faster (smaller weight slices
   // fit twice, so the next slice's load overlaps this one's computation):
   // the first fit of each larger count, until two in a row are slower.
+  // In the matrix(w) layout the column slices are also what overlaps the
+  // weight's load with the multiplies: tried even when all columns fit.
   slower = 0;
-  for (size_t k = i + 1; best.cSlices > 1 && k < cands.size() && slower < 2;
+  for (size_t k = i + 1; (best.cSlices > 1 || spec.matrixColumns > 0) &&
+                         k < cands.size() && slower < 2;
        ++k) {
     if (cands[k].c == cands[k - 1].c)
       continue; // only the first candidate of each count
@@ -2131,7 +2326,8 @@ bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
   // found the same plans on ResNet-50 and PP-OCR at 2.5 times the time.)
   size_t weighted = 0;
   for (const GroupOp &op : spec.ops)
-    weighted += !residentsOf(op.params, op.inputs, chip).empty();
+    weighted +=
+        !residentsOf(op.params, op.inputs, chip, spec.matrixColumns).empty();
   if (weighted >= 2 && best.weightResident && best.stallCycles != 0)
     for (WeightOrder order : {WeightOrder::FirstApart, WeightOrder::Parity}) {
       GroupPlan other;
@@ -2141,8 +2337,45 @@ bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
         best = other;
     }
   plan = best;
+  plan.matrixColumns = spec.matrixColumns;
   why.clear();
   return true;
+}
+
+} // namespace
+
+bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
+               const GroupOptions &options, GroupPlan &plan,
+               std::string &why) {
+  bool ok = planInLayout(spec, chip, options, plan, why);
+  // The matrix(w) layout, for result columns over 1, 2, 4, ... lane slots
+  // (not when the first weights are prefetched: the previous group loads
+  // them in the spec's own layout).
+  if (options.firstWeightsAt >= 0 || spec.matrixColumns || spec.ops.empty())
+    return ok;
+  const auto *m = std::get_if<MatMulParams>(&spec.ops[0].params);
+  if (!m || !rightIsWeight(*m))
+    return ok;
+  int64_t n = matmulKN(*m)[1], prev = 0;
+  for (int64_t slots = 1; slots <= 16; slots *= 2) {
+    int64_t w = ceilDiv(n, slots * int64_t(chip.npuNum));
+    if (w == prev)
+      break;
+    prev = w;
+    GroupSpec cs = spec;
+    if (!matrixColumnsLayout(cs, w, chip))
+      break;
+    GroupPlan p;
+    std::string whyNot;
+    if (!planInLayout(cs, chip, options, p, whyNot))
+      continue;
+    if (!ok || p.estimatedCycles < plan.estimatedCycles) {
+      plan = p;
+      ok = true;
+      why.clear();
+    }
+  }
+  return ok;
 }
 
 const char *weightOrderName(WeightOrder order) {
@@ -2179,8 +2412,19 @@ void emitGroup(CmdEmitter &em, const GroupSpec &spec, const GroupPlan &plan,
     throw Error("layer group '" + spec.name +
                 "': prefetches the next group's weights, but there is none");
   std::string why;
+  // The matrix(w) layout the plan was made in (unless `spec` is in it).
+  GroupSpec columns;
+  const GroupSpec *laid = &spec;
+  if (plan.matrixColumns != spec.matrixColumns) {
+    columns = spec;
+    if (!matrixColumnsLayout(columns, plan.matrixColumns, em.chip()))
+      throw Error("layer group '" + spec.name +
+                  "': has no matrix-column form (matrix_columns = " +
+                  std::to_string(plan.matrixColumns) + ")");
+    laid = &columns;
+  }
   std::optional<Schedule> sch = buildSchedule(
-      spec, em.chip(), plan.nSlices, plan.cSlices, plan.hSlices,
+      *laid, em.chip(), plan.nSlices, plan.cSlices, plan.hSlices,
       plan.weightResident,
       {plan.firstWeightsAt, plan.nextWeightsAt >= 0 ? next : nullptr,
        plan.nextWeightsAt},

@@ -641,13 +641,16 @@ void writeGroupReport(const std::vector<tpuc::bm1684x::GroupReport> &groups,
   for (const tpuc::bm1684x::GroupReport &g : groups) {
     const tpu::backend::GroupPlan &p = g.plan;
     llvm::outs() << llvm::formatv(
-        "{0}: {1} ops ({2} .. {3}), {4} x {5} slices{10}, {6} timesteps, "
+        "{0}: {1} ops ({2} .. {3}), {4} x {5} slices{10}{11}, {6} timesteps, "
         "{7} B/lane local memory, {8} B DDR, cost {9} cycles\n",
         g.name, g.ops.size(), g.ops.front(), g.ops.back(), p.nSlices,
         p.hSlices, p.timesteps, p.lmemBytes, p.ddrReadBytes + p.ddrWriteBytes,
         p.estimatedCycles,
         p.cSlices > 1 ? " x " + std::to_string(p.cSlices) + " channel slices"
-                      : std::string());
+                      : std::string(),
+        p.matrixColumns ? ", matrix columns in blocks of " +
+                              std::to_string(p.matrixColumns)
+                        : std::string());
     llvm::json::Array ops;
     for (const std::string &op : g.ops)
       ops.push_back(op);
@@ -657,6 +660,8 @@ void writeGroupReport(const std::vector<tpuc::bm1684x::GroupReport> &groups,
         {"n_slices", p.nSlices},
         {"h_slices", p.hSlices},
         {"c_slices", p.cSlices},
+        // The matrix(w) layout's block width (0: the spec's own layout).
+        {"matrix_columns", p.matrixColumns},
         {"timesteps", p.timesteps},
         {"lmem_bytes", int64_t(p.lmemBytes)},
         {"weight_bytes", int64_t(p.weightBytes)},

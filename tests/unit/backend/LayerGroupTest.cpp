@@ -286,6 +286,10 @@ public:
   }
 
   /// A second input (loaded by the group, random like the first).
+  /// The shape the per-op kernels see of value v (a matrix's rank 3).
+  void perOpShape(int v, std::vector<int64_t> s) {
+    perOp[size_t(v)].shape = std::move(s);
+  }
   int extraInput(std::array<int64_t, 4> s) {
     int v = value(s);
     extra.push_back(v);
@@ -1244,7 +1248,7 @@ TEST(LayerGroup, RandomChainsMatchKernels) {
 TEST(LayerGroup, RandomMatrixChainsMatchKernels) {
   const Prec precs[] = {Prec::Fp32, Prec::Fp16, Prec::Bf16};
   const uint64_t lmems[] = {256 * 1024, 64 * 1024, 32 * 1024};
-  int planned = 0, forced = 0, cases = 0;
+  int planned = 0, forced = 0, cases = 0, columns = 0;
   for (unsigned seed = 1; seed <= 32; ++seed) {
     std::mt19937 rng(1000 + seed);
     auto pick = [&](int n) { return int(rng() % unsigned(n)); };
@@ -1313,9 +1317,15 @@ TEST(LayerGroup, RandomMatrixChainsMatchKernels) {
     net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, plan); }, stored,
                   what + " planned");
     // Forced: every matrix of the batch apart, or the rows cut into lane
-    // slots where there are more than one.
+    // slots where there are more than one (in the matrix(w) layout, the
+    // rows are the N slices: two of them).
     GroupPlan more = plan;
-    if (b > 1 && plan.nSlices < b)
+    if (plan.matrixColumns) {
+      ++columns;
+      if (b * m < 2 || plan.nSlices > 1)
+        continue;
+      more.nSlices = 2;
+    } else if (b > 1 && plan.nSlices < b)
       more.nSlices = b;
     else if (m > int64_t(net.chip.npuNum) && plan.cSlices == 1)
       more.cSlices = (m + net.chip.npuNum - 1) / net.chip.npuNum;
@@ -1330,9 +1340,171 @@ TEST(LayerGroup, RandomMatrixChainsMatchKernels) {
   EXPECT_GE(cases, 24);
   EXPECT_GE(planned, cases / 2);
   EXPECT_GE(forced, 6);
-  std::printf("random matrix chains: %d cases, %d planned, %d forced into "
-              "more slices\n",
-              cases, planned, forced);
+  std::printf("random matrix chains: %d cases, %d planned (%d in matrix "
+              "columns), %d forced into more slices\n",
+              cases, planned, columns, forced);
+}
+
+/// The matrix(w) layout (matrixColumnsLayout): random linear layers (fixed
+/// seeds) of 1 to 100 rows in batches of 1 or 2, K up to 150, N up to 400,
+/// with and without bias and ReLU, weights stored [K, N] or [N, K], then
+/// up to two element-wise ops (sigmoid, a constant multiple, an add of a
+/// second input), in F32, F16 and BF16 on 256 or 64 KiB of local memory.
+/// Each is laid out with the result's columns over one, two and four lane
+/// slots and emitted whole, in two row (N) slices and in one column (C)
+/// slice per lane slot; planGroup's own choice too. Every stored value
+/// equals the per-op kernels' bit for bit.
+TEST(LayerGroup, MatrixColumnsMatchKernels) {
+  const Prec precs[] = {Prec::Fp32, Prec::Fp16, Prec::Bf16};
+  int cases = 0, emitted = 0, cSliced = 0, chosen = 0;
+  for (unsigned seed = 1; seed <= 16; ++seed) {
+    std::mt19937 rng(3000 + seed);
+    auto pick = [&](int n) { return int(rng() % unsigned(n)); };
+    Net net(precs[pick(3)]);
+    net.chip.lmemBytes = pick(2) ? 256 * 1024 : 64 * 1024;
+    int64_t b = 1 + pick(2), m = 1 + pick(100), k = 1 + pick(150),
+            n = 1 + pick(400);
+    bool bias = pick(2), relu = pick(2), transposed = pick(2);
+    std::string what = "seed " + std::to_string(seed) + ": [" +
+                       std::to_string(b) + ", " + std::to_string(m) + ", " +
+                       std::to_string(k) + "] x " + std::to_string(n) +
+                       (bias ? " bias" : "") + (relu ? " relu" : "") +
+                       (transposed ? " transposed" : "");
+    int x = net.matrixInput(b, m, k);
+    int cur = net.matmul(x, n, bias, relu ? kRelu : Activation{}, transposed);
+    int tail = pick(3);
+    for (int o = 0; o < tail; ++o) {
+      switch (pick(3)) {
+      case 0:
+        cur = net.unary(cur, Activation{UnaryKind::Sigmoid});
+        what += " sigmoid";
+        break;
+      case 1:
+        cur = net.mulConst(cur, 0.5f);
+        what += " mulconst";
+        break;
+      default: {
+        int y = net.extraInput({b, m, 1, n});
+        net.perOpShape(y, {b, m, n});
+        cur = net.add(cur, y);
+        what += " add";
+        break;
+      }
+      }
+    }
+    SCOPED_TRACE(what);
+    ++cases;
+    GroupSpec rows = net.spec();
+    ASSERT_TRUE(matrixRowsLayout(rows));
+    std::vector<int> stored;
+    for (size_t v = 0; v < rows.values.size(); ++v)
+      if (rows.values[v].stored)
+        stored.push_back(int(v));
+    for (int64_t slots : {1, 2, 4}) {
+      int64_t w = (n + slots * net.chip.npuNum - 1) / (slots * net.chip.npuNum);
+      GroupSpec g = rows;
+      ASSERT_TRUE(matrixColumnsLayout(g, w, net.chip));
+      int64_t blocks = (n + w - 1) / w;
+      int64_t laneSlots = (blocks + net.chip.npuNum - 1) / net.chip.npuNum;
+      std::vector<std::pair<int64_t, int64_t>> slicings{{1, 1}};
+      if (b * m >= 2)
+        slicings.push_back({2, 1});
+      if (laneSlots > 1)
+        slicings.push_back({1, laneSlots});
+      for (auto [ns, cs] : slicings) {
+        GroupPlan plan;
+        plan.nSlices = ns;
+        plan.cSlices = cs;
+        plan.weightResident = cs == 1;
+        plan.matrixColumns = w;
+        // Whole in 64 KiB only when it fits there.
+        CmdEmitter probe(net.chip);
+        try {
+          emitGroup(probe, g, plan);
+        } catch (const Error &) {
+          continue;
+        }
+        ++emitted;
+        cSliced += cs > 1;
+        net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, plan); }, stored,
+                      what + " w " + std::to_string(w) + " " +
+                          std::to_string(ns) + " x " + std::to_string(cs));
+      }
+    }
+    GroupPlan plan;
+    std::string why;
+    ASSERT_TRUE(planGroup(rows, net.chip, {}, plan, why)) << why;
+    chosen += plan.matrixColumns > 0;
+    net.checkEmit([&](CmdEmitter &em) { emitGroup(em, rows, plan); }, stored,
+                  what + " planned");
+  }
+  EXPECT_EQ(cases, 16);
+  EXPECT_GE(emitted, 40);
+  EXPECT_GE(cSliced, 6);
+  std::printf("matrix columns: %d cases, %d emitted (%d in column slices), "
+              "%d planned in matrix columns\n",
+              cases, emitted, cSliced, chosen);
+}
+
+/// INT8 in the matrix(w) layout: int8 x int8 -> int32 by MM, the int32
+/// bias row added by an AR, one RQ1 (and TFLite's two steps), unsigned and
+/// signed results, 140 rows; whole, in row slices and in column slices,
+/// every value equals the matmul kernel's. The layout refuses groups it
+/// has no form for.
+TEST(LayerGroup, Int8MatrixColumns) {
+  for (bool twoSteps : {false, true}) {
+    Net net(Prec::Int8);
+    net.inLo = -128;
+    net.inHi = 127;
+    int x = net.matrixInput(2, 70, 40);
+    int out = net.matmul(x, 300, false);
+    auto &p = std::get<MatMulParams>(net.ops.back().params);
+    auto w = randomValues(size_t(40 * 300), 901, -127, 127);
+    p.right.addr = net.blobOf(encodeFloats(w.data(), w.size(), Prec::Int8));
+    MatMulParams::Quant q;
+    auto bv = randomValues(300, 951, -20000, 20000);
+    q.biasAddr = net.blobOf(encodeFloats(bv.data(), bv.size(), Prec::Int32));
+    q.multiplier = 1549556;
+    q.rshift = 30;
+    q.zeroPoint = twoSteps ? -3 : 7;
+    if (twoSteps)
+      q.second = RequantStep{1431655765, 31, isa::RoundMode::HalfAwayFromZero};
+    p.quant = q;
+    net.setSigned(out, twoSteps);
+    GroupSpec g = net.spec();
+    ASSERT_TRUE(matrixRowsLayout(g));
+    ASSERT_TRUE(matrixColumnsLayout(g, 3, net.chip)); // 100 blocks: 2 slots
+    for (auto [ns, cs] : {std::pair{1, 1}, std::pair{3, 1}, std::pair{1, 2},
+                          std::pair{2, 2}}) {
+      GroupPlan plan;
+      plan.nSlices = ns;
+      plan.cSlices = cs;
+      plan.weightResident = cs == 1;
+      plan.matrixColumns = 3;
+      net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, plan); }, {out},
+                    "int8 " + std::to_string(ns) + "x" + std::to_string(cs));
+    }
+  }
+  // No matrix-column form: a softmax after the matmul, a matmul that is
+  // not the first op, a left matrix read by another op too.
+  Net net(Prec::Fp32);
+  int x = net.matrixInput(1, 8, 16);
+  net.softmax(net.matmul(x, 16, true));
+  GroupSpec g = net.spec();
+  ASSERT_TRUE(matrixRowsLayout(g));
+  EXPECT_FALSE(matrixColumnsLayout(g, 1, net.chip));
+  Net second(Prec::Fp32);
+  int y = second.matrixInput(1, 8, 16);
+  second.matmul(second.unary(y, Activation{UnaryKind::Sigmoid}), 16, true);
+  g = second.spec();
+  ASSERT_TRUE(matrixRowsLayout(g));
+  EXPECT_FALSE(matrixColumnsLayout(g, 1, second.chip));
+  Net shared(Prec::Fp32);
+  int z = shared.matrixInput(1, 8, 16);
+  shared.add(shared.matmul(z, 16, false), z);
+  g = shared.spec();
+  ASSERT_TRUE(matrixRowsLayout(g));
+  EXPECT_FALSE(matrixColumnsLayout(g, 1, shared.chip));
 }
 
 /// Channel slices: with 4 KiB of local memory per lane, an F16 3x3 conv

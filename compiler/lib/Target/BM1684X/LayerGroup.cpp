@@ -327,6 +327,9 @@ void Search::wrap(size_t i, size_t j, const backend::GroupPlan &plan,
                    b.getI64IntegerAttr(plan.nextWeightsAt));
   if (plan.cSlices > 1)
     group->setAttr(kGroupCSlices, b.getI64IntegerAttr(plan.cSlices));
+  if (plan.matrixColumns > 0)
+    group->setAttr(kGroupMatrixColumns,
+                   b.getI64IntegerAttr(plan.matrixColumns));
   if (plan.weightOrder != backend::WeightOrder::InOrder)
     group->setAttr(kGroupWeightOrder,
                    b.getStringAttr(backend::weightOrderName(plan.weightOrder)));

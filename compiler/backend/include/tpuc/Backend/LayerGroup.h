@@ -105,6 +105,11 @@ struct GroupValue {
   /// Read after the group (or a model output): stored to `addr`.
   bool stored = false;
   uint64_t addr = 0;
+  /// Held in the matrix(w) layout of MM (matrixColumnsLayout): the value
+  /// is a dense [rows, matrixCols] matrix in DDR, held as (rows,
+  /// ceil(matrixCols / w), 1, w), its columns in blocks of w across the
+  /// lanes, and moved by DMA_matrix (0: a 4-D tensor, moved as one).
+  int64_t matrixCols = 0;
 };
 
 /// One op of a group: its parameters and the group values it reads (in the
@@ -120,6 +125,9 @@ struct GroupSpec {
   std::string name;
   std::vector<GroupValue> values;
   std::vector<GroupOp> ops; ///< in a topological order
+  /// The block width of the results' columns when the group is held in
+  /// MM's matrix(w) layout (matrixColumnsLayout); 0: it is not.
+  int64_t matrixColumns = 0;
 };
 
 /// The order of the resident weights in local memory. They load in op
@@ -182,6 +190,10 @@ struct GroupPlan {
   /// Channel slices (whole lane slots of the last output's channels; the
   /// inputs of convolutions that mix channels are loaded whole in each).
   int64_t cSlices = 1;
+  /// The group runs in MM's matrix(w) layout with result columns in
+  /// blocks of this width (matrixColumnsLayout; emitGroup applies it to
+  /// the spec it is given); 0: in the spec's own layout.
+  int64_t matrixColumns = 0;
   bool weightResident = true;
   /// The order of the resident weights; planGroup takes, for each slicing,
   /// the order the cost model finds fastest.
@@ -247,11 +259,33 @@ bool flattenElementwise(GroupSpec &spec, const isa::ChipParams &chip);
 /// scale or a per-channel or per-(n, c) operand.
 bool matrixRowsLayout(GroupSpec &spec, bool rows4 = false);
 
+/// Matrix columns. A group whose first op is a matmul by a 2-D weight,
+/// reading a matrix loaded from DDR and read by nothing else, followed by
+/// element-wise ops on matrices of the matmul's result shape only (unary
+/// functions, casts, table lookups, binaries of two such matrices or with
+/// a constant), can run in the matrix(w) layout of the per-op matmul's MM
+/// (isa/docs/bm1684x.md 3.3) instead of a row per channel: the left matrix
+/// [R, K] as (R, ceil(K / lw), 1, lw) with lw = ceil(K / lanes), every
+/// other value [R, N] as (R, ceil(N / w), 1, w), the right matrix as
+/// (K, ceil(N / w), 1, w). A few rows (a sequence of 40 steps, one feature
+/// vector) then fill the lanes with columns where the row layout fills
+/// one lane per row; the rows are the N slices and the column blocks,
+/// whole lane slots of them, the C slices, each loading its columns of
+/// the weight while the previous slice computes. Takes a spec in the row
+/// layout (matrixRowsLayout, 2-D and 3-D matrices) and returns false,
+/// leaving it unchanged, when the group has no such form.
+bool matrixColumnsLayout(GroupSpec &spec, int64_t w,
+                         const isa::ChipParams &chip);
+
 /// Chooses the slicing of `spec`: among the slicings that fit local memory
 /// (from the fewest slices up), the one whose commands the cost model
 /// (isa::estimateGroup) finds fastest; more slices overlap loads, stores
 /// and computation better but recompute more halo rows and issue more
 /// commands. For each slicing the weight orders are compared the same way.
+/// A group with a matrix-column form (matrixColumnsLayout) is also planned
+/// in it, for a few block widths (the result's columns over one lane slot,
+/// two, four, ...), unless its first weights are prefetched; the fastest
+/// plan wins and records its width (GroupPlan::matrixColumns).
 /// Returns false with the reason in `why` when no slicing fits.
 bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
                const GroupOptions &options, GroupPlan &plan, std::string &why);
@@ -261,8 +295,10 @@ bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
 /// firstWeightsAt); 0 when that op has none.
 uint64_t firstWeightBytes(const GroupSpec &spec, const isa::ChipParams &chip);
 
-/// Emits `spec` with the slicing of `plan` (from planGroup); `next` is the
-/// next group when plan.nextWeightsAt >= 0 (its first weights are loaded).
+/// Emits `spec` with the slicing of `plan` (from planGroup), in the
+/// matrix(w) layout of plan.matrixColumns when `spec` is not in it already;
+/// `next` is the next group when plan.nextWeightsAt >= 0 (its first weights
+/// are loaded).
 void emitGroup(CmdEmitter &em, const GroupSpec &spec, const GroupPlan &plan,
                const GroupSpec *next = nullptr);
 

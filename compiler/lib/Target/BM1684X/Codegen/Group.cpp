@@ -346,6 +346,8 @@ void GroupOp::codegenBM1684X(CodegenContext &ctx) {
   plan.nSlices = getNSlices();
   plan.hSlices = getHSlices();
   plan.cSlices = std::max<int64_t>(optionalI64(*this, kGroupCSlices), 1);
+  plan.matrixColumns =
+      std::max<int64_t>(optionalI64(*this, kGroupMatrixColumns), 0);
   plan.weightResident = getWeightResident();
   plan.firstWeightsAt = optionalI64(*this, kGroupFirstWeightsAt);
   plan.nextWeightsAt = optionalI64(*this, kGroupNextWeightsAt);
