@@ -4,8 +4,8 @@
 # check), `tpusim run` in full mode (function + timing) and in timing-only
 # mode, plus the simulated cycles and DDR traffic, per layer-group strategy
 # (--strategies, default "dp": the default; "none greedy dp" compares them;
-# "single" is none with --lg-no-kernels, every op with a local form a group
-# of one).
+# "kernels" is none with --lg-kernels, every op its per-op kernel, where
+# none runs every op with a local form as a group of one).
 # Prints a Markdown table.
 #
 #   scripts/bench_models.sh [--bin BUILD/bin] [--work DIR] [--modes "F32 F16 BF16"]
@@ -100,7 +100,7 @@ for model in $MODELS; do
     for lg in $STRATEGIES; do
       m=$(echo "$mode" | tr 'A-Z' 'a-z')_$lg
       lgopts=(--layer-group "$lg")
-      [ "$lg" = single ] && lgopts=(--layer-group none --lg-no-kernels)
+      [ "$lg" = kernels ] && lgopts=(--layer-group none --lg-kernels)
       if ! dp=$(timed "$dir/deploy_$m" "$BIN/tpuc" deploy "$dir/top.mlir" \
                   --quantize "$mode" --chip bm1684x -o "$dir/model_$m.bmodel" \
                   "${lgopts[@]}"); then

@@ -74,8 +74,9 @@ e2e_transform() {
 # (extra options go to tpuc deploy; extra tpusim options come from the array
 # E2E_SIM_OPTS), runs the bmodel on tpusim and applies both gates; then the
 # same under each other layer-group strategy of E2E_STRATEGIES (default:
-# greedy, none and single, after the default dp; `single` is none with
-# --lg-no-kernels, every op with a local form a group of one), each
+# greedy, none and kernels, after the default dp; `none` runs every op
+# alone, a group of one where it has a local form, `kernels` is none with
+# --lg-kernels, every op its per-op kernel), each
 # bmodel's outputs equal to the tpu interpreter's bit for bit
 # (--max-abs-rel 0: grouping changes no number). model_$m.bmodel and
 # stats.json are the dp run's.
@@ -96,9 +97,9 @@ e2e_deploy_run_compare() {
   "$BIN/tpuc" compare sim.npz reference.npz --tolerance "$vs_ref"
   e2e_simd_paths "model_$m.bmodel" sim.npz stats.json
   local s lg
-  for s in ${E2E_STRATEGIES:-greedy none single}; do
+  for s in ${E2E_STRATEGIES:-greedy none kernels}; do
     lg=(--layer-group "$s")
-    [ "$s" = single ] && lg=(--layer-group none --lg-no-kernels)
+    [ "$s" = kernels ] && lg=(--layer-group none --lg-kernels)
     "$BIN/tpuc" deploy model_top.mlir --quantize "$MODE" --chip bm1684x \
       -o "model_${m}_$s.bmodel" "${lg[@]}" --test-input input.npz "$@"
     "$BIN/tpusim" run "model_${m}_$s.bmodel" -i input.npz -o "sim_$s.npz" \

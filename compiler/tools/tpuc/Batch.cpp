@@ -234,7 +234,7 @@ const std::vector<std::pair<std::string, std::string>> kCompileKnobs = {
     {"quantize", "F16"},      {"layer_group", "dp"},
     {"lg_max_length", "24"},  {"lg_max_h_slices", "0"},
     {"lg_h_first", "false"},  {"weight_resident", "true"},
-    {"lg_no_kernels", "false"}};
+    {"lg_kernels", "false"}};
 
 std::string checkCompileKnob(const std::string &key, std::string &v) {
   if (key == "quantize") {
@@ -245,7 +245,7 @@ std::string checkCompileKnob(const std::string &key, std::string &v) {
     if (v != "none" && v != "greedy" && v != "dp")
       return "not none, greedy or dp";
   } else if (key == "lg_h_first" || key == "weight_resident" ||
-             key == "lg_no_kernels") {
+             key == "lg_kernels") {
     if (v != "true" && v != "false")
       return "not true or false";
   } else {
@@ -288,7 +288,7 @@ void compileInMemory(const CompileJob &job, deploy::PipelineResult &r) {
   o.lgMaxHSlices = get("lg_max_h_slices");
   o.lgHFirst = get("lg_h_first") == "true";
   o.weightResident = get("weight_resident") == "true";
-  o.lgNoKernels = get("lg_no_kernels") == "true";
+  o.lgKernels = get("lg_kernels") == "true";
   if (std::string e = tool::checkTensorSizes(
           module, o.mode == QuantMode::F32 ? 4 : 2, machine.chip.gmemBytes,
           "the chip's global memory (gmem_bytes)");

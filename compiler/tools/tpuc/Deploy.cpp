@@ -213,7 +213,9 @@ cl::opt<LayerGroup> layerGroupArg(
     "layer-group",
     cl::desc("runs of conv, pooling and element-wise ops kept in local "
              "memory as tpu.Group ops (<stem>_groups.json)"),
-    cl::values(clEnumValN(LayerGroup::None, "none", "no layer groups"),
+    cl::values(clEnumValN(LayerGroup::None, "none",
+                          "every op alone (a group of one where it has a "
+                          "local form; its per-op kernel with --lg-kernels)"),
                clEnumValN(LayerGroup::Greedy, "greedy",
                           "each group grows by the next op while it fits "
                           "and the op costs no more inside it than apart"),
@@ -239,11 +241,13 @@ cl::opt<bool> noWeightResidentArg(
     cl::desc("load a group's weights before every slice (default: once per "
              "group)"),
     cl::sub(command), cl::cat(groupCategory));
-cl::opt<bool> lgNoKernelsArg(
-    "lg-no-kernels",
-    cl::desc("an op with a local form never runs its per-op kernel: alone "
-             "it is a group of one; with --layer-group none every such op "
-             "is (default: the cheaper of the two by the cost model)"),
+cl::opt<bool> lgKernelsArg(
+    "lg-kernels",
+    cl::desc("let an op with a local form run its per-op kernel: alone, the "
+             "cheaper of its kernel and its group of one by the cost model; "
+             "with --layer-group none every op runs its kernel (default: an "
+             "op with a local form always runs in a group, of one at "
+             "least)"),
     cl::sub(command), cl::cat(groupCategory));
 cl::opt<bool> noChannelSlicesArg(
     "no-channel-slices",
@@ -273,7 +277,7 @@ struct DeployOptions {
   bool lgHFirst = false;
   bool noWeightResident = false;
   bool noChannelSlices = false;
-  bool lgNoKernels = false;
+  bool lgKernels = false;
   bool noWeightPrefetch = false;
   bool groupPerOp = false;
   bool exposeAll = false;
@@ -317,7 +321,7 @@ int readOptions(DeployOptions &opts) {
   opts.lgHFirst = lgHFirstArg;
   opts.noWeightResident = noWeightResidentArg;
   opts.noChannelSlices = noChannelSlicesArg;
-  opts.lgNoKernels = lgNoKernelsArg;
+  opts.lgKernels = lgKernelsArg;
   opts.noWeightPrefetch = noWeightPrefetchArg;
   opts.groupPerOp = groupPerOpArg;
   opts.exposeAll = exposeAllArg;
@@ -796,7 +800,7 @@ static int runDeploy() {
   pipeline.lgHFirst = opts.lgHFirst;
   pipeline.weightResident = !opts.noWeightResident;
   pipeline.channelSlices = !opts.noChannelSlices;
-  pipeline.lgNoKernels = opts.lgNoKernels;
+  pipeline.lgKernels = opts.lgKernels;
   pipeline.weightPrefetch = !opts.noWeightPrefetch;
   pipeline.groupPerOp = opts.groupPerOp;
   tpuc::deploy::PipelineResult compiled;

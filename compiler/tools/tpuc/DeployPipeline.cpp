@@ -61,7 +61,7 @@ std::string compile(mlir::ModuleOp module, const PipelineOptions &opts,
     lg.slicing.weightResident = opts.weightResident;
     lg.slicing.channelSlices = opts.channelSlices;
     lg.prefetchWeights = opts.weightPrefetch;
-    lg.noKernels = opts.lgNoKernels;
+    lg.kernels = opts.lgKernels;
     lg.slicing.timing = &opts.machine.timing;
     if (mlir::failed(
             bm1684x::formLayerGroups(module, chip, lg, &result.groups)))

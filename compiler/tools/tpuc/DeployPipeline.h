@@ -46,8 +46,9 @@ struct PipelineOptions {
   bool channelSlices = true;
   /// A group loads the next group's first weights (LayerGroupOptions).
   bool weightPrefetch = true;
-  /// No per-op kernel for an op with a local form (LayerGroupOptions).
-  bool lgNoKernels = false;
+  /// The per-op kernels of ops with a local form allowed
+  /// (LayerGroupOptions::kernels).
+  bool lgKernels = false;
   bool groupPerOp = false;
 };
 

@@ -188,7 +188,7 @@ Sweep readSweep(const std::string &path) {
       throw ParseError{line, "unknown key '" + key +
                                  "' (models, quantize, layer_group, "
                                  "lg_max_length, lg_max_h_slices, lg_h_first, "
-                                 "weight_resident, lg_no_kernels; machine "
+                                 "weight_resident, lg_kernels; machine "
                                  "keys go under "
                                  "[machine])"};
     for (std::string &v : vals)

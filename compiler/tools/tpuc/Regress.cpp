@@ -229,7 +229,7 @@ const std::set<std::string> kCaseKeys = {
     "calibration_method", "calibration_tune_num",
     "qtable",      "layer_group",         "lg_max_length",
     "lg_max_h_slices", "lg_h_first",      "weight_resident",
-    "lg_no_kernels",
+    "lg_kernels",
     "input",       "reference",           "cosine",
     "euclid",      "sqnr",                "bit_exact",
     "drift",       "timeout"};
@@ -339,7 +339,7 @@ Suite readSuite(const std::string &path) {
                     "calibration_dataset, calibration_num, "
                     "calibration_method, calibration_tune_num, qtable, "
                     "layer_group, lg_max_length, lg_max_h_slices, "
-                    "lg_h_first, weight_resident, lg_no_kernels, input, "
+                    "lg_h_first, weight_resident, lg_kernels, input, "
                     "reference, cosine, "
                     "euclid, sqnr, bit_exact, drift, timeout, or a machine "
                     "key such as chip.npu_num)"};
@@ -466,7 +466,7 @@ Suite readSuite(const std::string &path) {
             "calibration_num", "calibration_method", "calibration_tune_num",
             "qtable",
             "input_shapes", "layer_group", "lg_max_length", "lg_max_h_slices",
-            "lg_h_first", "weight_resident", "lg_no_kernels"})
+            "lg_h_first", "weight_resident", "lg_kernels"})
         if (c.lines.count(k))
           throw err(lineOf(k), what + k +
                                    " is a compile option; a .bmodel is "

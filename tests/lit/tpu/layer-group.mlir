@@ -1,10 +1,12 @@
 // The layer-group pass: runs of local ops become tpu.Group ops whose
 // results are the values read after the run, whose operands are the
-// activations read from before it; `none` forms no group; a run whose
-// weights do not fit local memory together is split.
+// activations read from before it; `none` makes every op a group of one
+// (with the `kernels` option it forms no group: every op runs its per-op
+// kernel); a run whose weights do not fit local memory together is split.
 // RUN: tpuc-opt %s --split-input-file --tpu-layer-group | FileCheck %s
 // RUN: tpuc-opt %s --split-input-file --tpu-layer-group=strategy=greedy | FileCheck %s --check-prefix=GREEDY
 // RUN: tpuc-opt %s --split-input-file --tpu-layer-group=strategy=none | FileCheck %s --check-prefix=NONE
+// RUN: tpuc-opt %s --split-input-file --tpu-layer-group="strategy=none kernels=true" | FileCheck %s --check-prefix=KERNELS
 
 // A residual block (conv, relu, conv, add of the input, relu) in f16: one
 // group, with the cast of the f32 model input at its head (a cast is a
@@ -31,8 +33,30 @@
 // CHECK: return %[[G]]
 // GREEDY-LABEL: module @block
 // GREEDY: "tpu.Group"
+// Under `none` every op is a group of one, named after its op.
 // NONE-LABEL: module @block
-// NONE-NOT: tpu.Group
+// NONE: "tpu.Group"
+// NONE-NEXT: ^bb0
+// NONE-NEXT: "tpu.Cast"
+// NONE-NEXT: "tpu.Yield"
+// NONE-NEXT: name = "x_f16"
+// NONE: "tpu.Group"
+// NONE-NEXT: ^bb0
+// NONE-NEXT: "tpu.Conv2D"
+// NONE-NEXT: "tpu.Yield"
+// NONE-NEXT: name = "conv1"
+// NONE: "tpu.Group"
+// NONE-NEXT: ^bb0
+// NONE-NEXT: "tpu.Conv2D"
+// NONE-NEXT: "tpu.Yield"
+// NONE-NEXT: name = "conv2"
+// NONE: "tpu.Group"
+// NONE-NEXT: ^bb0
+// NONE-NEXT: "tpu.Add"
+// NONE-NEXT: "tpu.Yield"
+// NONE-NEXT: name = "sum"
+// KERNELS-LABEL: module @block
+// KERNELS-NOT: tpu.Group
 module @block {
   func.func @main(%arg0: tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf16> {
     %i = "top.Input"(%arg0) {name = "x"} : (tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf32>
@@ -74,8 +98,8 @@ module @block {
 // GREEDY-NEXT: "tpu.Active"
 // GREEDY-NEXT: "tpu.Yield"
 // GREEDY: "tpu.Softmax"(%[[G1]])
-// NONE-LABEL: module @split
-// NONE-NOT: tpu.Group
+// KERNELS-LABEL: module @split
+// KERNELS-NOT: tpu.Group
 module @split {
   func.func @main(%arg0: tensor<1x512x7x7xf32>) -> tensor<1x512x7x7xf32> {
     %x = "top.Input"(%arg0) {name = "x"} : (tensor<1x512x7x7xf32>) -> tensor<1x512x7x7xf32>
@@ -109,8 +133,8 @@ module @split {
 // CHECK: first_weights_at = [[AT]] : i64
 // CHECK-NOT: next_weights_at
 // CHECK: return
-// NONE-LABEL: module @prefetch
-// NONE-NOT: weights_at
+// KERNELS-LABEL: module @prefetch
+// KERNELS-NOT: weights_at
 module @prefetch {
   func.func @main(%arg0: tensor<1x512x7x7xf32>) -> tensor<1x512x7x7xf16> {
     %i = "top.Input"(%arg0) {name = "x"} : (tensor<1x512x7x7xf32>) -> tensor<1x512x7x7xf32>
@@ -142,8 +166,8 @@ module @prefetch {
 // CHECK-LABEL: module @weight_order
 // CHECK: "tpu.Group"
 // CHECK: name = "group0", timesteps = 3 : i64, weight_order = "parity"
-// NONE-LABEL: module @weight_order
-// NONE-NOT: weight_order
+// KERNELS-LABEL: module @weight_order
+// KERNELS-NOT: weight_order
 module @weight_order {
   func.func @main(%arg0: tensor<1x3x32x32xf32>) -> tensor<1x128x16x16xf16> {
     %i = "top.Input"(%arg0) {name = "x"} : (tensor<1x3x32x32xf32>) -> tensor<1x3x32x32xf32>
@@ -173,8 +197,8 @@ module @weight_order {
 // CHECK: "tpu.Conv2D"
 // CHECK-NEXT: "tpu.Yield"
 // CHECK: name = "group0"
-// NONE-LABEL: module @alone
-// NONE-NOT: tpu.Group
+// KERNELS-LABEL: module @alone
+// KERNELS-NOT: tpu.Group
 module @alone {
   func.func @main(%arg0: tensor<1x96x160x160xf32>) -> tensor<1x24x160x160xf16> {
     %i = "top.Input"(%arg0) {name = "x"} : (tensor<1x96x160x160xf32>) -> tensor<1x96x160x160xf32>

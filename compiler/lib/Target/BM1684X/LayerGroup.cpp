@@ -11,11 +11,12 @@
 // TIU command holds as tpusim's timing, less DDR shared between concurrent
 // requesters, so a slicing that places a transfer in the banks of a
 // running command pays for it). A run is cut where the sum over its groups
-// is least; an op alone costs the less of its own kernel, estimated the
-// same way, and its plan as a group of one, which is then formed. Each
-// piece of the cut is then estimated once more between its neighbours, in
-// one command stream with them, as a group and as kernels (refine): the
-// sum of the pieces' own costs leaves out how they overlap.
+// is least; an op alone is a group of one. With LayerGroupOptions::kernels
+// (the per-op backend kept for comparison) an op alone costs the less of
+// its own kernel, estimated the same way, and its plan as a group of one,
+// and each piece of the cut is then estimated once more between its
+// neighbours, in one command stream with them, as a group and as kernels
+// (refine): the sum of the pieces' own costs leaves out how they overlap.
 //
 //===----------------------------------------------------------------------===//
 #include "tpuc/Target/BM1684X/LayerGroup.h"
@@ -211,7 +212,7 @@ double Search::cost(size_t i, size_t j) {
 
 bool Search::aloneAsGroup(size_t i) {
   const Candidate &c = plan(i, i + 1);
-  if (options.noKernels)
+  if (!options.kernels)
     return c.ok;
   // On a tie the group of one: the scheduler's path, not the kernel's.
   return c.ok && double(c.plan.estimatedCycles) <= kernelCost(i);
@@ -263,7 +264,7 @@ double Search::jointCost(const std::vector<std::pair<size_t, size_t>> &groups,
 
 void Search::refine(const std::vector<std::pair<size_t, size_t>> &groups,
                     size_t begin, size_t end) {
-  if (options.noKernels)
+  if (!options.kernels)
     return; // nothing to choose: no kernel may run
   std::vector<bool> asGroup(groups.size());
   for (size_t g = begin; g < end; ++g)
@@ -377,9 +378,9 @@ LogicalResult Search::run(std::vector<GroupReport> *reports) {
       return op.emitError("layer groups: the module is grouped already");
     seq.push_back(&op);
   }
-  // `none`: every op alone, as its kernel or, with noKernels, as a group
-  // of one where it has a local form.
-  if (options.strategy == GroupStrategy::None && !options.noKernels)
+  // `none`: every op alone, a group of one where it has a local form (with
+  // `kernels`, as its per-op kernel).
+  if (options.strategy == GroupStrategy::None && options.kernels)
     return success();
   // An op is local when it forms a group of its own (planGroup checks its
   // local form).
@@ -494,7 +495,7 @@ struct LayerGroupPass : impl::LayerGroupBase<LayerGroupPass> {
     options.slicing.hFirst = hFirst;
     options.slicing.weightResident = !noWeightResident;
     options.slicing.channelSlices = !noChannelSlices;
-    options.noKernels = noKernels;
+    options.kernels = kernels;
     // The machine the module records (tpuc deploy --chip-param), else the
     // BM1684X.
     FailureOr<::tpu::isa::Machine> machine =

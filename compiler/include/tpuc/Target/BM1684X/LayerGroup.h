@@ -38,11 +38,15 @@ struct LayerGroupOptions {
   /// (needs resident weights; `tpuc deploy --no-weight-prefetch` turns it
   /// off, for comparison).
   bool prefetchWeights = true;
-  /// An op with a local form never runs its per-op kernel: alone, it is a
-  /// group of one, and under GroupStrategy::None every such op is one
-  /// (`tpuc deploy --lg-no-kernels`; default: the cost model chooses
-  /// between an op's kernel and its group of one).
-  bool noKernels = false;
+  /// An op with a local form may run its per-op kernel: alone, the cost
+  /// model chooses between its kernel and its group of one, and under
+  /// GroupStrategy::None every op runs its kernel (`tpuc deploy
+  /// --lg-kernels`: the per-op backend, to compare with and the compiler
+  /// configuration the timing model was calibrated with). Default: such an
+  /// op always runs in a group, of one at least; the per-op kernels run
+  /// only the ops without a local form and those whose local form fits no
+  /// slicing.
+  bool kernels = false;
 };
 
 /// The tpu.Group attributes of the weight prefetch (offsets in local

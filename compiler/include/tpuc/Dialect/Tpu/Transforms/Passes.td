@@ -23,8 +23,9 @@ def LayerGroup : Pass<"tpu-layer-group", "mlir::ModuleOp"> {
     into layer groups, each a run of consecutive ops that the BM1684X
     backend can run as local operations (conv, depthwise conv, pooling,
     element-wise ops, scale, activations) and whose slices fit local
-    memory, and wraps each group of two or more ops into a tpu.Group
-    recording its slicing. `strategy`: `none` (no groups), `greedy` (each
+    memory, and wraps each group into a tpu.Group recording its slicing
+    (an op alone is a group of one, unless `kernels` lets its per-op
+    kernel run). `strategy`: `none` (every op alone), `greedy` (each
     group grows by the next op while it fits and the op costs no more
     inside it than apart) or `dp` (dynamic programming over the op
     sequence, minimising the summed cost of the groups: the cycles the
@@ -47,9 +48,10 @@ def LayerGroup : Pass<"tpu-layer-group", "mlir::ModuleOp"> {
            /*default=*/"false",
            "Never cut a group's channels (else: when no slicing of the "
            "batch and rows fits)">,
-    Option<"noKernels", "no-kernels", "bool", /*default=*/"false",
-           "An op with a local form never runs its per-op kernel: alone it "
-           "is a group of one (with strategy none, every such op is)">,
+    Option<"kernels", "kernels", "bool", /*default=*/"false",
+           "An op with a local form may run its per-op kernel: alone, the "
+           "cheaper of its kernel and its group of one; with strategy none, "
+           "every op runs its kernel (default: a group of one)">,
   ];
 }
 
