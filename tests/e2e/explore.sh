@@ -83,8 +83,8 @@ grep -q "is in both" m.err
 if "$BIN/tpuc" explore merge s0 -o bad --sweep sweep.toml 2> m.err; then exit 1; fi
 grep -q "4 of 8 point(s) of sweep.toml are missing" m.err
 
-# A failing point (no kernel fits 1 KiB of local memory) records its reason;
-# the sweep goes on.
+# A failing point (neither a group of one nor a kernel fits 1 KiB of local
+# memory) records its reason; the sweep goes on.
 printf 'models = ["cnn_top.mlir"]\nlayer_group = "none"\n[machine]\nchip.lmem_bytes = [1K, 256K]\n' > fail.toml
 "$BIN/tpuc" explore fail.toml -o failing 2> fail.log
 grep -q "2 point(s) run (1 failed)" fail.log

@@ -239,8 +239,8 @@ for k in a:
         sys.exit('int8_accuracy: batched INT8 run differs from batch 1 on ' + k)
 print('int8_accuracy: batch == batch 1 on sample 0')"
     # tpusim equals the tpu interpreter, bit for bit, on the gated model:
-    # per-op kernels (the batch-1 bmodel above) and layer groups (dp, the
-    # default strategy).
+    # every op alone (the batch-1 bmodel above, --layer-group none) and
+    # layer groups (dp, the default strategy).
     "$BIN/tpusim" run "one_$tag.bmodel" -i eval/0000.npz -o one_sim.npz >/dev/null
     "$BIN/tpuc" compare one_sim.npz one.npz --max-abs-rel 0 | tail -1
     "$BIN/tpuc" deploy model_top.mlir --quantize INT8 --calibration-table "$base.table" \

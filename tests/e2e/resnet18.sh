@@ -89,11 +89,11 @@ if [ "$ARCH" = resnet18v2 ] && [ "$BATCH" = 1 ]; then
   cali=()
   [ "$MODE" = INT8 ] && cali=(--calibration-table cali.table)
   "$BIN/tpuc" deploy model_top.mlir --quantize "$MODE" --chip bm1684x \
-    -o "model_${m}_none.bmodel" --layer-group none --lg-kernels "${cali[@]}" \
+    -o "model_${m}_kernels_calib.bmodel" --layer-group none --lg-kernels "${cali[@]}" \
     "${DEPLOY_OPTS[@]}" > /dev/null
-  "$BIN/tpusim" run "model_${m}_none.bmodel" --mode timing \
-    --stats stats_none.json > /dev/null
-  /usr/bin/python3 - stats_none.json stats.json "$published_us" "$MODE" <<'PY'
+  "$BIN/tpusim" run "model_${m}_kernels_calib.bmodel" --mode timing \
+    --stats stats_kernels_calib.json > /dev/null
+  /usr/bin/python3 - stats_kernels_calib.json stats.json "$published_us" "$MODE" <<'PY'
 import json, sys
 def us(path):
     stats = json.load(open(path))

@@ -187,7 +187,9 @@ struct Resident {
   isa::LocalLayout layout = isa::LocalLayout::Compact;
   std::optional<Stride4> gstride = std::nullopt;
   /// Its channels are the op's output channels (a C slice loads its own);
-  /// false for a matmul's right matrix, which every slice reads whole.
+  /// false for a matmul's right matrix in the row layout, which every
+  /// slice reads whole (in the matrix(w) layout its column blocks are the
+  /// channels).
   bool perChannel = true;
   /// A matrix(w) weight (matrixColumnsLayout), loaded by DMA_matrix:
   /// `shape` is (rows, ceil(matrixCols / w), 1, w), read from the dense
@@ -989,6 +991,17 @@ private:
   unsigned copyOf(int v, size_t slice) const {
     return copies[v] > 1 ? unsigned(slice % 2) : 0u;
   }
+  /// The scratch tiles op `op` needs here (tempsOf): in the matrix(w)
+  /// layout a float matmul adds its bias inside the MM, so only its
+  /// trailing function's.
+  unsigned opTemps(const GroupOp &op) const {
+    const auto *m = std::get_if<MatMulParams>(&op.params);
+    if (m && spec.matrixColumns && !m->quant) {
+      Activation a = trailingActivation(op.params);
+      return a.kind == UnaryKind::None ? 0 : unaryTemps(a.kind);
+    }
+    return tempsOf(op.params);
+  }
   /// Whether value v holds a slice's channels only (C slicing).
   bool cSliced(int v) const { return cSlices > 1 && !wholeC[size_t(v)]; }
   /// The channels value v holds in slice s, the first of them, and the
@@ -1233,7 +1246,7 @@ std::string Schedule::build() {
       rs.w = 1;
       rowTempBytes = std::max(rowTempBytes, up(euBytes(chip, Prec::Fp32, rs)));
     }
-    unsigned t = tempsOf(op.params);
+    unsigned t = opTemps(op);
     if (t) {
       nTemps = std::max(nTemps, t);
       Shape4 os = valueShape(op.output, maxN, maxChans(op.output),
@@ -1509,7 +1522,7 @@ std::string Schedule::build() {
         if (r.castTo)
           touches |= hits(resCast[o][i], castBytes(r, chip));
       }
-      if ((tempsOf(op.params) || rowTempsOf(op.params)) && tempBytesAll)
+      if ((opTemps(op) || rowTempsOf(op.params)) && tempBytesAll)
         touches |= hits(temps.empty() ? rowTemps[0] : temps[0], tempBytesAll);
       if (!tableKindsOf(op.params).empty())
         touches |= hits(tables, unaryTableBytes());
@@ -1559,8 +1572,13 @@ std::string Schedule::build() {
     for (const GroupOp &op : spec.ops) {
       if (const auto *m = std::get_if<MatMulParams>(&op.params)) {
         auto [k, n] = matmulKN(*m);
-        macs += uint64_t(s.nCount) * uint64_t(chans(op.output, s)) *
-                uint64_t(k) * uint64_t(n);
+        // Rows x K x N; in the matrix(w) layout the slice's rows are its
+        // batch and its columns a share of N.
+        macs += spec.matrixColumns
+                    ? uint64_t(s.nCount) * uint64_t(k) *
+                          uint64_t(matrixColsOf(op.output, s).second)
+                    : uint64_t(s.nCount) * uint64_t(chans(op.output, s)) *
+                          uint64_t(k) * uint64_t(n);
       }
       if (const auto *c = std::get_if<ConvParams>(&op.params))
         macs += uint64_t(s.nCount) * uint64_t(s.rows[op.output].count) *
@@ -2415,6 +2433,10 @@ void emitGroup(CmdEmitter &em, const GroupSpec &spec, const GroupPlan &plan,
   // The matrix(w) layout the plan was made in (unless `spec` is in it).
   GroupSpec columns;
   const GroupSpec *laid = &spec;
+  if (plan.matrixColumns && plan.firstWeightsAt >= 0)
+    throw Error("layer group '" + spec.name +
+                "': the matrix(w) layout (matrix_columns) with first weights "
+                "prefetched in the row layout (first_weights_at)");
   if (plan.matrixColumns != spec.matrixColumns) {
     columns = spec;
     if (!matrixColumnsLayout(columns, plan.matrixColumns, em.chip()))

@@ -92,16 +92,18 @@ private:
 
   const Candidate &plan(size_t i, size_t j);
   /// The cost of ops [i, j): a group's, or for one op what it costs where
-  /// it then runs: a group of one when that is cheaper than its own kernel.
+  /// it then runs: a group of one (with LayerGroupOptions::kernels, when
+  /// that is cheaper than its own kernel).
   double cost(size_t i, size_t j);
   /// The cost of op i's own kernel (infinity when it cannot be emitted).
   double kernelCost(size_t i);
-  /// Whether op i alone runs as a group of one: it has a local form whose
-  /// plan the cost model finds no slower than its kernel.
+  /// Whether op i alone runs as a group of one: it has a local form that
+  /// fits (with `kernels`, whose plan the cost model finds no slower than
+  /// its kernel).
   bool aloneAsGroup(size_t i);
   /// Whether ops [i, j) become a tpu.Group: a group of two or more, or one
-  /// op whose group of one is cheaper than its kernel, unless the check
-  /// with its neighbours decided otherwise (refine).
+  /// op that runs as a group of one, unless the check with its neighbours
+  /// decided otherwise (refine, with `kernels` only).
   bool formed(size_t i, size_t j) {
     auto it = decided.find({i, j});
     if (it != decided.end())

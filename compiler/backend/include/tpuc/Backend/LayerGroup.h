@@ -51,7 +51,10 @@
 //
 // Matrices (matmul, softmax and layer norm along the last axis, and the
 // element-wise ops between them) are held a row per channel
-// (matrixRowsLayout), the layout MM2 reads and writes.
+// (matrixRowsLayout), the layout MM2 reads and writes; a linear layer and
+// the element-wise ops after it may instead be held with the result's
+// columns across the lanes, the matrix(w) layout of MM
+// (matrixColumnsLayout), which suits matrices of few rows.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPUC_BACKEND_LAYERGROUP_H
