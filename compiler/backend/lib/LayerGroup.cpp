@@ -201,6 +201,14 @@ struct Resident {
   bool matrixTranspose = false;
 };
 
+/// The columns of a matrix of `cols` columns held in blocks of `w`
+/// (matrix(w) layout) that blocks [b0, b0 + count) hold: the first one and
+/// how many, the last block cut at the matrix's end.
+std::pair<int64_t, int64_t> blockColumns(int64_t b0, int64_t count, int64_t w,
+                                         int64_t cols) {
+  return {b0 * w, std::min(cols - b0 * w, count * w)};
+}
+
 /// A weight every lane holds whole (channel stride 0 in DDR: a lane
 /// broadcast): a lookup table, a matmul bias, a layer norm's scale.
 bool laneBroadcast(const Resident &r) {
@@ -1012,12 +1020,18 @@ private:
   int64_t chanBegin(int v, const Slice &s) const {
     return cSliced(v) ? s.c0 : 0;
   }
-  /// The columns [first, first + count) matrix value v holds in slice s
-  /// (GroupValue::matrixCols).
-  std::pair<int64_t, int64_t> matrixColsOf(int v, const Slice &s) const {
+  /// The columns of matrix value v (GroupValue::matrixCols) slice s
+  /// holds: where they start in DDR (the slice's first row) and how many.
+  struct MatrixSpan {
+    uint64_t addr;
+    int64_t cols;
+  };
+  MatrixSpan matrixSpan(int v, const Slice &s) const {
     const GroupValue &gv = spec.values[v];
-    int64_t w = gv.shape[3], c0 = chanBegin(v, s) * w;
-    return {c0, std::min(gv.matrixCols - c0, chans(v, s) * w)};
+    auto [c0, cols] =
+        blockColumns(chanBegin(v, s), chans(v, s), gv.shape[3], gv.matrixCols);
+    return {gv.addr + uint64_t(s.n0 * gv.matrixCols + c0) * elemBytes(gv.prec),
+            cols};
   }
   int64_t maxChans(int v) const {
     return cSliced(v) ? chunkC : spec.values[v].shape[1];
@@ -1035,13 +1049,13 @@ private:
   Resident sliceResident(size_t o, size_t i, const Slice &s) const {
     Resident r = residents[o][i];
     if (cSlices > 1 && perChannelResident(r) && r.matrixCols) {
-      // Columns [c0 w, c0 w + cCount w) of the matrix, the last block cut
-      // at its end.
-      int64_t w = r.shape.w, col0 = s.c0 * w;
+      // The slice's column blocks of the matrix.
+      auto [col0, cols] =
+          blockColumns(s.c0, s.cCount, r.shape.w, r.matrixCols);
       r.addr += uint64_t(r.matrixTranspose ? col0 * r.matrixStride : col0) *
                 elemBytes(r.prec);
-      r.matrixCols = std::min(r.matrixCols - col0, s.cCount * w);
-      r.shape.c = uint32_t(ceilDiv(r.matrixCols, w));
+      r.matrixCols = cols;
+      r.shape.c = uint32_t(ceilDiv(cols, int64_t(r.shape.w)));
     } else if (cSlices > 1 && perChannelResident(r)) {
       int64_t cstride =
           r.gstride ? r.gstride->c : int64_t(r.shape.h) * r.shape.w;
@@ -1537,7 +1551,7 @@ std::string Schedule::build() {
       const GroupValue &gv = spec.values[v];
       uint64_t rowBytes =
           uint64_t(s.nCount) *
-          uint64_t(gv.matrixCols ? matrixColsOf(int(v), s).second
+          uint64_t(gv.matrixCols ? matrixSpan(int(v), s).cols
                                  : chans(int(v), s) * gv.shape[3]) *
           elemBytes(gv.prec);
       if (gv.loaded)
@@ -1576,7 +1590,7 @@ std::string Schedule::build() {
         // batch and its columns a share of N.
         macs += spec.matrixColumns
                     ? uint64_t(s.nCount) * uint64_t(k) *
-                          uint64_t(matrixColsOf(op.output, s).second)
+                          uint64_t(matrixSpan(op.output, s).cols)
                     : uint64_t(s.nCount) * uint64_t(chans(op.output, s)) *
                           uint64_t(k) * uint64_t(n);
       }
@@ -2071,12 +2085,9 @@ void Schedule::emit(CmdEmitter &em) const {
             continue;
           LTensor dst = bufferTensor(int(v), copyOf(int(v), i), s);
           if (const GroupValue &gv = spec.values[v]; gv.matrixCols) {
-            auto [c0, cols] = matrixColsOf(int(v), s);
-            loadMatrix(em,
-                       gv.addr + uint64_t(s.n0 * gv.matrixCols + c0) *
-                                     elemBytes(gv.prec),
-                       gv.prec, uint32_t(s.nCount), uint32_t(cols),
-                       uint64_t(gv.matrixCols), dst);
+            MatrixSpan m = matrixSpan(int(v), s);
+            loadMatrix(em, m.addr, gv.prec, uint32_t(s.nCount),
+                       uint32_t(m.cols), uint64_t(gv.matrixCols), dst);
             continue;
           }
           load(em,
@@ -2123,11 +2134,8 @@ void Schedule::emit(CmdEmitter &em) const {
           LTensor src = view(int(v), copyOf(int(v), i), s, st.begin, st.count, 0,
                              spec.values[v].shape[3]);
           if (const GroupValue &gv = spec.values[v]; gv.matrixCols) {
-            auto [c0, cols] = matrixColsOf(int(v), s);
-            storeMatrix(em, src,
-                        gv.addr + uint64_t(s.n0 * gv.matrixCols + c0) *
-                                      elemBytes(gv.prec),
-                        uint32_t(s.nCount), uint32_t(cols),
+            MatrixSpan m = matrixSpan(int(v), s);
+            storeMatrix(em, src, m.addr, uint32_t(s.nCount), uint32_t(m.cols),
                         uint64_t(gv.matrixCols));
             continue;
           }

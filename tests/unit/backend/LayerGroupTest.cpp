@@ -286,10 +286,6 @@ public:
   }
 
   /// A second input (loaded by the group, random like the first).
-  /// The shape the per-op kernels see of value v (a matrix's rank 3).
-  void perOpShape(int v, std::vector<int64_t> s) {
-    perOp[size_t(v)].shape = std::move(s);
-  }
   int extraInput(std::array<int64_t, 4> s) {
     int v = value(s);
     extra.push_back(v);
@@ -310,9 +306,10 @@ public:
   }
 
   /// A matrix [B, M, K] (its kernels' tensors have rank 3; a group holds
-  /// it as (B, M, 1, K), matrixRowsLayout).
+  /// it as (B, M, 1, K), matrixRowsLayout), an input (the first, or an
+  /// extra one).
   int matrixInput(int64_t b, int64_t m, int64_t k) {
-    int v = value({b, m, 1, k});
+    int v = perOp.empty() ? value({b, m, 1, k}) : extraInput({b, m, 1, k});
     perOp[size_t(v)].shape = {b, m, k};
     return v;
   }
@@ -1384,9 +1381,7 @@ TEST(LayerGroup, MatrixColumnsMatchKernels) {
         what += " mulconst";
         break;
       default: {
-        int y = net.extraInput({b, m, 1, n});
-        net.perOpShape(y, {b, m, n});
-        cur = net.add(cur, y);
+        cur = net.add(cur, net.matrixInput(b, m, n));
         what += " add";
         break;
       }

@@ -12,6 +12,7 @@
 #include "tpuc/Dialect/Top/IR/TopOps.h"
 #include "tpuc/Dialect/Tpu/IR/TpuOps.h"
 #include "tpuc/Dialect/Tpu/Transforms/Passes.h"
+#include "tpuc/Interpreter/Kernels.h"
 #include "tpuc/Support/Module.h"
 #include "tpuc/Support/Weights.h"
 #include "tpuc/Target/BM1684X/CodegenInterface.h"
@@ -79,11 +80,9 @@ std::vector<uint8_t> weightBytes(ModuleOp module, tpu::WeightOp w,
   StringRef layout = w.getLayout();
   if (layout == tpu::kLayoutTransposed) {
     // [R, C] stored [C, R]; then written as compact data.
-    int64_t r = type.getDimSize(0), c = type.getDimSize(1);
     std::vector<float> t(data.size());
-    for (int64_t i = 0; i < r; ++i)
-      for (int64_t j = 0; j < c; ++j)
-        t[size_t(j * r + i)] = data[size_t(i * c + j)];
+    kernels::permute({type.getDimSize(0), type.getDimSize(1)}, data.data(),
+                     {1, 0}, t.data());
     data = std::move(t);
     layout = tpu::kLayoutCompact;
   }
