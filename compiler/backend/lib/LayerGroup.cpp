@@ -82,7 +82,8 @@ Activation activationOf(const LocalOpParams &p) {
         else if constexpr (std::is_same_v<T, ResizeParams> ||
                            std::is_same_v<T, CastParams> ||
                            std::is_same_v<T, SoftmaxParams> ||
-                           std::is_same_v<T, LayerNormParams>)
+                           std::is_same_v<T, LayerNormParams> ||
+                           std::is_same_v<T, ReduceParams>)
           return {};
         else
           return x.act;
@@ -475,6 +476,10 @@ unsigned tempsOfOp(const LocalOpParams &p) {
     return 4;
   if (std::holds_alternative<LayerNormParams>(p))
     return 3;
+  // A reduction: its input rows in fp32 (of the input's shape, see
+  // Schedule::build) and the fp32 result.
+  if (std::holds_alternative<ReduceParams>(p))
+    return 2;
   Activation a = trailingActivation(p);
   unsigned t = a.kind == UnaryKind::None ? 0 : unaryTemps(a.kind);
   // A matmul with a bias: the fp32 products before the bias add (free
@@ -644,6 +649,23 @@ std::string localOpSupport(const LocalOpParams &params,
           if (x.input.prec != Prec::Int8 || x.output.prec != Prec::Int8)
             return "a table lookup of other than int8 / uint8";
           return "";
+        } else if constexpr (std::is_same_v<T, ReduceParams>) {
+          // Over H and / or W of (n, c, h, w), each (n, c) alone: one
+          // pooling command whose window is the reduced extent.
+          if (!floatOk(x.input) || !floatOk(x.output))
+            return "an integer reduction";
+          if (x.kind != ReduceKind::Sum && x.kind != ReduceKind::Mean &&
+              x.kind != ReduceKind::Max && x.kind != ReduceKind::Min)
+            return "a reduction other than sum, mean, max and min";
+          if (!rank4(x.input) || !rank4(x.output))
+            return "a reduction of other than (n, c, h, w) into (n, c, h, w)";
+          const std::vector<int64_t> &i = x.input.shape, &o = x.output.shape;
+          if (o[0] != i[0] || o[1] != i[1] || (o[2] != i[2] && o[2] != 1) ||
+              (o[3] != i[3] && o[3] != 1))
+            return "a reduction over other than H and W";
+          if (i[2] > 65535 || i[3] > 65535)
+            return "a reduced extent wider than the command's 16-bit sizes";
+          return "";
         } else {
           static_assert(std::is_same_v<T, ScaleParams>);
           if (!rank4(x.output) || x.input.shape != x.output.shape ||
@@ -667,6 +689,10 @@ RowSpan localInputRows(const GroupOp &op, const GroupSpec &spec, unsigned k,
     int64_t a = o0 / fh, b = (o0 + count - 1) / fh + 1;
     return {a, b - a, 0, 0};
   }
+  // A reduction over H reads every row.
+  if (std::holds_alternative<ReduceParams>(op.params) &&
+      spec.values[op.output].shape[2] == 1)
+    return {0, inH, 0, 0};
   // An element-wise operand of one row broadcasts along H.
   if (inH == 1 && spec.values[op.output].shape[2] > 1)
     return {0, 1, 0, 0};
@@ -756,7 +782,9 @@ bool flattenElementwise(GroupSpec &spec, const isa::ChipParams &chip) {
 
 bool matrixRowsLayout(GroupSpec &spec, bool rows4) {
   auto rows = [&](std::vector<int64_t> &s) {
-    if (s.size() == 4 && rows4)
+    if (s.empty())
+      s = {1, 1, 1, 1}; // a scalar
+    else if (s.size() == 4 && rows4)
       s = {s[0] * s[1], s[2], 1, s[3]};
     else if (s.size() == 3)
       s = {s[0], s[1], 1, s[2]};
@@ -769,7 +797,8 @@ bool matrixRowsLayout(GroupSpec &spec, bool rows4) {
       if (std::holds_alternative<ConvParams>(op.params) ||
           std::holds_alternative<PoolParams>(op.params) ||
           std::holds_alternative<ResizeParams>(op.params) ||
-          std::holds_alternative<ScaleParams>(op.params))
+          std::holds_alternative<ScaleParams>(op.params) ||
+          std::holds_alternative<ReduceParams>(op.params))
         return false;
       bool matmul = std::holds_alternative<MatMulParams>(op.params);
       for (int in : op.inputs)
@@ -1263,8 +1292,10 @@ std::string Schedule::build() {
     unsigned t = opTemps(op);
     if (t) {
       nTemps = std::max(nTemps, t);
-      Shape4 os = valueShape(op.output, maxN, maxChans(op.output),
-                             maxRows[op.output]);
+      // A reduction's scratch holds its input rows.
+      int tv = std::holds_alternative<ReduceParams>(op.params) ? op.inputs[0]
+                                                               : op.output;
+      Shape4 os = valueShape(tv, maxN, maxChans(tv), maxRows[tv]);
       tempBytes = std::max(tempBytes, up(euBytes(chip, Prec::Fp32, os)));
     }
   }
@@ -1967,6 +1998,37 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
       return castTile(em, *c, sameRows(0), out);
     LTensor t = localTensor(chip, temps[0], c->viaInt->prec, out.shape);
     castTile(em, *c, sameRows(0), out, &t);
+    return;
+  }
+  if (const auto *r = std::get_if<ReduceParams>(&op.params)) {
+    // The input rows in fp32 (negated for a minimum), one pooling whose
+    // window is the reduced extent (sums in index order from +0, as the
+    // interpreter), the result converted (negated back).
+    const auto &is = spec.values[op.inputs[0]].shape;
+    RowSpan rows = localInputRows(op, spec, 0, outRows.begin, outRows.count);
+    LTensor in = operand(0, rows, 0, is[3]);
+    bool isMin = r->kind == ReduceKind::Min;
+    LTensor x = localTensor(chip, temps[0], Prec::Fp32, in.shape);
+    if (isMin)
+      ar(em, ArOp::Mul, x, Opd::of(in), Opd::imm(-1.0f, in.prec));
+    else
+      ar(em, in.prec == Prec::Fp32 ? ArOp::Copy : ArOp::Cast, x, Opd::of(in));
+    LTensor acc = localTensor(chip, temps[1], Prec::Fp32, out.shape);
+    PorDCmd c;
+    bool isMax = isMin || r->kind == ReduceKind::Max;
+    c.kind = isMax ? PorDCmd::MaxPool : PorDCmd::AvgPool;
+    c.input = x;
+    c.output = acc;
+    c.kh = out.shape.h == 1 ? x.shape.h : 1;
+    c.kw = out.shape.w == 1 ? x.shape.w : 1;
+    c.avgScale = r->kind == ReduceKind::Mean ? 1.0f / float(c.kh * c.kw) : 1.0f;
+    c.padBits = floatBits(-INFINITY, Prec::Fp32);
+    pord(em, c);
+    if (isMin)
+      ar(em, ArOp::Mul, out, Opd::of(acc), Opd::imm(-1.0f, Prec::Fp32));
+    else
+      ar(em, out.prec == Prec::Fp32 ? ArOp::Copy : ArOp::Cast, out,
+         Opd::of(acc));
     return;
   }
   if (std::holds_alternative<LutParams>(op.params)) {

@@ -371,6 +371,33 @@ public:
     return out;
   }
 
+  /// A reduction of `in` over H and / or W (the reduced axes kept, of
+  /// extent 1).
+  int reduce(int in, ReduceKind kind, bool overH, bool overW) {
+    auto s = shapes[size_t(in)];
+    int out = value({s[0], s[1], overH ? 1 : s[2], overW ? 1 : s[3]});
+    ReduceParams p;
+    p.name = "reduce" + std::to_string(out);
+    p.input = perOp[size_t(in)];
+    p.output = perOp[size_t(out)];
+    p.kind = kind;
+    if (overH)
+      p.axes.push_back(2);
+    if (overW)
+      p.axes.push_back(3);
+    ops.push_back({p, {in}, out});
+    return out;
+  }
+
+  /// The inputs' values (as the per-op kernels read them).
+  std::vector<std::vector<float>> values() const {
+    return perOpValues([&](sim::MachineState &m) {
+      writeInputs(m);
+      for (const auto &[addr, bytes] : blobs)
+        writeBytes(m, addr, bytes);
+    });
+  }
+
   /// Softmax of matrix `in` along its rows.
   int softmax(int in) {
     int out = value(shapes[size_t(in)]);
@@ -594,6 +621,8 @@ public:
                 tpu::backend::softmax(em, x);
               else if constexpr (std::is_same_v<T, LayerNormParams>)
                 tpu::backend::layerNorm(em, x);
+              else if constexpr (std::is_same_v<T, ReduceParams>)
+                tpu::backend::reduce(em, x);
               else
                 tpu::backend::scale(em, x);
             },
@@ -821,6 +850,64 @@ TEST(LayerGroup, SqueezeExcitePerChannelActivation) {
                         {2, 4}})
       net.check(n, h);
   }
+}
+
+/// Reductions over H and W, H alone and W alone, in a group: max, min,
+/// sum and mean, each (n, c) alone. A whole-plane reduction read back at
+/// every (h, w) (as openWakeWord's mel spectrogram clips to its maximum)
+/// is recomputed by every H slice. Every value equals the per-op kernels'
+/// bit for bit, and the reductions equal ones computed here from the
+/// input (fp32 sums in index order from +0, as the interpreter).
+TEST(LayerGroup, ReductionsOverHeightAndWidth) {
+  for (Prec p : {Prec::Fp32, Prec::Fp16})
+    for (ReduceKind k :
+         {ReduceKind::Max, ReduceKind::Min, ReduceKind::Sum, ReduceKind::Mean})
+      for (auto [overH, overW] : {std::pair{true, true}, {true, false},
+                                  {false, true}}) {
+        SCOPED_TRACE(std::to_string(int(p)) + " kind " +
+                     std::to_string(int(k)) + (overH ? " H" : "") +
+                     (overW ? " W" : ""));
+        Net net(p);
+        int x = net.input(2, 70, 6, 5);
+        int r = net.reduce(x, k, overH, overW);
+        if (overH && overW)
+          net.mul(x, r);
+        std::vector<std::vector<float>> v = net.values();
+        // The reduction by hand.
+        auto s = net.shapeOf(x), rs = net.shapeOf(r);
+        for (int64_t n = 0; n < s[0]; ++n)
+          for (int64_t c = 0; c < s[1]; ++c)
+            for (int64_t oh = 0; oh < rs[2]; ++oh)
+              for (int64_t ow = 0; ow < rs[3]; ++ow) {
+                float acc = k == ReduceKind::Max   ? -INFINITY
+                            : k == ReduceKind::Min ? INFINITY
+                                                   : 0.0f;
+                int64_t count = 0;
+                for (int64_t h = 0; h < s[2]; ++h)
+                  for (int64_t w = 0; w < s[3]; ++w) {
+                    if ((!overH && h != oh) || (!overW && w != ow))
+                      continue;
+                    float e = v[size_t(x)][size_t(((n * s[1] + c) * s[2] + h) *
+                                                      s[3] +
+                                                  w)];
+                    acc = k == ReduceKind::Max   ? std::max(acc, e)
+                          : k == ReduceKind::Min ? std::min(acc, e)
+                                                 : acc + e;
+                    ++count;
+                  }
+                if (k == ReduceKind::Mean)
+                  acc = acc * (1.0f / float(count));
+                float want = isa::roundToPrec(acc, p);
+                ASSERT_EQ(v[size_t(r)][size_t(((n * rs[1] + c) * rs[2] + oh) *
+                                                  rs[3] +
+                                              ow)],
+                          want);
+              }
+        for (auto [n, h] : {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {1, 2},
+                            {2, 3}})
+          if (h <= net.shapeOf(net.ops.back().output)[2])
+            net.check(n, h);
+      }
 }
 
 /// The INT8 squeeze-excite of PP-OCR's blocks: a per-(n, c) gate (here a

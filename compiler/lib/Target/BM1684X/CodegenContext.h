@@ -231,6 +231,9 @@ BinaryKernelParams binaryKernelParams(CodegenContext &ctx, OpT op,
                                             tpu::SoftmaxOp op);
 ::tpu::backend::LayerNormParams layerNormParams(CodegenContext &ctx,
                                                 tpu::LayerNormOp op);
+/// Backend parameters of tpu.Reduce.
+::tpu::backend::ReduceParams reduceParams(CodegenContext &ctx,
+                                          tpu::ReduceOp op);
 
 } // namespace tpuc::bm1684x
 

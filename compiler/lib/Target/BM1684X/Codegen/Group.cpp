@@ -24,6 +24,23 @@ namespace tpuc::bm1684x {
 
 namespace {
 
+/// The 4-D shape buildGroupSpec holds a value of shape \p s in (before a
+/// group's layout, flattenElementwise or matrixRowsLayout, changes it): a
+/// matrix [B, M, K] or [M, K] a row per channel, a scalar as one element;
+/// other ranks as one row (nullopt).
+std::optional<std::array<int64_t, 4>>
+groupShape(const std::vector<int64_t> &s) {
+  if (s.size() == 4)
+    return std::array<int64_t, 4>{s[0], s[1], s[2], s[3]};
+  if (s.size() == 3)
+    return std::array<int64_t, 4>{s[0], s[1], 1, s[2]};
+  if (s.size() == 2)
+    return std::array<int64_t, 4>{1, s[0], 1, s[1]};
+  if (s.empty())
+    return std::array<int64_t, 4>{1, 1, 1, 1};
+  return std::nullopt;
+}
+
 /// A binary op as a local op: its kernel's parameters (binaryKernelParams)
 /// when the group can hold its operands. \p acts gets the activations it
 /// reads, a null Value for a per-channel weight operand.
@@ -31,13 +48,18 @@ template <typename OpT>
 std::optional<backend::LocalOpParams>
 binaryParams(CodegenContext &ctx, OpT op, backend::BinaryKind k,
              std::vector<Value> &acts, std::string &why) {
-  if (k == backend::BinaryKind::Pow) {
-    why = "pow";
-    return std::nullopt;
-  }
   Value lhs = op.getLhs(), rhs = op.getRhs(), out = op.getOutput();
   std::vector<int64_t> os = module::getShape(out);
   BinaryKernelParams kernel = binaryKernelParams(ctx, op, k);
+  // x ^ c by a one-element weight: the unary power, as its kernel.
+  if (auto *u = std::get_if<backend::UnaryParams>(&kernel)) {
+    acts = {lhs};
+    return *u;
+  }
+  if (k == backend::BinaryKind::Pow) {
+    why = "pow of a tensor exponent";
+    return std::nullopt;
+  }
   if (auto *c = std::get_if<backend::BinaryConstParams>(&kernel)) {
     Value tensor = c->constOnLeft ? rhs : lhs;
     if (module::getShape(tensor) != os) {
@@ -58,9 +80,12 @@ binaryParams(CodegenContext &ctx, OpT op, backend::BinaryKind k,
   for (Value v : {lhs, rhs}) {
     bool weight = isa_and_nonnull<tpu::WeightOp>(v.getDefiningOp());
     std::vector<int64_t> vs = module::getShape(v);
-    // A per-(n, c) activation against the full tensor (squeeze-excite).
+    // A per-(n, c) activation against the full tensor (squeeze-excite),
+    // or a scalar one against a tensor of one (n, c) (held as (1, 1, 1,
+    // 1): the same zero-stride read).
     bool perNC = vs.size() == 4 && os.size() == 4 && vs[0] == os[0] &&
                  vs[1] == os[1] && vs[2] == 1 && vs[3] == 1;
+    perNC |= vs.empty() && os.size() == 4 && os[0] == 1 && os[1] == 1;
     if (!weight && (vs == os || perNC))
       acts.push_back(v);
     else if (weight && vs != os)
@@ -86,11 +111,16 @@ localOpParams(CodegenContext &ctx, Operation *op, std::vector<Value> &acts,
   // (backend::matrixRowsLayout), which matmuls by a weight, softmax and
   // layer norm along the last axis and element-wise ops work on.
   bool anyRank =
-      isa<tpu::ActiveOp, tpu::CastOp, tpu::LutOp, tpu::AddOp, tpu::SubOp,
-          tpu::MulOp, tpu::DivOp, tpu::MaxOp, tpu::MinOp, tpu::MatMulOp,
+      isa<tpu::ReduceOp, tpu::ActiveOp, tpu::CastOp, tpu::LutOp, tpu::AddOp, tpu::SubOp,
+          tpu::MulOp, tpu::DivOp, tpu::MaxOp, tpu::MinOp, tpu::PowOp,
+          tpu::MatMulOp,
           tpu::SoftmaxOp, tpu::LayerNormOp>(op);
+  // A rank-3 convolution or pooling is 1-D, (n, c, 1, w) as its kernel's
+  // nchw(); buildGroupSpec holds its rank-3 values so.
+  bool oneD = isa<tpu::Conv2DOp, tpu::Deconv2DOp, tpu::Pool2DOp>(op);
   auto rank4 = [&](Value v) {
-    return anyRank || module::getShape(v).size() == 4;
+    size_t r = module::getShape(v).size();
+    return anyRank || r == 4 || (oneD && r == 3);
   };
   for (Value r : op->getResults())
     if (!isa<RankedTensorType>(r.getType()) || !rank4(r)) {
@@ -182,6 +212,22 @@ localOpParams(CodegenContext &ctx, Operation *op, std::vector<Value> &acts,
       p = binaryParams(ctx, b, backend::BinaryKind::Max, acts, why);
     } else if (auto b = dyn_cast<tpu::MinOp>(op)) {
       p = binaryParams(ctx, b, backend::BinaryKind::Min, acts, why);
+    } else if (auto r = dyn_cast<tpu::ReduceOp>(op)) {
+      // Over H and / or W: the input and result as the group holds them
+      // (the backend's localOpSupport checks the rest).
+      auto in = groupShape(module::getShape(r.getInput()));
+      auto res = groupShape(module::getShape(r.getOutput()));
+      if (!in || !res) {
+        why = "a reduction of other than a scalar, matrix or 4-D value";
+        return std::nullopt;
+      }
+      acts = {r.getInput()};
+      backend::ReduceParams rp = reduceParams(ctx, r);
+      rp.input.shape.assign(in->begin(), in->end());
+      rp.output.shape.assign(res->begin(), res->end());
+      p = rp;
+    } else if (auto b = dyn_cast<tpu::PowOp>(op)) {
+      p = binaryParams(ctx, b, backend::BinaryKind::Pow, acts, why);
     } else {
       why = "no local form";
       return std::nullopt;
@@ -220,13 +266,8 @@ buildGroupSpec(CodegenContext &ctx, llvm::ArrayRef<Operation *> ops,
                                     v);
     gv.prec = t.prec;
     gv.isSigned = t.isSigned;
-    std::vector<int64_t> s = module::getShape(v);
-    if (s.size() == 4) {
-      gv.shape = {s[0], s[1], s[2], s[3]};
-    } else if (s.size() == 3) {
-      gv.shape = {s[0], s[1], 1, s[2]}; // matrix rows (matrixRowsLayout)
-    } else if (s.size() == 2) {
-      gv.shape = {1, s[0], 1, s[1]};
+    if (auto s = groupShape(module::getShape(v))) {
+      gv.shape = *s; // matrices a row per channel (matrixRowsLayout)
     } else {
       // Held as one row until flattenElementwise gives it its shape.
       gv.shape = {1, 1, 1, module::getNumElements(v)};

@@ -23,6 +23,17 @@ backend::LayerNormParams layerNormParams(CodegenContext &ctx,
   return p;
 }
 
+backend::ReduceParams reduceParams(CodegenContext &ctx, tpu::ReduceOp op) {
+  auto p = ctx.ioParams<backend::ReduceParams>(op);
+  StringRef m = op.getMode();
+  p.kind = m == "ReduceMean"  ? backend::ReduceKind::Mean
+           : m == "ReduceMax" ? backend::ReduceKind::Max
+           : m == "ReduceMin" ? backend::ReduceKind::Min
+                              : backend::ReduceKind::Sum;
+  p.axes = toI64(op.getAxes());
+  return p;
+}
+
 } // namespace tpuc::bm1684x
 
 namespace tpuc::tpu {
@@ -38,14 +49,7 @@ void LayerNormOp::codegenBM1684X(CodegenContext &ctx) {
 }
 
 void ReduceOp::codegenBM1684X(CodegenContext &ctx) {
-  auto p = ctx.ioParams<backend::ReduceParams>(*this);
-  StringRef m = getMode();
-  p.kind = m == "ReduceMean"  ? backend::ReduceKind::Mean
-           : m == "ReduceMax" ? backend::ReduceKind::Max
-           : m == "ReduceMin" ? backend::ReduceKind::Min
-                              : backend::ReduceKind::Sum;
-  p.axes = toI64(getAxes());
-  backend::reduce(ctx.emitter(), p);
+  backend::reduce(ctx.emitter(), reduceParams(ctx, *this));
 }
 
 } // namespace tpuc::tpu
