@@ -414,6 +414,32 @@ struct UnaryScratch {
   uint64_t tables = 0;
 };
 
+/// Scratch tiles (UnaryScratch::temps, each of the output tile's shape in
+/// fp32) one tile of compare needs: two for operands of different
+/// precisions (compared in fp32), one for Le / Ge (the equality).
+unsigned compareTemps(CompareKind kind, bool mixed);
+
+/// The commands of one tile of compare: out = (a kind b) ? 1 : 0 (out's
+/// isSigned as the result's). Shared by the per-op kernel and the layer
+/// groups.
+void compareTile(CmdEmitter &em, CompareKind kind, const LTensor &out,
+                 const LTensor &a, const LTensor &b, const UnaryScratch &s);
+
+/// The commands of one tile of compareConst (the constant of `in`'s
+/// precision; Le / Ge use temps[0]). Shared as compareTile.
+void compareConstTile(CmdEmitter &em, const CompareConstParams &p,
+                      const LTensor &out, const LTensor &in,
+                      const UnaryScratch &s);
+
+/// out = x > 0 ? x : slope * x with the product in temp 0 (of out's
+/// shape and precision): the tile of prelu. `x` may be `out`.
+void emitPReluTile(CmdEmitter &em, const LTensor &x, const Opd &slope,
+                   const LTensor &out, const UnaryScratch &s);
+
+/// The commands of one tile of where: out = cond != 0 ? x : y.
+void whereTile(CmdEmitter &em, const LTensor &out, const LTensor &cond,
+               const LTensor &x, const LTensor &y);
+
 /// Writes the coefficient tables `kind` needs into local memory (once per
 /// kernel, before the first emitUnary).
 void prepareUnaryTables(CmdEmitter &em, UnaryKind kind, const UnaryScratch &s);

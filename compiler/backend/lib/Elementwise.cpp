@@ -451,15 +451,6 @@ void emitScaleTile(CmdEmitter &em, const Opd &x, const Opd &scale,
     emitUnary(em, act, out, out, s);
 }
 
-/// out = x > 0 ? x : slope * x with the product in temp 0: the tile of
-/// prelu. `x` may be `out`.
-void emitPReluTile(CmdEmitter &em, const LTensor &x, const Opd &slope,
-                   const LTensor &out, const UnaryScratch &s) {
-  LTensor t = localTensor(em.chip(), s.temps[0], out.prec, out.shape);
-  ar(em, ArOp::Mul, t, Opd::of(x), slope);
-  cmpSelect(em, CmpOp::SelGt, out, Opd::of(x), Opd::imm(0.0f, x.prec),
-            Opd::of(x), Opd::of(t));
-}
 
 } // namespace
 
@@ -836,9 +827,7 @@ void where(CmdEmitter &em, const WhereParams &p) {
   runEltwise(em, ctx, jobs, p.output.prec, 0, {},
              [&](const std::vector<LTensor> &in, const LTensor &out,
                  const UnaryScratch &) {
-               cmpSelect(em, CmpOp::SelEq, out, Opd::of(in[0]),
-                         Opd::immInt(0, in[0].prec), Opd::of(in[2]),
-                         Opd::of(in[1]));
+               whereTile(em, out, in[0], in[1], in[2]);
              });
 }
 
@@ -897,7 +886,67 @@ CompareKind mirrored(CompareKind k) {
   }
 }
 
+/// The equality scratch of a Le / Ge result (empty otherwise).
+LTensor eqTemp(CmdEmitter &em, CompareKind kind, const LTensor &out,
+               uint64_t offset) {
+  LTensor eq;
+  if (needsEqTemp(kind)) {
+    eq = localTensor(em.chip(), offset, out.prec, out.shape);
+    eq.isSigned = out.isSigned;
+  }
+  return eq;
+}
+
 } // namespace
+
+namespace detail {
+
+void emitPReluTile(CmdEmitter &em, const LTensor &x, const Opd &slope,
+                   const LTensor &out, const UnaryScratch &s) {
+  LTensor t = localTensor(em.chip(), s.temps[0], out.prec, out.shape);
+  ar(em, ArOp::Mul, t, Opd::of(x), slope);
+  cmpSelect(em, CmpOp::SelGt, out, Opd::of(x), Opd::imm(0.0f, x.prec),
+            Opd::of(x), Opd::of(t));
+}
+
+void whereTile(CmdEmitter &em, const LTensor &out, const LTensor &cond,
+               const LTensor &x, const LTensor &y) {
+  cmpSelect(em, CmpOp::SelEq, out, Opd::of(cond), Opd::immInt(0, cond.prec),
+            Opd::of(y), Opd::of(x));
+}
+
+unsigned compareTemps(CompareKind kind, bool mixed) {
+  return (mixed ? 2 : 0) + (needsEqTemp(kind) ? 1 : 0);
+}
+
+void compareTile(CmdEmitter &em, CompareKind kind, const LTensor &out,
+                 const LTensor &a, const LTensor &b, const UnaryScratch &s) {
+  // sCMP compares operands of one type: mixed precisions meet in fp32
+  // (exact: every F16 / BF16 value is an fp32 value).
+  Opd oa = Opd::of(a), ob = Opd::of(b);
+  unsigned next = 0;
+  if (a.prec != b.prec) {
+    LTensor fa = localTensor(em.chip(), s.temps[next++], Prec::Fp32, a.shape);
+    LTensor fb = localTensor(em.chip(), s.temps[next++], Prec::Fp32, b.shape);
+    ar(em, a.prec == Prec::Fp32 ? ArOp::Copy : ArOp::Cast, fa, oa);
+    ar(em, b.prec == Prec::Fp32 ? ArOp::Copy : ArOp::Cast, fb, ob);
+    oa = Opd::of(fa);
+    ob = Opd::of(fb);
+  }
+  LTensor eq = eqTemp(em, kind, out, needsEqTemp(kind) ? s.temps[next] : 0);
+  emitCompare(em, kind, out, oa, ob, eq);
+}
+
+void compareConstTile(CmdEmitter &em, const CompareConstParams &p,
+                      const LTensor &out, const LTensor &in,
+                      const UnaryScratch &s) {
+  LTensor eq = eqTemp(em, p.kind, out, needsEqTemp(p.kind) ? s.temps[0] : 0);
+  // The tensor stays opd0: (c kind x) is (x mirrored c).
+  emitCompare(em, p.constOnLeft ? mirrored(p.kind) : p.kind, out, Opd::of(in),
+              Opd::imm(p.value, in.prec), eq);
+}
+
+} // namespace detail
 
 void compare(CmdEmitter &em, const CompareParams &p) {
   OpCtx ctx{"compare", p.name};
@@ -910,35 +959,14 @@ void compare(CmdEmitter &em, const CompareParams &p) {
   } catch (const Error &e) {
     ctx.fail(e.what());
   }
-  // sCMP compares operands of one type: mixed precisions meet in fp32
-  // (exact: every F16 / BF16 value is an fp32 value).
-  bool mixed = p.lhs.prec != p.rhs.prec;
-  unsigned temps = (mixed ? 2 : 0) + (needsEqTemp(p.kind) ? 1 : 0);
-  runEltwise(
-      em, ctx, jobs, p.output.prec, temps, {},
-      [&](const std::vector<LTensor> &in, const LTensor &res,
-          const UnaryScratch &s) {
-        LTensor out = res;
-        out.isSigned = p.output.isSigned;
-        Opd a = Opd::of(in[0]), b = Opd::of(in[1]);
-        unsigned next = 0;
-        if (mixed) {
-          LTensor fa =
-              localTensor(em.chip(), s.temps[next++], Prec::Fp32, in[0].shape);
-          LTensor fb =
-              localTensor(em.chip(), s.temps[next++], Prec::Fp32, in[1].shape);
-          ar(em, in[0].prec == Prec::Fp32 ? ArOp::Copy : ArOp::Cast, fa, a);
-          ar(em, in[1].prec == Prec::Fp32 ? ArOp::Copy : ArOp::Cast, fb, b);
-          a = Opd::of(fa);
-          b = Opd::of(fb);
-        }
-        LTensor eq;
-        if (needsEqTemp(p.kind)) {
-          eq = localTensor(em.chip(), s.temps[next], out.prec, out.shape);
-          eq.isSigned = out.isSigned;
-        }
-        emitCompare(em, p.kind, out, a, b, eq);
-      });
+  runEltwise(em, ctx, jobs, p.output.prec,
+             compareTemps(p.kind, p.lhs.prec != p.rhs.prec), {},
+             [&](const std::vector<LTensor> &in, const LTensor &res,
+                 const UnaryScratch &s) {
+               LTensor out = res;
+               out.isSigned = p.output.isSigned;
+               compareTile(em, p.kind, out, in[0], in[1], s);
+             });
 }
 
 void compareConst(CmdEmitter &em, const CompareConstParams &p) {
@@ -947,21 +975,12 @@ void compareConst(CmdEmitter &em, const CompareConstParams &p) {
   requireCastable(ctx, p.output, "output");
   checkSameCount(ctx, p.input, p.output);
   auto jobs = broadcastJobs(em.chip(), {reshaped(p.input, p.output.shape)}, p.output);
-  runEltwise(em, ctx, jobs, p.output.prec, needsEqTemp(p.kind) ? 1 : 0, {},
+  runEltwise(em, ctx, jobs, p.output.prec, compareTemps(p.kind, false), {},
              [&](const std::vector<LTensor> &in, const LTensor &res,
                  const UnaryScratch &s) {
                LTensor out = res;
                out.isSigned = p.output.isSigned;
-               Opd x = Opd::of(in[0]);
-               Opd c = Opd::imm(p.value, in[0].prec);
-               LTensor eq;
-               if (needsEqTemp(p.kind)) {
-                 eq = localTensor(em.chip(), s.temps[0], out.prec, out.shape);
-                 eq.isSigned = out.isSigned;
-               }
-               // The tensor stays opd0: (c kind x) is (x mirrored c).
-               emitCompare(em, p.constOnLeft ? mirrored(p.kind) : p.kind, out,
-                           x, c, eq);
+               compareConstTile(em, p, out, in[0], s);
              });
 }
 

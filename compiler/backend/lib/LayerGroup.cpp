@@ -83,7 +83,11 @@ Activation activationOf(const LocalOpParams &p) {
                            std::is_same_v<T, CastParams> ||
                            std::is_same_v<T, SoftmaxParams> ||
                            std::is_same_v<T, LayerNormParams> ||
-                           std::is_same_v<T, ReduceParams>)
+                           std::is_same_v<T, ReduceParams> ||
+                           std::is_same_v<T, CompareParams> ||
+                           std::is_same_v<T, CompareConstParams> ||
+                           std::is_same_v<T, WhereParams> ||
+                           std::is_same_v<T, PReluParams>)
           return {};
         else
           return x.act;
@@ -356,6 +360,10 @@ std::vector<Resident> residentsOf(const LocalOpParams &p,
                  isa::LocalLayout::Compact, std::nullopt});
     r.push_back({s->bias.addr, s->bias.prec, {1, c, 1, 1}, {},
                  isa::LocalLayout::Compact, std::nullopt});
+  } else if (const auto *pr = std::get_if<PReluParams>(&p)) {
+    r.push_back({pr->slope.addr, pr->slope.prec,
+                 {1, uint32_t(pr->input.shape[1]), 1, 1}, {},
+                 isa::LocalLayout::Compact, std::nullopt});
   } else if (const auto *b = std::get_if<BinaryParams>(&p)) {
     // Operands that are no group value are per-channel weights.
     uint32_t c = uint32_t(b->output.shape[1]);
@@ -480,6 +488,21 @@ unsigned tempsOfOp(const LocalOpParams &p) {
   // Schedule::build) and the fp32 result.
   if (std::holds_alternative<ReduceParams>(p))
     return 2;
+  // A parametric relu: the slope's products.
+  if (std::holds_alternative<PReluParams>(p))
+    return 1;
+  // Comparisons and selections (sCMP): their own scratch, and the EU-
+  // aligned copies of operands read through free strides (Schedule::
+  // emitOp; operands of mixed precisions are converted into scratch
+  // anyway).
+  if (const auto *c = std::get_if<CompareParams>(&p)) {
+    bool mixed = c->lhs.prec != c->rhs.prec;
+    return compareTemps(c->kind, mixed) + (mixed ? 0 : 2);
+  }
+  if (const auto *c = std::get_if<CompareConstParams>(&p))
+    return compareTemps(c->kind, false) + 1;
+  if (std::holds_alternative<WhereParams>(p))
+    return 3;
   Activation a = trailingActivation(p);
   unsigned t = a.kind == UnaryKind::None ? 0 : unaryTemps(a.kind);
   // A matmul with a bias: the fp32 products before the bias add (free
@@ -649,6 +672,41 @@ std::string localOpSupport(const LocalOpParams &params,
           if (x.input.prec != Prec::Int8 || x.output.prec != Prec::Int8)
             return "a table lookup of other than int8 / uint8";
           return "";
+        } else if constexpr (std::is_same_v<T, CompareParams> ||
+                             std::is_same_v<T, WhereParams>) {
+          // Operands of the result's shape or one value per (n, c).
+          std::vector<const GTensor *> in;
+          if constexpr (std::is_same_v<T, CompareParams>) {
+            if (!floatOk(x.lhs) || !floatOk(x.rhs))
+              return "a comparison of integers";
+            in = {&x.lhs, &x.rhs};
+          } else {
+            if (!floatOk(x.output) || x.x.prec != x.output.prec ||
+                x.y.prec != x.output.prec)
+              return "a selection of other than one float precision";
+            in = {&x.cond, &x.x, &x.y};
+          }
+          if (!rank4(x.output))
+            return "not a 4-D element-wise op";
+          for (const GTensor *t : in)
+            if (t->shape != x.output.shape && !isPerNC(*t, x.output.shape))
+              return "broadcast operand";
+          return "";
+        } else if constexpr (std::is_same_v<T, PReluParams>) {
+          if (!floatOk(x.input) || x.input.prec != x.output.prec ||
+              x.slope.prec != x.output.prec)
+            return "not a float parametric relu of one precision";
+          if (!rank4(x.output) || x.input.shape != x.output.shape)
+            return "not a 4-D parametric relu of one shape";
+          if (!isPerChannel(x.slope, x.output.shape[1]))
+            return "a slope other than one per channel";
+          return "";
+        } else if constexpr (std::is_same_v<T, CompareConstParams>) {
+          if (!floatOk(x.input))
+            return "a comparison of integers";
+          if (!rank4(x.output) || x.input.shape != x.output.shape)
+            return "not a 4-D element-wise op of one shape";
+          return "";
         } else if constexpr (std::is_same_v<T, ReduceParams>) {
           // Over H and / or W of (n, c, h, w), each (n, c) alone: one
           // pooling command whose window is the reduced extent.
@@ -713,8 +771,13 @@ std::vector<GTensor *> elementwiseTensors(LocalOpParams &params,
       [](auto &x) -> std::vector<GTensor *> {
         using T = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<T, BinaryParams> ||
-                      std::is_same_v<T, BinaryInt8Params>)
+                      std::is_same_v<T, BinaryInt8Params> ||
+                      std::is_same_v<T, CompareParams>)
           return {&x.lhs, &x.rhs, &x.output};
+        else if constexpr (std::is_same_v<T, WhereParams>)
+          return {&x.cond, &x.x, &x.y, &x.output};
+        else if constexpr (std::is_same_v<T, CompareConstParams>)
+          return {&x.input, &x.output};
         else if constexpr (std::is_same_v<T, UnaryParams> ||
                            std::is_same_v<T, BinaryConstParams> ||
                            std::is_same_v<T, CastParams> ||
@@ -798,6 +861,7 @@ bool matrixRowsLayout(GroupSpec &spec, bool rows4) {
           std::holds_alternative<PoolParams>(op.params) ||
           std::holds_alternative<ResizeParams>(op.params) ||
           std::holds_alternative<ScaleParams>(op.params) ||
+          std::holds_alternative<PReluParams>(op.params) ||
           std::holds_alternative<ReduceParams>(op.params))
         return false;
       bool matmul = std::holds_alternative<MatMulParams>(op.params);
@@ -833,8 +897,14 @@ bool matrixRowsLayout(GroupSpec &spec, bool rows4) {
             x.axis = lastToW(x.axis, x.input.shape.size());
             rows(x.input.shape);
             rows(x.output.shape);
+          } else if constexpr (std::is_same_v<T, WhereParams>) {
+            rows(x.cond.shape);
+            rows(x.x.shape);
+            rows(x.y.shape);
+            rows(x.output.shape);
           } else if constexpr (std::is_same_v<T, BinaryParams> ||
-                               std::is_same_v<T, BinaryInt8Params>) {
+                               std::is_same_v<T, BinaryInt8Params> ||
+                               std::is_same_v<T, CompareParams>) {
             // Activation operands only (a weight keeps its shape, and the
             // support check refuses it unless it is per channel).
             if (op.inputs.size() > 0 && op.inputs[0] >= 0)
@@ -844,6 +914,7 @@ bool matrixRowsLayout(GroupSpec &spec, bool rows4) {
             rows(x.output.shape);
           } else if constexpr (std::is_same_v<T, UnaryParams> ||
                                std::is_same_v<T, BinaryConstParams> ||
+                               std::is_same_v<T, CompareConstParams> ||
                                std::is_same_v<T, CastParams> ||
                                std::is_same_v<T, LutParams> ||
                                std::is_same_v<T, ScaleParams>) {
@@ -880,7 +951,10 @@ bool matrixColumnsLayout(GroupSpec &spec, int64_t w,
                  std::is_same_v<T, LutParams> ||
                  std::is_same_v<T, BinaryConstParams> ||
                  std::is_same_v<T, BinaryParams> ||
-                 std::is_same_v<T, BinaryInt8Params>;
+                 std::is_same_v<T, BinaryInt8Params> ||
+                 std::is_same_v<T, CompareParams> ||
+                 std::is_same_v<T, CompareConstParams> ||
+                 std::is_same_v<T, WhereParams>;
         },
         op.params);
     if (!elementwise)
@@ -1998,6 +2072,35 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
       return castTile(em, *c, sameRows(0), out);
     LTensor t = localTensor(chip, temps[0], c->viaInt->prec, out.shape);
     castTile(em, *c, sameRows(0), out, &t);
+    return;
+  }
+  // sCMP reads EU-aligned operands only: an operand read through free
+  // strides (rows starting inside its producer's, a per-(n, c) value read
+  // at every (h, w)) is copied into scratch `t` first (exact).
+  auto aligned = [&](unsigned k, unsigned t) {
+    LTensor v = sameRows(k);
+    if (v.layout == kStrEuAligned)
+      return v;
+    LTensor c = localTensor(chip, temps[t], v.prec, out.shape);
+    c.isSigned = v.isSigned;
+    ar(em, ArOp::Copy, c, Opd::of(v));
+    return c;
+  };
+  if (const auto *c = std::get_if<CompareParams>(&op.params)) {
+    // Operands of mixed precisions are converted into scratch anyway.
+    if (c->lhs.prec != c->rhs.prec)
+      return compareTile(em, c->kind, out, sameRows(0), sameRows(1), scratch);
+    unsigned t = compareTemps(c->kind, false);
+    return compareTile(em, c->kind, out, aligned(0, t), aligned(1, t + 1),
+                       scratch);
+  }
+  if (const auto *c = std::get_if<CompareConstParams>(&op.params))
+    return compareConstTile(em, *c, out,
+                            aligned(0, compareTemps(c->kind, false)), scratch);
+  if (std::holds_alternative<WhereParams>(op.params))
+    return whereTile(em, out, aligned(0, 0), aligned(1, 1), aligned(2, 2));
+  if (std::holds_alternative<PReluParams>(op.params)) {
+    emitPReluTile(em, sameRows(0), Opd::of(perChannel(0)), out, scratch);
     return;
   }
   if (const auto *r = std::get_if<ReduceParams>(&op.params)) {

@@ -226,6 +226,72 @@ public:
     return binaryOp(p, "muli8_", a, b);
   }
 
+  /// a kind b as 1 / 0 of the net's precision (b the same shape as a or
+  /// one value per (n, c)).
+  int compare(int a, int b, CompareKind kind) {
+    CompareParams p;
+    p.kind = kind;
+    return binaryOp(p, "cmp", a, b);
+  }
+
+  /// A parametric relu with a random slope per channel (seed `seed`; its
+  /// values, rounded to the net's precision, into `slopes` when given).
+  int prelu(int in, unsigned seed, std::vector<float> *slopes = nullptr) {
+    int out = value(shapes[size_t(in)]);
+    int64_t c = shapes[size_t(in)][1];
+    PReluParams p;
+    p.name = "prelu" + std::to_string(out);
+    p.input = perOp[size_t(in)];
+    p.output = perOp[size_t(out)];
+    auto slope = randomValues(size_t(c), seed, -0.5f, 0.5f);
+    if (slopes)
+      for (float x : slope)
+        slopes->push_back(isa::roundToPrec(x, prec));
+    p.slope = ga.tensor(prec, {1, c, 1, 1});
+    blobs.push_back({p.slope.addr,
+                     encodeFloats(slope.data(), slope.size(), prec)});
+    ops.push_back({p, {in}, out});
+    return out;
+  }
+
+  /// The element count of value v.
+  int64_t count(int v) const {
+    const auto &s = shapes[size_t(v)];
+    return s[0] * s[1] * s[2] * s[3];
+  }
+
+  /// in kind c (c kind in with `constOnLeft`) as 1 / 0.
+  int compareConst(int in, CompareKind kind, float c, bool constOnLeft) {
+    int out = value(shapes[size_t(in)]);
+    CompareConstParams p;
+    p.name = "cmpc" + std::to_string(out);
+    p.input = perOp[size_t(in)];
+    p.output = perOp[size_t(out)];
+    p.kind = kind;
+    p.value = c;
+    p.constOnLeft = constOnLeft;
+    ops.push_back({p, {in}, out});
+    return out;
+  }
+
+  /// cond != 0 ? x : y (each of the result's shape or one value per (n,
+  /// c); the result of the largest).
+  int where(int cond, int x, int y) {
+    int big = cond;
+    for (int v : {x, y})
+      if (count(v) > count(big))
+        big = v;
+    int out = value(shapes[size_t(big)]);
+    WhereParams p;
+    p.name = "where" + std::to_string(out);
+    p.cond = perOp[size_t(cond)];
+    p.x = perOp[size_t(x)];
+    p.y = perOp[size_t(y)];
+    p.output = perOp[size_t(out)];
+    ops.push_back({p, {cond, x, y}, out});
+    return out;
+  }
+
   int mulConst(int in, float c) {
     int out = value(shapes[size_t(in)]);
     BinaryConstParams p;
@@ -285,9 +351,11 @@ public:
     return out;
   }
 
-  /// A second input (loaded by the group, random like the first).
-  int extraInput(std::array<int64_t, 4> s) {
-    int v = value(s);
+  /// A second input (loaded by the group, random like the first; of `p`
+  /// when given, else of the net's precision).
+  int extraInput(std::array<int64_t, 4> s,
+                 std::optional<Prec> p = std::nullopt) {
+    int v = value(s, p);
     extra.push_back(v);
     return v;
   }
@@ -623,6 +691,14 @@ public:
                 tpu::backend::layerNorm(em, x);
               else if constexpr (std::is_same_v<T, ReduceParams>)
                 tpu::backend::reduce(em, x);
+              else if constexpr (std::is_same_v<T, CompareParams>)
+                tpu::backend::compare(em, x);
+              else if constexpr (std::is_same_v<T, CompareConstParams>)
+                tpu::backend::compareConst(em, x);
+              else if constexpr (std::is_same_v<T, WhereParams>)
+                tpu::backend::where(em, x);
+              else if constexpr (std::is_same_v<T, PReluParams>)
+                tpu::backend::prelu(em, x);
               else
                 tpu::backend::scale(em, x);
             },
@@ -908,6 +984,76 @@ TEST(LayerGroup, ReductionsOverHeightAndWidth) {
           if (h <= net.shapeOf(net.ops.back().output)[2])
             net.check(n, h);
       }
+}
+
+/// Comparisons (with a constant on either side, of two activations, of
+/// mixed precisions, against one value per (n, c)) and selections in a
+/// group, under N and H slices: every value equals the per-op kernels'
+/// bit for bit, and the results equal ones computed here.
+TEST(LayerGroup, ComparisonsAndSelection) {
+  for (Prec p : {Prec::Fp32, Prec::Fp16}) {
+    SCOPED_TRACE(int(p));
+    Net net(p);
+    int x = net.input(2, 40, 6, 7);
+    int y = net.extraInput({2, 40, 6, 7});
+    int yf = net.extraInput({2, 40, 6, 7}, Prec::Fp32);
+    int ge = net.compareConst(x, CompareKind::Ge, 0.25f, false);
+    int lt = net.compare(x, y, CompareKind::Lt);
+    int sel = net.where(ge, x, y);
+    int gt = net.compare(x, yf, CompareKind::Gt); // mixed: met in fp32
+    int cl = net.compareConst(x, CompareKind::Le, -0.5f, true); // -0.5 <= x
+    int top = net.reduce(y, ReduceKind::Max, true, true); // (2, 40, 1, 1)
+    int le = net.compare(sel, top, CompareKind::Le);       // per (n, c)
+    int any = net.add(net.add(lt, gt), cl);
+    net.add(net.where(le, any, sel), net.where(ge, top, x));
+    std::vector<std::vector<float>> v = net.values();
+    float quarter = isa::roundToPrec(0.25f, p);
+    for (size_t i = 0; i < v[size_t(x)].size(); ++i) {
+      float a = v[size_t(x)][i], b = v[size_t(y)][i], bf = v[size_t(yf)][i];
+      ASSERT_EQ(v[size_t(ge)][i], a >= quarter ? 1.0f : 0.0f) << i;
+      ASSERT_EQ(v[size_t(lt)][i], a < b ? 1.0f : 0.0f) << i;
+      ASSERT_EQ(v[size_t(gt)][i], a > bf ? 1.0f : 0.0f) << i;
+      ASSERT_EQ(v[size_t(cl)][i], -0.5f <= a ? 1.0f : 0.0f) << i;
+      ASSERT_EQ(v[size_t(sel)][i], a >= quarter ? a : b) << i;
+      ASSERT_EQ(v[size_t(le)][i], v[size_t(sel)][i] <= v[size_t(top)][i / 42]
+                                      ? 1.0f
+                                      : 0.0f)
+          << i;
+    }
+    for (auto [n, h] : {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {1, 2},
+                        {2, 6}})
+      net.check(n, h);
+  }
+}
+
+/// Parametric relus (a slope per channel, resident like a scale's) before
+/// and after a convolution, under N, H and C slices: every value equals
+/// the per-op kernels' bit for bit, and the first the one computed here.
+TEST(LayerGroup, ParametricRelu) {
+  for (Prec p : {Prec::Fp32, Prec::Fp16, Prec::Bf16}) {
+    SCOPED_TRACE(int(p));
+    Net net(p);
+    std::vector<float> slopes;
+    int x = net.input(2, 70, 6, 8);
+    int a = net.prelu(x, 31, &slopes);
+    int c = net.conv(a, 70, 3, 1, 1, 1, 70); // depthwise: C slices allowed
+    net.prelu(c, 32);
+    std::vector<std::vector<float>> v = net.values();
+    for (size_t i = 0; i < v[size_t(x)].size(); ++i) {
+      float e = v[size_t(x)][i];
+      float want = e > 0 ? e : isa::roundToPrec(slopes[(i / 48) % 70] * e, p);
+      ASSERT_EQ(v[size_t(a)][i], want) << i;
+    }
+    for (auto [n, h] : {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {1, 3},
+                        {2, 6}})
+      net.check(n, h);
+    GroupSpec g = net.spec();
+    GroupPlan cut;
+    cut.cSlices = 2;
+    cut.hSlices = 2;
+    net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, cut); },
+                  {net.ops.back().output}, "2 x 2 channel and row slices");
+  }
 }
 
 /// The INT8 squeeze-excite of PP-OCR's blocks: a per-(n, c) gate (here a

@@ -231,6 +231,18 @@ BinaryKernelParams binaryKernelParams(CodegenContext &ctx, OpT op,
                                             tpu::SoftmaxOp op);
 ::tpu::backend::LayerNormParams layerNormParams(CodegenContext &ctx,
                                                 tpu::LayerNormOp op);
+/// Backend parameters of tpu.PRelu.
+::tpu::backend::PReluParams preluParams(CodegenContext &ctx, tpu::PReluOp op);
+
+/// Backend parameters of tpu.Where.
+::tpu::backend::WhereParams whereParams(CodegenContext &ctx, tpu::WhereOp op);
+
+/// The kernel a comparison runs as: with a one-element weight of the
+/// tensor's type compareConst (an immediate), else compare.
+using CompareKernelParams = std::variant<::tpu::backend::CompareConstParams,
+                                         ::tpu::backend::CompareParams>;
+CompareKernelParams compareParams(CodegenContext &ctx, tpu::CompareOp op);
+
 /// Backend parameters of tpu.Reduce.
 ::tpu::backend::ReduceParams reduceParams(CodegenContext &ctx,
                                           tpu::ReduceOp op);

@@ -95,7 +95,8 @@ using LocalOpParams =
     std::variant<ConvParams, PoolParams, BinaryParams, BinaryConstParams,
                  UnaryParams, ScaleParams, BinaryInt8Params, LutParams,
                  ResizeParams, CastParams, MatMulParams, SoftmaxParams,
-                 LayerNormParams, ReduceParams>;
+                 LayerNormParams, ReduceParams, CompareParams,
+                 CompareConstParams, WhereParams, PReluParams>;
 
 /// One value of a group, a 4-D (n, c, h, w) activation.
 struct GroupValue {

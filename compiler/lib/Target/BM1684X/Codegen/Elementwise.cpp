@@ -233,6 +233,66 @@ backend::CastParams castParams(CodegenContext &ctx, tpu::CastOp op) {
   return p;
 }
 
+backend::PReluParams preluParams(CodegenContext &ctx, tpu::PReluOp op) {
+  backend::PReluParams p;
+  p.name = op.getName().str();
+  p.input = ctx.tensor(op, op.getInput());
+  p.slope = ctx.tensor(op, op.getSlope());
+  p.output = ctx.tensor(op, op.getOutput());
+  return p;
+}
+
+backend::WhereParams whereParams(CodegenContext &ctx, tpu::WhereOp op) {
+  backend::WhereParams p;
+  p.name = op.getName().str();
+  p.cond = ctx.tensor(op, op.getCond());
+  p.x = ctx.tensor(op, op.getX());
+  p.y = ctx.tensor(op, op.getY());
+  p.output = ctx.tensor(op, op.getOutput());
+  return p;
+}
+
+CompareKernelParams compareParams(CodegenContext &ctx, tpu::CompareOp op) {
+  static const std::pair<StringRef, backend::CompareKind> kKinds[] = {
+      {"Equal", backend::CompareKind::Eq},
+      {"Greater", backend::CompareKind::Gt},
+      {"GreaterOrEqual", backend::CompareKind::Ge},
+      {"Less", backend::CompareKind::Lt},
+      {"LessOrEqual", backend::CompareKind::Le},
+  };
+  auto it =
+      llvm::find_if(kKinds, [&](auto &e) { return e.first == op.getMode(); });
+  if (it == std::end(kKinds))
+    throw CodegenError{op, "no BM1684X kernel for comparison '" +
+                               op.getMode().str() + "'"};
+  backend::CompareKind k = it->second;
+  Value lhs = op.getLhs(), rhs = op.getRhs(), out = op.getOutput();
+  // A one-element weight against a full-size tensor: an immediate. The
+  // weight is already of the tensor's type, so the kernel's rounding of the
+  // immediate to that type leaves it unchanged.
+  std::optional<float> lc = ctx.scalarWeight(lhs), rc = ctx.scalarWeight(rhs);
+  Value tensor = rc ? lhs : rhs;
+  if ((lc || rc) && !(lc && rc) &&
+      module::getNumElements(tensor) == module::getNumElements(out) &&
+      tpu::getElementType(tensor) == tpu::getElementType(rc ? rhs : lhs)) {
+    backend::CompareConstParams p;
+    p.name = op.getName().str();
+    p.input = ctx.tensor(op, tensor, module::getShape(out));
+    p.output = ctx.tensor(op, out);
+    p.kind = k;
+    p.value = rc ? *rc : *lc;
+    p.constOnLeft = !rc;
+    return p;
+  }
+  backend::CompareParams p;
+  p.name = op.getName().str();
+  p.lhs = ctx.tensor(op, lhs);
+  p.rhs = ctx.tensor(op, rhs);
+  p.output = ctx.tensor(op, out);
+  p.kind = k;
+  return p;
+}
+
 } // namespace tpuc::bm1684x
 
 namespace tpuc::tpu {
@@ -268,12 +328,7 @@ void ActiveOp::codegenBM1684X(CodegenContext &ctx) {
 }
 
 void PReluOp::codegenBM1684X(CodegenContext &ctx) {
-  backend::PReluParams p;
-  p.name = getName().str();
-  p.input = ctx.tensor(*this, getInput());
-  p.slope = ctx.tensor(*this, getSlope());
-  p.output = ctx.tensor(*this, getOutput());
-  backend::prelu(ctx.emitter(), p);
+  backend::prelu(ctx.emitter(), preluParams(ctx, *this));
 }
 
 void ScaleOp::codegenBM1684X(CodegenContext &ctx) {
@@ -281,55 +336,19 @@ void ScaleOp::codegenBM1684X(CodegenContext &ctx) {
 }
 
 void WhereOp::codegenBM1684X(CodegenContext &ctx) {
-  backend::WhereParams p;
-  p.name = getName().str();
-  p.cond = ctx.tensor(*this, getCond());
-  p.x = ctx.tensor(*this, getX());
-  p.y = ctx.tensor(*this, getY());
-  p.output = ctx.tensor(*this, getOutput());
-  backend::where(ctx.emitter(), p);
+  backend::where(ctx.emitter(), whereParams(ctx, *this));
 }
 
 void CompareOp::codegenBM1684X(CodegenContext &ctx) {
-  static const std::pair<StringRef, backend::CompareKind> kKinds[] = {
-      {"Equal", backend::CompareKind::Eq},
-      {"Greater", backend::CompareKind::Gt},
-      {"GreaterOrEqual", backend::CompareKind::Ge},
-      {"Less", backend::CompareKind::Lt},
-      {"LessOrEqual", backend::CompareKind::Le},
-  };
-  auto it =
-      llvm::find_if(kKinds, [&](auto &e) { return e.first == getMode(); });
-  if (it == std::end(kKinds))
-    throw CodegenError{*this, "no BM1684X kernel for comparison '" +
-                                  getMode().str() + "'"};
-  backend::CompareKind k = it->second;
-  Value lhs = getLhs(), rhs = getRhs(), out = getOutput();
-  // A one-element weight against a full-size tensor: an immediate. The
-  // weight is already of the tensor's type, so the kernel's rounding of the
-  // immediate to that type leaves it unchanged.
-  std::optional<float> lc = ctx.scalarWeight(lhs), rc = ctx.scalarWeight(rhs);
-  Value tensor = rc ? lhs : rhs;
-  if ((lc || rc) && !(lc && rc) &&
-      module::getNumElements(tensor) == module::getNumElements(out) &&
-      tpu::getElementType(tensor) == tpu::getElementType(rc ? rhs : lhs)) {
-    backend::CompareConstParams p;
-    p.name = getName().str();
-    p.input = ctx.tensor(*this, tensor, module::getShape(out));
-    p.output = ctx.tensor(*this, out);
-    p.kind = k;
-    p.value = rc ? *rc : *lc;
-    p.constOnLeft = !rc;
-    backend::compareConst(ctx.emitter(), p);
-    return;
-  }
-  backend::CompareParams p;
-  p.name = getName().str();
-  p.lhs = ctx.tensor(*this, lhs);
-  p.rhs = ctx.tensor(*this, rhs);
-  p.output = ctx.tensor(*this, out);
-  p.kind = k;
-  backend::compare(ctx.emitter(), p);
+  std::visit(
+      [&](const auto &p) {
+        using T = std::decay_t<decltype(p)>;
+        if constexpr (std::is_same_v<T, backend::CompareConstParams>)
+          backend::compareConst(ctx.emitter(), p);
+        else
+          backend::compare(ctx.emitter(), p);
+      },
+      compareParams(ctx, *this));
 }
 
 void CastOp::codegenBM1684X(CodegenContext &ctx) {

@@ -41,6 +41,24 @@ groupShape(const std::vector<int64_t> &s) {
   return std::nullopt;
 }
 
+/// Whether activation \p v can be an operand of an element-wise op of
+/// result \p out in a group: of the result's shape, one value per (n, c)
+/// of a 4-D result (a squeeze-excite gate), or a scalar against a result
+/// of one (n, c) as the group holds it (the last two read at every (h, w)
+/// through zero strides).
+bool groupOperand(Value v, Value out) {
+  if (isa_and_nonnull<tpu::WeightOp>(v.getDefiningOp()))
+    return false;
+  std::vector<int64_t> vs = module::getShape(v), os = module::getShape(out);
+  if (vs == os)
+    return true;
+  if (vs.size() == 4 && os.size() == 4 && vs[0] == os[0] && vs[1] == os[1] &&
+      vs[2] == 1 && vs[3] == 1)
+    return true;
+  auto held = groupShape(os);
+  return vs.empty() && held && (*held)[0] == 1 && (*held)[1] == 1;
+}
+
 /// A binary op as a local op: its kernel's parameters (binaryKernelParams)
 /// when the group can hold its operands. \p acts gets the activations it
 /// reads, a null Value for a per-channel weight operand.
@@ -80,13 +98,7 @@ binaryParams(CodegenContext &ctx, OpT op, backend::BinaryKind k,
   for (Value v : {lhs, rhs}) {
     bool weight = isa_and_nonnull<tpu::WeightOp>(v.getDefiningOp());
     std::vector<int64_t> vs = module::getShape(v);
-    // A per-(n, c) activation against the full tensor (squeeze-excite),
-    // or a scalar one against a tensor of one (n, c) (held as (1, 1, 1,
-    // 1): the same zero-stride read).
-    bool perNC = vs.size() == 4 && os.size() == 4 && vs[0] == os[0] &&
-                 vs[1] == os[1] && vs[2] == 1 && vs[3] == 1;
-    perNC |= vs.empty() && os.size() == 4 && os[0] == 1 && os[1] == 1;
-    if (!weight && (vs == os || perNC))
+    if (groupOperand(v, out))
       acts.push_back(v);
     else if (weight && vs != os)
       acts.push_back(Value());
@@ -111,7 +123,7 @@ localOpParams(CodegenContext &ctx, Operation *op, std::vector<Value> &acts,
   // (backend::matrixRowsLayout), which matmuls by a weight, softmax and
   // layer norm along the last axis and element-wise ops work on.
   bool anyRank =
-      isa<tpu::ReduceOp, tpu::ActiveOp, tpu::CastOp, tpu::LutOp, tpu::AddOp, tpu::SubOp,
+      isa<tpu::ReduceOp, tpu::CompareOp, tpu::WhereOp, tpu::ActiveOp, tpu::CastOp, tpu::LutOp, tpu::AddOp, tpu::SubOp,
           tpu::MulOp, tpu::DivOp, tpu::MaxOp, tpu::MinOp, tpu::PowOp,
           tpu::MatMulOp,
           tpu::SoftmaxOp, tpu::LayerNormOp>(op);
@@ -139,13 +151,8 @@ localOpParams(CodegenContext &ctx, Operation *op, std::vector<Value> &acts,
     if (isa<tpu::AddOp, tpu::SubOp, tpu::MulOp>(op) &&
         op->hasAttr(tpu::kQuantMultiplierAttr)) {
       Value lhs = op->getOperand(0), rhs = op->getOperand(1);
-      auto out = module::getShape(op->getResult(0));
-      auto fits = [&](Value v) {
-        auto s = module::getShape(v);
-        return s == out || (s.size() == 4 && s[0] == out[0] && s[1] == out[1] &&
-                            s[2] == 1 && s[3] == 1);
-      };
-      if (!fits(lhs) || !fits(rhs)) {
+      Value out = op->getResult(0);
+      if (!groupOperand(lhs, out) || !groupOperand(rhs, out)) {
         why = "an INT8 add / sub / mul with broadcasting";
         return std::nullopt;
       }
@@ -212,6 +219,36 @@ localOpParams(CodegenContext &ctx, Operation *op, std::vector<Value> &acts,
       p = binaryParams(ctx, b, backend::BinaryKind::Max, acts, why);
     } else if (auto b = dyn_cast<tpu::MinOp>(op)) {
       p = binaryParams(ctx, b, backend::BinaryKind::Min, acts, why);
+    } else if (auto c = dyn_cast<tpu::CompareOp>(op)) {
+      CompareKernelParams k = compareParams(ctx, c);
+      if (auto *cc = std::get_if<backend::CompareConstParams>(&k)) {
+        acts = {ctx.scalarWeight(c.getRhs()) ? c.getLhs() : c.getRhs()};
+        p = *cc;
+      } else if (groupOperand(c.getLhs(), c.getOutput()) &&
+                 groupOperand(c.getRhs(), c.getOutput())) {
+        acts = {c.getLhs(), c.getRhs()};
+        p = std::get<backend::CompareParams>(k);
+      } else {
+        why = "a comparison with a weight or broadcasting";
+        return std::nullopt;
+      }
+    } else if (auto pr = dyn_cast<tpu::PReluOp>(op)) {
+      // The slope a per-channel weight (localOpSupport checks its shape).
+      if (!isa_and_nonnull<tpu::WeightOp>(pr.getSlope().getDefiningOp())) {
+        why = "a parametric relu of a computed slope";
+        return std::nullopt;
+      }
+      acts = {pr.getInput()};
+      p = preluParams(ctx, pr);
+    } else if (auto w = dyn_cast<tpu::WhereOp>(op)) {
+      Value out = w.getOutput();
+      if (!groupOperand(w.getCond(), out) || !groupOperand(w.getX(), out) ||
+          !groupOperand(w.getY(), out)) {
+        why = "a selection with a weight or broadcasting";
+        return std::nullopt;
+      }
+      acts = {w.getCond(), w.getX(), w.getY()};
+      p = whereParams(ctx, w);
     } else if (auto r = dyn_cast<tpu::ReduceOp>(op)) {
       // Over H and / or W: the input and result as the group holds them
       // (the backend's localOpSupport checks the rest).
