@@ -51,12 +51,14 @@ Shape4 shape4(const std::array<int64_t, 4> &s) {
   return {uint32_t(s[0]), uint32_t(s[1]), uint32_t(s[2]), uint32_t(s[3])};
 }
 
-/// A per-(n, c) activation: (N, C, 1, 1) against (N, C, H, W), read at
-/// every (h, w) through zero strides (a squeeze-excite gate).
-bool isPerNC(const GTensor &t, const std::vector<int64_t> &out) {
+/// An activation broadcast along H and / or W: (N, C, 1 or H, 1 or W)
+/// against (N, C, H, W), read through zero strides along its unit dims
+/// (per (n, c): a squeeze-excite gate).
+bool broadcastsHW(const GTensor &t, const std::vector<int64_t> &out) {
   const std::vector<int64_t> &s = t.shape;
-  return s.size() == 4 && s[0] == out[0] && s[1] == out[1] && s[2] == 1 &&
-         s[3] == 1;
+  return s.size() == 4 && out.size() == 4 && s[0] == out[0] &&
+         s[1] == out[1] && (s[2] == out[2] || s[2] == 1) &&
+         (s[3] == out[3] || s[3] == 1);
 }
 
 /// A per-channel operand: (1, C, 1, 1) or (C, 1, 1) against (N, C, H, W).
@@ -583,7 +585,7 @@ std::string localOpSupport(const LocalOpParams &params,
           // Same shape, a per-channel weight, or a per-(n, c) activation.
           const std::vector<int64_t> &o = x.output.shape;
           for (const GTensor *t : {&x.lhs, &x.rhs})
-            if (t->shape != o && !isPerChannel(*t, o[1]) && !isPerNC(*t, o))
+            if (t->shape != o && !isPerChannel(*t, o[1]) && !broadcastsHW(*t, o))
               return "broadcast operand";
           return "";
         } else if constexpr (std::is_same_v<T, BinaryConstParams>) {
@@ -605,7 +607,7 @@ std::string localOpSupport(const LocalOpParams &params,
           // passes its operands to AR commands only.
           const std::vector<int64_t> &o = x.output.shape;
           for (const GTensor *t : {&x.lhs, &x.rhs})
-            if (t->shape != o && !isPerNC(*t, o))
+            if (t->shape != o && !broadcastsHW(*t, o))
               return "an INT8 add / sub / mul of operands of other shapes";
           return "";
         } else if constexpr (std::is_same_v<T, ResizeParams>) {
@@ -689,7 +691,7 @@ std::string localOpSupport(const LocalOpParams &params,
           if (!rank4(x.output))
             return "not a 4-D element-wise op";
           for (const GTensor *t : in)
-            if (t->shape != x.output.shape && !isPerNC(*t, x.output.shape))
+            if (t->shape != x.output.shape && !broadcastsHW(*t, x.output.shape))
               return "broadcast operand";
           return "";
         } else if constexpr (std::is_same_v<T, PReluParams>) {
@@ -1207,16 +1209,10 @@ std::string Schedule::build() {
   const size_t nv = spec.values.size(), no = spec.ops.size();
   if (no == 0)
     return "empty group";
-  // Consumers of every value.
-  std::vector<std::vector<std::pair<size_t, unsigned>>> users(nv);
+  // The op that computes every value (-1: loaded).
   std::vector<int> producer(nv, -1);
-  for (size_t o = 0; o < no; ++o) {
-    const GroupOp &op = spec.ops[o];
-    for (unsigned k = 0; k < op.inputs.size(); ++k)
-      if (op.inputs[k] >= 0)
-        users[op.inputs[k]].push_back({o, k});
-    producer[op.output] = int(o);
-  }
+  for (size_t o = 0; o < no; ++o)
+    producer[spec.ops[o].output] = int(o);
   int last = spec.ops.back().output;
   int64_t n = spec.values[last].shape[0];
   int64_t outH = spec.values[last].shape[2];
@@ -1738,16 +1734,22 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
     int v = op.inputs[k];
     const auto &vs = spec.values[v].shape;
     const auto &os = spec.values[op.output].shape;
-    if (vs[2] == 1 && vs[3] == 1 && (os[2] > 1 || os[3] > 1)) {
-      // A per-(n, c) value read at every (h, w): zero h and w strides.
-      LTensor whole = bufferTensor(v, copyOf(v, si), s);
-      LTensor t = freeTensor(whole.offset, whole.prec, out.shape,
-                             {whole.shape.n > 1 ? whole.stride.n : 0,
-                              isa::channelSlots(chip, 0, whole.shape.c) > 1
-                                  ? whole.stride.c
+    bool alongH = vs[2] == 1 && os[2] > 1, alongW = vs[3] == 1 && os[3] > 1;
+    if (alongH || alongW) {
+      // A value broadcast along H and / or W (per (n, c): both): its one
+      // row / column read at every output row / column, zero strides.
+      LTensor held =
+          alongH ? bufferTensor(v, copyOf(v, si), s)
+                 : view(v, copyOf(v, si), s, outRows.begin, outRows.count, 0,
+                        vs[3]);
+      LTensor t = freeTensor(held.offset, held.prec, out.shape,
+                             {held.shape.n > 1 ? held.stride.n : 0,
+                              isa::channelSlots(chip, 0, held.shape.c) > 1
+                                  ? held.stride.c
                                   : 0,
-                              0, 0});
-      t.isSigned = whole.isSigned;
+                              alongH ? 0 : held.stride.h,
+                              alongW ? 0 : held.stride.w});
+      t.isSigned = held.isSigned;
       return t;
     }
     return view(v, copyOf(v, si), s, outRows.begin, outRows.count, 0, vs[3]);

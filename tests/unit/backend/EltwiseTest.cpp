@@ -340,7 +340,12 @@ TEST_P(BinaryInt8Gate, PerChannelGateEqualsMaterialised) {
       GTensor y = ga.tensor(Prec::Int8, xs), yFull = ga.tensor(Prec::Int8, xs);
       x.isSigned = y.isSigned = yFull.isSigned = true;
       g.isSigned = gFull.isSigned = false;
-      BinaryInt8Params p{"gate", x, g, y, kind};
+      BinaryInt8Params p;
+      p.name = "gate";
+      p.lhs = x;
+      p.rhs = g;
+      p.output = y;
+      p.kind = kind;
       if (kind == BinaryKind::Mul) {
         p.multiplier[0] = 23112391;
         p.rshift[0] = 30;

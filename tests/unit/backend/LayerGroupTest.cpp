@@ -1026,6 +1026,28 @@ TEST(LayerGroup, ComparisonsAndSelection) {
   }
 }
 
+/// Element-wise operands broadcast along H (a column maximum), along W (a
+/// row sum) and along both (a plane mean), read through zero strides,
+/// under N and H slices: every value equals the per-op kernels' (which
+/// broadcast them in DDR) bit for bit.
+TEST(LayerGroup, BroadcastAlongHeightAndWidth) {
+  for (Prec p : {Prec::Fp32, Prec::Fp16}) {
+    SCOPED_TRACE(int(p));
+    Net net(p);
+    int x = net.input(2, 40, 6, 7);
+    int cols = net.reduce(x, ReduceKind::Max, true, false); // (2, 40, 1, 7)
+    int rows = net.reduce(x, ReduceKind::Sum, false, true); // (2, 40, 6, 1)
+    int plane = net.reduce(x, ReduceKind::Mean, true, true);
+    int a = net.add(x, cols);
+    int m = net.mul(a, rows);
+    int ge = net.compare(m, plane, CompareKind::Ge);
+    net.add(net.where(ge, cols, rows), m);
+    for (auto [n, h] : {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {1, 2},
+                        {2, 6}})
+      net.check(n, h);
+  }
+}
+
 /// Parametric relus (a slope per channel, resident like a scale's) before
 /// and after a convolution, under N, H and C slices: every value equals
 /// the per-op kernels' bit for bit, and the first the one computed here.

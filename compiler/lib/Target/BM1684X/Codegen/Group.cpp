@@ -42,10 +42,10 @@ groupShape(const std::vector<int64_t> &s) {
 }
 
 /// Whether activation \p v can be an operand of an element-wise op of
-/// result \p out in a group: of the result's shape, one value per (n, c)
-/// of a 4-D result (a squeeze-excite gate), or a scalar against a result
-/// of one (n, c) as the group holds it (the last two read at every (h, w)
-/// through zero strides).
+/// result \p out in a group: of the result's shape, broadcast along H
+/// and / or W of a 4-D result (one value per (n, c): a squeeze-excite
+/// gate), or a scalar against a result of one (n, c) as the group holds
+/// it (the last two read through zero strides).
 bool groupOperand(Value v, Value out) {
   if (isa_and_nonnull<tpu::WeightOp>(v.getDefiningOp()))
     return false;
@@ -53,7 +53,7 @@ bool groupOperand(Value v, Value out) {
   if (vs == os)
     return true;
   if (vs.size() == 4 && os.size() == 4 && vs[0] == os[0] && vs[1] == os[1] &&
-      vs[2] == 1 && vs[3] == 1)
+      (vs[2] == 1 || vs[2] == os[2]) && (vs[3] == 1 || vs[3] == os[3]))
     return true;
   auto held = groupShape(os);
   return vs.empty() && held && (*held)[0] == 1 && (*held)[1] == 1;
