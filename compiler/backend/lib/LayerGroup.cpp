@@ -132,8 +132,10 @@ struct Window {
   RowSpan rows(int64_t o0, int64_t count, int64_t inH) const {
     return windowRows(o0, count, sh, padT, kh, dh, insH, inH);
   }
-  RowSpan cols(int64_t inW) const {
-    return windowRows(0, outW, sw, padL, kw, dw, insW, inW);
+  RowSpan cols(int64_t inW) const { return colsFor(0, outW, inW); }
+  /// The input columns output columns [o0, o0 + count) read.
+  RowSpan colsFor(int64_t o0, int64_t count, int64_t inW) const {
+    return windowRows(o0, count, sw, padL, kw, dw, insW, inW);
   }
 };
 
@@ -759,6 +761,45 @@ RowSpan localInputRows(const GroupOp &op, const GroupSpec &spec, unsigned k,
   return {o0, count, 0, 0};
 }
 
+RowSpan localInputCols(const GroupOp &op, const GroupSpec &spec, unsigned k,
+                       int64_t o0, int64_t count) {
+  int64_t inW = spec.values[op.inputs[k]].shape[3];
+  if (std::optional<Window> w = windowOf(op.params))
+    return w->colsFor(o0, count, inW);
+  // A reduction over W (which columnSliceError keeps out of W slices)
+  // reads every column.
+  if (std::holds_alternative<ReduceParams>(op.params) &&
+      spec.values[op.output].shape[3] == 1)
+    return {0, inW, 0, 0};
+  // An element-wise operand of one column broadcasts along W.
+  if (inW == 1 && spec.values[op.output].shape[3] > 1)
+    return {0, 1, 0, 0};
+  return {o0, count, 0, 0};
+}
+
+std::string columnSliceError(const GroupSpec &spec) {
+  if (spec.matrixColumns)
+    return "the matrix(w) layout cannot be cut along W";
+  for (const GroupOp &op : spec.ops) {
+    std::string name = std::visit([](const auto &x) { return x.name; },
+                                  op.params);
+    if (std::holds_alternative<MatMulParams>(op.params) ||
+        std::holds_alternative<SoftmaxParams>(op.params) ||
+        std::holds_alternative<LayerNormParams>(op.params))
+      return "'" + name + "' reads whole rows of its matrices";
+    if (std::holds_alternative<ResizeParams>(op.params))
+      return "'" + name + "' (a resize) cannot be cut along W";
+    if (std::holds_alternative<ReduceParams>(op.params) &&
+        spec.values[op.output].shape[3] == 1 &&
+        spec.values[op.inputs[0]].shape[3] > 1)
+      return "'" + name + "' reduces along W";
+    if (const auto *c = std::get_if<ConvParams>(&op.params);
+        c && subPixelDeconv(*c))
+      return "'" + name + "' (sub-pixel phases) cannot be cut along W";
+  }
+  return "";
+}
+
 namespace {
 
 /// The GTensors of an element-wise op's operands and result when they all
@@ -1019,6 +1060,9 @@ struct Slice {
   int64_t c0 = 0, cCount = 0;
   std::vector<Range> rows;   ///< per value
   std::vector<Range> stores; ///< per value (stored ones)
+  /// Per value the columns it holds, per stored value those it stores
+  /// (all of them without W slices).
+  std::vector<Range> cols, storeCols;
 };
 
 /// The weights prefetched into a group and by it (GroupOptions).
@@ -1045,6 +1089,8 @@ public:
   std::string build();
   /// With C slices: one or two copies of the weights (before build()).
   void setWeightCopies(unsigned n) { weightCopies = n; }
+  /// Column slices of every row (before build()): the last resort.
+  void setWSlices(int64_t w) { wSlices = w; }
   void emit(CmdEmitter &em) const;
 
   uint64_t peak = 0, weightBytes = 0;
@@ -1054,7 +1100,7 @@ public:
 private:
   const GroupSpec &spec;
   const isa::ChipParams &chip;
-  int64_t nSlices, cSlices, hSlices;
+  int64_t nSlices, cSlices, hSlices, wSlices = 1;
   /// With C slices: the values held with all their channels in every
   /// slice (the inputs of convolutions that mix channels, loaded whole),
   /// the channels of the others and the most a slice holds of them.
@@ -1079,7 +1125,7 @@ private:
   /// Per value: buffer offsets (one or two copies) and rows it holds at most.
   std::vector<std::array<uint64_t, 2>> buf;
   std::vector<unsigned> copies;
-  std::vector<int64_t> maxRows;
+  std::vector<int64_t> maxRows, maxCols;
   int64_t maxN = 0;
   /// Per op: resident weights and their offsets (and cast copies).
   std::vector<std::vector<Resident>> residents;
@@ -1141,9 +1187,14 @@ private:
   int64_t maxChans(int v) const {
     return cSliced(v) ? chunkC : spec.values[v].shape[1];
   }
-  Shape4 valueShape(int v, int64_t n, int64_t c, int64_t rows) const {
-    const auto &s = spec.values[v].shape;
-    return {uint32_t(n), uint32_t(c), uint32_t(rows), uint32_t(s[3])};
+  Shape4 valueShape(int v, int64_t n, int64_t c, int64_t rows,
+                    int64_t cols) const {
+    return {uint32_t(n), uint32_t(c), uint32_t(rows), uint32_t(cols)};
+  }
+  /// The largest slice of value v (its buffers' shape).
+  Shape4 maxShape(int v) const {
+    return valueShape(v, maxN, maxChans(v), maxRows[size_t(v)],
+                      maxCols[size_t(v)]);
   }
   /// A per-channel resident weight (every one but a lookup table, which
   /// every lane holds whole): its channels follow the slice's.
@@ -1173,13 +1224,13 @@ private:
     const GroupValue &gv = spec.values[v];
     LTensor t = localTensor(chip, buf[v][copy], gv.prec,
                             valueShape(v, s.nCount, chans(v, s),
-                                       s.rows[v].count));
+                                       s.rows[v].count, s.cols[v].count));
     t.isSigned = gv.isSigned;
     return t;
   }
-  /// Rows [begin, begin + count) and columns [c0, c0 + cols) of value v as
-  /// held in slice s: the buffer itself when they are all of it, else a
-  /// free-stride view.
+  /// Rows [begin, begin + count) and columns [c0, c0 + cols) (of the whole
+  /// value) of value v as held in slice s: the buffer itself when they are
+  /// all of it, else a free-stride view.
   LTensor view(int v, unsigned copy, const Slice &s, int64_t begin,
                int64_t count, int64_t c0, int64_t cols) const;
   void emitOp(CmdEmitter &em, size_t o, size_t si) const;
@@ -1188,11 +1239,12 @@ private:
 LTensor Schedule::view(int v, unsigned copy, const Slice &s, int64_t begin,
                        int64_t count, int64_t c0, int64_t cols) const {
   LTensor whole = bufferTensor(v, copy, s);
-  const Range &held = s.rows[v];
-  int64_t w = spec.values[v].shape[3];
-  if (begin == held.begin && count == held.count && c0 == 0 && cols == w)
+  const Range &held = s.rows[v], &heldCols = s.cols[v];
+  int64_t w = heldCols.count;
+  if (begin == held.begin && count == held.count && c0 == heldCols.begin &&
+      cols == w)
     return whole;
-  int64_t skip = (begin - held.begin) * w + c0;
+  int64_t skip = (begin - held.begin) * w + (c0 - heldCols.begin);
   LTensor t = freeTensor(
       whole.offset + uint64_t(skip) * elemBytes(whole.prec), whole.prec,
       {whole.shape.n, whole.shape.c, uint32_t(count), uint32_t(cols)},
@@ -1249,11 +1301,21 @@ std::string Schedule::build() {
     weightResident = false;
   }
 
-  // Slices: N ranges x C ranges x H ranges of the last output, then every
-  // value's rows backwards through the ops.
+  // W slices: of every op's columns apart (not a matrix layout's rows).
+  int64_t outW = spec.values[last].shape[3];
+  if (wSlices > 1) {
+    if (wSlices > outW)
+      return "more column slices than columns";
+    if (std::string why = columnSliceError(spec); !why.empty())
+      return why;
+  }
+
+  // Slices: N ranges x C ranges x H ranges x W ranges of the last output,
+  // then every value's rows and columns backwards through the ops.
   for (Range1 nr : splitRange(n, ceilDiv(n, nSlices)))
     for (Range1 cr : splitRange(groupC, chunkC))
-      for (int64_t h = 0; h < hSlices; ++h) {
+      for (int64_t h = 0; h < hSlices; ++h)
+        for (int64_t wi = 0; wi < wSlices; ++wi) {
         Slice s;
         s.n0 = nr.begin;
         s.nCount = nr.size;
@@ -1261,13 +1323,22 @@ std::string Schedule::build() {
         s.cCount = cr.size;
         s.rows.assign(nv, {});
         s.stores.assign(nv, {});
-        for (size_t v = 0; v < nv; ++v)
+        s.cols.assign(nv, {});
+        s.storeCols.assign(nv, {});
+        for (size_t v = 0; v < nv; ++v) {
+          int64_t W = spec.values[v].shape[3];
+          if (wSlices == 1)
+            s.cols[v] = {0, W}; // every value whole in its columns
           if (spec.values[v].stored || int(v) == last) {
             int64_t H = spec.values[v].shape[2];
             int64_t b = H * h / hSlices, e = H * (h + 1) / hSlices;
             s.stores[v] = {b, e - b};
             s.rows[v].unite(b, e - b);
+            int64_t cb = W * wi / wSlices, ce = W * (wi + 1) / wSlices;
+            s.storeCols[v] = {cb, ce - cb};
+            s.cols[v].unite(cb, ce - cb);
           }
+        }
         for (size_t o = no; o-- > 0;) {
           const GroupOp &op = spec.ops[o];
           const Range &out = s.rows[op.output];
@@ -1277,12 +1348,19 @@ std::string Schedule::build() {
             if (op.inputs[k] < 0)
               continue;
             RowSpan in = localInputRows(op, spec, k, out.begin, out.count);
-            if (in.count <= 0)
+            RowSpan inCols{0, 1, 0, 0};
+            if (wSlices > 1) {
+              const Range &oc = s.cols[op.output];
+              inCols = localInputCols(op, spec, k, oc.begin, oc.count);
+            }
+            if (in.count <= 0 || inCols.count <= 0)
               return "a slice of '" +
                      std::visit([](const auto &x) { return x.name; },
                                 op.params) +
                      "' reads only padding";
             s.rows[op.inputs[k]].unite(in.begin, in.count);
+            if (wSlices > 1)
+              s.cols[op.inputs[k]].unite(inCols.begin, inCols.count);
           }
         }
         slices.push_back(std::move(s));
@@ -1294,10 +1372,12 @@ std::string Schedule::build() {
     std::optional<Window> w = windowOf(op.params);
     if (!w || !w->pord)
       continue;
-    if (w->cols(spec.values[op.inputs[0]].shape[3]).begin != 0)
-      return "a pooling or depthwise input would start inside its columns";
     for (const Slice &s : slices) {
-      const Range &out = s.rows[op.output];
+      const Range &out = s.rows[op.output], &oc = s.cols[op.output];
+      if (out.count > 0 &&
+          w->colsFor(oc.begin, oc.count, spec.values[op.inputs[0]].shape[3])
+                  .begin != s.cols[op.inputs[0]].begin)
+        return "a pooling or depthwise input would start inside its columns";
       if (out.count > 0 && localInputRows(op, spec, 0, out.begin, out.count)
                                    .begin != s.rows[op.inputs[0]].begin)
         return "a pooling or depthwise input would start inside its "
@@ -1314,16 +1394,21 @@ std::string Schedule::build() {
     int in = spec.ops[o].inputs[0], out = spec.ops[o].output;
     for (const Slice &s : slices)
       if (s.rows[out].count > 0 && (s.rows[out].begin != s.rows[in].begin ||
-                                    s.rows[out].count != s.rows[in].count))
+                                    s.rows[out].count != s.rows[in].count ||
+                                    s.cols[out].begin != s.cols[in].begin ||
+                                    s.cols[out].count != s.cols[in].count))
         return "a quantising cast would read part of its producer's rows";
   }
 
   // Sizes.
   maxRows.assign(nv, 0);
+  maxCols.assign(nv, 0);
   for (const Slice &s : slices) {
     maxN = std::max(maxN, s.nCount);
-    for (size_t v = 0; v < nv; ++v)
+    for (size_t v = 0; v < nv; ++v) {
       maxRows[v] = std::max(maxRows[v], s.rows[v].count);
+      maxCols[v] = std::max(maxCols[v], s.cols[v].count);
+    }
   }
   uint64_t align = chip.localAlign;
   auto up = [&](uint64_t b) { return uint64_t(alignUp(int64_t(b), align)); };
@@ -1354,8 +1439,7 @@ std::string Schedule::build() {
       needTables = true;
     if (unsigned t = rowTempsOf(op.params)) {
       nRowTemps = std::max(nRowTemps, t);
-      Shape4 rs = valueShape(op.output, maxN, maxChans(op.output),
-                             maxRows[op.output]);
+      Shape4 rs = maxShape(op.output);
       rs.w = 1;
       rowTempBytes = std::max(rowTempBytes, up(euBytes(chip, Prec::Fp32, rs)));
     }
@@ -1365,7 +1449,7 @@ std::string Schedule::build() {
       // A reduction's scratch holds its input rows.
       int tv = std::holds_alternative<ReduceParams>(op.params) ? op.inputs[0]
                                                                : op.output;
-      Shape4 os = valueShape(tv, maxN, maxChans(tv), maxRows[tv]);
+      Shape4 os = maxShape(tv);
       tempBytes = std::max(tempBytes, up(euBytes(chip, Prec::Fp32, os)));
     }
   }
@@ -1469,8 +1553,7 @@ std::string Schedule::build() {
         lastUse[in] = std::max(lastUse[in], int64_t(o));
   auto bytesOf = [&](size_t v) {
     const GroupValue &gv = spec.values[v];
-    return up(euBytes(chip, gv.prec,
-                      valueShape(int(v), maxN, maxChans(int(v)), maxRows[v])));
+    return up(euBytes(chip, gv.prec, maxShape(int(v))));
   };
   for (size_t v = 0; v < nv; ++v) {
     const GroupValue &gv = spec.values[v];
@@ -1650,15 +1733,17 @@ std::string Schedule::build() {
   for (const Slice &s : slices)
     for (size_t v = 0; v < nv; ++v) {
       const GroupValue &gv = spec.values[v];
-      uint64_t rowBytes =
-          uint64_t(s.nCount) *
-          uint64_t(gv.matrixCols ? matrixSpan(int(v), s).cols
-                                 : chans(int(v), s) * gv.shape[3]) *
-          elemBytes(gv.prec);
+      auto rowBytes = [&](int64_t cols) {
+        return uint64_t(s.nCount) *
+               uint64_t(gv.matrixCols ? matrixSpan(int(v), s).cols
+                                      : chans(int(v), s) * cols) *
+               elemBytes(gv.prec);
+      };
       if (gv.loaded)
-        ddrRead += rowBytes * uint64_t(s.rows[v].count);
+        ddrRead += rowBytes(s.cols[v].count) * uint64_t(s.rows[v].count);
       if (gv.stored)
-        ddrWrite += rowBytes * uint64_t(s.stores[v].count);
+        ddrWrite +=
+            rowBytes(s.storeCols[v].count) * uint64_t(s.stores[v].count);
     }
   // A table every lane holds is read once (a lane broadcast, load()).
   auto weightDdrBytes = [](const Resident &r) {
@@ -1697,7 +1782,8 @@ std::string Schedule::build() {
       }
       if (const auto *c = std::get_if<ConvParams>(&op.params))
         macs += uint64_t(s.nCount) * uint64_t(s.rows[op.output].count) *
-                uint64_t(c->output.shape[3]) * uint64_t(chans(op.output, s)) *
+                uint64_t(s.cols[op.output].count) *
+                uint64_t(chans(op.output, s)) *
                 uint64_t(c->input.shape[1] / c->groups) *
                 uint64_t(c->kernelH * c->kernelW);
     }
@@ -1717,7 +1803,7 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
   // This slice's copy of the op's weights.
   const std::vector<uint64_t> &off = offsetsOf(o, si),
                               &castOff = castsOf(o, si);
-  const Range &outRows = s.rows[op.output];
+  const Range &outRows = s.rows[op.output], &outCols = s.cols[op.output];
   if (outRows.count <= 0)
     return;
   LTensor out = bufferTensor(op.output, copyOf(op.output, si), s);
@@ -1741,7 +1827,7 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
       LTensor held =
           alongH ? bufferTensor(v, copyOf(v, si), s)
                  : view(v, copyOf(v, si), s, outRows.begin, outRows.count, 0,
-                        vs[3]);
+                        1);
       LTensor t = freeTensor(held.offset, held.prec, out.shape,
                              {held.shape.n > 1 ? held.stride.n : 0,
                               isa::channelSlots(chip, 0, held.shape.c) > 1
@@ -1752,7 +1838,8 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
       t.isSigned = held.isSigned;
       return t;
     }
-    return view(v, copyOf(v, si), s, outRows.begin, outRows.count, 0, vs[3]);
+    return view(v, copyOf(v, si), s, outRows.begin, outRows.count,
+                outCols.begin, outCols.count);
   };
   auto resident = [&](size_t i) {
     Resident r = sliceResident(o, i, s);
@@ -1769,7 +1856,7 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
     const GroupValue &input = spec.values[op.inputs[0]];
     int64_t iw = input.shape[3];
     RowSpan rows = w->rows(outRows.begin, outRows.count, input.shape[2]);
-    RowSpan cols = w->cols(iw);
+    RowSpan cols = w->colsFor(outCols.begin, outCols.count, iw);
     int64_t padB = std::max<int64_t>(rows.padAfter, 0);
     int64_t padR = std::max<int64_t>(cols.padAfter, 0);
     LTensor in;
@@ -1778,11 +1865,12 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
       // column: rows and columns past the window's last are read as the
       // input's end (the command ignores what it does not need).
       int64_t count = s.rows[op.inputs[0]].end() - rows.begin;
+      int64_t colCount = s.cols[op.inputs[0]].end() - cols.begin;
       if (count != rows.count)
         padB = 0;
-      if (iw != cols.count)
+      if (colCount != cols.count)
         padR = 0;
-      in = operand(0, {rows.begin, count, 0, 0}, 0, iw);
+      in = operand(0, {rows.begin, count, 0, 0}, cols.begin, colCount);
     } else {
       in = operand(0, rows, cols.begin, cols.count);
     }
@@ -2064,7 +2152,8 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
     // As the resize kernel's tile: fh * fw strided copies.
     std::array<int64_t, 2> f = *nearestWholeFactors(*r);
     RowSpan rows = localInputRows(op, spec, 0, outRows.begin, outRows.count);
-    LTensor in = operand(0, rows, 0, spec.values[op.inputs[0]].shape[3]);
+    const Range &inCols = s.cols[op.inputs[0]];
+    LTensor in = operand(0, rows, inCols.begin, inCols.count);
     nearestRepeat(em, in, rows.begin, out, outRows.begin, f[0], f[1]);
     return;
   }
@@ -2109,9 +2198,9 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
     // The input rows in fp32 (negated for a minimum), one pooling whose
     // window is the reduced extent (sums in index order from +0, as the
     // interpreter), the result converted (negated back).
-    const auto &is = spec.values[op.inputs[0]].shape;
     RowSpan rows = localInputRows(op, spec, 0, outRows.begin, outRows.count);
-    LTensor in = operand(0, rows, 0, is[3]);
+    const Range &inCols = s.cols[op.inputs[0]];
+    LTensor in = operand(0, rows, inCols.begin, inCols.count);
     bool isMin = r->kind == ReduceKind::Min;
     LTensor x = localTensor(chip, temps[0], Prec::Fp32, in.shape);
     if (isMin)
@@ -2260,7 +2349,7 @@ void Schedule::emit(CmdEmitter &em) const {
           load(em,
                subView(gview(v),
                        {uint32_t(s.n0), uint32_t(chanBegin(int(v), s)),
-                        uint32_t(s.rows[v].begin), 0},
+                        uint32_t(s.rows[v].begin), uint32_t(s.cols[v].begin)},
                        dst.shape),
                dst);
         }
@@ -2297,9 +2386,9 @@ void Schedule::emit(CmdEmitter &em) const {
         for (size_t v = 0; v < spec.values.size(); ++v) {
           if (!spec.values[v].stored || s.stores[v].count <= 0)
             continue;
-          const Range &st = s.stores[v];
-          LTensor src = view(int(v), copyOf(int(v), i), s, st.begin, st.count, 0,
-                             spec.values[v].shape[3]);
+          const Range &st = s.stores[v], &sc = s.storeCols[v];
+          LTensor src = view(int(v), copyOf(int(v), i), s, st.begin, st.count,
+                             sc.begin, sc.count);
           if (const GroupValue &gv = spec.values[v]; gv.matrixCols) {
             MatrixSpan m = matrixSpan(int(v), s);
             storeMatrix(em, src, m.addr, uint32_t(s.nCount), uint32_t(m.cols),
@@ -2309,7 +2398,7 @@ void Schedule::emit(CmdEmitter &em) const {
           store(em, src,
                 subView(gview(v),
                         {uint32_t(s.n0), uint32_t(chanBegin(int(v), s)),
-                         uint32_t(st.begin), 0},
+                         uint32_t(st.begin), uint32_t(sc.begin)},
                         src.shape));
         }
       });
@@ -2320,7 +2409,8 @@ void Schedule::emit(CmdEmitter &em) const {
 /// why not when neither fits.
 std::optional<Schedule> buildSchedule(const GroupSpec &spec,
                                       const isa::ChipParams &chip, int64_t n,
-                                      int64_t c, int64_t h, bool weightResident,
+                                      int64_t c, int64_t h, int64_t w,
+                                      bool weightResident,
                                       Schedule::Prefetch prefetch,
                                       WeightOrder order, std::string &why) {
   std::optional<Schedule> sch;
@@ -2331,6 +2421,7 @@ std::optional<Schedule> buildSchedule(const GroupSpec &spec,
     for (bool banked : {true, false}) {
       sch.emplace(spec, chip, n, c, h, weightResident, banked, prefetch, order);
       sch->setWeightCopies(copies);
+      sch->setWSlices(w);
       if ((why = sch->build()).empty())
         return sch;
     }
@@ -2338,10 +2429,10 @@ std::optional<Schedule> buildSchedule(const GroupSpec &spec,
   return std::nullopt;
 }
 
-/// A slicing: batch, channel and row slices.
+/// A slicing: batch, channel, row and column slices.
 struct Slicing {
-  int64_t n = 1, c = 1, h = 1;
-  int64_t steps() const { return n * c * h; }
+  int64_t n = 1, c = 1, h = 1, w = 1;
+  int64_t steps() const { return n * c * h * w; }
 };
 
 /// Candidate slicings in the order they are tried: fewest slices first, the
@@ -2379,6 +2470,16 @@ std::vector<Slicing> candidates(const GroupSpec &spec,
           out.push_back({ns, cs, maxH});
     }
   }
+  // The last resort, once every row is a slice of its own (not when the
+  // options bound the H slices below that): the last of those with each
+  // row's columns cut into 2, 3, ... slices.
+  if (options.widthSlices && maxH == h && columnSliceError(spec).empty()) {
+    Slicing lastResort = out.back();
+    for (int64_t ws = 2; ws <= last.shape[3]; ++ws) {
+      lastResort.w = ws;
+      out.push_back(lastResort);
+    }
+  }
   return out;
 }
 
@@ -2412,9 +2513,9 @@ bool planInLayout(const GroupSpec &spec, const isa::ChipParams &chip,
                               options.next ? options.nextWeightsAt : -1};
   auto tryOrder = [&](size_t i, WeightOrder order, GroupPlan &out,
                       std::string &whyNot) -> bool {
-    std::optional<Schedule> sch =
-        buildSchedule(spec, chip, cands[i].n, cands[i].c, cands[i].h,
-                      options.weightResident, prefetch, order, whyNot);
+    std::optional<Schedule> sch = buildSchedule(
+        spec, chip, cands[i].n, cands[i].c, cands[i].h, cands[i].w,
+        options.weightResident, prefetch, order, whyNot);
     if (!sch)
       return false;
     Schedule &s = *sch;
@@ -2428,6 +2529,7 @@ bool planInLayout(const GroupSpec &spec, const isa::ChipParams &chip,
     out.nSlices = cands[i].n;
     out.cSlices = cands[i].c;
     out.hSlices = cands[i].h;
+    out.wSlices = cands[i].w;
     out.lmemBytes = s.peak;
     out.weightBytes = s.weightBytes;
     out.timesteps = int64_t(s.slices.size()) + 2;
@@ -2477,9 +2579,10 @@ bool planInLayout(const GroupSpec &spec, const isa::ChipParams &chip,
       ++slower;
     }
   };
+  // (Column slices only as the last resort: not tried for speed.)
   int64_t steps = best.nSlices * best.cSlices * best.hSlices;
-  for (size_t k = i + 1;
-       k < cands.size() && slower < 2 && cands[k].c == cands[i].c;) {
+  for (size_t k = i + 1; k < cands.size() && slower < 2 &&
+                         cands[k].c == cands[i].c && cands[k].w == 1;) {
     int64_t kSteps = cands[k].steps();
     if (kSteps < 2 * steps) {
       ++k;
@@ -2622,7 +2725,7 @@ void emitGroup(CmdEmitter &em, const GroupSpec &spec, const GroupPlan &plan,
   }
   std::optional<Schedule> sch = buildSchedule(
       *laid, em.chip(), plan.nSlices, plan.cSlices, plan.hSlices,
-      plan.weightResident,
+      plan.wSlices, plan.weightResident,
       {plan.firstWeightsAt, plan.nextWeightsAt >= 0 ? next : nullptr,
        plan.nextWeightsAt},
       plan.weightOrder, why);

@@ -254,6 +254,12 @@ cl::opt<bool> noChannelSlicesArg(
     cl::desc("a layer group never cuts the channels (default: it does when "
              "no slicing of the batch and rows fits local memory)"),
     cl::sub(command), cl::cat(groupCategory));
+cl::opt<bool> noWidthSlicesArg(
+    "no-width-slices",
+    cl::desc("a layer group never cuts its rows into column slices "
+             "(default: it does as the last resort, when not even one row of "
+             "every value fits local memory)"),
+    cl::sub(command), cl::cat(groupCategory));
 cl::opt<bool> noWeightPrefetchArg(
     "no-weight-prefetch",
     cl::desc("a group does not load the next group's first weights during "
@@ -277,6 +283,7 @@ struct DeployOptions {
   bool lgHFirst = false;
   bool noWeightResident = false;
   bool noChannelSlices = false;
+  bool noWidthSlices = false;
   bool lgKernels = false;
   bool noWeightPrefetch = false;
   bool groupPerOp = false;
@@ -321,6 +328,7 @@ int readOptions(DeployOptions &opts) {
   opts.lgHFirst = lgHFirstArg;
   opts.noWeightResident = noWeightResidentArg;
   opts.noChannelSlices = noChannelSlicesArg;
+  opts.noWidthSlices = noWidthSlicesArg;
   opts.lgKernels = lgKernelsArg;
   opts.noWeightPrefetch = noWeightPrefetchArg;
   opts.groupPerOp = groupPerOpArg;
@@ -645,7 +653,8 @@ void writeGroupReport(const std::vector<tpuc::bm1684x::GroupReport> &groups,
   for (const tpuc::bm1684x::GroupReport &g : groups) {
     const tpu::backend::GroupPlan &p = g.plan;
     llvm::outs() << llvm::formatv(
-        "{0}: {1} ops ({2} .. {3}), {4} x {5} slices{10}{11}, {6} timesteps, "
+        "{0}: {1} ops ({2} .. {3}), {4} x {5} slices{10}{12}{11}, {6} "
+        "timesteps, "
         "{7} B/lane local memory, {8} B DDR, cost {9} cycles\n",
         g.name, g.ops.size(), g.ops.front(), g.ops.back(), p.nSlices,
         p.hSlices, p.timesteps, p.lmemBytes, p.ddrReadBytes + p.ddrWriteBytes,
@@ -654,7 +663,9 @@ void writeGroupReport(const std::vector<tpuc::bm1684x::GroupReport> &groups,
                       : std::string(),
         p.matrixColumns ? ", matrix columns in blocks of " +
                               std::to_string(p.matrixColumns)
-                        : std::string());
+                        : std::string(),
+        p.wSlices > 1 ? " x " + std::to_string(p.wSlices) + " column slices"
+                      : std::string());
     llvm::json::Array ops;
     for (const std::string &op : g.ops)
       ops.push_back(op);
@@ -664,6 +675,7 @@ void writeGroupReport(const std::vector<tpuc::bm1684x::GroupReport> &groups,
         {"n_slices", p.nSlices},
         {"h_slices", p.hSlices},
         {"c_slices", p.cSlices},
+        {"w_slices", p.wSlices},
         // The matrix(w) layout's block width (0: the spec's own layout).
         {"matrix_columns", p.matrixColumns},
         {"timesteps", p.timesteps},
@@ -800,6 +812,7 @@ static int runDeploy() {
   pipeline.lgHFirst = opts.lgHFirst;
   pipeline.weightResident = !opts.noWeightResident;
   pipeline.channelSlices = !opts.noChannelSlices;
+  pipeline.widthSlices = !opts.noWidthSlices;
   pipeline.lgKernels = opts.lgKernels;
   pipeline.weightPrefetch = !opts.noWeightPrefetch;
   pipeline.groupPerOp = opts.groupPerOp;

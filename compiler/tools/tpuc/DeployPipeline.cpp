@@ -60,6 +60,7 @@ std::string compile(mlir::ModuleOp module, const PipelineOptions &opts,
     lg.slicing.hFirst = opts.lgHFirst;
     lg.slicing.weightResident = opts.weightResident;
     lg.slicing.channelSlices = opts.channelSlices;
+    lg.slicing.widthSlices = opts.widthSlices;
     lg.prefetchWeights = opts.weightPrefetch;
     lg.kernels = opts.lgKernels;
     lg.slicing.timing = &opts.machine.timing;

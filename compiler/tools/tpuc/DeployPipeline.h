@@ -44,6 +44,9 @@ struct PipelineOptions {
   bool weightResident = true;
   /// A group may cut the channels (backend::GroupOptions::channelSlices).
   bool channelSlices = true;
+  /// A group may cut its rows' columns, the last resort
+  /// (backend::GroupOptions::widthSlices).
+  bool widthSlices = true;
   /// A group loads the next group's first weights (LayerGroupOptions).
   bool weightPrefetch = true;
   /// The per-op kernels of ops with a local form allowed

@@ -580,8 +580,12 @@ public:
 
   /// Runs the ops one by one and what `emit` emits; the values `compare`
   /// (of this net) must equal the per-op kernels' bit for bit.
+  /// Runs `emit` (on `machine` when given, else the net's chip) and
+  /// compares the values `compare` with the per-op kernels' (on the net's
+  /// chip) bit for bit.
   void checkEmit(const std::function<void(CmdEmitter &)> &emit,
-                 const std::vector<int> &compare, const std::string &label) {
+                 const std::vector<int> &compare, const std::string &label,
+                 const isa::ChipParams *machine = nullptr) {
     auto setup = [&](sim::MachineState &m) {
       writeInputs(m);
       for (const auto &[addr, bytes] : blobs)
@@ -589,7 +593,7 @@ public:
     };
     std::vector<std::vector<float>> want = perOpValues(setup);
     KernelRun run;
-    run.chip = chip;
+    run.chip = machine ? *machine : chip;
     run.setup = setup;
     run.emit = emit;
     run.check = [&](const sim::MachineState &m, const std::string &what) {
@@ -1836,6 +1840,78 @@ TEST(LayerGroup, PlanFitsOrSays) {
   small.lmemBytes = 4096;
   EXPECT_FALSE(planGroup(g, small, {}, plan, why));
   EXPECT_FALSE(why.empty());
+}
+
+/// Column slices: every row's columns cut into W slices, each value
+/// holding the columns its slice of the last output reads with the halo
+/// (localInputCols), the pads only at the image's left and right edges;
+/// stride 2, dilation, a pooling and a depthwise conv (sPorD: their input
+/// starts at the first column its producer holds), a value broadcast along
+/// W, intermediate values stored in their own column slices. Every value
+/// equals the per-op kernels' bit for bit, down to slices of one column.
+TEST(LayerGroup, ColumnSlicesAtTheEdges) {
+  for (Prec p : {Prec::Fp32, Prec::Fp16}) {
+    Net net(p);
+    int x = net.input(1, 8, 5, 23);
+    int c1 = net.conv(x, 8, 3, 1, 1, 1, 1, true, kRelu);
+    int c2 = net.conv(c1, 8, 3, 2, 1);            // 3 x 12
+    int d = net.conv(c2, 8, 3, 1, 2, 2);          // dilated
+    int m = net.pool(d, PoolKind::Max, 3, 1, 1);  // sPorD
+    int dw = net.conv(m, 8, 3, 1, 1, 1, 8);       // depthwise, sPorD
+    int col = net.extraInput({1, 8, 3, 1});       // broadcast along W
+    int y = net.add(dw, col);
+    GroupSpec g = net.spec({c2, m});
+    for (int64_t w : {2, 3, 5, 12})
+      for (int64_t h : {1, 3}) {
+        GroupPlan plan;
+        plan.hSlices = h;
+        plan.wSlices = w;
+        net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, plan); },
+                      {c2, m, y},
+                      std::string(isa::precName(p)) + " " +
+                          std::to_string(h) + " x " + std::to_string(w));
+      }
+    // More column slices than columns, and ops that read whole rows.
+    GroupPlan tooMany;
+    tooMany.wSlices = 13;
+    CmdEmitter em(net.chip);
+    EXPECT_THROW(emitGroup(em, g, tooMany), Error);
+  }
+  Net rows(Prec::Fp32);
+  int a = rows.matrixInput(1, 6, 40);
+  rows.softmax(a);
+  EXPECT_NE(columnSliceError(rows.spec()), "");
+}
+
+/// The last resort: when not even one row of every value fits local
+/// memory (16 KiB per lane here: a 3 x 3 conv of 64 channels of 600
+/// columns needs its three input rows twice, 14,400 bytes, besides its
+/// output and filter; the per-op conv kernel, which cuts rows but not
+/// columns, cannot run it either), the planner cuts the rows' columns, and
+/// the result equals the kernel's at the full 256 KiB bit for bit; with
+/// GroupOptions::widthSlices off nothing fits.
+TEST(LayerGroup, ColumnSlicesAsTheLastResort) {
+  for (Prec p : {Prec::Fp32, Prec::Fp16}) {
+    Net net(p);
+    int x = net.input(1, 64, 4, 600);
+    int c = net.conv(x, 64, 3, 1, 1, 1, 1, true, kRelu);
+    int m = net.pool(c, PoolKind::Max, 3, 1, 1);
+    isa::ChipParams small = net.chip;
+    small.lmemBytes = p == Prec::Fp32 ? 16384 : 8192;
+    GroupSpec g = net.spec();
+    GroupPlan plan;
+    std::string why;
+    ASSERT_TRUE(planGroup(g, small, {}, plan, why)) << why;
+    EXPECT_GT(plan.wSlices, 1);
+    EXPECT_EQ(plan.hSlices, 4);
+    EXPECT_LE(plan.lmemBytes, small.lmemBytes);
+    EXPECT_EQ(plan.timesteps, plan.hSlices * plan.wSlices + 2);
+    net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, plan); }, {m},
+                  std::to_string(plan.wSlices) + " column slices", &small);
+    GroupOptions whole;
+    whole.widthSlices = false;
+    EXPECT_FALSE(planGroup(g, small, whole, plan, why));
+  }
 }
 
 /// The pipeline of a small group, cycle for cycle (the cost model,

@@ -330,6 +330,8 @@ void Search::wrap(size_t i, size_t j, const backend::GroupPlan &plan,
                    b.getI64IntegerAttr(plan.nextWeightsAt));
   if (plan.cSlices > 1)
     group->setAttr(kGroupCSlices, b.getI64IntegerAttr(plan.cSlices));
+  if (plan.wSlices > 1)
+    group->setAttr(kGroupWSlices, b.getI64IntegerAttr(plan.wSlices));
   if (plan.matrixColumns > 0)
     group->setAttr(kGroupMatrixColumns,
                    b.getI64IntegerAttr(plan.matrixColumns));
@@ -497,6 +499,7 @@ struct LayerGroupPass : impl::LayerGroupBase<LayerGroupPass> {
     options.slicing.hFirst = hFirst;
     options.slicing.weightResident = !noWeightResident;
     options.slicing.channelSlices = !noChannelSlices;
+    options.slicing.widthSlices = !noWidthSlices;
     options.kernels = kernels;
     // The machine the module records (tpuc deploy --chip-param), else the
     // BM1684X.

@@ -171,6 +171,10 @@ struct GroupOptions {
   /// too (whole lane slots; each slice then loads its channels' weights):
   /// a convolution whose weights exceed local memory.
   bool channelSlices = true;
+  /// When nothing else fits (not even one row of every value), cut each
+  /// row's columns too, into 2, 3, ... slices (columnSliceError says which
+  /// groups cannot be).
+  bool widthSlices = true;
   /// The timing the slicing is chosen for (isa::estimateGroup); the BM1684X
   /// defaults with the chip planGroup is given when null.
   const isa::TimingParams *timing = nullptr;
@@ -194,6 +198,10 @@ struct GroupPlan {
   /// Channel slices (whole lane slots of the last output's channels; the
   /// inputs of convolutions that mix channels are loaded whole in each).
   int64_t cSlices = 1;
+  /// Column slices of every row, the last resort (when one row of each
+  /// value fits no other way); each value holds the columns its slice of
+  /// the last output reads, with the halo (localInputCols).
+  int64_t wSlices = 1;
   /// The group runs in MM's matrix(w) layout with result columns in
   /// blocks of this width (matrixColumnsLayout; emitGroup applies it to
   /// the spec it is given); 0: in the spec's own layout.
@@ -209,7 +217,7 @@ struct GroupPlan {
   /// Of which resident weights and tables.
   uint64_t weightBytes = 0;
   /// Timesteps of the load / compute / store pipeline (slices + 2; the
-  /// slices are nSlices x cSlices x hSlices).
+  /// slices are nSlices x cSlices x hSlices x wSlices).
   int64_t timesteps = 0;
   /// Bytes the group moves between DDR and local memory.
   uint64_t ddrReadBytes = 0, ddrWriteBytes = 0;
@@ -234,6 +242,18 @@ std::string localOpSupport(const LocalOpParams &params,
 /// `k` (the full input when the op cannot slice H).
 RowSpan localInputRows(const GroupOp &op, const GroupSpec &spec, unsigned k,
                        int64_t o0, int64_t count);
+
+/// The input columns an output column range of op `op` reads from its
+/// operand `k` (the window's, with the halo and the pads at the edges, as
+/// for rows; one column of a value broadcast along W; else the same).
+RowSpan localInputCols(const GroupOp &op, const GroupSpec &spec, unsigned k,
+                       int64_t o0, int64_t count);
+
+/// Why the columns of `spec`'s rows cannot be cut (empty when they can):
+/// matrices whose rows an op reads whole (matmul, softmax, layer norm, the
+/// matrix(w) layout), a resize, a reduction along W, a deconv in
+/// sub-pixel phases.
+std::string columnSliceError(const GroupSpec &spec);
 
 /// Element-wise groups. When every op of `spec` is element-wise over
 /// operands of its own shape (unary functions, binaries of two activations

@@ -63,6 +63,9 @@ inline constexpr llvm::StringLiteral kGroupWeightOrder("weight_order");
 /// The tpu.Group attribute of its channel slices (backend::GroupPlan::
 /// cSlices); absent: one, all channels in every slice.
 inline constexpr llvm::StringLiteral kGroupCSlices("c_slices");
+/// The tpu.Group attribute of its column slices (backend::GroupPlan::
+/// wSlices, the last resort); absent: one, whole rows in every slice.
+inline constexpr llvm::StringLiteral kGroupWSlices("w_slices");
 /// The tpu.Group attribute of the matrix(w) layout (backend::GroupPlan::
 /// matrixColumns, the block width of the result's columns); absent: the
 /// group runs in its ops' own layout.

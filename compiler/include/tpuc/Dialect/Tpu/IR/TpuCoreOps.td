@@ -103,7 +103,9 @@ def Tpu_GroupOp : Tpu_Op<"Group", [Tpu_BM1684XCodegen]> {
     (bytes moved between DDR and local memory). The BM1684X target adds
     optional ones: `c_slices` (the channels cut into that many slices of
     whole lane slots, for weights larger than local memory; the weights
-    are then loaded per slice), `matrix_columns` (the group runs in MM's
+    are then loaded per slice), `w_slices` (every row's columns cut into
+    that many slices, the last resort when not even one row fits),
+    `matrix_columns` (the group runs in MM's
     matrix(w) layout, the result's columns in blocks of that width across
     the lanes: `n_slices` then cuts the matrix rows and `c_slices` the
     column blocks), `weight_order` and the weight prefetch between

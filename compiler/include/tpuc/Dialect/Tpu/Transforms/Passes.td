@@ -48,6 +48,10 @@ def LayerGroup : Pass<"tpu-layer-group", "mlir::ModuleOp"> {
            /*default=*/"false",
            "Never cut a group's channels (else: when no slicing of the "
            "batch and rows fits)">,
+    Option<"noWidthSlices", "no-width-slices", "bool",
+           /*default=*/"false",
+           "Never cut a group's rows into column slices (else: the last "
+           "resort, when nothing else fits)">,
     Option<"kernels", "kernels", "bool", /*default=*/"false",
            "An op with a local form may run its per-op kernel: alone, the "
            "cheaper of its kernel and its group of one; with strategy none, "
