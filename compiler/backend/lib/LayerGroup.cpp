@@ -2438,7 +2438,8 @@ struct Slicing {
 /// Candidate slicings in the order they are tried: fewest slices first, the
 /// batch and rows (in the options' order) with all channels, then the same
 /// with the channels cut into 2, 3, ... slices of whole lane slots (for
-/// what fits no other way: weights larger than local memory).
+/// what fits no other way: weights larger than local memory), and last the
+/// rows' columns cut into 2, 3, ... slices (when not even one row fits).
 std::vector<Slicing> candidates(const GroupSpec &spec,
                                 const GroupOptions &options,
                                 const isa::ChipParams &chip) {

@@ -98,6 +98,27 @@ func.func @permute_pair(%arg0: tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32> {
 
 // -----
 
+// A permute that moves only unit axes moves no data: a reshape (TFLite's
+// NHWC -> NCHW of one channel, NCHW -> NHWC of one pixel). One that swaps
+// two axes of extent > 1 stays.
+// CHECK-LABEL: func.func @permute_of_unit_axes
+// CHECK: %[[X:.*]] = "top.Input"
+// CHECK-NEXT: "top.Input"
+// CHECK-NEXT: %[[A:.*]] = "top.Reshape"(%[[X]]) {name = "nchw", shape = [1, 1, 76, 34]} : (tensor<1x76x34x1xf32>) -> tensor<1x1x76x34xf32>
+// CHECK-NEXT: %[[B:.*]] = "top.Reshape"(%{{.*}}) {name = "nhwc", shape = [1, 1, 1, 96]} : (tensor<1x96x1x1xf32>) -> tensor<1x1x1x96xf32>
+// CHECK-NEXT: %[[C:.*]] = "top.Permute"(%[[X]]) {name = "swap", order = [0, 2, 1, 3]} : (tensor<1x76x34x1xf32>) -> tensor<1x34x76x1xf32>
+// CHECK-NEXT: return %[[A]], %[[B]], %[[C]]
+func.func @permute_of_unit_axes(%arg0: tensor<1x76x34x1xf32>, %arg1: tensor<1x96x1x1xf32>) -> (tensor<1x1x76x34xf32>, tensor<1x1x1x96xf32>, tensor<1x34x76x1xf32>) {
+  %0 = "top.Input"(%arg0) {name = "x"} : (tensor<1x76x34x1xf32>) -> tensor<1x76x34x1xf32>
+  %1 = "top.Input"(%arg1) {name = "y"} : (tensor<1x96x1x1xf32>) -> tensor<1x96x1x1xf32>
+  %2 = "top.Permute"(%0) {name = "nchw", order = [0, 3, 1, 2]} : (tensor<1x76x34x1xf32>) -> tensor<1x1x76x34xf32>
+  %3 = "top.Permute"(%1) {name = "nhwc", order = [0, 2, 3, 1]} : (tensor<1x96x1x1xf32>) -> tensor<1x1x1x96xf32>
+  %4 = "top.Permute"(%0) {name = "swap", order = [0, 2, 1, 3]} : (tensor<1x76x34x1xf32>) -> tensor<1x34x76x1xf32>
+  return %2, %3, %4 : tensor<1x1x76x34xf32>, tensor<1x1x1x96xf32>, tensor<1x34x76x1xf32>
+}
+
+// -----
+
 // Dead ops and unused weights disappear; an unused input stays.
 // CHECK-LABEL: func.func @dead_code
 // CHECK-NEXT: "top.Input"(%arg0)

@@ -17,7 +17,8 @@
 //     either order);
 //   - a layer normalisation written out in Reduce / Sub / Mul / Sqrt ops
 //     becomes one LayerNorm;
-//   - identity Reshape / Permute disappear, chains of them merge.
+//   - identity Reshape / Permute disappear, chains of them merge, and a
+//     Permute that moves only unit axes becomes a Reshape.
 // Unused side-effect-free ops (everything but top.Input) are erased by the
 // canonicalizer itself.
 //
@@ -708,6 +709,34 @@ struct RemoveIdentityPermute : OpRewritePattern<PermuteOp> {
   }
 };
 
+/// A permute whose axes of extent > 1 keep their order moves only unit
+/// axes: the elements stay in their order, so it is a reshape (no data
+/// moves; TFLite's NHWC <-> NCHW transposes of a one-channel or one-pixel
+/// tensor, a transpose of a vector).
+struct PermuteOfUnitAxes : OpRewritePattern<PermuteOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PermuteOp op,
+                                PatternRewriter &rewriter) const override {
+    auto in = dyn_cast<RankedTensorType>(op.getInput().getType());
+    auto out = dyn_cast<RankedTensorType>(op.getOutput().getType());
+    if (!in || !out || !in.hasStaticShape() || !out.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "not static shapes");
+    int64_t prev = -1;
+    for (Attribute a : op.getOrder()) {
+      int64_t axis = cast<IntegerAttr>(a).getInt();
+      if (in.getDimSize(axis) == 1)
+        continue;
+      if (axis < prev)
+        return rewriter.notifyMatchFailure(op, "moves data");
+      prev = axis;
+    }
+    rewriter.replaceOpWithNewOp<ReshapeOp>(
+        op, out, op.getInput(), rewriter.getI64ArrayAttr(out.getShape()),
+        op.getName());
+    return success();
+  }
+};
+
 struct MergePermutes : OpRewritePattern<PermuteOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(PermuteOp op,
@@ -814,5 +843,5 @@ void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &results,
 
 void PermuteOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                             MLIRContext *ctx) {
-  results.add<RemoveIdentityPermute, MergePermutes>(ctx);
+  results.add<RemoveIdentityPermute, PermuteOfUnitAxes, MergePermutes>(ctx);
 }
