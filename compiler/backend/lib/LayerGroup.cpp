@@ -89,7 +89,8 @@ Activation activationOf(const LocalOpParams &p) {
                            std::is_same_v<T, CompareParams> ||
                            std::is_same_v<T, CompareConstParams> ||
                            std::is_same_v<T, WhereParams> ||
-                           std::is_same_v<T, PReluParams>)
+                           std::is_same_v<T, PReluParams> ||
+                           std::is_same_v<T, PermuteParams>)
           return {};
         else
           return x.act;
@@ -696,6 +697,18 @@ std::string localOpSupport(const LocalOpParams &params,
             if (t->shape != x.output.shape && !broadcastsHW(*t, x.output.shape))
               return "broadcast operand";
           return "";
+        } else if constexpr (std::is_same_v<T, PermuteParams>) {
+          // H and W swapped in every (n, c): one AR copy through a
+          // transposed view, in each lane.
+          if (x.order != std::vector<int64_t>{0, 1, 3, 2})
+            return "a permute other than of H and W";
+          if (!rank4(x.input) || !rank4(x.output) ||
+              x.input.prec != x.output.prec)
+            return "not a 4-D permute of one precision";
+          const std::vector<int64_t> &i = x.input.shape, &o = x.output.shape;
+          if (o != std::vector<int64_t>{i[0], i[1], i[3], i[2]})
+            return "a permute of mismatched shapes";
+          return "";
         } else if constexpr (std::is_same_v<T, PReluParams>) {
           if (!floatOk(x.input) || x.input.prec != x.output.prec ||
               x.slope.prec != x.output.prec)
@@ -751,9 +764,11 @@ RowSpan localInputRows(const GroupOp &op, const GroupSpec &spec, unsigned k,
     int64_t a = o0 / fh, b = (o0 + count - 1) / fh + 1;
     return {a, b - a, 0, 0};
   }
-  // A reduction over H reads every row.
-  if (std::holds_alternative<ReduceParams>(op.params) &&
-      spec.values[op.output].shape[2] == 1)
+  // A reduction over H reads every row; so does a transpose of H and W
+  // (its output rows are its input's columns).
+  if ((std::holds_alternative<ReduceParams>(op.params) &&
+       spec.values[op.output].shape[2] == 1) ||
+      std::holds_alternative<PermuteParams>(op.params))
     return {0, inH, 0, 0};
   // An element-wise operand of one row broadcasts along H.
   if (inH == 1 && spec.values[op.output].shape[2] > 1)
@@ -789,6 +804,8 @@ std::string columnSliceError(const GroupSpec &spec) {
       return "'" + name + "' reads whole rows of its matrices";
     if (std::holds_alternative<ResizeParams>(op.params))
       return "'" + name + "' (a resize) cannot be cut along W";
+    if (std::holds_alternative<PermuteParams>(op.params))
+      return "'" + name + "' (a transpose) cannot be cut along W";
     if (std::holds_alternative<ReduceParams>(op.params) &&
         spec.values[op.output].shape[3] == 1 &&
         spec.values[op.inputs[0]].shape[3] > 1)
@@ -905,6 +922,7 @@ bool matrixRowsLayout(GroupSpec &spec, bool rows4) {
           std::holds_alternative<ResizeParams>(op.params) ||
           std::holds_alternative<ScaleParams>(op.params) ||
           std::holds_alternative<PReluParams>(op.params) ||
+          std::holds_alternative<PermuteParams>(op.params) ||
           std::holds_alternative<ReduceParams>(op.params))
         return false;
       bool matmul = std::holds_alternative<MatMulParams>(op.params);
@@ -2192,6 +2210,23 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
     return whereTile(em, out, aligned(0, 0), aligned(1, 1), aligned(2, 2));
   if (std::holds_alternative<PReluParams>(op.params)) {
     emitPReluTile(em, sameRows(0), Opd::of(perChannel(0)), out, scratch);
+    return;
+  }
+  if (std::holds_alternative<PermuteParams>(op.params)) {
+    // out (n, c, i, j) = in (n, c, j, i): the slice's output rows are the
+    // input's columns [outRows) of every row, read through a view whose h
+    // and w strides are swapped (exact: a copy).
+    int v = op.inputs[0];
+    LTensor in = view(v, copyOf(v, si), s, 0, spec.values[v].shape[2],
+                      outRows.begin, outRows.count);
+    LTensor t = freeTensor(in.offset, in.prec, out.shape,
+                           {in.shape.n > 1 ? in.stride.n : 0,
+                            isa::channelSlots(chip, 0, in.shape.c) > 1
+                                ? in.stride.c
+                                : 0,
+                            in.stride.w, in.stride.h});
+    t.isSigned = in.isSigned;
+    ar(em, ArOp::Copy, out, Opd::of(t));
     return;
   }
   if (const auto *r = std::get_if<ReduceParams>(&op.params)) {

@@ -254,6 +254,19 @@ public:
     return out;
   }
 
+  /// H and W of `in` swapped (a permute [0, 1, 3, 2]).
+  int transposeHW(int in) {
+    auto s = shapes[size_t(in)];
+    int out = value({s[0], s[1], s[3], s[2]});
+    PermuteParams p;
+    p.name = "transpose" + std::to_string(out);
+    p.input = perOp[size_t(in)];
+    p.output = perOp[size_t(out)];
+    p.order = {0, 1, 3, 2};
+    ops.push_back({p, {in}, out});
+    return out;
+  }
+
   /// The element count of value v.
   int64_t count(int v) const {
     const auto &s = shapes[size_t(v)];
@@ -703,6 +716,8 @@ public:
                 tpu::backend::where(em, x);
               else if constexpr (std::is_same_v<T, PReluParams>)
                 tpu::backend::prelu(em, x);
+              else if constexpr (std::is_same_v<T, PermuteParams>)
+                tpu::backend::permute(em, x);
               else
                 tpu::backend::scale(em, x);
             },
@@ -1049,6 +1064,29 @@ TEST(LayerGroup, BroadcastAlongHeightAndWidth) {
     for (auto [n, h] : {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {1, 2},
                         {2, 6}})
       net.check(n, h);
+  }
+}
+
+/// Transposes of H and W in a group (as a mel spectrogram's frames and
+/// attention's keys have): one AR copy per slice through a view with the h
+/// and w strides swapped, every input row read (its columns are the
+/// output's rows), in float and int8, between convolutions, under N and H
+/// slices: every value equals the per-op permute kernel's bit for bit.
+TEST(LayerGroup, TransposeHeightAndWidth) {
+  for (Prec p : {Prec::Fp32, Prec::Fp16, Prec::Int8}) {
+    SCOPED_TRACE(int(p));
+    Net net(p);
+    int x = net.input(2, 70, 5, 9);
+    int t = p == Prec::Int8 ? net.transposeHW(x)
+                            : net.transposeHW(net.conv(x, 70, 3, 1, 1));
+    int u = net.transposeHW(net.transposeHW(t)); // back and forth
+    if (p == Prec::Int8)
+      net.lut(u, 3);
+    else
+      net.conv(u, 16, 3, 1, 1, 1, 1, true, kRelu);
+    for (auto [n, h] : {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {1, 3},
+                        {2, 9}})
+      net.check(n, h, {t});
   }
 }
 

@@ -231,6 +231,10 @@ BinaryKernelParams binaryKernelParams(CodegenContext &ctx, OpT op,
                                             tpu::SoftmaxOp op);
 ::tpu::backend::LayerNormParams layerNormParams(CodegenContext &ctx,
                                                 tpu::LayerNormOp op);
+/// Backend parameters of tpu.Permute.
+::tpu::backend::PermuteParams permuteParams(CodegenContext &ctx,
+                                            tpu::PermuteOp op);
+
 /// Backend parameters of tpu.PRelu.
 ::tpu::backend::PReluParams preluParams(CodegenContext &ctx, tpu::PReluOp op);
 

@@ -96,7 +96,7 @@ using LocalOpParams =
                  UnaryParams, ScaleParams, BinaryInt8Params, LutParams,
                  ResizeParams, CastParams, MatMulParams, SoftmaxParams,
                  LayerNormParams, ReduceParams, CompareParams,
-                 CompareConstParams, WhereParams, PReluParams>;
+                 CompareConstParams, WhereParams, PReluParams, PermuteParams>;
 
 /// One value of a group, a 4-D (n, c, h, w) activation.
 struct GroupValue {

@@ -232,6 +232,10 @@ localOpParams(CodegenContext &ctx, Operation *op, std::vector<Value> &acts,
         why = "a comparison with a weight or broadcasting";
         return std::nullopt;
       }
+    } else if (auto pm = dyn_cast<tpu::PermuteOp>(op)) {
+      // A transpose of H and W (localOpSupport checks the order).
+      acts = {pm.getInput()};
+      p = permuteParams(ctx, pm);
     } else if (auto pr = dyn_cast<tpu::PReluOp>(op)) {
       // The slope a per-channel weight (localOpSupport checks its shape).
       if (!isa_and_nonnull<tpu::WeightOp>(pr.getSlope().getDefiningOp())) {

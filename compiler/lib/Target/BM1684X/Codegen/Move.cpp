@@ -30,6 +30,12 @@ backend::ResizeParams resizeParams(CodegenContext &ctx, tpu::InterpOp op) {
   return p;
 }
 
+backend::PermuteParams permuteParams(CodegenContext &ctx, tpu::PermuteOp op) {
+  auto p = ctx.ioParams<backend::PermuteParams>(op);
+  p.order = toI64(op.getOrder());
+  return p;
+}
+
 } // namespace tpuc::bm1684x
 
 namespace tpuc::tpu {
@@ -37,9 +43,7 @@ namespace tpuc::tpu {
 using namespace bm1684x;
 
 void PermuteOp::codegenBM1684X(CodegenContext &ctx) {
-  auto p = ctx.ioParams<backend::PermuteParams>(*this);
-  p.order = toI64(getOrder());
-  backend::permute(ctx.emitter(), p);
+  backend::permute(ctx.emitter(), permuteParams(ctx, *this));
 }
 
 void ConcatOp::codegenBM1684X(CodegenContext &ctx) {
