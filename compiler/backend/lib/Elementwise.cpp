@@ -451,7 +451,6 @@ void emitScaleTile(CmdEmitter &em, const Opd &x, const Opd &scale,
     emitUnary(em, act, out, out, s);
 }
 
-
 } // namespace
 
 void unary(CmdEmitter &em, const UnaryParams &p) {
@@ -824,11 +823,10 @@ void where(CmdEmitter &em, const WhereParams &p) {
   } catch (const Error &e) {
     ctx.fail(e.what());
   }
-  runEltwise(em, ctx, jobs, p.output.prec, 0, {},
-             [&](const std::vector<LTensor> &in, const LTensor &out,
-                 const UnaryScratch &) {
-               whereTile(em, out, in[0], in[1], in[2]);
-             });
+  runEltwise(
+      em, ctx, jobs, p.output.prec, 0, {},
+      [&](const std::vector<LTensor> &in, const LTensor &out,
+          const UnaryScratch &) { whereTile(em, out, in[0], in[1], in[2]); });
 }
 
 //===----------------------------------------------------------------------===//

@@ -56,9 +56,8 @@ Shape4 shape4(const std::array<int64_t, 4> &s) {
 /// (per (n, c): a squeeze-excite gate).
 bool broadcastsHW(const GTensor &t, const std::vector<int64_t> &out) {
   const std::vector<int64_t> &s = t.shape;
-  return s.size() == 4 && out.size() == 4 && s[0] == out[0] &&
-         s[1] == out[1] && (s[2] == out[2] || s[2] == 1) &&
-         (s[3] == out[3] || s[3] == 1);
+  return s.size() == 4 && out.size() == 4 && s[0] == out[0] && s[1] == out[1] &&
+         (s[2] == out[2] || s[2] == 1) && (s[3] == out[3] || s[3] == 1);
 }
 
 /// A per-channel operand: (1, C, 1, 1) or (C, 1, 1) against (N, C, H, W).
@@ -366,9 +365,12 @@ std::vector<Resident> residentsOf(const LocalOpParams &p,
     r.push_back({s->bias.addr, s->bias.prec, {1, c, 1, 1}, {},
                  isa::LocalLayout::Compact, std::nullopt});
   } else if (const auto *pr = std::get_if<PReluParams>(&p)) {
-    r.push_back({pr->slope.addr, pr->slope.prec,
-                 {1, uint32_t(pr->input.shape[1]), 1, 1}, {},
-                 isa::LocalLayout::Compact, std::nullopt});
+    r.push_back({pr->slope.addr,
+                 pr->slope.prec,
+                 {1, uint32_t(pr->input.shape[1]), 1, 1},
+                 {},
+                 isa::LocalLayout::Compact,
+                 std::nullopt});
   } else if (const auto *b = std::get_if<BinaryParams>(&p)) {
     // Operands that are no group value are per-channel weights.
     uint32_t c = uint32_t(b->output.shape[1]);
@@ -588,7 +590,8 @@ std::string localOpSupport(const LocalOpParams &params,
           // Same shape, a per-channel weight, or a per-(n, c) activation.
           const std::vector<int64_t> &o = x.output.shape;
           for (const GTensor *t : {&x.lhs, &x.rhs})
-            if (t->shape != o && !isPerChannel(*t, o[1]) && !broadcastsHW(*t, o))
+            if (t->shape != o && !isPerChannel(*t, o[1]) &&
+                !broadcastsHW(*t, o))
               return "broadcast operand";
           return "";
         } else if constexpr (std::is_same_v<T, BinaryConstParams>) {
@@ -796,8 +799,8 @@ std::string columnSliceError(const GroupSpec &spec) {
   if (spec.matrixColumns)
     return "the matrix(w) layout cannot be cut along W";
   for (const GroupOp &op : spec.ops) {
-    std::string name = std::visit([](const auto &x) { return x.name; },
-                                  op.params);
+    std::string name =
+        std::visit([](const auto &x) { return x.name; }, op.params);
     if (std::holds_alternative<MatMulParams>(op.params) ||
         std::holds_alternative<SoftmaxParams>(op.params) ||
         std::holds_alternative<LayerNormParams>(op.params))
@@ -1240,9 +1243,9 @@ private:
   }
   LTensor bufferTensor(int v, unsigned copy, const Slice &s) const {
     const GroupValue &gv = spec.values[v];
-    LTensor t = localTensor(chip, buf[v][copy], gv.prec,
-                            valueShape(v, s.nCount, chans(v, s),
-                                       s.rows[v].count, s.cols[v].count));
+    LTensor t = localTensor(
+        chip, buf[v][copy], gv.prec,
+        valueShape(v, s.nCount, chans(v, s), s.rows[v].count, s.cols[v].count));
     t.isSigned = gv.isSigned;
     return t;
   }
@@ -1334,55 +1337,55 @@ std::string Schedule::build() {
     for (Range1 cr : splitRange(groupC, chunkC))
       for (int64_t h = 0; h < hSlices; ++h)
         for (int64_t wi = 0; wi < wSlices; ++wi) {
-        Slice s;
-        s.n0 = nr.begin;
-        s.nCount = nr.size;
-        s.c0 = cr.begin;
-        s.cCount = cr.size;
-        s.rows.assign(nv, {});
-        s.stores.assign(nv, {});
-        s.cols.assign(nv, {});
-        s.storeCols.assign(nv, {});
-        for (size_t v = 0; v < nv; ++v) {
-          int64_t W = spec.values[v].shape[3];
-          if (wSlices == 1)
-            s.cols[v] = {0, W}; // every value whole in its columns
-          if (spec.values[v].stored || int(v) == last) {
-            int64_t H = spec.values[v].shape[2];
-            int64_t b = H * h / hSlices, e = H * (h + 1) / hSlices;
-            s.stores[v] = {b, e - b};
-            s.rows[v].unite(b, e - b);
-            int64_t cb = W * wi / wSlices, ce = W * (wi + 1) / wSlices;
-            s.storeCols[v] = {cb, ce - cb};
-            s.cols[v].unite(cb, ce - cb);
-          }
-        }
-        for (size_t o = no; o-- > 0;) {
-          const GroupOp &op = spec.ops[o];
-          const Range &out = s.rows[op.output];
-          if (out.count <= 0)
-            continue;
-          for (unsigned k = 0; k < op.inputs.size(); ++k) {
-            if (op.inputs[k] < 0)
-              continue;
-            RowSpan in = localInputRows(op, spec, k, out.begin, out.count);
-            RowSpan inCols{0, 1, 0, 0};
-            if (wSlices > 1) {
-              const Range &oc = s.cols[op.output];
-              inCols = localInputCols(op, spec, k, oc.begin, oc.count);
+          Slice s;
+          s.n0 = nr.begin;
+          s.nCount = nr.size;
+          s.c0 = cr.begin;
+          s.cCount = cr.size;
+          s.rows.assign(nv, {});
+          s.stores.assign(nv, {});
+          s.cols.assign(nv, {});
+          s.storeCols.assign(nv, {});
+          for (size_t v = 0; v < nv; ++v) {
+            int64_t W = spec.values[v].shape[3];
+            if (wSlices == 1)
+              s.cols[v] = {0, W}; // every value whole in its columns
+            if (spec.values[v].stored || int(v) == last) {
+              int64_t H = spec.values[v].shape[2];
+              int64_t b = H * h / hSlices, e = H * (h + 1) / hSlices;
+              s.stores[v] = {b, e - b};
+              s.rows[v].unite(b, e - b);
+              int64_t cb = W * wi / wSlices, ce = W * (wi + 1) / wSlices;
+              s.storeCols[v] = {cb, ce - cb};
+              s.cols[v].unite(cb, ce - cb);
             }
-            if (in.count <= 0 || inCols.count <= 0)
-              return "a slice of '" +
-                     std::visit([](const auto &x) { return x.name; },
-                                op.params) +
-                     "' reads only padding";
-            s.rows[op.inputs[k]].unite(in.begin, in.count);
-            if (wSlices > 1)
-              s.cols[op.inputs[k]].unite(inCols.begin, inCols.count);
           }
+          for (size_t o = no; o-- > 0;) {
+            const GroupOp &op = spec.ops[o];
+            const Range &out = s.rows[op.output];
+            if (out.count <= 0)
+              continue;
+            for (unsigned k = 0; k < op.inputs.size(); ++k) {
+              if (op.inputs[k] < 0)
+                continue;
+              RowSpan in = localInputRows(op, spec, k, out.begin, out.count);
+              RowSpan inCols{0, 1, 0, 0};
+              if (wSlices > 1) {
+                const Range &oc = s.cols[op.output];
+                inCols = localInputCols(op, spec, k, oc.begin, oc.count);
+              }
+              if (in.count <= 0 || inCols.count <= 0)
+                return "a slice of '" +
+                       std::visit([](const auto &x) { return x.name; },
+                                  op.params) +
+                       "' reads only padding";
+              s.rows[op.inputs[k]].unite(in.begin, in.count);
+              if (wSlices > 1)
+                s.cols[op.inputs[k]].unite(inCols.begin, inCols.count);
+            }
+          }
+          slices.push_back(std::move(s));
         }
-        slices.push_back(std::move(s));
-      }
   // sPorD (pooling, depthwise) has no operand strides: its input must start
   // at the first row and column its producer holds.
   for (size_t o = 0; o < no; ++o) {
@@ -1842,17 +1845,14 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
     if (alongH || alongW) {
       // A value broadcast along H and / or W (per (n, c): both): its one
       // row / column read at every output row / column, zero strides.
-      LTensor held =
-          alongH ? bufferTensor(v, copyOf(v, si), s)
-                 : view(v, copyOf(v, si), s, outRows.begin, outRows.count, 0,
-                        1);
-      LTensor t = freeTensor(held.offset, held.prec, out.shape,
-                             {held.shape.n > 1 ? held.stride.n : 0,
-                              isa::channelSlots(chip, 0, held.shape.c) > 1
-                                  ? held.stride.c
-                                  : 0,
-                              alongH ? 0 : held.stride.h,
-                              alongW ? 0 : held.stride.w});
+      LTensor held = alongH ? bufferTensor(v, copyOf(v, si), s)
+                            : view(v, copyOf(v, si), s, outRows.begin,
+                                   outRows.count, 0, 1);
+      LTensor t = freeTensor(
+          held.offset, held.prec, out.shape,
+          {held.shape.n > 1 ? held.stride.n : 0,
+           isa::channelSlots(chip, 0, held.shape.c) > 1 ? held.stride.c : 0,
+           alongH ? 0 : held.stride.h, alongW ? 0 : held.stride.w});
       t.isSigned = held.isSigned;
       return t;
     }
@@ -2219,12 +2219,11 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
     int v = op.inputs[0];
     LTensor in = view(v, copyOf(v, si), s, 0, spec.values[v].shape[2],
                       outRows.begin, outRows.count);
-    LTensor t = freeTensor(in.offset, in.prec, out.shape,
-                           {in.shape.n > 1 ? in.stride.n : 0,
-                            isa::channelSlots(chip, 0, in.shape.c) > 1
-                                ? in.stride.c
-                                : 0,
-                            in.stride.w, in.stride.h});
+    LTensor t = freeTensor(
+        in.offset, in.prec, out.shape,
+        {in.shape.n > 1 ? in.stride.n : 0,
+         isa::channelSlots(chip, 0, in.shape.c) > 1 ? in.stride.c : 0,
+         in.stride.w, in.stride.h});
     t.isSigned = in.isSigned;
     ar(em, ArOp::Copy, out, Opd::of(t));
     return;
@@ -2760,8 +2759,8 @@ void emitGroup(CmdEmitter &em, const GroupSpec &spec, const GroupPlan &plan,
     laid = &columns;
   }
   std::optional<Schedule> sch = buildSchedule(
-      *laid, em.chip(), plan.nSlices, plan.cSlices, plan.hSlices,
-      plan.wSlices, plan.weightResident,
+      *laid, em.chip(), plan.nSlices, plan.cSlices, plan.hSlices, plan.wSlices,
+      plan.weightResident,
       {plan.firstWeightsAt, plan.nextWeightsAt >= 0 ? next : nullptr,
        plan.nextWeightsAt},
       plan.weightOrder, why);

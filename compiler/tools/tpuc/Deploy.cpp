@@ -656,14 +656,14 @@ void writeGroupReport(const std::vector<tpuc::bm1684x::GroupReport> &groups,
         "{0}: {1} ops ({2} .. {3}), {4} x {5} slices{10}{12}{11}, {6} "
         "timesteps, "
         "{7} B/lane local memory, {8} B DDR, cost {9} cycles\n",
-        g.name, g.ops.size(), g.ops.front(), g.ops.back(), p.nSlices,
-        p.hSlices, p.timesteps, p.lmemBytes, p.ddrReadBytes + p.ddrWriteBytes,
+        g.name, g.ops.size(), g.ops.front(), g.ops.back(), p.nSlices, p.hSlices,
+        p.timesteps, p.lmemBytes, p.ddrReadBytes + p.ddrWriteBytes,
         p.estimatedCycles,
         p.cSlices > 1 ? " x " + std::to_string(p.cSlices) + " channel slices"
                       : std::string(),
-        p.matrixColumns ? ", matrix columns in blocks of " +
-                              std::to_string(p.matrixColumns)
-                        : std::string(),
+        p.matrixColumns
+            ? ", matrix columns in blocks of " + std::to_string(p.matrixColumns)
+            : std::string(),
         p.wSlices > 1 ? " x " + std::to_string(p.wSlices) + " column slices"
                       : std::string());
     llvm::json::Array ops;

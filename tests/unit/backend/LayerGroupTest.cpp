@@ -248,8 +248,8 @@ public:
       for (float x : slope)
         slopes->push_back(isa::roundToPrec(x, prec));
     p.slope = ga.tensor(prec, {1, c, 1, 1});
-    blobs.push_back({p.slope.addr,
-                     encodeFloats(slope.data(), slope.size(), prec)});
+    blobs.push_back(
+        {p.slope.addr, encodeFloats(slope.data(), slope.size(), prec)});
     ops.push_back({p, {in}, out});
     return out;
   }
@@ -957,8 +957,8 @@ TEST(LayerGroup, ReductionsOverHeightAndWidth) {
   for (Prec p : {Prec::Fp32, Prec::Fp16})
     for (ReduceKind k :
          {ReduceKind::Max, ReduceKind::Min, ReduceKind::Sum, ReduceKind::Mean})
-      for (auto [overH, overW] : {std::pair{true, true}, {true, false},
-                                  {false, true}}) {
+      for (auto [overH, overW] :
+           {std::pair{true, true}, {true, false}, {false, true}}) {
         SCOPED_TRACE(std::to_string(int(p)) + " kind " +
                      std::to_string(int(k)) + (overH ? " H" : "") +
                      (overW ? " W" : ""));
@@ -982,9 +982,8 @@ TEST(LayerGroup, ReductionsOverHeightAndWidth) {
                   for (int64_t w = 0; w < s[3]; ++w) {
                     if ((!overH && h != oh) || (!overW && w != ow))
                       continue;
-                    float e = v[size_t(x)][size_t(((n * s[1] + c) * s[2] + h) *
-                                                      s[3] +
-                                                  w)];
+                    float e = v[size_t(x)]
+                               [size_t(((n * s[1] + c) * s[2] + h) * s[3] + w)];
                     acc = k == ReduceKind::Max   ? std::max(acc, e)
                           : k == ReduceKind::Min ? std::min(acc, e)
                                                  : acc + e;
@@ -993,13 +992,12 @@ TEST(LayerGroup, ReductionsOverHeightAndWidth) {
                 if (k == ReduceKind::Mean)
                   acc = acc * (1.0f / float(count));
                 float want = isa::roundToPrec(acc, p);
-                ASSERT_EQ(v[size_t(r)][size_t(((n * rs[1] + c) * rs[2] + oh) *
-                                                  rs[3] +
-                                              ow)],
+                ASSERT_EQ(v[size_t(r)][size_t(
+                              ((n * rs[1] + c) * rs[2] + oh) * rs[3] + ow)],
                           want);
               }
-        for (auto [n, h] : {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {1, 2},
-                            {2, 3}})
+        for (auto [n, h] :
+             {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {1, 2}, {2, 3}})
           if (h <= net.shapeOf(net.ops.back().output)[2])
             net.check(n, h);
       }
@@ -1021,8 +1019,8 @@ TEST(LayerGroup, ComparisonsAndSelection) {
     int sel = net.where(ge, x, y);
     int gt = net.compare(x, yf, CompareKind::Gt); // mixed: met in fp32
     int cl = net.compareConst(x, CompareKind::Le, -0.5f, true); // -0.5 <= x
-    int top = net.reduce(y, ReduceKind::Max, true, true); // (2, 40, 1, 1)
-    int le = net.compare(sel, top, CompareKind::Le);       // per (n, c)
+    int top = net.reduce(y, ReduceKind::Max, true, true);       // (2, 40, 1, 1)
+    int le = net.compare(sel, top, CompareKind::Le);            // per (n, c)
     int any = net.add(net.add(lt, gt), cl);
     net.add(net.where(le, any, sel), net.where(ge, top, x));
     std::vector<std::vector<float>> v = net.values();
@@ -1034,13 +1032,12 @@ TEST(LayerGroup, ComparisonsAndSelection) {
       ASSERT_EQ(v[size_t(gt)][i], a > bf ? 1.0f : 0.0f) << i;
       ASSERT_EQ(v[size_t(cl)][i], -0.5f <= a ? 1.0f : 0.0f) << i;
       ASSERT_EQ(v[size_t(sel)][i], a >= quarter ? a : b) << i;
-      ASSERT_EQ(v[size_t(le)][i], v[size_t(sel)][i] <= v[size_t(top)][i / 42]
-                                      ? 1.0f
-                                      : 0.0f)
+      ASSERT_EQ(v[size_t(le)][i],
+                v[size_t(sel)][i] <= v[size_t(top)][i / 42] ? 1.0f : 0.0f)
           << i;
     }
-    for (auto [n, h] : {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {1, 2},
-                        {2, 6}})
+    for (auto [n, h] :
+         {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {1, 2}, {2, 6}})
       net.check(n, h);
   }
 }
@@ -1061,8 +1058,8 @@ TEST(LayerGroup, BroadcastAlongHeightAndWidth) {
     int m = net.mul(a, rows);
     int ge = net.compare(m, plane, CompareKind::Ge);
     net.add(net.where(ge, cols, rows), m);
-    for (auto [n, h] : {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {1, 2},
-                        {2, 6}})
+    for (auto [n, h] :
+         {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {1, 2}, {2, 6}})
       net.check(n, h);
   }
 }
@@ -1084,8 +1081,8 @@ TEST(LayerGroup, TransposeHeightAndWidth) {
       net.lut(u, 3);
     else
       net.conv(u, 16, 3, 1, 1, 1, 1, true, kRelu);
-    for (auto [n, h] : {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {1, 3},
-                        {2, 9}})
+    for (auto [n, h] :
+         {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {1, 3}, {2, 9}})
       net.check(n, h, {t});
   }
 }
@@ -1108,8 +1105,8 @@ TEST(LayerGroup, ParametricRelu) {
       float want = e > 0 ? e : isa::roundToPrec(slopes[(i / 48) % 70] * e, p);
       ASSERT_EQ(v[size_t(a)][i], want) << i;
     }
-    for (auto [n, h] : {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {1, 3},
-                        {2, 6}})
+    for (auto [n, h] :
+         {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {1, 3}, {2, 6}})
       net.check(n, h);
     GroupSpec g = net.spec();
     GroupPlan cut;
@@ -1892,11 +1889,11 @@ TEST(LayerGroup, ColumnSlicesAtTheEdges) {
     Net net(p);
     int x = net.input(1, 8, 5, 23);
     int c1 = net.conv(x, 8, 3, 1, 1, 1, 1, true, kRelu);
-    int c2 = net.conv(c1, 8, 3, 2, 1);            // 3 x 12
-    int d = net.conv(c2, 8, 3, 1, 2, 2);          // dilated
-    int m = net.pool(d, PoolKind::Max, 3, 1, 1);  // sPorD
-    int dw = net.conv(m, 8, 3, 1, 1, 1, 8);       // depthwise, sPorD
-    int col = net.extraInput({1, 8, 3, 1});       // broadcast along W
+    int c2 = net.conv(c1, 8, 3, 2, 1);           // 3 x 12
+    int d = net.conv(c2, 8, 3, 1, 2, 2);         // dilated
+    int m = net.pool(d, PoolKind::Max, 3, 1, 1); // sPorD
+    int dw = net.conv(m, 8, 3, 1, 1, 1, 8);      // depthwise, sPorD
+    int col = net.extraInput({1, 8, 3, 1});      // broadcast along W
     int y = net.add(dw, col);
     GroupSpec g = net.spec({c2, m});
     for (int64_t w : {2, 3, 5, 12})
@@ -1906,8 +1903,8 @@ TEST(LayerGroup, ColumnSlicesAtTheEdges) {
         plan.wSlices = w;
         net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, plan); },
                       {c2, m, y},
-                      std::string(isa::precName(p)) + " " +
-                          std::to_string(h) + " x " + std::to_string(w));
+                      std::string(isa::precName(p)) + " " + std::to_string(h) +
+                          " x " + std::to_string(w));
       }
     // More column slices than columns, and ops that read whole rows.
     GroupPlan tooMany;

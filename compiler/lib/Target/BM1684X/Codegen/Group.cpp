@@ -122,11 +122,10 @@ localOpParams(CodegenContext &ctx, Operation *op, std::vector<Value> &acts,
   // Matrices ([M, K], [B, M, K]) are held a row per channel
   // (backend::matrixRowsLayout), which matmuls by a weight, softmax and
   // layer norm along the last axis and element-wise ops work on.
-  bool anyRank =
-      isa<tpu::ReduceOp, tpu::CompareOp, tpu::WhereOp, tpu::ActiveOp, tpu::CastOp, tpu::LutOp, tpu::AddOp, tpu::SubOp,
-          tpu::MulOp, tpu::DivOp, tpu::MaxOp, tpu::MinOp, tpu::PowOp,
-          tpu::MatMulOp,
-          tpu::SoftmaxOp, tpu::LayerNormOp>(op);
+  bool anyRank = isa<tpu::ReduceOp, tpu::CompareOp, tpu::WhereOp, tpu::ActiveOp,
+                     tpu::CastOp, tpu::LutOp, tpu::AddOp, tpu::SubOp,
+                     tpu::MulOp, tpu::DivOp, tpu::MaxOp, tpu::MinOp, tpu::PowOp,
+                     tpu::MatMulOp, tpu::SoftmaxOp, tpu::LayerNormOp>(op);
   // A rank-3 convolution or pooling is 1-D, (n, c, 1, w) as its kernel's
   // nchw(); buildGroupSpec holds its rank-3 values so.
   bool oneD = isa<tpu::Conv2DOp, tpu::Deconv2DOp, tpu::Pool2DOp>(op);
