@@ -17,6 +17,34 @@ func.func @relu_into_conv(%arg0: tensor<1x3x4x4xf32>) -> tensor<1x2x4x4xf32> {
 
 // -----
 
+// A zero Pad of W in NHWC, reshaped to NCHW (moving only unit axes), then
+// a conv: the pads join the conv's (left and right), the input is the
+// unpadded tensor reshaped. A Pad of a non-zero value, or of C, stays.
+// CHECK-LABEL: func.func @pad_into_conv
+// CHECK: %[[X:.*]] = "top.Input"
+// CHECK: %[[R:.*]] = "top.Reshape"(%[[X]]) {name = "nchw", shape = [1, 1, 6, 4]} : (tensor<1x6x4x1xf32>) -> tensor<1x1x6x4xf32>
+// CHECK-NEXT: "top.Conv"(%[[R]], {{.*}}name = "c", pads = [1, 2, 1, 2]{{.*}} : (tensor<1x1x6x4xf32>, tensor<2x1x3x3xf32>, none) -> tensor<1x2x6x6xf32>
+// CHECK: "top.Pad"{{.*}}name = "ones"
+// CHECK: "top.Pad"{{.*}}name = "chans"
+func.func @pad_into_conv(%arg0: tensor<1x6x4x1xf32>, %arg1: tensor<1x1x6x6xf32>) -> (tensor<1x2x6x6xf32>, tensor<1x2x6x6xf32>, tensor<1x2x6x6xf32>) {
+  %n = "top.None"() : () -> none
+  %0 = "top.Input"(%arg0) {name = "x"} : (tensor<1x6x4x1xf32>) -> tensor<1x6x4x1xf32>
+  %w = "top.Weight"() {name = "w"} : () -> tensor<2x1x3x3xf32>
+  %1 = "top.Pad"(%0) {name = "p", paddings = [0, 0, 1, 0, 0, 0, 1, 0]} : (tensor<1x6x4x1xf32>) -> tensor<1x6x6x1xf32>
+  %2 = "top.Reshape"(%1) {name = "nchw", shape = [1, 1, 6, 6]} : (tensor<1x6x6x1xf32>) -> tensor<1x1x6x6xf32>
+  %3 = "top.Conv"(%2, %w, %n) {name = "c", kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 1} : (tensor<1x1x6x6xf32>, tensor<2x1x3x3xf32>, none) -> tensor<1x2x6x6xf32>
+  %4 = "top.Pad"(%0) {name = "ones", paddings = [0, 0, 1, 0, 0, 0, 1, 0], val = 1.0 : f64} : (tensor<1x6x4x1xf32>) -> tensor<1x6x6x1xf32>
+  %5 = "top.Reshape"(%4) {name = "nchw1", shape = [1, 1, 6, 6]} : (tensor<1x6x6x1xf32>) -> tensor<1x1x6x6xf32>
+  %6 = "top.Conv"(%5, %w, %n) {name = "c1", kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 1} : (tensor<1x1x6x6xf32>, tensor<2x1x3x3xf32>, none) -> tensor<1x2x6x6xf32>
+  %7 = "top.Input"(%arg1) {name = "z"} : (tensor<1x1x6x6xf32>) -> tensor<1x1x6x6xf32>
+  %w2 = "top.Weight"() {name = "w2"} : () -> tensor<2x3x3x3xf32>
+  %8 = "top.Pad"(%7) {name = "chans", paddings = [0, 1, 0, 0, 0, 1, 0, 0]} : (tensor<1x1x6x6xf32>) -> tensor<1x3x6x6xf32>
+  %9 = "top.Conv"(%8, %w2, %n) {name = "c2", kernel_shape = [3, 3], strides = [1, 1], pads = [1, 1, 1, 1], dilations = [1, 1], group = 1} : (tensor<1x3x6x6xf32>, tensor<2x3x3x3xf32>, none) -> tensor<1x2x6x6xf32>
+  return %3, %6, %9 : tensor<1x2x6x6xf32>, tensor<1x2x6x6xf32>, tensor<1x2x6x6xf32>
+}
+
+// -----
+
 // Clip(0, 6) is a relu with limit 6; it fuses into an Add.
 // CHECK-LABEL: func.func @clip_into_add
 // CHECK: %[[A:.*]] = "top.Add"{{.*}}do_relu = true{{.*}}name = "clip"{{.*}}relu_limit = 6.000000e+00

@@ -17,6 +17,7 @@
 //     either order);
 //   - a layer normalisation written out in Reduce / Sub / Mul / Sqrt ops
 //     becomes one LayerNorm;
+//   - a zero constant Pad of H / W before a Conv becomes its pads;
 //   - identity Reshape / Permute disappear, chains of them merge, and a
 //     Permute that moves only unit axes becomes a Reshape.
 // Unused side-effect-free ops (everything but top.Input) are erased by the
@@ -758,6 +759,81 @@ struct MergePermutes : OpRewritePattern<PermuteOp> {
   }
 };
 
+/// A zero constant Pad of H and / or W before a 2-D Conv (through a Reshape
+/// that moves only unit axes: TFLite's NHWC Pad before its NCHW conv)
+/// becomes the conv's own pads: the padded products are zeros either way,
+/// and the pad moves no data through DDR. Only within the conv command's
+/// 4-bit pad fields (15 a side), and when nothing else reads the pad.
+struct FoldZeroPadIntoConv : OpRewritePattern<ConvOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConvOp conv,
+                                PatternRewriter &rewriter) const override {
+    Value in = conv.getInput();
+    auto reshape = in.getDefiningOp<ReshapeOp>();
+    auto pad = (reshape ? reshape.getInput() : in).getDefiningOp<PadOp>();
+    if (!pad || pad.getMode() != "constant" ||
+        pad.getVal().convertToDouble() != 0.0)
+      return rewriter.notifyMatchFailure(conv, "no zero pad before it");
+    if (!pad->hasOneUse() || (reshape && !reshape->hasOneUse()))
+      return rewriter.notifyMatchFailure(conv, "the pad is read elsewhere");
+    auto pt = dyn_cast<RankedTensorType>(pad.getOutput().getType());
+    auto ct = dyn_cast<RankedTensorType>(in.getType());
+    std::vector<int64_t> pads = module::toI64(conv.getPads());
+    if (!pt || !ct || !pt.hasStaticShape() || !ct.hasStaticShape() ||
+        ct.getRank() != 4 || pads.size() != 4)
+      return rewriter.notifyMatchFailure(conv, "not a 2-D conv");
+    // The pad's axes of extent > 1 are the conv input's, in order.
+    auto nonUnit = [](RankedTensorType t) {
+      SmallVector<int64_t> axes;
+      for (int64_t a = 0; a < t.getRank(); ++a)
+        if (t.getDimSize(a) != 1)
+          axes.push_back(a);
+      return axes;
+    };
+    SmallVector<int64_t> pa = nonUnit(pt), ca = nonUnit(ct);
+    if (pa.size() != ca.size())
+      return rewriter.notifyMatchFailure(conv, "the reshape moves data");
+    for (size_t k = 0; k < pa.size(); ++k)
+      if (pt.getDimSize(pa[k]) != ct.getDimSize(ca[k]))
+        return rewriter.notifyMatchFailure(conv, "the reshape moves data");
+    std::vector<int64_t> pp = module::toI64(pad.getPaddings());
+    int64_t r = pt.getRank();
+    // pads: top, left, bottom, right.
+    std::array<int64_t, 4> add{0, 0, 0, 0};
+    for (int64_t a = 0; a < r; ++a) {
+      int64_t b = pp[size_t(a)], e = pp[size_t(a + r)];
+      if (b < 0 || e < 0)
+        return rewriter.notifyMatchFailure(conv, "the pad crops");
+      if (b == 0 && e == 0)
+        continue;
+      auto it = llvm::find(pa, a);
+      int64_t c = it == pa.end() ? -1 : ca[size_t(it - pa.begin())];
+      if (c != 2 && c != 3)
+        return rewriter.notifyMatchFailure(conv, "pads other than H and W");
+      add[size_t(c - 2)] += b;
+      add[size_t(c)] += e;
+    }
+    for (size_t k = 0; k < 4; ++k)
+      if ((pads[k] += add[k]) > 15)
+        return rewriter.notifyMatchFailure(conv, "pads over 15");
+    SmallVector<int64_t> shape(ct.getShape());
+    shape[2] -= add[0] + add[2];
+    shape[3] -= add[1] + add[3];
+    auto type = RankedTensorType::get(shape, ct.getElementType());
+    Value x = pad.getInput();
+    if (x.getType() != type)
+      x = rewriter.create<ReshapeOp>(conv.getLoc(), type, x,
+                                     rewriter.getI64ArrayAttr(shape),
+                                     reshape ? reshape.getName()
+                                             : pad.getName());
+    rewriter.modifyOpInPlace(conv, [&] {
+      conv.getInputMutable().assign(x);
+      conv.setPadsAttr(rewriter.getI64ArrayAttr(pads));
+    });
+    return success();
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // Constant folding
 //===----------------------------------------------------------------------===//
@@ -805,7 +881,8 @@ struct ConstantFold : RewritePattern {
 void TopDialect::getCanonicalizationPatterns(RewritePatternSet &results) const {
   // The Div form of the layer norm is matched here: DivOp declares no
   // canonicalizer of its own.
-  results.add<ConstantFold, FuseLayerNormDiv>(getContext());
+  results.add<ConstantFold, FuseLayerNormDiv, FoldZeroPadIntoConv>(
+      getContext());
 }
 
 void BatchNormOp::getCanonicalizationPatterns(RewritePatternSet &results,
