@@ -884,12 +884,13 @@ CompareKind mirrored(CompareKind k) {
   }
 }
 
-/// The equality scratch of a Le / Ge result (empty otherwise).
+/// The equality scratch of a Le / Ge result, in scratch tile `t` (empty
+/// otherwise).
 LTensor eqTemp(CmdEmitter &em, CompareKind kind, const LTensor &out,
-               uint64_t offset) {
+               const UnaryScratch &s, unsigned t) {
   LTensor eq;
   if (needsEqTemp(kind)) {
-    eq = localTensor(em.chip(), offset, out.prec, out.shape);
+    eq = localTensor(em.chip(), s.temps[t], out.prec, out.shape);
     eq.isSigned = out.isSigned;
   }
   return eq;
@@ -931,17 +932,15 @@ void compareTile(CmdEmitter &em, CompareKind kind, const LTensor &out,
     oa = Opd::of(fa);
     ob = Opd::of(fb);
   }
-  LTensor eq = eqTemp(em, kind, out, needsEqTemp(kind) ? s.temps[next] : 0);
-  emitCompare(em, kind, out, oa, ob, eq);
+  emitCompare(em, kind, out, oa, ob, eqTemp(em, kind, out, s, next));
 }
 
 void compareConstTile(CmdEmitter &em, const CompareConstParams &p,
                       const LTensor &out, const LTensor &in,
                       const UnaryScratch &s) {
-  LTensor eq = eqTemp(em, p.kind, out, needsEqTemp(p.kind) ? s.temps[0] : 0);
   // The tensor stays opd0: (c kind x) is (x mirrored c).
   emitCompare(em, p.constOnLeft ? mirrored(p.kind) : p.kind, out, Opd::of(in),
-              Opd::imm(p.value, in.prec), eq);
+              Opd::imm(p.value, in.prec), eqTemp(em, p.kind, out, s, 0));
 }
 
 } // namespace detail

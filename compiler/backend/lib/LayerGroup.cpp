@@ -1098,20 +1098,19 @@ class Schedule {
 public:
   using Prefetch = SchedulePrefetch;
 
+  /// `wSlices` cuts every row's columns (the last resort).
   Schedule(const GroupSpec &spec, const isa::ChipParams &chip, int64_t nSlices,
-           int64_t cSlices, int64_t hSlices, bool weightResident = true,
-           bool bankedWeights = true, Prefetch prefetch = {},
-           WeightOrder order = WeightOrder::InOrder)
+           int64_t cSlices, int64_t hSlices, int64_t wSlices,
+           bool weightResident = true, bool bankedWeights = true,
+           Prefetch prefetch = {}, WeightOrder order = WeightOrder::InOrder)
       : spec(spec), chip(chip), nSlices(nSlices), cSlices(cSlices),
-        hSlices(hSlices), weightResident(weightResident),
+        hSlices(hSlices), wSlices(wSlices), weightResident(weightResident),
         bankedWeights(bankedWeights), order(order), prefetch(prefetch) {}
 
   /// Builds the slices and the allocation; empty on success, else why not.
   std::string build();
   /// With C slices: one or two copies of the weights (before build()).
   void setWeightCopies(unsigned n) { weightCopies = n; }
-  /// Column slices of every row (before build()): the last resort.
-  void setWSlices(int64_t w) { wSlices = w; }
   void emit(CmdEmitter &em) const;
 
   uint64_t peak = 0, weightBytes = 0;
@@ -1121,7 +1120,7 @@ public:
 private:
   const GroupSpec &spec;
   const isa::ChipParams &chip;
-  int64_t nSlices, cSlices, hSlices, wSlices = 1;
+  int64_t nSlices, cSlices, hSlices, wSlices;
   /// With C slices: the values held with all their channels in every
   /// slice (the inputs of convolutions that mix channels, loaded whole),
   /// the channels of the others and the most a slice holds of them.
@@ -1208,14 +1207,9 @@ private:
   int64_t maxChans(int v) const {
     return cSliced(v) ? chunkC : spec.values[v].shape[1];
   }
-  Shape4 valueShape(int v, int64_t n, int64_t c, int64_t rows,
-                    int64_t cols) const {
-    return {uint32_t(n), uint32_t(c), uint32_t(rows), uint32_t(cols)};
-  }
   /// The largest slice of value v (its buffers' shape).
   Shape4 maxShape(int v) const {
-    return valueShape(v, maxN, maxChans(v), maxRows[size_t(v)],
-                      maxCols[size_t(v)]);
+    return shape4({maxN, maxChans(v), maxRows[size_t(v)], maxCols[size_t(v)]});
   }
   /// A per-channel resident weight (every one but a lookup table, which
   /// every lane holds whole): its channels follow the slice's.
@@ -1245,7 +1239,7 @@ private:
     const GroupValue &gv = spec.values[v];
     LTensor t = localTensor(
         chip, buf[v][copy], gv.prec,
-        valueShape(v, s.nCount, chans(v, s), s.rows[v].count, s.cols[v].count));
+        shape4({s.nCount, chans(v, s), s.rows[v].count, s.cols[v].count}));
     t.isSigned = gv.isSigned;
     return t;
   }
@@ -1254,6 +1248,20 @@ private:
   /// all of it, else a free-stride view.
   LTensor view(int v, unsigned copy, const Slice &s, int64_t begin,
                int64_t count, int64_t c0, int64_t cols) const;
+  /// The tile `held` read from element `skip` on as `shape` with these h
+  /// and w strides (its own n and c strides; those of dims that hold one
+  /// entry are never used, and 0 keeps them inside the commands' 16-bit
+  /// stride fields).
+  LTensor restrided(const LTensor &held, int64_t skip, Shape4 shape,
+                    uint32_t hStride, uint32_t wStride) const {
+    LTensor t = freeTensor(
+        held.offset + uint64_t(skip) * elemBytes(held.prec), held.prec, shape,
+        {held.shape.n > 1 ? held.stride.n : 0,
+         isa::channelSlots(chip, 0, held.shape.c) > 1 ? held.stride.c : 0,
+         hStride, wStride});
+    t.isSigned = held.isSigned;
+    return t;
+  }
   void emitOp(CmdEmitter &em, size_t o, size_t si) const;
 };
 
@@ -1265,17 +1273,10 @@ LTensor Schedule::view(int v, unsigned copy, const Slice &s, int64_t begin,
   if (begin == held.begin && count == held.count && c0 == heldCols.begin &&
       cols == w)
     return whole;
-  int64_t skip = (begin - held.begin) * w + (c0 - heldCols.begin);
-  LTensor t = freeTensor(
-      whole.offset + uint64_t(skip) * elemBytes(whole.prec), whole.prec,
+  return restrided(
+      whole, (begin - held.begin) * w + (c0 - heldCols.begin),
       {whole.shape.n, whole.shape.c, uint32_t(count), uint32_t(cols)},
-      // Strides of dims that hold one entry are never used: 0 keeps them
-      // inside the commands' 16-bit stride fields.
-      {whole.shape.n > 1 ? whole.stride.n : 0,
-       isa::channelSlots(chip, 0, whole.shape.c) > 1 ? whole.stride.c : 0, w,
-       1});
-  t.isSigned = whole.isSigned;
-  return t;
+      uint32_t(w), 1);
 }
 
 std::string Schedule::build() {
@@ -1369,19 +1370,19 @@ std::string Schedule::build() {
               if (op.inputs[k] < 0)
                 continue;
               RowSpan in = localInputRows(op, spec, k, out.begin, out.count);
-              RowSpan inCols{0, 1, 0, 0};
-              if (wSlices > 1) {
-                const Range &oc = s.cols[op.output];
-                inCols = localInputCols(op, spec, k, oc.begin, oc.count);
-              }
+              // Without W slices every value holds all its columns.
+              const Range &oc = s.cols[op.output];
+              RowSpan inCols =
+                  wSlices > 1
+                      ? localInputCols(op, spec, k, oc.begin, oc.count)
+                      : RowSpan{0, spec.values[op.inputs[k]].shape[3], 0, 0};
               if (in.count <= 0 || inCols.count <= 0)
                 return "a slice of '" +
                        std::visit([](const auto &x) { return x.name; },
                                   op.params) +
                        "' reads only padding";
               s.rows[op.inputs[k]].unite(in.begin, in.count);
-              if (wSlices > 1)
-                s.cols[op.inputs[k]].unite(inCols.begin, inCols.count);
+              s.cols[op.inputs[k]].unite(inCols.begin, inCols.count);
             }
           }
           slices.push_back(std::move(s));
@@ -1848,13 +1849,8 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
       LTensor held = alongH ? bufferTensor(v, copyOf(v, si), s)
                             : view(v, copyOf(v, si), s, outRows.begin,
                                    outRows.count, 0, 1);
-      LTensor t = freeTensor(
-          held.offset, held.prec, out.shape,
-          {held.shape.n > 1 ? held.stride.n : 0,
-           isa::channelSlots(chip, 0, held.shape.c) > 1 ? held.stride.c : 0,
-           alongH ? 0 : held.stride.h, alongW ? 0 : held.stride.w});
-      t.isSigned = held.isSigned;
-      return t;
+      return restrided(held, 0, out.shape, alongH ? 0 : held.stride.h,
+                       alongW ? 0 : held.stride.w);
     }
     return view(v, copyOf(v, si), s, outRows.begin, outRows.count,
                 outCols.begin, outCols.count);
@@ -2219,13 +2215,8 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
     int v = op.inputs[0];
     LTensor in = view(v, copyOf(v, si), s, 0, spec.values[v].shape[2],
                       outRows.begin, outRows.count);
-    LTensor t = freeTensor(
-        in.offset, in.prec, out.shape,
-        {in.shape.n > 1 ? in.stride.n : 0,
-         isa::channelSlots(chip, 0, in.shape.c) > 1 ? in.stride.c : 0,
-         in.stride.w, in.stride.h});
-    t.isSigned = in.isSigned;
-    ar(em, ArOp::Copy, out, Opd::of(t));
+    ar(em, ArOp::Copy, out,
+       Opd::of(restrided(in, 0, out.shape, in.stride.w, in.stride.h)));
     return;
   }
   if (const auto *r = std::get_if<ReduceParams>(&op.params)) {
@@ -2453,9 +2444,9 @@ std::optional<Schedule> buildSchedule(const GroupSpec &spec,
     if (copies == 2 && c == 1)
       continue;
     for (bool banked : {true, false}) {
-      sch.emplace(spec, chip, n, c, h, weightResident, banked, prefetch, order);
+      sch.emplace(spec, chip, n, c, h, w, weightResident, banked, prefetch,
+                  order);
       sch->setWeightCopies(copies);
-      sch->setWSlices(w);
       if ((why = sch->build()).empty())
         return sch;
     }

@@ -234,11 +234,8 @@ backend::CastParams castParams(CodegenContext &ctx, tpu::CastOp op) {
 }
 
 backend::PReluParams preluParams(CodegenContext &ctx, tpu::PReluOp op) {
-  backend::PReluParams p;
-  p.name = op.getName().str();
-  p.input = ctx.tensor(op, op.getInput());
+  auto p = ctx.ioParams<backend::PReluParams>(op);
   p.slope = ctx.tensor(op, op.getSlope());
-  p.output = ctx.tensor(op, op.getOutput());
   return p;
 }
 

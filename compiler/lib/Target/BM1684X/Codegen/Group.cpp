@@ -221,7 +221,7 @@ localOpParams(CodegenContext &ctx, Operation *op, std::vector<Value> &acts,
     } else if (auto c = dyn_cast<tpu::CompareOp>(op)) {
       CompareKernelParams k = compareParams(ctx, c);
       if (auto *cc = std::get_if<backend::CompareConstParams>(&k)) {
-        acts = {ctx.scalarWeight(c.getRhs()) ? c.getLhs() : c.getRhs()};
+        acts = {cc->constOnLeft ? c.getRhs() : c.getLhs()};
         p = *cc;
       } else if (groupOperand(c.getLhs(), c.getOutput()) &&
                  groupOperand(c.getRhs(), c.getOutput())) {
