@@ -7,7 +7,8 @@ torch.manual_seed, so every run gives the same model. Also writes a
 deterministic input (seeded normal(0, 1), like a normalised image).
 
   /usr/bin/python3 models/resnet18/export_resnet18.py -o resnet18.onnx \
-      [--arch resnet18|resnet18v2|resnet50|mobilenet_v2] [--batch N] [--input in.npz]
+      [--arch resnet18|resnet18v2|resnet50|mobilenet_v2|regnet_x_400mf]
+      [--batch N] [--input in.npz]
 
 --arch (default resnet18):
   resnet18    torchvision's ResNet-18.
@@ -29,6 +30,8 @@ deterministic input (seeded normal(0, 1), like a normalised image).
   resnet50    torchvision's ResNet-50.
   mobilenet_v2  torchvision's MobileNetV2 (depthwise convs, ReLU6,
               linear bottlenecks).
+  regnet_x_400mf  torchvision's RegNetX-400MF (grouped 3x3 convs of 16
+              channels per group, residual adds).
 
 The ONNX graph has one input "input" [N,3,224,224] float32 and one output
 "output" [N,1000]; N is fixed (no dynamic axes). Opset 13, exported by the
@@ -71,7 +74,7 @@ def replace_atomically(path, write):
         raise
 
 
-ARCHS = ("resnet18", "resnet18v2", "resnet50", "mobilenet_v2")
+ARCHS = ("resnet18", "resnet18v2", "resnet50", "mobilenet_v2", "regnet_x_400mf")
 
 
 def preact_resnet18(torch):

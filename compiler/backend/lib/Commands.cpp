@@ -146,12 +146,38 @@ void withCtx(const OpCtx &ctx, const std::function<void()> &fn) {
 }
 
 LocalRange LTensor::range(const isa::ChipParams &chip) const {
-  uint64_t slots = isa::channelSlots(chip, 0, shape.c);
+  uint64_t slots = isa::channelSlots(chip, laneOf(chip, offset), shape.c);
   int64_t maxElem =
       int64_t(shape.n - 1) * stride.n + int64_t(slots - 1) * stride.c +
       int64_t(shape.h - 1) * stride.h + int64_t(shape.w - 1) * stride.w;
-  return {offset,
+  return {laneOffset(chip, offset),
           uint64_t(std::max<int64_t>(maxElem, 0) + 1) * elemBytes(prec)};
+}
+
+unsigned laneOf(const isa::ChipParams &chip, uint64_t addr) {
+  return unsigned(addr / chip.lmemBytes);
+}
+
+uint64_t laneOffset(const isa::ChipParams &chip, uint64_t addr) {
+  return addr % chip.lmemBytes;
+}
+
+LTensor channelRange(const isa::ChipParams &chip, const LTensor &t, int64_t c0,
+                     int64_t count) {
+  if (laneOf(chip, t.offset) != 0 || c0 < 0 || count <= 0 ||
+      c0 + count > int64_t(t.shape.c))
+    throw Error("backend: channels " + std::to_string(c0) + ".." +
+                std::to_string(c0 + count - 1) + " of a " +
+                std::to_string(t.shape.c) +
+                "-channel tensor starting in lane " +
+                std::to_string(laneOf(chip, t.offset)));
+  LTensor r = t;
+  uint64_t lane = uint64_t(c0) % chip.npuNum, slot = uint64_t(c0) / chip.npuNum;
+  r.offset = lane * chip.lmemBytes + t.offset +
+             slot * uint64_t(t.stride.c) * elemBytes(t.prec);
+  r.shape.c = uint32_t(count);
+  r.layout = kStrFree;
+  return r;
 }
 
 LTensor LTensor::as(Prec p, Shape4 s) const {
@@ -752,12 +778,16 @@ template <typename T> void fillConv(T &c, const ConvCmd &x) {
 void conv(CmdEmitter &em, const ConvCmd &x) {
   checkDims(x.output.shape, "conv result");
   checkDims(x.input.shape, "conv input");
-  std::vector<LocalRange> reads{x.input.range(em.chip()),
-                                {x.weights, x.weightBytes}};
+  // The weights and bias may start in another lane (a group of a grouped
+  // convolution, channelRange): their lane bits are not part of the range.
+  const isa::ChipParams &chip = em.chip();
+  std::vector<LocalRange> reads{x.input.range(chip),
+                                {laneOffset(chip, x.weights), x.weightBytes}};
   if (x.hasBias)
-    reads.push_back(
-        {x.bias, isa::channelSlots(em.chip(), 0, x.output.shape.c) *
-                     sizeof(float)});
+    reads.push_back({laneOffset(chip, x.bias),
+                     isa::channelSlots(chip, laneOf(chip, x.bias),
+                                       x.output.shape.c) *
+                         sizeof(float)});
   if (x.accumulate)
     reads.push_back(x.output.range(em.chip()));
   isa::RawCommand raw;

@@ -6,9 +6,11 @@
 // use, each declaring the local memory it touches so the emitter derives the
 // ids), tiling helpers and the element-wise function sequences.
 //
-// Conventions: every local tensor starts in lane 0 (its TIU address is its
-// byte offset in the lane); channels spread over lanes as isa/docs/bm1684x.md 3.1
-// describes. TIU commands use the short layouts whenever one can express
+// Conventions: a local tensor starts in lane 0 (its TIU address is its
+// byte offset in the lane) unless it is a channel range of another
+// (channelRange: the start lane in the address's lane bits, as the
+// hardware addresses it); channels spread over lanes as
+// isa/docs/bm1684x.md 3.1 describes. TIU commands use the short layouts whenever one can express
 // the command; GDMA commands use the long layouts (isa/docs/bm1684x.md 5.1: the
 // runtime sizes every GDMA command except sys as 96 bytes).
 //
@@ -55,7 +57,9 @@ constexpr unsigned kStrEuAligned = 0;
 constexpr unsigned kStrCompact = 1;
 constexpr unsigned kStrFree = 3;
 
-/// A tensor in local memory starting in lane 0 at byte `offset`.
+/// A tensor in local memory at TIU address `offset`: the byte offset in the
+/// lane, and in the lane bits above it the start lane (0 but for a
+/// channelRange view).
 struct LTensor {
   uint64_t offset = 0;
   Prec prec = Prec::Fp32;
@@ -77,6 +81,16 @@ LTensor localTensor(const isa::ChipParams &chip, uint64_t offset, Prec prec,
                     isa::LocalLayout layout = isa::LocalLayout::EuAligned);
 /// Tensor with explicit element strides (TIU layout code 3).
 LTensor freeTensor(uint64_t offset, Prec prec, Shape4 shape, Stride4 stride);
+/// Channels [c0, c0 + count) of `t` (which starts in lane 0) as a tensor
+/// of its own: it starts in lane c0 mod lanes, at channel slot c0 div lanes
+/// of `t`, with `t`'s strides (free-stride layout: an EU-aligned or
+/// compact layout would restart the slots at the new lane). A grouped
+/// convolution's groups read and write such ranges.
+LTensor channelRange(const isa::ChipParams &chip, const LTensor &t, int64_t c0,
+                     int64_t count);
+/// The start lane and the byte offset inside the lane of TIU address `addr`.
+unsigned laneOf(const isa::ChipParams &chip, uint64_t addr);
+uint64_t laneOffset(const isa::ChipParams &chip, uint64_t addr);
 /// Bytes per lane of an EU-aligned tensor of this shape.
 uint64_t euBytes(const isa::ChipParams &chip, Prec prec, Shape4 shape);
 

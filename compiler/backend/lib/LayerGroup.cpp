@@ -419,10 +419,16 @@ std::string channelSliceError(const GroupSpec &spec) {
       if (op.inputs[k] >= 0)
         (mixesChannels(spec, op) && k == 0 ? whole : other)[size_t(op.inputs[k])] =
             1;
-  for (const GroupOp &op : spec.ops)
+  for (const GroupOp &op : spec.ops) {
     if (const auto *m = std::get_if<MatMulParams>(&op.params);
         m && !rightIsWeight(*m))
       return "a matmul of two activations (its right rows are no slice's)";
+    // A slice's lane slots would cut through the groups, each of which
+    // reads its own input channels.
+    if (const auto *cv = std::get_if<ConvParams>(&op.params);
+        cv && cv->groups > 1 && !isConvDepthwise(*cv))
+      return "a grouped convolution";
+  }
   int64_t c = spec.values[size_t(spec.ops.back().output)].shape[1];
   for (size_t v = 0; v < spec.values.size(); ++v) {
     if (whole[v] && !spec.values[v].loaded)
@@ -560,9 +566,8 @@ std::string localOpSupport(const LocalOpParams &params,
           } else if (!floatOk(x.input) || !floatOk(x.output))
             return "integer convolution";
           bool dw = isConvDepthwise(x);
-          if (x.groups != 1 && !dw)
-            return isTransposedForm(x) ? "grouped transposed convolution"
-                                       : "grouped convolution";
+          if (x.groups != 1 && !dw && isTransposedForm(x))
+            return "grouped transposed convolution";
           if (x.quant && isTransposedForm(x) && x.quant->inputZeroPoint)
             return "an INT8 transposed convolution with an input zero point";
           if (x.act.kind != UnaryKind::None && x.act.kind != UnaryKind::Relu &&
@@ -1955,6 +1960,48 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
           }
         }
       };
+      // The CONV of `src` into `dst` with the window of this slice; a
+      // grouped convolution (1 < groups, not depthwise) is one CONV per
+      // group, as the chip has no groups: group g reads input channels
+      // [g icg, (g + 1) icg) and writes output channels [g ocg, (g + 1)
+      // ocg), channel ranges that start in the lanes of their first
+      // channel (channelRange), with the weights (and float bias) of those
+      // output channels, which lie in the same lanes. The result's n stride
+      // follows from its start lane, so a slice of several batches is one
+      // CONV per group and batch. Each group's sums are those of the
+      // per-op kernel's command for that group (its input channels at lane
+      // 0), so the values are the same.
+      auto convGroups = [&](const LTensor &src, const LTensor &dst) {
+        ConvCmd cmd = convCmd(src, dst, 0);
+        setWindow(cmd, *w, rows, padB, cols, padR);
+        if (c->groups == 1) {
+          conv(em, cmd);
+          return;
+        }
+        int64_t g = c->groups, icg = int64_t(src.shape.c) / g,
+                ocg = int64_t(dst.shape.c) / g;
+        LTensor filter = resident(0);
+        LTensor bias = localTensor(chip, cmd.bias, Prec::Fp32,
+                                   {1, dst.shape.c, 1, 1},
+                                   isa::LocalLayout::Compact);
+        auto batch = [&](LTensor t, uint32_t n) {
+          t.offset += uint64_t(n) * t.stride.n * elemBytes(t.prec);
+          t.shape.n = 1;
+          return t;
+        };
+        for (int64_t k = 0; k < g; ++k)
+          for (uint32_t n = 0; n < dst.shape.n; ++n) {
+            ConvCmd gc = cmd;
+            gc.input = channelRange(chip, batch(src, n), k * icg, icg);
+            gc.output = channelRange(chip, batch(dst, n), k * ocg, ocg);
+            LTensor f = channelRange(chip, filter, k * ocg, ocg);
+            gc.weights = f.offset;
+            gc.weightBytes = f.range(chip).bytes;
+            if (gc.hasBias)
+              gc.bias = channelRange(chip, bias, k * ocg, ocg).offset;
+            conv(em, gc);
+          }
+      };
       bool phases = subPixelDeconv(*c);
       if (c->quant) {
         uint32_t padBits = uint32_t(c->quant->inputZeroPoint) & 0xFF;
@@ -1973,9 +2020,7 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
           if (phases) {
             subPixel(acc, 1);
           } else {
-            ConvCmd cmd = convCmd(in, acc, 0);
-            setWindow(cmd, *w, rows, padB, cols, padR);
-            conv(em, cmd);
+            convGroups(in, acc);
           }
           ar(em, ArOp::Add, acc, Opd::of(acc), Opd::of(perChannel(1)));
         }
@@ -2013,9 +2058,7 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
       } else if (phases) {
         subPixel(out, 0);
       } else {
-        ConvCmd cmd = convCmd(in, out, 0);
-        setWindow(cmd, *w, rows, padB, cols, padR);
-        conv(em, cmd);
+        convGroups(in, out);
       }
     } else {
       const auto &p = std::get<PoolParams>(op.params);

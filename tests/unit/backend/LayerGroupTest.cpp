@@ -849,6 +849,41 @@ TEST(LayerGroup, TransposedConvolutions) {
   }
 }
 
+/// Grouped convolutions inside a group (ResNeXt's 3x3 of 32 groups, a
+/// ShuffleNet unit's): one CONV per group on channel ranges that start in
+/// the lane of their first channel. 48 -> 96 channels in 4 groups: group 2
+/// writes channels 48..71 (lanes 48..63, then 0..7 of the second slot) and
+/// reads 24..35; stride 2 and a relu before, a 1 x 1 conv after; 2 x 96
+/// channels in 32 groups of 3 -> 3 after it, in batch slices (one CONV per
+/// group and batch) and one-row slices. Every value equals the per-op
+/// kernel's (each group's input loaded at lane 0); the test fails when a
+/// group reads the wrong input channels or weights.
+TEST(LayerGroup, GroupedConvolutions) {
+  for (Prec p : {Prec::Fp32, Prec::Fp16, Prec::Bf16}) {
+    Net net(p);
+    int x = net.input(1, 48, 9, 10);
+    int a = net.conv(x, 48, 1, 1, 0, 1, 1, true, kRelu);
+    int g = net.conv(a, 96, 3, 2, 1, 1, 4, true, kRelu); // 5 x 5
+    net.conv(g, 32, 1, 1, 0);
+    for (int64_t h : {1, 2, 5})
+      net.check(1, h, {g});
+  }
+  Net net(Prec::Fp16);
+  int x = net.input(2, 96, 6, 7);
+  int g = net.conv(x, 96, 3, 1, 1, 1, 32, false);
+  net.unary(g, {UnaryKind::Sigmoid});
+  for (auto [n, h] :
+       {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {1, 3}, {2, 6}})
+    net.check(n, h, {g});
+  // Channel slices would cut through the groups: refused.
+  GroupSpec spec = net.spec();
+  GroupOptions o;
+  GroupPlan plan;
+  std::string why;
+  ASSERT_TRUE(planGroup(spec, net.chip, o, plan, why)) << why;
+  EXPECT_EQ(plan.cSlices, 1);
+}
+
 /// Nearest upsampling inside a group, as in an FPN neck: a feature map
 /// upsampled x2 and added to the finer one, then a 3x3 conv; a 4 x 2
 /// upsampling of int8 codes (copies of the codes) before a max pooling and
