@@ -784,10 +784,10 @@ void conv(CmdEmitter &em, const ConvCmd &x) {
   std::vector<LocalRange> reads{x.input.range(chip),
                                 {laneOffset(chip, x.weights), x.weightBytes}};
   if (x.hasBias)
-    reads.push_back({laneOffset(chip, x.bias),
-                     isa::channelSlots(chip, laneOf(chip, x.bias),
-                                       x.output.shape.c) *
-                         sizeof(float)});
+    reads.push_back(
+        {laneOffset(chip, x.bias),
+         isa::channelSlots(chip, laneOf(chip, x.bias), x.output.shape.c) *
+             sizeof(float)});
   if (x.accumulate)
     reads.push_back(x.output.range(em.chip()));
   isa::RawCommand raw;

@@ -10,9 +10,10 @@
 // byte offset in the lane) unless it is a channel range of another
 // (channelRange: the start lane in the address's lane bits, as the
 // hardware addresses it); channels spread over lanes as
-// isa/docs/bm1684x.md 3.1 describes. TIU commands use the short layouts whenever one can express
-// the command; GDMA commands use the long layouts (isa/docs/bm1684x.md 5.1: the
-// runtime sizes every GDMA command except sys as 96 bytes).
+// isa/docs/bm1684x.md 3.1 describes. TIU commands use the short layouts
+// whenever one can express the command; GDMA commands use the long layouts
+// (isa/docs/bm1684x.md 5.1: the runtime sizes every GDMA command except sys as
+// 96 bytes).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPUC_BACKEND_LIB_COMMON_H

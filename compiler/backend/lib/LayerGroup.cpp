@@ -1981,9 +1981,9 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
         int64_t g = c->groups, icg = int64_t(src.shape.c) / g,
                 ocg = int64_t(dst.shape.c) / g;
         LTensor filter = resident(0);
-        LTensor bias = localTensor(chip, cmd.bias, Prec::Fp32,
-                                   {1, dst.shape.c, 1, 1},
-                                   isa::LocalLayout::Compact);
+        LTensor bias =
+            localTensor(chip, cmd.bias, Prec::Fp32, {1, dst.shape.c, 1, 1},
+                        isa::LocalLayout::Compact);
         auto batch = [&](LTensor t, uint32_t n) {
           t.offset += uint64_t(n) * t.stride.n * elemBytes(t.prec);
           t.shape.n = 1;
