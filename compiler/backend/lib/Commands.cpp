@@ -276,6 +276,13 @@ void store(CmdEmitter &em, const LTensor &src, const DView &dst) {
   em.gdmaAccess(isa::encode(c), {src.range(em.chip())}, {});
 }
 
+void copyLocal(CmdEmitter &em, const LTensor &src, const LTensor &dst) {
+  isa::cmd::DmaTensor c = tensorMove(
+      src.prec, unifiedLocal(em.chip(), src.offset), src.shape, src.stride,
+      unifiedLocal(em.chip(), dst.offset), dst.shape, dst.stride);
+  em.gdmaAccess(isa::encode(c), {src.range(em.chip())}, {dst.range(em.chip())});
+}
+
 void copyGlobal(CmdEmitter &em, const DView &src, const DView &dst) {
   // Split the first dimension that is too large, recursively.
   if (splitOversized(src.shape, [&](Shape4 at, Shape4 s) {

@@ -89,6 +89,9 @@ LTensor freeTensor(uint64_t offset, Prec prec, Shape4 shape, Stride4 stride);
 /// convolution's groups read and write such ranges.
 LTensor channelRange(const isa::ChipParams &chip, const LTensor &t, int64_t c0,
                      int64_t count);
+/// A GDMA copy of local tensor `src` into local tensor `dst` (same shape
+/// and precision; either may start in any lane: channelRange).
+void copyLocal(CmdEmitter &em, const LTensor &src, const LTensor &dst);
 /// The start lane and the byte offset inside the lane of TIU address `addr`.
 unsigned laneOf(const isa::ChipParams &chip, uint64_t addr);
 uint64_t laneOffset(const isa::ChipParams &chip, uint64_t addr);

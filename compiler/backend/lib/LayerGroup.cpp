@@ -89,7 +89,8 @@ Activation activationOf(const LocalOpParams &p) {
                            std::is_same_v<T, CompareConstParams> ||
                            std::is_same_v<T, WhereParams> ||
                            std::is_same_v<T, PReluParams> ||
-                           std::is_same_v<T, PermuteParams>)
+                           std::is_same_v<T, PermuteParams> ||
+                           std::is_same_v<T, ConcatParams>)
           return {};
         else
           return x.act;
@@ -428,6 +429,9 @@ std::string channelSliceError(const GroupSpec &spec) {
     if (const auto *cv = std::get_if<ConvParams>(&op.params);
         cv && cv->groups > 1 && !isConvDepthwise(*cv))
       return "a grouped convolution";
+    // Its inputs' channels are not the slice's.
+    if (std::holds_alternative<ConcatParams>(op.params))
+      return "a concat along C";
   }
   int64_t c = spec.values[size_t(spec.ops.back().output)].shape[1];
   for (size_t v = 0; v < spec.values.size(); ++v) {
@@ -717,6 +721,26 @@ std::string localOpSupport(const LocalOpParams &params,
           if (o != std::vector<int64_t>{i[0], i[1], i[3], i[2]})
             return "a permute of mismatched shapes";
           return "";
+        } else if constexpr (std::is_same_v<T, ConcatParams>) {
+          // Along C: a GDMA copy of each input's slice into its channels
+          // of the result, which start in another lane.
+          if (x.axis != 1)
+            return "a concat along other than C";
+          if (!rank4(x.output) || x.inputs.empty())
+            return "not a 4-D concat";
+          int64_t c = 0;
+          for (const GTensor &t : x.inputs) {
+            if (!rank4(t) || t.prec != x.output.prec)
+              return "not a 4-D concat of one precision";
+            if (t.shape[0] != x.output.shape[0] ||
+                t.shape[2] != x.output.shape[2] ||
+                t.shape[3] != x.output.shape[3])
+              return "a concat of mismatched shapes";
+            c += t.shape[1];
+          }
+          if (c != x.output.shape[1])
+            return "a concat of mismatched shapes";
+          return "";
         } else if constexpr (std::is_same_v<T, PReluParams>) {
           if (!floatOk(x.input) || x.input.prec != x.output.prec ||
               x.slope.prec != x.output.prec)
@@ -931,6 +955,7 @@ bool matrixRowsLayout(GroupSpec &spec, bool rows4) {
           std::holds_alternative<ScaleParams>(op.params) ||
           std::holds_alternative<PReluParams>(op.params) ||
           std::holds_alternative<PermuteParams>(op.params) ||
+          std::holds_alternative<ConcatParams>(op.params) ||
           std::holds_alternative<ReduceParams>(op.params))
         return false;
       bool matmul = std::holds_alternative<MatMulParams>(op.params);
@@ -2291,6 +2316,20 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
     else
       ar(em, out.prec == Prec::Fp32 ? ArOp::Copy : ArOp::Cast, out,
          Opd::of(acc));
+    return;
+  }
+  if (const auto *cc = std::get_if<ConcatParams>(&op.params)) {
+    // Each input's rows of the slice into its channels of the result: a
+    // channel range that starts in the lane of its first channel
+    // (channelRange), so the copy crosses lanes and the GDMA moves it,
+    // local to local. The bytes move unchanged, as the per-op kernel's
+    // DDR copies move them.
+    int64_t c0 = 0;
+    for (unsigned k = 0; k < op.inputs.size(); ++k) {
+      LTensor in = sameRows(k);
+      copyLocal(em, in, channelRange(chip, out, c0, in.shape.c));
+      c0 += in.shape.c;
+    }
     return;
   }
   if (std::holds_alternative<LutParams>(op.params)) {

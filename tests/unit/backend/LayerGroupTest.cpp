@@ -267,6 +267,23 @@ public:
     return out;
   }
 
+  /// The values `ins` concatenated along C.
+  int concat(const std::vector<int> &ins) {
+    auto s = shapes[size_t(ins[0])];
+    s[1] = 0;
+    for (int v : ins)
+      s[1] += shapes[size_t(v)][1];
+    int out = value(s);
+    ConcatParams p;
+    p.name = "concat" + std::to_string(out);
+    for (int v : ins)
+      p.inputs.push_back(perOp[size_t(v)]);
+    p.output = perOp[size_t(out)];
+    p.axis = 1;
+    ops.push_back({p, ins, out});
+    return out;
+  }
+
   /// The element count of value v.
   int64_t count(int v) const {
     const auto &s = shapes[size_t(v)];
@@ -718,6 +735,8 @@ public:
                 tpu::backend::prelu(em, x);
               else if constexpr (std::is_same_v<T, PermuteParams>)
                 tpu::backend::permute(em, x);
+              else if constexpr (std::is_same_v<T, ConcatParams>)
+                tpu::backend::concat(em, x);
               else
                 tpu::backend::scale(em, x);
             },
@@ -882,6 +901,46 @@ TEST(LayerGroup, GroupedConvolutions) {
   std::string why;
   ASSERT_TRUE(planGroup(spec, net.chip, o, plan, why)) << why;
   EXPECT_EQ(plan.cSlices, 1);
+}
+
+/// Concats along C inside a group, as in a DBNet neck or a DenseNet
+/// block: four branches of 24 channels (a conv, a loaded input, a pooling
+/// and an upsampling) into 96, whose channels 24, 48 and 72 start in lanes
+/// 24, 48 and 8 of the second slot, then a conv of all 96; and 40 + 40
+/// channels read again by a conv of the concat and a residual add of one
+/// branch. Each input's rows go to their channels by a GDMA copy, local to
+/// local. Every value equals the per-op kernels' (DDR copies); the test
+/// fails when an input lands in the wrong channels.
+TEST(LayerGroup, ConcatAlongChannels) {
+  for (Prec p : {Prec::Fp32, Prec::Fp16}) {
+    Net net(p);
+    int x = net.input(1, 24, 8, 10);
+    int a = net.conv(x, 24, 3, 1, 1, 1, 1, true, kRelu);
+    int b = net.extraInput({1, 24, 8, 10});
+    int c = net.pool(x, PoolKind::Max, 3, 1, 1);
+    int small = net.extraInput({1, 24, 4, 5});
+    int d = net.upsample(small, 2, 2);
+    int cat = net.concat({a, b, c, d});
+    net.conv(cat, 16, 3, 1, 1);
+    for (int64_t h : {1, 3, 8})
+      net.check(1, h, {cat});
+  }
+  Net net(Prec::Bf16);
+  int x = net.input(2, 40, 6, 7);
+  int a = net.conv(x, 40, 1, 1, 0);
+  int cat = net.concat({x, a});
+  int y = net.conv(cat, 40, 3, 1, 1);
+  net.add(y, a);
+  for (auto [n, h] :
+       {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {1, 6}, {2, 6}})
+    net.check(n, h);
+  // Column slices too (the copies move sub-rows).
+  GroupSpec g = net.spec();
+  GroupPlan cut;
+  cut.hSlices = 2;
+  cut.wSlices = 3;
+  net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, cut); },
+                {int(g.values.size()) - 1}, "3 column slices");
 }
 
 /// Nearest upsampling inside a group, as in an FPN neck: a feature map

@@ -213,6 +213,12 @@ double Search::cost(size_t i, size_t j) {
 }
 
 bool Search::aloneAsGroup(size_t i) {
+  // A concat alone is data movement between DDR tensors, and where
+  // tpu-address-assign places its inputs inside its output (batch 1) it
+  // emits nothing at all: never a group of one, which would load, copy
+  // and store.
+  if (isa<tpu::ConcatOp>(seq[i]))
+    return false;
   const Candidate &c = plan(i, i + 1);
   // A transpose alone may run as the data movement it is: its kernel moves
   // the data by GDMA only (a transposing matrix load and a store), where a
@@ -229,6 +235,16 @@ double Search::kernelCost(size_t i) {
   auto it = kernelCosts.find(i);
   if (it != kernelCosts.end())
     return it->second;
+  // A concat whose dims before its axis are all 1 has its inputs placed
+  // inside its output by tpu-address-assign (unless an input is a model
+  // input or output, or misaligned): it emits nothing, where its kernel
+  // emitted with the search's synthetic addresses would copy.
+  if (auto cc = dyn_cast<tpu::ConcatOp>(seq[i])) {
+    std::vector<int64_t> s = module::getShape(cc.getOutput());
+    if (llvm::all_of(llvm::ArrayRef<int64_t>(s).take_front(cc.getAxis()),
+                     [](int64_t d) { return d == 1; }))
+      return kernelCosts[i] = 0;
+  }
   // The op's kernel, emitted alone with synthetic addresses and estimated
   // like a group; an op whose kernel cannot be emitted so costs infinity.
   double k = jointCost({{i, i + 1}}, {false}, 0, 0);

@@ -235,6 +235,18 @@ localOpParams(CodegenContext &ctx, Operation *op, std::vector<Value> &acts,
       // A transpose of H and W (localOpSupport checks the order).
       acts = {pm.getInput()};
       p = permuteParams(ctx, pm);
+    } else if (auto cc = dyn_cast<tpu::ConcatOp>(op)) {
+      // Along C (localOpSupport checks the axis); the verifier gives every
+      // input the result's element type.
+      backend::ConcatParams cp;
+      cp.name = cc.getName().str();
+      for (Value v : cc.getInputs()) {
+        acts.push_back(v);
+        cp.inputs.push_back(ctx.tensor(op, v));
+      }
+      cp.output = ctx.tensor(op, cc.getOutput());
+      cp.axis = cc.getAxis();
+      p = cp;
     } else if (auto pr = dyn_cast<tpu::PReluOp>(op)) {
       // The slope a per-channel weight (localOpSupport checks its shape).
       if (!isa_and_nonnull<tpu::WeightOp>(pr.getSlope().getDefiningOp())) {
