@@ -7,7 +7,8 @@ torch.manual_seed, so every run gives the same model. Also writes a
 deterministic input (seeded normal(0, 1), like a normalised image).
 
   /usr/bin/python3 models/resnet18/export_resnet18.py -o resnet18.onnx \
-      [--arch resnet18|resnet18v2|resnet50|mobilenet_v2|regnet_x_400mf]
+      [--arch resnet18|resnet18v2|resnet50|mobilenet_v2|regnet_x_400mf|
+              lraspp_mobilenet_v3_large]
       [--batch N] [--input in.npz]
 
 --arch (default resnet18):
@@ -32,6 +33,10 @@ deterministic input (seeded normal(0, 1), like a normalised image).
               linear bottlenecks).
   regnet_x_400mf  torchvision's RegNetX-400MF (grouped 3x3 convs of 16
               channels per group, residual adds).
+  lraspp_mobilenet_v3_large  torchvision's LR-ASPP segmentation network on
+              a MobileNetV3-Large backbone (hard-swish, squeeze-excite,
+              bilinear resizes; its "out" map [N, 21, 224, 224] is the
+              output), BatchNorm statistics measured as for mobilenet_v2.
 
 The ONNX graph has one input "input" [N,3,224,224] float32 and one output
 "output" [N,1000]; N is fixed (no dynamic axes). Opset 13, exported by the
@@ -74,7 +79,8 @@ def replace_atomically(path, write):
         raise
 
 
-ARCHS = ("resnet18", "resnet18v2", "resnet50", "mobilenet_v2", "regnet_x_400mf")
+ARCHS = ("resnet18", "resnet18v2", "resnet50", "mobilenet_v2", "regnet_x_400mf",
+         "lraspp_mobilenet_v3_large")
 
 
 def preact_resnet18(torch):
@@ -160,9 +166,23 @@ def export_model(path, batch, arch="resnet18"):
     torch.manual_seed(MODEL_SEED)
     if arch == "resnet18v2":
         model = preact_resnet18(torch).eval()
+    elif arch == "lraspp_mobilenet_v3_large":
+        net = torchvision.models.segmentation.lraspp_mobilenet_v3_large(
+            weights=None, weights_backbone=None)
+
+        class OutMap(torch.nn.Module):
+            # The segmentation models return a dict; the map is "out".
+            def __init__(self, inner):
+                super().__init__()
+                self.inner = inner
+
+            def forward(self, x):
+                return self.inner(x)["out"]
+
+        model = OutMap(net).eval()
     else:
         model = getattr(torchvision.models, arch)(weights=None).eval()
-    if arch == "mobilenet_v2":
+    if arch in ("mobilenet_v2", "lraspp_mobilenet_v3_large"):
         recalibrate_batchnorm(torch, model)
     example = torch.zeros((batch,) + IMAGE_SHAPE, dtype=torch.float32)
 

@@ -9,7 +9,8 @@
 # zoo's resnet18-v2, batch 1) are FP32 6.800 ms and FP16 1.231 ms.
 #
 #   resnet18.sh --mode F32|F16|BF16|INT8 --bin BUILD/bin --work DIR [--batch N]
-#               [--arch resnet18|resnet18v2|resnet50|mobilenet_v2|regnet_x_400mf]
+#               [--arch resnet18|resnet18v2|resnet50|mobilenet_v2|regnet_x_400mf|
+#                       lraspp_mobilenet_v3_large]
 #
 # Exit 77 (skipped) without python3-torch / python3-torchvision (scripts/
 # setup.sh installs them); 1 instead with TPU_TESTS_NO_SKIP=1.

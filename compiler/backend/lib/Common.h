@@ -542,6 +542,23 @@ Shape4 shrinkForPipeline(const isa::ChipParams &chip, Shape4 shape, Shape4 tile,
 int64_t largestFitting(int64_t lo, int64_t hi,
                        const std::function<bool(int64_t)> &ok);
 
+/// The input rows [first, first + count) output rows [o0, o0 + count) of
+/// a resize read (both taps of a linear one).
+std::pair<int64_t, int64_t> resizeRows(const ResizeParams &p, int64_t o0,
+                                       int64_t count);
+/// One tile of a resize that is not nearest by whole factors, as the
+/// resize kernel computes it: input rows [inRow0, inRow0 + in.shape.h) of
+/// every column (`in`, any layout) to output rows [outRow0, outRow0 +
+/// out.shape.h) (`out`, EU-aligned): a float input cast to fp32
+/// (scratch[0]), a pass over the output columns (scratch[1]: one AR copy
+/// per nearest column, a Mul and a Mac per linear one), a pass over the
+/// output rows (scratch[2]) and a cast to the output precision; an integer
+/// (nearest) resize copies its codes with no fp32 staging (scratch[1]
+/// only). Scratch tiles are EU-aligned of (n, c, rows, max(iw, ow)) fp32.
+void resizeTile(CmdEmitter &em, const ResizeParams &p, const LTensor &in,
+                int64_t inRow0, const LTensor &out, int64_t outRow0,
+                const std::array<uint64_t, 3> &scratch);
+
 /// The tile commands of a nearest resize by whole factors (fh, fw)
 /// (nearestWholeFactors): `out` holds output rows from `outRow0`, `in` the
 /// input rows from `inRow0` they read (rows outRow0 / fh on), both of one

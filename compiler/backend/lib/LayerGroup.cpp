@@ -508,6 +508,12 @@ unsigned tempsOfOp(const LocalOpParams &p) {
   // A parametric relu: the slope's products.
   if (std::holds_alternative<PReluParams>(p))
     return 1;
+  // A resize by its column and row passes (resizeTile): the fp32 input,
+  // the column pass and the fp32 rows (sized by the larger of its input
+  // and output, see Schedule::build).
+  if (const auto *r = std::get_if<ResizeParams>(&p);
+      r && !nearestWholeFactors(*r))
+    return 3;
   // Comparisons and selections (sCMP): their own scratch, and the EU-
   // aligned copies of operands read through free strides (Schedule::
   // emitOp; operands of mixed precisions are converted into scratch
@@ -633,8 +639,13 @@ std::string localOpSupport(const LocalOpParams &params,
           if (x.input.prec != x.output.prec)
             return "a resize of mixed precisions";
           std::optional<std::array<int64_t, 2>> f = nearestWholeFactors(x);
+          // Otherwise the kernel's column and row passes (resizeTile; a
+          // slice whose scratch planes exceed the AR's 16-bit strides
+          // fails to emit, and the planner cuts finer).
           if (!f)
-            return "a resize other than nearest by whole factors";
+            return !isa::isFloat(x.input.prec) && x.mode != ResizeMode::Nearest
+                       ? "an integer resize other than nearest"
+                       : "";
           if (!nearestRepeatFits((*f)[0], (*f)[1], x.output.shape[3]))
             return "a resize whose output rows exceed the 16-bit stride";
           return "";
@@ -791,8 +802,14 @@ RowSpan localInputRows(const GroupOp &op, const GroupSpec &spec, unsigned k,
   if (std::optional<Window> w = windowOf(op.params))
     return w->rows(o0, count, inH);
   if (const auto *r = std::get_if<ResizeParams>(&op.params)) {
+    std::optional<std::array<int64_t, 2>> f = nearestWholeFactors(*r);
+    if (!f) {
+      // The rows of both taps of every output row.
+      auto [first, rows] = resizeRows(*r, o0, count);
+      return {first, rows, 0, 0};
+    }
     // Output row o reads input row o / fh.
-    int64_t fh = (*nearestWholeFactors(*r))[0];
+    int64_t fh = (*f)[0];
     int64_t a = o0 / fh, b = (o0 + count - 1) / fh + 1;
     return {a, b - a, 0, 0};
   }
@@ -1502,6 +1519,13 @@ std::string Schedule::build() {
       int tv = std::holds_alternative<ReduceParams>(op.params) ? op.inputs[0]
                                                                : op.output;
       Shape4 os = maxShape(tv);
+      // A resize's, its input rows or its output rows, of the wider of
+      // the input and output columns.
+      if (std::holds_alternative<ResizeParams>(op.params)) {
+        Shape4 is = maxShape(op.inputs[0]);
+        os.h = std::max(os.h, is.h);
+        os.w = std::max(os.w, is.w);
+      }
       tempBytes = std::max(tempBytes, up(euBytes(chip, Prec::Fp32, os)));
     }
   }
@@ -2231,12 +2255,17 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
     return;
   }
   if (const auto *r = std::get_if<ResizeParams>(&op.params)) {
-    // As the resize kernel's tile: fh * fw strided copies.
-    std::array<int64_t, 2> f = *nearestWholeFactors(*r);
     RowSpan rows = localInputRows(op, spec, 0, outRows.begin, outRows.count);
     const Range &inCols = s.cols[op.inputs[0]];
     LTensor in = operand(0, rows, inCols.begin, inCols.count);
-    nearestRepeat(em, in, rows.begin, out, outRows.begin, f[0], f[1]);
+    if (std::optional<std::array<int64_t, 2>> f = nearestWholeFactors(*r)) {
+      // As the resize kernel's tile: fh * fw strided copies.
+      nearestRepeat(em, in, rows.begin, out, outRows.begin, (*f)[0], (*f)[1]);
+      return;
+    }
+    // As the resize kernel's tile: the column and row passes.
+    resizeTile(em, *r, in, rows.begin, out, outRows.begin,
+               {temps[0], temps[1], temps[2]});
     return;
   }
   if (const auto *c = std::get_if<CastParams>(&op.params)) {
@@ -2318,7 +2347,7 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
          Opd::of(acc));
     return;
   }
-  if (const auto *cc = std::get_if<ConcatParams>(&op.params)) {
+  if (std::holds_alternative<ConcatParams>(op.params)) {
     // Each input's rows of the slice into its channels of the result: a
     // channel range that starts in the lane of its first channel
     // (channelRange), so the copy crosses lanes and the GDMA moves it,

@@ -524,6 +524,85 @@ nearestWholeFactors(const ResizeParams &p) {
 
 namespace detail {
 
+std::pair<int64_t, int64_t> resizeRows(const ResizeParams &p, int64_t o0,
+                                       int64_t count) {
+  int64_t ih = p.input.shape[2], oh = p.output.shape[2];
+  std::vector<Tap> t = taps(p, ih, oh, p.scaleH);
+  int64_t lo = ih, hi = -1;
+  for (int64_t o = o0; o < o0 + count; ++o) {
+    const Tap &k = t[size_t(o)];
+    lo = std::min({lo, k.i0, k.i1});
+    hi = std::max({hi, k.i0, k.i1});
+  }
+  return {lo, hi - lo + 1};
+}
+
+void resizeTile(CmdEmitter &em, const ResizeParams &p, const LTensor &in,
+                int64_t inRow0, const LTensor &out, int64_t outRow0,
+                const std::array<uint64_t, 3> &scratch) {
+  const isa::ChipParams &chip = em.chip();
+  const bool integer = !isa::isFloat(p.input.prec);
+  const bool linear = p.mode == ResizeMode::Linear;
+  constexpr Prec kF32 = Prec::Fp32;
+  const Prec pr = p.input.prec, wp = integer ? pr : kF32;
+  int64_t iw = p.input.shape[3], ow = p.output.shape[3];
+  std::vector<Tap> rowTaps =
+      taps(p, p.input.shape[2], p.output.shape[2], p.scaleH);
+  std::vector<Tap> colTaps = taps(p, iw, ow, p.scaleW);
+  uint32_t nn = in.shape.n, cc = in.shape.c, rows = in.shape.h;
+  unsigned e4 = elemBytes(wp);
+  // Integer tiles carry the data's sign (a copy keeps the code).
+  auto sign = [&](LTensor t) {
+    t.isSigned = p.input.isSigned;
+    return t;
+  };
+  LTensor x = in;
+  if (!integer) {
+    x = localTensor(chip, scratch[0], kF32, in.shape);
+    ar(em, pr == kF32 ? ArOp::Copy : ArOp::Cast, x, Opd::of(in));
+  }
+  LTensor mid = localTensor(chip, scratch[1], wp, {nn, cc, rows, uint32_t(ow)});
+  // Column pass: mid[:, :, :, o] from x columns.
+  auto col = [&](const LTensor &t, int64_t k) {
+    return sign(freeTensor(t.offset + uint64_t(k * t.stride.w) * e4, wp,
+                           {nn, cc, rows, 1},
+                           {t.stride.n, t.stride.c, t.stride.h, 1}));
+  };
+  for (int64_t o = 0; o < ow; ++o) {
+    const Tap &t = colTaps[size_t(o)];
+    if (!linear || t.f == 0.0f || t.i0 == t.i1)
+      ar(em, ArOp::Copy, col(mid, o), Opd::of(col(x, t.i0)));
+    else {
+      ar(em, ArOp::Mul, col(mid, o), Opd::of(col(x, t.i0)),
+         Opd::imm(1.0f - t.f, kF32));
+      ar(em, ArOp::Mac, col(mid, o), Opd::of(col(x, t.i1)),
+         Opd::imm(t.f, kF32));
+    }
+  }
+  // Row pass into the fp32 result, then the output precision (an integer
+  // resize writes the output directly).
+  Shape4 rs{nn, cc, out.shape.h, uint32_t(ow)};
+  LTensor res = integer ? out : localTensor(chip, scratch[2], kF32, rs);
+  auto row = [&](const LTensor &t, int64_t k) {
+    return sign(freeTensor(t.offset + uint64_t(k * t.stride.h) * e4, wp,
+                           {nn, cc, 1, uint32_t(ow)},
+                           {t.stride.n, t.stride.c, 0, 1}));
+  };
+  for (int64_t o = 0; o < int64_t(out.shape.h); ++o) {
+    const Tap &t = rowTaps[size_t(outRow0 + o)];
+    int64_t a = t.i0 - inRow0, b = t.i1 - inRow0;
+    if (!linear || t.f == 0.0f || a == b)
+      ar(em, ArOp::Copy, row(res, o), Opd::of(row(mid, a)));
+    else {
+      ar(em, ArOp::Mul, row(res, o), Opd::of(row(mid, a)),
+         Opd::imm(1.0f - t.f, kF32));
+      ar(em, ArOp::Mac, row(res, o), Opd::of(row(mid, b)), Opd::imm(t.f, kF32));
+    }
+  }
+  if (!integer)
+    ar(em, pr == kF32 ? ArOp::Copy : ArOp::Cast, out, Opd::of(res));
+}
+
 void nearestRepeat(CmdEmitter &em, const LTensor &in, int64_t inRow0,
                    const LTensor &out, int64_t outRow0, int64_t fh,
                    int64_t fw) {
@@ -688,27 +767,18 @@ void resize(CmdEmitter &em, const ResizeParams &p) {
     ctx.fail("an integer resize must be nearest");
   if (p.input.shape.size() != 4 || p.output.shape.size() != 4)
     ctx.fail("input and output must have rank 4");
-  int64_t n = p.input.shape[0], c = p.input.shape[1], ih = p.input.shape[2],
-          iw = p.input.shape[3], oh = p.output.shape[2], ow = p.output.shape[3];
+  int64_t n = p.input.shape[0], c = p.input.shape[1], iw = p.input.shape[3],
+          oh = p.output.shape[2], ow = p.output.shape[3];
   if (p.output.shape[0] != n || p.output.shape[1] != c)
     ctx.fail("resize changes only the two innermost dims");
-  std::vector<Tap> rowTaps = taps(p, ih, oh, p.scaleH);
-  std::vector<Tap> colTaps = taps(p, iw, ow, p.scaleW);
   const isa::ChipParams &chip = em.chip();
   Prec pr = p.input.prec;
   constexpr Prec kF32 = Prec::Fp32;
   // The precision of the column and row passes.
   const Prec wp = integer ? pr : kF32;
-  bool linear = p.mode == ResizeMode::Linear;
   // Input rows an output row range reads.
   auto rowSpan = [&](int64_t o0, int64_t cnt) {
-    int64_t lo = ih, hi = -1;
-    for (int64_t o = o0; o < o0 + cnt; ++o) {
-      const Tap &t = rowTaps[size_t(o)];
-      lo = std::min({lo, t.i0, t.i1});
-      hi = std::max({hi, t.i0, t.i1});
-    }
-    return std::make_pair(lo, hi - lo + 1);
+    return resizeRows(p, o0, cnt);
   };
   LocalAlloc alloc(chip, ctx);
   uint64_t cap = alloc.capacity();
@@ -757,68 +827,17 @@ void resize(CmdEmitter &em, const ResizeParams &p) {
   for (auto &b : outBuf)
     b = alloc.alloc(euBytes(chip, pr, outMax), "output tile");
 
-  unsigned e4 = elemBytes(wp);
-  // Integer tiles carry the data's sign (a copy keeps the code).
-  auto sign = [&](LTensor t) {
-    t.isSigned = p.input.isSigned;
-    return t;
-  };
   resizePipeline(
       em, ctx, p, cT, ohT, rowSpan, inBuf, outBuf,
       [&](size_t i, const ResizeStep &s) {
-        uint32_t cc = uint32_t(s.cT), rows = uint32_t(s.rows);
-        LTensor in = sign(
-            localTensor(chip, inBuf[i % 2], pr, {1, cc, rows, uint32_t(iw)}));
-        LTensor x = in;
-        if (!integer) {
-          x = localTensor(chip, xBuf, kF32, in.shape);
-          ar(em, pr == kF32 ? ArOp::Copy : ArOp::Cast, x, Opd::of(in));
-        }
-        LTensor mid =
-            localTensor(chip, midBuf, wp, {1, cc, rows, uint32_t(ow)});
-        // Column pass: mid[:, :, :, o] from x columns.
-        auto col = [&](const LTensor &t, int64_t k) {
-          return sign(freeTensor(t.offset + uint64_t(k) * e4, wp,
-                                 {1, cc, rows, 1},
-                                 {t.stride.n, t.stride.c, t.stride.h, 1}));
-        };
-        for (int64_t o = 0; o < ow; ++o) {
-          const Tap &t = colTaps[size_t(o)];
-          if (!linear || t.f == 0.0f || t.i0 == t.i1)
-            ar(em, ArOp::Copy, col(mid, o), Opd::of(col(x, t.i0)));
-          else {
-            ar(em, ArOp::Mul, col(mid, o), Opd::of(col(x, t.i0)),
-               Opd::imm(1.0f - t.f, kF32));
-            ar(em, ArOp::Mac, col(mid, o), Opd::of(col(x, t.i1)),
-               Opd::imm(t.f, kF32));
-          }
-        }
-        // Row pass into the fp32 result, then the output precision (an
-        // integer resize writes the output tile directly).
-        Shape4 rs{1, cc, uint32_t(s.ohT), uint32_t(ow)};
-        LTensor res = integer ? localTensor(chip, outBuf[i % 2], pr, rs)
-                              : localTensor(chip, resBuf, kF32, rs);
-        auto row = [&](const LTensor &t, int64_t k) {
-          return sign(freeTensor(t.offset + uint64_t(k * t.stride.h) * e4, wp,
-                                 {1, cc, 1, uint32_t(ow)},
-                                 {t.stride.n, t.stride.c, 0, 1}));
-        };
-        for (int64_t o = 0; o < s.ohT; ++o) {
-          const Tap &t = rowTaps[size_t(s.oh0 + o)];
-          int64_t a = t.i0 - s.r0, b = t.i1 - s.r0;
-          if (!linear || t.f == 0.0f || a == b)
-            ar(em, ArOp::Copy, row(res, o), Opd::of(row(mid, a)));
-          else {
-            ar(em, ArOp::Mul, row(res, o), Opd::of(row(mid, a)),
-               Opd::imm(1.0f - t.f, kF32));
-            ar(em, ArOp::Mac, row(res, o), Opd::of(row(mid, b)),
-               Opd::imm(t.f, kF32));
-          }
-        }
-        if (!integer) {
-          LTensor out = localTensor(chip, outBuf[i % 2], pr, res.shape);
-          ar(em, pr == kF32 ? ArOp::Copy : ArOp::Cast, out, Opd::of(res));
-        }
+        uint32_t cc = uint32_t(s.cT);
+        LTensor in = localTensor(chip, inBuf[i % 2], pr,
+                                 {1, cc, uint32_t(s.rows), uint32_t(iw)});
+        in.isSigned = p.input.isSigned;
+        LTensor out = localTensor(chip, outBuf[i % 2], pr,
+                                  {1, cc, uint32_t(s.ohT), uint32_t(ow)});
+        out.isSigned = p.input.isSigned;
+        resizeTile(em, p, in, s.r0, out, s.oh0, {xBuf, midBuf, resBuf});
       });
 }
 

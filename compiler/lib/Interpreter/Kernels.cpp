@@ -852,7 +852,18 @@ AxisTaps axisTaps(const ResizeParams &p, int64_t inLen, int64_t outLen,
 
 } // namespace
 
+#if !defined(__clang__) && defined(__GNUC__)
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+#endif
 void resize(const ResizeParams &p, const float *in, float *out) {
+  // Each product rounded before its add, as the chip's AR Mul / Mac
+  // sequence computes it (the tpu interpreter's F32 linear resize must
+  // equal the simulator's bit for bit; with -march=native clang would
+  // otherwise fuse `acc += w * x` into an FMA and differ by an ulp).
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
   AxisTaps ty = axisTaps(p, p.ih, p.oh, p.scaleH);
   AxisTaps tx = axisTaps(p, p.iw, p.ow, p.scaleW);
   for (int64_t o = 0; o < p.outer; ++o) {
@@ -875,6 +886,9 @@ void resize(const ResizeParams &p, const float *in, float *out) {
     }
   }
 }
+#if !defined(__clang__) && defined(__GNUC__)
+#pragma GCC pop_options
+#endif
 
 void pad(const Shape &inShape, const float *in, const Shape &pads,
          const std::string &mode, float value, float *out) {

@@ -188,6 +188,21 @@ public:
     return out;
   }
 
+  /// A resize of H and W to (oh, ow) (ONNX Resize, explicit sizes).
+  int resize(int in, int64_t oh, int64_t ow, ResizeMode mode,
+             ResizeCoord coord) {
+    auto s = shapes[size_t(in)];
+    int out = value({s[0], s[1], oh, ow}, perOp[size_t(in)].prec);
+    ResizeParams p;
+    p.name = "resize" + std::to_string(out);
+    p.mode = mode;
+    p.coord = coord;
+    p.input = perOp[size_t(in)];
+    p.output = perOp[size_t(out)];
+    ops.push_back({p, {in}, out});
+    return out;
+  }
+
   int pool(int in, PoolKind kind, int64_t k, int64_t stride, int64_t pad) {
     auto s = shapes[size_t(in)];
     int64_t oh = (s[2] + 2 * pad - k) / stride + 1;
@@ -901,6 +916,44 @@ TEST(LayerGroup, GroupedConvolutions) {
   std::string why;
   ASSERT_TRUE(planGroup(spec, net.chip, o, plan, why)) << why;
   EXPECT_EQ(plan.cSlices, 1);
+}
+
+/// Resizes other than nearest by whole factors inside a group, as in a
+/// segmentation head (LR-ASPP: a bilinear upsampling by 8 after a 1x1
+/// conv, then a sigmoid): the kernel's column and row passes on each slice
+/// (resizeTile), the input rows of both taps of the slice's output rows
+/// (resizeRows). Bilinear by 8 (half pixel), by 7 / 3 (align corners, 3 x
+/// 4 -> 7 x 9) and down (pytorch half pixel, 12 x 10 -> 5 x 4), a nearest
+/// 5 -> 7, and an INT8 nearest one (its codes copied); one-row slices,
+/// batch slices. Every value equals the per-op kernel's bit for bit.
+TEST(LayerGroup, LinearAndFractionalResizes) {
+  for (Prec p : {Prec::Fp32, Prec::Fp16, Prec::Bf16}) {
+    Net net(p);
+    int x = net.input(1, 21, 4, 5);
+    int c = net.conv(x, 21, 1, 1, 0);
+    int up = net.resize(c, 32, 40, ResizeMode::Linear, ResizeCoord::HalfPixel);
+    net.unary(up, {UnaryKind::Sigmoid});
+    for (int64_t h : {1, 3, 32})
+      net.check(1, h, {up});
+  }
+  Net net(Prec::Fp16);
+  int x = net.input(2, 70, 3, 4);
+  int a = net.resize(x, 7, 9, ResizeMode::Linear, ResizeCoord::AlignCorners);
+  int b = net.unary(a, {UnaryKind::Relu});
+  int d = net.resize(b, 5, 7, ResizeMode::Nearest, ResizeCoord::HalfPixel);
+  for (auto [n, h] :
+       {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {2, 2}, {1, 5}})
+    net.check(n, h, {a, d});
+  Net down(Prec::Fp32);
+  int y = down.input(1, 8, 12, 10);
+  down.resize(y, 5, 4, ResizeMode::Linear, ResizeCoord::PytorchHalfPixel);
+  for (int64_t h : {1, 2, 5})
+    down.check(1, h);
+  Net codes(Prec::Int8);
+  int q = codes.input(1, 16, 5, 6);
+  codes.resize(q, 7, 9, ResizeMode::Nearest, ResizeCoord::Asymmetric);
+  for (int64_t h : {1, 7})
+    codes.check(1, h);
 }
 
 /// Concats along C inside a group, as in a DBNet neck or a DenseNet
