@@ -2839,6 +2839,42 @@ uint64_t firstWeightBytes(const GroupSpec &spec, const isa::ChipParams &chip) {
   return end;
 }
 
+void runAlone(CmdEmitter &em, const char *kernel, const LocalOpParams &params,
+              const std::vector<GTensor> &inputs, const GTensor &output) {
+  std::string name = std::visit([](const auto &x) { return x.name; }, params);
+  OpCtx ctx{kernel, name};
+  if (std::string why = localOpSupport(params, em.chip()); !why.empty())
+    ctx.fail(why);
+  GroupSpec spec;
+  spec.name = name;
+  auto value = [&](const GTensor &t, const std::string &what) {
+    if (t.shape.size() != 4)
+      ctx.fail(what + " must have rank 4");
+    GroupValue v;
+    v.name = name + "." + what;
+    v.prec = t.prec;
+    v.isSigned = t.isSigned;
+    v.shape = {t.shape[0], t.shape[1], t.shape[2], t.shape[3]};
+    v.addr = t.addr;
+    return v;
+  };
+  GroupOp op{params, {}, -1};
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    spec.values.push_back(value(inputs[k], "input" + std::to_string(k)));
+    spec.values.back().loaded = true;
+    op.inputs.push_back(int(k));
+  }
+  spec.values.push_back(value(output, "output"));
+  spec.values.back().stored = true;
+  op.output = int(inputs.size());
+  spec.ops.push_back(op);
+  GroupPlan plan;
+  std::string why;
+  if (!planGroup(spec, em.chip(), GroupOptions{}, plan, why))
+    ctx.fail("does not fit in local memory: " + why);
+  emitGroup(em, spec, plan);
+}
+
 void emitGroup(CmdEmitter &em, const GroupSpec &spec, const GroupPlan &plan,
                const GroupSpec *next) {
   if (plan.nextWeightsAt >= 0 && !next)

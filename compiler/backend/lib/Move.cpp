@@ -8,14 +8,18 @@
 // neither DDR side is read one element per run.
 // Gather uses DMA_gather with its index list staged in local memory (where
 // float-encoded indices are converted and negative ones wrapped by TIU
-// commands). Resize runs through local memory: a pass over output columns
-// then one over output rows, each a copy (nearest) or a two-tap blend
-// (linear) of whole columns / rows, in fp32; an integer (INT8) resize is
-// nearest and copies the codes in their own precision.
+// commands). Resize runs as a group of one (runAlone, LayerGroup.h): its
+// tile (resizeTile, nearestRepeat) is a pass over output columns then one
+// over output rows, each a copy (nearest) or a two-tap blend (linear) of
+// whole columns / rows, in fp32, or, for a nearest resize by whole
+// factors, strided copies; an integer (INT8) resize is nearest and copies
+// the codes in their own precision.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Common.h"
+
+#include "tpuc/Backend/LayerGroup.h"
 
 #include <algorithm>
 #include <cmath>
@@ -632,213 +636,9 @@ void nearestRepeat(CmdEmitter &em, const LTensor &in, int64_t inRow0,
 
 } // namespace detail
 
-namespace {
-
-/// One tile of a resize: batch n0, channels [c0, c0 + cT), output rows
-/// [oh0, oh0 + ohT), reading input rows [r0, r0 + rows).
-struct ResizeStep {
-  int64_t n0, c0, cT, oh0, ohT, r0, rows;
-};
-
-/// The tiles of a resize (cT channels, ohT output rows; `rowSpan` gives the
-/// first input row and the count an output row range reads) run as a
-/// load / compute / store pipeline: tile i's input rows are loaded into
-/// inBuf[i % 2], `compute` writes its output tile into outBuf[i % 2].
-void resizePipeline(
-    CmdEmitter &em, const OpCtx &ctx, const ResizeParams &p, int64_t cT,
-    int64_t ohT,
-    const std::function<std::pair<int64_t, int64_t>(int64_t, int64_t)> &rowSpan,
-    const std::array<uint64_t, 2> &inBuf, const std::array<uint64_t, 2> &outBuf,
-    const std::function<void(size_t, const ResizeStep &)> &compute) {
-  const isa::ChipParams &chip = em.chip();
-  Prec pr = p.input.prec;
-  int64_t n = p.input.shape[0], c = p.input.shape[1], ih = p.input.shape[2],
-          iw = p.input.shape[3], oh = p.output.shape[2], ow = p.output.shape[3];
-  std::vector<ResizeStep> steps;
-  for (int64_t b = 0; b < n; ++b)
-    for (Range1 cr : splitRange(c, cT))
-      for (Range1 hr : splitRange(oh, ohT)) {
-        auto [r0, rows] = rowSpan(hr.begin, hr.size);
-        steps.push_back({b, cr.begin, cr.size, hr.begin, hr.size, r0, rows});
-      }
-  DView inView = denseView(
-      p.input.addr, pr, {uint32_t(n), uint32_t(c), uint32_t(ih), uint32_t(iw)});
-  DView outView =
-      denseView(p.output.addr, pr,
-                {uint32_t(n), uint32_t(c), uint32_t(oh), uint32_t(ow)});
-  withCtx(ctx, [&] {
-    pipeline(
-        steps.size(),
-        [&](size_t i) {
-          const ResizeStep &s = steps[i];
-          Shape4 is{1, uint32_t(s.cT), uint32_t(s.rows), uint32_t(iw)};
-          load(em,
-               subView(inView,
-                       {uint32_t(s.n0), uint32_t(s.c0), uint32_t(s.r0), 0}, is),
-               localTensor(chip, inBuf[i % 2], pr, is));
-        },
-        [&](size_t i) { compute(i, steps[i]); },
-        [&](size_t i) {
-          const ResizeStep &s = steps[i];
-          Shape4 os{1, uint32_t(s.cT), uint32_t(s.ohT), uint32_t(ow)};
-          store(em, localTensor(chip, outBuf[i % 2], pr, os),
-                subView(outView,
-                        {uint32_t(s.n0), uint32_t(s.c0), uint32_t(s.oh0), 0},
-                        os));
-        });
-  });
-}
-
-/// resize() of a nearest resize by whole factors: load input rows, fh * fw
-/// strided copies into the output tile, store; no fp32 staging (copies are
-/// exact in every precision).
-void resizeWhole(CmdEmitter &em, const OpCtx &ctx, const ResizeParams &p,
-                 int64_t fh, int64_t fw) {
-  const isa::ChipParams &chip = em.chip();
-  Prec pr = p.input.prec;
-  int64_t n = p.input.shape[0], c = p.input.shape[1], iw = p.input.shape[3],
-          oh = p.output.shape[2], ow = p.output.shape[3];
-  LocalAlloc alloc(chip, ctx);
-  uint64_t cap = alloc.capacity();
-  uint64_t al = chip.localAlign;
-  auto up = [&](uint64_t b) { return uint64_t(alignUp(int64_t(b), al)); };
-  int64_t cT = std::min(c, int64_t(chip.npuNum));
-  // Output rows per tile: a multiple of fh (whole input rows), halved until
-  // the double-buffered tiles fit and the pipeline has steps to overlap.
-  auto bytes = [&](int64_t ohT) {
-    uint32_t cc = uint32_t(cT);
-    return 2 * up(euBytes(chip, pr,
-                          {1, cc, uint32_t(ceilDiv(ohT, fh)), uint32_t(iw)})) +
-           2 * up(euBytes(chip, pr, {1, cc, uint32_t(ohT), uint32_t(ow)}));
-  };
-  if (!nearestRepeatFits(fh, fw, ow))
-    ctx.fail("an output row of " + std::to_string(ow) + " x " +
-             std::to_string(fh) + " elements exceeds the 16-bit stride");
-  int64_t ohT = oh;
-  while (ohT > fh && (bytes(ohT) > cap ||
-                      (bytes(ohT) > kPipelineBytes &&
-                       ceilDiv(oh, ohT) * ceilDiv(c, cT) * n < kMinSteps)))
-    ohT = std::max(fh, (ohT / 2) / fh * fh);
-  if (bytes(ohT) > cap)
-    ctx.fail("does not fit in local memory: " + std::to_string(fh) +
-             " output rows need " + std::to_string(bytes(ohT)) +
-             " bytes per lane");
-  Shape4 inMax{1, uint32_t(cT), uint32_t(ceilDiv(ohT, fh)), uint32_t(iw)};
-  Shape4 outMax{1, uint32_t(cT), uint32_t(ohT), uint32_t(ow)};
-  std::array<uint64_t, 2> inBuf, outBuf;
-  for (auto &b : inBuf)
-    b = alloc.alloc(euBytes(chip, pr, inMax), "input tile");
-  alloc.startNewBank(2 * up(euBytes(chip, pr, outMax)));
-  for (auto &b : outBuf)
-    b = alloc.alloc(euBytes(chip, pr, outMax), "output tile");
-  auto tile = [&](uint64_t at, const ResizeStep &s, int64_t rows, int64_t w) {
-    LTensor t = localTensor(chip, at, pr,
-                            {1, uint32_t(s.cT), uint32_t(rows), uint32_t(w)});
-    t.isSigned = p.input.isSigned;
-    return t;
-  };
-  resizePipeline(
-      em, ctx, p, cT, ohT,
-      [&](int64_t o0, int64_t cnt) {
-        int64_t r0 = o0 / fh;
-        return std::make_pair(r0, (o0 + cnt - 1) / fh - r0 + 1);
-      },
-      inBuf, outBuf,
-      [&](size_t i, const ResizeStep &s) {
-        nearestRepeat(em, tile(inBuf[i % 2], s, s.rows, iw), s.r0,
-                      tile(outBuf[i % 2], s, s.ohT, ow), s.oh0, fh, fw);
-      });
-}
-
-} // namespace
-
 void resize(CmdEmitter &em, const ResizeParams &p) {
-  OpCtx ctx{"resize", p.name};
-  requireSamePrec(ctx, p.input, p.output);
-  if (p.output.shape.size() == 4 && p.input.shape.size() == 4 &&
-      p.output.shape[0] == p.input.shape[0] &&
-      p.output.shape[1] == p.input.shape[1])
-    if (std::optional<std::array<int64_t, 2>> f = nearestWholeFactors(p))
-      return resizeWhole(em, ctx, p, (*f)[0], (*f)[1]);
-  // An integer (INT8) resize is nearest: copies of the codes in their own
-  // precision, with no fp32 staging.
-  const bool integer = !isa::isFloat(p.input.prec);
-  if (integer && p.mode != ResizeMode::Nearest)
-    ctx.fail("an integer resize must be nearest");
-  if (p.input.shape.size() != 4 || p.output.shape.size() != 4)
-    ctx.fail("input and output must have rank 4");
-  int64_t n = p.input.shape[0], c = p.input.shape[1], iw = p.input.shape[3],
-          oh = p.output.shape[2], ow = p.output.shape[3];
-  if (p.output.shape[0] != n || p.output.shape[1] != c)
-    ctx.fail("resize changes only the two innermost dims");
-  const isa::ChipParams &chip = em.chip();
-  Prec pr = p.input.prec;
-  constexpr Prec kF32 = Prec::Fp32;
-  // The precision of the column and row passes.
-  const Prec wp = integer ? pr : kF32;
-  // Input rows an output row range reads.
-  auto rowSpan = [&](int64_t o0, int64_t cnt) {
-    return resizeRows(p, o0, cnt);
-  };
-  LocalAlloc alloc(chip, ctx);
-  uint64_t cap = alloc.capacity();
-  uint64_t al = chip.localAlign;
-  auto up = [&](uint64_t b) { return uint64_t(alignUp(int64_t(b), al)); };
-  int64_t npu = chip.npuNum;
-  auto bytes = [&](int64_t cT, int64_t ohT) {
-    int64_t rows = 0;
-    for (int64_t o = 0; o < oh; o += ohT)
-      rows = std::max(rows, rowSpan(o, std::min(ohT, oh - o)).second);
-    uint32_t cc = uint32_t(cT);
-    // AR channel strides are 16-bit: a channel's plane must stay below.
-    constexpr int64_t kMaxPlane = 65535 - 64;
-    if (rows * std::max(iw, ow) > kMaxPlane || ohT * ow > kMaxPlane)
-      return ~uint64_t(0) / 2;
-    return 2 * up(euBytes(chip, pr, {1, cc, uint32_t(rows), uint32_t(iw)})) +
-           (integer ? 0
-                    : up(euBytes(chip, kF32,
-                                 {1, cc, uint32_t(rows), uint32_t(iw)}))) +
-           up(euBytes(chip, wp, {1, cc, uint32_t(rows), uint32_t(ow)})) +
-           (integer ? 0
-                    : up(euBytes(chip, kF32,
-                                 {1, cc, uint32_t(ohT), uint32_t(ow)}))) +
-           2 * up(euBytes(chip, pr, {1, cc, uint32_t(ohT), uint32_t(ow)}));
-  };
-  int64_t cT = std::min(c, npu), ohT = oh;
-  while (ohT > 1 && bytes(cT, ohT) > cap)
-    ohT = (ohT + 1) / 2;
-  if (bytes(cT, ohT) > cap)
-    ctx.fail("does not fit in local memory: one output row needs " +
-             std::to_string(bytes(cT, 1)) + " bytes per lane");
-  int64_t maxRows = 0;
-  for (int64_t o = 0; o < oh; o += ohT)
-    maxRows = std::max(maxRows, rowSpan(o, std::min(ohT, oh - o)).second);
-  Shape4 inMax{1, uint32_t(cT), uint32_t(maxRows), uint32_t(iw)};
-  Shape4 midMax{1, uint32_t(cT), uint32_t(maxRows), uint32_t(ow)};
-  Shape4 outMax{1, uint32_t(cT), uint32_t(ohT), uint32_t(ow)};
-  std::array<uint64_t, 2> inBuf, outBuf;
-  for (auto &b : inBuf)
-    b = alloc.alloc(euBytes(chip, pr, inMax), "input tile");
-  uint64_t xBuf =
-      integer ? 0 : alloc.alloc(euBytes(chip, kF32, inMax), "fp32 input");
-  uint64_t midBuf = alloc.alloc(euBytes(chip, wp, midMax), "column pass");
-  uint64_t resBuf =
-      integer ? 0 : alloc.alloc(euBytes(chip, kF32, outMax), "row pass");
-  for (auto &b : outBuf)
-    b = alloc.alloc(euBytes(chip, pr, outMax), "output tile");
-
-  resizePipeline(
-      em, ctx, p, cT, ohT, rowSpan, inBuf, outBuf,
-      [&](size_t i, const ResizeStep &s) {
-        uint32_t cc = uint32_t(s.cT);
-        LTensor in = localTensor(chip, inBuf[i % 2], pr,
-                                 {1, cc, uint32_t(s.rows), uint32_t(iw)});
-        in.isSigned = p.input.isSigned;
-        LTensor out = localTensor(chip, outBuf[i % 2], pr,
-                                  {1, cc, uint32_t(s.ohT), uint32_t(ow)});
-        out.isSigned = p.input.isSigned;
-        resizeTile(em, p, in, s.r0, out, s.oh0, {xBuf, midBuf, resBuf});
-      });
+  // Every resize the chip runs has a local form: alone, a group of one.
+  runAlone(em, "resize", p, {p.input}, p.output);
 }
 
 } // namespace tpu::backend
