@@ -98,6 +98,14 @@ Activation activationOf(const LocalOpParams &p) {
       p);
 }
 
+/// An average pooling whose divisor counts only the real inputs of each
+/// window (ONNX count_include_pad = 0, TFLite SAME padding) and that has
+/// pads.
+bool excludesPads(const PoolParams &p) {
+  return p.kind == PoolKind::Avg && !p.countIncludePad &&
+         (p.padTop || p.padBottom || p.padLeft || p.padRight);
+}
+
 bool isConvDepthwise(const ConvParams &p) {
   return !isTransposedForm(p) &&
          isDepthwise(p.input.shape[1], p.output.shape[1], p.groups);
@@ -492,6 +500,13 @@ unsigned tempsOfOp(const LocalOpParams &p) {
   if (const auto *q = std::get_if<PoolParams>(&p);
       q && q->quant && q->kind == PoolKind::Avg)
     return 1;
+  // An average pooling that excludes the pads: its sums, a tile of ones
+  // (of the input rows, see Schedule::build) and the counts; the trailing
+  // function's scratch after them.
+  if (const auto *q = std::get_if<PoolParams>(&p); q && excludesPads(*q)) {
+    Activation a = trailingActivation(p);
+    return std::max(3u, a.kind == UnaryKind::None ? 0u : unaryTemps(a.kind));
+  }
   if (std::holds_alternative<BinaryInt8Params>(p))
     return 2;
   // A cast through an integer type: its integer tile.
@@ -592,8 +607,9 @@ std::string localOpSupport(const LocalOpParams &params,
                (x.kind == PoolKind::Avg && !x.quant)))
             return "integer pooling without its requantisation";
           bool padded = x.padTop || x.padBottom || x.padLeft || x.padRight;
-          if (x.kind == PoolKind::Avg && padded && !x.countIncludePad)
-            return "average pooling that excludes the pads";
+          if (!floatOk(x.input) && x.kind == PoolKind::Avg && padded &&
+              !x.countIncludePad)
+            return "integer average pooling that excludes the pads";
           return "";
         } else if constexpr (std::is_same_v<T, BinaryParams>) {
           if (x.kind == BinaryKind::Pow)
@@ -1521,7 +1537,9 @@ std::string Schedule::build() {
       Shape4 os = maxShape(tv);
       // A resize's, its input rows or its output rows, of the wider of
       // the input and output columns.
-      if (std::holds_alternative<ResizeParams>(op.params)) {
+      const auto *pool = std::get_if<PoolParams>(&op.params);
+      if (std::holds_alternative<ResizeParams>(op.params) ||
+          (pool && excludesPads(*pool))) {
         Shape4 is = maxShape(op.inputs[0]);
         os.h = std::max(os.h, is.h);
         os.w = std::max(os.w, is.w);
@@ -2138,7 +2156,31 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
         requant(r);
         return;
       }
-      pord(em, cmd);
+      bool padded = p.padTop || p.padBottom || p.padLeft || p.padRight;
+      if (p.kind == PoolKind::Avg && padded && !p.countIncludePad) {
+        // As the pool kernel: the window sums (scale 1) into fp32, the
+        // same windows over a tile of ones count the real inputs (one
+        // channel per lane, read by every slot through a zero channel
+        // stride), the sums divided by the counts.
+        cmd.avgScale = 1.0f;
+        LTensor sum = localTensor(chip, temps[0], Prec::Fp32, out.shape);
+        cmd.output = sum;
+        pord(em, cmd);
+        uint32_t lanes = std::min<uint32_t>(out.shape.c, chip.npuNum);
+        LTensor ones = localTensor(chip, temps[1], Prec::Fp32,
+                                   {1, lanes, in.shape.h, in.shape.w});
+        ar(em, ArOp::Copy, ones, Opd::imm(1.0f, Prec::Fp32));
+        PorDCmd cc = cmd;
+        cc.input = ones;
+        cc.output = localTensor(chip, temps[2], Prec::Fp32,
+                                {1, lanes, out.shape.h, out.shape.w});
+        pord(em, cc);
+        LTensor counts = freeTensor(temps[2], Prec::Fp32, out.shape,
+                                    {0, 0, int64_t(cc.output.stride.h), 1});
+        ar(em, ArOp::Div, out, Opd::of(sum), Opd::of(counts));
+      } else {
+        pord(em, cmd);
+      }
     }
     trailing(em, act, out, scratch);
     return;
@@ -2839,8 +2881,9 @@ uint64_t firstWeightBytes(const GroupSpec &spec, const isa::ChipParams &chip) {
   return end;
 }
 
-void runAlone(CmdEmitter &em, const char *kernel, const LocalOpParams &params,
-              const std::vector<GTensor> &inputs, const GTensor &output) {
+bool runAlone(CmdEmitter &em, const char *kernel, const LocalOpParams &params,
+              const std::vector<GTensor> &inputs, const GTensor &output,
+              std::string *noFit) {
   std::string name = std::visit([](const auto &x) { return x.name; }, params);
   OpCtx ctx{kernel, name};
   if (std::string why = localOpSupport(params, em.chip()); !why.empty())
@@ -2870,9 +2913,14 @@ void runAlone(CmdEmitter &em, const char *kernel, const LocalOpParams &params,
   spec.ops.push_back(op);
   GroupPlan plan;
   std::string why;
-  if (!planGroup(spec, em.chip(), GroupOptions{}, plan, why))
-    ctx.fail("does not fit in local memory: " + why);
+  if (!planGroup(spec, em.chip(), GroupOptions{}, plan, why)) {
+    if (!noFit)
+      ctx.fail("does not fit in local memory: " + why);
+    *noFit = why;
+    return false;
+  }
   emitGroup(em, spec, plan);
+  return true;
 }
 
 void emitGroup(CmdEmitter &em, const GroupSpec &spec, const GroupPlan &plan,

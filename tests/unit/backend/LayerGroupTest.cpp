@@ -203,7 +203,8 @@ public:
     return out;
   }
 
-  int pool(int in, PoolKind kind, int64_t k, int64_t stride, int64_t pad) {
+  int pool(int in, PoolKind kind, int64_t k, int64_t stride, int64_t pad,
+           bool countIncludePad = true) {
     auto s = shapes[size_t(in)];
     int64_t oh = (s[2] + 2 * pad - k) / stride + 1;
     int64_t ow = (s[3] + 2 * pad - k) / stride + 1;
@@ -214,7 +215,7 @@ public:
     p.kernelH = p.kernelW = k;
     p.strideH = p.strideW = stride;
     p.padTop = p.padBottom = p.padLeft = p.padRight = pad;
-    p.countIncludePad = true;
+    p.countIncludePad = countIncludePad;
     p.input = perOp[size_t(in)];
     p.output = perOp[size_t(out)];
     ops.push_back({p, {in}, out});
@@ -954,6 +955,32 @@ TEST(LayerGroup, LinearAndFractionalResizes) {
   codes.resize(q, 7, 9, ResizeMode::Nearest, ResizeCoord::Asymmetric);
   for (int64_t h : {1, 7})
     codes.check(1, h);
+}
+
+/// Average poolings that exclude the pads (ONNX count_include_pad = 0,
+/// TFLite SAME): each window's sum divided by its count of real inputs,
+/// counted by the same window over a tile of ones, as the pool kernel
+/// does: a 3x3 stride-1 pad-1 one between convs (its edge windows hold 4
+/// and 6 inputs), a 3x3 stride-2 pad-1 one over 70 channels (two lane
+/// slots, the counts read through a zero channel stride), in row and batch
+/// slices. Every value equals the per-op kernel's bit for bit.
+TEST(LayerGroup, AveragePoolingExcludingPads) {
+  for (Prec p : {Prec::Fp32, Prec::Fp16, Prec::Bf16}) {
+    Net net(p);
+    int x = net.input(1, 16, 9, 11);
+    int a = net.conv(x, 16, 1, 1, 0);
+    int b = net.pool(a, PoolKind::Avg, 3, 1, 1, false);
+    net.conv(b, 8, 3, 1, 1);
+    for (int64_t h : {1, 2, 9})
+      net.check(1, h, {b});
+  }
+  Net net(Prec::Fp16);
+  int x = net.input(2, 70, 10, 7);
+  int b = net.pool(x, PoolKind::Avg, 3, 2, 1, false); // 5 x 4
+  net.unary(b, {UnaryKind::Sigmoid});
+  for (auto [n, h] :
+       {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {2, 5}, {1, 2}})
+    net.check(n, h, {b});
 }
 
 /// Concats along C inside a group, as in a DBNet neck or a DenseNet

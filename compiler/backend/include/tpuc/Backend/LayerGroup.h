@@ -321,11 +321,14 @@ uint64_t firstWeightBytes(const GroupSpec &spec, const isa::ChipParams &chip);
 /// Runs one op between DDR tensors as a group of one: its inputs (the
 /// values it reads, in its operand order) loaded, its result stored, the
 /// slicing planGroup chooses. The per-op entry point of the op families
-/// whose every case has a local form (resize), so that they have one path.
-/// Throws Error naming `kernel` and the op when the op has no local form
-/// or fits no slicing.
-void runAlone(CmdEmitter &em, const char *kernel, const LocalOpParams &params,
-              const std::vector<GTensor> &inputs, const GTensor &output);
+/// whose every case has a local form (resize, 2-D pooling), so that they
+/// have one path.
+/// Throws Error naming `kernel` and the op when the op has no local form,
+/// or fits no slicing and `noFit` is null; with `noFit`, returns false and
+/// says why there instead (true: emitted).
+bool runAlone(CmdEmitter &em, const char *kernel, const LocalOpParams &params,
+              const std::vector<GTensor> &inputs, const GTensor &output,
+              std::string *noFit = nullptr);
 
 /// Emits `spec` with the slicing of `plan` (from planGroup), in the
 /// matrix(w) layout of plan.matrixColumns when `spec` is not in it already;
