@@ -45,6 +45,23 @@ func.func @pad_into_conv(%arg0: tensor<1x6x4x1xf32>, %arg1: tensor<1x1x6x6xf32>)
 
 // -----
 
+// A Pad of nothing (PyTorch's before DenseNet's transition AveragePool)
+// is its input; one that is a model output stays (it carries its name).
+// CHECK-LABEL: func.func @empty_pad
+// CHECK: %[[X:.*]] = "top.Input"
+// CHECK-NEXT: %[[P:.*]] = "top.AvgPool"(%[[X]])
+// CHECK: %[[O:.*]] = "top.Pad"(%[[X]]) {{.*}}name = "out"
+// CHECK: return %[[P]], %[[O]]
+func.func @empty_pad(%arg0: tensor<1x2x4x4xf32>) -> (tensor<1x2x2x2xf32>, tensor<1x2x4x4xf32>) {
+  %0 = "top.Input"(%arg0) {name = "x"} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %1 = "top.Pad"(%0) {name = "p", paddings = [0, 0, 0, 0, 0, 0, 0, 0]} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %2 = "top.AvgPool"(%1) {name = "pool", kernel_shape = [2, 2], strides = [2, 2], pads = [0, 0, 0, 0]} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
+  %3 = "top.Pad"(%0) {name = "out", paddings = [0, 0, 0, 0, 0, 0, 0, 0]} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  return %2, %3 : tensor<1x2x2x2xf32>, tensor<1x2x4x4xf32>
+}
+
+// -----
+
 // Clip(0, 6) is a relu with limit 6; it fuses into an Add.
 // CHECK-LABEL: func.func @clip_into_add
 // CHECK: %[[A:.*]] = "top.Add"{{.*}}do_relu = true{{.*}}name = "clip"{{.*}}relu_limit = 6.000000e+00

@@ -759,6 +759,27 @@ struct MergePermutes : OpRewritePattern<PermuteOp> {
   }
 };
 
+/// A Pad of nothing (every padding 0; PyTorch exports one before an
+/// AveragePool with ceil_mode or count_include_pad, DenseNet's transitions)
+/// is its input: as an op it would copy the tensor through DDR. Kept when
+/// it is a model output, whose name it carries.
+struct RemoveEmptyPad : OpRewritePattern<PadOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PadOp op,
+                                PatternRewriter &rewriter) const override {
+    for (Attribute a : op.getPaddings())
+      if (cast<IntegerAttr>(a).getInt() != 0)
+        return rewriter.notifyMatchFailure(op, "pads something");
+    if (op.getInput().getType() != op.getOutput().getType())
+      return rewriter.notifyMatchFailure(op, "changes the type");
+    for (Operation *user : op.getOutput().getUsers())
+      if (user->hasTrait<OpTrait::IsTerminator>())
+        return rewriter.notifyMatchFailure(op, "a model output");
+    rewriter.replaceOp(op, op.getInput());
+    return success();
+  }
+};
+
 /// A zero constant Pad of H and / or W before a 2-D Conv (through a Reshape
 /// that moves only unit axes: TFLite's NHWC Pad before its NCHW conv)
 /// becomes the conv's own pads: the padded products are zeros either way,
@@ -881,8 +902,9 @@ struct ConstantFold : RewritePattern {
 void TopDialect::getCanonicalizationPatterns(RewritePatternSet &results) const {
   // The Div form of the layer norm is matched here: DivOp declares no
   // canonicalizer of its own.
-  results.add<ConstantFold, FuseLayerNormDiv, FoldZeroPadIntoConv>(
-      getContext());
+  results
+      .add<ConstantFold, FuseLayerNormDiv, FoldZeroPadIntoConv, RemoveEmptyPad>(
+          getContext());
 }
 
 void BatchNormOp::getCanonicalizationPatterns(RewritePatternSet &results,
