@@ -90,7 +90,8 @@ Activation activationOf(const LocalOpParams &p) {
                            std::is_same_v<T, WhereParams> ||
                            std::is_same_v<T, PReluParams> ||
                            std::is_same_v<T, PermuteParams> ||
-                           std::is_same_v<T, ConcatParams>)
+                           std::is_same_v<T, ConcatParams> ||
+                           std::is_same_v<T, SliceParams>)
           return {};
         else
           return x.act;
@@ -440,6 +441,9 @@ std::string channelSliceError(const GroupSpec &spec) {
     // Its inputs' channels are not the slice's.
     if (std::holds_alternative<ConcatParams>(op.params))
       return "a concat along C";
+    if (const auto *sl = std::get_if<SliceParams>(&op.params);
+        sl && sl->input.shape[1] != sl->output.shape[1])
+      return "a slice along C";
   }
   int64_t c = spec.values[size_t(spec.ops.back().output)].shape[1];
   for (size_t v = 0; v < spec.values.size(); ++v) {
@@ -748,6 +752,28 @@ std::string localOpSupport(const LocalOpParams &params,
           if (o != std::vector<int64_t>{i[0], i[1], i[3], i[2]})
             return "a permute of mismatched shapes";
           return "";
+        } else if constexpr (std::is_same_v<T, SliceParams>) {
+          // A view of the input's rows and columns with the steps in its
+          // strides, copied: along C a channel range (step 1), by the GDMA
+          // when it starts in another lane.
+          if (!rank4(x.input) || !rank4(x.output) ||
+              x.input.prec != x.output.prec || x.starts.size() != 4 ||
+              x.steps.size() != 4)
+            return "not a 4-D slice of one precision";
+          for (int64_t st : x.steps)
+            if (st < 1)
+              return "a slice with a negative step";
+          if (x.starts[0] != 0 || x.steps[0] != 1 ||
+              x.input.shape[0] != x.output.shape[0])
+            return "a slice along N";
+          if (x.steps[1] != 1)
+            return "a slice along C with a step";
+          for (size_t d = 1; d < 4; ++d)
+            if (x.starts[d] < 0 ||
+                x.starts[d] + (x.output.shape[d] - 1) * x.steps[d] >=
+                    x.input.shape[d])
+              return "a slice out of its input";
+          return "";
         } else if constexpr (std::is_same_v<T, ConcatParams>) {
           // Along C: a GDMA copy of each input's slice into its channels
           // of the result, which start in another lane.
@@ -829,6 +855,10 @@ RowSpan localInputRows(const GroupOp &op, const GroupSpec &spec, unsigned k,
     int64_t a = o0 / fh, b = (o0 + count - 1) / fh + 1;
     return {a, b - a, 0, 0};
   }
+  // Output row o of a slice reads input row start + o * step.
+  if (const auto *sl = std::get_if<SliceParams>(&op.params))
+    return {sl->starts[2] + o0 * sl->steps[2], (count - 1) * sl->steps[2] + 1,
+            0, 0};
   // A reduction over H reads every row; so does a transpose of H and W
   // (its output rows are its input's columns).
   if ((std::holds_alternative<ReduceParams>(op.params) &&
@@ -846,6 +876,9 @@ RowSpan localInputCols(const GroupOp &op, const GroupSpec &spec, unsigned k,
   int64_t inW = spec.values[op.inputs[k]].shape[3];
   if (std::optional<Window> w = windowOf(op.params))
     return w->colsFor(o0, count, inW);
+  if (const auto *sl = std::get_if<SliceParams>(&op.params))
+    return {sl->starts[3] + o0 * sl->steps[3], (count - 1) * sl->steps[3] + 1,
+            0, 0};
   // A reduction over W (which columnSliceError keeps out of W slices)
   // reads every column.
   if (std::holds_alternative<ReduceParams>(op.params) &&
@@ -989,6 +1022,7 @@ bool matrixRowsLayout(GroupSpec &spec, bool rows4) {
           std::holds_alternative<PReluParams>(op.params) ||
           std::holds_alternative<PermuteParams>(op.params) ||
           std::holds_alternative<ConcatParams>(op.params) ||
+          std::holds_alternative<SliceParams>(op.params) ||
           std::holds_alternative<ReduceParams>(op.params))
         return false;
       bool matmul = std::holds_alternative<MatMulParams>(op.params);
@@ -2387,6 +2421,33 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
     else
       ar(em, out.prec == Prec::Fp32 ? ArOp::Copy : ArOp::Cast, out,
          Opd::of(acc));
+    return;
+  }
+  if (const auto *sl = std::get_if<SliceParams>(&op.params)) {
+    // The rows and columns the slice reads, as a view whose strides step
+    // over the input's rows and columns, then its channels: the same
+    // lanes (a start at a lane slot boundary) copied by the TIU, others
+    // moved across lanes by the GDMA, local to local. The bytes move
+    // unchanged, as the per-op kernel's DDR copy moves them.
+    int v = op.inputs[0];
+    RowSpan rows = localInputRows(op, spec, 0, outRows.begin, outRows.count);
+    RowSpan cols = localInputCols(op, spec, 0, outCols.begin, outCols.count);
+    LTensor held = view(v, copyOf(v, si), s, rows.begin, rows.count, cols.begin,
+                        cols.count);
+    LTensor in =
+        freeTensor(held.offset, held.prec,
+                   {out.shape.n, held.shape.c, out.shape.h, out.shape.w},
+                   {held.stride.n, held.stride.c, held.stride.h * sl->steps[2],
+                    held.stride.w * sl->steps[3]});
+    in.isSigned = held.isSigned;
+    int64_t c0 = sl->starts[1];
+    LTensor src = in;
+    if (c0 != 0 || int64_t(out.shape.c) != int64_t(in.shape.c))
+      src = channelRange(chip, in, c0, out.shape.c);
+    if (c0 % int64_t(chip.npuNum) == 0)
+      ar(em, ArOp::Copy, out, Opd::of(src));
+    else
+      copyLocal(em, src, out);
     return;
   }
   if (std::holds_alternative<ConcatParams>(op.params)) {

@@ -283,6 +283,22 @@ public:
     return out;
   }
 
+  /// in[:, c0 : c0 + c, h0 :: sh, w0 :: sw] with `h` rows and `w`
+  /// columns.
+  int slice(int in, int64_t c0, int64_t c, int64_t h0, int64_t sh, int64_t h,
+            int64_t w0, int64_t sw, int64_t w) {
+    auto s = shapes[size_t(in)];
+    int out = value({s[0], c, h, w}, perOp[size_t(in)].prec);
+    SliceParams p;
+    p.name = "slice" + std::to_string(out);
+    p.input = perOp[size_t(in)];
+    p.output = perOp[size_t(out)];
+    p.starts = {0, c0, h0, w0};
+    p.steps = {1, 1, sh, sw};
+    ops.push_back({p, {in}, out});
+    return out;
+  }
+
   /// The values `ins` concatenated along C.
   int concat(const std::vector<int> &ins) {
     auto s = shapes[size_t(ins[0])];
@@ -753,6 +769,8 @@ public:
                 tpu::backend::permute(em, x);
               else if constexpr (std::is_same_v<T, ConcatParams>)
                 tpu::backend::concat(em, x);
+              else if constexpr (std::is_same_v<T, SliceParams>)
+                tpu::backend::slice(em, x);
               else
                 tpu::backend::scale(em, x);
             },
@@ -981,6 +999,42 @@ TEST(LayerGroup, AveragePoolingExcludingPads) {
   for (auto [n, h] :
        {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {2, 5}, {1, 2}})
     net.check(n, h, {b});
+}
+
+/// Slices inside a group: a YOLOv5 "focus" (the four pixel phases of a
+/// 2 x 2 grid, rows and columns with step 2, concatenated along C, then a
+/// conv) and a ShuffleNet channel split (channels 0..47 and 48..95 of 96:
+/// the second starts in lane 48, moved by the GDMA; channels 64..95 start
+/// at a lane slot boundary, copied by the TIU), in row, batch and column
+/// slices. Every value equals the per-op kernels' (DDR copies) bit for
+/// bit; the test fails with the steps or the channel start dropped.
+TEST(LayerGroup, SlicesOfRowsColumnsAndChannels) {
+  for (Prec p : {Prec::Fp32, Prec::Fp16}) {
+    Net net(p);
+    int x = net.input(1, 3, 12, 10);
+    std::vector<int> phases;
+    for (int64_t a : {0, 1})
+      for (int64_t b : {0, 1})
+        phases.push_back(net.slice(x, 0, 3, a, 2, 6, b, 2, 5));
+    int cat = net.concat(phases);
+    net.conv(cat, 16, 3, 1, 1);
+    for (int64_t h : {1, 2, 6})
+      net.check(1, h, {cat});
+  }
+  Net net(Prec::Bf16);
+  int x = net.input(2, 96, 5, 6);
+  int a = net.slice(x, 0, 48, 0, 1, 5, 0, 1, 6);
+  int b = net.slice(x, 48, 48, 0, 1, 5, 0, 1, 6);
+  int c = net.slice(x, 64, 32, 1, 1, 3, 2, 1, 4);
+  int ab = net.add(a, b);
+  net.unary(c, {UnaryKind::Sigmoid});
+  for (auto [n, h] : {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {2, 3}})
+    net.check(n, h, {ab, b});
+  GroupSpec g = net.spec({ab, b});
+  GroupPlan cut;
+  cut.wSlices = 2;
+  net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, cut); },
+                {ab, b, int(g.values.size()) - 1}, "2 column slices");
 }
 
 /// Concats along C inside a group, as in a DBNet neck or a DenseNet

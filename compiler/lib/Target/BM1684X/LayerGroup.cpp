@@ -220,12 +220,12 @@ bool Search::aloneAsGroup(size_t i) {
   if (isa<tpu::ConcatOp>(seq[i]))
     return false;
   const Candidate &c = plan(i, i + 1);
-  // A transpose alone may run as the data movement it is: its kernel moves
-  // the data by GDMA only (a transposing matrix load and a store), where a
-  // group of one loads, copies on the TIU and stores (openWakeWord's mel
-  // frames: 212 to 292 simulated cycles against 388 to 520). With
-  // `kernels`, every op chooses so.
-  if (!options.kernels && !isa<tpu::PermuteOp>(seq[i]))
+  // A transpose or a slice alone may run as the data movement it is: its
+  // kernel moves the data by GDMA only (a transposing matrix load and a
+  // store; a strided DDR copy), where a group of one loads, copies and
+  // stores (openWakeWord's mel frames: 212 to 292 simulated cycles against
+  // 388 to 520). With `kernels`, every op chooses so.
+  if (!options.kernels && !isa<tpu::PermuteOp, tpu::SliceOp>(seq[i]))
     return c.ok;
   // On a tie the group of one: the scheduler's path, not the kernel's.
   return c.ok && double(c.plan.estimatedCycles) <= kernelCost(i);

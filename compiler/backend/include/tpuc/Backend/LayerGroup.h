@@ -91,11 +91,13 @@ RowSpan windowRows(int64_t o0, int64_t count, int64_t stride, int64_t pad,
 /// The description of one local operation: the parameters of its kernel.
 /// Addresses of activations (GTensor::addr) are ignored inside a group; the
 /// weight addresses (filters, biases, scales) are used.
-using LocalOpParams = std::variant<
-    ConvParams, PoolParams, BinaryParams, BinaryConstParams, UnaryParams,
-    ScaleParams, BinaryInt8Params, LutParams, ResizeParams, CastParams,
-    MatMulParams, SoftmaxParams, LayerNormParams, ReduceParams, CompareParams,
-    CompareConstParams, WhereParams, PReluParams, PermuteParams, ConcatParams>;
+using LocalOpParams =
+    std::variant<ConvParams, PoolParams, BinaryParams, BinaryConstParams,
+                 UnaryParams, ScaleParams, BinaryInt8Params, LutParams,
+                 ResizeParams, CastParams, MatMulParams, SoftmaxParams,
+                 LayerNormParams, ReduceParams, CompareParams,
+                 CompareConstParams, WhereParams, PReluParams, PermuteParams,
+                 ConcatParams, SliceParams>;
 
 /// One value of a group, a 4-D (n, c, h, w) activation.
 struct GroupValue {

@@ -235,6 +235,13 @@ localOpParams(CodegenContext &ctx, Operation *op, std::vector<Value> &acts,
       // A transpose of H and W (localOpSupport checks the order).
       acts = {pm.getInput()};
       p = permuteParams(ctx, pm);
+    } else if (auto sl = dyn_cast<tpu::SliceOp>(op)) {
+      // Of C (step 1), H and W (localOpSupport checks the steps).
+      acts = {sl.getInput()};
+      auto sp = ctx.ioParams<backend::SliceParams>(sl);
+      sp.starts = toI64(sl.getOffset());
+      sp.steps = toI64(sl.getSteps());
+      p = sp;
     } else if (auto cc = dyn_cast<tpu::ConcatOp>(op)) {
       // Along C (localOpSupport checks the axis); the verifier gives every
       // input the result's element type.
