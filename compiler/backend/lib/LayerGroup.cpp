@@ -610,9 +610,7 @@ std::string localOpSupport(const LocalOpParams &params,
               (x.input.prec != Prec::Int8 || x.output.prec != Prec::Int8 ||
                (x.kind == PoolKind::Avg && !x.quant)))
             return "integer pooling without its requantisation";
-          bool padded = x.padTop || x.padBottom || x.padLeft || x.padRight;
-          if (!floatOk(x.input) && x.kind == PoolKind::Avg && padded &&
-              !x.countIncludePad)
+          if (!floatOk(x.input) && excludesPads(x))
             return "integer average pooling that excludes the pads";
           return "";
         } else if constexpr (std::is_same_v<T, BinaryParams>) {
@@ -838,6 +836,16 @@ std::string localOpSupport(const LocalOpParams &params,
       params);
 }
 
+namespace {
+
+/// The input indices outputs [o0, o0 + count) of a slice read along dim
+/// `d` (H or W): output o reads input start + o * step.
+RowSpan slicedSpan(const SliceParams &p, size_t d, int64_t o0, int64_t count) {
+  return {p.starts[d] + o0 * p.steps[d], (count - 1) * p.steps[d] + 1, 0, 0};
+}
+
+} // namespace
+
 RowSpan localInputRows(const GroupOp &op, const GroupSpec &spec, unsigned k,
                        int64_t o0, int64_t count) {
   int64_t inH = spec.values[op.inputs[k]].shape[2];
@@ -855,10 +863,8 @@ RowSpan localInputRows(const GroupOp &op, const GroupSpec &spec, unsigned k,
     int64_t a = o0 / fh, b = (o0 + count - 1) / fh + 1;
     return {a, b - a, 0, 0};
   }
-  // Output row o of a slice reads input row start + o * step.
   if (const auto *sl = std::get_if<SliceParams>(&op.params))
-    return {sl->starts[2] + o0 * sl->steps[2], (count - 1) * sl->steps[2] + 1,
-            0, 0};
+    return slicedSpan(*sl, 2, o0, count);
   // A reduction over H reads every row; so does a transpose of H and W
   // (its output rows are its input's columns).
   if ((std::holds_alternative<ReduceParams>(op.params) &&
@@ -877,8 +883,7 @@ RowSpan localInputCols(const GroupOp &op, const GroupSpec &spec, unsigned k,
   if (std::optional<Window> w = windowOf(op.params))
     return w->colsFor(o0, count, inW);
   if (const auto *sl = std::get_if<SliceParams>(&op.params))
-    return {sl->starts[3] + o0 * sl->steps[3], (count - 1) * sl->steps[3] + 1,
-            0, 0};
+    return slicedSpan(*sl, 3, o0, count);
   // A reduction over W (which columnSliceError keeps out of W slices)
   // reads every column.
   if (std::holds_alternative<ReduceParams>(op.params) &&
@@ -1565,14 +1570,13 @@ std::string Schedule::build() {
     unsigned t = opTemps(op);
     if (t) {
       nTemps = std::max(nTemps, t);
-      // A reduction's scratch holds its input rows.
-      int tv = std::holds_alternative<ReduceParams>(op.params) ? op.inputs[0]
-                                                               : op.output;
-      Shape4 os = maxShape(tv);
-      // A resize's, its input rows or its output rows, of the wider of
-      // the input and output columns.
+      // The scratch of a reduction, a resize and an average pooling that
+      // excludes the pads also holds input rows: of the larger of the
+      // input's and the output's rows and columns.
+      Shape4 os = maxShape(op.output);
       const auto *pool = std::get_if<PoolParams>(&op.params);
-      if (std::holds_alternative<ResizeParams>(op.params) ||
+      if (std::holds_alternative<ReduceParams>(op.params) ||
+          std::holds_alternative<ResizeParams>(op.params) ||
           (pool && excludesPads(*pool))) {
         Shape4 is = maxShape(op.inputs[0]);
         os.h = std::max(os.h, is.h);
@@ -2190,8 +2194,7 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
         requant(r);
         return;
       }
-      bool padded = p.padTop || p.padBottom || p.padLeft || p.padRight;
-      if (p.kind == PoolKind::Avg && padded && !p.countIncludePad) {
+      if (excludesPads(p)) {
         // As the pool kernel: the window sums (scale 1) into fp32, the
         // same windows over a tile of ones count the real inputs (one
         // channel per lane, read by every slot through a zero channel

@@ -928,13 +928,20 @@ TEST(LayerGroup, GroupedConvolutions) {
   for (auto [n, h] :
        {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {1, 3}, {2, 6}})
     net.check(n, h, {g});
-  // Channel slices would cut through the groups: refused.
+  // Channel slices (two of 64 channels, which every other op allows)
+  // would cut through the groups: refused.
   GroupSpec spec = net.spec();
-  GroupOptions o;
-  GroupPlan plan;
-  std::string why;
-  ASSERT_TRUE(planGroup(spec, net.chip, o, plan, why)) << why;
-  EXPECT_EQ(plan.cSlices, 1);
+  GroupPlan cut;
+  cut.cSlices = 2;
+  CmdEmitter em(net.chip);
+  try {
+    emitGroup(em, spec, cut);
+    ADD_FAILURE() << "channel slices of a grouped convolution were emitted";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("a grouped convolution"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 /// Resizes other than nearest by whole factors inside a group, as in a

@@ -234,6 +234,11 @@ BinaryKernelParams binaryKernelParams(CodegenContext &ctx, OpT op,
 /// Backend parameters of tpu.Permute.
 ::tpu::backend::PermuteParams permuteParams(CodegenContext &ctx,
                                             tpu::PermuteOp op);
+/// Backend parameters of tpu.Concat.
+::tpu::backend::ConcatParams concatParams(CodegenContext &ctx,
+                                          tpu::ConcatOp op);
+/// Backend parameters of tpu.Slice.
+::tpu::backend::SliceParams sliceParams(CodegenContext &ctx, tpu::SliceOp op);
 
 /// Backend parameters of tpu.PRelu.
 ::tpu::backend::PReluParams preluParams(CodegenContext &ctx, tpu::PReluOp op);

@@ -98,8 +98,8 @@ private:
   /// The cost of op i's own kernel (infinity when it cannot be emitted).
   double kernelCost(size_t i);
   /// Whether op i alone runs as a group of one: it has a local form that
-  /// fits (with `kernels`, or for a permute, whose plan the cost model
-  /// finds no slower than its kernel).
+  /// fits (with `kernels`, or for a permute or a slice, whose plan the cost
+  /// model finds no slower than its kernel; never for a concat).
   bool aloneAsGroup(size_t i);
   /// Whether ops [i, j) become a tpu.Group: a group of two or more, or one
   /// op that runs as a group of one, unless the check with its neighbours

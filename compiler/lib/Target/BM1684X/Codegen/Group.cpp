@@ -238,22 +238,12 @@ localOpParams(CodegenContext &ctx, Operation *op, std::vector<Value> &acts,
     } else if (auto sl = dyn_cast<tpu::SliceOp>(op)) {
       // Of C (step 1), H and W (localOpSupport checks the steps).
       acts = {sl.getInput()};
-      auto sp = ctx.ioParams<backend::SliceParams>(sl);
-      sp.starts = toI64(sl.getOffset());
-      sp.steps = toI64(sl.getSteps());
-      p = sp;
+      p = sliceParams(ctx, sl);
     } else if (auto cc = dyn_cast<tpu::ConcatOp>(op)) {
       // Along C (localOpSupport checks the axis); the verifier gives every
       // input the result's element type.
-      backend::ConcatParams cp;
-      cp.name = cc.getName().str();
-      for (Value v : cc.getInputs()) {
-        acts.push_back(v);
-        cp.inputs.push_back(ctx.tensor(op, v));
-      }
-      cp.output = ctx.tensor(op, cc.getOutput());
-      cp.axis = cc.getAxis();
-      p = cp;
+      acts.assign(cc.getInputs().begin(), cc.getInputs().end());
+      p = concatParams(ctx, cc);
     } else if (auto pr = dyn_cast<tpu::PReluOp>(op)) {
       // The slope a per-channel weight (localOpSupport checks its shape).
       if (!isa_and_nonnull<tpu::WeightOp>(pr.getSlope().getDefiningOp())) {

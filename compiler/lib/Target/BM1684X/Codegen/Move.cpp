@@ -36,6 +36,23 @@ backend::PermuteParams permuteParams(CodegenContext &ctx, tpu::PermuteOp op) {
   return p;
 }
 
+backend::ConcatParams concatParams(CodegenContext &ctx, tpu::ConcatOp op) {
+  backend::ConcatParams p;
+  p.name = op.getName().str();
+  for (Value v : op.getInputs())
+    p.inputs.push_back(ctx.tensor(op, v));
+  p.output = ctx.tensor(op, op.getOutput());
+  p.axis = op.getAxis();
+  return p;
+}
+
+backend::SliceParams sliceParams(CodegenContext &ctx, tpu::SliceOp op) {
+  auto p = ctx.ioParams<backend::SliceParams>(op);
+  p.starts = toI64(op.getOffset());
+  p.steps = toI64(op.getSteps());
+  return p;
+}
+
 } // namespace tpuc::bm1684x
 
 namespace tpuc::tpu {
@@ -47,20 +64,11 @@ void PermuteOp::codegenBM1684X(CodegenContext &ctx) {
 }
 
 void ConcatOp::codegenBM1684X(CodegenContext &ctx) {
-  backend::ConcatParams p;
-  p.name = getName().str();
-  for (Value v : getInputs())
-    p.inputs.push_back(ctx.tensor(*this, v));
-  p.output = ctx.tensor(*this, getOutput());
-  p.axis = getAxis();
-  backend::concat(ctx.emitter(), p);
+  backend::concat(ctx.emitter(), concatParams(ctx, *this));
 }
 
 void SliceOp::codegenBM1684X(CodegenContext &ctx) {
-  auto p = ctx.ioParams<backend::SliceParams>(*this);
-  p.starts = toI64(getOffset());
-  p.steps = toI64(getSteps());
-  backend::slice(ctx.emitter(), p);
+  backend::slice(ctx.emitter(), sliceParams(ctx, *this));
 }
 
 void PadOp::codegenBM1684X(CodegenContext &ctx) {
