@@ -594,9 +594,6 @@ std::string localOpSupport(const LocalOpParams &params,
               return "an INT8 depthwise convolution of an unsigned input";
           } else if (!floatOk(x.input) || !floatOk(x.output))
             return "integer convolution";
-          bool dw = isConvDepthwise(x);
-          if (x.groups != 1 && !dw && isTransposedForm(x))
-            return "grouped transposed convolution";
           if (x.quant && isTransposedForm(x) && x.quant->inputZeroPoint)
             return "an INT8 transposed convolution with an input zero point";
           if (x.act.kind != UnaryKind::None && x.act.kind != UnaryKind::Relu &&
@@ -2975,9 +2972,14 @@ bool runAlone(CmdEmitter &em, const char *kernel, const LocalOpParams &params,
   spec.values.back().stored = true;
   op.output = int(inputs.size());
   spec.ops.push_back(op);
+  // The module's slicing options, without the neighbours' weight prefetch.
+  GroupOptions options =
+      em.aloneOptions() ? *em.aloneOptions() : GroupOptions{};
+  options.firstWeightsAt = options.nextWeightsAt = -1;
+  options.next = nullptr;
   GroupPlan plan;
   std::string why;
-  if (!planGroup(spec, em.chip(), GroupOptions{}, plan, why)) {
+  if (!planGroup(spec, em.chip(), options, plan, why)) {
     if (!noFit)
       ctx.fail("does not fit in local memory: " + why);
     *noFit = why;

@@ -6,7 +6,12 @@
 // same ops run one by one through the per-op kernels (their intermediate
 // values through DDR): the local operations emit the per-op kernels' tile
 // commands, so every output must be equal bit for bit, whatever the
-// slicing (one slice, several, one row per slice, batch slices). Also: a
+// slicing (one slice, several, one row per slice, batch slices). The
+// per-op entry points of convolutions, resizes and 2-D poolings are
+// themselves groups of one (runAlone): for them this compares a group's
+// slicing with the slicing each op gets alone, and their independent
+// references are ConvTest, PoolTest and ResizeTest (direct loops in
+// double precision) and TpuChipOrder (the tpu interpreter). Also: a
 // group that cannot fit is refused with a reason, and the planner's choice
 // emits what emitGroup emits.
 //
@@ -149,7 +154,7 @@ public:
   /// A transposed convolution (ONNX ConvTranspose, groups 1) in the form a
   /// group holds it and convTranspose2d runs it (transposedAsConv).
   int deconv(int in, int64_t oc, int64_t k, int64_t stride, int64_t pad,
-             int64_t outPad = 0, Activation act = {}) {
+             int64_t outPad = 0, Activation act = {}, int64_t groups = 1) {
     auto s = shapes[size_t(in)];
     int64_t ic = s[1];
     int64_t oh = (s[2] - 1) * stride - 2 * pad + k + outPad;
@@ -162,10 +167,11 @@ public:
     p.padTop = p.padBottom = p.padLeft = p.padRight = pad;
     p.outputPadH = p.outputPadW = outPad;
     p.act = act;
-    auto w =
-        randomValues(size_t(ic * oc * k * k), unsigned(100 + out), -0.5f, 0.5f);
-    p.filterAddr =
-        blob(reorderConvTransposeFilter(w.data(), ic, oc, k, k, prec, 1, chip));
+    p.groups = groups;
+    auto w = randomValues(size_t(ic * (oc / groups) * k * k),
+                          unsigned(100 + out), -0.5f, 0.5f);
+    p.filterAddr = blob(reorderConvTransposeFilter(w.data(), ic, oc / groups, k,
+                                                   k, prec, groups, chip));
     auto b = randomValues(size_t(oc), unsigned(200 + out), -0.5f, 0.5f);
     p.biasAddr = blob(encodeFloats(b.data(), b.size(), Prec::Fp32));
     p.input = perOp[size_t(in)];
@@ -885,6 +891,17 @@ TEST(LayerGroup, TransposedConvolutions) {
   for (auto [n, h] :
        {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {1, 5}, {2, 12}})
     net.check(n, h, {d});
+  // A grouped one (96 -> 96 channels in 4 groups of 24: group 2 starts at
+  // lane 48 and wraps into the second slot), one CONV per group as for
+  // the grouped convolutions.
+  {
+    Net grouped(Prec::Fp16);
+    int in = grouped.input(1, 96, 5, 4);
+    int up = grouped.deconv(in, 96, 3, 2, 1, 1, kRelu, 4); // 10 x 8
+    grouped.conv(up, 16, 1, 1, 0);
+    for (int64_t h : {1, 3, 10})
+      grouped.check(1, h, {up});
+  }
   // Sub-pixel phases over more than one block of input channels (40 > 32)
   // and one lane slot of output channels (80 > 64), k = s = 3, in every
   // float precision, whole and in channel slices.

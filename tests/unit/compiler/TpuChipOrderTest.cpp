@@ -430,8 +430,11 @@ TEST_F(TpuChipOrder, Deconv2D) {
     Prec prec;
     int64_t ic, ih, oc, k, stride, pad, outPad, groups;
   };
+  // The last: 4 groups of 24 channels, group 2 from lane 48 into the
+  // second lane slot (one CONV per group on channel ranges).
   const Case cases[] = {{Prec::Bf16, 40, 7, 6, 3, 2, 1, 1, 1},
-                        {Prec::Fp32, 8, 6, 6, 4, 2, 1, 0, 2}};
+                        {Prec::Fp32, 8, 6, 6, 4, 2, 1, 0, 2},
+                        {Prec::Fp16, 96, 5, 96, 3, 2, 1, 1, 4}};
   unsigned seed = 100;
   for (const Case &c : cases) {
     int64_t ocg = c.oc / c.groups;

@@ -13,9 +13,11 @@
 #include "tpuc/Dialect/Tpu/IR/TpuOps.h"
 #include "tpuc/Dialect/Tpu/Transforms/Passes.h"
 #include "tpuc/Interpreter/Kernels.h"
+#include "tpuc/Support/Machine.h"
 #include "tpuc/Support/Module.h"
 #include "tpuc/Support/Weights.h"
 #include "tpuc/Target/BM1684X/CodegenInterface.h"
+#include "tpuc/Target/BM1684X/LayerGroup.h"
 
 #include "tpu/isa/Error.h"
 #include "tpu/isa/Format.h"
@@ -258,6 +260,16 @@ FailureOr<isa::bmodel::Model> buildBmodel(ModuleOp module,
 
     // Commands, each tagged with the op it is for (the per-op profile).
     backend::CmdEmitter em(chip);
+    // Ops alone run as groups of one under the options the layer groups
+    // were formed with, chosen for the module's machine.
+    FailureOr<isa::Machine> machine =
+        module::getMachineOrDefault(module, "codegen");
+    if (failed(machine))
+      return failure();
+    auto alone =
+        std::make_shared<backend::GroupOptions>(getSlicingAttr(module));
+    alone->timing = &machine->timing;
+    em.setAloneOptions(alone);
     CodegenContext ctx(module, em);
     isa::OpMap opMap;
     auto finishGroup = [&] {

@@ -256,6 +256,8 @@ double Search::jointCost(const std::vector<std::pair<size_t, size_t>> &groups,
                          const std::vector<bool> &asGroup, size_t first,
                          size_t last) {
   backend::CmdEmitter kem(chip);
+  kem.setAloneOptions(
+      std::make_shared<const backend::GroupOptions>(options.slicing));
   CodegenContext kctx(module, kem);
   kctx.setLenient(true);
   try {
@@ -488,9 +490,44 @@ LogicalResult Search::run(std::vector<GroupReport> *reports) {
 
 } // namespace
 
+void setSlicingAttr(ModuleOp module, const backend::GroupOptions &options) {
+  Builder b(module.getContext());
+  module->setAttr(kSlicingAttr,
+                  b.getDictionaryAttr(
+                      {b.getNamedAttr("channel_slices",
+                                      b.getBoolAttr(options.channelSlices)),
+                       b.getNamedAttr("h_first", b.getBoolAttr(options.hFirst)),
+                       b.getNamedAttr("max_h_slices",
+                                      b.getI64IntegerAttr(options.maxHSlices)),
+                       b.getNamedAttr("weight_resident",
+                                      b.getBoolAttr(options.weightResident)),
+                       b.getNamedAttr("width_slices",
+                                      b.getBoolAttr(options.widthSlices))}));
+}
+
+backend::GroupOptions getSlicingAttr(ModuleOp module) {
+  backend::GroupOptions o;
+  auto dict = module->getAttrOfType<DictionaryAttr>(kSlicingAttr);
+  if (!dict)
+    return o;
+  auto flag = [&](StringRef key, bool &v) {
+    if (auto a = dict.getAs<BoolAttr>(key))
+      v = a.getValue();
+  };
+  flag("channel_slices", o.channelSlices);
+  flag("h_first", o.hFirst);
+  flag("weight_resident", o.weightResident);
+  flag("width_slices", o.widthSlices);
+  if (auto a = dict.getAs<IntegerAttr>("max_h_slices"))
+    o.maxHSlices = a.getInt();
+  return o;
+}
+
 LogicalResult formLayerGroups(ModuleOp module, const tisa::ChipParams &chip,
                               const LayerGroupOptions &options,
                               std::vector<GroupReport> *reports) {
+  // The ops left alone run as groups of one under the same options.
+  setSlicingAttr(module, options.slicing);
   Search search(module, chip, options);
   return search.run(reports);
 }

@@ -99,6 +99,8 @@ struct LocalRange {
   uint64_t bytes = 0;
 };
 
+struct GroupOptions;
+
 /// One command group under construction: a TIU and a GDMA stream with id
 /// bookkeeping. Ids start at 1 in each stream; cmd_id_dep = 0 means "no
 /// wait". Commands may be added with an explicit dependency (tiu / gdma) or
@@ -170,6 +172,15 @@ public:
   const std::vector<int32_t> &lastTiuTags() const { return lastTiuTags_; }
   const std::vector<int32_t> &lastGdmaTags() const { return lastGdmaTags_; }
 
+  /// The slicing options of an op that runs alone as a group of one
+  /// (runAlone, LayerGroup.h): those the module's layer groups were formed
+  /// with, so `--no-width-slices` and the like hold for it too (null: the
+  /// defaults, GroupOptions{}).
+  void setAloneOptions(std::shared_ptr<const GroupOptions> options) {
+    aloneOptions_ = std::move(options);
+  }
+  const GroupOptions *aloneOptions() const { return aloneOptions_.get(); }
+
   /// Internal: the local-memory hazard history (see the class comment).
   class Tracker;
 
@@ -180,6 +191,7 @@ private:
   int32_t tag_ = -1;
   std::unique_ptr<Tracker> tracker_;
   uint64_t scratchAddr_ = 0, scratchBytes_ = 0;
+  std::shared_ptr<const GroupOptions> aloneOptions_;
 };
 
 //===----------------------------------------------------------------------===//

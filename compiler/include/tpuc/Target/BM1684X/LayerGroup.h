@@ -71,6 +71,18 @@ inline constexpr llvm::StringLiteral kGroupWSlices("w_slices");
 /// group runs in its ops' own layout.
 inline constexpr llvm::StringLiteral kGroupMatrixColumns("matrix_columns");
 
+/// The module attribute recording the slicing options the layer groups were
+/// formed with (max_h_slices, h_first, weight_resident, channel_slices,
+/// width_slices): codegen runs the ops left alone as groups of one under
+/// the same options (CmdEmitter::setAloneOptions).
+inline constexpr llvm::StringLiteral kSlicingAttr("tpu.lg_slicing");
+/// Records `options` as the module's tpu.lg_slicing.
+void setSlicingAttr(mlir::ModuleOp module,
+                    const ::tpu::backend::GroupOptions &options);
+/// The options tpu.lg_slicing records (the defaults for a module without
+/// it); `timing` is left null.
+::tpu::backend::GroupOptions getSlicingAttr(mlir::ModuleOp module);
+
 /// One group the pass formed, for the compile report.
 struct GroupReport {
   std::string name;
