@@ -477,12 +477,6 @@ void emitPowTensor(CmdEmitter &em, const LTensor &a, const LTensor &b,
 // Tiling
 //===----------------------------------------------------------------------===//
 
-/// The largest tile of `shape` (n, c, h, w) whose buffers fit: grows W,
-/// then H, then channel slots, then N (each dim at most 65535). Returns a
-/// tile with a zero dim when not even one element per lane fits.
-Shape4 chooseTile(const isa::ChipParams &chip, Shape4 shape,
-                  const std::function<bool(Shape4)> &fits);
-
 /// One element-wise job: inputs and output views of one 4-D shape (input
 /// strides may be 0 to broadcast).
 struct EltJob {
@@ -492,29 +486,13 @@ struct EltJob {
 };
 
 /// Jobs for an element-wise op whose output has `outDims` and whose inputs
-/// have `inDims` (numpy broadcasting), all dense in global memory.
+/// have `inDims` (numpy broadcasting), all dense in global memory: 4-D
+/// views of them (unit dims dropped, neighbours merged, a dense run
+/// flattened onto the lanes as (1, 64, 1, q) plus a remainder, dims beyond
+/// four looped over), broadcasting as zero strides.
 std::vector<EltJob> broadcastJobs(const isa::ChipParams &chip,
                                   const std::vector<GTensor> &inputs,
                                   const GTensor &output);
-
-/// Runs element-wise jobs tile by tile, double-buffered: loads each input
-/// tile (EU-aligned, the view's precision), calls `compute(inputs, output,
-/// scratch)` and stores the output tile. `temps` fp32 scratch tiles and
-/// the coefficient tables the functions in `tables` need are provided in
-/// the scratch.
-///
-/// Input k with bit k of `arBroadcastMask` set, when every job broadcasts it
-/// along h and w (a per-channel operand such as (1, C, 1, 1) against
-/// (N, C, H, W)), is loaded as one element per (n, c) and handed to
-/// `compute` as a free-stride tensor of the tile's shape with zero h and w
-/// strides. Only AR operands accept that layout, so set the bit only for
-/// inputs that `compute` passes to `ar()` alone.
-void runEltwise(
-    CmdEmitter &em, const OpCtx &ctx, const std::vector<EltJob> &jobs,
-    Prec outPrec, unsigned temps, const std::vector<UnaryKind> &tables,
-    const std::function<void(const std::vector<LTensor> &, const LTensor &,
-                             const UnaryScratch &)> &compute,
-    unsigned arBroadcastMask = 0);
 
 /// Emits steps so that GDMA prefetches step i + 1 while the TIU computes
 /// step i: load(0); then for each i: load(i + 1), compute(i), store(i).

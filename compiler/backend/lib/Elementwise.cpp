@@ -1,19 +1,22 @@
 //===- Elementwise.cpp - Element-wise kernels and their tiling ------------===//
 //
 // Unary functions, binary operations with numpy broadcasting, constants,
-// PReLU, casts (float and integer types), comparisons and where. All share
-// one engine (runEltwise): the output is described as 4-D jobs whose input
-// views may broadcast (zero strides); each job is cut into tiles that fit
-// local memory, each tile is loaded, computed and stored, double-buffered.
+// PReLU, casts (float and integer types), comparisons and where: their
+// checks, their per-tile command sequences (which the layer groups' local
+// forms emit), and their per-op entry points, which run as groups of one
+// (runAloneEltwise): over the op's own tensors when they are 4-D and the
+// local form takes them, else over broadcastJobs' 4-D views of them.
 //
-// Lane mapping: a dense tensor is flattened and laid out as (1, 64, 1, q)
-// plus a remainder of fewer than 64 elements, so every lane works; with
-// broadcasting the merged dims map to (n, c, h, w) and a short channel dim
-// borrows a factor of the innermost one.
+// Lane mapping of the views: a dense tensor is flattened and laid out as
+// (1, 64, 1, q) plus a remainder of fewer than 64 elements, so every lane
+// works; with broadcasting the merged dims map to (n, c, h, w) and a short
+// channel dim borrows a factor of the innermost one.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Common.h"
+
+#include "tpuc/Backend/LayerGroup.h"
 
 #include <algorithm>
 #include <cmath>
@@ -23,54 +26,6 @@ namespace tpu::backend {
 using namespace detail;
 
 namespace detail {
-
-namespace {
-
-constexpr int64_t kMaxDim = 65535;
-
-/// Largest v in [1, hi] with pred(v) (pred monotone decreasing); 0 if none.
-int64_t largest(int64_t hi, const std::function<bool(int64_t)> &pred) {
-  if (hi < 1 || !pred(1))
-    return 0;
-  return largestFitting(1, hi, pred);
-}
-
-} // namespace
-
-Shape4 chooseTile(const isa::ChipParams &chip, Shape4 s,
-                  const std::function<bool(Shape4)> &fits) {
-  int64_t npu = chip.npuNum;
-  Shape4 t{1, uint32_t(std::min<int64_t>(s.c, npu)), 1, 1};
-  int64_t maxW = std::min<int64_t>(s.w, kMaxDim);
-  int64_t w = largest(maxW, [&](int64_t v) {
-    return fits({1, t.c, 1, uint32_t(v)});
-  });
-  if (w == 0)
-    return {0, 0, 0, 0};
-  t.w = uint32_t(w);
-  if (t.w < s.w)
-    return t;
-  t.h = uint32_t(largest(std::min<int64_t>(s.h, kMaxDim), [&](int64_t v) {
-    return fits({1, t.c, uint32_t(v), t.w});
-  }));
-  if (t.h < s.h)
-    return t;
-  int64_t slots =
-      largest(ceilDiv(std::min<int64_t>(s.c, kMaxDim), npu), [&](int64_t v) {
-        uint32_t c = uint32_t(
-            std::min<int64_t>(std::min<int64_t>(s.c, kMaxDim), v * npu));
-        return fits({1, c, t.h, t.w});
-      });
-  t.c = uint32_t(std::min<int64_t>(std::min<int64_t>(s.c, kMaxDim),
-                                   std::max<int64_t>(slots, 1) * npu));
-  if (t.c < s.c)
-    return t;
-  t.n = uint32_t(std::max<int64_t>(
-      1, largest(std::min<int64_t>(s.n, kMaxDim), [&](int64_t v) {
-        return fits({uint32_t(v), t.c, t.h, t.w});
-      })));
-  return t;
-}
 
 std::vector<EltJob> broadcastJobs(const isa::ChipParams &chip,
                                   const std::vector<GTensor> &inputs,
@@ -189,7 +144,7 @@ std::vector<EltJob> broadcastJobs(const isa::ChipParams &chip,
     // An input constant along B but not along A (one value per row: a
     // per-channel gate or bias) would be needed in every lane once B
     // spreads over the lanes, one DDR run per element; kept (1, A, 1, B)
-    // it is one value per lane, which runEltwise loads once per row.
+    // it is one value per lane, which a group of one reads in place.
     auto perRow = [&] {
       for (size_t v = 0; v + 1 < nv; ++v)
         if (ss[v][1] == 0 && ss[v][0] != 0)
@@ -237,156 +192,6 @@ std::vector<EltJob> broadcastJobs(const isa::ChipParams &chip,
   return jobs;
 }
 
-void runEltwise(
-    CmdEmitter &em, const OpCtx &ctx, const std::vector<EltJob> &jobs,
-    Prec outPrec, unsigned temps, const std::vector<UnaryKind> &tables,
-    const std::function<void(const std::vector<LTensor> &, const LTensor &,
-                             const UnaryScratch &)> &compute,
-    unsigned arBroadcastMask) {
-  if (jobs.empty())
-    return;
-  const isa::ChipParams &chip = em.chip();
-  LocalAlloc alloc(chip, ctx);
-  UnaryScratch scratch;
-  scratch.tables = alloc.alloc(unaryTableBytes(), "coefficient tables");
-  for (UnaryKind k : tables)
-    prepareUnaryTables(em, k, scratch);
-  size_t nIn = jobs[0].inputs.size();
-  std::vector<Prec> inPrec;
-  for (const DView &v : jobs[0].inputs)
-    inPrec.push_back(v.prec);
-  // Per-channel inputs read in place: a tile of them is (n, c, 1, 1), at
-  // most (job n, job c, 1, 1); two buffers of that size each, reserved
-  // before the tiles are sized. Materialising the broadcast instead would
-  // load the same element once per h x w position (a DDR run per element).
-  std::vector<bool> perChannel(nIn, false);
-  std::vector<std::array<uint64_t, 2>> inBuf(nIn);
-  for (size_t k = 0; k < nIn && k < 32; ++k) {
-    if (!(arBroadcastMask >> k & 1))
-      continue;
-    bool all = true, wider = false;
-    uint64_t bytes = 0;
-    for (const EltJob &j : jobs) {
-      const DView &v = j.inputs[k];
-      all = all && (v.stride.h == 0 || j.shape.h == 1) &&
-            (v.stride.w == 0 || j.shape.w == 1);
-      wider = wider || j.shape.h * j.shape.w > 1;
-      bytes = std::max(bytes,
-                       euBytes(chip, inPrec[k], {j.shape.n, j.shape.c, 1, 1}));
-    }
-    // Keep the reservation small against the tiles (1/32 of local memory
-    // per buffer); larger per-channel operands take the ordinary path.
-    if (!all || !wider || bytes > alloc.remaining() / 32)
-      continue;
-    perChannel[k] = true;
-    for (auto &b : inBuf[k])
-      b = alloc.alloc(bytes, "per-channel operand tile");
-  }
-  auto perChannelTile = [&](Shape4 t) { return Shape4{t.n, t.c, 1, 1}; };
-  // Split the free memory in proportion to the element bytes each buffer
-  // holds: two copies of every input and of the output, one of each temp.
-  uint64_t units = 2 * elemBytes(outPrec) + uint64_t(temps) * sizeof(float);
-  for (size_t k = 0; k < nIn; ++k)
-    if (!perChannel[k])
-      units += 2 * elemBytes(inPrec[k]);
-  uint64_t freeBytes = alloc.remaining();
-  uint64_t align = chip.localAlign;
-  auto budget = [&](Prec p) {
-    return freeBytes / units * elemBytes(p) / align * align;
-  };
-  auto fits = [&](Shape4 t) {
-    for (size_t k = 0; k < nIn; ++k)
-      if (!perChannel[k] && euBytes(chip, inPrec[k], t) > budget(inPrec[k]))
-        return false;
-    if (temps && euBytes(chip, Prec::Fp32, t) > budget(Prec::Fp32))
-      return false;
-    return euBytes(chip, outPrec, t) <= budget(outPrec);
-  };
-  struct Step {
-    size_t job;
-    Shape4 at, shape;
-  };
-  std::vector<Step> steps;
-  for (size_t j = 0; j < jobs.size(); ++j) {
-    Shape4 s = jobs[j].shape;
-    Shape4 t = chooseTile(chip, s, fits);
-    if (t.w == 0)
-      ctx.fail("does not fit in local memory: not even one element per lane");
-    t = shrinkForPipeline(chip, s, t, [&](Shape4 x) {
-      uint64_t b = euBytes(chip, outPrec, x);
-      for (size_t k = 0; k < nIn; ++k)
-        b += euBytes(chip, inPrec[k], perChannel[k] ? perChannelTile(x) : x);
-      return b;
-    });
-    for (Range1 n : splitRange(s.n, t.n))
-      for (Range1 c : splitRange(s.c, t.c))
-        for (Range1 h : splitRange(s.h, t.h))
-          for (Range1 w : splitRange(s.w, t.w))
-            steps.push_back({j,
-                             {uint32_t(n.begin), uint32_t(c.begin),
-                              uint32_t(h.begin), uint32_t(w.begin)},
-                             {uint32_t(n.size), uint32_t(c.size),
-                              uint32_t(h.size), uint32_t(w.size)}});
-  }
-  // Buffers as large as the largest tile (at most the budget), so that the
-  // output tiles can start on a bank of their own behind the input tiles:
-  // an element-wise command writing a bank it reads loses its streaming
-  // time again (bank conflicts; LocalAlloc::startNewBank).
-  auto largest = [&](Prec p) {
-    uint64_t b = 0;
-    for (const Step &st : steps)
-      b = std::max(b, euBytes(chip, p, st.shape));
-    return uint64_t(alignUp(int64_t(b), int64_t(align)));
-  };
-  for (size_t i = 0; i < nIn; ++i)
-    if (!perChannel[i])
-      for (auto &b : inBuf[i])
-        b = alloc.alloc(largest(inPrec[i]), "input tile");
-  alloc.startNewBank(2 * largest(outPrec) +
-                     uint64_t(temps) * largest(Prec::Fp32));
-  std::array<uint64_t, 2> outBuf;
-  for (auto &b : outBuf)
-    b = alloc.alloc(largest(outPrec), "output tile");
-  for (unsigned t = 0; t < temps; ++t)
-    scratch.temps.push_back(alloc.alloc(largest(Prec::Fp32), "scratch tile"));
-
-  // What the load writes; for a per-channel input, (n, c, 1, 1).
-  auto loadTile = [&](size_t i, size_t k) {
-    Shape4 s = perChannel[k] ? perChannelTile(steps[i].shape) : steps[i].shape;
-    return localTensor(chip, inBuf[k][i % 2], inPrec[k], s);
-  };
-  // What the compute reads: the per-channel tile seen with the tile's shape.
-  auto inTile = [&](size_t i, size_t k) {
-    LTensor t = loadTile(i, k);
-    if (!perChannel[k])
-      return t;
-    return freeTensor(t.offset, t.prec, steps[i].shape,
-                      {t.stride.n, t.stride.c, 0, 0});
-  };
-  auto outTile = [&](size_t i) {
-    return localTensor(chip, outBuf[i % 2], outPrec, steps[i].shape);
-  };
-  pipeline(
-      steps.size(),
-      [&](size_t i) {
-        const Step &s = steps[i];
-        for (size_t k = 0; k < nIn; ++k) {
-          LTensor dst = loadTile(i, k);
-          load(em, subView(jobs[s.job].inputs[k], s.at, dst.shape), dst);
-        }
-      },
-      [&](size_t i) {
-        std::vector<LTensor> ins;
-        for (size_t k = 0; k < nIn; ++k)
-          ins.push_back(inTile(i, k));
-        compute(ins, outTile(i), scratch);
-      },
-      [&](size_t i) {
-        const Step &s = steps[i];
-        store(em, outTile(i), subView(jobs[s.job].output, s.at, s.shape));
-      });
-}
-
 ArOp arOpOf(BinaryKind k) {
   switch (k) {
   case BinaryKind::Add:
@@ -421,34 +226,81 @@ void checkSameCount(const OpCtx &ctx, const GTensor &in, const GTensor &out) {
              " elements, output " + std::to_string(out.numElements()));
 }
 
-/// A dense tensor viewed with the output's shape (for same-count ops).
-GTensor reshaped(const GTensor &t, const std::vector<int64_t> &shape) {
-  GTensor r = t;
-  r.shape = shape;
-  return r;
+std::vector<int64_t> dims(Shape4 s) {
+  return {int64_t(s.n), int64_t(s.c), int64_t(s.h), int64_t(s.w)};
 }
 
-
-// The per-tile command sequences of the kernels.
-
-/// out = act(a (k) b): the tile of binary and binaryConst (k not Pow).
-void emitBinaryTile(CmdEmitter &em, BinaryKind k, const Opd &a, const Opd &b,
-                    const Activation &act, const LTensor &out,
-                    const UnaryScratch &s) {
-  ar(em, arOpOf(k), out, a, b);
-  if (act.kind != UnaryKind::None)
-    emitUnary(em, act, out, out, s);
+std::array<int64_t, 4> strides(const Stride4 &s) {
+  return {s.n, s.c, s.h, s.w};
 }
 
-/// out = act(x * scale + bias), rounding after the product and the sum:
-/// the tile of scale.
-void emitScaleTile(CmdEmitter &em, const Opd &x, const Opd &scale,
-                   const Opd &bias, const Activation &act, const LTensor &out,
-                   const UnaryScratch &s) {
-  ar(em, ArOp::Mul, out, x, scale);
-  ar(em, ArOp::Add, out, Opd::of(out), bias);
-  if (act.kind != UnaryKind::None)
-    emitUnary(em, act, out, out, s);
+/// An element-wise op alone, as groups of one (runAlone): over its own
+/// tensors when they are 4-D and its local form takes them (as the
+/// layer-group pass runs it alone), else over each of broadcastJobs' 4-D
+/// views of them (a dense tensor flattened to fill the lanes, the dims of a
+/// higher rank looped over, broadcasting as zero DDR strides, which the
+/// loads materialise). The operands `inPlace` marks (bit k: acts[k]), read
+/// by the ARs only, keep a broadcast along H and W as a value of one row /
+/// column, read at every output row / column through zero local strides: a
+/// per-channel gate (PP-OCR rec's INT8 squeeze-excite (1, 480, 6, 80) x
+/// (1, 480, 1, 1)) would otherwise cost one DDR run per element.
+/// `sameCount`: an op of one input read with the output's shape.
+template <typename P>
+void runAloneEltwise(CmdEmitter &em, const OpCtx &ctx, const P &p,
+                     const std::vector<GTensor P::*> &acts, unsigned inPlace,
+                     bool sameCount) {
+  P q = p;
+  if (sameCount)
+    for (GTensor P::*m : acts)
+      (q.*m).shape = p.output.shape;
+  // Direct: every operand 4-D, of the output's shape or (marked) one row /
+  // column of it; every operand is a group value here, so one broadcast
+  // along N or C (a weight's place in a layer group) takes the views.
+  const std::vector<int64_t> &o = q.output.shape;
+  std::vector<GTensor> ins;
+  bool direct = o.size() == 4;
+  for (size_t k = 0; k < acts.size(); ++k) {
+    const std::vector<int64_t> &s = (q.*acts[k]).shape;
+    ins.push_back(q.*acts[k]);
+    direct = direct && s.size() == 4 &&
+             (s == o ||
+              ((inPlace >> k & 1) && s[0] == o[0] && s[1] == o[1] &&
+               (s[2] == o[2] || s[2] == 1) && (s[3] == o[3] || s[3] == 1)));
+  }
+  if (direct && localOpSupport(q, em.chip()).empty()) {
+    runAlone(em, ctx.kernel, q, ins, q.output);
+    return;
+  }
+  std::vector<EltJob> jobs;
+  try {
+    jobs = broadcastJobs(em.chip(), ins, q.output);
+  } catch (const Error &e) {
+    ctx.fail(e.what());
+  }
+  for (const EltJob &j : jobs) {
+    P r = q;
+    std::vector<GTensor> vals;
+    AloneStrides st;
+    for (size_t k = 0; k < acts.size(); ++k) {
+      const DView &v = j.inputs[k];
+      GTensor t = q.*acts[k];
+      t.addr = v.addr;
+      t.shape = dims(j.shape);
+      if (inPlace >> k & 1) {
+        if (v.stride.h == 0)
+          t.shape[2] = 1;
+        if (v.stride.w == 0)
+          t.shape[3] = 1;
+      }
+      r.*acts[k] = t;
+      vals.push_back(t);
+      st.push_back(strides(v.stride));
+    }
+    r.output.addr = j.output.addr;
+    r.output.shape = dims(j.shape);
+    st.push_back(strides(j.output.stride));
+    runAlone(em, ctx.kernel, r, vals, r.output, nullptr, st);
+  }
 }
 
 } // namespace
@@ -458,11 +310,7 @@ void unary(CmdEmitter &em, const UnaryParams &p) {
   requireFloat(ctx, p.input, "input");
   requireFloat(ctx, p.output, "output");
   checkSameCount(ctx, p.input, p.output);
-  auto jobs = broadcastJobs(em.chip(), {reshaped(p.input, p.output.shape)}, p.output);
-  runEltwise(
-      em, ctx, jobs, p.output.prec, unaryTemps(p.fn.kind), {p.fn.kind},
-      [&](const std::vector<LTensor> &in, const LTensor &out,
-          const UnaryScratch &s) { emitUnary(em, p.fn, in[0], out, s); });
+  runAloneEltwise(em, ctx, p, {&UnaryParams::input}, 0, true);
 }
 
 namespace {
@@ -532,19 +380,7 @@ void cast(CmdEmitter &em, const CastParams &p) {
       ctx.fail(std::string("the intermediate type ") +
                isa::precName(p.viaInt->prec) + " is not Int8, Int16 or Int32");
   }
-  auto jobs =
-      broadcastJobs(em.chip(), {reshaped(p.input, p.output.shape)}, p.output);
-  runEltwise(em, ctx, jobs, p.output.prec, p.viaInt ? 1 : 0, {},
-             [&](const std::vector<LTensor> &ins, const LTensor &res,
-                 const UnaryScratch &s) {
-               if (!p.viaInt)
-                 return castTile(em, p, ins[0], res);
-               // The integer tile lives in the fp32 scratch tile (never
-               // larger for the same shape).
-               LTensor t = localTensor(em.chip(), s.temps[0], p.viaInt->prec,
-                                       ins[0].shape);
-               castTile(em, p, ins[0], res, &t);
-             });
+  runAloneEltwise(em, ctx, p, {&CastParams::input}, 0, true);
 }
 
 void detail::emitBinaryInt8Tile(CmdEmitter &em, const BinaryInt8Params &p,
@@ -631,28 +467,7 @@ void lut(CmdEmitter &em, const LutParams &p) {
   if (p.input.prec != Prec::Int8 || p.output.prec != Prec::Int8)
     ctx.fail("a table lookup takes an int8 / uint8 input and output");
   checkSameCount(ctx, p.input, p.output);
-  auto jobs = broadcastJobs(em.chip(), {reshaped(p.input, p.output.shape)},
-                            p.output);
-  bool loaded = false;
-  // The table goes into the coefficient-table area runEltwise reserves
-  // (320 bytes per lane; no unary tables are prepared here).
-  runEltwise(em, ctx, jobs, p.output.prec, 0, {},
-             [&](const std::vector<LTensor> &ins, const LTensor &res,
-                 const UnaryScratch &s) {
-               if (!loaded) {
-                 Shape4 ts{1, uint32_t(em.chip().npuNum), 1, 256};
-                 load(em, DView{p.tableAddr, Prec::Int8, ts, {0, 0, 0, 1}},
-                      localTensor(em.chip(), s.tables, Prec::Int8, ts,
-                                  isa::LocalLayout::Compact));
-                 loaded = true;
-               }
-               LTensor in = ins[0];
-               if (in.layout != kStrEuAligned) {
-                 ar(em, ArOp::Copy, res, Opd::of(in));
-                 in = res;
-               }
-               lutGather(em, res, in, s.tables);
-             });
+  runAloneEltwise(em, ctx, p, {&LutParams::input}, 0, true);
 }
 
 void binaryInt8(CmdEmitter &em, const BinaryInt8Params &p) {
@@ -668,32 +483,10 @@ void binaryInt8(CmdEmitter &em, const BinaryInt8Params &p) {
   for (int k = 0; k < 2 && p.kind != BinaryKind::Mul && !p.tflite; ++k)
     if (p.multiplier[k] < 0 || p.multiplier[k] > 0xFFFF)
       ctx.fail("multipliers must fit 16 bits");
-  std::vector<EltJob> jobs;
-  try {
-    jobs = broadcastJobs(em.chip(), {p.lhs, p.rhs}, p.output);
-  } catch (const Error &e) {
-    ctx.fail(e.what());
-  }
-  // Two int32 scratch tiles (the fp32 temps have the same size). Both
-  // inputs reach emitBinaryInt8Tile's AR commands only, so a per-channel
-  // one (a squeeze-excite scale (1, C, 1, 1)) is loaded once per channel
-  // and read with zero h / w strides, not materialised by a DMA that
-  // moves one element per DDR run (PP-OCR rec's INT8 (1, 480, 6, 80) x
-  // (1, 480, 1, 1) took 468651 cycles that way; compiler/docs/design.md,
-  // "INT8").
-  runEltwise(
-      em, ctx, jobs, p.output.prec, 2, {},
-      [&](const std::vector<LTensor> &in, const LTensor &res,
-          const UnaryScratch &s) {
-        LTensor a = in[0], b = in[1], out = res;
-        a.isSigned = p.lhs.isSigned;
-        b.isSigned = p.rhs.isSigned;
-        out.isSigned = p.output.isSigned;
-        LTensor ta = localTensor(em.chip(), s.temps[0], Prec::Int32, out.shape);
-        LTensor tb = localTensor(em.chip(), s.temps[1], Prec::Int32, out.shape);
-        emitBinaryInt8Tile(em, p, a, b, out, ta, tb);
-      },
-      /*arBroadcastMask=*/3u);
+  // Both operands reach emitBinaryInt8Tile's AR commands only: a
+  // per-(n, c) one stays one value per channel (runAloneEltwise).
+  runAloneEltwise(em, ctx, p, {&BinaryInt8Params::lhs, &BinaryInt8Params::rhs},
+                  3u, false);
 }
 
 void binary(CmdEmitter &em, const BinaryParams &p) {
@@ -701,32 +494,11 @@ void binary(CmdEmitter &em, const BinaryParams &p) {
   requireFloat(ctx, p.lhs, "lhs");
   requireFloat(ctx, p.rhs, "rhs");
   requireFloat(ctx, p.output, "output");
-  std::vector<EltJob> jobs;
-  try {
-    jobs = broadcastJobs(em.chip(), {p.lhs, p.rhs}, p.output);
-  } catch (const Error &e) {
-    ctx.fail(e.what());
-  }
+  // A power reads whole tiles of both (localOpSupport); the others read
+  // a per-(n, c) operand in place.
   bool isPow = p.kind == BinaryKind::Pow;
-  unsigned temps = std::max(unaryTemps(p.act.kind),
-                            isPow ? unaryTemps(UnaryKind::Pow) + 1 : 0u);
-  std::vector<UnaryKind> tables{p.act.kind};
-  if (isPow)
-    tables.push_back(UnaryKind::Pow);
-  runEltwise(
-      em, ctx, jobs, p.output.prec, temps, tables,
-      [&](const std::vector<LTensor> &in, const LTensor &out,
-          const UnaryScratch &s) {
-        if (!isPow) {
-          emitBinaryTile(em, p.kind, Opd::of(in[0]), Opd::of(in[1]), p.act, out,
-                         s);
-          return;
-        }
-        emitPowTensor(em, in[0], in[1], out, s);
-        if (p.act.kind != UnaryKind::None)
-          emitUnary(em, p.act, out, out, s);
-      },
-      isPow ? 0u : 3u);
+  runAloneEltwise(em, ctx, p, {&BinaryParams::lhs, &BinaryParams::rhs},
+                  isPow ? 0u : 3u, false);
 }
 
 void scale(CmdEmitter &em, const ScaleParams &p) {
@@ -738,21 +510,16 @@ void scale(CmdEmitter &em, const ScaleParams &p) {
     ctx.fail("input, scale, bias and output must have one precision");
   if (p.input.shape != p.output.shape)
     ctx.fail("input and output must have one shape");
-  std::vector<EltJob> jobs;
-  try {
-    jobs = broadcastJobs(em.chip(), {p.input, p.scale, p.bias}, p.output);
-  } catch (const Error &e) {
-    ctx.fail(e.what());
+  // One scale and bias per channel of a 4-D tensor: its local form (the
+  // weights resident). Otherwise the product and then the sum, each an
+  // element-wise op alone, rounding where the local form rounds (after the
+  // product, after the sum; the function last).
+  if (p.output.shape.size() == 4 && localOpSupport(p, em.chip()).empty()) {
+    runAlone(em, "scale", p, {p.input}, p.output);
+    return;
   }
-  runEltwise(
-      em, ctx, jobs, p.output.prec, unaryTemps(p.act.kind), {p.act.kind},
-      [&](const std::vector<LTensor> &in, const LTensor &out,
-          const UnaryScratch &s) {
-        emitScaleTile(em, Opd::of(in[0]), Opd::of(in[1]), Opd::of(in[2]), p.act,
-                      out, s);
-      },
-      // scale and bias only feed the ARs: read in place per channel.
-      0b110u);
+  binary(em, {p.name, p.input, p.scale, p.output, BinaryKind::Mul, {}});
+  binary(em, {p.name, p.output, p.bias, p.output, BinaryKind::Add, p.act});
 }
 
 void binaryConst(CmdEmitter &em, const BinaryConstParams &p) {
@@ -760,7 +527,6 @@ void binaryConst(CmdEmitter &em, const BinaryConstParams &p) {
   requireFloat(ctx, p.input, "input");
   requireFloat(ctx, p.output, "output");
   checkSameCount(ctx, p.input, p.output);
-  auto jobs = broadcastJobs(em.chip(), {reshaped(p.input, p.output.shape)}, p.output);
   if (p.kind == BinaryKind::Pow && !p.constOnLeft) {
     unary(em, {p.name, p.input, p.output, {UnaryKind::Pow, p.value}});
     if (p.act.kind != UnaryKind::None)
@@ -778,14 +544,7 @@ void binaryConst(CmdEmitter &em, const BinaryConstParams &p) {
       unary(em, {p.name, p.output, p.output, p.act});
     return;
   }
-  runEltwise(em, ctx, jobs, p.output.prec, unaryTemps(p.act.kind), {p.act.kind},
-             [&](const std::vector<LTensor> &in, const LTensor &out,
-                 const UnaryScratch &s) {
-               Opd x = Opd::of(in[0]);
-               Opd c = Opd::imm(p.value, in[0].prec);
-               emitBinaryTile(em, p.kind, p.constOnLeft ? c : x,
-                              p.constOnLeft ? x : c, p.act, out, s);
-             });
+  runAloneEltwise(em, ctx, p, {&BinaryConstParams::input}, 0, true);
 }
 
 void prelu(CmdEmitter &em, const PReluParams &p) {
@@ -795,19 +554,22 @@ void prelu(CmdEmitter &em, const PReluParams &p) {
   requireFloat(ctx, p.output, "output");
   if (p.input.prec != p.output.prec)
     ctx.fail("input and output must have one precision");
-  std::vector<EltJob> jobs;
-  try {
-    jobs = broadcastJobs(em.chip(), {p.input, p.slope}, p.output);
-  } catch (const Error &e) {
-    ctx.fail(e.what());
+  // A per-channel slope of a 4-D tensor resident (as in the layer
+  // groups), else a value, read in place when it is constant along H / W.
+  const std::vector<int64_t> &o = p.output.shape, &s = p.slope.shape;
+  int64_t count = 1;
+  for (int64_t d : s)
+    count *= d;
+  bool perChannel =
+      o.size() == 4 && count == o[1] &&
+      ((s.size() == 4 && s[1] == o[1]) || (s.size() == 3 && s[0] == o[1]));
+  if (perChannel && p.input.shape == o &&
+      localOpSupport(p, em.chip()).empty()) {
+    runAlone(em, "prelu", p, {p.input}, p.output);
+    return;
   }
-  runEltwise(
-      em, ctx, jobs, p.output.prec, 1, {},
-      [&](const std::vector<LTensor> &in, const LTensor &out,
-          const UnaryScratch &s) {
-        emitPReluTile(em, in[0], Opd::of(in[1]), out, s);
-      },
-      /*arBroadcastMask=*/2u);
+  runAloneEltwise(em, ctx, p, {&PReluParams::input, &PReluParams::slope}, 2u,
+                  false);
 }
 
 void where(CmdEmitter &em, const WhereParams &p) {
@@ -817,16 +579,9 @@ void where(CmdEmitter &em, const WhereParams &p) {
   requireFloat(ctx, p.output, "output");
   if (p.x.prec != p.output.prec || p.y.prec != p.output.prec)
     ctx.fail("x, y and output must have one precision");
-  std::vector<EltJob> jobs;
-  try {
-    jobs = broadcastJobs(em.chip(), {p.cond, p.x, p.y}, p.output);
-  } catch (const Error &e) {
-    ctx.fail(e.what());
-  }
-  runEltwise(
-      em, ctx, jobs, p.output.prec, 0, {},
-      [&](const std::vector<LTensor> &in, const LTensor &out,
-          const UnaryScratch &) { whereTile(em, out, in[0], in[1], in[2]); });
+  runAloneEltwise(em, ctx, p,
+                  {&WhereParams::cond, &WhereParams::x, &WhereParams::y}, 7u,
+                  false);
 }
 
 //===----------------------------------------------------------------------===//
@@ -950,20 +705,8 @@ void compare(CmdEmitter &em, const CompareParams &p) {
   requireFloat(ctx, p.lhs, "lhs");
   requireFloat(ctx, p.rhs, "rhs");
   requireCastable(ctx, p.output, "output");
-  std::vector<EltJob> jobs;
-  try {
-    jobs = broadcastJobs(em.chip(), {p.lhs, p.rhs}, p.output);
-  } catch (const Error &e) {
-    ctx.fail(e.what());
-  }
-  runEltwise(em, ctx, jobs, p.output.prec,
-             compareTemps(p.kind, p.lhs.prec != p.rhs.prec), {},
-             [&](const std::vector<LTensor> &in, const LTensor &res,
-                 const UnaryScratch &s) {
-               LTensor out = res;
-               out.isSigned = p.output.isSigned;
-               compareTile(em, p.kind, out, in[0], in[1], s);
-             });
+  runAloneEltwise(em, ctx, p, {&CompareParams::lhs, &CompareParams::rhs}, 3u,
+                  false);
 }
 
 void compareConst(CmdEmitter &em, const CompareConstParams &p) {
@@ -971,14 +714,7 @@ void compareConst(CmdEmitter &em, const CompareConstParams &p) {
   requireFloat(ctx, p.input, "input");
   requireCastable(ctx, p.output, "output");
   checkSameCount(ctx, p.input, p.output);
-  auto jobs = broadcastJobs(em.chip(), {reshaped(p.input, p.output.shape)}, p.output);
-  runEltwise(em, ctx, jobs, p.output.prec, compareTemps(p.kind, false), {},
-             [&](const std::vector<LTensor> &in, const LTensor &res,
-                 const UnaryScratch &s) {
-               LTensor out = res;
-               out.isSigned = p.output.isSigned;
-               compareConstTile(em, p, out, in[0], s);
-             });
+  runAloneEltwise(em, ctx, p, {&CompareConstParams::input}, 0, true);
 }
 
 void copy(CmdEmitter &em, const std::string &name, const GTensor &input,

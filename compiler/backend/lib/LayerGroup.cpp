@@ -374,7 +374,9 @@ std::vector<Resident> residentsOf(const LocalOpParams &p,
                  isa::LocalLayout::Compact, std::nullopt});
     r.push_back({s->bias.addr, s->bias.prec, {1, c, 1, 1}, {},
                  isa::LocalLayout::Compact, std::nullopt});
-  } else if (const auto *pr = std::get_if<PReluParams>(&p)) {
+  } else if (const auto *pr = std::get_if<PReluParams>(&p);
+             pr && inputs.size() < 2) {
+    // A slope that is no group value is a per-channel weight.
     r.push_back({pr->slope.addr,
                  pr->slope.prec,
                  {1, uint32_t(pr->input.shape[1]), 1, 1},
@@ -545,6 +547,14 @@ unsigned tempsOfOp(const LocalOpParams &p) {
     return compareTemps(c->kind, false) + 1;
   if (std::holds_alternative<WhereParams>(p))
     return 3;
+  // A power of two tensors: emitPowTensor's fp32 tiles, then the trailing
+  // function's.
+  if (const auto *b = std::get_if<BinaryParams>(&p);
+      b && b->kind == BinaryKind::Pow) {
+    Activation a = trailingActivation(p);
+    return std::max(unaryTemps(UnaryKind::Pow) + 1,
+                    a.kind == UnaryKind::None ? 0u : unaryTemps(a.kind));
+  }
   Activation a = trailingActivation(p);
   unsigned t = a.kind == UnaryKind::None ? 0 : unaryTemps(a.kind);
   // A matmul with a bias: the fp32 products before the bias add (free
@@ -569,6 +579,9 @@ std::vector<UnaryKind> tableKindsOf(const LocalOpParams &p) {
   std::vector<UnaryKind> k;
   if (std::holds_alternative<SoftmaxParams>(p))
     k.push_back(UnaryKind::Exp);
+  if (const auto *b = std::get_if<BinaryParams>(&p);
+      b && b->kind == BinaryKind::Pow)
+    k.push_back(UnaryKind::Pow);
   Activation a = trailingActivation(p);
   if (a.kind != UnaryKind::None)
     k.push_back(a.kind);
@@ -611,12 +624,15 @@ std::string localOpSupport(const LocalOpParams &params,
             return "integer average pooling that excludes the pads";
           return "";
         } else if constexpr (std::is_same_v<T, BinaryParams>) {
-          if (x.kind == BinaryKind::Pow)
-            return "pow";
           if (!rank4(x.output))
             return "not a 4-D element-wise op";
           if (x.lhs.prec != x.output.prec || x.rhs.prec != x.output.prec)
             return "mixed precisions";
+          // A power reads whole tiles of both (emitPowTensor's fp32
+          // sequence).
+          if (x.kind == BinaryKind::Pow &&
+              (x.lhs.shape != x.output.shape || x.rhs.shape != x.output.shape))
+            return "a power of a broadcast operand";
           // Same shape, a per-channel weight, or a per-(n, c) activation.
           const std::vector<int64_t> &o = x.output.shape;
           for (const GTensor *t : {&x.lhs, &x.rhs})
@@ -795,8 +811,13 @@ std::string localOpSupport(const LocalOpParams &params,
             return "not a float parametric relu of one precision";
           if (!rank4(x.output) || x.input.shape != x.output.shape)
             return "not a 4-D parametric relu of one shape";
-          if (!isPerChannel(x.slope, x.output.shape[1]))
-            return "a slope other than one per channel";
+          // A per-channel weight, or (a value) of the output's shape or
+          // one per (n, c) row / column.
+          if (!isPerChannel(x.slope, x.output.shape[1]) &&
+              x.slope.shape != x.output.shape &&
+              !broadcastsHW(x.slope, x.output.shape))
+            return "a slope other than one per channel or of the input's "
+                   "shape";
           return "";
         } else if constexpr (std::is_same_v<T, CompareConstParams>) {
           if (!floatOk(x.input))
@@ -827,6 +848,10 @@ std::string localOpSupport(const LocalOpParams &params,
               x.input.prec != x.output.prec || x.scale.prec != x.output.prec ||
               x.bias.prec != x.output.prec)
             return "not a 4-D scale of one shape and precision";
+          // Resident weights, one value per channel.
+          if (!isPerChannel(x.scale, x.output.shape[1]) ||
+              !isPerChannel(x.bias, x.output.shape[1]))
+            return "a scale or bias other than one per channel";
           return "";
         }
       },
@@ -2378,7 +2403,9 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
   if (std::holds_alternative<WhereParams>(op.params))
     return whereTile(em, out, aligned(0, 0), aligned(1, 1), aligned(2, 2));
   if (std::holds_alternative<PReluParams>(op.params)) {
-    emitPReluTile(em, sameRows(0), Opd::of(perChannel(0)), out, scratch);
+    Opd slope =
+        op.inputs.size() > 1 ? Opd::of(sameRows(1)) : Opd::of(perChannel(0));
+    emitPReluTile(em, sameRows(0), slope, out, scratch);
     return;
   }
   if (std::holds_alternative<PermuteParams>(op.params)) {
@@ -2481,6 +2508,23 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
                        localTensor(chip, temps[1], Prec::Int32, out.shape));
     return;
   }
+  if (const auto *b = std::get_if<BinaryParams>(&op.params);
+      b && b->kind == BinaryKind::Pow) {
+    // As the kernel: exp(b log a) in fp32 on tiles of the output's shape
+    // (localOpSupport: no broadcast operand, so both are group values).
+    if (op.inputs[0] < 0 || op.inputs[1] < 0)
+      throw Error("layer group '" + spec.name + "': a power of a weight");
+    LTensor base = sameRows(0);
+    if (base.layout == kStrFree) {
+      // The log's SFU sequence reads an EU-aligned tile: copy the rows into
+      // the output first (exact; read before the result is written).
+      ar(em, ArOp::Copy, out, Opd::of(base));
+      base = out;
+    }
+    emitPowTensor(em, base, sameRows(1), out, scratch);
+    trailing(em, act, out, scratch);
+    return;
+  }
   if (const auto *b = std::get_if<BinaryParams>(&op.params)) {
     size_t r = 0;
     Opd lhs = op.inputs[0] >= 0 ? Opd::of(sameRows(0)) : Opd::of(perChannel(r++));
@@ -2569,7 +2613,11 @@ void Schedule::emit(CmdEmitter &em) const {
   // while it computes.
   auto gview = [&](size_t v) {
     const GroupValue &gv = spec.values[v];
-    return denseView(gv.addr, gv.prec, shape4(gv.shape));
+    DView d = denseView(gv.addr, gv.prec, shape4(gv.shape));
+    if (gv.gstride)
+      d.stride = {(*gv.gstride)[0], (*gv.gstride)[1], (*gv.gstride)[2],
+                  (*gv.gstride)[3]};
+    return d;
   };
   pipeline(
       slices.size(),
@@ -2944,7 +2992,7 @@ uint64_t firstWeightBytes(const GroupSpec &spec, const isa::ChipParams &chip) {
 
 bool runAlone(CmdEmitter &em, const char *kernel, const LocalOpParams &params,
               const std::vector<GTensor> &inputs, const GTensor &output,
-              std::string *noFit) {
+              std::string *noFit, const AloneStrides &strides) {
   std::string name = std::visit([](const auto &x) { return x.name; }, params);
   OpCtx ctx{kernel, name};
   if (std::string why = localOpSupport(params, em.chip()); !why.empty())
@@ -2962,16 +3010,29 @@ bool runAlone(CmdEmitter &em, const char *kernel, const LocalOpParams &params,
     v.addr = t.addr;
     return v;
   };
+  if (!strides.empty() && strides.size() != inputs.size() + 1)
+    throw Error("runAlone: " + std::to_string(strides.size()) +
+                " strides for " + std::to_string(inputs.size() + 1) +
+                " tensors");
+  auto strideOf = [&](size_t k) {
+    return strides.empty() ? std::nullopt : strides[k];
+  };
   GroupOp op{params, {}, -1};
   for (size_t k = 0; k < inputs.size(); ++k) {
     spec.values.push_back(value(inputs[k], "input" + std::to_string(k)));
     spec.values.back().loaded = true;
+    spec.values.back().gstride = strideOf(k);
     op.inputs.push_back(int(k));
   }
   spec.values.push_back(value(output, "output"));
   spec.values.back().stored = true;
+  spec.values.back().gstride = strideOf(inputs.size());
   op.output = int(inputs.size());
   spec.ops.push_back(op);
+  // An element-wise op of dense tensors fills the lanes, as its group of
+  // one in the layer-group pass does.
+  if (strides.empty())
+    flattenElementwise(spec, em.chip());
   // The module's slicing options, without the neighbours' weight prefetch.
   GroupOptions options =
       em.aloneOptions() ? *em.aloneOptions() : GroupOptions{};

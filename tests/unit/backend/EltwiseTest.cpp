@@ -531,17 +531,24 @@ TEST(Cast, F32ToF16ToBF16) {
   r.run();
 }
 
-TEST(PRelu, PerChannelSlope) {
+namespace {
+
+/// prelu of an input of `xs` with a slope of `ss` against numpy-style
+/// broadcasting of a >= 0 ? a : a * b, exact (one rounding).
+void runPRelu(Prec prec, const std::vector<int64_t> &xs,
+              const std::vector<int64_t> &ss) {
   KernelRun r;
   GlobalAlloc ga(r.chip);
-  GTensor x = ga.tensor(Prec::Fp32, {2, 70, 3, 3}),
-          s = ga.tensor(Prec::Fp32, {70, 1, 1}),
-          o = ga.tensor(Prec::Fp32, {2, 70, 3, 3});
-  auto xv = randomValues(size_t(x.numElements()), 5);
-  auto sv = randomValues(70, 6, -2, 2);
+  GTensor x = ga.tensor(prec, xs), s = ga.tensor(prec, ss),
+          o = ga.tensor(prec, xs);
+  auto xv = randomValues(size_t(x.numElements()), 5, -4, 4);
+  auto sv = randomValues(size_t(s.numElements()), 6, -2, 2);
+  for (auto *v : {&xv, &sv})
+    for (float &e : *v)
+      e = roundTo(e, prec);
   auto want = broadcastRef(
       xv, x.shape, sv, s.shape, o.shape,
-      [](double a, double b) { return a >= 0 ? a : a * b; }, Prec::Fp32);
+      [](double a, double b) { return a >= 0 ? a : a * b; }, prec);
   r.emit = [&](CmdEmitter &em) { prelu(em, {"prelu", x, s, o}); };
   r.setup = [&](sim::MachineState &m) {
     writeTensor(m, x, xv);
@@ -551,6 +558,24 @@ TEST(PRelu, PerChannelSlope) {
     expectClose(readTensor(m, o), want, 0, 0, what);
   };
   r.run();
+}
+
+} // namespace
+
+TEST(PRelu, PerChannelSlope) {
+  runPRelu(Prec::Fp32, {2, 70, 3, 3}, {70, 1, 1});
+}
+
+/// Slopes that are not one per channel (ONNX PRelu broadcasts them like a
+/// binary op): along the last axis of a rank-3 input (test_prelu_broadcast's
+/// (3, 4, 5) x (5)), of the input's whole shape, per (n, c) and along H of
+/// a 4-D input, read as a value (a group of one over broadcastJobs' views)
+/// rather than a resident per-channel weight.
+TEST(PRelu, SlopesOtherThanPerChannel) {
+  runPRelu(Prec::Fp16, {3, 4, 5}, {5});
+  runPRelu(Prec::Fp16, {2, 3, 7}, {2, 3, 7});
+  runPRelu(Prec::Fp16, {2, 70, 3, 5}, {2, 70, 1, 1});
+  runPRelu(Prec::Fp16, {1, 8, 3, 5}, {1, 1, 3, 1});
 }
 
 TEST(Where, BroadcastCondition) {

@@ -66,6 +66,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -110,6 +111,10 @@ struct GroupValue {
   /// Read after the group (or a model output): stored to `addr`.
   bool stored = false;
   uint64_t addr = 0;
+  /// Element strides (n, c, h, w) of the value in DDR when it is not dense
+  /// (a view of a larger tensor; zeros repeat it along a dim, which a load
+  /// materialises): the element-wise ops alone, over broadcastJobs' views.
+  std::optional<std::array<int64_t, 4>> gstride;
   /// Held in the matrix(w) layout of MM (matrixColumnsLayout): the value
   /// is a dense [rows, matrixCols] matrix in DDR, held as (rows,
   /// ceil(matrixCols / w), 1, w), its columns in blocks of w across the
@@ -320,17 +325,23 @@ bool planGroup(const GroupSpec &spec, const isa::ChipParams &chip,
 /// firstWeightsAt); 0 when that op has none.
 uint64_t firstWeightBytes(const GroupSpec &spec, const isa::ChipParams &chip);
 
+/// DDR element strides (n, c, h, w) of runAlone's inputs and output, one
+/// entry each (inputs, then the output); nullopt: dense.
+using AloneStrides = std::vector<std::optional<std::array<int64_t, 4>>>;
+
 /// Runs one op between DDR tensors as a group of one: its inputs (the
 /// values it reads, in its operand order) loaded, its result stored, the
-/// slicing planGroup chooses. The per-op entry point of the op families
-/// whose every case has a local form (resize, 2-D pooling), so that they
-/// have one path.
+/// slicing planGroup chooses under the emitter's options
+/// (CmdEmitter::setAloneOptions). The per-op entry point of the op families
+/// whose every case has a local form (convolutions, resize, 2-D pooling,
+/// the element-wise ops), so that they have one path. `strides` (empty:
+/// every tensor dense) makes tensors views of larger ones.
 /// Throws Error naming `kernel` and the op when the op has no local form,
 /// or fits no slicing and `noFit` is null; with `noFit`, returns false and
 /// says why there instead (true: emitted).
 bool runAlone(CmdEmitter &em, const char *kernel, const LocalOpParams &params,
               const std::vector<GTensor> &inputs, const GTensor &output,
-              std::string *noFit = nullptr);
+              std::string *noFit = nullptr, const AloneStrides &strides = {});
 
 /// Emits `spec` with the slicing of `plan` (from planGroup), in the
 /// matrix(w) layout of plan.matrixColumns when `spec` is not in it already;

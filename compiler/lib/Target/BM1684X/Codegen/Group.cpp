@@ -245,9 +245,21 @@ localOpParams(CodegenContext &ctx, Operation *op, std::vector<Value> &acts,
       acts.assign(cc.getInputs().begin(), cc.getInputs().end());
       p = concatParams(ctx, cc);
     } else if (auto pr = dyn_cast<tpu::PReluOp>(op)) {
-      // The slope a per-channel weight (localOpSupport checks its shape).
+      // The slope a per-channel weight, (C, 1, 1) or (1, C, 1, 1),
+      // resident in local memory.
       if (!isa_and_nonnull<tpu::WeightOp>(pr.getSlope().getDefiningOp())) {
         why = "a parametric relu of a computed slope";
+        return std::nullopt;
+      }
+      std::vector<int64_t> ss = module::getShape(pr.getSlope()),
+                           os = module::getShape(pr.getOutput());
+      int64_t c = os.size() > 1 ? os[1] : 0, count = 1;
+      for (int64_t d : ss)
+        count *= d;
+      bool perChannel = count == c && ((ss.size() == 4 && ss[1] == c) ||
+                                       (ss.size() == 3 && ss[0] == c));
+      if (!perChannel) {
+        why = "a parametric relu whose slope is not one per channel";
         return std::nullopt;
       }
       acts = {pr.getInput()};
