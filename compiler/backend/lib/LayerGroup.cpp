@@ -566,19 +566,20 @@ unsigned tempsOfOp(const LocalOpParams &p) {
 }
 
 /// fp32 scratch of one element per row of the output slice (n, c, h, 1):
-/// the row statistics of softmax (max, sum) and layer norm (mean, var).
+/// the row statistics of softmax (max, sum; log-softmax also the four
+/// tiles of the sum's log) and layer norm (mean, var).
 unsigned rowTempsOf(const LocalOpParams &p) {
-  return std::holds_alternative<SoftmaxParams>(p) ||
-                 std::holds_alternative<LayerNormParams>(p)
-             ? 2
-             : 0;
+  if (const auto *s = std::get_if<SoftmaxParams>(&p))
+    return s->log ? 6 : 2;
+  return std::holds_alternative<LayerNormParams>(p) ? 2 : 0;
 }
 
 /// The functions whose coefficient tables op `p` reads.
 std::vector<UnaryKind> tableKindsOf(const LocalOpParams &p) {
   std::vector<UnaryKind> k;
-  if (std::holds_alternative<SoftmaxParams>(p))
-    k.push_back(UnaryKind::Exp);
+  // Log-softmax: the exp and the log (softplus's tables hold both).
+  if (const auto *s = std::get_if<SoftmaxParams>(&p))
+    k.push_back(s->log ? UnaryKind::Softplus : UnaryKind::Exp);
   if (const auto *b = std::get_if<BinaryParams>(&p);
       b && b->kind == BinaryKind::Pow)
     k.push_back(UnaryKind::Pow);
@@ -721,9 +722,6 @@ std::string localOpSupport(const LocalOpParams &params,
             return "a normalisation that reshapes";
           if (x.axis != 3 && x.axis != -1)
             return "a normalisation over other than the last axis";
-          if constexpr (std::is_same_v<T, SoftmaxParams>)
-            if (x.log)
-              return "log-softmax";
           return "";
         } else if constexpr (std::is_same_v<T, LutParams>) {
           if (!rank4(x.output) || x.input.shape != x.output.shape)
@@ -2341,6 +2339,9 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
       sc.temps[i] = temps[i];
     sc.max = rowTemps[0];
     sc.sum = rowTemps[1];
+    if (sm->log)
+      for (unsigned i = 0; i < 4; ++i)
+        sc.logTemps[i] = rowTemps[2 + i];
     softmaxTile(em, sameRows(0), out, true, sm->log, sc);
     return;
   }

@@ -16,6 +16,8 @@
 
 #include "Common.h"
 
+#include "tpuc/Backend/LayerGroup.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -256,90 +258,78 @@ void layerNormTile(CmdEmitter &em, const LTensor &in, const LTensor &out,
 // Softmax
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// `shape` as (outer, D, inner) around `axis` (D the axis' extent, or with
+/// `trailing` every dim from it on).
+std::array<int64_t, 3> aroundAxis(const OpCtx &ctx,
+                                  const std::vector<int64_t> &shape,
+                                  int64_t axis, bool trailing) {
+  int64_t r = int64_t(shape.size());
+  int64_t a = axis < 0 ? axis + r : axis;
+  if (a < 0 || a >= r)
+    ctx.fail("axis out of range");
+  std::array<int64_t, 3> v{1, 1, 1};
+  for (int64_t i = 0; i < r; ++i)
+    v[i < a ? 0 : (i == a || trailing) ? 1 : 2] *= shape[size_t(i)];
+  return v;
+}
+
+/// `rows` rows of `d` elements as a dense 4-D (1, c, h, d): c the largest
+/// divisor of the rows up to the lanes (h the rest, which the group slices),
+/// more channels only where h would exceed the commands' 16-bit dims.
+std::vector<int64_t> rowsView(const OpCtx &ctx, const isa::ChipParams &chip,
+                              int64_t rows, int64_t d) {
+  constexpr int64_t kMax = 65535;
+  if (d > kMax)
+    ctx.fail("rows of " + std::to_string(d) +
+             " elements exceed the commands' 16-bit sizes");
+  int64_t c = std::min<int64_t>(rows, chip.npuNum);
+  while (rows % c)
+    --c;
+  if (rows / c > kMax)
+    for (c = std::min(rows, kMax); c > 1; --c)
+      if (rows % c == 0 && rows / c <= kMax)
+        break;
+  if (rows / c > kMax)
+    ctx.fail(std::to_string(rows) + " rows fit no 4-D view");
+  return {1, c, rows / c, d};
+}
+
+} // namespace
+
 void softmax(CmdEmitter &em, const SoftmaxParams &p) {
   OpCtx ctx{"softmax", p.name};
   requireFloat(ctx, p.input, "input");
   requireFloat(ctx, p.output, "output");
   requireElements(ctx, p.output, p.input.numElements(), "output");
-  const isa::ChipParams &chip = em.chip();
-  RowView v = rowView(ctx, p.input.shape, {p.axis}, true, chip.npuNum);
-  Prec pi = p.input.prec, po = p.output.prec;
-  uint64_t al = chip.localAlign;
-  auto up = [&](uint64_t b) { return uint64_t(alignUp(int64_t(b), al)); };
-  LocalAlloc alloc(chip, ctx);
-  SoftmaxScratch rs;
-  rs.tables = alloc.alloc(unaryTableBytes(), "coefficient tables");
-  prepareUnaryTables(em, p.log ? UnaryKind::Softplus : UnaryKind::Exp,
-                     {{}, rs.tables});
-  uint64_t cap = alloc.remaining();
-  auto full = [&](const RowTile &t) {
-    return v.phys(
-        Shape4{uint32_t(t.n), uint32_t(t.c), uint32_t(t.d), uint32_t(t.w)});
-  };
-  auto small = [](const RowTile &t) {
-    return Shape4{uint32_t(t.n), uint32_t(t.c), 1, uint32_t(t.w)};
-  };
-  // Full-size fp32 tiles: X (staged input), D (x - max), two exp temps;
-  // log-softmax needs the log temps on the reduced tile only.
-  unsigned fullTemps = unsigned(rs.temps.size());
-  auto bytes = [&](const RowTile &t) {
-    Shape4 f = full(t), s = small(t);
-    return 2 * up(euBytes(chip, pi, f)) + 2 * up(euBytes(chip, po, f)) +
-           fullTemps * up(euBytes(chip, kF32, f)) +
-           2 * up(euBytes(chip, kF32, s)) +
-           (p.log ? 4 * up(euBytes(chip, kF32, s)) : 0);
-  };
-  RowTile tile;
-  if (!chooseRowTile(chip, v, false, cap, bytes, tile))
-    ctx.fail("does not fit in local memory: one row of " +
-             std::to_string(v.shape.h) + " elements needs " +
-             std::to_string(bytes({1, 1, v.shape.h, 1})) + " bytes per lane, " +
-             std::to_string(cap) + " are available");
-  Shape4 ft = full(tile), st = small(tile);
-  std::array<uint64_t, 2> inBuf, outBuf;
-  for (auto &b : inBuf)
-    b = alloc.alloc(euBytes(chip, pi, ft), "input tile");
-  for (auto &b : outBuf)
-    b = alloc.alloc(euBytes(chip, po, ft), "output tile");
-  for (uint64_t &t : rs.temps)
-    t = alloc.alloc(euBytes(chip, kF32, ft), "scratch");
-  rs.max = alloc.alloc(euBytes(chip, kF32, st), "row max");
-  rs.sum = alloc.alloc(euBytes(chip, kF32, st), "row sum");
-  if (p.log)
-    for (uint64_t &t : rs.logTemps)
-      t = alloc.alloc(euBytes(chip, kF32, st), "log scratch");
-
-  struct Step {
-    Shape4 at, shape;
-  };
-  std::vector<Step> steps;
-  for (Range1 n : splitRange(v.shape.n, tile.n))
-    for (Range1 c : splitRange(v.shape.c, tile.c))
-      for (Range1 w : splitRange(v.shape.w, tile.w))
-        steps.push_back({v.phys(Shape4{uint32_t(n.begin), uint32_t(c.begin), 0,
-                                       uint32_t(w.begin)}),
-                         v.phys(Shape4{uint32_t(n.size), uint32_t(c.size),
-                                       v.shape.h, uint32_t(w.size)})});
-  DView inView{p.input.addr, pi, v.phys(v.shape), v.phys(v.inStride)};
-  DView outView{p.output.addr, po, v.phys(v.shape), v.phys(v.outStride)};
-  withCtx(ctx, [&] {
-    pipeline(
-        steps.size(),
-        [&](size_t i) {
-          load(em, subView(inView, steps[i].at, steps[i].shape),
-               localTensor(chip, inBuf[i % 2], pi, steps[i].shape));
-        },
-        [&](size_t i) {
-          Shape4 f = steps[i].shape;
-          softmaxTile(em, localTensor(chip, inBuf[i % 2], pi, f),
-                      localTensor(chip, outBuf[i % 2], po, f), v.alongW,
-                      p.log, rs);
-        },
-        [&](size_t i) {
-          store(em, localTensor(chip, outBuf[i % 2], po, steps[i].shape),
-                subView(outView, steps[i].at, steps[i].shape));
-        });
-  });
+  // A group of one over a 4-D view whose W is the normalised axis (the
+  // local form normalises each row along W): (N, C, H, W) as it is; rows
+  // of contiguous elements as (1, c, h, D); with elements after the axis
+  // (inner), each of them a lane channel and the axis read through a
+  // stride of `inner` elements.
+  auto [outer, d, inner] = aroundAxis(ctx, p.input.shape, p.axis, false);
+  SoftmaxParams q = p;
+  q.axis = 3;
+  bool last = p.axis == 3 || p.axis == -1;
+  if (p.input.shape.size() == 4 && last) {
+    q.output.shape = q.input.shape;
+    runAlone(em, "softmax", q, {q.input}, q.output);
+    return;
+  }
+  if (inner == 1) {
+    q.input.shape = q.output.shape = rowsView(ctx, em.chip(), outer, d);
+    runAlone(em, "softmax", q, {q.input}, q.output);
+    return;
+  }
+  constexpr int64_t kMax = 65535;
+  if (inner > kMax || outer > kMax || d > kMax)
+    ctx.fail("a softmax of (" + std::to_string(outer) + ", " +
+             std::to_string(d) + ", " + std::to_string(inner) +
+             ") around its axis exceeds the commands' 16-bit sizes");
+  q.input.shape = q.output.shape = {1, inner, outer, d};
+  std::array<int64_t, 4> st{0, 1, d * inner, inner};
+  runAlone(em, "softmax", q, {q.input}, q.output, nullptr, {st, st});
 }
 
 //===----------------------------------------------------------------------===//
@@ -351,96 +341,17 @@ void layerNorm(CmdEmitter &em, const LayerNormParams &p) {
   requireFloat(ctx, p.input, "input");
   requireFloat(ctx, p.output, "output");
   requireElements(ctx, p.output, p.input.numElements(), "output");
-  const isa::ChipParams &chip = em.chip();
-  int64_t r = int64_t(p.input.shape.size());
-  int64_t axis = p.axis < 0 ? p.axis + r : p.axis;
-  if (axis < 0 || axis >= r)
-    ctx.fail("axis out of range");
-  int64_t outer = 1, d = 1;
-  for (int64_t i = 0; i < r; ++i)
-    (i < axis ? outer : d) *= p.input.shape[size_t(i)];
-  // Rows on the lanes, the normalised elements along W.
-  RowView v;
-  v.shape = {1, uint32_t(outer), uint32_t(d), 1};
-  v.inStride = v.outStride = {0, d, 1, 1};
-  v.alongW = true;
-  Prec pi = p.input.prec, po = p.output.prec;
-  uint64_t al = chip.localAlign;
-  auto up = [&](uint64_t b) { return uint64_t(alignUp(int64_t(b), al)); };
-  LocalAlloc alloc(chip, ctx);
-  // Scale and bias, replicated into every lane: (1, lanes, 1, D).
-  uint32_t lanes = uint32_t(std::min<int64_t>(outer, chip.npuNum));
-  Shape4 gs{1, lanes, 1, uint32_t(d)};
-  uint64_t gBuf = 0, bBuf = 0;
-  if (p.scaleAddr)
-    gBuf = alloc.alloc(euBytes(chip, kF32, gs), "scale");
-  if (p.biasAddr)
-    bBuf = alloc.alloc(euBytes(chip, kF32, gs), "bias");
-  uint64_t cap = alloc.remaining();
-  auto full = [&](const RowTile &t) {
-    return v.phys(
-        Shape4{uint32_t(t.n), uint32_t(t.c), uint32_t(t.d), uint32_t(t.w)});
-  };
-  auto bytes = [&](const RowTile &t) {
-    Shape4 f = full(t), s{f.n, f.c, 1, 1};
-    return 2 * up(euBytes(chip, pi, f)) + 2 * up(euBytes(chip, po, f)) +
-           3 * up(euBytes(chip, kF32, f)) + 2 * up(euBytes(chip, kF32, s));
-  };
-  RowTile tile;
-  if (!chooseRowTile(chip, v, false, cap, bytes, tile))
-    ctx.fail("does not fit in local memory: one row of " + std::to_string(d) +
-             " elements needs " + std::to_string(bytes({1, 1, d, 1})) +
-             " bytes per lane, " + std::to_string(cap) + " are available");
-  Shape4 ft = full(tile), st{ft.n, ft.c, 1, 1};
-  std::array<uint64_t, 2> inBuf, outBuf;
-  for (auto &b : inBuf)
-    b = alloc.alloc(euBytes(chip, pi, ft), "input tile");
-  for (auto &b : outBuf)
-    b = alloc.alloc(euBytes(chip, po, ft), "output tile");
-  uint64_t xBuf = alloc.alloc(euBytes(chip, kF32, ft), "scratch");
-  uint64_t dBuf = alloc.alloc(euBytes(chip, kF32, ft), "scratch");
-  uint64_t qBuf = alloc.alloc(euBytes(chip, kF32, ft), "scratch");
-  uint64_t mBuf = alloc.alloc(euBytes(chip, kF32, st), "mean");
-  uint64_t sBuf = alloc.alloc(euBytes(chip, kF32, st), "variance");
-
-  LayerNormScratch ls{xBuf, dBuf, qBuf, mBuf, sBuf, {}, {}};
-  if (p.scaleAddr)
-    ls.scale = gBuf;
-  if (p.biasAddr)
-    ls.bias = bBuf;
-  withCtx(ctx, [&] {
-    if (p.scaleAddr)
-      load(em, {*p.scaleAddr, kF32, gs, {0, 0, 0, 1}},
-           localTensor(chip, gBuf, kF32, gs));
-    if (p.biasAddr)
-      load(em, {*p.biasAddr, kF32, gs, {0, 0, 0, 1}},
-           localTensor(chip, bBuf, kF32, gs));
-    std::vector<Range1> rows = splitRange(outer, tile.c);
-    DView inView{p.input.addr, pi, v.phys(v.shape), v.phys(v.inStride)};
-    DView outView{p.output.addr, po, v.phys(v.shape), v.phys(v.outStride)};
-    auto shapeOf = [&](size_t i) {
-      return Shape4{1, uint32_t(rows[i].size), 1, uint32_t(d)};
-    };
-    auto atOf = [&](size_t i) {
-      return Shape4{0, uint32_t(rows[i].begin), 0, 0};
-    };
-    pipeline(
-        rows.size(),
-        [&](size_t i) {
-          load(em, subView(inView, atOf(i), shapeOf(i)),
-               localTensor(chip, inBuf[i % 2], pi, shapeOf(i)));
-        },
-        [&](size_t i) {
-          Shape4 f = shapeOf(i);
-          layerNormTile(em, localTensor(chip, inBuf[i % 2], pi, f),
-                        localTensor(chip, outBuf[i % 2], po, f), p.epsilon,
-                        ls);
-        },
-        [&](size_t i) {
-          store(em, localTensor(chip, outBuf[i % 2], po, shapeOf(i)),
-                subView(outView, atOf(i), shapeOf(i)));
-        });
-  });
+  // Normalised over every dim from the axis on: rows of contiguous
+  // elements, a group of one over (N, C, H, W) as it is (the axis W) or
+  // over (1, c, h, D).
+  auto [outer, d, inner] = aroundAxis(ctx, p.input.shape, p.axis, true);
+  LayerNormParams q = p;
+  q.axis = 3;
+  (void)inner;
+  if (!(p.input.shape.size() == 4 && (p.axis == 3 || p.axis == -1)))
+    q.input.shape = rowsView(ctx, em.chip(), outer, d);
+  q.output.shape = q.input.shape;
+  runAlone(em, "layerNorm", q, {q.input}, q.output);
 }
 
 //===----------------------------------------------------------------------===//
