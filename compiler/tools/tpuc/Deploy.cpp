@@ -247,7 +247,8 @@ cl::opt<bool> lgKernelsArg(
              "cheaper of its kernel and its group of one by the cost model; "
              "with --layer-group none every op runs its kernel (default: an "
              "op with a local form always runs in a group, of one at "
-             "least)"),
+             "least). Convolutions, pooling, resizes, softmax, layer norm "
+             "and element-wise ops have no kernel but their group of one"),
     cl::sub(command), cl::cat(groupCategory));
 cl::opt<bool> noChannelSlicesArg(
     "no-channel-slices",
