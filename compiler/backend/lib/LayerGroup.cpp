@@ -828,9 +828,8 @@ std::string localOpSupport(const LocalOpParams &params,
           // pooling command whose window is the reduced extent.
           if (!floatOk(x.input) || !floatOk(x.output))
             return "an integer reduction";
-          if (x.kind != ReduceKind::Sum && x.kind != ReduceKind::Mean &&
-              x.kind != ReduceKind::Max && x.kind != ReduceKind::Min)
-            return "a reduction other than sum, mean, max and min";
+          if (x.kind == ReduceKind::Prod)
+            return "a product reduction";
           if (!rank4(x.input) || !rank4(x.output))
             return "a reduction of other than (n, c, h, w) into (n, c, h, w)";
           const std::vector<int64_t> &i = x.input.shape, &o = x.output.shape;
@@ -2428,8 +2427,11 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
     const Range &inCols = s.cols[op.inputs[0]];
     LTensor in = operand(0, rows, inCols.begin, inCols.count);
     bool isMin = r->kind == ReduceKind::Min;
+    bool square = r->kind == ReduceKind::SumSquare || r->kind == ReduceKind::L2;
     LTensor x = localTensor(chip, temps[0], Prec::Fp32, in.shape);
-    if (isMin)
+    if (square)
+      ar(em, ArOp::Mul, x, Opd::of(in), Opd::of(in));
+    else if (isMin)
       ar(em, ArOp::Mul, x, Opd::of(in), Opd::imm(-1.0f, in.prec));
     else
       ar(em, in.prec == Prec::Fp32 ? ArOp::Copy : ArOp::Cast, x, Opd::of(in));
@@ -2444,11 +2446,16 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
     c.avgScale = r->kind == ReduceKind::Mean ? 1.0f / float(c.kh * c.kw) : 1.0f;
     c.padBits = floatBits(-INFINITY, Prec::Fp32);
     pord(em, c);
-    if (isMin)
+    if (isMin) {
       ar(em, ArOp::Mul, out, Opd::of(acc), Opd::imm(-1.0f, Prec::Fp32));
-    else
+    } else if (r->kind == ReduceKind::L2) {
+      // sqrt(sum) = 1 / rsqrt(sum), as the kernel.
+      sfuRsqrt(em, acc, acc);
+      ar(em, ArOp::Div, out, Opd::imm(1.0f, Prec::Fp32), Opd::of(acc));
+    } else {
       ar(em, out.prec == Prec::Fp32 ? ArOp::Copy : ArOp::Cast, out,
          Opd::of(acc));
+    }
     return;
   }
   if (const auto *sl = std::get_if<SliceParams>(&op.params)) {

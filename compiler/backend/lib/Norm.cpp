@@ -368,6 +368,37 @@ void reduce(CmdEmitter &em, const ReduceParams &p) {
   RowView v = rowView(ctx, p.input.shape, p.axes, false, chip.npuNum);
   requireElements(ctx, p.output, int64_t(v.shape.n) * v.shape.c * v.shape.w,
                   "output");
+  // A group of one over a 4-D view of (outer, D, inner) reduced along H
+  // (the view rowView chose, its strides) or, with nothing after the axes,
+  // over rows of D contiguous elements (1, c, h, D) reduced along W: one
+  // pooling whose window is the whole reduced extent, as the chunks below
+  // compute each. A reduction whose extent fits no slicing runs in chunks.
+  {
+    ReduceParams q = p;
+    AloneStrides st;
+    constexpr int64_t kMax = 65535;
+    // D contiguous (nothing after the axes; rowView may also lay a reduced
+    // axis along W when the elements after it all went onto the lanes).
+    if (v.inStride.h == 1 && v.shape.h <= kMax) {
+      q.input.shape =
+          rowsView(ctx, chip, int64_t(v.shape.n) * v.shape.c, v.shape.h);
+      q.output.shape = q.input.shape;
+      q.output.shape[3] = 1;
+      q.axes = {3};
+    } else {
+      Shape4 s = v.shape;
+      q.input.shape = {s.n, s.c, s.h, s.w};
+      q.output.shape = {s.n, s.c, 1, s.w};
+      q.axes = {2};
+      const Stride4 &i = v.inStride, &o = v.outStride;
+      st = {std::array<int64_t, 4>{i.n, i.c, i.h, i.w},
+            std::array<int64_t, 4>{o.n, o.c, 0, o.w}};
+    }
+    std::string why;
+    if (localOpSupport(q, chip).empty() &&
+        runAlone(em, "reduce", q, {q.input}, q.output, &why, st))
+      return;
+  }
   Prec pi = p.input.prec, po = p.output.prec;
   bool isMax = p.kind == ReduceKind::Max || p.kind == ReduceKind::Min;
   bool square = p.kind == ReduceKind::SumSquare || p.kind == ReduceKind::L2;
