@@ -3049,6 +3049,16 @@ bool runAlone(CmdEmitter &em, const char *kernel, const LocalOpParams &params,
   GroupPlan plan;
   std::string why;
   if (!planGroup(spec, em.chip(), options, plan, why)) {
+    // Name the options that took slicings away.
+    std::string off;
+    for (auto [on, what] : {std::pair{options.channelSlices, "channel"},
+                            std::pair{options.widthSlices, "column"}})
+      if (!on)
+        off += std::string(off.empty() ? "" : " and ") + what;
+    if (!off.empty())
+      why += " (" + off + " slices are off)";
+    if (!options.weightResident)
+      why += " (weights not resident)";
     if (!noFit)
       ctx.fail("does not fit in local memory: " + why);
     *noFit = why;
