@@ -230,10 +230,6 @@ std::vector<int64_t> dims(Shape4 s) {
   return {int64_t(s.n), int64_t(s.c), int64_t(s.h), int64_t(s.w)};
 }
 
-std::array<int64_t, 4> strides(const Stride4 &s) {
-  return {s.n, s.c, s.h, s.w};
-}
-
 /// An element-wise op alone, as groups of one (runAlone): over its own
 /// tensors when they are 4-D and its local form takes them (as the
 /// layer-group pass runs it alone), else over each of broadcastJobs' 4-D
@@ -260,12 +256,10 @@ void runAloneEltwise(CmdEmitter &em, const OpCtx &ctx, const P &p,
   std::vector<GTensor> ins;
   bool direct = o.size() == 4;
   for (size_t k = 0; k < acts.size(); ++k) {
-    const std::vector<int64_t> &s = (q.*acts[k]).shape;
-    ins.push_back(q.*acts[k]);
-    direct = direct && s.size() == 4 &&
-             (s == o ||
-              ((inPlace >> k & 1) && s[0] == o[0] && s[1] == o[1] &&
-               (s[2] == o[2] || s[2] == 1) && (s[3] == o[3] || s[3] == 1)));
+    const GTensor &t = q.*acts[k];
+    ins.push_back(t);
+    direct = direct && t.shape.size() == 4 &&
+             (t.shape == o || ((inPlace >> k & 1) && broadcastsHW(t, o)));
   }
   if (direct && localOpSupport(q, em.chip()).empty()) {
     runAlone(em, ctx.kernel, q, ins, q.output);
@@ -294,11 +288,11 @@ void runAloneEltwise(CmdEmitter &em, const OpCtx &ctx, const P &p,
       }
       r.*acts[k] = t;
       vals.push_back(t);
-      st.push_back(strides(v.stride));
+      st.push_back(v.stride);
     }
     r.output.addr = j.output.addr;
     r.output.shape = dims(j.shape);
-    st.push_back(strides(j.output.stride));
+    st.push_back(j.output.stride);
     runAlone(em, ctx.kernel, r, vals, r.output, nullptr, st);
   }
 }
@@ -514,7 +508,7 @@ void scale(CmdEmitter &em, const ScaleParams &p) {
   // weights resident). Otherwise the product and then the sum, each an
   // element-wise op alone, rounding where the local form rounds (after the
   // product, after the sum; the function last).
-  if (p.output.shape.size() == 4 && localOpSupport(p, em.chip()).empty()) {
+  if (localOpSupport(p, em.chip()).empty()) {
     runAlone(em, "scale", p, {p.input}, p.output);
     return;
   }
@@ -556,15 +550,8 @@ void prelu(CmdEmitter &em, const PReluParams &p) {
     ctx.fail("input and output must have one precision");
   // A per-channel slope of a 4-D tensor resident (as in the layer
   // groups), else a value, read in place when it is constant along H / W.
-  const std::vector<int64_t> &o = p.output.shape, &s = p.slope.shape;
-  int64_t count = 1;
-  for (int64_t d : s)
-    count *= d;
-  bool perChannel =
-      o.size() == 4 && count == o[1] &&
-      ((s.size() == 4 && s[1] == o[1]) || (s.size() == 3 && s[0] == o[1]));
-  if (perChannel && p.input.shape == o &&
-      localOpSupport(p, em.chip()).empty()) {
+  if (localOpSupport(p, em.chip()).empty() &&
+      isPerChannel(p.slope, p.output.shape[1])) {
     runAlone(em, "prelu", p, {p.input}, p.output);
     return;
   }

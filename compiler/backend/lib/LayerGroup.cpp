@@ -41,26 +41,12 @@ RowSpan windowRows(int64_t o0, int64_t count, int64_t stride, int64_t pad,
   return {a, b - a, a * step - v0, (v1 - 1) - (b - 1) * step};
 }
 
-namespace {
-
-//===----------------------------------------------------------------------===//
-// What each local op needs
-//===----------------------------------------------------------------------===//
-
-Shape4 shape4(const std::array<int64_t, 4> &s) {
-  return {uint32_t(s[0]), uint32_t(s[1]), uint32_t(s[2]), uint32_t(s[3])};
-}
-
-/// An activation broadcast along H and / or W: (N, C, 1 or H, 1 or W)
-/// against (N, C, H, W), read through zero strides along its unit dims
-/// (per (n, c): a squeeze-excite gate).
 bool broadcastsHW(const GTensor &t, const std::vector<int64_t> &out) {
   const std::vector<int64_t> &s = t.shape;
   return s.size() == 4 && out.size() == 4 && s[0] == out[0] && s[1] == out[1] &&
          (s[2] == out[2] || s[2] == 1) && (s[3] == out[3] || s[3] == 1);
 }
 
-/// A per-channel operand: (1, C, 1, 1) or (C, 1, 1) against (N, C, H, W).
 bool isPerChannel(const GTensor &t, int64_t channels) {
   const std::vector<int64_t> &s = t.shape;
   int64_t elems = 1, c = 0;
@@ -71,6 +57,16 @@ bool isPerChannel(const GTensor &t, int64_t channels) {
   else if (s.size() == 3)
     c = s[0];
   return elems == channels && c == channels;
+}
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// What each local op needs
+//===----------------------------------------------------------------------===//
+
+Shape4 shape4(const std::array<int64_t, 4> &s) {
+  return {uint32_t(s[0]), uint32_t(s[1]), uint32_t(s[2]), uint32_t(s[3])};
 }
 
 /// The fused activation or function of an op (None when it has none).
@@ -2623,8 +2619,7 @@ void Schedule::emit(CmdEmitter &em) const {
     const GroupValue &gv = spec.values[v];
     DView d = denseView(gv.addr, gv.prec, shape4(gv.shape));
     if (gv.gstride)
-      d.stride = {(*gv.gstride)[0], (*gv.gstride)[1], (*gv.gstride)[2],
-                  (*gv.gstride)[3]};
+      d.stride = *gv.gstride;
     return d;
   };
   pipeline(

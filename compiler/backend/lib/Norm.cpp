@@ -328,7 +328,7 @@ void softmax(CmdEmitter &em, const SoftmaxParams &p) {
              std::to_string(d) + ", " + std::to_string(inner) +
              ") around its axis exceeds the commands' 16-bit sizes");
   q.input.shape = q.output.shape = {1, inner, outer, d};
-  std::array<int64_t, 4> st{0, 1, d * inner, inner};
+  Stride4 st{0, 1, d * inner, inner};
   runAlone(em, "softmax", q, {q.input}, q.output, nullptr, {st, st});
 }
 
@@ -344,12 +344,11 @@ void layerNorm(CmdEmitter &em, const LayerNormParams &p) {
   // Normalised over every dim from the axis on: rows of contiguous
   // elements, a group of one over (N, C, H, W) as it is (the axis W) or
   // over (1, c, h, D).
-  auto [outer, d, inner] = aroundAxis(ctx, p.input.shape, p.axis, true);
+  std::array<int64_t, 3> rows = aroundAxis(ctx, p.input.shape, p.axis, true);
   LayerNormParams q = p;
   q.axis = 3;
-  (void)inner;
   if (!(p.input.shape.size() == 4 && (p.axis == 3 || p.axis == -1)))
-    q.input.shape = rowsView(ctx, em.chip(), outer, d);
+    q.input.shape = rowsView(ctx, em.chip(), rows[0], rows[1]);
   q.output.shape = q.input.shape;
   runAlone(em, "layerNorm", q, {q.input}, q.output);
 }
@@ -390,9 +389,7 @@ void reduce(CmdEmitter &em, const ReduceParams &p) {
       q.input.shape = {s.n, s.c, s.h, s.w};
       q.output.shape = {s.n, s.c, 1, s.w};
       q.axes = {2};
-      const Stride4 &i = v.inStride, &o = v.outStride;
-      st = {std::array<int64_t, 4>{i.n, i.c, i.h, i.w},
-            std::array<int64_t, 4>{o.n, o.c, 0, o.w}};
+      st = {v.inStride, v.outStride};
     }
     std::string why;
     if (localOpSupport(q, chip).empty() &&

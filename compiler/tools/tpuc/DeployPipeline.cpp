@@ -78,7 +78,7 @@ std::string compile(mlir::ModuleOp module, const PipelineOptions &opts,
   bm1684x::CodegenOptions codegen;
   codegen.groupPerOp = opts.groupPerOp;
   mlir::FailureOr<::tpu::isa::bmodel::Model> model =
-      bm1684x::buildBmodel(module, chip, codegen, &result.summary);
+      bm1684x::buildBmodel(module, opts.machine, codegen, &result.summary);
   if (mlir::failed(model))
     return "generating BM1684X commands failed";
   result.model = std::move(*model);

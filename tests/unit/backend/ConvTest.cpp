@@ -372,6 +372,17 @@ TEST(ConvTranspose2d, StrideTwoPadOutputPadding) {
              /*pad=*/1, /*opad=*/1, /*bias=*/false, /*seed=*/21});
 }
 
+// Kernel = stride, no pads (an FPN head's upsampling): the sub-pixel form,
+// one 1 x 1 convolution per tap into every s-th row and column. The layer
+// group tests compare it with ops alone, which take the same form, so this
+// scatter reference is what holds its taps to the right phases.
+TEST(ConvTranspose2d, KernelEqualsStride) {
+  runDeconv({/*ic=*/6, /*ih=*/5, /*iw=*/4, /*oc=*/3, /*k=*/2, /*s=*/2,
+             /*pad=*/0, /*opad=*/0, /*bias=*/true, /*seed=*/41});
+  runDeconv({/*ic=*/5, /*ih=*/3, /*iw=*/6, /*oc=*/4, /*k=*/3, /*s=*/3,
+             /*pad=*/0, /*opad=*/0, /*bias=*/false, /*seed=*/42});
+}
+
 TEST(ConvTranspose2d, SlicedRowsSmallLocalMemory) {
   StreamStats st =
       runDeconv({/*ic=*/4, /*ih=*/30, /*iw=*/9, /*oc=*/5, /*k=*/4, /*s=*/2,

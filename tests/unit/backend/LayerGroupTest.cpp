@@ -7,11 +7,13 @@
 // values through DDR): the local operations emit the per-op kernels' tile
 // commands, so every output must be equal bit for bit, whatever the
 // slicing (one slice, several, one row per slice, batch slices). The
-// per-op entry points of convolutions, resizes and 2-D poolings are
-// themselves groups of one (runAlone): for them this compares a group's
-// slicing with the slicing each op gets alone, and their independent
-// references are ConvTest, PoolTest and ResizeTest (direct loops in
-// double precision) and TpuChipOrder (the tpu interpreter). Also: a
+// per-op entry points of convolutions, pooling, resizes, softmax, layer
+// norm, reductions and the element-wise ops are themselves groups of one
+// (runAlone): for them this compares a group's slicing with the slicing
+// each op gets alone, and their independent references are ConvTest,
+// PoolNormTest, EltwiseTest, ScaleTest, MissingOpsTest and MoveTest (resize)
+// (direct loops in double precision) and TpuChipOrder (the tpu
+// interpreter). Also: a
 // group that cannot fit is refused with a reason, and the planner's choice
 // emits what emitGroup emits.
 //
@@ -871,8 +873,9 @@ TEST(LayerGroup, StridedDilatedAndTwoReaders) {
 /// output row may fall between input rows, and the last reads the inserted
 /// zeros and the bottom pad only); a 3 x 3 stride-3 one from 40 to 80
 /// channels (two channel blocks, two lane slots; also in channel slices).
-/// Every value equals the per-op kernels' (the zero-inserted conv); the
-/// test fails with the phases' taps swapped.
+/// Every value equals the ops' alone (groups of one in their own
+/// slicing); the phases' taps are held to a scatter reference by
+/// ConvTranspose2d.KernelEqualsStride (ConvTest.cpp).
 TEST(LayerGroup, TransposedConvolutions) {
   for (Prec p : {Prec::Fp32, Prec::Fp16, Prec::Bf16}) {
     Net net(p);
@@ -925,9 +928,10 @@ TEST(LayerGroup, TransposedConvolutions) {
 /// writes channels 48..71 (lanes 48..63, then 0..7 of the second slot) and
 /// reads 24..35; stride 2 and a relu before, a 1 x 1 conv after; 2 x 96
 /// channels in 32 groups of 3 -> 3 after it, in batch slices (one CONV per
-/// group and batch) and one-row slices. Every value equals the per-op
-/// kernel's (each group's input loaded at lane 0); the test fails when a
-/// group reads the wrong input channels or weights.
+/// group and batch) and one-row slices. Every value equals the op's alone
+/// (a group of one in its own slicing); a group reading the wrong input
+/// channels or weights is caught against the interpreter by
+/// TpuChipOrder.Deconv2D and against direct loops by ConvTest.
 TEST(LayerGroup, GroupedConvolutions) {
   for (Prec p : {Prec::Fp32, Prec::Fp16, Prec::Bf16}) {
     Net net(p);

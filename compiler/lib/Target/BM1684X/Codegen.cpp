@@ -13,7 +13,6 @@
 #include "tpuc/Dialect/Tpu/IR/TpuOps.h"
 #include "tpuc/Dialect/Tpu/Transforms/Passes.h"
 #include "tpuc/Interpreter/Kernels.h"
-#include "tpuc/Support/Machine.h"
 #include "tpuc/Support/Module.h"
 #include "tpuc/Support/Weights.h"
 #include "tpuc/Target/BM1684X/CodegenInterface.h"
@@ -228,9 +227,10 @@ uint64_t getWeightBytes(Operation *weightOp, const isa::ChipParams &chip) {
 }
 
 FailureOr<isa::bmodel::Model> buildBmodel(ModuleOp module,
-                                          const isa::ChipParams &chip,
+                                          const isa::Machine &machine,
                                           const CodegenOptions &options,
                                           CodegenSummary *summary) {
+  const isa::ChipParams &chip = machine.chip;
   func::FuncOp func = module::getMainFunc(module);
   if (!func || func.isExternal())
     return module.emitError("codegen: no main function");
@@ -261,14 +261,10 @@ FailureOr<isa::bmodel::Model> buildBmodel(ModuleOp module,
     // Commands, each tagged with the op it is for (the per-op profile).
     backend::CmdEmitter em(chip);
     // Ops alone run as groups of one under the options the layer groups
-    // were formed with, chosen for the module's machine.
-    FailureOr<isa::Machine> machine =
-        module::getMachineOrDefault(module, "codegen");
-    if (failed(machine))
-      return failure();
+    // were formed with, chosen for the machine.
     auto alone =
         std::make_shared<backend::GroupOptions>(getSlicingAttr(module));
-    alone->timing = &machine->timing;
+    alone->timing = &machine.timing;
     em.setAloneOptions(alone);
     CodegenContext ctx(module, em);
     isa::OpMap opMap;

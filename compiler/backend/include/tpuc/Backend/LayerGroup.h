@@ -62,6 +62,7 @@
 
 #include "tpuc/Backend/Backend.h"
 
+#include "tpu/isa/LocalMem.h"
 #include "tpu/isa/Machine.h"
 
 #include <array>
@@ -114,7 +115,7 @@ struct GroupValue {
   /// Element strides (n, c, h, w) of the value in DDR when it is not dense
   /// (a view of a larger tensor; zeros repeat it along a dim, which a load
   /// materialises): the element-wise ops alone, over broadcastJobs' views.
-  std::optional<std::array<int64_t, 4>> gstride;
+  std::optional<isa::Stride4> gstride;
   /// Held in the matrix(w) layout of MM (matrixColumnsLayout): the value
   /// is a dense [rows, matrixCols] matrix in DDR, held as (rows,
   /// ceil(matrixCols / w), 1, w), its columns in blocks of w across the
@@ -239,6 +240,14 @@ struct GroupPlan {
   uint64_t stallCycles = 0;
 };
 
+/// An activation broadcast along H and / or W: (N, C, 1 or H, 1 or W)
+/// against (N, C, H, W), which a local op reads through zero strides along
+/// its unit dims (per (n, c): a squeeze-excite gate).
+bool broadcastsHW(const GTensor &t, const std::vector<int64_t> &out);
+/// A per-channel operand: (1, C, 1, 1) or (C, 1, 1) against (N, C, H, W),
+/// which a local op holds as a resident weight.
+bool isPerChannel(const GTensor &t, int64_t channels);
+
 /// Whether the op described by `params` can run as a local operation, and
 /// if not why (empty when it can). Checked per op before grouping.
 std::string localOpSupport(const LocalOpParams &params,
@@ -327,7 +336,7 @@ uint64_t firstWeightBytes(const GroupSpec &spec, const isa::ChipParams &chip);
 
 /// DDR element strides (n, c, h, w) of runAlone's inputs and output, one
 /// entry each (inputs, then the output); nullopt: dense.
-using AloneStrides = std::vector<std::optional<std::array<int64_t, 4>>>;
+using AloneStrides = std::vector<std::optional<isa::Stride4>>;
 
 /// Runs one op between DDR tensors as a group of one: its inputs (the
 /// values it reads, in its operand order) loaded, its result stored, the

@@ -21,6 +21,7 @@
 
 #include "tpu/isa/Bmodel.h"
 #include "tpu/isa/ChipParams.h"
+#include "tpu/isa/Machine.h"
 #include "tpu/isa/OpMap.h"
 #include "tpu/isa/Types.h"
 
@@ -67,11 +68,12 @@ std::optional<::tpu::isa::DataType> getDataType(mlir::Type elementType);
 uint64_t getWeightBytes(mlir::Operation *weightOp,
                         const ::tpu::isa::ChipParams &chip);
 
-/// Builds the bmodel of \p module for \p chip. Errors are emitted as
+/// Builds the bmodel of \p module for \p machine (its chip; its timing
+/// chooses the slicing of the ops that run alone). Errors are emitted as
 /// diagnostics on the failing op (a missing address, an op without a
 /// kernel, a kernel's ::tpu::Error) and give failure().
 mlir::FailureOr<::tpu::isa::bmodel::Model>
-buildBmodel(mlir::ModuleOp module, const ::tpu::isa::ChipParams &chip,
+buildBmodel(mlir::ModuleOp module, const ::tpu::isa::Machine &machine,
             const CodegenOptions &options, CodegenSummary *summary = nullptr);
 
 } // namespace tpuc::bm1684x

@@ -29,7 +29,7 @@ struct CodegenPass : impl::CodegenBase<CodegenPass> {
     if (failed(machine))
       return signalPassFailure();
     FailureOr<::tpu::isa::bmodel::Model> model =
-        bm1684x::buildBmodel(getOperation(), machine->chip, options);
+        bm1684x::buildBmodel(getOperation(), *machine, options);
     if (failed(model))
       return signalPassFailure();
     try {

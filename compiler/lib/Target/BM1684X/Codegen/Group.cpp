@@ -251,19 +251,14 @@ localOpParams(CodegenContext &ctx, Operation *op, std::vector<Value> &acts,
         why = "a parametric relu of a computed slope";
         return std::nullopt;
       }
-      std::vector<int64_t> ss = module::getShape(pr.getSlope()),
-                           os = module::getShape(pr.getOutput());
-      int64_t c = os.size() > 1 ? os[1] : 0, count = 1;
-      for (int64_t d : ss)
-        count *= d;
-      bool perChannel = count == c && ((ss.size() == 4 && ss[1] == c) ||
-                                       (ss.size() == 3 && ss[0] == c));
-      if (!perChannel) {
+      backend::PReluParams pp = preluParams(ctx, pr);
+      if (pp.output.shape.size() < 2 ||
+          !backend::isPerChannel(pp.slope, pp.output.shape[1])) {
         why = "a parametric relu whose slope is not one per channel";
         return std::nullopt;
       }
       acts = {pr.getInput()};
-      p = preluParams(ctx, pr);
+      p = pp;
     } else if (auto w = dyn_cast<tpu::WhereOp>(op)) {
       Value out = w.getOutput();
       if (!groupOperand(w.getCond(), out) || !groupOperand(w.getX(), out) ||
