@@ -1090,17 +1090,20 @@ void mm2(CmdEmitter &em, const MM2Cmd &x) {
   auto dense = [](const LTensor &t) {
     return t.shape.n == 1 && t.shape.h == 1 && t.layout == kStrEuAligned;
   };
+  // The right matrix as stored: (1, K, 1, N), or (1, N, 1, K) transposed.
+  uint32_t rc = x.rightTransposed ? n : k, rw = x.rightTransposed ? k : n;
   if (!dense(x.left) || !dense(x.right) || !dense(x.output) ||
-      x.right.shape.c != k || x.output.shape.c != m || x.right.shape.w != n ||
+      x.right.shape.c != rc || x.output.shape.c != m || x.right.shape.w != rw ||
       m == 0 || k == 0 || n == 0)
-    throw Error("backend: mm2 needs EU-aligned (1, M, 1, K) x (1, K, 1, N) "
-                "-> (1, M, 1, N) operands");
+    throw Error(std::string("backend: mm2 needs EU-aligned (1, M, 1, K) x ") +
+                (x.rightTransposed ? "(1, N, 1, K)" : "(1, K, 1, N)") +
+                " -> (1, M, 1, N) operands");
   if (x.left.prec != x.right.prec)
     throw Error("backend: mm2 operands of different precisions");
   isa::cmd::SMM2 c;
   c.cmd_short = 1;
   c.tsk_typ = unsigned(isa::TiuTask::MM);
-  c.tsk_eu_typ = 4; // mm2.nn
+  c.tsk_eu_typ = x.rightTransposed ? 5 : 4; // mm2.nt : mm2.nn
   c.opd0_sign = signOf(x.left.prec, x.left.isSigned);
   c.opd1_sign = signOf(x.right.prec, x.right.isSigned);
   c.res0_prec = precCode(x.output.prec);
@@ -1108,8 +1111,8 @@ void mm2(CmdEmitter &em, const MM2Cmd &x) {
   c.opd2_const = 1; // no zero point
   c.res0_c = m;
   c.res0_w = n;
-  c.opd1_c = k;
-  c.opd1_w = n;
+  c.opd1_c = rc;
+  c.opd1_w = rw;
   c.res0_addr = x.output.offset;
   c.opd0_addr = x.left.offset;
   c.opd1_addr = x.right.offset;

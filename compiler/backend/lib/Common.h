@@ -374,12 +374,14 @@ struct MMCmd {
 };
 void mm(CmdEmitter &em, const MMCmd &c);
 
-/// Matrix multiply 2 (sMM2 mm2.nn, isa/docs/bm1684x.md 3.3 and 4.5): every
-/// operand in matrix2 layout, one matrix row per channel. left (1, M, 1, K)
-/// and right (1, K, 1, N) EU-aligned; the result (1, M, 1, N), EU-aligned,
-/// each element summed over K ascending (no bias operand).
+/// Matrix multiply 2 (sMM2 mm2.nn / mm2.nt, isa/docs/bm1684x.md 3.3 and
+/// 4.5): every operand in matrix2 layout, one matrix row per channel. left
+/// (1, M, 1, K) and right (1, K, 1, N) EU-aligned, or with `rightTransposed`
+/// (mm2.nt) the right matrix stored (1, N, 1, K); the result (1, M, 1, N),
+/// EU-aligned, each element summed over K ascending (no bias operand).
 struct MM2Cmd {
   LTensor left, right, output;
+  bool rightTransposed = false;
 };
 void mm2(CmdEmitter &em, const MM2Cmd &c);
 

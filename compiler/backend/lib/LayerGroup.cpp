@@ -231,7 +231,8 @@ bool laneBroadcast(const Resident &r) {
 }
 
 /// A matmul's right operand: a 2-D weight (resident) or, in the rows
-/// layout (matrixRowsLayout), a group value (B, K, 1, N).
+/// layout (matrixRowsLayout), a group value (B, K, 1, N), or (B, N, 1, K)
+/// when transposed (mm2.nt reads it so).
 bool rightIsWeight(const MatMulParams &m) { return m.right.shape.size() == 2; }
 /// A matmul's reduction length K and result columns N.
 std::array<int64_t, 2> matmulKN(const MatMulParams &m) {
@@ -239,7 +240,10 @@ std::array<int64_t, 2> matmulKN(const MatMulParams &m) {
   if (rightIsWeight(m))
     return m.rightTransposed ? std::array<int64_t, 2>{s[1], s[0]}
                              : std::array<int64_t, 2>{s[0], s[1]};
-  return {s.size() == 4 ? s[1] : 0, s.size() == 4 ? s[3] : 0};
+  if (s.size() != 4)
+    return {0, 0};
+  return m.rightTransposed ? std::array<int64_t, 2>{s[3], s[1]}
+                           : std::array<int64_t, 2>{s[1], s[3]};
 }
 
 /// The lanes a matrix held a row per channel (matrixRowsLayout: (B, M, 1,
@@ -561,9 +565,17 @@ unsigned tempsOfOp(const LocalOpParams &p) {
   return t;
 }
 
-/// fp32 scratch of one element per row of the output slice (n, c, h, 1):
-/// the row statistics of softmax (max, sum; log-softmax also the four
-/// tiles of the sum's log) and layer norm (mean, var).
+/// A softmax along H (each column normalised; softmaxTile's !alongW):
+/// every row of a column in every slice, its statistics one per column.
+bool softmaxAlongH(const LocalOpParams &p) {
+  const auto *s = std::get_if<SoftmaxParams>(&p);
+  return s && s->input.shape.size() == 4 && (s->axis == 2 || s->axis == -2);
+}
+
+/// fp32 scratch of one element per row of the output slice (n, c, h, 1)
+/// (per column, (n, c, 1, w), for a softmax along H): the row statistics
+/// of softmax (max, sum; log-softmax also the four tiles of the sum's log)
+/// and layer norm (mean, var).
 unsigned rowTempsOf(const LocalOpParams &p) {
   if (const auto *s = std::get_if<SoftmaxParams>(&p))
     return s->log ? 6 : 2;
@@ -689,8 +701,6 @@ std::string localOpSupport(const LocalOpParams &params,
                       : !floatOk(x.left) || !floatOk(x.output) ||
                             x.left.prec != x.right.prec)
             return "a matmul of other precisions";
-          if (x.rightTransposed && !rightIsWeight(x))
-            return "a matmul by a transposed right operand";
           if (!rightIsWeight(x) &&
               (!rank4(x.right) || x.right.shape[2] != 1 ||
                x.right.shape[0] != x.left.shape[0]))
@@ -716,8 +726,13 @@ std::string localOpSupport(const LocalOpParams &params,
             return "an integer normalisation";
           if (!rank4(x.input) || x.input.shape != x.output.shape)
             return "a normalisation that reshapes";
-          if (x.axis != 3 && x.axis != -1)
-            return "a normalisation over other than the last axis";
+          // Softmax also along H (its tile normalises columns).
+          if (x.axis != 3 && x.axis != -1 &&
+              !(std::is_same_v<T, SoftmaxParams> &&
+                (x.axis == 2 || x.axis == -2)))
+            return std::is_same_v<T, SoftmaxParams>
+                       ? "a softmax over other than H or W"
+                       : "a normalisation over other than the last axis";
           return "";
         } else if constexpr (std::is_same_v<T, LutParams>) {
           if (!rank4(x.output) || x.input.shape != x.output.shape)
@@ -884,7 +899,8 @@ RowSpan localInputRows(const GroupOp &op, const GroupSpec &spec, unsigned k,
   // (its output rows are its input's columns).
   if ((std::holds_alternative<ReduceParams>(op.params) &&
        spec.values[op.output].shape[2] == 1) ||
-      std::holds_alternative<PermuteParams>(op.params))
+      std::holds_alternative<PermuteParams>(op.params) ||
+      softmaxAlongH(op.params))
     return {0, inH, 0, 0};
   // An element-wise operand of one row broadcasts along H.
   if (inH == 1 && spec.values[op.output].shape[2] > 1)
@@ -910,6 +926,16 @@ RowSpan localInputCols(const GroupOp &op, const GroupSpec &spec, unsigned k,
   return {o0, count, 0, 0};
 }
 
+/// Why `spec` cannot be cut along H (empty when it can): an op whose every
+/// output row reads every input row (a softmax along H).
+std::string rowSliceError(const GroupSpec &spec) {
+  for (const GroupOp &op : spec.ops)
+    if (softmaxAlongH(op.params))
+      return "'" + std::visit([](const auto &x) { return x.name; }, op.params) +
+             "' (a softmax along H) reads every row";
+  return "";
+}
+
 std::string columnSliceError(const GroupSpec &spec) {
   if (spec.matrixColumns)
     return "the matrix(w) layout cannot be cut along W";
@@ -917,7 +943,8 @@ std::string columnSliceError(const GroupSpec &spec) {
     std::string name =
         std::visit([](const auto &x) { return x.name; }, op.params);
     if (std::holds_alternative<MatMulParams>(op.params) ||
-        std::holds_alternative<SoftmaxParams>(op.params) ||
+        (std::holds_alternative<SoftmaxParams>(op.params) &&
+         !softmaxAlongH(op.params)) ||
         std::holds_alternative<LayerNormParams>(op.params))
       return "'" + name + "' reads whole rows of its matrices";
     if (std::holds_alternative<ResizeParams>(op.params))
@@ -1409,6 +1436,9 @@ std::string Schedule::build() {
   int64_t outH = spec.values[last].shape[2];
   if (hSlices > outH || nSlices > n)
     return "more slices than rows or batches";
+  if (hSlices > 1)
+    if (std::string why = rowSliceError(spec); !why.empty())
+      return why;
   if (ceilDiv(n, ceilDiv(n, nSlices)) != nSlices)
     return "a batch of " + std::to_string(n) + " cannot be cut into " +
            std::to_string(nSlices) + " slices of equal size but the last";
@@ -1579,7 +1609,7 @@ std::string Schedule::build() {
     if (unsigned t = rowTempsOf(op.params)) {
       nRowTemps = std::max(nRowTemps, t);
       Shape4 rs = maxShape(op.output);
-      rs.w = 1;
+      (softmaxAlongH(op.params) ? rs.h : rs.w) = 1;
       rowTempBytes = std::max(rowTempBytes, up(euBytes(chip, Prec::Fp32, rs)));
     }
     unsigned t = opTemps(op);
@@ -2277,11 +2307,11 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
     return;
   }
   if (const auto *m = std::get_if<MatMulParams>(&op.params)) {
-    // One mm2.nn per batch of the slice: the rows (one per channel) times
-    // the resident right matrix, into the fp32 scratch when a bias follows
-    // (added by an AR from its copy in every lane, the output's one
-    // rounding after it, as the matmul kernel's MM rounds once after its
-    // bias), then the activation.
+    // One mm2.nn (mm2.nt: a transposed right value) per batch of the slice: the
+    // rows (one per channel) times the resident right matrix, into the fp32
+    // scratch when a bias follows (added by an AR from its copy in every lane,
+    // the output's one rounding after it, as the matmul kernel's MM rounds once
+    // after its bias), then the activation.
     bool weight = rightIsWeight(*m);
     // Whole buffers (a matrix value holds one row of H): sameRows would
     // read a K = 1 left operand as a per-(n, c) broadcast.
@@ -2307,8 +2337,8 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
       return b;
     };
     for (uint32_t n = 0; n < out.shape.n; ++n)
-      mm2(em, {batch(left, n), weight ? right : batch(right, n),
-               batch(acc, n)});
+      mm2(em, {batch(left, n), weight ? right : batch(right, n), batch(acc, n),
+               !weight && m->rightTransposed});
     // The bias row, the same in every lane, read at every row.
     auto addBias = [&](const LTensor &res) {
       ar(em, ArOp::Add, res, Opd::of(acc),
@@ -2337,7 +2367,7 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
     if (sm->log)
       for (unsigned i = 0; i < 4; ++i)
         sc.logTemps[i] = rowTemps[2 + i];
-    softmaxTile(em, sameRows(0), out, true, sm->log, sc);
+    softmaxTile(em, sameRows(0), out, !softmaxAlongH(op.params), sm->log, sc);
     return;
   }
   if (const auto *ln = std::get_if<LayerNormParams>(&op.params)) {
@@ -2736,6 +2766,10 @@ std::vector<Slicing> candidates(const GroupSpec &spec,
   const GroupValue &last = spec.values[spec.ops.back().output];
   int64_t n = last.shape[0], h = last.shape[2], ch = last.shape[1];
   int64_t maxH = options.maxHSlices > 0 ? std::min(options.maxHSlices, h) : h;
+  // Ops that read every row: the batch and channels alone, then columns.
+  bool wholeRows = !rowSliceError(spec).empty();
+  if (wholeRows)
+    maxH = 1;
   int64_t npu = chip.npuNum;
   std::vector<int64_t> cCounts{1};
   if (options.channelSlices && channelSliceError(spec).empty())
@@ -2764,7 +2798,8 @@ std::vector<Slicing> candidates(const GroupSpec &spec,
   // The last resort, once every row is a slice of its own (not when the
   // options bound the H slices below that): the last of those with each
   // row's columns cut into 2, 3, ... slices.
-  if (options.widthSlices && maxH == h && columnSliceError(spec).empty()) {
+  if (options.widthSlices && (maxH == h || wholeRows) &&
+      columnSliceError(spec).empty()) {
     Slicing lastResort = out.back();
     for (int64_t ws = 2; ws <= last.shape[3]; ++ws) {
       lastResort.w = ws;

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Common.h"
+#include "tpuc/Backend/LayerGroup.h"
 
 #include <algorithm>
 
@@ -346,6 +347,93 @@ void matmulRequant(CmdEmitter &em, const MatMulParams::Quant &q,
 
 } // namespace detail
 
+namespace {
+
+/// The left and right matrix indices of output batch `b` (numpy
+/// broadcasting of the batch dims `ob`; `lb` / `rb` the operands', 1 where
+/// broadcast, with dense strides `lst` / `rst`).
+std::pair<int64_t, int64_t>
+batchIndex(int64_t b, const std::vector<int64_t> &ob,
+           const std::vector<int64_t> &lb, const std::vector<int64_t> &rb,
+           const std::vector<int64_t> &lst, const std::vector<int64_t> &rst) {
+  int64_t rem = b, li = 0, ri = 0;
+  for (size_t i = ob.size(); i-- > 0;) {
+    int64_t idx = rem % ob[i];
+    rem /= ob[i];
+    if (lb[i] != 1)
+      li += idx * lst[i];
+    if (rb[i] != 1)
+      ri += idx * rst[i];
+  }
+  return {li, ri};
+}
+
+/// The matmul as groups of one (runAlone), in the row layout the
+/// layer-group pass holds matrices in (matrixRowsLayout: (B, M, 1, K), one
+/// row per channel; the planner also tries the matrix(w) layout of a right
+/// matrix shared by all the rows). The batch dims split in two: the
+/// longest run of trailing ones the left operand does not broadcast along
+/// and the right one either does along all or along none of them, held as
+/// the N of one group (the right matrix one 2-D operand when shared, else
+/// (B, K, 1, N), or (B, N, 1, K) transposed: mm2.nt); the leading ones, one
+/// group each. False (nothing emitted) when the op has no local form or
+/// fits no slicing.
+bool aloneJobs(CmdEmitter &em, const MatMulParams &p, int64_t m, int64_t k,
+               int64_t n, const std::vector<int64_t> &ob,
+               const std::vector<int64_t> &lb, const std::vector<int64_t> &rb) {
+  // The trailing run: `shared` when the right operand is one matrix in it.
+  size_t split = ob.size();
+  std::optional<bool> shared;
+  for (size_t i = ob.size(); i-- > 0;) {
+    if (ob[i] == 1) {
+      split = i;
+      continue;
+    }
+    bool rs = rb[i] == 1;
+    if (lb[i] != ob[i] || (shared && *shared != rs))
+      break;
+    shared = rs;
+    split = i;
+  }
+  bool rightShared = shared.value_or(true);
+  int64_t inner = 1, outer = 1;
+  for (size_t i = 0; i < ob.size(); ++i)
+    (i < split ? outer : inner) *= ob[i];
+  MatMulParams q = p;
+  q.left.shape = {inner, m, 1, k};
+  q.output.shape = {inner, m, 1, n};
+  if (rightShared)
+    q.right.shape = p.rightTransposed ? std::vector<int64_t>{n, k}
+                                      : std::vector<int64_t>{k, n};
+  else
+    q.right.shape = p.rightTransposed ? std::vector<int64_t>{inner, n, 1, k}
+                                      : std::vector<int64_t>{inner, k, 1, n};
+  if (!localOpSupport(q, em.chip()).empty())
+    return false;
+  unsigned eb = elemBytes(p.left.prec), ebo = elemBytes(p.output.prec);
+  std::vector<int64_t> lst = denseStrides(lb), rst = denseStrides(rb);
+  for (int64_t j = 0; j < outer; ++j) {
+    auto [li, ri] = batchIndex(j * inner, ob, lb, rb, lst, rst);
+    q.left.addr = p.left.addr + uint64_t(li * m * k) * eb;
+    q.right.addr = p.right.addr + uint64_t(ri * k * n) * eb;
+    q.output.addr = p.output.addr + uint64_t(j * inner * m * n) * ebo;
+    std::vector<GTensor> inputs{q.left};
+    if (!rightShared)
+      inputs.push_back(q.right);
+    std::string why;
+    // The jobs have one shape: the first fits or none does.
+    if (!runAlone(em, "matmul", q, inputs, q.output, &why)) {
+      if (j > 0)
+        throw Error("matmul '" + p.name + "': batch " + std::to_string(j) +
+                    " fits no slicing where batch 0 did: " + why);
+      return false;
+    }
+  }
+  return true;
+}
+
+} // namespace
+
 void matmul(CmdEmitter &em, const MatMulParams &p) {
   OpCtx ctx{"matmul", p.name};
   if (p.quant) {
@@ -392,6 +480,11 @@ void matmul(CmdEmitter &em, const MatMulParams &p) {
       std::all_of(rb.begin(), rb.end(), [](int64_t d) { return d == 1; });
   bool leftFull = lb == ob;
   unsigned eb = elemBytes(p.left.prec), ebo = elemBytes(p.output.prec);
+  if (aloneJobs(em, p, m, k, n, ob, lb, rb))
+    return;
+  // The fallback: the kernel below, for what has no local form or fits no
+  // slicing (K or N past the commands' 16 bits, a right matrix whose one
+  // column block does not fit a lane: K is split).
   std::vector<MatJob> jobs;
   if (rightShared && leftFull) {
     jobs.push_back({p.left.addr, p.right.addr, p.output.addr});
@@ -400,15 +493,7 @@ void matmul(CmdEmitter &em, const MatMulParams &p) {
   }
   std::vector<int64_t> lst = denseStrides(lb), rst = denseStrides(rb);
   for (int64_t b = 0; b < batches; ++b) {
-    int64_t rem = b, li = 0, ri = 0;
-    for (size_t i = ob.size(); i-- > 0;) {
-      int64_t idx = rem % ob[i];
-      rem /= ob[i];
-      if (lb[i] != 1)
-        li += idx * lst[i];
-      if (rb[i] != 1)
-        ri += idx * rst[i];
-    }
+    auto [li, ri] = batchIndex(b, ob, lb, rb, lst, rst);
     jobs.push_back({p.left.addr + uint64_t(li * m * k) * eb,
                     p.right.addr + uint64_t(ri * k * n) * eb,
                     p.output.addr + uint64_t(b * m * n) * ebo});

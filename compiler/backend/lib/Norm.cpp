@@ -303,16 +303,16 @@ void softmax(CmdEmitter &em, const SoftmaxParams &p) {
   requireFloat(ctx, p.input, "input");
   requireFloat(ctx, p.output, "output");
   requireElements(ctx, p.output, p.input.numElements(), "output");
-  // A group of one over a 4-D view whose W is the normalised axis (the
-  // local form normalises each row along W): (N, C, H, W) as it is; rows
-  // of contiguous elements as (1, c, h, D); with elements after the axis
-  // (inner), each of them a lane channel and the axis read through a
-  // stride of `inner` elements.
+  // A group of one over a 4-D view whose W (or H) is the normalised axis
+  // (the local form normalises each row along W, or each column along H):
+  // (N, C, H, W) as it is; rows of contiguous elements as (1, c, h, D);
+  // with elements after the axis (inner), the axis along H.
   auto [outer, d, inner] = aroundAxis(ctx, p.input.shape, p.axis, false);
   SoftmaxParams q = p;
   q.axis = 3;
   bool last = p.axis == 3 || p.axis == -1;
-  if (p.input.shape.size() == 4 && last) {
+  if (p.input.shape.size() == 4 && (last || p.axis == 2 || p.axis == -2)) {
+    q.axis = last ? 3 : 2;
     q.output.shape = q.input.shape;
     runAlone(em, "softmax", q, {q.input}, q.output);
     return;
@@ -322,13 +322,22 @@ void softmax(CmdEmitter &em, const SoftmaxParams &p) {
     runAlone(em, "softmax", q, {q.input}, q.output);
     return;
   }
+  // Elements after the axis: normalised along H of (outer, c, D, w), the
+  // inner elements as c lane channels of w contiguous ones (c the largest
+  // divisor of `inner` within the lanes), so that every DDR run is w
+  // elements long; each column of a slice is one softmax.
   constexpr int64_t kMax = 65535;
-  if (inner > kMax || outer > kMax || d > kMax)
+  int64_t c = std::min<int64_t>(inner, em.chip().npuNum);
+  while (inner % c)
+    --c;
+  int64_t w = inner / c;
+  if (outer > kMax || d > kMax || w > kMax)
     ctx.fail("a softmax of (" + std::to_string(outer) + ", " +
              std::to_string(d) + ", " + std::to_string(inner) +
              ") around its axis exceeds the commands' 16-bit sizes");
-  q.input.shape = q.output.shape = {1, inner, outer, d};
-  Stride4 st{0, 1, d * inner, inner};
+  q.axis = 2;
+  q.input.shape = q.output.shape = {outer, c, d, w};
+  Stride4 st{d * inner, w, inner, 1};
   runAlone(em, "softmax", q, {q.input}, q.output, nullptr, {st, st});
 }
 

@@ -537,14 +537,14 @@ public:
   }
 
   /// Softmax of matrix `in` along its rows.
-  int softmax(int in) {
+  int softmax(int in, std::optional<int64_t> axis = std::nullopt) {
     int out = value(shapes[size_t(in)]);
     perOp[size_t(out)].shape = perOp[size_t(in)].shape;
     SoftmaxParams p;
     p.name = "softmax" + std::to_string(out);
     p.input = perOp[size_t(in)];
     p.output = perOp[size_t(out)];
-    p.axis = int64_t(p.input.shape.size()) - 1;
+    p.axis = axis.value_or(int64_t(p.input.shape.size()) - 1);
     ops.push_back({p, {in}, out});
     return out;
   }
@@ -1560,8 +1560,7 @@ TEST(LayerGroup, MatrixRowsMatmulSoftmaxLayerNorm) {
   EXPECT_EQ(localOpSupport(sm, net.chip), "");
   sm.log = false;
   sm.axis = 1;
-  EXPECT_EQ(localOpSupport(sm, net.chip),
-            "a normalisation over other than the last axis");
+  EXPECT_EQ(localOpSupport(sm, net.chip), "a softmax over other than H or W");
   auto mm = std::get<MatMulParams>(g.ops[1].params);
   // A weight stored [N, K] (Gemm transB) is local, read transposed; the
   // same flag on the stored [K, N] shape is a mismatch.
@@ -2141,6 +2140,45 @@ TEST(LayerGroup, PlanFitsOrSays) {
 /// starts at the first column its producer holds), a value broadcast along
 /// W, intermediate values stored in their own column slices. Every value
 /// equals the per-op kernels' bit for bit, down to slices of one column.
+/// A softmax along H inside a group (a segmentation head's classes laid
+/// along H): each column normalised over every row, so the group is never
+/// cut into row slices, but its columns are. The ops alone are the
+/// reference here (the softmax's own arithmetic is held to the tpu
+/// interpreter by TpuChipOrder.SoftmaxAndLayerNorm and to double precision
+/// by Softmax.InnerAxes).
+TEST(LayerGroup, SoftmaxAlongH) {
+  for (Prec p : {Prec::Fp32, Prec::Fp16}) {
+    Net net(p);
+    int x = net.input(2, 16, 9, 20);
+    int c = net.conv(x, 16, 3, 1, 1);
+    int y = net.softmax(c, 2);
+    GroupSpec g = net.spec({c});
+    EXPECT_EQ(localOpSupport(g.ops[1].params, net.chip), "");
+    EXPECT_NE(rowSliceError(g), "");
+    EXPECT_EQ(columnSliceError(g), "");
+    for (auto [n, w] : {std::pair{1, 1}, {2, 1}, {2, 3}}) {
+      GroupPlan plan;
+      plan.nSlices = n;
+      plan.wSlices = w;
+      net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, plan); }, {c, y},
+                    std::string(isa::precName(p)) + " " + std::to_string(n) +
+                        " x " + std::to_string(w));
+    }
+    GroupPlan rowsCut;
+    rowsCut.hSlices = 3;
+    CmdEmitter em(net.chip);
+    EXPECT_THROW(emitGroup(em, g, rowsCut), Error);
+    // The planner cuts columns, never rows, when a slice must be small.
+    GroupPlan chosen;
+    std::string why;
+    isa::ChipParams small = net.chip;
+    small.lmemBytes = 64 * 1024;
+    GroupOptions opts;
+    ASSERT_TRUE(planGroup(g, small, opts, chosen, why)) << why;
+    EXPECT_EQ(chosen.hSlices, 1);
+  }
+}
+
 TEST(LayerGroup, ColumnSlicesAtTheEdges) {
   for (Prec p : {Prec::Fp32, Prec::Fp16}) {
     Net net(p);

@@ -145,6 +145,29 @@ TEST(MatMul, BroadcastLeftBatch) {
   runMM({{1, 10, 20}, {3, 20, 7}, {3, 10, 7}});
 }
 
+TEST(MatMul, F16BatchedRightTransposed) {
+  // Attention's Q K^T: a right matrix of each batch stored [N, K] (mm2.nt
+  // in a group of one).
+  MMCase c{{2, 3, 17, 33}, {2, 3, 19, 33}, {2, 3, 17, 19}, true};
+  c.prec = Prec::Fp16;
+  runMM(c);
+}
+
+TEST(MatMul, RightSharedInnerBatchesOnly) {
+  // The right operand broadcast along the inner batch dim but not the
+  // outer one: one group per outer batch, its right matrix shared.
+  runMM({{2, 3, 10, 20}, {2, 1, 20, 7}, {2, 3, 10, 7}});
+  MMCase t{{2, 3, 10, 20}, {2, 1, 7, 20}, {2, 3, 10, 7}, true};
+  t.prec = Prec::Bf16;
+  runMM(t);
+}
+
+TEST(MatMul, LeftBroadcastInnerBatch) {
+  // The left operand broadcast along the inner batch dim: one group per
+  // output batch.
+  runMM({{2, 1, 10, 20}, {2, 3, 20, 7}, {2, 3, 10, 7}});
+}
+
 TEST(MatMul, SplitsColumnsAndRowsWithSmallLocalMemory) {
   MMCase c{{100, 64}, {64, 300}, {100, 300}, false, true};
   c.lmemBytes = 4 * 1024;

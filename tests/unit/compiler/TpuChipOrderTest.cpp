@@ -161,10 +161,18 @@ struct SimRun {
   uint64_t fp32(const std::vector<float> &v) {
     return raw(be::encodeFloats(v.data(), v.size(), Prec::Fp32));
   }
+  /// The mnemonics of the TIU commands run (run() fills it).
+  std::vector<std::string> tiuOps;
   std::vector<float> run(const be::GTensor &out) {
     ::tpu::isa::bmodel::CmdGroup g = em.finish();
+    for (const auto &c : ::tpu::isa::splitBuffer(::tpu::isa::Engine::Tiu,
+                                                 g.tiu.data(), g.tiu.size()))
+      tiuOps.push_back(::tpu::isa::mnemonic(c.cmd));
     bt::runGroup(m, g, bt::Schedule::Random, 3);
     return bt::readTensor(m, out);
+  }
+  size_t countTiu(const std::string &mnemonic) const {
+    return size_t(std::count(tiuOps.begin(), tiuOps.end(), mnemonic));
   }
 };
 
@@ -570,6 +578,45 @@ TEST_F(TpuChipOrder, MatMul) {
     }
 }
 
+TEST_F(TpuChipOrder, MatMulOfActivations) {
+  // Attention's products: [2, 3, M, K] x [2, 3, K, N], the right matrix of
+  // each batch plain (mm2.nn) or stored [N, K] (Q K^T, mm2.nt), alone as a
+  // group of one; no bias.
+  for (Prec prec : {Prec::Fp16, Prec::Fp32})
+    for (bool trans : {false, true}) {
+      int64_t m = 17, k = 70, n = 23;
+      Shape aS{2, 3, m, k}, oS{2, 3, m, n};
+      Shape bS = trans ? Shape{2, 3, n, k} : Shape{2, 3, k, n};
+      unsigned seed = 240 + unsigned(prec) * 2 + trans;
+      std::vector<float> a = wideValues(count(aS), seed, prec);
+      std::vector<float> b = wideValues(count(bS), seed + 10, prec);
+      std::ostringstream op;
+      op << "\"tpu.MatMul\"(%x, %w0, %none) {do_relu = false, name = \"y\", "
+            "relu_limit = -1.0 : f64, right_transpose = "
+         << (trans ? "true" : "false") << "} : (" << tensorType(aS, prec)
+         << ", " << tensorType(bS, prec) << ", none) -> "
+         << tensorType(oS, prec);
+      std::vector<float> got =
+          interpret(aS, prec, a, {{"w", bS, elemName(prec), "compact", b}},
+                    op.str(), tensorType(oS, prec));
+
+      SimRun sim;
+      be::MatMulParams p;
+      p.name = "y";
+      p.left = sim.tensor(prec, aS, &a);
+      p.right = sim.tensor(prec, bS, &b);
+      p.output = sim.tensor(prec, oS);
+      p.rightTransposed = trans;
+      be::matmul(sim.em, p);
+      std::string what =
+          "matmul of activations " + elemName(prec) + (trans ? " NT" : "");
+      expectBitExact(got, sim.run(p.output), what);
+      // One mm2 per (batch, head), each 17 rows in the lanes.
+      EXPECT_EQ(sim.countTiu(trans ? "sMM2.mm2.nt" : "sMM2.mm2.nn"), 6u)
+          << what;
+    }
+}
+
 //===----------------------------------------------------------------------===//
 // Pooling and reductions
 //===----------------------------------------------------------------------===//
@@ -676,9 +723,14 @@ TEST_F(TpuChipOrder, SoftmaxAndLayerNorm) {
     int64_t axis;
     bool log;
   };
+  // Along C of (1, 19, 8, 16): a (1, 64, 19, 2) view normalised along H;
+  // along H of a 4-D tensor as it is.
   const Case cases[] = {{Prec::Bf16, {1, 30, 100}, 2, false},
                         {Prec::Fp16, {2, 12, 9}, 1, false},
-                        {Prec::Fp32, {1, 30, 100}, 2, true}};
+                        {Prec::Fp32, {1, 30, 100}, 2, true},
+                        {Prec::Fp16, {1, 19, 8, 16}, 1, false},
+                        {Prec::Fp32, {1, 19, 8, 16}, 1, true},
+                        {Prec::Bf16, {2, 5, 7, 9}, 2, false}};
   unsigned seed = 500;
   for (const Case &c : cases) {
     std::vector<float> x =

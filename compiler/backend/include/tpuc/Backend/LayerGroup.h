@@ -265,10 +265,15 @@ RowSpan localInputCols(const GroupOp &op, const GroupSpec &spec, unsigned k,
                        int64_t o0, int64_t count);
 
 /// Why the columns of `spec`'s rows cannot be cut (empty when they can):
-/// matrices whose rows an op reads whole (matmul, softmax, layer norm, the
-/// matrix(w) layout), a resize, a reduction along W, a deconv in
+/// matrices whose rows an op reads whole (matmul, softmax along W, layer
+/// norm, the matrix(w) layout), a resize, a reduction along W, a deconv in
 /// sub-pixel phases.
 std::string columnSliceError(const GroupSpec &spec);
+
+/// Why `spec` cannot be cut along H (empty when it can): an op each of
+/// whose output rows reads every input row (a softmax along H; a
+/// reduction over H has one output row, so never more than one slice).
+std::string rowSliceError(const GroupSpec &spec);
 
 /// Element-wise groups. When every op of `spec` is element-wise over
 /// operands of its own shape (unary functions, binaries of two activations

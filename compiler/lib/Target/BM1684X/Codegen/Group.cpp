@@ -184,17 +184,17 @@ localOpParams(CodegenContext &ctx, Operation *op, std::vector<Value> &acts,
       p = lutParams(ctx, l);
     } else if (auto m = dyn_cast<tpu::MatMulOp>(op)) {
       // By a weight (a linear layer), or of two activations of the same
-      // batch dims (attention's products), each held a row per channel.
+      // batch dims (attention's products, the right one maybe transposed:
+      // mm2.nt), each held a row per channel.
       Value right = m.getRight();
       if (isa_and_nonnull<tpu::WeightOp>(right.getDefiningOp())) {
         acts = {m.getInput()};
       } else {
         std::vector<int64_t> ls = module::getShape(m.getInput()),
                              rs = module::getShape(right);
-        if (m.getRightTranspose() || ls.size() != rs.size() ||
-            ls.size() < 3 || ls.size() > 4 ||
+        if (ls.size() != rs.size() || ls.size() < 3 || ls.size() > 4 ||
             !std::equal(ls.begin(), ls.end() - 2, rs.begin())) {
-          why = "a matmul of two activations, transposed or broadcast";
+          why = "a matmul of two activations with broadcast batch dims";
           return std::nullopt;
         }
         acts = {m.getInput(), right};
