@@ -376,11 +376,15 @@ batchIndex(int64_t b, const std::vector<int64_t> &ob,
 /// and the right one either does along all or along none of them, held as
 /// the N of one group (the right matrix one 2-D operand when shared, else
 /// (B, K, 1, N), or (B, N, 1, K) transposed: mm2.nt); the leading ones, one
-/// group each. False (nothing emitted) when the op has no local form or
-/// fits no slicing.
+/// group each. A transposed right matrix that differs from group to group
+/// of one matrix each is a value too, (1, N, 1, K), read contiguously (as
+/// a 2-D operand its rows would be read an element per DDR run). False
+/// (nothing emitted; `why` says why) when the op has no local form or fits
+/// no slicing.
 bool aloneJobs(CmdEmitter &em, const MatMulParams &p, int64_t m, int64_t k,
                int64_t n, const std::vector<int64_t> &ob,
-               const std::vector<int64_t> &lb, const std::vector<int64_t> &rb) {
+               const std::vector<int64_t> &lb, const std::vector<int64_t> &rb,
+               std::string &why) {
   // The trailing run: `shared` when the right operand is one matrix in it.
   size_t split = ob.size();
   std::optional<bool> shared;
@@ -395,10 +399,13 @@ bool aloneJobs(CmdEmitter &em, const MatMulParams &p, int64_t m, int64_t k,
     shared = rs;
     split = i;
   }
-  bool rightShared = shared.value_or(true);
   int64_t inner = 1, outer = 1;
   for (size_t i = 0; i < ob.size(); ++i)
     (i < split ? outer : inner) *= ob[i];
+  bool rightVaries =
+      std::any_of(rb.begin(), rb.end(), [](int64_t d) { return d != 1; });
+  bool rightShared = shared.value_or(true) &&
+                     !(p.rightTransposed && inner == 1 && rightVaries);
   MatMulParams q = p;
   q.left.shape = {inner, m, 1, k};
   q.output.shape = {inner, m, 1, n};
@@ -408,7 +415,8 @@ bool aloneJobs(CmdEmitter &em, const MatMulParams &p, int64_t m, int64_t k,
   else
     q.right.shape = p.rightTransposed ? std::vector<int64_t>{inner, n, 1, k}
                                       : std::vector<int64_t>{inner, k, 1, n};
-  if (!localOpSupport(q, em.chip()).empty())
+  why = localOpSupport(q, em.chip());
+  if (!why.empty())
     return false;
   unsigned eb = elemBytes(p.left.prec), ebo = elemBytes(p.output.prec);
   std::vector<int64_t> lst = denseStrides(lb), rst = denseStrides(rb);
@@ -420,7 +428,6 @@ bool aloneJobs(CmdEmitter &em, const MatMulParams &p, int64_t m, int64_t k,
     std::vector<GTensor> inputs{q.left};
     if (!rightShared)
       inputs.push_back(q.right);
-    std::string why;
     // The jobs have one shape: the first fits or none does.
     if (!runAlone(em, "matmul", q, inputs, q.output, &why)) {
       if (j > 0)
@@ -480,8 +487,10 @@ void matmul(CmdEmitter &em, const MatMulParams &p) {
       std::all_of(rb.begin(), rb.end(), [](int64_t d) { return d == 1; });
   bool leftFull = lb == ob;
   unsigned eb = elemBytes(p.left.prec), ebo = elemBytes(p.output.prec);
-  if (aloneJobs(em, p, m, k, n, ob, lb, rb))
+  std::string why;
+  if (aloneJobs(em, p, m, k, n, ob, lb, rb, why))
     return;
+  em.noteFallback("matmul '" + p.name + "': " + why);
   // The fallback: the kernel below, for what has no local form or fits no
   // slicing (K or N past the commands' 16 bits, a right matrix whose one
   // column block does not fit a lane: K is split).

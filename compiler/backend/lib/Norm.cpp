@@ -311,7 +311,12 @@ void softmax(CmdEmitter &em, const SoftmaxParams &p) {
   SoftmaxParams q = p;
   q.axis = 3;
   bool last = p.axis == 3 || p.axis == -1;
-  if (p.input.shape.size() == 4 && (last || p.axis == 2 || p.axis == -2)) {
+  int64_t npu = em.chip().npuNum;
+  // A 4-D tensor along W as it is; along H too when its channels fill the
+  // lanes (else the view below spreads its columns over them).
+  bool alongH = p.axis == 2 || p.axis == -2;
+  if (p.input.shape.size() == 4 &&
+      (last || (alongH && p.input.shape[1] >= npu))) {
     q.axis = last ? 3 : 2;
     q.output.shape = q.input.shape;
     runAlone(em, "softmax", q, {q.input}, q.output);
@@ -325,19 +330,30 @@ void softmax(CmdEmitter &em, const SoftmaxParams &p) {
   // Elements after the axis: normalised along H of (outer, c, D, w), the
   // inner elements as c lane channels of w contiguous ones (c the largest
   // divisor of `inner` within the lanes), so that every DDR run is w
-  // elements long; each column of a slice is one softmax.
+  // elements long; each column of a slice is one softmax. When that c
+  // fills less than half the lanes `inner` could (a prime `inner`), the
+  // axis along W of (1, inner, outer, D) instead: every inner element a
+  // lane channel, the axis read through a stride of `inner` elements (one
+  // element per DDR run).
   constexpr int64_t kMax = 65535;
-  int64_t c = std::min<int64_t>(inner, em.chip().npuNum);
+  int64_t c = std::min(inner, npu);
   while (inner % c)
     --c;
   int64_t w = inner / c;
-  if (outer > kMax || d > kMax || w > kMax)
+  bool columns = 2 * c >= std::min(inner, npu);
+  if (outer > kMax || d > kMax || (columns ? w : inner) > kMax)
     ctx.fail("a softmax of (" + std::to_string(outer) + ", " +
              std::to_string(d) + ", " + std::to_string(inner) +
              ") around its axis exceeds the commands' 16-bit sizes");
-  q.axis = 2;
-  q.input.shape = q.output.shape = {outer, c, d, w};
-  Stride4 st{d * inner, w, inner, 1};
+  Stride4 st;
+  if (columns) {
+    q.axis = 2;
+    q.input.shape = q.output.shape = {outer, c, d, w};
+    st = {d * inner, w, inner, 1};
+  } else {
+    q.input.shape = q.output.shape = {1, inner, outer, d};
+    st = {0, 1, d * inner, inner};
+  }
   runAlone(em, "softmax", q, {q.input}, q.output, nullptr, {st, st});
 }
 
@@ -400,10 +416,10 @@ void reduce(CmdEmitter &em, const ReduceParams &p) {
       q.axes = {2};
       st = {v.inStride, v.outStride};
     }
-    std::string why;
-    if (localOpSupport(q, chip).empty() &&
-        runAlone(em, "reduce", q, {q.input}, q.output, &why, st))
+    std::string why = localOpSupport(q, chip);
+    if (why.empty() && runAlone(em, "reduce", q, {q.input}, q.output, &why, st))
       return;
+    em.noteFallback("reduce '" + p.name + "': " + why);
   }
   Prec pi = p.input.prec, po = p.output.prec;
   bool isMax = p.kind == ReduceKind::Max || p.kind == ReduceKind::Min;

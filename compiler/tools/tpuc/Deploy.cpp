@@ -222,7 +222,9 @@ cl::opt<LayerGroup> layerGroupArg(
                clEnumValN(LayerGroup::Dp, "dp",
                           "(default) dynamic programming over the op "
                           "sequence, minimising the groups' summed cycles "
-                          "(the machine's cost model)")),
+                          "(the machine's cost model); of its cut and the "
+                          "greedy one, the faster with the weight prefetch "
+                          "between neighbours")),
     cl::init(LayerGroup::Dp), cl::sub(command), cl::cat(groupCategory));
 cl::opt<std::string>
     lgMaxLengthArg("lg-max-length",
@@ -247,8 +249,10 @@ cl::opt<bool> lgKernelsArg(
              "cheaper of its kernel and its group of one by the cost model; "
              "with --layer-group none every op runs its kernel (default: an "
              "op with a local form always runs in a group, of one at "
-             "least). Convolutions, pooling, resizes, softmax, layer norm "
-             "and element-wise ops have no kernel but their group of one"),
+             "least). Convolutions, pooling, resizes, matmuls, softmax, layer "
+             "norm, reductions and element-wise ops have no kernel but their "
+             "group of one (a matmul or a reduction that fits no slicing "
+             "still runs its kernel)"),
     cl::sub(command), cl::cat(groupCategory));
 cl::opt<bool> noChannelSlicesArg(
     "no-channel-slices",
@@ -891,6 +895,13 @@ static int runDeploy() {
     llvm::outs() << kTool << ": " << floatOps.size() << " op(s) in "
                  << opts.int8Fallback << " (no INT8 form):\n";
     for (const std::string &line : floatOps)
+      llvm::outs() << "  " << line << "\n";
+  }
+  if (!summary.fallbacks.empty()) {
+    llvm::outs() << kTool << ": " << summary.fallbacks.size()
+                 << " op(s) ran their own kernel (no slicing of their local "
+                    "form fits local memory):\n";
+    for (const std::string &line : summary.fallbacks)
       llvm::outs() << "  " << line << "\n";
   }
   llvm::outs() << kTool << ": " << opts.output << " (" << modes

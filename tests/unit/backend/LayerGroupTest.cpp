@@ -2168,14 +2168,18 @@ TEST(LayerGroup, SoftmaxAlongH) {
     rowsCut.hSlices = 3;
     CmdEmitter em(net.chip);
     EXPECT_THROW(emitGroup(em, g, rowsCut), Error);
-    // The planner cuts columns, never rows, when a slice must be small.
+    // The planner cuts columns, never rows, when a slice must be small:
+    // in 4 KiB a lane no batch of all the rows fits.
     GroupPlan chosen;
     std::string why;
     isa::ChipParams small = net.chip;
-    small.lmemBytes = 64 * 1024;
+    small.lmemBytes = 4096;
     GroupOptions opts;
     ASSERT_TRUE(planGroup(g, small, opts, chosen, why)) << why;
     EXPECT_EQ(chosen.hSlices, 1);
+    EXPECT_GT(chosen.wSlices, 1);
+    net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, chosen); }, {c, y},
+                  std::string(isa::precName(p)) + " planned in 4 KiB", &small);
   }
 }
 

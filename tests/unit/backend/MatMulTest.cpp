@@ -22,6 +22,9 @@ struct MMCase {
   bool relu = false;
   Prec prec = Prec::Fp32;
   uint64_t lmemBytes = 0;
+  /// The kernel of a matmul that fits no slicing runs (K split), not its
+  /// groups of one.
+  bool fallback = false;
 };
 
 StreamStats runMM(const MMCase &c) {
@@ -92,6 +95,10 @@ StreamStats runMM(const MMCase &c) {
     if (c.relu)
       p.act = {UnaryKind::Relu};
     matmul(em, p);
+    // Groups of one unless the case expects the kernel (CmdEmitter's
+    // fallbacks name it).
+    EXPECT_EQ(em.fallbacks().size(), c.fallback ? 1u : 0u)
+        << (em.fallbacks().empty() ? "" : em.fallbacks()[0]);
   };
   r.setup = [&](sim::MachineState &ms) {
     writeTensor(ms, l, lv);
@@ -162,6 +169,19 @@ TEST(MatMul, RightSharedInnerBatchesOnly) {
   runMM(t);
 }
 
+TEST(MatMul, BroadcastsBiasReluAndRanks) {
+  // The left operand broadcast along an outer batch dim with an inner run;
+  // a bias and a relu on a matrix of each batch; rank 2 by rank 4 and
+  // rank 4 by rank 2; a transposed right matrix of each of several groups
+  // of one matrix (held (1, N, 1, K), mm2.nt).
+  runMM({{1, 3, 10, 20}, {2, 3, 20, 7}, {2, 3, 10, 7}, false, true, true});
+  runMM({{10, 20}, {2, 3, 20, 7}, {2, 3, 10, 7}});
+  runMM({{2, 3, 10, 20}, {20, 7}, {2, 3, 10, 7}, false, true});
+  MMCase t{{17, 33}, {2, 3, 19, 33}, {2, 3, 17, 19}, true};
+  t.prec = Prec::Fp16;
+  runMM(t);
+}
+
 TEST(MatMul, LeftBroadcastInnerBatch) {
   // The left operand broadcast along the inner batch dim: one group per
   // output batch.
@@ -171,6 +191,7 @@ TEST(MatMul, LeftBroadcastInnerBatch) {
 TEST(MatMul, SplitsColumnsAndRowsWithSmallLocalMemory) {
   MMCase c{{100, 64}, {64, 300}, {100, 300}, false, true};
   c.lmemBytes = 4 * 1024;
+  c.fallback = true;
   StreamStats st = runMM(c);
   EXPECT_GT(st.tiu, 4u);
 }
@@ -181,6 +202,7 @@ TEST(MatMul, SplitsKWithSmallLocalMemoryF16) {
   MMCase c{{3, 3000}, {3000, 20}, {3, 20}, false, true};
   c.prec = Prec::Fp16;
   c.lmemBytes = 4 * 1024;
+  c.fallback = true;
   runMM(c);
 }
 

@@ -724,13 +724,17 @@ TEST_F(TpuChipOrder, SoftmaxAndLayerNorm) {
     bool log;
   };
   // Along C of (1, 19, 8, 16): a (1, 64, 19, 2) view normalised along H;
-  // along H of a 4-D tensor as it is.
+  // along H of a 4-D tensor of 64 channels as it is, of 5 through the
+  // (10, 9, 7, 1) view; a prime count of elements after the axis (67)
+  // along W of (1, 67, 1, 6).
   const Case cases[] = {{Prec::Bf16, {1, 30, 100}, 2, false},
                         {Prec::Fp16, {2, 12, 9}, 1, false},
                         {Prec::Fp32, {1, 30, 100}, 2, true},
                         {Prec::Fp16, {1, 19, 8, 16}, 1, false},
                         {Prec::Fp32, {1, 19, 8, 16}, 1, true},
-                        {Prec::Bf16, {2, 5, 7, 9}, 2, false}};
+                        {Prec::Bf16, {2, 5, 7, 9}, 2, false},
+                        {Prec::Fp16, {1, 64, 5, 3}, 2, false},
+                        {Prec::Fp16, {1, 6, 67}, 1, false}};
   unsigned seed = 500;
   for (const Case &c : cases) {
     std::vector<float> x =

@@ -181,6 +181,13 @@ public:
   }
   const GroupOptions *aloneOptions() const { return aloneOptions_.get(); }
 
+  /// The ops that ran a kernel of their own because their local form fits
+  /// no slicing of local memory (a matmul whose K is split, a reduction
+  /// cut into chunks), one line each ("matmul 'fc6': ..."), in emission
+  /// order; tpuc deploy lists them. Kept across finish().
+  void noteFallback(std::string what) { fallbacks_.push_back(std::move(what)); }
+  const std::vector<std::string> &fallbacks() const { return fallbacks_; }
+
   /// Internal: the local-memory hazard history (see the class comment).
   class Tracker;
 
@@ -192,6 +199,7 @@ private:
   std::unique_ptr<Tracker> tracker_;
   uint64_t scratchAddr_ = 0, scratchBytes_ = 0;
   std::shared_ptr<const GroupOptions> aloneOptions_;
+  std::vector<std::string> fallbacks_;
 };
 
 //===----------------------------------------------------------------------===//

@@ -29,7 +29,9 @@ def LayerGroup : Pass<"tpu-layer-group", "mlir::ModuleOp"> {
     group grows by the next op while it fits and the op costs no more
     inside it than apart) or `dp` (dynamic programming over the op
     sequence, minimising the summed cost of the groups: the cycles the
-    machine's cost model, isa::estimateGroup, gives each group's commands).
+    machine's cost model, isa::estimateGroup, gives each group's commands;
+    then, of its cut and the greedy one, the cheaper with the weight
+    prefetch between neighbouring groups, which the sum leaves out).
   }];
   let constructor = "::tpuc::tpu::createLayerGroupPass()";
   let options = [
