@@ -9,6 +9,8 @@
 
 #include "BackendTestUtil.h"
 
+#include <random>
+
 using namespace tpu;
 using namespace tpu::backend;
 using namespace tpu::backend::test;
@@ -186,6 +188,50 @@ TEST(MatMul, LeftBroadcastInnerBatch) {
   // The left operand broadcast along the inner batch dim: one group per
   // output batch.
   runMM({{2, 1, 10, 20}, {2, 3, 20, 7}, {2, 3, 10, 7}});
+}
+
+TEST(MatMul, RandomBroadcastPatterns) {
+  // Batch dims of rank 0 to 3 on either side, each 1 (broadcast) or the
+  // output's, the right operand plain or transposed: every pattern the
+  // batch split meets, against the reference (fixed seed; 60 cases).
+  std::mt19937 rng(20261206);
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  for (int t = 0; t < 60; ++t) {
+    int64_t m = pick(1, 20), k = pick(1, 40), n = pick(1, 30);
+    size_t rank = size_t(pick(0, 3));
+    std::vector<int64_t> ob;
+    for (size_t i = 0; i < rank; ++i)
+      ob.push_back(pick(2, 3));
+    auto side = [&](int64_t a, int64_t b) {
+      std::vector<int64_t> s;
+      size_t r = size_t(pick(0, int64_t(rank)));
+      for (size_t i = rank - r; i < rank; ++i)
+        s.push_back(pick(0, 1) ? ob[i] : 1);
+      s.push_back(a);
+      s.push_back(b);
+      return s;
+    };
+    MMCase c;
+    c.transposed = pick(0, 1);
+    c.left = side(m, k);
+    c.right = c.transposed ? side(n, k) : side(k, n);
+    // The output's batch dims are those the operands broadcast to.
+    std::vector<int64_t> lb(c.left.begin(), c.left.end() - 2),
+        rb(c.right.begin(), c.right.end() - 2);
+    size_t r = std::max(lb.size(), rb.size());
+    lb.insert(lb.begin(), r - lb.size(), 1);
+    rb.insert(rb.begin(), r - rb.size(), 1);
+    for (size_t i = 0; i < r; ++i)
+      c.out.push_back(std::max(lb[i], rb[i]));
+    c.out.push_back(m);
+    c.out.push_back(n);
+    c.bias = pick(0, 1);
+    c.prec = pick(0, 1) ? Prec::Fp16 : Prec::Fp32;
+    SCOPED_TRACE("case " + std::to_string(t));
+    runMM(c);
+  }
 }
 
 TEST(MatMul, SplitsColumnsAndRowsWithSmallLocalMemory) {
