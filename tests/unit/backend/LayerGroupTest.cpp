@@ -7,13 +7,15 @@
 // values through DDR): the local operations emit the per-op kernels' tile
 // commands, so every output must be equal bit for bit, whatever the
 // slicing (one slice, several, one row per slice, batch slices). The
-// per-op entry points of convolutions, pooling, resizes, softmax, layer
-// norm, reductions and the element-wise ops are themselves groups of one
-// (runAlone): for them this compares a group's slicing with the slicing
-// each op gets alone, and their independent references are ConvTest,
-// PoolNormTest, EltwiseTest, ScaleTest, MissingOpsTest and MoveTest (resize)
-// (direct loops in double precision) and TpuChipOrder (the tpu
-// interpreter). Also: a
+// per-op entry points of convolutions, pooling, resizes, matmuls, softmax,
+// layer norm, reductions and the element-wise ops are themselves groups of
+// one (runAlone): for them this compares a group's slicing with the
+// slicing each op gets alone, and their independent references are
+// ConvTest, PoolNormTest, EltwiseTest, ScaleTest, MatMulTest,
+// MissingOpsTest and MoveTest (resize) (direct loops in double precision)
+// and TpuChipOrder (the tpu interpreter; INT8 matmuls against
+// chip::matmulInt8 there and against numpy in lit int8-attention.test).
+// Also: a
 // group that cannot fit is refused with a reason, and the planner's choice
 // emits what emitGroup emits.
 //
@@ -1577,8 +1579,8 @@ TEST(LayerGroup, MatrixRowsMatmulSoftmaxLayerNorm) {
 /// Attention in one group: Q K^T (K stored transposed), a scale, softmax
 /// along the rows, times V, on [2, 3, 40, 16] matrices held as (6, 40, 1,
 /// K): one mm2.nn per head of the slice, both operands group values; every
-/// value equals the matmul kernel's (a job per head) in F32 and F16, whole
-/// and in batch slices; the rows layout refuses a group that needs (n, c,
+/// value equals the ops alone (each matmul a group of one) in F32 and F16,
+/// whole and in batch slices; the rows layout refuses a group that needs (n, c,
 /// h, w), and channel slices are refused (a right operand's rows are no
 /// slice's).
 TEST(LayerGroup, AttentionMatmulsOfTwoActivations) {
@@ -1619,8 +1621,8 @@ TEST(LayerGroup, AttentionMatmulsOfTwoActivations) {
 /// INT8 matmuls by a weight in a group: int8 x int8 -> int32 by mm2.nn,
 /// the int32 bias from its lane copies, one RQ1 (and TFLite's two steps),
 /// unsigned and signed activations, 70 rows over two lane slots; every
-/// value equals the matmul kernel's (MM, matrix(w) layout) under every
-/// slicing.
+/// value equals the ops alone (groups of one, in the layout the planner
+/// picks for each) under every slicing.
 TEST(LayerGroup, Int8MatrixRowsMatmul) {
   Net net(Prec::Int8);
   net.inLo = -128;
@@ -1994,8 +1996,8 @@ TEST(LayerGroup, MatrixColumnsMatchKernels) {
 /// INT8 in the matrix(w) layout: int8 x int8 -> int32 by MM, the int32
 /// bias row added by an AR, one RQ1 (and TFLite's two steps), unsigned and
 /// signed results, 140 rows; whole, in row slices and in column slices,
-/// every value equals the matmul kernel's. The layout refuses groups it
-/// has no form for.
+/// every value equals the ops alone (groups of one). The layout refuses groups
+/// it has no form for.
 TEST(LayerGroup, Int8MatrixColumns) {
   for (bool twoSteps : {false, true}) {
     Net net(Prec::Int8);

@@ -17,6 +17,7 @@
 #include "../backend/BackendTestUtil.h"
 
 #include "tpuc/Dialect/Tpu/IR/ChipMath.h"
+#include "tpuc/Dialect/Tpu/IR/Int8.h"
 #include "tpuc/InitAll.h"
 #include "tpuc/Interpreter/Interpreter.h"
 #include "tpuc/Interpreter/Kernels.h"
@@ -615,6 +616,52 @@ TEST_F(TpuChipOrder, MatMulOfActivations) {
       EXPECT_EQ(sim.countTiu(trans ? "sMM2.mm2.nt" : "sMM2.mm2.nn"), 6u)
           << what;
     }
+}
+
+TEST_F(TpuChipOrder, Int8MatMulOfActivationsTransposed) {
+  // INT8 Q K^T alone: int8 (or uint8, as softmax codes) [2, 3, 17, 40] by
+  // int8 [2, 3, 23, 40] stored transposed, int32 sums by mm2.nt, one RQ1;
+  // the codes equal chip::matmulInt8's (the tpu interpreter's arithmetic).
+  for (bool leftSigned : {true, false}) {
+    int64_t m = 17, k = 40, n = 23, batches = 6;
+    Shape aS{2, 3, m, k}, bS{2, 3, n, k}, oS{2, 3, m, n};
+    std::vector<float> a =
+        bt::randomValues(count(aS), 260 + leftSigned, leftSigned ? -128 : 0,
+                         leftSigned ? 127 : 255);
+    std::vector<float> b = bt::randomValues(count(bS), 262, -128, 127);
+    for (float &x : a)
+      x = std::round(x);
+    for (float &x : b)
+      x = std::round(x);
+    tpuc::tpu::chip::RequantRecord rq;
+    rq.multiplier = 1549556;
+    rq.shift = -24;
+    rq.zeroPoint = -3;
+    std::vector<float> want(size_t(count(oS)));
+    for (int64_t i = 0; i < batches; ++i)
+      tpuc::tpu::chip::matmulInt8(
+          m, k, n, a.data() + i * m * k, b.data() + i * n * k, true, nullptr,
+          rq, true, tpuc::tpu::kInt8RoundMode, want.data() + i * m * n);
+    SimRun sim;
+    be::MatMulParams p;
+    p.name = "qk";
+    p.left = sim.tensor(Prec::Int8, aS, &a);
+    p.left.isSigned = leftSigned;
+    p.right = sim.tensor(Prec::Int8, bS, &b);
+    p.output = sim.tensor(Prec::Int8, oS);
+    p.rightTransposed = true;
+    be::MatMulParams::Quant q;
+    q.multiplier = rq.multiplier;
+    q.rshift = -rq.shift;
+    q.zeroPoint = rq.zeroPoint;
+    q.round = tpuc::tpu::kInt8RoundMode;
+    p.quant = q;
+    be::matmul(sim.em, p);
+    std::string what =
+        std::string("int8 Q K^T, ") + (leftSigned ? "int8" : "uint8") + " left";
+    expectBitExact(want, sim.run(p.output), what);
+    EXPECT_EQ(sim.countTiu("sMM2.mm2.nt"), size_t(batches)) << what;
+  }
 }
 
 //===----------------------------------------------------------------------===//
