@@ -24,6 +24,7 @@
 #include "tpu/isa/LocalMem.h"
 #include "tpu/isa/Numerics.h"
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -562,6 +563,14 @@ std::vector<Range1> splitRange(int64_t total, int64_t chunk);
 
 inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 inline int64_t alignUp(int64_t a, int64_t b) { return ceilDiv(a, b) * b; }
+/// The largest divisor of `n` (> 0) that is at most `cap` (>= 1): how many
+/// lanes a dense run of n elements fills evenly.
+inline int64_t largestDivisorUpTo(int64_t n, int64_t cap) {
+  int64_t c = std::min(n, cap);
+  while (n % c)
+    --c;
+  return c;
+}
 
 /// Bytes of one element.
 inline unsigned elemBytes(Prec p) { return isa::precBytes(p); }

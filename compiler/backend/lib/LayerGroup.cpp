@@ -1021,9 +1021,7 @@ bool flattenElementwise(GroupSpec &spec, const isa::ChipParams &chip) {
   // scheduler's H slices; a row is the smallest slice), within the
   // commands' 16-bit dims.
   constexpr int64_t kRows = 256, kMaxDim = 65535;
-  int64_t npu = chip.npuNum, c = std::min(npu, e);
-  while (e % c)
-    --c;
+  int64_t npu = chip.npuNum, c = largestDivisorUpTo(e, npu);
   int64_t r = e / c, w = ceilDiv(r, kRows);
   while (r % w)
     ++w;

@@ -483,10 +483,6 @@ void matmul(CmdEmitter &em, const MatMulParams &p) {
       ctx.fail("batch dims do not broadcast to the output");
     batches *= ob[i];
   }
-  bool rightShared =
-      std::all_of(rb.begin(), rb.end(), [](int64_t d) { return d == 1; });
-  bool leftFull = lb == ob;
-  unsigned eb = elemBytes(p.left.prec), ebo = elemBytes(p.output.prec);
   std::string why;
   if (aloneJobs(em, p, m, k, n, ob, lb, rb, why))
     return;
@@ -494,6 +490,10 @@ void matmul(CmdEmitter &em, const MatMulParams &p) {
   // The fallback: the kernel below, for what has no local form or fits no
   // slicing (K or N past the commands' 16 bits, a right matrix whose one
   // column block does not fit a lane: K is split).
+  bool rightShared =
+      std::all_of(rb.begin(), rb.end(), [](int64_t d) { return d == 1; });
+  bool leftFull = lb == ob;
+  unsigned eb = elemBytes(p.left.prec), ebo = elemBytes(p.output.prec);
   std::vector<MatJob> jobs;
   if (rightShared && leftFull) {
     jobs.push_back({p.left.addr, p.right.addr, p.output.addr});

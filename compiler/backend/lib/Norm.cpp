@@ -284,9 +284,7 @@ std::vector<int64_t> rowsView(const OpCtx &ctx, const isa::ChipParams &chip,
   if (d > kMax)
     ctx.fail("rows of " + std::to_string(d) +
              " elements exceed the commands' 16-bit sizes");
-  int64_t c = std::min<int64_t>(rows, chip.npuNum);
-  while (rows % c)
-    --c;
+  int64_t c = largestDivisorUpTo(rows, chip.npuNum);
   if (rows / c > kMax)
     for (c = std::min(rows, kMax); c > 1; --c)
       if (rows % c == 0 && rows / c <= kMax)
@@ -336,9 +334,7 @@ void softmax(CmdEmitter &em, const SoftmaxParams &p) {
   // lane channel, the axis read through a stride of `inner` elements (one
   // element per DDR run).
   constexpr int64_t kMax = 65535;
-  int64_t c = std::min(inner, npu);
-  while (inner % c)
-    --c;
+  int64_t c = largestDivisorUpTo(inner, npu);
   int64_t w = inner / c;
   bool columns = 2 * c >= std::min(inner, npu);
   if (outer > kMax || d > kMax || (columns ? w : inner) > kMax)

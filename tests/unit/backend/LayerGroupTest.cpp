@@ -652,6 +652,13 @@ public:
 
   /// Runs the ops one by one and what `emit` emits; the values `compare`
   /// (of this net) must equal the per-op kernels' bit for bit.
+  /// checkEmit of group `g` emitted with `plan`.
+  void checkPlan(const GroupSpec &g, const GroupPlan &plan,
+                 const std::vector<int> &compare, const std::string &label,
+                 const isa::ChipParams *machine = nullptr) {
+    checkPlan(g, plan, compare, label, machine);
+  }
+
   /// Runs `emit` (on `machine` when given, else the net's chip) and
   /// compares the values `compare` with the per-op kernels' (on the net's
   /// chip) bit for bit.
@@ -718,7 +725,7 @@ public:
     for (size_t v = 0; v < g.values.size(); ++v)
       if (g.values[v].stored)
         stored.push_back(int(v));
-    checkEmit([&](CmdEmitter &em) { emitGroup(em, g, plan); }, stored,
+    checkPlan(g, plan, stored,
               label + " (" + std::to_string(plan.nSlices) + " x " +
                   std::to_string(plan.cSlices) + " x " +
                   std::to_string(plan.hSlices) + " slices)");
@@ -919,7 +926,7 @@ TEST(LayerGroup, TransposedConvolutions) {
     GroupSpec g = wide.spec();
     GroupPlan cut;
     cut.cSlices = 2;
-    wide.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, cut); }, {up},
+    wide.checkPlan(g, cut, {up},
                    std::string(isa::precName(p)) + " 2 channel slices");
   }
 }
@@ -1063,8 +1070,7 @@ TEST(LayerGroup, SlicesOfRowsColumnsAndChannels) {
   GroupSpec g = net.spec({ab, b});
   GroupPlan cut;
   cut.wSlices = 2;
-  net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, cut); },
-                {ab, b, int(g.values.size()) - 1}, "2 column slices");
+  net.checkPlan(g, cut, {ab, b, int(g.values.size()) - 1}, "2 column slices");
 }
 
 /// Concats along C inside a group, as in a DBNet neck or a DenseNet
@@ -1103,8 +1109,7 @@ TEST(LayerGroup, ConcatAlongChannels) {
   GroupPlan cut;
   cut.hSlices = 2;
   cut.wSlices = 3;
-  net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, cut); },
-                {int(g.values.size()) - 1}, "3 column slices");
+  net.checkPlan(g, cut, {int(g.values.size()) - 1}, "3 column slices");
 }
 
 /// Nearest upsampling inside a group, as in an FPN neck: a feature map
@@ -1370,8 +1375,8 @@ TEST(LayerGroup, ParametricRelu) {
     GroupPlan cut;
     cut.cSlices = 2;
     cut.hSlices = 2;
-    net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, cut); },
-                  {net.ops.back().output}, "2 x 2 channel and row slices");
+    net.checkPlan(g, cut, {net.ops.back().output},
+                  "2 x 2 channel and row slices");
   }
 }
 
@@ -1439,8 +1444,7 @@ TEST(LayerGroup, ElementwiseGroupFillsTheLanes) {
   for (int64_t h : {int64_t(1), int64_t(7), int64_t(240)}) {
     GroupPlan plan;
     plan.hSlices = h;
-    net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, plan); }, {s, a},
-                  "flat " + std::to_string(h));
+    net.checkPlan(g, plan, {s, a}, "flat " + std::to_string(h));
   }
   GroupPlan flat, one;
   std::string why;
@@ -1470,8 +1474,7 @@ TEST(LayerGroup, ElementwiseFlatteningOnlyWhereItHelps) {
     for (int64_t h : {int64_t(1), int64_t(3), int64_t(175)}) {
       GroupPlan plan;
       plan.hSlices = h;
-      net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, plan); }, {l, m},
-                    "int8 flat " + std::to_string(h));
+      net.checkPlan(g, plan, {l, m}, "int8 flat " + std::to_string(h));
     }
   }
   Net conv(Prec::Fp32);
@@ -1530,10 +1533,9 @@ TEST(LayerGroup, MatrixRowsMatmulSoftmaxLayerNorm) {
       GroupPlan plan;
       plan.nSlices = n;
       plan.cSlices = c;
-      net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, plan); },
-                    {ln, h, r, sm, z},
-                    std::string(isa::precName(prec)) + " " +
-                        std::to_string(n) + "x" + std::to_string(c));
+      net.checkPlan(g, plan, {ln, h, r, sm, z},
+                    std::string(isa::precName(prec)) + " " + std::to_string(n) +
+                        "x" + std::to_string(c));
     }
     GroupPlan plan;
     std::string why;
@@ -1599,7 +1601,7 @@ TEST(LayerGroup, AttentionMatmulsOfTwoActivations) {
     for (int64_t n : {1, 2, 3, 6}) {
       GroupPlan plan;
       plan.nSlices = n;
-      net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, plan); }, {s, a, o},
+      net.checkPlan(g, plan, {s, a, o},
                     std::string(isa::precName(prec)) + " " + std::to_string(n));
     }
     GroupPlan plan;
@@ -1659,7 +1661,7 @@ TEST(LayerGroup, Int8MatrixRowsMatmul) {
     GroupPlan plan;
     plan.nSlices = n;
     plan.cSlices = c;
-    net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, plan); }, {a, b},
+    net.checkPlan(g, plan, {a, b},
                   "int8 " + std::to_string(n) + "x" + std::to_string(c));
   }
 }
@@ -1863,8 +1865,7 @@ TEST(LayerGroup, RandomMatrixChainsMatchKernels) {
     if (!planGroup(g, net.chip, {}, plan, why))
       continue;
     ++planned;
-    net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, plan); }, stored,
-                  what + " planned");
+    net.checkPlan(g, plan, stored, what + " planned");
     // Forced: every matrix of the batch apart, or the rows cut into lane
     // slots where there are more than one (in the matrix(w) layout, the
     // rows are the N slices: two of them).
@@ -1882,7 +1883,7 @@ TEST(LayerGroup, RandomMatrixChainsMatchKernels) {
       continue;
     more.weightResident = more.cSlices == 1 && plan.weightResident;
     ++forced;
-    net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, more); }, stored,
+    net.checkPlan(g, more, stored,
                   what + " forced " + std::to_string(more.nSlices) + " x " +
                       std::to_string(more.cSlices));
   }
@@ -1973,7 +1974,7 @@ TEST(LayerGroup, MatrixColumnsMatchKernels) {
         }
         ++emitted;
         cSliced += cs > 1;
-        net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, plan); }, stored,
+        net.checkPlan(g, plan, stored,
                       what + " w " + std::to_string(w) + " " +
                           std::to_string(ns) + " x " + std::to_string(cs));
       }
@@ -2028,7 +2029,7 @@ TEST(LayerGroup, Int8MatrixColumns) {
       plan.cSlices = cs;
       plan.weightResident = cs == 1;
       plan.matrixColumns = 3;
-      net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, plan); }, {out},
+      net.checkPlan(g, plan, {out},
                     "int8 " + std::to_string(ns) + "x" + std::to_string(cs));
     }
   }
@@ -2092,7 +2093,7 @@ TEST(LayerGroup, ChannelSlicesForWeightsLargerThanLocalMemory) {
     q.cSlices = cs;
     q.hSlices = h;
     q.weightResident = false;
-    net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, q); }, {c, p},
+    net.checkPlan(g, q, {c, p},
                   "c slices " + std::to_string(n) + "x" + std::to_string(cs) +
                       "x" + std::to_string(h));
   }
@@ -2162,7 +2163,7 @@ TEST(LayerGroup, SoftmaxAlongH) {
       GroupPlan plan;
       plan.nSlices = n;
       plan.wSlices = w;
-      net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, plan); }, {c, y},
+      net.checkPlan(g, plan, {c, y},
                     std::string(isa::precName(p)) + " " + std::to_string(n) +
                         " x " + std::to_string(w));
     }
@@ -2180,7 +2181,7 @@ TEST(LayerGroup, SoftmaxAlongH) {
     ASSERT_TRUE(planGroup(g, small, opts, chosen, why)) << why;
     EXPECT_EQ(chosen.hSlices, 1);
     EXPECT_GT(chosen.wSlices, 1);
-    net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, chosen); }, {c, y},
+    net.checkPlan(g, chosen, {c, y},
                   std::string(isa::precName(p)) + " planned in 4 KiB", &small);
   }
 }
@@ -2202,8 +2203,7 @@ TEST(LayerGroup, ColumnSlicesAtTheEdges) {
         GroupPlan plan;
         plan.hSlices = h;
         plan.wSlices = w;
-        net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, plan); },
-                      {c2, m, y},
+        net.checkPlan(g, plan, {c2, m, y},
                       std::string(isa::precName(p)) + " " + std::to_string(h) +
                           " x " + std::to_string(w));
       }
@@ -2242,8 +2242,8 @@ TEST(LayerGroup, ColumnSlicesAsTheLastResort) {
     EXPECT_EQ(plan.hSlices, 4);
     EXPECT_LE(plan.lmemBytes, small.lmemBytes);
     EXPECT_EQ(plan.timesteps, plan.hSlices * plan.wSlices + 2);
-    net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, plan); }, {m},
-                  std::to_string(plan.wSlices) + " column slices", &small);
+    net.checkPlan(g, plan, {m}, std::to_string(plan.wSlices) + " column slices",
+                  &small);
     GroupOptions whole;
     whole.widthSlices = false;
     EXPECT_FALSE(planGroup(g, small, whole, plan, why));
@@ -2522,8 +2522,7 @@ TEST(LayerGroup, WeightOrderAvoidsBankStalls) {
        {WeightOrder::InOrder, WeightOrder::FirstApart, WeightOrder::Parity}) {
     GroupPlan p = plan;
     p.weightOrder = order;
-    net.checkEmit([&](CmdEmitter &em) { emitGroup(em, g, p); }, {last},
-                  weightOrderName(order));
+    net.checkPlan(g, p, {last}, weightOrderName(order));
   }
 }
 

@@ -508,6 +508,36 @@ TEST_F(TpuChipOrder, Deconv2D) {
 // Matrix multiply
 //===----------------------------------------------------------------------===//
 
+/// The text of tpu.MatMul "y" of %x [aS] by %w0 [bS] (stored [N, K] with
+/// `trans`) into [oS], with the fp32 bias %w1 of `biasN` elements or none.
+std::string matmulOp(const Shape &aS, const Shape &bS, const Shape &oS,
+                     Prec prec, bool trans, std::optional<int64_t> biasN) {
+  std::ostringstream op;
+  op << "\"tpu.MatMul\"(%x, %w0, " << (biasN ? "%w1" : "%none")
+     << ") {do_relu = false, name = \"y\", relu_limit = -1.0 : f64, "
+        "right_transpose = "
+     << (trans ? "true" : "false") << "} : (" << tensorType(aS, prec) << ", "
+     << tensorType(bS, prec) << ", "
+     << (biasN ? "tensor<" + std::to_string(*biasN) + "xf32>" : "none")
+     << ") -> " << tensorType(oS, prec);
+  return op.str();
+}
+
+/// The backend's matmul "y" of `a` [aS] by `b` [bS] into [oS] (float),
+/// on `sim`: its parameters, before the bias and the emission.
+be::MatMulParams simMatmul(SimRun &sim, Prec prec, const Shape &aS,
+                           const std::vector<float> &a, const Shape &bS,
+                           const std::vector<float> &b, const Shape &oS,
+                           bool trans) {
+  be::MatMulParams p;
+  p.name = "y";
+  p.left = sim.tensor(prec, aS, &a);
+  p.right = sim.tensor(prec, bS, &b);
+  p.output = sim.tensor(prec, oS);
+  p.rightTransposed = trans;
+  return p;
+}
+
 TEST_F(TpuChipOrder, MatMul) {
   // [2, 30, K] x [K, 50] (+ fp32 bias), right operand plain and stored
   // transposed.
@@ -530,25 +560,14 @@ TEST_F(TpuChipOrder, MatMul) {
       for (int64_t j = 0; j < n; ++j)
         for (int64_t kk : {int64_t(0), k - 1})
           b[size_t(trans ? j * k + kk : kk * n + j)] = big;
-      std::ostringstream op;
-      op << "\"tpu.MatMul\"(%x, %w0, %w1) {do_relu = false, name = \"y\", "
-            "relu_limit = -1.0 : f64, right_transpose = "
-         << (trans ? "true" : "false") << "} : (" << tensorType(aS, prec)
-         << ", " << tensorType(bS, prec) << ", tensor<" << n << "xf32>) -> "
-         << tensorType(oS, prec);
       std::vector<float> got =
           interpret(aS, prec, a,
                     {{"w", bS, elemName(prec), "compact", b},
                      {"b", {n}, "f32", "compact", bias}},
-                    op.str(), tensorType(oS, prec));
+                    matmulOp(aS, bS, oS, prec, trans, n), tensorType(oS, prec));
 
       SimRun sim;
-      be::MatMulParams p;
-      p.name = "y";
-      p.left = sim.tensor(prec, aS, &a);
-      p.right = sim.tensor(prec, bS, &b);
-      p.output = sim.tensor(prec, oS);
-      p.rightTransposed = trans;
+      be::MatMulParams p = simMatmul(sim, prec, aS, a, bS, b, oS, trans);
       p.biasAddr = sim.fp32(bias);
       be::matmul(sim.em, p);
       std::vector<float> want = sim.run(p.output);
@@ -591,23 +610,13 @@ TEST_F(TpuChipOrder, MatMulOfActivations) {
       unsigned seed = 240 + unsigned(prec) * 2 + trans;
       std::vector<float> a = wideValues(count(aS), seed, prec);
       std::vector<float> b = wideValues(count(bS), seed + 10, prec);
-      std::ostringstream op;
-      op << "\"tpu.MatMul\"(%x, %w0, %none) {do_relu = false, name = \"y\", "
-            "relu_limit = -1.0 : f64, right_transpose = "
-         << (trans ? "true" : "false") << "} : (" << tensorType(aS, prec)
-         << ", " << tensorType(bS, prec) << ", none) -> "
-         << tensorType(oS, prec);
       std::vector<float> got =
           interpret(aS, prec, a, {{"w", bS, elemName(prec), "compact", b}},
-                    op.str(), tensorType(oS, prec));
+                    matmulOp(aS, bS, oS, prec, trans, std::nullopt),
+                    tensorType(oS, prec));
 
       SimRun sim;
-      be::MatMulParams p;
-      p.name = "y";
-      p.left = sim.tensor(prec, aS, &a);
-      p.right = sim.tensor(prec, bS, &b);
-      p.output = sim.tensor(prec, oS);
-      p.rightTransposed = trans;
+      be::MatMulParams p = simMatmul(sim, prec, aS, a, bS, b, oS, trans);
       be::matmul(sim.em, p);
       std::string what =
           "matmul of activations " + elemName(prec) + (trans ? " NT" : "");

@@ -138,9 +138,11 @@ private:
   /// more than running it apart.
   std::vector<std::pair<size_t, size_t>> greedyCut(size_t a, size_t b,
                                                    size_t maxLen);
-  /// The cost model's cycles of the cut `groups` (consecutive pieces of one
-  /// run) with the weight prefetch between its neighbours.
-  double prefetchedCost(const std::vector<std::pair<size_t, size_t>> &groups);
+  /// The plans of the cut `groups` (consecutive pieces of one run) with the
+  /// weight prefetch between its neighbours (prefetchWeights), into
+  /// `plans`; returns the cost model's cycles of the whole cut so.
+  double prefetched(const std::vector<std::pair<size_t, size_t>> &groups,
+                    std::vector<backend::GroupPlan> &plans);
 };
 
 std::vector<std::pair<size_t, size_t>> Search::greedyCut(size_t a, size_t b,
@@ -161,9 +163,9 @@ std::vector<std::pair<size_t, size_t>> Search::greedyCut(size_t a, size_t b,
   return cut;
 }
 
-double
-Search::prefetchedCost(const std::vector<std::pair<size_t, size_t>> &groups) {
-  std::vector<backend::GroupPlan> plans;
+double Search::prefetched(const std::vector<std::pair<size_t, size_t>> &groups,
+                          std::vector<backend::GroupPlan> &plans) {
+  plans.clear();
   for (auto [i, j] : groups)
     plans.push_back(plan(i, j).plan);
   prefetchWeights(groups, plans);
@@ -456,8 +458,11 @@ LogicalResult Search::run(std::vector<GroupReport> *reports) {
   for (size_t i = 0; i < seq.size(); ++i)
     local[i] = plan(i, i + 1).ok;
 
-  // Chosen groups as [begin, end) ranges of seq.
+  // Chosen groups as [begin, end) ranges of seq, and their plans with the
+  // weight prefetch between neighbours (which never crosses from one run
+  // to the next: an op without a local form lies between them).
   std::vector<std::pair<size_t, size_t>> groups;
+  std::vector<backend::GroupPlan> plans;
   size_t maxLen = size_t(std::max<int64_t>(options.maxLength, 1));
   for (size_t a = 0; a < seq.size();) {
     if (!local[a]) {
@@ -468,13 +473,14 @@ LogicalResult Search::run(std::vector<GroupReport> *reports) {
     while (b < seq.size() && local[b])
       ++b;
     // [a, b) is a maximal run of local ops.
-    size_t firstOfRun = groups.size();
+    std::vector<std::pair<size_t, size_t>> cut;
+    // Its plans when the choice of the cut made them already.
+    std::vector<backend::GroupPlan> cutPlans;
     if (options.strategy == GroupStrategy::None) {
       for (size_t i = a; i < b; ++i)
-        groups.push_back({i, i + 1});
+        cut.push_back({i, i + 1});
     } else if (options.strategy == GroupStrategy::Greedy) {
-      std::vector<std::pair<size_t, size_t>> cut = greedyCut(a, b, maxLen);
-      groups.insert(groups.end(), cut.begin(), cut.end());
+      cut = greedyCut(a, b, maxLen);
     } else {
       // best[k]: the least cost of ops [a, a + k) cut into groups.
       size_t n = b - a;
@@ -495,7 +501,6 @@ LogicalResult Search::run(std::vector<GroupReport> *reports) {
           }
         }
       }
-      std::vector<std::pair<size_t, size_t>> cut;
       for (size_t j = n; j > 0; j = from[j])
         cut.push_back({a + from[j], a + j});
       std::reverse(cut.begin(), cut.end());
@@ -506,22 +511,28 @@ LogicalResult Search::run(std::vector<GroupReport> *reports) {
       // 400,488 estimated cycles without prefetch and 398,567 with it; the
       // greedy cut, 401,782 and 394,083. Of the two cuts, the one the cost
       // model finds faster with the prefetch runs (not with `kernels`,
-      // whose pieces refine then rechecks with their neighbours).
+      // whose pieces refine then rechecks with their neighbours; without
+      // it refine changes nothing, so the plans made here stand).
       if (!options.kernels && options.prefetchWeights &&
           options.slicing.weightResident) {
         std::vector<std::pair<size_t, size_t>> other = greedyCut(a, b, maxLen);
-        if (other != cut && prefetchedCost(other) < prefetchedCost(cut))
+        std::vector<backend::GroupPlan> otherPlans;
+        if (other != cut &&
+            prefetched(other, otherPlans) < prefetched(cut, cutPlans)) {
           cut = std::move(other);
+          cutPlans = std::move(otherPlans);
+        }
       }
-      groups.insert(groups.end(), cut.begin(), cut.end());
     }
+    size_t firstOfRun = groups.size();
+    groups.insert(groups.end(), cut.begin(), cut.end());
     refine(groups, firstOfRun, groups.size());
+    // The prefetch once the forms are decided.
+    if (cutPlans.empty())
+      prefetched(cut, cutPlans);
+    plans.insert(plans.end(), cutPlans.begin(), cutPlans.end());
     a = b;
   }
-  std::vector<backend::GroupPlan> plans;
-  for (auto [i, j] : groups)
-    plans.push_back(plan(i, j).plan);
-  prefetchWeights(groups, plans);
   size_t index = 0;
   for (auto [g, range] : llvm::enumerate(groups)) {
     auto [i, j] = range;

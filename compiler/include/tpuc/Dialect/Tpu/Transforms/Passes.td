@@ -58,8 +58,8 @@ def LayerGroup : Pass<"tpu-layer-group", "mlir::ModuleOp"> {
            "An op with a local form may run its per-op kernel: alone, the "
            "cheaper of its kernel and its group of one; with strategy none, "
            "every op runs its kernel (default: a group of one; convolutions, "
-           "pooling, resizes, softmax, layer norm and element-wise ops have "
-           "no kernel but their group of one)">,
+           "pooling, resizes, matmuls, softmax, layer norm, reductions and "
+           "element-wise ops have no kernel but their group of one)">,
   ];
 }
 
