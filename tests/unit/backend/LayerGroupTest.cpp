@@ -656,7 +656,8 @@ public:
   void checkPlan(const GroupSpec &g, const GroupPlan &plan,
                  const std::vector<int> &compare, const std::string &label,
                  const isa::ChipParams *machine = nullptr) {
-    checkPlan(g, plan, compare, label, machine);
+    checkEmit([&](CmdEmitter &em) { emitGroup(em, g, plan); }, compare, label,
+              machine);
   }
 
   /// Runs `emit` (on `machine` when given, else the net's chip) and
