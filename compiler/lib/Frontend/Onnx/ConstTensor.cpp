@@ -140,8 +140,13 @@ std::string shapeToString(llvm::ArrayRef<int64_t> shape) {
 
 std::vector<int64_t> stridesOf(llvm::ArrayRef<int64_t> shape) {
   std::vector<int64_t> strides(shape.size(), 1);
+  // A shape with a zero dim holds nothing, yet its other dims may
+  // multiply past 64 bits (a fuzzed model); broadcastIndices returns
+  // before asking for such strides, anywhere else it is an error.
   for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * shape[i + 1];
+    if (__builtin_mul_overflow(strides[i + 1], shape[i + 1], &strides[i]))
+      throw tpu::Error("the strides of shape " + shapeToString(shape) +
+                       " overflow 64 bits");
   return strides;
 }
 
@@ -164,8 +169,10 @@ std::vector<int64_t> broadcastIndices(llvm::ArrayRef<int64_t> inShape,
                                       llvm::ArrayRef<int64_t> outShape) {
   size_t rank = outShape.size();
   size_t lead = rank - inShape.size();
-  std::vector<int64_t> inStrides = stridesOf(inShape);
   int64_t n = numElements(outShape);
+  if (n == 0)
+    return {};
+  std::vector<int64_t> inStrides = stridesOf(inShape);
   std::vector<int64_t> result(n);
   std::vector<int64_t> idx(rank, 0);
   for (int64_t k = 0; k < n; ++k) {
