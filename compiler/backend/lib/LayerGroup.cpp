@@ -103,6 +103,12 @@ bool excludesPads(const PoolParams &p) {
          (p.padTop || p.padBottom || p.padLeft || p.padRight);
 }
 
+/// The scratch tiles of a 3-D pooling's depth taps (PoolParams::depth):
+/// the tap's 2-D sums or maxima and the fp32 accumulator; excluding the
+/// pads of (H, W) also a tile of ones (of the input rows), the 2-D counts
+/// and the divisors.
+unsigned depthPoolTemps(const PoolParams &p) { return excludesPads(p) ? 5 : 2; }
+
 bool isConvDepthwise(const ConvParams &p) {
   return !isTransposedForm(p) &&
          isDepthwise(p.input.shape[1], p.output.shape[1], p.groups);
@@ -506,6 +512,13 @@ unsigned tempsOfOp(const LocalOpParams &p) {
   if (const auto *q = std::get_if<PoolParams>(&p);
       q && q->quant && q->kind == PoolKind::Avg)
     return 1;
+  // A 3-D pooling's depth taps; the trailing function's scratch reuses
+  // them once the result is written.
+  if (const auto *q = std::get_if<PoolParams>(&p); q && q->depth) {
+    Activation a = trailingActivation(p);
+    return std::max(depthPoolTemps(*q),
+                    a.kind == UnaryKind::None ? 0u : unaryTemps(a.kind));
+  }
   // An average pooling that excludes the pads: its sums, a tile of ones
   // (of the input rows, see Schedule::build) and the counts; the trailing
   // function's scratch after them.
@@ -631,6 +644,10 @@ std::string localOpSupport(const LocalOpParams &params,
             return "integer pooling without its requantisation";
           if (!floatOk(x.input) && excludesPads(x))
             return "integer average pooling that excludes the pads";
+          if (x.depth && (!floatOk(x.input) || !floatOk(x.output)))
+            return "integer 3-D pooling";
+          if (x.depth && x.depth->taps < 1)
+            return "a 3-D pooling without depth taps";
           return "";
         } else if constexpr (std::is_same_v<T, BinaryParams>) {
           if (!rank4(x.output))
@@ -1620,7 +1637,7 @@ std::string Schedule::build() {
       const auto *pool = std::get_if<PoolParams>(&op.params);
       if (std::holds_alternative<ReduceParams>(op.params) ||
           std::holds_alternative<ResizeParams>(op.params) ||
-          (pool && excludesPads(*pool))) {
+          (pool && (excludesPads(*pool) || pool->depth))) {
         Shape4 is = maxShape(op.inputs[0]);
         os.h = std::max(os.h, is.h);
         os.w = std::max(os.w, is.w);
@@ -2214,6 +2231,71 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
       cmd.input = in;
       cmd.output = out;
       setWindow(cmd, *w, rows, padB, cols, padR);
+      if (p.depth) {
+        // A 3-D pooling's depth taps, as the 3-D kernel computed them:
+        // each tap's (H, W) window sums (scale 1) or maxima into fp32, the
+        // accumulator from 0 / -inf combined with every tap in order, then
+        // the cast, or the division by the window's count.
+        bool isMax = p.kind == PoolKind::Max;
+        LTensor part = localTensor(chip, temps[0], Prec::Fp32, out.shape);
+        LTensor acc = out.prec == Prec::Fp32
+                          ? out
+                          : localTensor(chip, temps[1], Prec::Fp32, out.shape);
+        if (isMax) {
+          cmd.kind = PorDCmd::MaxPool;
+          cmd.padBits = floatBits(-INFINITY, input.prec);
+        } else {
+          cmd.kind = PorDCmd::AvgPool;
+          cmd.avgScale = 1.0f;
+        }
+        cmd.output = part;
+        ar(em, ArOp::Copy, acc, Opd::imm(isMax ? -INFINITY : 0.0f, Prec::Fp32));
+        for (unsigned k = 0; k < op.inputs.size(); ++k) {
+          // Every tap holds the same rows and columns (only this op reads
+          // them).
+          cmd.input = operand(k, {rows.begin, in.shape.h, 0, 0}, cols.begin,
+                              in.shape.w);
+          pord(em, cmd);
+          ar(em, isMax ? ArOp::Max : ArOp::Add, acc, Opd::of(acc),
+             Opd::of(part));
+        }
+        bool padded2d = p.padTop || p.padBottom || p.padLeft || p.padRight;
+        float taps = float(p.depth->taps), hw = float(p.kernelH * p.kernelW);
+        if (isMax) {
+          if (acc.offset != out.offset)
+            ar(em, ArOp::Cast, out, Opd::of(acc));
+        } else if (p.countIncludePad || !(padded2d || p.depth->padded)) {
+          ar(em, ArOp::Div, out, Opd::of(acc),
+             Opd::imm(float(p.depth->kernel) * hw, Prec::Fp32));
+        } else if (!padded2d) {
+          ar(em, ArOp::Div, out, Opd::of(acc), Opd::imm(taps * hw, Prec::Fp32));
+        } else {
+          // Divisors: the real (H, W) inputs under each window (the same
+          // windows over a tile of ones, one channel per lane) times the
+          // real depth taps, read by every slot and depth through zero
+          // strides.
+          uint32_t lanes = std::min<uint32_t>(out.shape.c, chip.npuNum);
+          LTensor ones = localTensor(chip, temps[2], Prec::Fp32,
+                                     {1, lanes, in.shape.h, in.shape.w});
+          ar(em, ArOp::Copy, ones, Opd::imm(1.0f, Prec::Fp32));
+          PorDCmd cc = cmd;
+          cc.kind = PorDCmd::AvgPool;
+          cc.padBits = 0;
+          cc.input = ones;
+          cc.output = localTensor(chip, temps[3], Prec::Fp32,
+                                  {1, lanes, out.shape.h, out.shape.w});
+          pord(em, cc);
+          LTensor div =
+              localTensor(chip, temps[4], Prec::Fp32, cc.output.shape);
+          ar(em, ArOp::Mul, div, Opd::of(cc.output),
+             Opd::imm(taps, Prec::Fp32));
+          ar(em, ArOp::Div, out, Opd::of(acc),
+             Opd::of(freeTensor(temps[4], Prec::Fp32, out.shape,
+                                {0, 0, int64_t(div.stride.h), 1})));
+        }
+        trailing(em, act, out, scratch);
+        return;
+      }
       bool integer = !isa::isFloat(input.prec);
       if (p.kind == PoolKind::Max) {
         cmd.kind = PorDCmd::MaxPool;

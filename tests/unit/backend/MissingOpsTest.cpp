@@ -759,6 +759,21 @@ TEST(Pool3d, GlobalAvgAndReluSliced) {
   runPool3d(a, Prec::Fp32, {1, 70, 10, 24, 20}, 32 * 1024);
 }
 
+TEST(Pool3d, AvgExcludingPadsInColumnSlices) {
+  // A 3-D average that excludes the pads of all three axes, with a relu,
+  // in 8 KiB of local memory: a row of 700 fp32 columns per tile times the
+  // five scratch tiles leaves no whole row, so the groups of one (three
+  // runs of output depths: the first and last read two depth taps) cut the
+  // columns too, each with its halo and edge pads.
+  Pool3dParams a =
+      window(PoolKind::Avg, {3, 2, 3}, {1, 1, 2}, {1, 1, 1, 1, 0, 1});
+  a.act = {UnaryKind::Relu};
+  StreamStats st = runPool3d(a, Prec::Fp32, {1, 3, 4, 3, 700}, 8 * 1024);
+  // Unsliced, the three groups would move 11 tensors (8 tap loads, 3
+  // stores); here 361 (many column slices of each).
+  EXPECT_GT(st.gdma, 100u);
+}
+
 TEST(Pool3d, RejectsMismatchedOutput) {
   CmdEmitter em;
   GlobalAlloc ga(em.chip());

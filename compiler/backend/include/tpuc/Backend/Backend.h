@@ -405,14 +405,33 @@ struct PoolParams {
     int32_t inZeroPoint = 0, outZeroPoint = 0;
   };
   std::optional<Requant> quant;
+  /// The output depths of a 3-D pooling (pool3d runs each batch and each
+  /// run of output depths with the same real depth taps as a group of one
+  /// of this op): the op reads one input per real depth tap, all of the
+  /// output's shape (n: the output depths; input t holds, at n = o, the
+  /// depth slice that tap t of output depth o reads). Each input is pooled
+  /// over (H, W) by sPorD into fp32 window sums or maxima, combined into
+  /// one fp32 tile by AR add / max in tap order, and an average divides
+  /// that sum by the window's element count: kernel x kernelH x kernelW,
+  /// or, excluding the pads, `taps` times the real (H, W) inputs under
+  /// the window. Float only.
+  struct Depth {
+    /// The depth window (kernelD) and the real taps (the op's inputs).
+    int64_t kernel = 1, taps = 1;
+    /// The depth axis has pads (front or back).
+    bool padded = false;
+  };
+  std::optional<Depth> depth;
 };
 void pool2d(CmdEmitter &em, const PoolParams &p);
 
 /// 3-D pooling on [N, C, D, H, W] -> [N, C, OD, OH, OW] (ONNX MaxPool /
 /// AveragePool with three spatial dims; ceil mode folded into the end pads
-/// as the frontend does). Every depth slice is pooled over (H, W) by sPorD
-/// into fp32, then the slices of each output depth are combined by AR max /
-/// add; averages divide the fp32 sum by the window's element count once.
+/// as the frontend does). Runs as groups of one of a pooling with depth
+/// taps (PoolParams::depth), one per batch and run of output depths whose
+/// real depth taps are the same: every tap's depth slices are pooled over
+/// (H, W) by sPorD into fp32 and combined by AR max / add in tap order;
+/// averages divide the fp32 sum by the window's element count once.
 /// H / W pads and strides up to 15 (sPorD fields); depth kernel, stride,
 /// dilation and pads are free. Windows must not overhang the pads (the
 /// ONNX output-size formula guarantees it).
