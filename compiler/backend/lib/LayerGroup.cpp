@@ -864,8 +864,6 @@ std::string localOpSupport(const LocalOpParams &params,
           if (o[0] != i[0] || o[1] != i[1] || (o[2] != i[2] && o[2] != 1) ||
               (o[3] != i[3] && o[3] != 1))
             return "a reduction over other than H and W";
-          if (i[2] > 65535 || i[3] > 65535)
-            return "a reduced extent wider than the command's 16-bit sizes";
           return "";
         } else {
           static_assert(std::is_same_v<T, ScaleParams>);
@@ -951,6 +949,21 @@ std::string rowSliceError(const GroupSpec &spec) {
       return "'" + std::visit([](const auto &x) { return x.name; }, op.params) +
              "' (a softmax along H) reads every row";
   return "";
+}
+
+int accumulatedAxis(const GroupSpec &spec) {
+  if (spec.ops.size() != 1)
+    return -1;
+  const GroupOp &op = spec.ops[0];
+  if (std::holds_alternative<ReduceParams>(op.params)) {
+    const auto &in = spec.values[op.inputs[0]].shape;
+    const auto &out = spec.values[op.output].shape;
+    if (out[2] == 1 && in[2] > 1)
+      return 2;
+    if (out[3] == 1 && in[3] > 1)
+      return 3;
+  }
+  return -1;
 }
 
 std::string columnSliceError(const GroupSpec &spec) {
@@ -1243,6 +1256,11 @@ struct Slice {
   /// Per value the columns it holds, per stored value those it stores
   /// (all of them without W slices).
   std::vector<Range> cols, storeCols;
+  /// With reduced-axis slices (GroupPlan::kSlices): which one this is; the
+  /// first starts the accumulator, the last finishes the result and stores
+  /// it.
+  int64_t k = 0;
+  bool kFirst = true, kLast = true;
 };
 
 /// The weights prefetched into a group and by it (GroupOptions).
@@ -1270,6 +1288,8 @@ public:
   std::string build();
   /// With C slices: one or two copies of the weights (before build()).
   void setWeightCopies(unsigned n) { weightCopies = n; }
+  /// Reduced-axis slices (GroupPlan::kSlices; before build()).
+  void setReducedSlices(int64_t k) { kSlices = k; }
   void emit(CmdEmitter &em) const;
 
   uint64_t peak = 0, weightBytes = 0;
@@ -1280,6 +1300,12 @@ private:
   const GroupSpec &spec;
   const isa::ChipParams &chip;
   int64_t nSlices, cSlices, hSlices, wSlices;
+  /// Reduced-axis slices of a group of one (GroupPlan::kSlices), the input
+  /// axis they cut (accumulatedAxis; -1: none) and the fp32 accumulator
+  /// their results add into, a scratch tile of its own.
+  int64_t kSlices = 1;
+  int kAxis = -1;
+  uint64_t accumulator = 0;
   /// With C slices: the values held with all their channels in every
   /// slice (the inputs of convolutions that mix channels, loaded whole),
   /// the channels of the others and the most a slice holds of them.
@@ -1460,6 +1486,18 @@ std::string Schedule::build() {
   for (const GroupValue &v : spec.values)
     if (v.shape[0] != n)
       return "values of different batch sizes";
+  kAxis = -1;
+  if (kSlices > 1) {
+    kAxis = accumulatedAxis(spec);
+    if (kAxis < 0)
+      return "no op whose reduced axis can be sliced";
+    if (hSlices > 1 || (kAxis == 3 && wSlices > 1))
+      return "reduced-axis slices with slices of the reduced axis's result";
+    if (prefetch.firstAt >= 0 || prefetch.next)
+      return "weights prefetched across groups need one reduced-axis slice";
+    if (kSlices > spec.values[spec.ops[0].inputs[0]].shape[kAxis])
+      return "more reduced-axis slices than reduced elements";
+  }
 
   // C slices: ranges of whole channel slots of the values the ops compute
   // channel by channel. A convolution that mixes channels reads all of
@@ -1499,56 +1537,81 @@ std::string Schedule::build() {
   for (Range1 nr : splitRange(n, ceilDiv(n, nSlices)))
     for (Range1 cr : splitRange(groupC, chunkC))
       for (int64_t h = 0; h < hSlices; ++h)
-        for (int64_t wi = 0; wi < wSlices; ++wi) {
-          Slice s;
-          s.n0 = nr.begin;
-          s.nCount = nr.size;
-          s.c0 = cr.begin;
-          s.cCount = cr.size;
-          s.rows.assign(nv, {});
-          s.stores.assign(nv, {});
-          s.cols.assign(nv, {});
-          s.storeCols.assign(nv, {});
-          for (size_t v = 0; v < nv; ++v) {
-            int64_t W = spec.values[v].shape[3];
-            if (wSlices == 1)
-              s.cols[v] = {0, W}; // every value whole in its columns
-            if (spec.values[v].stored || int(v) == last) {
-              int64_t H = spec.values[v].shape[2];
-              int64_t b = H * h / hSlices, e = H * (h + 1) / hSlices;
-              s.stores[v] = {b, e - b};
-              s.rows[v].unite(b, e - b);
-              int64_t cb = W * wi / wSlices, ce = W * (wi + 1) / wSlices;
-              s.storeCols[v] = {cb, ce - cb};
-              s.cols[v].unite(cb, ce - cb);
+        for (int64_t wi = 0; wi < wSlices; ++wi)
+          for (int64_t kk = 0; kk < kSlices; ++kk) {
+            Slice s;
+            s.n0 = nr.begin;
+            s.nCount = nr.size;
+            s.c0 = cr.begin;
+            s.cCount = cr.size;
+            s.k = kk;
+            s.kFirst = kk == 0;
+            s.kLast = kk + 1 == kSlices;
+            s.rows.assign(nv, {});
+            s.stores.assign(nv, {});
+            s.cols.assign(nv, {});
+            s.storeCols.assign(nv, {});
+            for (size_t v = 0; v < nv; ++v) {
+              int64_t W = spec.values[v].shape[3];
+              // Every value whole in its columns (but the share of a reduced
+              // axis along W, below).
+              if (wSlices == 1 &&
+                  !(kAxis == 3 && int(v) == spec.ops[0].inputs[0]))
+                s.cols[v] = {0, W};
+              if (spec.values[v].stored || int(v) == last) {
+                int64_t H = spec.values[v].shape[2];
+                int64_t b = H * h / hSlices, e = H * (h + 1) / hSlices;
+                int64_t cb = W * wi / wSlices, ce = W * (wi + 1) / wSlices;
+                // Reduced-axis slices: only the last has the result.
+                if (s.kLast) {
+                  s.stores[v] = {b, e - b};
+                  s.storeCols[v] = {cb, ce - cb};
+                }
+                s.rows[v].unite(b, e - b);
+                s.cols[v].unite(cb, ce - cb);
+              }
             }
-          }
-          for (size_t o = no; o-- > 0;) {
-            const GroupOp &op = spec.ops[o];
-            const Range &out = s.rows[op.output];
-            if (out.count <= 0)
-              continue;
-            for (unsigned k = 0; k < op.inputs.size(); ++k) {
-              if (op.inputs[k] < 0)
+            for (size_t o = no; o-- > 0;) {
+              const GroupOp &op = spec.ops[o];
+              const Range &out = s.rows[op.output];
+              if (out.count <= 0)
                 continue;
-              RowSpan in = localInputRows(op, spec, k, out.begin, out.count);
-              // Without W slices every value holds all its columns.
-              const Range &oc = s.cols[op.output];
-              RowSpan inCols =
-                  wSlices > 1
-                      ? localInputCols(op, spec, k, oc.begin, oc.count)
-                      : RowSpan{0, spec.values[op.inputs[k]].shape[3], 0, 0};
-              if (in.count <= 0 || inCols.count <= 0)
-                return "a slice of '" +
-                       std::visit([](const auto &x) { return x.name; },
-                                  op.params) +
-                       "' reads only padding";
-              s.rows[op.inputs[k]].unite(in.begin, in.count);
-              s.cols[op.inputs[k]].unite(inCols.begin, inCols.count);
+              for (unsigned k = 0; k < op.inputs.size(); ++k) {
+                if (op.inputs[k] < 0)
+                  continue;
+                RowSpan in = localInputRows(op, spec, k, out.begin, out.count);
+                // Without W slices every value holds all its columns.
+                const Range &oc = s.cols[op.output];
+                RowSpan inCols =
+                    wSlices > 1
+                        ? localInputCols(op, spec, k, oc.begin, oc.count)
+                        : RowSpan{0, spec.values[op.inputs[k]].shape[3], 0, 0};
+                if (kAxis >= 0) {
+                  // This slice's share of the reduced axis.
+                  int64_t d = spec.values[op.inputs[k]].shape[kAxis];
+                  int64_t b = d * kk / kSlices, e = d * (kk + 1) / kSlices;
+                  (kAxis == 2 ? in : inCols) = {b, e - b, 0, 0};
+                }
+                if (in.count <= 0 || inCols.count <= 0)
+                  return "a slice of '" +
+                         std::visit([](const auto &x) { return x.name; },
+                                    op.params) +
+                         "' reads only padding";
+                s.rows[op.inputs[k]].unite(in.begin, in.count);
+                s.cols[op.inputs[k]].unite(inCols.begin, inCols.count);
+              }
             }
+            slices.push_back(std::move(s));
           }
-          slices.push_back(std::move(s));
-        }
+  // A reduction's pooling window is the rows and columns a slice reads:
+  // 16-bit fields.
+  for (const GroupOp &op : spec.ops)
+    if (std::holds_alternative<ReduceParams>(op.params))
+      for (const Slice &s : slices)
+        if (s.rows[op.inputs[0]].count > 65535 ||
+            s.cols[op.inputs[0]].count > 65535)
+          return "a reduced extent wider than the pooling's 16-bit window "
+                 "(reduced-axis slices cut it)";
   // sPorD (pooling, depthwise) has no operand strides: its input must start
   // at the first row and column its producer holds.
   for (size_t o = 0; o < no; ++o) {
@@ -1725,10 +1788,16 @@ std::string Schedule::build() {
       }
   }
   weightBytes = at;
+  // Reduced-axis slices: the accumulator, one more scratch tile (no op
+  // writes it but the sliced one).
+  if (kSlices > 1)
+    ++nTemps;
   for (unsigned t = 0; t < nTemps; ++t) {
     temps.push_back(at);
     at += tempBytes;
   }
+  if (kSlices > 1)
+    accumulator = temps.back();
   for (unsigned t = 0; t < nRowTemps; ++t) {
     rowTemps.push_back(at);
     at += rowTempBytes;
@@ -2002,6 +2071,8 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
   UnaryScratch scratch;
   scratch.tables = tables;
   scratch.temps = temps;
+  if (kSlices > 1)
+    scratch.temps.pop_back(); // the accumulator
   // The rows output rows outRows read of operand k, as a view.
   auto operand = [&](unsigned k, const RowSpan &rows, int64_t c0,
                      int64_t cols) {
@@ -2529,7 +2600,13 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
     // The input rows in fp32 (negated for a minimum), one pooling whose
     // window is the reduced extent (sums in index order from +0, as the
     // interpreter), the result converted (negated back).
-    RowSpan rows = localInputRows(op, spec, 0, outRows.begin, outRows.count);
+    // With reduced-axis slices: this slice's share, its sums (a mean
+    // scaled by the whole extent) started in or added to the accumulator,
+    // which the last slice converts.
+    RowSpan rows =
+        kAxis == 2 ? RowSpan{s.rows[op.inputs[0]].begin,
+                             s.rows[op.inputs[0]].count, 0, 0}
+                   : localInputRows(op, spec, 0, outRows.begin, outRows.count);
     const Range &inCols = s.cols[op.inputs[0]];
     LTensor in = operand(0, rows, inCols.begin, inCols.count);
     bool isMin = r->kind == ReduceKind::Min;
@@ -2549,9 +2626,25 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
     c.output = acc;
     c.kh = out.shape.h == 1 ? x.shape.h : 1;
     c.kw = out.shape.w == 1 ? x.shape.w : 1;
-    c.avgScale = r->kind == ReduceKind::Mean ? 1.0f / float(c.kh * c.kw) : 1.0f;
+    const auto &is = spec.values[op.inputs[0]].shape;
+    float extent =
+        float((out.shape.h == 1 ? is[2] : 1) * (out.shape.w == 1 ? is[3] : 1));
+    c.avgScale = r->kind == ReduceKind::Mean ? 1.0f / extent : 1.0f;
     c.padBits = floatBits(-INFINITY, Prec::Fp32);
-    pord(em, c);
+    if (kSlices > 1) {
+      LTensor total = localTensor(chip, accumulator, Prec::Fp32, out.shape);
+      if (s.kFirst)
+        c.output = total;
+      pord(em, c);
+      if (!s.kFirst)
+        ar(em, isMax ? ArOp::Max : ArOp::Add, total, Opd::of(total),
+           Opd::of(acc));
+      if (!s.kLast)
+        return;
+      acc = total;
+    } else {
+      pord(em, c);
+    }
     if (isMin) {
       ar(em, ArOp::Mul, out, Opd::of(acc), Opd::imm(-1.0f, Prec::Fp32));
     } else if (r->kind == ReduceKind::L2) {
@@ -2810,7 +2903,7 @@ void Schedule::emit(CmdEmitter &em) const {
 std::optional<Schedule> buildSchedule(const GroupSpec &spec,
                                       const isa::ChipParams &chip, int64_t n,
                                       int64_t c, int64_t h, int64_t w,
-                                      bool weightResident,
+                                      int64_t k, bool weightResident,
                                       Schedule::Prefetch prefetch,
                                       WeightOrder order, std::string &why) {
   std::optional<Schedule> sch;
@@ -2822,6 +2915,7 @@ std::optional<Schedule> buildSchedule(const GroupSpec &spec,
       sch.emplace(spec, chip, n, c, h, w, weightResident, banked, prefetch,
                   order);
       sch->setWeightCopies(copies);
+      sch->setReducedSlices(k);
       if ((why = sch->build()).empty())
         return sch;
     }
@@ -2829,10 +2923,10 @@ std::optional<Schedule> buildSchedule(const GroupSpec &spec,
   return std::nullopt;
 }
 
-/// A slicing: batch, channel, row and column slices.
+/// A slicing: batch, channel, row, column and reduced-axis slices.
 struct Slicing {
-  int64_t n = 1, c = 1, h = 1, w = 1;
-  int64_t steps() const { return n * c * h * w; }
+  int64_t n = 1, c = 1, h = 1, w = 1, k = 1;
+  int64_t steps() const { return n * c * h * w * k; }
 };
 
 /// Candidate slicings in the order they are tried: fewest slices first, the
@@ -2886,6 +2980,30 @@ std::vector<Slicing> candidates(const GroupSpec &spec,
       out.push_back(lastResort);
     }
   }
+  // A group of one that reduces an axis: its reduced extent cut into 2, 3,
+  // ... slices (each count that gives a new slice length), with the whole
+  // batch and then a slice per batch entry; then, along H, with its
+  // columns cut too.
+  if (int axis = accumulatedAxis(spec); axis >= 0) {
+    int64_t d = spec.values[spec.ops[0].inputs[0]].shape[axis];
+    std::vector<int64_t> counts;
+    for (int64_t ks = 2, len = 0; ks <= d; ++ks)
+      if (int64_t l = ceilDiv(d, ks); l != len) {
+        counts.push_back(ks);
+        len = l;
+      }
+    std::vector<Slicing> bases{{1, 1, 1, 1, 1}};
+    if (n > 1)
+      bases.push_back({n, 1, 1, 1, 1});
+    if (axis == 2 && options.widthSlices && columnSliceError(spec).empty())
+      for (int64_t ws = 2; ws <= last.shape[3]; ws *= 2)
+        bases.push_back({n, 1, 1, ws, 1});
+    for (Slicing b : bases)
+      for (int64_t ks : counts) {
+        b.k = ks;
+        out.push_back(b);
+      }
+  }
   return out;
 }
 
@@ -2920,7 +3038,7 @@ bool planInLayout(const GroupSpec &spec, const isa::ChipParams &chip,
   auto tryOrder = [&](size_t i, WeightOrder order, GroupPlan &out,
                       std::string &whyNot) -> bool {
     std::optional<Schedule> sch = buildSchedule(
-        spec, chip, cands[i].n, cands[i].c, cands[i].h, cands[i].w,
+        spec, chip, cands[i].n, cands[i].c, cands[i].h, cands[i].w, cands[i].k,
         options.weightResident, prefetch, order, whyNot);
     if (!sch)
       return false;
@@ -2936,6 +3054,7 @@ bool planInLayout(const GroupSpec &spec, const isa::ChipParams &chip,
     out.cSlices = cands[i].c;
     out.hSlices = cands[i].h;
     out.wSlices = cands[i].w;
+    out.kSlices = cands[i].k;
     out.lmemBytes = s.peak;
     out.weightBytes = s.weightBytes;
     out.timesteps = int64_t(s.slices.size()) + 2;
@@ -2986,9 +3105,10 @@ bool planInLayout(const GroupSpec &spec, const isa::ChipParams &chip,
     }
   };
   // (Column slices only as the last resort: not tried for speed.)
-  int64_t steps = best.nSlices * best.cSlices * best.hSlices;
+  int64_t steps = best.nSlices * best.cSlices * best.hSlices * best.kSlices;
   for (size_t k = i + 1; k < cands.size() && slower < 2 &&
-                         cands[k].c == cands[i].c && cands[k].w == 1;) {
+                         cands[k].c == cands[i].c && cands[k].w == 1 &&
+                         (cands[k].k > 1) == (cands[i].k > 1);) {
     int64_t kSteps = cands[k].steps();
     if (kSteps < 2 * steps) {
       ++k;
@@ -3201,7 +3321,7 @@ void emitGroup(CmdEmitter &em, const GroupSpec &spec, const GroupPlan &plan,
   }
   std::optional<Schedule> sch = buildSchedule(
       *laid, em.chip(), plan.nSlices, plan.cSlices, plan.hSlices, plan.wSlices,
-      plan.weightResident,
+      plan.kSlices, plan.weightResident,
       {plan.firstWeightsAt, plan.nextWeightsAt >= 0 ? next : nullptr,
        plan.nextWeightsAt},
       plan.weightOrder, why);

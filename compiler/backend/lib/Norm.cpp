@@ -29,20 +29,11 @@ namespace {
 
 constexpr Prec kF32 = Prec::Fp32;
 
-/// The (outer, D, inner) view as a 4-D local layout. Logically (n, c, D,
-/// w) with D along H; when inner is 1 the layout is (n, c, 1, D) instead
-/// (`alongW`: contiguous rows, the reduction window along W).
+/// The (outer, D, inner) view as a 4-D (n, c, D, w) with D along H and
+/// its DDR strides.
 struct RowView {
-  Shape4 shape;                ///< logical n, c, D, w
-  Stride4 inStride, outStride; ///< logical; out: reduced (n, c, 1, w) or full
-  bool alongW = false;
-
-  Shape4 phys(Shape4 l) const {
-    return alongW ? Shape4{l.n, l.c, l.w, l.h} : l;
-  }
-  Stride4 phys(Stride4 s) const {
-    return alongW ? Stride4{s.n, s.c, s.w, s.h} : s;
-  }
+  Shape4 shape;                ///< n, c, D, w
+  Stride4 inStride, outStride; ///< out: reduced (n, c, 1, w) or full
 };
 
 /// Splits dims into outer / reduced / inner (the reduced dims must be
@@ -107,51 +98,7 @@ RowView rowView(const OpCtx &ctx, const std::vector<int64_t> &shape,
     v.inStride = {0, d * inner, inner, 1};
     v.outStride = keepFull ? v.inStride : Stride4{0, inner, 0, 1};
   }
-  // One element per lane row along W: lay D along W instead.
-  v.alongW = v.shape.w == 1;
   return v;
-}
-
-/// Tile of (n, c, D-chunk, w): `perElem` bytes per lane for each element of
-/// the full tile, `perRow` bytes per element of the reduced tile.
-struct RowTile {
-  int64_t n, c, d, w;
-};
-
-/// Largest tile whose per-lane bytes (given by `bytes`) fit `cap`; D is
-/// kept whole unless `splitD`.
-bool chooseRowTile(const isa::ChipParams &chip, const RowView &v, bool splitD,
-                   uint64_t cap,
-                   const std::function<uint64_t(const RowTile &)> &bytes,
-                   RowTile &t) {
-  int64_t npu = chip.npuNum;
-  constexpr int64_t kMax = 65535;
-  t = {1, std::min<int64_t>(v.shape.c, npu), v.shape.h, 1};
-  if (splitD) {
-    t.d = std::min<int64_t>(t.d, kMax);
-    while (t.d > 1 && bytes(t) > cap)
-      t.d = (t.d + 1) / 2;
-  }
-  if (bytes(t) > cap)
-    return false;
-  auto grow = [&](int64_t RowTile::*f, int64_t hi, int64_t unit) {
-    int64_t lo = t.*f / unit;
-    hi = std::max<int64_t>(hi / unit, lo);
-    t.*f = largestFitting(lo, hi, [&](int64_t units) {
-             RowTile c = t;
-             c.*f = units * unit;
-             return bytes(c) <= cap;
-           }) *
-           unit;
-  };
-  grow(&RowTile::w, std::min<int64_t>(v.shape.w, kMax), 1);
-  if (t.w == int64_t(v.shape.w) && v.shape.c > uint32_t(npu)) {
-    grow(&RowTile::c, std::min<int64_t>(v.shape.c, kMax / npu * npu), npu);
-    t.c = std::min<int64_t>(t.c, v.shape.c);
-  }
-  if (t.w == int64_t(v.shape.w) && t.c == int64_t(v.shape.c))
-    grow(&RowTile::n, std::min<int64_t>(v.shape.n, kMax), 1);
-  return true;
 }
 
 /// Reduces the physical tile `x` along the view's axis (H, or W when
@@ -391,8 +338,9 @@ void reduce(CmdEmitter &em, const ReduceParams &p) {
   // A group of one over a 4-D view of (outer, D, inner) reduced along H
   // (the view rowView chose, its strides) or, with nothing after the axes,
   // over rows of D contiguous elements (1, c, h, D) reduced along W: one
-  // pooling whose window is the whole reduced extent, as the chunks below
-  // compute each. A reduction whose extent fits no slicing runs in chunks.
+  // pooling whose window is the whole reduced extent, or, when that fits
+  // no slicing, its share of the extent in each of several reduced-axis
+  // slices that accumulate (GroupPlan::kSlices).
   {
     ReduceParams q = p;
     AloneStrides st;
@@ -412,120 +360,8 @@ void reduce(CmdEmitter &em, const ReduceParams &p) {
       q.axes = {2};
       st = {v.inStride, v.outStride};
     }
-    std::string why = localOpSupport(q, chip);
-    if (why.empty() && runAlone(em, "reduce", q, {q.input}, q.output, &why, st))
-      return;
-    em.noteFallback("reduce '" + p.name + "': " + why);
+    runAlone(em, "reduce", q, {q.input}, q.output, nullptr, st);
   }
-  Prec pi = p.input.prec, po = p.output.prec;
-  bool isMax = p.kind == ReduceKind::Max || p.kind == ReduceKind::Min;
-  bool square = p.kind == ReduceKind::SumSquare || p.kind == ReduceKind::L2;
-  int64_t dTotal = v.shape.h;
-  uint64_t al = chip.localAlign;
-  auto up = [&](uint64_t b) { return uint64_t(alignUp(int64_t(b), al)); };
-  LocalAlloc alloc(chip, ctx);
-  uint64_t cap = alloc.remaining();
-  auto full = [&](const RowTile &t) {
-    return v.phys(
-        Shape4{uint32_t(t.n), uint32_t(t.c), uint32_t(t.d), uint32_t(t.w)});
-  };
-  auto bytes = [&](const RowTile &t) {
-    Shape4 s{uint32_t(t.n), uint32_t(t.c), 1, uint32_t(t.w)}, f = full(t);
-    return 2 * up(euBytes(chip, pi, f)) + up(euBytes(chip, kF32, f)) +
-           2 * up(euBytes(chip, po, s)) + 2 * up(euBytes(chip, kF32, s));
-  };
-  RowTile tile;
-  if (!chooseRowTile(chip, v, true, cap, bytes, tile))
-    ctx.fail("does not fit in local memory");
-  Shape4 ft = full(tile);
-  Shape4 st{uint32_t(tile.n), uint32_t(tile.c), 1, uint32_t(tile.w)};
-  std::array<uint64_t, 2> inBuf, outBuf;
-  for (auto &b : inBuf)
-    b = alloc.alloc(euBytes(chip, pi, ft), "input tile");
-  for (auto &b : outBuf)
-    b = alloc.alloc(euBytes(chip, po, st), "output tile");
-  uint64_t xBuf = alloc.alloc(euBytes(chip, kF32, ft), "scratch");
-  uint64_t accBuf = alloc.alloc(euBytes(chip, kF32, st), "accumulator");
-  uint64_t partBuf = alloc.alloc(euBytes(chip, kF32, st), "partial");
-
-  struct Step {
-    Shape4 at, shape;
-    bool first, last;
-    size_t result;
-  };
-  std::vector<Step> steps;
-  size_t results = 0;
-  for (Range1 n : splitRange(v.shape.n, tile.n))
-    for (Range1 c : splitRange(v.shape.c, tile.c))
-      for (Range1 w : splitRange(v.shape.w, tile.w)) {
-        for (Range1 dd : splitRange(dTotal, tile.d))
-          steps.push_back(
-              {v.phys(Shape4{uint32_t(n.begin), uint32_t(c.begin),
-                             uint32_t(dd.begin), uint32_t(w.begin)}),
-               v.phys(Shape4{uint32_t(n.size), uint32_t(c.size),
-                             uint32_t(dd.size), uint32_t(w.size)}),
-               dd.begin == 0, dd.begin + dd.size == dTotal, results});
-        ++results;
-      }
-  DView inView{p.input.addr, pi, v.phys(v.shape), v.phys(v.inStride)};
-  // The reduced result: (n, c, 1, w) logical = physical (the reduced axis
-  // has size 1 either way).
-  Shape4 os{v.shape.n, v.shape.c, 1, v.shape.w};
-  DView outView{p.output.addr, po, os, v.outStride};
-  // Logical (n, c, w) of a physical step position / size.
-  auto small = [&](Shape4 ph) {
-    return v.alongW ? Shape4{ph.n, ph.c, 1, ph.h} : Shape4{ph.n, ph.c, 1, ph.w};
-  };
-  withCtx(ctx, [&] {
-    pipeline(
-        steps.size(),
-        [&](size_t i) {
-          load(em, subView(inView, steps[i].at, steps[i].shape),
-               localTensor(chip, inBuf[i % 2], pi, steps[i].shape));
-        },
-        [&](size_t i) {
-          const Step &s = steps[i];
-          Shape4 f = s.shape, sm = small(f);
-          LTensor in = localTensor(chip, inBuf[i % 2], pi, f);
-          LTensor x = localTensor(chip, xBuf, kF32, f);
-          if (square)
-            ar(em, ArOp::Mul, x, Opd::of(in), Opd::of(in));
-          else if (p.kind == ReduceKind::Min)
-            ar(em, ArOp::Mul, x, Opd::of(in), Opd::imm(-1.0f, pi));
-          else if (pi != kF32)
-            ar(em, ArOp::Cast, x, Opd::of(in));
-          else
-            x = in;
-          LTensor acc = localTensor(chip, accBuf, kF32, sm);
-          LTensor part = localTensor(chip, partBuf, kF32, sm);
-          float scale =
-              p.kind == ReduceKind::Mean ? 1.0f / float(dTotal) : 1.0f;
-          reduceAxis(em, x, s.first ? acc : part, v.alongW, isMax, scale);
-          if (!s.first)
-            ar(em, isMax ? ArOp::Max : ArOp::Add, acc, Opd::of(acc),
-               Opd::of(part));
-          if (!s.last)
-            return;
-          LTensor out = localTensor(chip, outBuf[s.result % 2], po, sm);
-          if (p.kind == ReduceKind::Min)
-            ar(em, ArOp::Mul, out, Opd::of(acc), Opd::imm(-1.0f, kF32));
-          else if (p.kind == ReduceKind::L2) {
-            sfuRsqrt(em, acc, acc);
-            ar(em, ArOp::Div, out, Opd::imm(1.0f, kF32), Opd::of(acc));
-          } else if (po != kF32)
-            ar(em, ArOp::Cast, out, Opd::of(acc));
-          else
-            ar(em, ArOp::Copy, out, Opd::of(acc));
-        },
-        [&](size_t i) {
-          const Step &s = steps[i];
-          if (!s.last)
-            return;
-          Shape4 sm = small(s.shape), at = small(s.at);
-          store(em, localTensor(chip, outBuf[s.result % 2], po, sm),
-                subView(outView, {at.n, at.c, 0, at.w}, sm));
-        });
-  });
 }
 
 } // namespace tpu::backend

@@ -658,7 +658,7 @@ void writeGroupReport(const std::vector<tpuc::bm1684x::GroupReport> &groups,
   for (const tpuc::bm1684x::GroupReport &g : groups) {
     const tpu::backend::GroupPlan &p = g.plan;
     llvm::outs() << llvm::formatv(
-        "{0}: {1} ops ({2} .. {3}), {4} x {5} slices{10}{12}{11}, {6} "
+        "{0}: {1} ops ({2} .. {3}), {4} x {5} slices{10}{12}{13}{11}, {6} "
         "timesteps, "
         "{7} B/lane local memory, {8} B DDR, cost {9} cycles\n",
         g.name, g.ops.size(), g.ops.front(), g.ops.back(), p.nSlices, p.hSlices,
@@ -670,7 +670,10 @@ void writeGroupReport(const std::vector<tpuc::bm1684x::GroupReport> &groups,
             ? ", matrix columns in blocks of " + std::to_string(p.matrixColumns)
             : std::string(),
         p.wSlices > 1 ? " x " + std::to_string(p.wSlices) + " column slices"
-                      : std::string());
+                      : std::string(),
+        p.kSlices > 1
+            ? " x " + std::to_string(p.kSlices) + " reduced-axis slices"
+            : std::string());
     llvm::json::Array ops;
     for (const std::string &op : g.ops)
       ops.push_back(op);
@@ -681,6 +684,8 @@ void writeGroupReport(const std::vector<tpuc::bm1684x::GroupReport> &groups,
         {"h_slices", p.hSlices},
         {"c_slices", p.cSlices},
         {"w_slices", p.wSlices},
+        // Reduced-axis slices (a group of one whose slices accumulate).
+        {"k_slices", p.kSlices},
         // The matrix(w) layout's block width (0: the spec's own layout).
         {"matrix_columns", p.matrixColumns},
         {"timesteps", p.timesteps},

@@ -209,3 +209,36 @@ module @alone {
     return %c : tensor<1x24x160x160xf16>
   }
 }
+
+// -----
+
+// A reduction whose reduced extent fits no other slicing: the mean over H
+// and W of 64 channels of 300 x 300 f32 holds 360000 bytes per lane, more
+// than a lane's 262144, before its scratch. Alone, a group of one cut into
+// reduced-axis slices (`k_slices`: each loads its share of the rows and
+// adds its sums into an fp32 accumulator; the last converts and stores),
+// under every strategy. An op after it does not join it (only a group of
+// one accumulates).
+// CHECK-LABEL: module @reduced_axis
+// CHECK: %[[R:.*]] = "tpu.Group"
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: "tpu.Reduce"
+// CHECK-NEXT: "tpu.Yield"
+// CHECK-NEXT: }) {
+// CHECK-SAME: h_slices = 1 : i64
+// CHECK-SAME: k_slices = {{[2-9]|[1-9][0-9]+}} : i64
+// CHECK: "tpu.Group"(%[[R]])
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: "tpu.Active"
+// CHECK-NOT: k_slices
+// CHECK: return
+// NONE-LABEL: module @reduced_axis
+// NONE: k_slices = {{[2-9]|[1-9][0-9]+}} : i64
+module @reduced_axis {
+  func.func @main(%arg0: tensor<1x64x300x300xf32>) -> tensor<1x64x1x1xf32> {
+    %x = "top.Input"(%arg0) {name = "x"} : (tensor<1x64x300x300xf32>) -> tensor<1x64x300x300xf32>
+    %r = "tpu.Reduce"(%x) {name = "mean", mode = "ReduceMean", axes = [2, 3]} : (tensor<1x64x300x300xf32>) -> tensor<1x64x1x1xf32>
+    %s = "tpu.Active"(%r) {name = "sig", mode = "sigmoid"} : (tensor<1x64x1x1xf32>) -> tensor<1x64x1x1xf32>
+    return %s : tensor<1x64x1x1xf32>
+  }
+}

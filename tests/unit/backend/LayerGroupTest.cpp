@@ -1267,6 +1267,51 @@ TEST(LayerGroup, ReductionsOverHeightAndWidth) {
       }
 }
 
+/// Reduced-axis slices. A reduction whose reduced rows (or, over W alone,
+/// columns) fit no slicing of 8 KiB per lane is cut along that axis, its
+/// slices accumulating (GroupPlan::kSlices); the values are checked in
+/// PoolNormTest (Reduce.ReducedAxisSlicesEveryKind). Here: the plans.
+TEST(LayerGroup, ReducedAxisSlicesPlans) {
+  struct Case {
+    bool overH, overW;
+    int64_t h, w;
+  };
+  for (Case c : {Case{true, false, 3000, 4}, Case{true, true, 1000, 6},
+                 Case{false, true, 3, 3000}}) {
+    SCOPED_TRACE(std::to_string(c.h) + " x " + std::to_string(c.w));
+    Net net(Prec::Fp32);
+    net.chip.lmemBytes = 8 * 1024;
+    int x = net.input(2, 70, c.h, c.w);
+    net.reduce(x, ReduceKind::Sum, c.overH, c.overW);
+    GroupPlan plan;
+    std::string why;
+    ASSERT_TRUE(planGroup(net.spec(), net.chip, {}, plan, why)) << why;
+    EXPECT_GT(plan.kSlices, 1);
+    EXPECT_EQ(plan.hSlices, 1);
+    EXPECT_LE(plan.lmemBytes, net.chip.lmemBytes);
+    EXPECT_EQ(plan.timesteps,
+              plan.nSlices * plan.cSlices * plan.wSlices * plan.kSlices + 2);
+    // With a tenth of the extent in 256 KiB the whole extent fits: no
+    // reduced-axis slices.
+    Net small(Prec::Fp32);
+    int y =
+        small.input(2, 70, c.overH ? c.h / 10 : c.h, c.overH ? c.w : c.w / 10);
+    small.reduce(y, ReduceKind::Sum, c.overH, c.overW);
+    ASSERT_TRUE(planGroup(small.spec(), small.chip, {}, plan, why)) << why;
+    EXPECT_EQ(plan.kSlices, 1);
+  }
+  // Only a group of one accumulates: with an op after the reduction the
+  // group has no slicing (the pass then cuts it before the next op).
+  Net net(Prec::Fp32);
+  net.chip.lmemBytes = 8 * 1024;
+  int x = net.input(1, 70, 3000, 4);
+  int r = net.reduce(x, ReduceKind::Max, true, false);
+  net.unary(r, {UnaryKind::Relu});
+  GroupPlan plan;
+  std::string why;
+  EXPECT_FALSE(planGroup(net.spec(), net.chip, {}, plan, why));
+}
+
 /// Comparisons (with a constant on either side, of two activations, of
 /// mixed precisions, against one value per (n, c)) and selections in a
 /// group, under N and H slices: every value equals the per-op kernels'

@@ -316,6 +316,20 @@ TEST(Reduce, AllElementsChunked) {
   runReduce({300, 200}, {0, 1}, ReduceKind::Sum, Prec::Fp32, 8 * 1024);
 }
 
+TEST(Reduce, ReducedAxisSlicesEveryKind) {
+  // 16 KiB of local memory per lane: the reduced extents, 30000 along H of
+  // a strided view (axis 1 of [3, 30000, 5]) and 20000 along W (the last
+  // axis of [4, 20000]), fit only cut into reduced-axis slices that
+  // accumulate (LayerGroup.ReducedAxisSlicesPlans).
+  for (ReduceKind k :
+       {ReduceKind::Sum, ReduceKind::Mean, ReduceKind::Max, ReduceKind::Min,
+        ReduceKind::SumSquare, ReduceKind::L2}) {
+    SCOPED_TRACE(int(k));
+    runReduce({3, 30000, 5}, {1}, k, Prec::Fp32, 16 * 1024);
+    runReduce({4, 20000}, {1}, k, Prec::Fp16, 16 * 1024);
+  }
+}
+
 TEST(Reduce, NonAdjacentAxesIsAnError) {
   CmdEmitter em;
   GlobalAlloc ga(em.chip());

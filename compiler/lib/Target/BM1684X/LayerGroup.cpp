@@ -398,6 +398,8 @@ void Search::wrap(size_t i, size_t j, const backend::GroupPlan &plan,
     group->setAttr(kGroupCSlices, b.getI64IntegerAttr(plan.cSlices));
   if (plan.wSlices > 1)
     group->setAttr(kGroupWSlices, b.getI64IntegerAttr(plan.wSlices));
+  if (plan.kSlices > 1)
+    group->setAttr(kGroupKSlices, b.getI64IntegerAttr(plan.kSlices));
   if (plan.matrixColumns > 0)
     group->setAttr(kGroupMatrixColumns,
                    b.getI64IntegerAttr(plan.matrixColumns));

@@ -209,6 +209,9 @@ struct GroupPlan {
   /// value fits no other way); each value holds the columns its slice of
   /// the last output reads, with the halo (localInputCols).
   int64_t wSlices = 1;
+  /// Reduced-axis slices of a group of one (accumulatedAxis), after all
+  /// the others: what runs an op whose reduced extent does not fit.
+  int64_t kSlices = 1;
   /// The group runs in MM's matrix(w) layout with result columns in
   /// blocks of this width (matrixColumnsLayout; emitGroup applies it to
   /// the spec it is given); 0: in the spec's own layout.
@@ -274,6 +277,16 @@ std::string columnSliceError(const GroupSpec &spec);
 /// whose output rows reads every input row (a softmax along H; a
 /// reduction over H has one output row, so never more than one slice).
 std::string rowSliceError(const GroupSpec &spec);
+
+/// The input axis along which a group of one may be cut into reduced-axis
+/// slices (GroupPlan::kSlices): 2 for rows, 3 for columns; -1 when it has
+/// none. A reduction over H (and W) cuts its input's rows, one over W
+/// alone its columns; each slice reduces its share into fp32 (a mean
+/// scaled by the whole extent), the first into an accumulator, the others
+/// added (max: maxed) to it, and the last converts the accumulator into
+/// the result and stores it. The one form of an op whose reduced extent
+/// fits no other slicing of local memory.
+int accumulatedAxis(const GroupSpec &spec);
 
 /// Element-wise groups. When every op of `spec` is element-wise over
 /// operands of its own shape (unary functions, binaries of two activations

@@ -66,6 +66,10 @@ inline constexpr llvm::StringLiteral kGroupCSlices("c_slices");
 /// The tpu.Group attribute of its column slices (backend::GroupPlan::
 /// wSlices, the last resort); absent: one, whole rows in every slice.
 inline constexpr llvm::StringLiteral kGroupWSlices("w_slices");
+/// The tpu.Group attribute of its reduced-axis slices (backend::GroupPlan::
+/// kSlices, a group of one whose reduced extent is cut, the slices
+/// accumulating); absent: one.
+inline constexpr llvm::StringLiteral kGroupKSlices("k_slices");
 /// The tpu.Group attribute of the matrix(w) layout (backend::GroupPlan::
 /// matrixColumns, the block width of the result's columns); absent: the
 /// group runs in its ops' own layout.

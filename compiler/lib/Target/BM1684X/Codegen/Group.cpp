@@ -444,6 +444,7 @@ void GroupOp::codegenBM1684X(CodegenContext &ctx) {
   plan.hSlices = getHSlices();
   plan.cSlices = std::max<int64_t>(optionalI64(*this, kGroupCSlices), 1);
   plan.wSlices = std::max<int64_t>(optionalI64(*this, kGroupWSlices), 1);
+  plan.kSlices = std::max<int64_t>(optionalI64(*this, kGroupKSlices), 1);
   plan.matrixColumns =
       std::max<int64_t>(optionalI64(*this, kGroupMatrixColumns), 0);
   plan.weightResident = getWeightResident();

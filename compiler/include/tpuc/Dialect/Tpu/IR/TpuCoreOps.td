@@ -105,7 +105,9 @@ def Tpu_GroupOp : Tpu_Op<"Group", [Tpu_BM1684XCodegen]> {
     whole lane slots, for weights larger than local memory; the weights
     are then loaded per slice), `w_slices` (every row's columns cut into
     that many slices, the last resort when not even one row fits),
-    `matrix_columns` (the group runs in MM's
+    `k_slices` (a group of one whose reduced axis, a reduction's, is cut
+    into that many slices that accumulate, when its extent fits no other
+    slicing), `matrix_columns` (the group runs in MM's
     matrix(w) layout, the result's columns in blocks of that width across
     the lanes: `n_slices` then cuts the matrix rows and `c_slices` the
     column blocks), `weight_order` and the weight prefetch between
