@@ -330,7 +330,9 @@ std::vector<Resident> residentsOf(const LocalOpParams &p,
                      {uint32_t(k), blocks, 1, uint32_t(columnsW)}, {},
                      isa::LocalLayout::EuAligned, std::nullopt};
       right.matrixCols = n;
-      right.matrixStride = m->rightTransposed ? k : n;
+      right.matrixStride = m->rightTransposed  ? k
+                           : m->rightRowStride ? m->rightRowStride
+                                               : n;
       right.matrixTranspose = m->rightTransposed;
       r.push_back(right);
       if (bias) {
@@ -350,6 +352,9 @@ std::vector<Resident> residentsOf(const LocalOpParams &p,
       std::optional<Stride4> strides;
       if (m->rightTransposed)
         strides = Stride4{k * n, 1, k * n, k};
+      else if (m->rightRowStride && m->rightRowStride != n)
+        strides = Stride4{k * m->rightRowStride, m->rightRowStride,
+                          m->rightRowStride, 1};
       Resident right{m->right.addr, m->right.prec,
                      {1, uint32_t(k), 1, uint32_t(n)}, {},
                      isa::LocalLayout::EuAligned, strides};
@@ -963,6 +968,12 @@ int accumulatedAxis(const GroupSpec &spec) {
     if (out[3] == 1 && in[3] > 1)
       return 3;
   }
+  // A matmul by a weight, in the row layout: the left rows' K columns and
+  // the weight's K rows.
+  if (const auto *m = std::get_if<MatMulParams>(&op.params);
+      m && rightIsWeight(*m) && !spec.matrixColumns &&
+      spec.values[op.inputs[0]].shape[3] > 1)
+    return 3;
   return -1;
 }
 
@@ -1172,6 +1183,11 @@ bool matrixColumnsLayout(GroupSpec &spec, int64_t w,
   int left = spec.ops[0].inputs[0], res = spec.ops[0].output;
   if (left < 0 || !spec.values[size_t(left)].loaded)
     return false;
+  // DMA_matrix moves dense matrices only (a view of a wider one, a column
+  // chunk's result, is held a row per channel).
+  for (const GroupValue &v : spec.values)
+    if (v.gstride)
+      return false;
   // Matrices a row per channel: (B, M, 1, X).
   auto isRows = [&](int v) { return spec.values[size_t(v)].shape[2] == 1; };
   const auto outShape = spec.values[size_t(res)].shape;
@@ -1290,6 +1306,9 @@ public:
   void setWeightCopies(unsigned n) { weightCopies = n; }
   /// Reduced-axis slices (GroupPlan::kSlices; before build()).
   void setReducedSlices(int64_t k) { kSlices = k; }
+  /// Whether the weights stay loaded for the whole group (after build():
+  /// not with C slices or a matmul's reduced-axis slices).
+  bool residentWeights() const { return weightResident; }
   void emit(CmdEmitter &em) const;
 
   uint64_t peak = 0, weightBytes = 0;
@@ -1335,9 +1354,10 @@ private:
   /// Per op: resident weights and their offsets (and cast copies).
   std::vector<std::vector<Resident>> residents;
   std::vector<std::vector<uint64_t>> resOffset, resCast;
-  /// With C slices, a second copy of every weight (weightCopies = 2, never
-  /// without C slices: buildSchedule), so that the next slice's weights
-  /// load while a slice computes; odd slices use it.
+  /// With C slices (or a matmul's reduced-axis slices), a second copy of
+  /// every weight (weightCopies = 2, never without them: buildSchedule), so
+  /// that the next slice's weights load while a slice computes; odd slices
+  /// use it.
   unsigned weightCopies = 1;
   std::vector<std::vector<uint64_t>> resOffset2, resCast2;
   const std::vector<uint64_t> &offsetsOf(size_t o, size_t si) const {
@@ -1364,6 +1384,9 @@ private:
       Activation a = trailingActivation(op.params);
       return a.kind == UnaryKind::None ? 0 : unaryTemps(a.kind);
     }
+    // With reduced-axis slices a matmul's products go to scratch first.
+    if (m && kSlices > 1)
+      return std::max(tempsOf(op.params), 1u);
     return tempsOf(op.params);
   }
   /// Whether value v holds a slice's channels only (C slicing).
@@ -1417,6 +1440,15 @@ private:
           r.gstride ? r.gstride->c : int64_t(r.shape.h) * r.shape.w;
       r.addr += uint64_t(s.c0 * cstride) * elemBytes(r.prec);
       r.shape.c = uint32_t(s.cCount);
+    } else if (kSlices > 1 && i == 0 &&
+               std::holds_alternative<MatMulParams>(spec.ops[o].params)) {
+      // The slice's K rows of a matmul's weight.
+      int64_t k = matmulKN(std::get<MatMulParams>(spec.ops[o].params))[0];
+      int64_t k0 = k * s.k / kSlices, k1 = k * (s.k + 1) / kSlices;
+      int64_t cstride =
+          r.gstride ? r.gstride->c : int64_t(r.shape.h) * r.shape.w;
+      r.addr += uint64_t(k0 * cstride) * elemBytes(r.prec);
+      r.shape.c = uint32_t(k1 - k0);
     }
     return r;
   }
@@ -1497,6 +1529,11 @@ std::string Schedule::build() {
       return "weights prefetched across groups need one reduced-axis slice";
     if (kSlices > spec.values[spec.ops[0].inputs[0]].shape[kAxis])
       return "more reduced-axis slices than reduced elements";
+    if (cSlices > 1)
+      return "reduced-axis slices with channel slices";
+    // A matmul's slices load their rows of the weight.
+    if (std::holds_alternative<MatMulParams>(spec.ops[0].params))
+      weightResident = false;
   }
 
   // C slices: ranges of whole channel slots of the values the ops compute
@@ -1605,13 +1642,18 @@ std::string Schedule::build() {
           }
   // A reduction's pooling window is the rows and columns a slice reads:
   // 16-bit fields.
-  for (const GroupOp &op : spec.ops)
-    if (std::holds_alternative<ReduceParams>(op.params))
+  for (const GroupOp &op : spec.ops) {
+    bool reduce = std::holds_alternative<ReduceParams>(op.params);
+    bool matmul = std::holds_alternative<MatMulParams>(op.params);
+    if (reduce || matmul)
       for (const Slice &s : slices)
-        if (s.rows[op.inputs[0]].count > 65535 ||
+        if ((reduce && s.rows[op.inputs[0]].count > 65535) ||
             s.cols[op.inputs[0]].count > 65535)
-          return "a reduced extent wider than the pooling's 16-bit window "
-                 "(reduced-axis slices cut it)";
+          return matmul ? "a matmul's K wider than the command's 16-bit "
+                          "sizes (reduced-axis slices cut it)"
+                        : "a reduced extent wider than the pooling's 16-bit "
+                          "window (reduced-axis slices cut it)";
+  }
   // sPorD (pooling, depthwise) has no operand strides: its input must start
   // at the first row and column its producer holds.
   for (size_t o = 0; o < no; ++o) {
@@ -1736,6 +1778,11 @@ std::string Schedule::build() {
     for (Resident &r : residents[o])
       if (cSlices > 1 && perChannelResident(r))
         r.shape.c = uint32_t(std::min<int64_t>(r.shape.c, chunkC));
+    // With reduced-axis slices, a matmul's weight buffer the most K rows
+    // of a slice.
+    if (kSlices > 1 && std::holds_alternative<MatMulParams>(spec.ops[o].params))
+      residents[o][0].shape.c =
+          uint32_t(ceilDiv(int64_t(residents[o][0].shape.c), kSlices));
     std::vector<uint64_t> prefetched;
     if (o == 0 && prefetch.firstAt >= 0) {
       uint64_t end;
@@ -2016,8 +2063,8 @@ std::string Schedule::build() {
   for (size_t o = 0; o < no; ++o) {
     if (o == 0 && prefetch.firstAt >= 0)
       continue; // the previous group loaded them
-    if (cSlices > 1) {
-      // Each slice loads its channels' share.
+    if (cSlices > 1 || (kSlices > 1 && !weightResident)) {
+      // Each slice loads its channels' (its K rows') share.
       for (const Slice &s : slices)
         for (size_t i = 0; i < residents[o].size(); ++i)
           ddrRead += weightDdrBytes(sliceResident(o, i, s));
@@ -2039,7 +2086,7 @@ std::string Schedule::build() {
                     ? uint64_t(s.nCount) * uint64_t(k) *
                           uint64_t(matrixSpan(op.output, s).cols)
                     : uint64_t(s.nCount) * uint64_t(chans(op.output, s)) *
-                          uint64_t(k) * uint64_t(n);
+                          uint64_t(s.cols[op.inputs[0]].count) * uint64_t(n);
       }
       if (const auto *c = std::get_if<ConvParams>(&op.params))
         macs += uint64_t(s.nCount) * uint64_t(s.rows[op.output].count) *
@@ -2487,9 +2534,30 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
       b.isSigned = t.isSigned;
       return b;
     };
-    for (uint32_t n = 0; n < out.shape.n; ++n)
-      mm2(em, {batch(left, n), weight ? right : batch(right, n), batch(acc, n),
-               !weight && m->rightTransposed});
+    if (kSlices > 1) {
+      // Reduced-axis slices: this slice's K columns of the rows times its
+      // K rows of the weight, into the accumulator (the first slice) or
+      // into scratch and added to it (fp32; INT8 int32, exact); the last
+      // slice goes on with the accumulator as the products.
+      LTensor total = localTensor(chip, accumulator,
+                                  q ? Prec::Int32 : Prec::Fp32, out.shape);
+      LTensor part = localTensor(chip, temps[0], total.prec, out.shape);
+      for (uint32_t n = 0; n < out.shape.n; ++n)
+        mm2(em,
+            {batch(left, n), right, batch(s.kFirst ? total : part, n), false});
+      if (!s.kFirst)
+        ar(em, ArOp::Add, total, Opd::of(total), Opd::of(part));
+      if (!s.kLast)
+        return;
+      acc = total;
+      if (!m->biasAddr && !q)
+        ar(em, out.prec == Prec::Fp32 ? ArOp::Copy : ArOp::Cast, out,
+           Opd::of(acc));
+    } else {
+      for (uint32_t n = 0; n < out.shape.n; ++n)
+        mm2(em, {batch(left, n), weight ? right : batch(right, n),
+                 batch(acc, n), !weight && m->rightTransposed});
+    }
     // The bias row, the same in every lane, read at every row.
     auto addBias = [&](const LTensor &res) {
       ar(em, ArOp::Add, res, Opd::of(acc),
@@ -2909,7 +2977,7 @@ std::optional<Schedule> buildSchedule(const GroupSpec &spec,
   std::optional<Schedule> sch;
   // C slices load each slice's weights: double-buffered where that fits.
   for (unsigned copies : {2u, 1u}) {
-    if (copies == 2 && c == 1)
+    if (copies == 2 && c == 1 && k == 1)
       continue;
     for (bool banked : {true, false}) {
       sch.emplace(spec, chip, n, c, h, w, weightResident, banked, prefetch,
@@ -3063,7 +3131,7 @@ bool planInLayout(const GroupSpec &spec, const isa::ChipParams &chip,
     out.numTiu = em.numTiu();
     out.numGdma = em.numGdma();
     out.macs = s.macs;
-    out.weightResident = options.weightResident && out.cSlices == 1;
+    out.weightResident = s.residentWeights();
     out.firstWeightsAt = prefetch.firstAt;
     out.nextWeightsAt = prefetch.nextAt;
     out.weightOrder = order;

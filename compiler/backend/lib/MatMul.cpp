@@ -1,18 +1,13 @@
 //===- MatMul.cpp - Batched matrix multiply -------------------------------===//
 //
-// sMM (mm.normal) in the matrix(w) layouts of isa/docs/bm1684x.md 3.3: the left
-// matrix's K columns spread over the lanes in blocks of lw = ceil(K / 64),
-// the right matrix's N columns in blocks of rw. DMA_matrix moves the
-// operands (its transpose variant loads a right operand stored [N, K]).
-//
-// Slicing: columns of the result in tiles of up to 64 * rw (the right
-// matrix tile and bias loaded once per column tile), rows in tiles that
-// fit, double-buffered. When even one lane-block of the right matrix does
-// not fit, K is split and partial products accumulate (res_add) in an fp32
-// tile, converted to the output precision at the end.
-//
-// A right operand shared by all batches (a fully connected layer) with a
-// contiguous left operand runs as one matrix of B * M rows.
+// Every matmul runs as groups of one (runAlone) in the row layout of the
+// layer-group pass (one matrix row per channel, mm2), or the matrix(w)
+// layout of MM where the planner finds that faster. A matmul whose K does
+// not fit is cut into reduced-axis slices that accumulate (GroupPlan::
+// kSlices); one whose N exceeds the commands' 16 bits, or whose result
+// rows fit no slicing with all their columns, runs as groups of one per
+// column chunk, each with its share of the right matrix's columns and of
+// the bias.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,301 +19,6 @@
 namespace tpu::backend {
 
 using namespace detail;
-
-namespace {
-
-struct MatJob {
-  uint64_t left, right, out;
-};
-
-struct MatPlan {
-  int64_t nT = 0, kT = 0, mT = 0;
-  unsigned rCopies = 1;
-};
-
-void runMatmul(CmdEmitter &em, const OpCtx &ctx, const MatMulParams &p,
-               int64_t m, int64_t k, int64_t n,
-               const std::vector<MatJob> &jobs) {
-  const isa::ChipParams &chip = em.chip();
-  int64_t npu = chip.npuNum;
-  Prec pin = p.left.prec, pout = p.output.prec;
-  unsigned eb = elemBytes(pin), ebo = elemBytes(pout);
-  bool relu = p.act.kind == UnaryKind::Relu;
-  unsigned temps = relu ? 0 : unaryTemps(p.act.kind);
-  bool fused = p.act.kind == UnaryKind::None || relu;
-  bool hasBias = p.biasAddr.has_value();
-  // INT8: int32 accumulator, int32 bias added by an AR, RQ1 to the output.
-  const bool quant = p.quant.has_value();
-  const bool qBias = quant && p.quant->biasAddr.has_value();
-  const Prec accPrec = quant ? Prec::Int32 : Prec::Fp32;
-  if (quant && p.act.kind != UnaryKind::None)
-    ctx.fail("an integer matmul takes no fused activation");
-  if (quant)
-    hasBias = false;
-
-  LocalAlloc alloc(chip, ctx);
-  UnaryScratch scratch;
-  if (!fused) {
-    scratch.tables = alloc.alloc(unaryTableBytes(), "coefficient tables");
-    prepareUnaryTables(em, p.act.kind, scratch);
-  }
-  uint64_t cap = alloc.remaining();
-  uint64_t al = chip.localAlign;
-  auto up = [&](uint64_t b) { return uint64_t(alignUp(int64_t(b), al)); };
-  auto lwOf = [&](int64_t kk) { return ceilDiv(kk, npu); };
-  auto rwOf = [&](int64_t nn) { return ceilDiv(nn, npu); };
-  auto leftShape = [&](int64_t mm, int64_t kk) {
-    int64_t lw = lwOf(kk);
-    return Shape4{uint32_t(mm), uint32_t(ceilDiv(kk, lw)), 1, uint32_t(lw)};
-  };
-  auto rightShape = [&](int64_t kk, int64_t nn) {
-    int64_t rw = rwOf(nn);
-    return Shape4{uint32_t(kk), uint32_t(ceilDiv(nn, rw)), 1, uint32_t(rw)};
-  };
-  auto outShape = [&](int64_t mm, int64_t nn) {
-    int64_t rw = rwOf(nn);
-    return Shape4{uint32_t(mm), uint32_t(ceilDiv(nn, rw)), 1, uint32_t(rw)};
-  };
-  auto total = [&](const MatPlan &q) {
-    bool split = q.kT < k;
-    uint64_t b =
-        q.rCopies *
-        (up(euBytes(chip, pin, rightShape(q.kT, q.nT))) +
-         (hasBias || qBias ? up(euBytes(chip, Prec::Fp32, outShape(1, q.nT)))
-                          : 0));
-    b += 2 * up(euBytes(chip, pin, leftShape(q.mT, q.kT)));
-    b += 2 * up(euBytes(chip, pout, outShape(q.mT, q.nT)));
-    if ((split && pout != Prec::Fp32) || quant)
-      b += up(euBytes(chip, Prec::Fp32, outShape(q.mT, q.nT)));
-    b += temps * up(euBytes(chip, Prec::Fp32, outShape(q.mT, q.nT)));
-    return b;
-  };
-  constexpr int64_t kMaxRows = 65535;
-  MatPlan plan;
-  // Column tiles: all N (rw = ceil(N / 64)) or narrower blocks; K split
-  // only when a single row does not fit otherwise.
-  std::vector<int64_t> nCands;
-  for (int64_t rw = rwOf(std::min<int64_t>(n, npu * kMaxRows)); rw >= 1;
-       rw = rw > 1 ? (rw + 1) / 2 : 0)
-    nCands.push_back(std::min(n, rw * npu));
-  for (int64_t nT : nCands) {
-    for (unsigned copies : {nT < n ? 2u : 1u, 1u}) {
-      MatPlan q{nT, k, 1, copies};
-      if (total(q) > cap)
-        continue;
-      q.mT = largestFitting(1, std::min(m, kMaxRows), [&](int64_t mT) {
-        return total({nT, k, mT, copies}) <= cap;
-      });
-      plan = q;
-      break;
-    }
-    if (plan.nT)
-      break;
-  }
-  if (!plan.nT) {
-    // Split K: the smallest column tile, as many K rows as fit.
-    int64_t nT = std::min<int64_t>(n, npu);
-    int64_t kT = largestFitting(0, std::min<int64_t>(k, kMaxRows),
-                                [&](int64_t v) {
-                                  return total({nT, v, 1, 1}) <= cap;
-                                });
-    if (kT == 0)
-      ctx.fail("does not fit in local memory: one row needs " +
-               std::to_string(total({nT, 1, 1, 1})) + " bytes per lane, " +
-               std::to_string(cap) + " are available");
-    plan = {nT, kT, 1, 1};
-    plan.mT = largestFitting(1, std::min(m, kMaxRows), [&](int64_t mT) {
-      return total({nT, kT, mT, 1}) <= cap;
-    });
-  }
-  bool split = plan.kT < k;
-  // Enough row tiles to overlap loads and stores with the multiplies.
-  {
-    Shape4 t = shrinkForPipeline(
-        chip,
-        {uint32_t(jobs.size() * ceilDiv(n, plan.nT) * ceilDiv(k, plan.kT)), 1,
-         uint32_t(m), 1},
-        {1, 1, uint32_t(plan.mT), 1}, [&](Shape4 x) {
-          return euBytes(chip, pin, leftShape(x.h, plan.kT)) +
-                 euBytes(chip, pout, outShape(x.h, plan.nT));
-        });
-    plan.mT = t.h;
-  }
-
-  std::vector<uint64_t> rBuf(plan.rCopies), bBuf(plan.rCopies);
-  for (unsigned i = 0; i < plan.rCopies; ++i) {
-    rBuf[i] = alloc.alloc(euBytes(chip, pin, rightShape(plan.kT, plan.nT)),
-                          "right matrix tile");
-    if (hasBias || qBias)
-      bBuf[i] =
-          alloc.alloc(euBytes(chip, Prec::Fp32, outShape(1, plan.nT)), "bias");
-  }
-  std::array<uint64_t, 2> lBuf, oBuf;
-  for (auto &b : lBuf)
-    b = alloc.alloc(euBytes(chip, pin, leftShape(plan.mT, plan.kT)),
-                    "left matrix tile");
-  uint64_t accBuf = 0;
-  bool accSeparate = (split && pout != Prec::Fp32) || quant;
-  // Results in banks of their own when they fit there (bank conflicts;
-  // LocalAlloc::startNewBank).
-  {
-    uint64_t outBytes = up(euBytes(chip, pout, outShape(plan.mT, plan.nT)));
-    uint64_t f32Bytes =
-        up(euBytes(chip, Prec::Fp32, outShape(plan.mT, plan.nT)));
-    alloc.startNewBank(2 * outBytes + (accSeparate ? f32Bytes : 0) +
-                       temps * f32Bytes);
-  }
-  for (auto &b : oBuf)
-    b = alloc.alloc(euBytes(chip, pout, outShape(plan.mT, plan.nT)),
-                    "result tile");
-  if (accSeparate)
-    accBuf = alloc.alloc(euBytes(chip, accPrec, outShape(plan.mT, plan.nT)),
-                         "accumulator");
-  for (unsigned t = 0; t < temps; ++t)
-    scratch.temps.push_back(alloc.alloc(
-        euBytes(chip, Prec::Fp32, outShape(plan.mT, plan.nT)), "scratch"));
-
-  struct Step {
-    size_t job;
-    int64_t n0, nT, m0, mT, k0, kT;
-    bool loadRight;   ///< first step using this right tile
-    bool first, last; ///< first / last K chunk of this result tile
-    unsigned rSlot;
-  };
-  std::vector<Step> steps;
-  unsigned rLoads = 0, slot = 0;
-  for (size_t j = 0; j < jobs.size(); ++j)
-    for (Range1 nr : splitRange(n, plan.nT)) {
-      bool firstUse = true;
-      for (Range1 mr : splitRange(m, plan.mT))
-        for (Range1 kr : splitRange(k, plan.kT)) {
-          bool newRight = split || firstUse;
-          if (newRight)
-            slot = rLoads++ % plan.rCopies;
-          steps.push_back({j, nr.begin, nr.size, mr.begin, mr.size, kr.begin,
-                           kr.size, newRight, kr.begin == 0,
-                           kr.begin + kr.size == k, slot});
-          firstUse = false;
-        }
-    }
-
-  auto leftTile = [&](size_t i) {
-    const Step &s = steps[i];
-    LTensor t = localTensor(chip, lBuf[i % 2], pin, leftShape(s.mT, s.kT));
-    t.isSigned = p.left.isSigned;
-    return t;
-  };
-  auto rightTile = [&](const Step &s) {
-    LTensor t = localTensor(chip, rBuf[s.rSlot], pin, rightShape(s.kT, s.nT));
-    t.isSigned = p.right.isSigned;
-    return t;
-  };
-  auto biasTile = [&](const Step &s) {
-    return localTensor(chip, bBuf[s.rSlot], quant ? Prec::Int32 : Prec::Fp32,
-                       outShape(1, s.nT));
-  };
-  // Result tiles alternate per result (not per K chunk).
-  std::vector<unsigned> resSlot(steps.size());
-  unsigned res = 0;
-  for (size_t i = 0; i < steps.size(); ++i) {
-    resSlot[i] = res % 2;
-    if (steps[i].last)
-      ++res;
-  }
-  auto outTile = [&](size_t i) {
-    const Step &s = steps[i];
-    LTensor t =
-        localTensor(chip, oBuf[resSlot[i]], pout, outShape(s.mT, s.nT));
-    t.isSigned = p.output.isSigned;
-    return t;
-  };
-  auto accTile = [&](size_t i) {
-    const Step &s = steps[i];
-    return accSeparate
-               ? localTensor(chip, accBuf, accPrec, outShape(s.mT, s.nT))
-               : outTile(i);
-  };
-  int64_t rightCols = p.rightTransposed ? k : n;
-  // A new right tile (and bias) is prefetched with the step's left tile
-  // when it has a buffer of its own; otherwise it is loaded only after the
-  // previous step's multiply has been emitted.
-  bool prefetchRight = plan.rCopies > 1;
-  auto loadRight = [&](const Step &s) {
-    const MatJob &job = jobs[s.job];
-    if (p.rightTransposed)
-      loadMatrix(em, job.right + uint64_t(s.n0 * k + s.k0) * eb, pin,
-                 uint32_t(s.nT), uint32_t(s.kT), uint64_t(rightCols),
-                 rightTile(s), true);
-    else
-      loadMatrix(em, job.right + uint64_t(s.k0 * n + s.n0) * eb, pin,
-                 uint32_t(s.kT), uint32_t(s.nT), uint64_t(rightCols),
-                 rightTile(s));
-    if (hasBias && s.first)
-      loadMatrix(em, *p.biasAddr + uint64_t(s.n0) * sizeof(float), Prec::Fp32,
-                 1, uint32_t(s.nT), uint64_t(n), biasTile(s));
-    if (qBias && s.first)
-      loadMatrix(em, *p.quant->biasAddr + uint64_t(s.n0) * 4, Prec::Int32, 1,
-                 uint32_t(s.nT), uint64_t(n), biasTile(s));
-  };
-  pipeline(
-      steps.size(),
-      [&](size_t i) {
-        const Step &s = steps[i];
-        const MatJob &job = jobs[s.job];
-        if (s.loadRight && prefetchRight)
-          loadRight(s);
-        loadMatrix(em, job.left + uint64_t(s.m0 * k + s.k0) * eb, pin,
-                   uint32_t(s.mT), uint32_t(s.kT), uint64_t(k), leftTile(i));
-      },
-      [&](size_t i) {
-        const Step &s = steps[i];
-        if (s.loadRight && !prefetchRight)
-          loadRight(s);
-        MMCmd c;
-        c.left = leftTile(i);
-        c.right = rightTile(s);
-        c.output = accTile(i);
-        c.m = uint32_t(s.mT);
-        c.k = uint32_t(s.kT);
-        c.n = uint32_t(ceilDiv(s.nT, rwOf(s.nT)) * rwOf(s.nT));
-        c.hasBias = hasBias && s.first;
-        if (c.hasBias)
-          c.bias = biasTile(s);
-        c.accumulate = !s.first;
-        mm(em, c);
-        if (!s.last)
-          return;
-        LTensor out = outTile(i);
-        if (quant) {
-          LTensor acc = c.output;
-          if (qBias) {
-            // The bias row read at every row through a zero n stride.
-            LTensor b = biasTile(s);
-            LTensor bb = freeTensor(b.offset, Prec::Int32, acc.shape,
-                                    {0, b.stride.c, 0, 1});
-            ar(em, ArOp::Add, acc, Opd::of(acc), Opd::of(bb));
-          }
-          matmulRequant(em, *p.quant, acc, out);
-          return;
-        }
-        if (accSeparate)
-          ar(em, ArOp::Cast, out, Opd::of(c.output));
-        if (relu)
-          ar(em, ArOp::Max, out, Opd::of(out), Opd::imm(0.0f, pout));
-        else if (!fused)
-          emitUnary(em, p.act, out, out, scratch);
-      },
-      [&](size_t i) {
-        const Step &s = steps[i];
-        if (!s.last)
-          return;
-        storeMatrix(em, outTile(i),
-                    jobs[s.job].out + uint64_t(s.m0 * n + s.n0) * ebo,
-                    uint32_t(s.mT), uint32_t(s.nT), uint64_t(n));
-      });
-}
-
-} // namespace
 
 namespace detail {
 
@@ -486,28 +186,57 @@ void matmul(CmdEmitter &em, const MatMulParams &p) {
   std::string why;
   if (aloneJobs(em, p, m, k, n, ob, lb, rb, why))
     return;
-  em.noteFallback("matmul '" + p.name + "': " + why);
-  // The fallback: the kernel below, for what has no local form or fits no
-  // slicing (K or N past the commands' 16 bits, a right matrix whose one
-  // column block does not fit a lane: K is split).
-  bool rightShared =
-      std::all_of(rb.begin(), rb.end(), [](int64_t d) { return d == 1; });
-  bool leftFull = lb == ob;
+  // Column chunks: per output batch, the right matrix of that batch as a
+  // 2-D weight (its stored rows longer than a chunk's columns unless it is
+  // stored transposed), the output's columns and the bias likewise; the
+  // fewest chunks (within a factor of two: the counts tried double) whose
+  // first job fits; every job has its shape.
   unsigned eb = elemBytes(p.left.prec), ebo = elemBytes(p.output.prec);
-  std::vector<MatJob> jobs;
-  if (rightShared && leftFull) {
-    jobs.push_back({p.left.addr, p.right.addr, p.output.addr});
-    withCtx(ctx, [&] { runMatmul(em, ctx, p, m * batches, k, n, jobs); });
-    return;
-  }
   std::vector<int64_t> lst = denseStrides(lb), rst = denseStrides(rb);
-  for (int64_t b = 0; b < batches; ++b) {
-    auto [li, ri] = batchIndex(b, ob, lb, rb, lst, rst);
-    jobs.push_back({p.left.addr + uint64_t(li * m * k) * eb,
-                    p.right.addr + uint64_t(ri * k * n) * eb,
-                    p.output.addr + uint64_t(b * m * n) * ebo});
+  constexpr int64_t kMaxN = 65535;
+  for (int64_t chunks = ceilDiv(n, kMaxN);; chunks = std::min(n, 2 * chunks)) {
+    int64_t nc = ceilDiv(n, chunks);
+    bool ran = false;
+    for (int64_t b = 0; b < batches; ++b) {
+      auto [li, ri] = batchIndex(b, ob, lb, rb, lst, rst);
+      for (Range1 cr : splitRange(n, nc)) {
+        MatMulParams q = p;
+        q.left.addr = p.left.addr + uint64_t(li * m * k) * eb;
+        q.left.shape = {1, m, 1, k};
+        uint64_t right = p.right.addr + uint64_t(ri * k * n) * eb;
+        q.right.addr =
+            right + uint64_t(p.rightTransposed ? cr.begin * k : cr.begin) * eb;
+        q.right.shape = p.rightTransposed ? std::vector<int64_t>{cr.size, k}
+                                          : std::vector<int64_t>{k, cr.size};
+        q.rightRowStride = p.rightTransposed || cr.size == n ? 0 : n;
+        q.output.addr = p.output.addr + uint64_t(b * m * n + cr.begin) * ebo;
+        q.output.shape = {1, m, 1, cr.size};
+        uint64_t bias0 = uint64_t(cr.begin) * 4; // fp32 or int32 entries
+        if (q.biasAddr)
+          *q.biasAddr += bias0;
+        if (q.quant && q.quant->biasAddr)
+          *q.quant->biasAddr += bias0;
+        AloneStrides st{std::nullopt, isa::Stride4{m * n, n, n, 1}};
+        std::string whyNot;
+        if (!runAlone(em, "matmul", q, {q.left}, q.output, &whyNot, st)) {
+          if (ran)
+            throw Error("matmul '" + p.name + "': column chunk at " +
+                        std::to_string(cr.begin) +
+                        " fits no slicing where the first did: " + whyNot);
+          why = whyNot;
+          break;
+        }
+        ran = true;
+      }
+      if (!ran)
+        break;
+    }
+    if (ran)
+      return;
+    if (nc == 1)
+      break;
   }
-  withCtx(ctx, [&] { runMatmul(em, ctx, p, m, k, n, jobs); });
+  ctx.fail("fits no slicing of local memory: " + why);
 }
 
 } // namespace tpu::backend

@@ -249,10 +249,8 @@ cl::opt<bool> lgKernelsArg(
              "cheaper of its kernel and its group of one by the cost model; "
              "with --layer-group none every op runs its kernel (default: an "
              "op with a local form always runs in a group, of one at "
-             "least). Convolutions, pooling, resizes, matmuls, softmax, layer "
-             "norm, reductions and element-wise ops have no kernel but their "
-             "group of one (a matmul or a reduction that fits no slicing "
-             "still runs its kernel)"),
+             "least). Only data movement has kernels (a concat, a slice, a "
+             "transpose choose so); every compute op runs as groups of one"),
     cl::sub(command), cl::cat(groupCategory));
 cl::opt<bool> noChannelSlicesArg(
     "no-channel-slices",
@@ -900,13 +898,6 @@ static int runDeploy() {
     llvm::outs() << kTool << ": " << floatOps.size() << " op(s) in "
                  << opts.int8Fallback << " (no INT8 form):\n";
     for (const std::string &line : floatOps)
-      llvm::outs() << "  " << line << "\n";
-  }
-  if (!summary.fallbacks.empty()) {
-    llvm::outs() << kTool << ": " << summary.fallbacks.size()
-                 << " op(s) ran their own kernel (no slicing of their local "
-                    "form fits local memory):\n";
-    for (const std::string &line : summary.fallbacks)
       llvm::outs() << "  " << line << "\n";
   }
   llvm::outs() << kTool << ": " << opts.output << " (" << modes

@@ -1312,6 +1312,31 @@ TEST(LayerGroup, ReducedAxisSlicesPlans) {
   EXPECT_FALSE(planGroup(net.spec(), net.chip, {}, plan, why));
 }
 
+/// Reduced-axis slices of a matmul by a weight: in 4 KiB a lane, K = 3000
+/// rows of the weight fit no group of one whole; the plan cuts K, each
+/// slice loading its rows of the weight (not resident), and counts each
+/// product once (MatMul.SplitsKWithSmallLocalMemoryF16 and TpuChipOrder.
+/// Int8MatMulInSlicesOfKAndColumns check the values).
+TEST(LayerGroup, MatMulReducedAxisSlicesPlans) {
+  for (bool transposed : {false, true}) {
+    Net net(Prec::Fp16);
+    net.chip.lmemBytes = 4 * 1024;
+    int x = net.matrixInput(1, 3, 3000);
+    net.matmul(x, 20, true, {}, transposed);
+    GroupSpec g = net.spec();
+    matrixRowsLayout(g);
+    GroupPlan plan;
+    std::string why;
+    ASSERT_TRUE(planGroup(g, net.chip, {}, plan, why)) << why;
+    EXPECT_GT(plan.kSlices, 1);
+    EXPECT_FALSE(plan.weightResident);
+    EXPECT_EQ(plan.macs, uint64_t(3) * 3000 * 20);
+    // The weight is read once over all the slices, the rows once.
+    EXPECT_EQ(plan.ddrReadBytes,
+              uint64_t(3000 * 20 + 3 * 3000) * 2 + 20 * 4 * plan.kSlices);
+  }
+}
+
 /// Comparisons (with a constant on either side, of two activations, of
 /// mixed precisions, against one value per (n, c)) and selections in a
 /// group, under N and H slices: every value equals the per-op kernels'

@@ -24,9 +24,6 @@ struct MMCase {
   bool relu = false;
   Prec prec = Prec::Fp32;
   uint64_t lmemBytes = 0;
-  /// The kernel of a matmul that fits no slicing runs (K split), not its
-  /// groups of one.
-  bool fallback = false;
 };
 
 StreamStats runMM(const MMCase &c) {
@@ -97,10 +94,6 @@ StreamStats runMM(const MMCase &c) {
     if (c.relu)
       p.act = {UnaryKind::Relu};
     matmul(em, p);
-    // Groups of one unless the case expects the kernel (CmdEmitter's
-    // fallbacks name it).
-    EXPECT_EQ(em.fallbacks().size(), c.fallback ? 1u : 0u)
-        << (em.fallbacks().empty() ? "" : em.fallbacks()[0]);
   };
   r.setup = [&](sim::MachineState &ms) {
     writeTensor(ms, l, lv);
@@ -235,21 +228,44 @@ TEST(MatMul, RandomBroadcastPatterns) {
 }
 
 TEST(MatMul, SplitsColumnsAndRowsWithSmallLocalMemory) {
+  // In 4 KiB a lane, 100 result rows of 300 fp32 columns fit no slicing
+  // of the group of one: it runs as groups of one per column chunk.
   MMCase c{{100, 64}, {64, 300}, {100, 300}, false, true};
   c.lmemBytes = 4 * 1024;
-  c.fallback = true;
   StreamStats st = runMM(c);
   EXPECT_GT(st.tiu, 4u);
+  // The same transposed, with a relu, in F16.
+  c.right = {300, 64};
+  c.transposed = true;
+  c.relu = true;
+  c.prec = Prec::Fp16;
+  runMM(c);
 }
 
 TEST(MatMul, SplitsKWithSmallLocalMemoryF16) {
   // K = 3000 rows of the right matrix do not fit 4 KiB per lane even one
-  // lane block wide: partial products accumulate in fp32.
+  // lane block wide: reduced-axis slices, their partial products
+  // accumulating in fp32 (LayerGroup.MatMulReducedAxisSlicesPlans).
   MMCase c{{3, 3000}, {3000, 20}, {3, 20}, false, true};
   c.prec = Prec::Fp16;
   c.lmemBytes = 4 * 1024;
-  c.fallback = true;
   runMM(c);
+  // Batched, the right matrix one per batch and stored transposed.
+  runMM({{2, 3, 3000},
+         {2, 20, 3000},
+         {2, 3, 20},
+         true,
+         true,
+         false,
+         Prec::Fp16,
+         4 * 1024});
+}
+
+TEST(MatMul, ColumnsPastSixteenBits) {
+  // N = 70000 columns exceed the commands' 16-bit sizes: two column
+  // chunks of 35000, each with its share of the weight and of the bias.
+  runMM({{2, 8}, {8, 70000}, {2, 70000}, false, true, true, Prec::Fp16});
+  runMM({{2, 8}, {70000, 8}, {2, 70000}, true, true, false, Prec::Fp32});
 }
 
 TEST(MatMul, MismatchedInnerDimsIsAnError) {

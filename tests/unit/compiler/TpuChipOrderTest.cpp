@@ -147,6 +147,16 @@ struct SimRun {
   bt::GlobalAlloc alloc{chip};
   be::CmdEmitter em{chip};
 
+  SimRun() = default;
+  /// A BM1684X with `lmemBytes` of local memory a lane.
+  explicit SimRun(uint64_t lmemBytes)
+      : chip(withLmem(lmemBytes)), m{chip}, alloc{chip}, em{chip} {}
+  static ::tpu::isa::ChipParams withLmem(uint64_t bytes) {
+    ::tpu::isa::ChipParams c = ::tpu::isa::ChipParams::bm1684x();
+    c.lmemBytes = bytes;
+    return c;
+  }
+
   be::GTensor tensor(Prec p, Shape shape,
                      const std::vector<float> *data = nullptr) {
     be::GTensor t = alloc.tensor(p, std::move(shape));
@@ -670,6 +680,60 @@ TEST_F(TpuChipOrder, Int8MatMulOfActivationsTransposed) {
         std::string("int8 Q K^T, ") + (leftSigned ? "int8" : "uint8") + " left";
     expectBitExact(want, sim.run(p.output), what);
     EXPECT_EQ(sim.countTiu("sMM2.mm2.nt"), size_t(batches)) << what;
+  }
+}
+
+TEST_F(TpuChipOrder, Int8MatMulInSlicesOfKAndColumns) {
+  // INT8 linear layers with an int32 bias that fit no group of one whole:
+  // K = 3000 in 4 KiB a lane runs in reduced-axis slices (each an mm2.nn
+  // of its K rows into int32, added to the accumulator: exact), N = 70000
+  // past the commands' 16 bits in column chunks. The codes equal
+  // chip::matmulInt8's (the tpu interpreter's arithmetic).
+  struct Case {
+    int64_t m, k, n;
+    uint64_t lmem;
+  };
+  for (Case c : {Case{3, 3000, 20, 4096}, Case{2, 8, 70000, 256 * 1024}}) {
+    std::string what = "int8 [" + std::to_string(c.m) + ", " +
+                       std::to_string(c.k) + "] x [" + std::to_string(c.k) +
+                       ", " + std::to_string(c.n) + "]";
+    Shape aS{c.m, c.k}, bS{c.k, c.n}, oS{c.m, c.n};
+    std::vector<float> a = bt::randomValues(count(aS), 270, -128, 127);
+    std::vector<float> b = bt::randomValues(count(bS), 271, -128, 127);
+    std::vector<float> biasF = bt::randomValues(size_t(c.n), 272, -5000, 5000);
+    for (float &x : a)
+      x = std::round(x);
+    for (float &x : b)
+      x = std::round(x);
+    std::vector<int32_t> bias(biasF.begin(), biasF.end());
+    tpuc::tpu::chip::RequantRecord rq;
+    rq.multiplier = 1549556;
+    rq.shift = -28;
+    rq.zeroPoint = 5;
+    std::vector<float> want(size_t(count(oS)));
+    tpuc::tpu::chip::matmulInt8(c.m, c.k, c.n, a.data(), b.data(), false,
+                                bias.data(), rq, true,
+                                tpuc::tpu::kInt8RoundMode, want.data());
+    SimRun sim(c.lmem);
+    be::MatMulParams p;
+    p.name = "fc";
+    p.left = sim.tensor(Prec::Int8, aS, &a);
+    p.right = sim.tensor(Prec::Int8, bS, &b);
+    p.output = sim.tensor(Prec::Int8, oS);
+    be::MatMulParams::Quant q;
+    q.multiplier = rq.multiplier;
+    q.rshift = -rq.shift;
+    q.zeroPoint = rq.zeroPoint;
+    q.round = tpuc::tpu::kInt8RoundMode;
+    std::vector<uint8_t> bb(bias.size() * 4);
+    std::memcpy(bb.data(), bias.data(), bb.size());
+    q.biasAddr = sim.raw(bb);
+    p.quant = q;
+    be::matmul(sim.em, p);
+    expectBitExact(want, sim.run(p.output), what);
+    // More than one product: K slices, or two column chunks.
+    EXPECT_GT(sim.countTiu("sMM2.mm2.nn") + sim.countTiu("sMM.mm.normal"), 1u)
+        << what;
   }
 }
 

@@ -349,7 +349,6 @@ FailureOr<isa::bmodel::Model> buildBmodel(ModuleOp module,
       summary->coeffBytes = s.coeff.size();
       summary->neuronBytes = s.ctxSize;
       summary->opMap = std::move(opMap);
-      summary->fallbacks = em.fallbacks();
     }
     return model;
   } catch (const CodegenError &e) {

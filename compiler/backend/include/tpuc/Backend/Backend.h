@@ -181,13 +181,6 @@ public:
   }
   const GroupOptions *aloneOptions() const { return aloneOptions_.get(); }
 
-  /// The ops that ran a kernel of their own because their local form fits
-  /// no slicing of local memory (a matmul whose K is split, a reduction
-  /// cut into chunks), one line each ("matmul 'fc6': ..."), in emission
-  /// order; tpuc deploy lists them. Kept across finish().
-  void noteFallback(std::string what) { fallbacks_.push_back(std::move(what)); }
-  const std::vector<std::string> &fallbacks() const { return fallbacks_; }
-
   /// Internal: the local-memory hazard history (see the class comment).
   class Tracker;
 
@@ -199,7 +192,6 @@ private:
   std::unique_ptr<Tracker> tracker_;
   uint64_t scratchAddr_ = 0, scratchBytes_ = 0;
   std::shared_ptr<const GroupOptions> aloneOptions_;
-  std::vector<std::string> fallbacks_;
 };
 
 //===----------------------------------------------------------------------===//
@@ -355,6 +347,10 @@ struct MatMulParams {
   std::string name;
   GTensor left, right, output;
   bool rightTransposed = false;
+  /// Elements from one stored row of a right weight (2-D, not transposed)
+  /// to the next, when its N columns are a share of a wider matrix's (the
+  /// groups of one of a matmul cut into column chunks); 0: N.
+  int64_t rightRowStride = 0;
   std::optional<uint64_t> biasAddr;
   Activation act;
   /// INT8 (int8 / uint8 left, int8 right, int8 / uint8 output): MM into an

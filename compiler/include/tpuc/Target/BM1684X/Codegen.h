@@ -52,9 +52,6 @@ struct CodegenSummary {
   /// The op each command was emitted for (tpuc deploy writes it as
   /// <stem>_ops.json for tpusim's per-op statistics).
   ::tpu::isa::OpMap opMap;
-  /// The ops that ran their own kernel, their local form fitting no
-  /// slicing (backend::CmdEmitter::fallbacks).
-  std::vector<std::string> fallbacks;
 };
 
 /// The hardware precision of a tensor element type (f32, f16, bf16, i8,

@@ -43,9 +43,8 @@ struct LayerGroupOptions {
   /// GroupStrategy::None every op runs its kernel (`tpuc deploy
   /// --lg-kernels`: the per-op backend, to compare with and the compiler
   /// configuration the timing model was calibrated with). Default: such an
-  /// op always runs in a group, of one at least; the per-op kernels run
-  /// only the ops without a local form and those whose local form fits no
-  /// slicing.
+  /// op always runs in a group, of one at least; the per-op kernels, all
+  /// of them data movement, run only the ops without a local form.
   bool kernels = false;
 };
 
