@@ -388,7 +388,7 @@ void mm2(CmdEmitter &em, const MM2Cmd &c);
 
 /// An INT8 matmul's int32 accumulator `acc` requantised into `out`: one RQ1
 /// with q's immediates, or TFLite's two steps (the first back into `acc`).
-/// Shared by the matmul kernel and the layer groups.
+/// The layer groups' matmul tiles (both layouts) end with it.
 void matmulRequant(CmdEmitter &em, const MatMulParams::Quant &q,
                    const LTensor &acc, const LTensor &out);
 

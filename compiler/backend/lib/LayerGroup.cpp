@@ -736,7 +736,9 @@ std::string localOpSupport(const LocalOpParams &params,
               x.left.shape[0] != x.output.shape[0] ||
               x.left.shape[1] != x.output.shape[1])
             return "a matmul of mismatched shapes";
-          if (k > 65535 || n > 65535)
+          // A weight's K is cut by reduced-axis slices where it passes the
+          // command's 16 bits (Schedule::build checks each slice's).
+          if ((k > 65535 && !rightIsWeight(x)) || n > 65535)
             return "a matmul wider than the command's 16-bit sizes";
           if (x.act.kind != UnaryKind::None && x.act.kind != UnaryKind::Relu &&
               unaryTemps(x.act.kind) > 2)
@@ -1184,10 +1186,13 @@ bool matrixColumnsLayout(GroupSpec &spec, int64_t w,
   if (left < 0 || !spec.values[size_t(left)].loaded)
     return false;
   // DMA_matrix moves dense matrices only (a view of a wider one, a column
-  // chunk's result, is held a row per channel).
+  // chunk's result, is held a row per channel); MM takes K in 16 bits
+  // (the row layout cuts a longer one into reduced-axis slices).
   for (const GroupValue &v : spec.values)
     if (v.gstride)
       return false;
+  if (matmulKN(*m)[0] > 65535)
+    return false;
   // Matrices a row per channel: (B, M, 1, X).
   auto isRows = [&](int v) { return spec.values[size_t(v)].shape[2] == 1; };
   const auto outShape = spec.values[size_t(res)].shape;
@@ -1523,14 +1528,12 @@ std::string Schedule::build() {
     kAxis = accumulatedAxis(spec);
     if (kAxis < 0)
       return "no op whose reduced axis can be sliced";
-    if (hSlices > 1 || (kAxis == 3 && wSlices > 1))
+    if ((kAxis == 2 && hSlices > 1) || (kAxis == 3 && wSlices > 1))
       return "reduced-axis slices with slices of the reduced axis's result";
     if (prefetch.firstAt >= 0 || prefetch.next)
       return "weights prefetched across groups need one reduced-axis slice";
     if (kSlices > spec.values[spec.ops[0].inputs[0]].shape[kAxis])
       return "more reduced-axis slices than reduced elements";
-    if (cSlices > 1)
-      return "reduced-axis slices with channel slices";
     // A matmul's slices load their rows of the weight.
     if (std::holds_alternative<MatMulParams>(spec.ops[0].params))
       weightResident = false;
@@ -2508,8 +2511,8 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
     // One mm2.nn (mm2.nt: a transposed right value) per batch of the slice: the
     // rows (one per channel) times the resident right matrix, into the fp32
     // scratch when a bias follows (added by an AR from its copy in every lane,
-    // the output's one rounding after it, as the matmul kernel's MM rounds once
-    // after its bias), then the activation.
+    // the output's one rounding after it, as MM in the matrix(w) layout rounds
+    // once after its bias), then the activation.
     bool weight = rightIsWeight(*m);
     // Whole buffers (a matrix value holds one row of H): sameRows would
     // read a K = 1 left operand as a per-(n, c) broadcast.
@@ -2692,11 +2695,13 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
     c.kind = isMax ? PorDCmd::MaxPool : PorDCmd::AvgPool;
     c.input = x;
     c.output = acc;
-    c.kh = out.shape.h == 1 ? x.shape.h : 1;
-    c.kw = out.shape.w == 1 ? x.shape.w : 1;
+    // The reduced axes are those of extent 1 in the result value (a slice
+    // of one row of a reduction over W alone has one row too).
     const auto &is = spec.values[op.inputs[0]].shape;
-    float extent =
-        float((out.shape.h == 1 ? is[2] : 1) * (out.shape.w == 1 ? is[3] : 1));
+    const auto &os = spec.values[op.output].shape;
+    c.kh = os[2] == 1 ? x.shape.h : 1;
+    c.kw = os[3] == 1 ? x.shape.w : 1;
+    float extent = float((os[2] == 1 ? is[2] : 1) * (os[3] == 1 ? is[3] : 1));
     c.avgScale = r->kind == ReduceKind::Mean ? 1.0f / extent : 1.0f;
     c.padBits = floatBits(-INFINITY, Prec::Fp32);
     if (kSlices > 1) {
@@ -3050,8 +3055,8 @@ std::vector<Slicing> candidates(const GroupSpec &spec,
   }
   // A group of one that reduces an axis: its reduced extent cut into 2, 3,
   // ... slices (each count that gives a new slice length), with the whole
-  // batch and then a slice per batch entry; then, along H, with its
-  // columns cut too.
+  // batch, then a slice per batch entry, then with the channels cut too,
+  // then the rows (a reduction over W) or the columns (over H).
   if (int axis = accumulatedAxis(spec); axis >= 0) {
     int64_t d = spec.values[spec.ops[0].inputs[0]].shape[axis];
     std::vector<int64_t> counts;
@@ -3063,9 +3068,19 @@ std::vector<Slicing> candidates(const GroupSpec &spec,
     std::vector<Slicing> bases{{1, 1, 1, 1, 1}};
     if (n > 1)
       bases.push_back({n, 1, 1, 1, 1});
+    // Then the channels (whole lane slots, doubling), the rows (a
+    // reduction over W), the columns (over H), doubling too.
+    for (int64_t cs = 2; options.channelSlices && cs <= ceilDiv(ch, npu) &&
+                         channelSliceError(spec).empty();
+         cs *= 2)
+      bases.push_back({n, cs, 1, 1, 1});
+    int64_t cLast = bases.back().c;
+    if (axis == 3)
+      for (int64_t hs = 2; hs <= maxH; hs *= 2)
+        bases.push_back({n, cLast, hs, 1, 1});
     if (axis == 2 && options.widthSlices && columnSliceError(spec).empty())
       for (int64_t ws = 2; ws <= last.shape[3]; ws *= 2)
-        bases.push_back({n, 1, 1, ws, 1});
+        bases.push_back({n, cLast, 1, ws, 1});
     for (Slicing b : bases)
       for (int64_t ks : counts) {
         b.k = ks;

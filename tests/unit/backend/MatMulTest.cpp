@@ -261,6 +261,13 @@ TEST(MatMul, SplitsKWithSmallLocalMemoryF16) {
          4 * 1024});
 }
 
+TEST(MatMul, KPastSixteenBits) {
+  // K = 70000 past the commands' 16 bits: reduced-axis slices of at most
+  // 65535 (the old kernel's K split), a weight plain and transposed.
+  runMM({{2, 70000}, {70000, 8}, {2, 8}, false, true, false, Prec::Fp16});
+  runMM({{2, 70000}, {8, 70000}, {2, 8}, true, false, true, Prec::Fp32});
+}
+
 TEST(MatMul, ColumnsPastSixteenBits) {
   // N = 70000 columns exceed the commands' 16-bit sizes: two column
   // chunks of 35000, each with its share of the weight and of the bias.

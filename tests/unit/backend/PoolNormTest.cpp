@@ -328,6 +328,12 @@ TEST(Reduce, ReducedAxisSlicesEveryKind) {
     runReduce({3, 30000, 5}, {1}, k, Prec::Fp32, 16 * 1024);
     runReduce({4, 20000}, {1}, k, Prec::Fp16, 16 * 1024);
   }
+  // 4099 rows (prime: held in one lane, (1, 1, 4099, 100)) of 100 in 4
+  // KiB: not even one column of every row fits, the rows are cut too;
+  // 70000 elements along H, past the pooling's 16-bit window, with 67
+  // channels over the lanes.
+  runReduce({4099, 100}, {1}, ReduceKind::Mean, Prec::Fp32, 4 * 1024);
+  runReduce({67, 70000}, {1}, ReduceKind::Max, Prec::Fp16);
 }
 
 TEST(Reduce, NonAdjacentAxesIsAnError) {

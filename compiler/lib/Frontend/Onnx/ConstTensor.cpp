@@ -141,8 +141,11 @@ std::string shapeToString(llvm::ArrayRef<int64_t> shape) {
 std::vector<int64_t> stridesOf(llvm::ArrayRef<int64_t> shape) {
   std::vector<int64_t> strides(shape.size(), 1);
   // A shape with a zero dim holds nothing, yet its other dims may
-  // multiply past 64 bits (a fuzzed model); broadcastIndices returns
-  // before asking for such strides, anywhere else it is an error.
+  // multiply past 64 bits (a fuzzed model): its strides are never used
+  // (nothing is indexed), zeros. Otherwise the element count was checked
+  // (checkedNumElements), so an overflow here is an error.
+  if (llvm::is_contained(shape, 0))
+    return std::vector<int64_t>(shape.size(), 0);
   for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
     if (__builtin_mul_overflow(strides[i + 1], shape[i + 1], &strides[i]))
       throw tpu::Error("the strides of shape " + shapeToString(shape) +

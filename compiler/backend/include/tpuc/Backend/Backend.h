@@ -5,7 +5,10 @@
 // function below takes one operation on tensors in global memory (DDR),
 // slices it through local memory and appends the TIU and GDMA commands that
 // compute it to a CmdEmitter, with the cmd_id / cmd_id_dep synchronisation
-// between the two engines (isa/docs/bm1684x.md 6).
+// between the two engines (isa/docs/bm1684x.md 6). Every compute op runs as
+// one or more groups of one of its local form (runAlone, LayerGroup.h), the
+// scheduler of the layer groups; only data movement (permute, concat,
+// slice, pad, gather, broadcastTo) has code of its own, GDMA copies.
 //
 // Division of labour with the MLIR side: the caller decides element types,
 // global addresses and the weight blobs (built with the layout helpers at
@@ -25,10 +28,12 @@
 //                   command, the others as commands on the output tile)
 //  convTranspose2d  strides up to 16, pads, output padding, groups
 //  matmul           batched with broadcasting, right operand [K, N] or
-//                   [N, K], fp32 bias, any K (split K accumulates in fp32)
+//                   [N, K], fp32 bias, any K (a weight's K cut into
+//                   reduced-axis slices accumulating in fp32, INT8 int32),
+//                   any N (column chunks past 16 bits)
 //  pool2d           max / avg (count_include_pad either way), global
 //  pool3d           max / avg over (D, H, W): 2-D pooling of every depth
-//                   slice, combined across depth
+//                   tap, combined across depth
 //  unary            every UnaryKind (transcendentals in fp32, see
 //                   describeUnaryMethod), binary / binaryConst (add, sub,
 //                   mul, div, max, min, pow) with numpy broadcasting, prelu,
