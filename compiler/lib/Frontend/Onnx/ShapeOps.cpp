@@ -308,7 +308,11 @@ void importSplit(ImportContext &ctx, const onnx::NodeProto &node) {
   for (int64_t s : split) {
     if (s < 0)
       ctx.fail(node, "negative split size");
-    sum += s;
+    // Sizes past the axis (a corrupt split input) must not overflow the
+    // sum into a match.
+    if (__builtin_add_overflow(sum, s, &sum) || sum > dim)
+      ctx.fail(node, "split sizes add up to more than the axis's " +
+                         llvm::Twine(dim));
   }
   if (sum != dim)
     ctx.fail(node, "split sizes add up to " + llvm::Twine(sum) +
