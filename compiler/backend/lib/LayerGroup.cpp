@@ -1279,9 +1279,8 @@ struct Slice {
   std::vector<Range> cols, storeCols;
   /// With reduced-axis slices (GroupPlan::kSlices): which one this is; the
   /// first starts the accumulator, the last finishes the result and stores
-  /// it.
+  /// it (Schedule::lastShare).
   int64_t k = 0;
-  bool kFirst = true, kLast = true;
 };
 
 /// The weights prefetched into a group and by it (GroupOptions).
@@ -1311,6 +1310,30 @@ public:
   void setWeightCopies(unsigned n) { weightCopies = n; }
   /// Reduced-axis slices (GroupPlan::kSlices; before build()).
   void setReducedSlices(int64_t k) { kSlices = k; }
+  /// Share `k` of a reduced extent `d` cut into the reduced-axis slices.
+  Range1 share(int64_t d, int64_t k) const {
+    int64_t b = d * k / kSlices;
+    return {b, d * (k + 1) / kSlices - b};
+  }
+  /// Whether slice `s` finishes its result (the last reduced-axis share).
+  bool lastShare(const Slice &s) const { return s.k + 1 == kSlices; }
+  /// With reduced-axis slices, slice s's partial result accumulated: the
+  /// first slice computes it (`compute(dst)`) into the accumulator, the
+  /// others into `part` and then add (max: `combine`) it in. The
+  /// accumulator, of part's type and shape, once s is the last share;
+  /// nullopt before.
+  template <typename Compute>
+  std::optional<LTensor> accumulate(CmdEmitter &em, const Slice &s,
+                                    const LTensor &part, ArOp combine,
+                                    Compute compute) const {
+    LTensor total = localTensor(chip, accumulator, part.prec, part.shape);
+    compute(s.k == 0 ? total : part);
+    if (s.k > 0)
+      ar(em, combine, total, Opd::of(total), Opd::of(part));
+    if (!lastShare(s))
+      return std::nullopt;
+    return total;
+  }
   /// Whether the weights stay loaded for the whole group (after build():
   /// not with C slices or a matmul's reduced-axis slices).
   bool residentWeights() const { return weightResident; }
@@ -1440,20 +1463,23 @@ private:
                 elemBytes(r.prec);
       r.matrixCols = cols;
       r.shape.c = uint32_t(ceilDiv(cols, int64_t(r.shape.w)));
-    } else if (cSlices > 1 && perChannelResident(r)) {
+      return r;
+    }
+    // Channels [c0, c0 + count) of the resident.
+    auto channels = [&](int64_t c0, int64_t count) {
       int64_t cstride =
           r.gstride ? r.gstride->c : int64_t(r.shape.h) * r.shape.w;
-      r.addr += uint64_t(s.c0 * cstride) * elemBytes(r.prec);
-      r.shape.c = uint32_t(s.cCount);
+      r.addr += uint64_t(c0 * cstride) * elemBytes(r.prec);
+      r.shape.c = uint32_t(count);
+    };
+    if (cSlices > 1 && perChannelResident(r)) {
+      channels(s.c0, s.cCount);
     } else if (kSlices > 1 && i == 0 &&
                std::holds_alternative<MatMulParams>(spec.ops[o].params)) {
       // The slice's K rows of a matmul's weight.
-      int64_t k = matmulKN(std::get<MatMulParams>(spec.ops[o].params))[0];
-      int64_t k0 = k * s.k / kSlices, k1 = k * (s.k + 1) / kSlices;
-      int64_t cstride =
-          r.gstride ? r.gstride->c : int64_t(r.shape.h) * r.shape.w;
-      r.addr += uint64_t(k0 * cstride) * elemBytes(r.prec);
-      r.shape.c = uint32_t(k1 - k0);
+      Range1 k =
+          share(matmulKN(std::get<MatMulParams>(spec.ops[o].params))[0], s.k);
+      channels(k.begin, k.size);
     }
     return r;
   }
@@ -1585,8 +1611,6 @@ std::string Schedule::build() {
             s.c0 = cr.begin;
             s.cCount = cr.size;
             s.k = kk;
-            s.kFirst = kk == 0;
-            s.kLast = kk + 1 == kSlices;
             s.rows.assign(nv, {});
             s.stores.assign(nv, {});
             s.cols.assign(nv, {});
@@ -1603,7 +1627,7 @@ std::string Schedule::build() {
                 int64_t b = H * h / hSlices, e = H * (h + 1) / hSlices;
                 int64_t cb = W * wi / wSlices, ce = W * (wi + 1) / wSlices;
                 // Reduced-axis slices: only the last has the result.
-                if (s.kLast) {
+                if (lastShare(s)) {
                   s.stores[v] = {b, e - b};
                   s.storeCols[v] = {cb, ce - cb};
                 }
@@ -1628,9 +1652,8 @@ std::string Schedule::build() {
                         : RowSpan{0, spec.values[op.inputs[k]].shape[3], 0, 0};
                 if (kAxis >= 0) {
                   // This slice's share of the reduced axis.
-                  int64_t d = spec.values[op.inputs[k]].shape[kAxis];
-                  int64_t b = d * kk / kSlices, e = d * (kk + 1) / kSlices;
-                  (kAxis == 2 ? in : inCols) = {b, e - b, 0, 0};
+                  Range1 r = share(spec.values[op.inputs[k]].shape[kAxis], kk);
+                  (kAxis == 2 ? in : inCols) = {r.begin, r.size, 0, 0};
                 }
                 if (in.count <= 0 || inCols.count <= 0)
                   return "a slice of '" +
@@ -2542,17 +2565,16 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
       // K rows of the weight, into the accumulator (the first slice) or
       // into scratch and added to it (fp32; INT8 int32, exact); the last
       // slice goes on with the accumulator as the products.
-      LTensor total = localTensor(chip, accumulator,
-                                  q ? Prec::Int32 : Prec::Fp32, out.shape);
-      LTensor part = localTensor(chip, temps[0], total.prec, out.shape);
-      for (uint32_t n = 0; n < out.shape.n; ++n)
-        mm2(em,
-            {batch(left, n), right, batch(s.kFirst ? total : part, n), false});
-      if (!s.kFirst)
-        ar(em, ArOp::Add, total, Opd::of(total), Opd::of(part));
-      if (!s.kLast)
+      LTensor part =
+          localTensor(chip, temps[0], q ? Prec::Int32 : Prec::Fp32, out.shape);
+      std::optional<LTensor> total =
+          accumulate(em, s, part, ArOp::Add, [&](const LTensor &dst) {
+            for (uint32_t n = 0; n < out.shape.n; ++n)
+              mm2(em, {batch(left, n), right, batch(dst, n), false});
+          });
+      if (!total)
         return;
-      acc = total;
+      acc = *total;
       if (!m->biasAddr && !q)
         ar(em, out.prec == Prec::Fp32 ? ArOp::Copy : ArOp::Cast, out,
            Opd::of(acc));
@@ -2705,16 +2727,14 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
     c.avgScale = r->kind == ReduceKind::Mean ? 1.0f / extent : 1.0f;
     c.padBits = floatBits(-INFINITY, Prec::Fp32);
     if (kSlices > 1) {
-      LTensor total = localTensor(chip, accumulator, Prec::Fp32, out.shape);
-      if (s.kFirst)
-        c.output = total;
-      pord(em, c);
-      if (!s.kFirst)
-        ar(em, isMax ? ArOp::Max : ArOp::Add, total, Opd::of(total),
-           Opd::of(acc));
-      if (!s.kLast)
+      std::optional<LTensor> total = accumulate(
+          em, s, acc, isMax ? ArOp::Max : ArOp::Add, [&](const LTensor &dst) {
+            c.output = dst;
+            pord(em, c);
+          });
+      if (!total)
         return;
-      acc = total;
+      acc = *total;
     } else {
       pord(em, c);
     }

@@ -190,49 +190,42 @@ void matmul(CmdEmitter &em, const MatMulParams &p) {
   // 2-D weight (its stored rows longer than a chunk's columns unless it is
   // stored transposed), the output's columns and the bias likewise; the
   // fewest chunks (within a factor of two: the counts tried double) whose
-  // first job fits; every job has its shape.
+  // first chunk, the widest, fits.
   unsigned eb = elemBytes(p.left.prec), ebo = elemBytes(p.output.prec);
   std::vector<int64_t> lst = denseStrides(lb), rst = denseStrides(rb);
+  auto chunk = [&](int64_t b, Range1 cr, std::string &whyNot) {
+    auto [li, ri] = batchIndex(b, ob, lb, rb, lst, rst);
+    MatMulParams q = p;
+    q.left.addr = p.left.addr + uint64_t(li * m * k) * eb;
+    q.left.shape = {1, m, 1, k};
+    uint64_t right = p.right.addr + uint64_t(ri * k * n) * eb;
+    q.right.addr =
+        right + uint64_t(p.rightTransposed ? cr.begin * k : cr.begin) * eb;
+    q.right.shape = p.rightTransposed ? std::vector<int64_t>{cr.size, k}
+                                      : std::vector<int64_t>{k, cr.size};
+    q.rightRowStride = p.rightTransposed || cr.size == n ? 0 : n;
+    q.output.addr = p.output.addr + uint64_t(b * m * n + cr.begin) * ebo;
+    q.output.shape = {1, m, 1, cr.size};
+    uint64_t bias0 = uint64_t(cr.begin) * 4; // fp32 or int32 entries
+    if (q.biasAddr)
+      *q.biasAddr += bias0;
+    if (q.quant && q.quant->biasAddr)
+      *q.quant->biasAddr += bias0;
+    AloneStrides st{std::nullopt, isa::Stride4{m * n, n, n, 1}};
+    return runAlone(em, "matmul", q, {q.left}, q.output, &whyNot, st);
+  };
   constexpr int64_t kMaxN = 65535;
   for (int64_t chunks = ceilDiv(n, kMaxN);; chunks = std::min(n, 2 * chunks)) {
     int64_t nc = ceilDiv(n, chunks);
-    bool ran = false;
-    for (int64_t b = 0; b < batches; ++b) {
-      auto [li, ri] = batchIndex(b, ob, lb, rb, lst, rst);
-      for (Range1 cr : splitRange(n, nc)) {
-        MatMulParams q = p;
-        q.left.addr = p.left.addr + uint64_t(li * m * k) * eb;
-        q.left.shape = {1, m, 1, k};
-        uint64_t right = p.right.addr + uint64_t(ri * k * n) * eb;
-        q.right.addr =
-            right + uint64_t(p.rightTransposed ? cr.begin * k : cr.begin) * eb;
-        q.right.shape = p.rightTransposed ? std::vector<int64_t>{cr.size, k}
-                                          : std::vector<int64_t>{k, cr.size};
-        q.rightRowStride = p.rightTransposed || cr.size == n ? 0 : n;
-        q.output.addr = p.output.addr + uint64_t(b * m * n + cr.begin) * ebo;
-        q.output.shape = {1, m, 1, cr.size};
-        uint64_t bias0 = uint64_t(cr.begin) * 4; // fp32 or int32 entries
-        if (q.biasAddr)
-          *q.biasAddr += bias0;
-        if (q.quant && q.quant->biasAddr)
-          *q.quant->biasAddr += bias0;
-        AloneStrides st{std::nullopt, isa::Stride4{m * n, n, n, 1}};
-        std::string whyNot;
-        if (!runAlone(em, "matmul", q, {q.left}, q.output, &whyNot, st)) {
-          if (ran)
+    if (chunk(0, {0, nc}, why)) {
+      for (int64_t b = 0; b < batches; ++b)
+        for (Range1 cr : splitRange(n, nc))
+          if ((b > 0 || cr.begin > 0) && !chunk(b, cr, why))
             throw Error("matmul '" + p.name + "': column chunk at " +
                         std::to_string(cr.begin) +
-                        " fits no slicing where the first did: " + whyNot);
-          why = whyNot;
-          break;
-        }
-        ran = true;
-      }
-      if (!ran)
-        break;
-    }
-    if (ran)
+                        " fits no slicing where the first did: " + why);
       return;
+    }
     if (nc == 1)
       break;
   }

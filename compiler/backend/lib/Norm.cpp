@@ -33,13 +33,13 @@ constexpr Prec kF32 = Prec::Fp32;
 /// its DDR strides.
 struct RowView {
   Shape4 shape;                ///< n, c, D, w
-  Stride4 inStride, outStride; ///< out: reduced (n, c, 1, w) or full
+  Stride4 inStride, outStride; ///< out: the reduced (n, c, 1, w)
 };
 
 /// Splits dims into outer / reduced / inner (the reduced dims must be
 /// contiguous) and picks the lane layout.
 RowView rowView(const OpCtx &ctx, const std::vector<int64_t> &shape,
-                std::vector<int64_t> axes, bool keepFull, int64_t npu) {
+                std::vector<int64_t> axes, int64_t npu) {
   int64_t r = int64_t(shape.size());
   for (int64_t &a : axes) {
     if (a < 0)
@@ -92,11 +92,11 @@ RowView rowView(const OpCtx &ctx, const std::vector<int64_t> &shape,
     int64_t q = inner / f;
     v.shape = {uint32_t(outer), uint32_t(f), uint32_t(d), uint32_t(q)};
     v.inStride = {d * inner, q, inner, 1};
-    v.outStride = keepFull ? v.inStride : Stride4{inner, q, 0, 1};
+    v.outStride = {inner, q, 0, 1};
   } else {
     v.shape = {1, uint32_t(outer), uint32_t(d), uint32_t(inner)};
     v.inStride = {0, d * inner, inner, 1};
-    v.outStride = keepFull ? v.inStride : Stride4{0, inner, 0, 1};
+    v.outStride = {0, inner, 0, 1};
   }
   return v;
 }
@@ -332,7 +332,7 @@ void reduce(CmdEmitter &em, const ReduceParams &p) {
   if (p.kind == ReduceKind::Prod)
     ctx.fail("ReduceProd is not supported");
   const isa::ChipParams &chip = em.chip();
-  RowView v = rowView(ctx, p.input.shape, p.axes, false, chip.npuNum);
+  RowView v = rowView(ctx, p.input.shape, p.axes, chip.npuNum);
   requireElements(ctx, p.output, int64_t(v.shape.n) * v.shape.c * v.shape.w,
                   "output");
   // A group of one over a 4-D view of (outer, D, inner) reduced along H

@@ -113,21 +113,28 @@ void pool3d(CmdEmitter &em, const Pool3dParams &p) {
              " does not match the window arithmetic (" + std::to_string(wantD) +
              "x" + std::to_string(wantH) + "x" + std::to_string(wantW) +
              "; fold ceil mode into the end pads)");
-  // The real depth taps of every output depth; each batch and each run of
-  // output depths with the same taps is a group of one whose inputs are
-  // those taps' depth slices, viewed with the output depth on N.
-  auto tapsOf = [&](int64_t o) {
+  // The runs of output depths with the same real depth taps; each batch
+  // and each run is a group of one whose inputs are those taps' depth
+  // slices, viewed with the output depth on N.
+  struct Run {
+    int64_t o0, count;
+    std::vector<int64_t> taps;
+  };
+  std::vector<Run> runs;
+  for (int64_t o = 0; o < od; ++o) {
     std::vector<int64_t> taps;
     for (int64_t t = 0; t < p.kernelD; ++t) {
       int64_t z = o * p.strideD - p.padFront + t * p.dilationD;
       if (z >= 0 && z < id)
         taps.push_back(t);
     }
-    return taps;
-  };
-  for (int64_t o = 0; o < od; ++o)
-    if (tapsOf(o).empty())
+    if (taps.empty())
       ctx.fail("output depth " + std::to_string(o) + " reads only padding");
+    if (!runs.empty() && runs.back().taps == taps)
+      ++runs.back().count;
+    else
+      runs.push_back({o, 1, std::move(taps)});
+  }
   PoolParams q;
   q.name = p.name;
   q.kind = p.kind;
@@ -146,17 +153,13 @@ void pool3d(CmdEmitter &em, const Pool3dParams &p) {
   int64_t inPlane = ih * iw, outPlane = oh * ow;
   unsigned ein = elemBytes(p.input.prec), eout = elemBytes(p.output.prec);
   for (int64_t b = 0; b < n; ++b)
-    for (int64_t o0 = 0; o0 < od;) {
-      std::vector<int64_t> taps = tapsOf(o0);
-      int64_t o1 = o0 + 1;
-      while (o1 < od && tapsOf(o1) == taps)
-        ++o1;
-      int64_t cnt = o1 - o0;
-      q.depth = PoolParams::Depth{p.kernelD, int64_t(taps.size()),
+    for (const Run &run : runs) {
+      int64_t o0 = run.o0, cnt = run.count;
+      q.depth = PoolParams::Depth{p.kernelD, int64_t(run.taps.size()),
                                   p.padFront > 0 || p.padBack > 0};
       std::vector<GTensor> ins;
       AloneStrides strides;
-      for (int64_t t : taps) {
+      for (int64_t t : run.taps) {
         int64_t z = o0 * p.strideD - p.padFront + t * p.dilationD;
         GTensor v = p.input;
         v.addr += uint64_t(((b * c) * id + z) * inPlane) * ein;
@@ -172,7 +175,6 @@ void pool3d(CmdEmitter &em, const Pool3dParams &p) {
       q.output = out;
       q.input = ins[0];
       runAlone(em, "pool3d", q, ins, out, nullptr, strides);
-      o0 = o1;
     }
 }
 

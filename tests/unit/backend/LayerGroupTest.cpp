@@ -650,9 +650,8 @@ public:
     return g;
   }
 
-  /// Runs the ops one by one and what `emit` emits; the values `compare`
-  /// (of this net) must equal the per-op kernels' bit for bit.
-  /// checkEmit of group `g` emitted with `plan`.
+  /// checkEmit of group `g` emitted with `plan`: the values `compare` must
+  /// equal the ops' run one by one bit for bit.
   void checkPlan(const GroupSpec &g, const GroupPlan &plan,
                  const std::vector<int> &compare, const std::string &label,
                  const isa::ChipParams *machine = nullptr) {

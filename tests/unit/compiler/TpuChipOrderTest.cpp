@@ -637,6 +637,32 @@ TEST_F(TpuChipOrder, MatMulOfActivations) {
     }
 }
 
+/// `n` random integer codes in [lo, hi].
+std::vector<float> randomCodes(int64_t n, unsigned seed, float lo, float hi) {
+  std::vector<float> v = bt::randomValues(n, seed, lo, hi);
+  for (float &x : v)
+    x = std::round(x);
+  return v;
+}
+
+/// The backend's INT8 matmul "y" of codes `a` [aS] by `b` [bS] into int8
+/// [oS] on `sim`, requantised as `rq` says with the interpreter's rounding
+/// (no bias).
+be::MatMulParams simMatmulInt8(SimRun &sim, const Shape &aS,
+                               const std::vector<float> &a, const Shape &bS,
+                               const std::vector<float> &b, const Shape &oS,
+                               bool trans,
+                               const tpuc::tpu::chip::RequantRecord &rq) {
+  be::MatMulParams p = simMatmul(sim, Prec::Int8, aS, a, bS, b, oS, trans);
+  be::MatMulParams::Quant q;
+  q.multiplier = rq.multiplier;
+  q.rshift = -rq.shift;
+  q.zeroPoint = rq.zeroPoint;
+  q.round = tpuc::tpu::kInt8RoundMode;
+  p.quant = q;
+  return p;
+}
+
 TEST_F(TpuChipOrder, Int8MatMulOfActivationsTransposed) {
   // INT8 Q K^T alone: int8 (or uint8, as softmax codes) [2, 3, 17, 40] by
   // int8 [2, 3, 23, 40] stored transposed, int32 sums by mm2.nt, one RQ1;
@@ -645,13 +671,9 @@ TEST_F(TpuChipOrder, Int8MatMulOfActivationsTransposed) {
     int64_t m = 17, k = 40, n = 23, batches = 6;
     Shape aS{2, 3, m, k}, bS{2, 3, n, k}, oS{2, 3, m, n};
     std::vector<float> a =
-        bt::randomValues(count(aS), 260 + leftSigned, leftSigned ? -128 : 0,
-                         leftSigned ? 127 : 255);
-    std::vector<float> b = bt::randomValues(count(bS), 262, -128, 127);
-    for (float &x : a)
-      x = std::round(x);
-    for (float &x : b)
-      x = std::round(x);
+        randomCodes(count(aS), 260 + leftSigned, leftSigned ? -128 : 0,
+                    leftSigned ? 127 : 255);
+    std::vector<float> b = randomCodes(count(bS), 262, -128, 127);
     tpuc::tpu::chip::RequantRecord rq;
     rq.multiplier = 1549556;
     rq.shift = -24;
@@ -662,19 +684,8 @@ TEST_F(TpuChipOrder, Int8MatMulOfActivationsTransposed) {
           m, k, n, a.data() + i * m * k, b.data() + i * n * k, true, nullptr,
           rq, true, tpuc::tpu::kInt8RoundMode, want.data() + i * m * n);
     SimRun sim;
-    be::MatMulParams p;
-    p.name = "qk";
-    p.left = sim.tensor(Prec::Int8, aS, &a);
+    be::MatMulParams p = simMatmulInt8(sim, aS, a, bS, b, oS, true, rq);
     p.left.isSigned = leftSigned;
-    p.right = sim.tensor(Prec::Int8, bS, &b);
-    p.output = sim.tensor(Prec::Int8, oS);
-    p.rightTransposed = true;
-    be::MatMulParams::Quant q;
-    q.multiplier = rq.multiplier;
-    q.rshift = -rq.shift;
-    q.zeroPoint = rq.zeroPoint;
-    q.round = tpuc::tpu::kInt8RoundMode;
-    p.quant = q;
     be::matmul(sim.em, p);
     std::string what =
         std::string("int8 Q K^T, ") + (leftSigned ? "int8" : "uint8") + " left";
@@ -698,13 +709,9 @@ TEST_F(TpuChipOrder, Int8MatMulInSlicesOfKAndColumns) {
                        std::to_string(c.k) + "] x [" + std::to_string(c.k) +
                        ", " + std::to_string(c.n) + "]";
     Shape aS{c.m, c.k}, bS{c.k, c.n}, oS{c.m, c.n};
-    std::vector<float> a = bt::randomValues(count(aS), 270, -128, 127);
-    std::vector<float> b = bt::randomValues(count(bS), 271, -128, 127);
+    std::vector<float> a = randomCodes(count(aS), 270, -128, 127);
+    std::vector<float> b = randomCodes(count(bS), 271, -128, 127);
     std::vector<float> biasF = bt::randomValues(size_t(c.n), 272, -5000, 5000);
-    for (float &x : a)
-      x = std::round(x);
-    for (float &x : b)
-      x = std::round(x);
     std::vector<int32_t> bias(biasF.begin(), biasF.end());
     tpuc::tpu::chip::RequantRecord rq;
     rq.multiplier = 1549556;
@@ -715,20 +722,10 @@ TEST_F(TpuChipOrder, Int8MatMulInSlicesOfKAndColumns) {
                                 bias.data(), rq, true,
                                 tpuc::tpu::kInt8RoundMode, want.data());
     SimRun sim(c.lmem);
-    be::MatMulParams p;
-    p.name = "fc";
-    p.left = sim.tensor(Prec::Int8, aS, &a);
-    p.right = sim.tensor(Prec::Int8, bS, &b);
-    p.output = sim.tensor(Prec::Int8, oS);
-    be::MatMulParams::Quant q;
-    q.multiplier = rq.multiplier;
-    q.rshift = -rq.shift;
-    q.zeroPoint = rq.zeroPoint;
-    q.round = tpuc::tpu::kInt8RoundMode;
+    be::MatMulParams p = simMatmulInt8(sim, aS, a, bS, b, oS, false, rq);
     std::vector<uint8_t> bb(bias.size() * 4);
     std::memcpy(bb.data(), bias.data(), bb.size());
-    q.biasAddr = sim.raw(bb);
-    p.quant = q;
+    p.quant->biasAddr = sim.raw(bb);
     be::matmul(sim.em, p);
     expectBitExact(want, sim.run(p.output), what);
     // More than one product: K slices, or two column chunks.
