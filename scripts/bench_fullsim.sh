@@ -11,7 +11,7 @@
 #
 #   scripts/bench_fullsim.sh [--bin BUILD/bin] [--before OLD_TPUSIM] [--work DIR]
 #                            [--repeat N] [--arch "resnet50 resnet18"]
-#                            [--paths "auto portable avx2 avx512"]
+#                            [--paths "auto portable avx2 avx512 avx512vnni"]
 #
 # --before adds the rows of another tpusim binary (e.g. one built from the
 # commit before a change) on the same bmodels and inputs; --paths runs the
@@ -57,6 +57,8 @@ for p in $PATHS; do
   case "$p" in
     avx2) has avx2 || continue ;;
     avx512) has avx512f && has avx512bw && has avx512vl && has avx512dq || continue ;;
+    avx512vnni) has avx512f && has avx512bw && has avx512vl && has avx512dq &&
+      has avx512_vnni || continue ;;
   esac
   runs+=("after:$p")
 done

@@ -94,7 +94,8 @@ cl::opt<std::string> modeArg(
 cl::opt<std::string> simdArg(
     "simd",
     cl::desc("SIMD build of the functional kernels: auto (default: the "
-             "widest this CPU has, or TPUSIM_SIMD), portable, avx2, avx512; "
+             "widest this CPU has, or TPUSIM_SIMD), portable, avx2, avx512, "
+             "avx512vnni; "
              "every path computes the same bits"),
     cl::value_desc("PATH"), cl::sub(runCommand), cl::cat(category));
 cl::opt<unsigned> threadsArg(
@@ -269,7 +270,7 @@ int runModel(const Options &o) {
     std::optional<sim::SimdPath> p = sim::simdPathFromName(o.simd);
     if (!p)
       throw Error("unknown --simd '" + o.simd +
-                  "' (auto, portable, avx2 or avx512)");
+                  "' (auto, portable, avx2, avx512 or avx512vnni)");
     sim::setSimdPath(*p);
   } else {
     sim::simdPath(); // a bad TPUSIM_SIMD fails here, before any work

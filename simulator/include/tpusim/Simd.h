@@ -4,14 +4,17 @@
 // The hot functional kernels (conv, matrix multiply, element conversions)
 // exist in three builds of the same source: a portable one (the baseline
 // x86-64 or whatever the compiler targets), one compiled for AVX2 and one
-// for AVX-512 (F, BW, VL, DQ). Every build computes the same bits: the
-// kernels fix the order of every floating-point operation (semantics.md),
-// and integer sums wrap modulo 2^32 whatever the order.
+// for AVX-512 (F, BW, VL, DQ). A fourth path, AVX-512 with VNNI, is the
+// AVX-512 build with the 8-bit conv kernel on byte dot products (vpdpbusd:
+// four products per 32-bit lane, where the other builds multiply int16
+// pairs). Every path computes the same bits: the kernels fix the order of
+// every floating-point operation (semantics.md), and integer sums wrap
+// modulo 2^32 whatever the order.
 //
 // The path is chosen once, at the first kernel call, from the CPU
 // (__builtin_cpu_supports): the widest the CPU has. The environment
-// variable TPUSIM_SIMD=portable|avx2|avx512|auto, `tpusim run --simd` or
-// setSimdPath() force one (tests run every path the machine has).
+// variable TPUSIM_SIMD=portable|avx2|avx512|avx512vnni|auto, `tpusim run
+// --simd` or setSimdPath() force one (tests run every path the machine has).
 // Forcing a path the CPU lacks is an error.
 //
 //===----------------------------------------------------------------------===//
@@ -24,9 +27,9 @@
 
 namespace tpu::sim {
 
-enum class SimdPath { Portable, Avx2, Avx512 };
+enum class SimdPath { Portable, Avx2, Avx512, Avx512Vnni };
 
-/// "portable", "avx2", "avx512".
+/// "portable", "avx2", "avx512", "avx512vnni".
 const char *simdPathName(SimdPath p);
 /// The path named `name` ("auto" gives the widest available), or nothing.
 std::optional<SimdPath> simdPathFromName(const std::string &name);

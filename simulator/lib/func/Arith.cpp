@@ -629,6 +629,177 @@ void execIndexGen(const TiuOp &op, MachineState &m) {
   });
 }
 
+//===----------------------------------------------------------------------===//
+// Direct integer rows
+//===----------------------------------------------------------------------===//
+//
+// The integer steps every INT8 model runs on each conv and residual add (the
+// bias add of the int32 sums, the rescaling of an add's inputs by a
+// multiplier and a shift, the shifted int32 add, the saturating cast and the
+// requantisation to 8 bits) as one loop over the rows in local memory: the
+// values of the general row loops (int64 arithmetic, then the store), without
+// their int64 copies of every operand and result row. A row that overlaps the
+// result other than exactly in place is copied first, so every row is still
+// read whole before it is written.
+
+constexpr unsigned kBitsPerByte = 8;
+
+/// Marks an operand that is one value for the whole row.
+struct RowValue {};
+
+/// Element w of an operand row: a T at p, or v for a RowValue operand.
+template <typename T>
+TPUSIM_INLINE int64_t rowElem(const uint8_t *p, int64_t v, size_t w) {
+  if constexpr (std::is_same_v<T, RowValue>) {
+    return v;
+  } else {
+    T x;
+    std::memcpy(&x, p + w * sizeof(T), sizeof(T));
+    return int64_t(x);
+  }
+}
+
+/// r[w] = low 32 bits of floor((a[w] op b[w] + 2^(s-1)) / 2^s), op the add,
+/// sub or mul of AR sub-op `eu` (s = 0: a op b): shiftedRowFixed<HalfUp, EU>
+/// for operands within int32, whose sums and products int64 holds exactly.
+/// Without a shift the low 32 bits are those of the 32-bit wrapping op.
+/// IN_PLACE: a is the result row itself (the same elements, read before they
+/// are written), which lets the loop vectorise.
+template <typename A, typename B, bool IN_PLACE>
+TPUSIM_INLINE void shiftedRowDirectImpl(unsigned eu, const uint8_t *a,
+                                        int64_t av, const uint8_t *b,
+                                        int64_t bv, uint8_t *r, uint32_t n,
+                                        int s) {
+  auto run = [&](auto op) {
+    const uint8_t *pa = IN_PLACE ? r : a;
+    if (s == 0) {
+      for (uint32_t w = 0; w < n; ++w) {
+        uint32_t q =
+            op(uint32_t(rowElem<A>(pa, av, w)), uint32_t(rowElem<B>(b, bv, w)));
+        std::memcpy(r + size_t(w) * 4, &q, 4);
+      }
+      return;
+    }
+    const int64_t half = int64_t(1) << (s - 1);
+    for (uint32_t w = 0; w < n; ++w) {
+      int64_t v = op(rowElem<A>(pa, av, w), rowElem<B>(b, bv, w));
+      uint32_t q = uint32_t((v + half) >> s);
+      std::memcpy(r + size_t(w) * 4, &q, 4);
+    }
+  };
+  if (eu == kAdd)
+    run([](auto x, auto y) { return x + y; });
+  else if (eu == kSub)
+    run([](auto x, auto y) { return x - y; });
+  else
+    run([](auto x, auto y) { return x * y; });
+}
+
+/// r[w] = clamp(floor((x[w] * mult + 2^(s-1)) / 2^s) + zp, lo, hi) as R:
+/// requantRowFixed<HalfUp> (rq1) of int32 sums into an 8-bit result.
+template <typename R>
+TPUSIM_INLINE void requantRowDirectImpl(const uint8_t *x, uint8_t *r,
+                                        uint32_t n, int64_t mult, int s,
+                                        int64_t zp, int64_t lo, int64_t hi) {
+  const int64_t half = int64_t(1) << (s - 1);
+  for (uint32_t w = 0; w < n; ++w) {
+    int64_t v = ((rowElem<int32_t>(x, 0, w) * mult + half) >> s) + zp;
+    R q = R(std::clamp(v, lo, hi));
+    std::memcpy(r + size_t(w) * sizeof(R), &q, sizeof(R));
+  }
+}
+
+/// r[w] = clamp(x[w], lo, hi) as R: the saturating int32 -> 8-bit cast.
+template <typename R>
+TPUSIM_INLINE void saturateRowDirectImpl(const uint8_t *x, uint8_t *r,
+                                         uint32_t n, int64_t lo, int64_t hi) {
+  for (uint32_t w = 0; w < n; ++w) {
+    R q = R(std::clamp(rowElem<int32_t>(x, 0, w), lo, hi));
+    std::memcpy(r + size_t(w) * sizeof(R), &q, sizeof(R));
+  }
+}
+
+// The three builds of each loop (SimdImpl.h), chosen by simdPath().
+#if TPUSIM_X86_PATHS
+#define TPUSIM_DIRECT_PATHS(NAME, IMPL, TPARAMS, TARGS, PARAMS, ARGS)          \
+  template <TPARAMS> void NAME##Portable PARAMS { IMPL<TARGS> ARGS; }          \
+  template <TPARAMS> TPUSIM_TARGET_AVX2 void NAME##Avx2 PARAMS {               \
+    IMPL<TARGS> ARGS;                                                          \
+  }                                                                            \
+  template <TPARAMS> TPUSIM_TARGET_AVX512 void NAME##Avx512 PARAMS {           \
+    IMPL<TARGS> ARGS;                                                          \
+  }                                                                            \
+  template <TPARAMS> void NAME PARAMS {                                        \
+    switch (vectorBuild(simdPath())) {                                         \
+    case SimdPath::Avx512:                                                     \
+      return NAME##Avx512<TARGS> ARGS;                                         \
+    case SimdPath::Avx2:                                                       \
+      return NAME##Avx2<TARGS> ARGS;                                           \
+    default:                                                                   \
+      return NAME##Portable<TARGS> ARGS;                                       \
+    }                                                                          \
+  }
+#else
+#define TPUSIM_DIRECT_PATHS(NAME, IMPL, TPARAMS, TARGS, PARAMS, ARGS)          \
+  template <TPARAMS> void NAME PARAMS { IMPL<TARGS> ARGS; }
+#endif
+#define TPUSIM_COMMA ,
+TPUSIM_DIRECT_PATHS(shiftedRowDirect, shiftedRowDirectImpl,
+                    typename A TPUSIM_COMMA typename B TPUSIM_COMMA bool IP,
+                    A TPUSIM_COMMA B TPUSIM_COMMA IP,
+                    (unsigned eu, const uint8_t *a, int64_t av,
+                     const uint8_t *b, int64_t bv, uint8_t *r, uint32_t n,
+                     int s),
+                    (eu, a, av, b, bv, r, n, s))
+TPUSIM_DIRECT_PATHS(requantRowDirect, requantRowDirectImpl, typename R, R,
+                    (const uint8_t *x, uint8_t *r, uint32_t n, int64_t mult,
+                     int s, int64_t zp, int64_t lo, int64_t hi),
+                    (x, r, n, mult, s, zp, lo, hi))
+TPUSIM_DIRECT_PATHS(saturateRowDirect, saturateRowDirectImpl, typename R, R,
+                    (const uint8_t *x, uint8_t *r, uint32_t n, int64_t lo,
+                     int64_t hi),
+                    (x, r, n, lo, hi))
+#undef TPUSIM_COMMA
+#undef TPUSIM_DIRECT_PATHS
+
+/// Calls fn(T{}) with T the C++ type of an operand of the direct loops
+/// (int8_t, uint8_t, int32_t, or RowValue for a value per row); false for
+/// other types.
+template <typename Fn> bool withDirectType(ElemType t, bool value, Fn fn) {
+  if (value) {
+    fn(RowValue{});
+    return true;
+  }
+  if (t.prec == Prec::Int8) {
+    if (t.isSigned)
+      fn(int8_t{});
+    else
+      fn(uint8_t{});
+    return true;
+  }
+  if (t.prec == Prec::Int32 && t.isSigned) {
+    fn(int32_t{});
+    return true;
+  }
+  return false;
+}
+
+/// `in` (inBytes), or a copy of it when it overlaps the result row `res`
+/// (resBytes) other than exactly in place with elements no narrower than the
+/// result's (`inPlaceOk`): what the direct loops read for a row that must be
+/// read whole before it is written. Tag: the scratch buffer.
+template <int Tag>
+const uint8_t *readableRow(const uint8_t *in, size_t inBytes,
+                           const uint8_t *res, size_t resBytes,
+                           bool inPlaceOk) {
+  if (!in || in + inBytes <= res || res + resBytes <= in ||
+      (in == res && inPlaceOk))
+    return in;
+  uint8_t *copy = scratch<uint8_t, Tag>(inBytes);
+  std::memcpy(copy, in, inBytes);
+  return copy;
+}
+
 } // namespace
 
 void execAR(const TiuOp &op, MachineState &m) {
@@ -710,7 +881,40 @@ void execAR(const TiuOp &op, MachineState &m) {
       isa::isFloat(p0) && (unary || isa::isFloat(p1)) && isa::isFloat(pr);
   RoundMode mode = eu == kDiv ? RoundMode::HalfToEven : roundModeOf(op);
 
+  // Operands the direct integer loops read in place: whole rows of the
+  // result's shape, elements contiguous; rowOf is the start of (n, c).
+  auto directRow = [&](const Source &s) {
+    return merge && !s.isConst && !s.rowBroadcast() && s.shape.n == rs.n &&
+           s.shape.c == rs.c && s.shape.h == rs.h && s.shape.w == rs.w &&
+           s.view->tensor().stride.w == 1;
+  };
+  auto rowOf = [&](const Source &s, uint32_t n, uint32_t ch) {
+    return s.view->laneStart(ch) +
+           uint64_t(s.view->index(n, ch, 0, 0)) *
+               (isa::precBits(s.view->type().prec) / kBitsPerByte);
+  };
+  auto resultRow = [&](uint32_t n, uint32_t ch) {
+    return out.laneStart(ch) + uint64_t(out.index(n, ch, 0, 0)) *
+                                   (isa::precBits(pr) / kBitsPerByte);
+  };
+
   // Ops that only move or compare values work for every type combination.
+  if (eu == kCast && p0 == Prec::Int32 && t0.isSigned && pr == Prec::Int8 &&
+      directRow(a) && rt.stride.w == 1) {
+    // The saturating int32 -> 8-bit cast of requantised sums, in one pass.
+    int64_t lo = isa::precMin(pr, tr.isSigned),
+            hi = isa::precMax(pr, tr.isSigned);
+    forEachRowAnyOrder(rows, out, {&a}, [&](uint32_t n, uint32_t ch, uint32_t) {
+      uint8_t *r = resultRow(n, ch);
+      const uint8_t *x =
+          readableRow<24>(rowOf(a, n, ch), size_t(rows.w) * 4, r, rows.w, true);
+      if (tr.isSigned)
+        saturateRowDirect<int8_t>(x, r, rows.w, lo, hi);
+      else
+        saturateRowDirect<uint8_t>(x, r, rows.w, lo, hi);
+    });
+    return;
+  }
   if (eu == kCast && !isa::isFloat(p0) && !isa::isFloat(pr) &&
       p0 != Prec::Int4 && pr != Prec::Int4) {
     // Integer to integer: the saturating store, a row at a time (which
@@ -840,10 +1044,6 @@ void execAR(const TiuOp &op, MachineState &m) {
   // bias add and scaling of int32 conv sums): the result is the low 32 bits
   // of the int64 one the general loop below computes, so it is computed in
   // uint32 directly; a row is read whole before it is written, as there.
-  auto rowOf = [&](const Source &s, uint32_t n, uint32_t ch) {
-    return s.view->laneStart(ch) +
-           uint64_t(s.view->index(n, ch, 0, 0)) * sizeof(uint32_t);
-  };
   auto fullRow = [&](const Source &s) {
     return !s.isConst && !s.rowBroadcast() && s.shape.n == rs.n &&
            s.shape.c == rs.c && s.view->tensor().stride.w == 1;
@@ -862,24 +1062,29 @@ void execAR(const TiuOp &op, MachineState &m) {
       rt.stride.w == 1 && fullRow(a) && (fullRow(b) || samePerRow(b))) {
     forEachRowAnyOrder(
         rows, out, {&a, &b}, [&](uint32_t n, uint32_t ch, uint32_t) {
-          uint32_t *xa = scratch<uint32_t, 20>(width),
-                   *xb = scratch<uint32_t, 21>(width),
-                   *xr = scratch<uint32_t, 22>(width);
-          std::memcpy(xa, rowOf(a, n, ch), width * sizeof(uint32_t));
+          uint8_t *r = resultRow(n, ch);
+          size_t bytes = size_t(width) * sizeof(uint32_t);
+          const uint8_t *xa =
+              readableRow<24>(rowOf(a, n, ch), bytes, r, bytes, true);
           if (fullRow(b)) {
-            std::memcpy(xb, rowOf(b, n, ch), width * sizeof(uint32_t));
-          } else { // one value for the whole row
-            int64_t v;
-            b.rowI(n, ch, 0, 1, &v);
-            std::fill_n(xb, width, uint32_t(v));
+            const uint8_t *xb =
+                readableRow<25>(rowOf(b, n, ch), bytes, r, bytes, true);
+            if (xa == r)
+              shiftedRowDirect<int32_t, int32_t, true>(eu, xa, 0, xb, 0, r,
+                                                       width, 0);
+            else
+              shiftedRowDirect<int32_t, int32_t, false>(eu, xa, 0, xb, 0, r,
+                                                        width, 0);
+            return;
           }
-          for (uint32_t w = 0; w < width; ++w)
-            xr[w] = eu == kAdd   ? xa[w] + xb[w]
-                    : eu == kSub ? xa[w] - xb[w]
-                                 : xa[w] * xb[w];
-          std::memcpy(out.laneStart(ch) +
-                          uint64_t(out.index(n, ch, 0, 0)) * sizeof(uint32_t),
-                      xr, width * sizeof(uint32_t));
+          int64_t v; // one value for the whole row
+          b.rowI(n, ch, 0, 1, &v);
+          if (xa == r)
+            shiftedRowDirect<int32_t, RowValue, true>(eu, xa, 0, nullptr, v, r,
+                                                      width, 0);
+          else
+            shiftedRowDirect<int32_t, RowValue, false>(eu, xa, 0, nullptr, v, r,
+                                                       width, 0);
         });
     return;
   }
@@ -905,6 +1110,39 @@ void execAR(const TiuOp &op, MachineState &m) {
       return bits < 32 || (bits == 32 && t.isSigned);
     };
     bool x32 = in32(a, t0) && in32(b, t1);
+    auto directOk = [&](const Source &s, ElemType t) {
+      return (s.isConst || directRow(s)) &&
+             withDirectType(t, s.isConst, [](auto) {});
+    };
+    if (merge && x32 && (sh == 0 || mode == RoundMode::HalfUp) &&
+        directOk(a, t0) && directOk(b, t1)) {
+      int64_t av = a.isConst ? a.imm.asInt() : 0;
+      int64_t bv = b.isConst ? b.imm.asInt() : 0;
+      forEachRowAnyOrder(
+          rows, out, {&a, &b}, [&](uint32_t n, uint32_t ch, uint32_t) {
+            uint8_t *r = resultRow(n, ch);
+            size_t bytes = size_t(width) * sizeof(uint32_t);
+            withDirectType(t0, a.isConst, [&](auto ta) {
+              withDirectType(t1, b.isConst, [&](auto tb) {
+                using A = decltype(ta);
+                using B = decltype(tb);
+                const uint8_t *xa = nullptr, *xb = nullptr;
+                if constexpr (!std::is_same_v<A, RowValue>)
+                  xa = readableRow<24>(rowOf(a, n, ch), width * sizeof(A), r,
+                                       bytes, sizeof(A) >= 4);
+                if constexpr (!std::is_same_v<B, RowValue>)
+                  xb = readableRow<25>(rowOf(b, n, ch), width * sizeof(B), r,
+                                       bytes, sizeof(B) >= 4);
+                if constexpr (std::is_same_v<A, int32_t>)
+                  if (xa == r)
+                    return shiftedRowDirect<A, B, true>(eu, xa, av, xb, bv, r,
+                                                        width, sh);
+                shiftedRowDirect<A, B, false>(eu, xa, av, xb, bv, r, width, sh);
+              });
+            });
+          });
+      return;
+    }
     forEachRowAnyOrder(
         rows, out, {&a, &b}, [&](uint32_t n, uint32_t ch, uint32_t h) {
           int64_t *ra = scratch<int64_t, 20>(width),
@@ -1252,6 +1490,9 @@ void execRQDQ(const TiuOp &op, MachineState &m) {
                 uint64_t(rs.h) * rs.w <= std::numeric_limits<uint32_t>::max();
   uint32_t width = merged ? rs.h * rs.w : rs.w;
   uint32_t rowsPerChannel = merged ? 1 : rs.h;
+  // int32 sums requantised to 8 bits, rows contiguous: requantRowDirect.
+  bool direct8 = p0 == Prec::Int32 && t0.isSigned && pr == Prec::Int8 &&
+                 as.w == 1 && rt.stride.w == 1;
   // A merged row spans (h, w): the input is read along it, not broadcast
   // as a column of one element per row would be (w = 1, h > 1).
   a.mergedRows = merged;
@@ -1336,6 +1577,22 @@ void execRQDQ(const TiuOp &op, MachineState &m) {
         case kRq1:
           // The stored shift is a left shift; negative values shift right
           // (isa/docs/bm1684x.md 8.2).
+          if (direct8 && -shift > 0 && -shift <= 62 &&
+              mode == RoundMode::HalfUp) {
+            // int32 sums to 8 bits in one pass (requantRowDirect).
+            uint8_t *r = out.laneStart(c) + uint64_t(out.index(n, c, h, 0));
+            const uint8_t *x = readableRow<24>(
+                a.view->laneStart(c) +
+                    uint64_t(a.view->index(n, c, h, 0)) * sizeof(int32_t),
+                size_t(width) * sizeof(int32_t), r, width, true);
+            if (tr.isSigned)
+              requantRowDirect<int8_t>(x, r, width, mult, -shift, zp, resLo,
+                                       resHi);
+            else
+              requantRowDirect<uint8_t>(x, r, width, mult, -shift, zp, resLo,
+                                        resHi);
+            break;
+          }
           // isa::requantize with the result range hoisted: the exact sum
           // clamped to the result type.
           a.rowI(n, c, h, width, rowI);

@@ -554,7 +554,7 @@ struct TileShape {
   unsigned ox, nb;
 };
 TileShape tileShape(SimdPath p) {
-  switch (p) {
+  switch (vectorBuild(p)) {
   case SimdPath::Avx512:
     return {32, 8};
   case SimdPath::Avx2:
@@ -603,6 +603,67 @@ TPUSIM_BLOCK(intBlockAvx512, TPUSIM_TARGET_AVX512, int16_t, int32_t, uint32_t,
              2, 32, 8, intTileAvx512, 2)
 #endif
 #undef TPUSIM_BLOCK
+
+#if TPUSIM_X86_PATHS
+/// The 8-bit tile of the AVX-512 VNNI path: channel quads ([quad][position]
+/// [4] bytes, the inputs offset to unsigned) against weight quads (four
+/// int8 in an int32 per channel of the block), four products per 32-bit lane
+/// and instruction (vpdpbusd adds them to the lane without saturating, so the
+/// sums wrap as the pair tiles' do). `init` (NB values) starts the sums with
+/// `first`: the correction for the input offset (packQuadWeights).
+template <unsigned V, unsigned NB, bool ONE>
+TPUSIM_TARGET_AVX512VNNI TPUSIM_INLINE void
+quadTileVnni(const uint8_t *x0, const ConvWalk &walk, uint32_t quads,
+             const int32_t *w, const int32_t *init, uint32_t *out,
+             size_t outStride, bool first) {
+  __m512i r[NB][V];
+  for (unsigned b = 0; b < NB; ++b)
+    for (unsigned v = 0; v < V; ++v)
+      r[b][v] = first ? _mm512_set1_epi32(init[b])
+                      : _mm512_loadu_si512(reinterpret_cast<const __m512i *>(
+                            out + b * outStride + 16 * v));
+  size_t nTaps = ONE ? 1 : walk.taps.size();
+  for (uint32_t q = 0; q < quads; ++q) {
+    const uint8_t *xc = x0 + 4 * size_t(q) * walk.planeStride;
+    const int32_t *wc = w + size_t(q) * nTaps * NB;
+    for (size_t t = 0; t < nTaps; ++t) {
+      const uint8_t *x = xc + (ONE ? 0 : 4 * walk.taps[t]);
+      __m512i xv[V];
+      for (unsigned v = 0; v < V; ++v)
+        xv[v] = _mm512_loadu_si512(reinterpret_cast<const __m512i *>(x) + v);
+      for (unsigned b = 0; b < NB; ++b) {
+        __m512i wv = _mm512_set1_epi32(wc[t * NB + b]);
+        for (unsigned v = 0; v < V; ++v)
+          r[b][v] = _mm512_dpbusd_epi32(r[b][v], xv[v], wv);
+      }
+    }
+  }
+  for (unsigned b = 0; b < NB; ++b)
+    for (unsigned v = 0; v < V; ++v)
+      _mm512_storeu_si512(
+          reinterpret_cast<__m512i *>(out + b * outStride + 16 * v), r[b][v]);
+}
+
+/// Tile shape of quadTileVnni: 32 positions (two vectors) x 8 channels.
+constexpr TileShape kQuadTile{32, 8};
+
+/// quadTileVnni over positions [p0, p1) of one block (TPUSIM_BLOCK's walk).
+TPUSIM_TARGET_AVX512VNNI void quadBlockVnni(const uint8_t *planes,
+                                            const ConvWalk &walk,
+                                            uint32_t quads, const int32_t *w,
+                                            const int32_t *init, uint32_t *acc,
+                                            size_t p0, size_t p1, bool first) {
+  if (walk.taps.size() == 1) {
+    for (size_t p = p0; p < p1; p += kQuadTile.ox)
+      quadTileVnni<2, kQuadTile.nb, true>(planes + 4 * p, walk, quads, w, init,
+                                          acc + p, walk.bufLen, first);
+    return;
+  }
+  for (size_t p = p0; p < p1; p += kQuadTile.ox)
+    quadTileVnni<2, kQuadTile.nb, false>(planes + 4 * p, walk, quads, w, init,
+                                         acc + p, walk.bufLen, first);
+}
+#endif
 
 /// Fills one contiguous input plane (vh x vw, then the overrun as
 /// padding) at out: rows from row(iy, dst) (iw values), inserted zeros
@@ -914,7 +975,7 @@ ConvAcc<float> convFloatFast(const float *planes, const float *packed,
   size_t wPerOc = size_t(walk.chans) * nTaps;
   int64_t blocks = int64_t(ceilDiv(g.oc, ts.nb));
   float *acc = scratch<float, 3>(size_t(blocks) * ts.nb * walk.bufLen);
-  bool fma = fused && (path == SimdPath::Avx512 ||
+  bool fma = fused && (vectorBuild(path) == SimdPath::Avx512 ||
                        (path == SimdPath::Avx2 && cpuHasFma()));
   ConvOrder o = convOrder(walk, walk.chans, ts, blocks);
   runConvOrder(o, walk.chans, blocks, walk.bufLen,
@@ -924,7 +985,7 @@ ConvAcc<float> convFloatFast(const float *planes, const float *packed,
                  const float *w = packed + size_t(blk) * wPerOc * ts.nb +
                                   size_t(c0) * nTaps * ts.nb;
                  float *a = acc + size_t(blk) * ts.nb * walk.bufLen;
-                 switch (path) {
+                 switch (vectorBuild(path)) {
 #if TPUSIM_X86_PATHS
                  case SimdPath::Avx512:
                    if (fma)
@@ -1022,6 +1083,204 @@ const int32_t *packIntWeights(const ConvGeom &g, SimdPath path, Load load) {
   return fits ? packed : nullptr;
 }
 
+#if TPUSIM_X86_PATHS
+/// The 8-bit weights as convQuadVnni reads them: per block of 8 channels,
+/// [quad][tap][8] int32 of four int8 (byte j: plane 4 * quad + j of the
+/// walk, direct or im2col as packIntWeights'; a missing plane and the
+/// channels past oc are 0). load is packIntWeights'. `offset`: the input is
+/// signed and the tile reads it as x + 128, which adds 128 * sum(w) to each
+/// sum, so init[oc] (one per channel, blocks one after another) is
+/// -128 * sum(w) modulo 2^32, else 0. Null (nothing to run on) if a weight
+/// w - zp does not fit int8.
+/// dst[(q * taps + t) * 4 + j] = src[(4 * q + j) * taps + t] for q < quads:
+/// four planes' taps to the tap-major quads of packQuadWeights. TAPS: the
+/// tap count as a constant (0: `taps` at run time).
+template <unsigned TAPS>
+void transposeQuads(const uint8_t *src, uint8_t *dst, uint32_t quads,
+                    size_t taps) {
+  const size_t n = TAPS ? TAPS : taps;
+  for (uint32_t q = 0; q < quads; ++q, src += 4 * n, dst += 4 * n)
+    for (size_t t = 0; t < n; ++t)
+      for (unsigned j = 0; j < 4; ++j)
+        dst[t * 4 + j] = src[j * n + t];
+}
+
+/// Where a channel's weights lie when they are int8 with no zero point (the
+/// symmetric weights of INT8 models): `slotOf(oc)` is the start of channel
+/// oc's slot in local memory (null: use load), its weight (ic, tap) at
+/// (ic / icp) * taps * icp + tap * icp + ic % icp (semantics.md "CONV");
+/// `inOrder`: that is offset ic * taps + tap (1x1 kernels); `offsets`: the
+/// offset of weight k = ic * taps + tap. Such channels skip load: on the
+/// direct walk with icp a multiple of 4, each quad's four channels at one
+/// tap are one 32-bit word of the slot; otherwise the bytes are gathered in
+/// [ic][tap] order and transposed to quads.
+struct QuadSlots {
+  std::function<const uint8_t *(uint32_t)> slotOf;
+  bool inOrder = false;
+  uint32_t icp = 0;
+  const uint64_t *offsets = nullptr;
+};
+template <typename Load>
+const int32_t *packQuadWeights(const ConvGeom &g, bool offset, Load load,
+                               const QuadSlots &slots,
+                               const int32_t **initOut) {
+  TileShape ts = kQuadTile;
+  ConvWalk walk = isDirect(g) ? directWalk(g, ts.ox) : im2colWalk(g, ts.ox);
+  size_t nTaps = walk.taps.size();
+  uint32_t quads = uint32_t(ceilDiv(walk.chans, 4));
+  size_t wPerOc = size_t(walk.chans) * nTaps;
+  size_t wLen = size_t(quads) * nTaps * ts.nb;
+  int64_t blocks = int64_t(ceilDiv(g.oc, ts.nb));
+  int32_t *packed = scratch<int32_t, 14>(size_t(blocks) * wLen);
+  int32_t *init = scratch<int32_t, 15>(size_t(blocks) * ts.nb);
+  // Quads per chunk: their 4 * nTaps weights fit kPackChunk (at least one).
+  uint32_t chunkQuads = uint32_t(std::max<size_t>(1, kPackChunk / (4 * nTaps)));
+  size_t rowLen = std::max(kPackChunk, 4 * nTaps);
+  std::atomic<bool> fits{true};
+  auto byte = [](int32_t v) { return uint32_t(uint8_t(int8_t(v))); };
+  parallelTasks(blocks, [&](int64_t blk) {
+    uint32_t oc0 = uint32_t(blk) * ts.nb;
+    unsigned nb = std::min<unsigned>(ts.nb, g.oc - oc0);
+    uint32_t *w = reinterpret_cast<uint32_t *>(packed + size_t(blk) * wLen);
+    int32_t *rows = scratch<int32_t, 6>(size_t(ts.nb) * rowLen);
+    uint32_t *quadRows = scratch<uint32_t, 9>(size_t(ts.nb) * rowLen);
+    uint32_t sums[kQuadTile.nb] = {};
+    bool blockFits = true;
+    for (uint32_t q0 = 0; q0 < quads; q0 += chunkQuads) {
+      uint32_t nq = std::min(chunkQuads, quads - q0);
+      size_t k0 = size_t(q0) * 4 * nTaps;
+      size_t count = std::min(size_t(nq) * 4 * nTaps, wPerOc - k0);
+      size_t outCount = size_t(nq) * nTaps;
+      for (unsigned b = 0; b < nb; ++b) {
+        const uint8_t *slot = slots.slotOf ? slots.slotOf(oc0 + b) : nullptr;
+        if (slot) {
+          uint32_t *dst = quadRows + b * rowLen;
+          auto *bytes = reinterpret_cast<uint8_t *>(dst);
+          size_t len = size_t(nq) * 4 * nTaps;
+          if (!slots.inOrder && isDirect(g) && slots.icp % 4 == 0) {
+            // A quad's four channels at one tap are one word of the slot;
+            // a last quad short of channels keeps its real ones' bytes.
+            uint32_t perGroup = slots.icp / 4;
+            for (uint32_t c4 = 0; c4 < nq; ++c4) {
+              uint32_t q = q0 + c4;
+              const uint8_t *at = slot +
+                                  size_t(q / perGroup) * nTaps * slots.icp +
+                                  size_t(q % perGroup) * 4;
+              for (size_t t = 0; t < nTaps; ++t)
+                std::memcpy(dst + size_t(c4) * nTaps + t, at + t * slots.icp,
+                            4);
+            }
+            if (uint32_t real = g.ic - 4 * (q0 + nq - 1); real < 4)
+              for (size_t t = 0; t < nTaps; ++t)
+                dst[size_t(nq - 1) * nTaps + t] &= (1u << (8 * real)) - 1;
+          } else {
+            // Weights k0 .. k0 + count - 1 as bytes in [ic][tap] order,
+            // then zeros; four planes' taps to tap-major quads.
+            uint8_t *row = reinterpret_cast<uint8_t *>(rows + b * rowLen);
+            uint8_t *ordered = nTaps == 1 ? bytes : row;
+            if (slots.inOrder)
+              std::memcpy(ordered, slot + k0, count);
+            else
+              for (size_t k = 0; k < count; ++k)
+                ordered[k] = slot[slots.offsets[k0 + k]];
+            std::fill(ordered + count, ordered + len, uint8_t(0));
+            if (nTaps == 9)
+              transposeQuads<9>(ordered, bytes, nq, 9);
+            else if (nTaps != 1)
+              transposeQuads<0>(ordered, bytes, nq, nTaps);
+          }
+          int32_t sum = 0;
+          for (size_t i = 0; i < len; ++i)
+            sum += int8_t(bytes[i]);
+          sums[b] += uint32_t(sum);
+          continue;
+        }
+        int32_t *row = rows + b * rowLen;
+        if (!load(oc0 + b, k0, count, row))
+          blockFits = false;
+        int32_t lo = 0, hi = 0;
+        uint32_t sum = 0;
+        for (size_t k = 0; k < count; ++k) {
+          lo = std::min(lo, row[k]);
+          hi = std::max(hi, row[k]);
+          sum += uint32_t(row[k]);
+        }
+        if (lo < std::numeric_limits<int8_t>::min() ||
+            hi > std::numeric_limits<int8_t>::max())
+          blockFits = false;
+        sums[b] += sum;
+        // A last quad short of planes takes zeros.
+        std::fill(row + count, row + size_t(nq) * 4 * nTaps, 0);
+        uint32_t *dst = quadRows + b * rowLen;
+        for (uint32_t c4 = 0; c4 < nq; ++c4) {
+          const int32_t *p = row + size_t(4 * c4) * nTaps;
+          for (size_t t = 0; t < nTaps; ++t)
+            dst[size_t(c4) * nTaps + t] = byte(p[t]) | byte(p[t + nTaps]) << 8 |
+                                          byte(p[t + 2 * nTaps]) << 16 |
+                                          byte(p[t + 3 * nTaps]) << 24;
+        }
+      }
+      uint32_t *wc = w + size_t(q0) * nTaps * ts.nb;
+      if (rowLen == kPackChunk) {
+        interleaveChunk(quadRows, ts.nb, nb, outCount, wc);
+      } else {
+        for (size_t k = 0; k < outCount; ++k)
+          for (unsigned b = 0; b < ts.nb; ++b)
+            wc[k * ts.nb + b] = b < nb ? quadRows[b * rowLen + k] : 0;
+      }
+    }
+    for (unsigned b = 0; b < ts.nb; ++b)
+      init[size_t(blk) * ts.nb + b] = offset ? int32_t(0u - 128u * sums[b]) : 0;
+    if (!blockFits)
+      fits = false;
+  });
+  *initOut = init;
+  return fits ? packed : nullptr;
+}
+
+/// The 8-bit conv of one batch on the AVX-512 VNNI path: planes as channel
+/// quads ([ic / 4][vh * vw + kTileOverrun][4] bytes, offset to unsigned),
+/// weights and starting sums from packQuadWeights; the sums are int32 bits
+/// (those of convIntFast).
+ConvAcc<uint32_t> convQuadVnni(const uint8_t *planes, const int32_t *packed,
+                               const int32_t *init, const ConvGeom &g) {
+  TileShape ts = kQuadTile;
+  ConvWalk walk = isDirect(g) ? directWalk(g, ts.ox) : im2colWalk(g, ts.ox);
+  if (!isDirect(g)) {
+    size_t inStride = size_t(g.vh) * g.vw + kTileOverrun;
+    // Stale bytes (past oh * ow, the planes missing from a last quad) are
+    // dropped outputs or meet weight 0.
+    uint8_t *cols =
+        scratch<uint8_t, 1>(ceilDiv(walk.chans, 4) * walk.planeStride * 4);
+    im2col<uint8_t>(
+        g, planes, cols,
+        [&](uint32_t c, size_t pos) {
+          return ((c / 4) * inStride + pos) * 4 + c % 4;
+        },
+        [&](uint32_t c, size_t pos) {
+          return ((c / 4) * walk.planeStride + pos) * 4 + c % 4;
+        });
+    planes = cols;
+  }
+  size_t nTaps = walk.taps.size();
+  uint32_t quads = uint32_t(ceilDiv(walk.chans, 4));
+  size_t wLen = size_t(quads) * nTaps * ts.nb;
+  int64_t blocks = int64_t(ceilDiv(g.oc, ts.nb));
+  uint32_t *acc = scratch<uint32_t, 3>(size_t(blocks) * ts.nb * walk.bufLen);
+  ConvOrder o = convOrder(walk, quads, ts, blocks);
+  runConvOrder(o, quads, blocks, walk.bufLen,
+               [&](uint32_t c0, uint32_t cn, int64_t blk, size_t p0, size_t p1,
+                   bool first) {
+                 quadBlockVnni(
+                     planes + size_t(c0) * 4 * walk.planeStride, walk, cn,
+                     packed + size_t(blk) * wLen + size_t(c0) * nTaps * ts.nb,
+                     init + size_t(blk) * ts.nb,
+                     acc + size_t(blk) * ts.nb * walk.bufLen, p0, p1, first);
+               });
+  return {acc, walk.bufLen, walk.rowW};
+}
+#endif
+
 /// The integer conv (operands of at most 8 bits) of one batch: planes
 /// interleaved by channel pairs ([ic / 2][vh * vw + kTileOverrun][2]),
 /// weights from packIntWeights for the current SIMD path; the sums are
@@ -1061,7 +1320,7 @@ ConvAcc<uint32_t> convIntFast(const int16_t *planes, const int32_t *packed,
                  const int32_t *w =
                      packed + size_t(blk) * wLen + size_t(c0) * nTaps * ts.nb;
                  uint32_t *a = acc + size_t(blk) * ts.nb * walk.bufLen;
-                 switch (path) {
+                 switch (vectorBuild(path)) {
 #if TPUSIM_X86_PATHS
                  case SimdPath::Avx512:
                    intBlockAvx512(x, walk, cn, w, a, p0, p1, first);
@@ -1509,15 +1768,33 @@ void execConv(const TiuOp &op, MachineState &m) {
   };
   // Narrow operands whose weights w - zp all fit int16: the pair kernels
   // (convIntFast); otherwise the general paths below.
+  auto loadPacked = [&](uint32_t oc, size_t k0, size_t count, int32_t *dst) {
+    return loadWeights(oc, k0, count, dst);
+  };
+  // 8-bit inputs whose weights w - zp fit int8, on the AVX-512 VNNI path:
+  // the quad kernel (convQuadVnni); other narrow operands whose weights fit
+  // int16: the pair kernels (convIntFast); otherwise the general paths
+  // below.
+  const int32_t *quadPacked = nullptr, *quadInit = nullptr;
+#if TPUSIM_X86_PATHS
+  if (narrow && inPrec == Prec::Int8 && path == SimdPath::Avx512Vnni) {
+    QuadSlots slots;
+    if (byteWeights && wSigned && !f.kernel_rotate &&
+        std::all_of(zps.begin(), zps.end(), [](int64_t z) { return z == 0; })) {
+      slots.slotOf = [&](uint32_t oc) {
+        return wView->laneStart(oc) + uint64_t(wView->index(0, oc, 0, 0));
+      };
+      slots.inOrder = wInOrder;
+      slots.icp = icp;
+      slots.offsets = wOff.data();
+    }
+    quadPacked = packQuadWeights(g, inSigned, loadPacked, slots, &quadInit);
+  }
+#endif
   const int32_t *packed =
-      narrow ? packIntWeights(g, path,
-                              [&](uint32_t oc, size_t k0, size_t count,
-                                  int32_t *dst) {
-                                return loadWeights(oc, k0, count, dst);
-                              })
-             : nullptr;
+      narrow && !quadPacked ? packIntWeights(g, path, loadPacked) : nullptr;
   std::vector<int64_t> wts;
-  if (!packed) {
+  if (!packed && !quadPacked) {
     wts.resize(size_t(g.oc) * wPerOc);
     for (uint32_t oc = 0; oc < g.oc; ++oc)
       loadWeights(oc, 0, wPerOc, wts.data() + oc * wPerOc);
@@ -1571,6 +1848,81 @@ void execConv(const TiuOp &op, MachineState &m) {
       }
     });
   };
+#if TPUSIM_X86_PATHS
+  if (quadPacked) {
+    // The planes as channel quads of bytes, the input offset to unsigned
+    // (x + 128 when signed, as packQuadWeights' starting sums expect).
+    size_t planeStride = planeSize + tileOverrun(g);
+    uint32_t quads = uint32_t(ceilDiv(g.ic, 4));
+    uint8_t off = inSigned ? 0x80 : 0;
+    uint8_t *planes = scratch<uint8_t, 4>(size_t(quads) * planeStride * 4);
+    bool bytes = in.tensor().stride.w == 1;
+    for (uint32_t n = 0; n < g.n; ++n) {
+      auto buildPlane = [&](uint32_t ic, uint8_t *plane) {
+        uint8_t padV = uint8_t((wrq ? 0 : pads.pad<int64_t>(ic, false)) + off);
+        uint8_t insV = uint8_t((wrq ? 0 : pads.ins<int64_t>(ic, false)) + off);
+        int64_t *rowBuf = scratch<int64_t, 8>(g.iw);
+        buildPlaneRows<uint8_t>(
+            g, planeStride, padV, insV,
+            [&](uint32_t y, uint8_t *dst) {
+              if (bytes) {
+                const uint8_t *p =
+                    in.laneStart(ic) + uint64_t(in.index(n, ic, y, 0));
+                for (uint32_t x = 0; x < g.iw; ++x)
+                  dst[x] = uint8_t(p[x] ^ off);
+                return;
+              }
+              in.rowInt(n, ic, y, rowBuf, g.iw);
+              for (uint32_t x = 0; x < g.iw; ++x)
+                dst[x] = uint8_t(rowBuf[x] + off);
+            },
+            plane, scratch<uint8_t, 8>(g.iw));
+      };
+      parallelTasks(quads, [&](int64_t q) {
+        uint8_t *one[4] = {scratch<uint8_t, 16>(planeStride),
+                           scratch<uint8_t, 17>(planeStride),
+                           scratch<uint8_t, 18>(planeStride),
+                           scratch<uint8_t, 19>(planeStride)};
+        for (uint32_t j = 0; j < 4; ++j) {
+          uint32_t ic = uint32_t(q) * 4 + j;
+          // Channels missing from a last quad meet weight 0.
+          if (ic < g.ic)
+            buildPlane(ic, one[j]);
+          else
+            std::fill_n(one[j], planeStride, uint8_t(0));
+        }
+        uint8_t *dst = planes + size_t(q) * planeStride * 4;
+        size_t i = 0;
+        // 16 positions at a time: bytes of planes 0/1 and 2/3 paired, then
+        // the pairs paired (SSE2, which every x86-64 has).
+        for (; i + 16 <= planeStride; i += 16) {
+          auto ld = [&](int j) {
+            return _mm_loadu_si128(
+                reinterpret_cast<const __m128i *>(one[j] + i));
+          };
+          __m128i a = ld(0), b = ld(1), c = ld(2), d = ld(3);
+          __m128i ab0 = _mm_unpacklo_epi8(a, b), ab1 = _mm_unpackhi_epi8(a, b);
+          __m128i cd0 = _mm_unpacklo_epi8(c, d), cd1 = _mm_unpackhi_epi8(c, d);
+          auto st = [&](size_t at, __m128i v) {
+            _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + 4 * i + at), v);
+          };
+          st(0, _mm_unpacklo_epi16(ab0, cd0));
+          st(16, _mm_unpackhi_epi16(ab0, cd0));
+          st(32, _mm_unpacklo_epi16(ab1, cd1));
+          st(48, _mm_unpackhi_epi16(ab1, cd1));
+        }
+        for (; i < planeStride; ++i) {
+          dst[4 * i] = one[0][i];
+          dst[4 * i + 1] = one[1][i];
+          dst[4 * i + 2] = one[2][i];
+          dst[4 * i + 3] = one[3][i];
+        }
+      });
+      finish(n, convQuadVnni(planes, quadPacked, quadInit, g));
+    }
+    return;
+  }
+#endif
   if (packed) {
     // Every operand fits int16: the pair kernels (convIntFast).
     size_t planeStride = planeSize + tileOverrun(g);
@@ -2066,6 +2418,30 @@ TPUSIM_HOT void gemm(const uint32_t *a, const uint32_t *b, uint32_t *y,
   gemmImpl(a, b, y, mRows, kDim, nCols);
 }
 
+/// y[i][j0 + w] += a[i][k] * row[w] for every row i and w < count (the
+/// step of gemmRight; the same expression as gemmImpl's).
+template <typename T>
+inline __attribute__((always_inline)) void
+axpyBlockImpl(const T *a, const T *row, T *y, uint32_t mRows, uint32_t kDim,
+              uint32_t nCols, uint32_t k, uint32_t j0, uint32_t count) {
+  for (uint32_t i = 0; i < mRows; ++i) {
+    T av = a[size_t(i) * kDim + k];
+    T *yr = y + size_t(i) * nCols + j0;
+    for (uint32_t w = 0; w < count; ++w)
+      yr[w] = yr[w] + av * row[w];
+  }
+}
+TPUSIM_HOT void axpyBlock(const float *a, const float *row, float *y,
+                          uint32_t mRows, uint32_t kDim, uint32_t nCols,
+                          uint32_t k, uint32_t j0, uint32_t count) {
+  axpyBlockImpl(a, row, y, mRows, kDim, nCols, k, j0, count);
+}
+TPUSIM_HOT void axpyBlock(const uint32_t *a, const uint32_t *row, uint32_t *y,
+                          uint32_t mRows, uint32_t kDim, uint32_t nCols,
+                          uint32_t k, uint32_t j0, uint32_t count) {
+  axpyBlockImpl(a, row, y, mRows, kDim, nCols, k, j0, count);
+}
+
 /// An element reader of a matrix operand: immediate or view.
 struct MatrixReader {
   bool isConst = false;
@@ -2108,6 +2484,40 @@ struct MatrixReader {
     return v;
   }
 };
+
+/// y = a * b as gemm computes it (y[i][j] sums a[i][k] * b[k][j] over k
+/// ascending, from zero, each product rounded before its add) with the
+/// right matrix read from its view where it lies: a matrix(w) view goes a
+/// block row (one lane's blockW columns of one k) at a time into the sums
+/// of those columns, without a dense copy of b (the FC of a classifier
+/// has megabytes of it); the loops run over k outside, so each sum still
+/// takes its products in ascending k.
+template <typename T>
+void gemmRight(const T *a, const MatrixReader &b, T *y, uint32_t mRows,
+               uint32_t kDim, uint32_t nCols) {
+  if (b.isConst || b.blockW == 0) {
+    std::vector<T> bv = b.dense<T>(kDim, nCols);
+    gemm(a, bv.data(), y, mRows, kDim, nCols);
+    return;
+  }
+  uint32_t bw = b.blockW;
+  T *row = scratch<T, 41>(bw);
+  int64_t *ints = std::is_same_v<T, float> ? nullptr : scratch<int64_t, 41>(bw);
+  std::fill(y, y + size_t(mRows) * nCols, T(0));
+  for (uint32_t j0 = 0; j0 < nCols; j0 += bw) {
+    uint32_t count = std::min(bw, nCols - j0);
+    for (uint32_t k = 0; k < kDim; ++k) {
+      if constexpr (std::is_same_v<T, float>) {
+        b.view->rowFloat(k, j0 / bw, 0, row, count);
+      } else {
+        b.view->rowInt(k, j0 / bw, 0, ints, count);
+        for (uint32_t w = 0; w < count; ++w)
+          row[w] = uint32_t(ints[w]);
+      }
+      axpyBlock(a, row, y, mRows, kDim, nCols, k, j0, count);
+    }
+  }
+}
 
 MatrixReader matrixW(const TiuOp &op, const MachineState &m,
                      const LaneGeometry &geo, Opd which, bool isConst,
@@ -2206,9 +2616,8 @@ void execMM(const TiuOp &op, MachineState &m) {
   if (isFloatPath) {
     std::vector<float> av = f.left_tran ? denseMatrix<float>(mRows, kDim, aAt)
                                         : a.dense<float>(mRows, kDim);
-    std::vector<float> bv = b.dense<float>(kDim, nCols);
-    std::vector<float> yv(size_t(mRows) * nCols);
-    gemm(av.data(), bv.data(), yv.data(), mRows, kDim, nCols);
+    float *yv = scratch<float, 40>(size_t(mRows) * nCols);
+    gemmRight(av.data(), b, yv, mRows, kDim, nCols);
     Prec biasPrec = precOf(op, f.opd2_prec, "opd2_prec");
     MatrixReader bias = matrixW(op, m, geo, Opd::Opd2, f.opd2_const,
                                 f.opd2_addr, {biasPrec, true}, 1, nCols, resW,
@@ -2232,9 +2641,8 @@ void execMM(const TiuOp &op, MachineState &m) {
   std::vector<uint32_t> av = f.left_tran
                                  ? denseMatrix<uint32_t>(mRows, kDim, aAt)
                                  : a.dense<uint32_t>(mRows, kDim);
-  std::vector<uint32_t> bv = b.dense<uint32_t>(kDim, nCols);
-  std::vector<uint32_t> yv(size_t(mRows) * nCols);
-  gemm(av.data(), bv.data(), yv.data(), mRows, kDim, nCols);
+  uint32_t *yv = scratch<uint32_t, 40>(size_t(mRows) * nCols);
+  gemmRight(av.data(), b, yv, mRows, kDim, nCols);
   RoundMode mode = roundModeOf(op);
   // mm.normal: opd2 = per-column int8 right shift; wrq: opd2 = per-column
   // int16 bias, opd3_addr = right shift (semantics.md "Matrix multiply").

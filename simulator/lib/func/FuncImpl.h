@@ -148,9 +148,14 @@ template <typename Fn>
 void forEachChannel(const ResultView &out, uint32_t count, bool anyOrder,
                     Fn fn) {
   if (anyOrder) {
-    parallelTasks(count, [&](int64_t c) {
-      if (out.enabled(uint32_t(c)))
-        fn(uint32_t(c));
+    // Runs of channels per task, some per thread: a channel of a small
+    // plane is less work than handing out a task.
+    int64_t tasks = std::min<int64_t>(count, int64_t(kernelThreads()) * 8);
+    parallelTasks(tasks, [&](int64_t t) {
+      uint32_t c1 = uint32_t(int64_t(count) * (t + 1) / tasks);
+      for (uint32_t c = uint32_t(int64_t(count) * t / tasks); c < c1; ++c)
+        if (out.enabled(c))
+          fn(c);
     });
     return;
   }

@@ -816,9 +816,53 @@ void execMatrix(const GdmaOp &op, MachineState &m, unsigned bits) {
   std::vector<uint8_t> rowBuf(size_t(cols) * eb);
   if (f.fill_constant_en) // every row is the constant
     fillElems(rowBuf.data(), cols, eb, uint32_t(f.constant_value));
+  // Whether each local channel's lane is enabled (a channel's lane does not
+  // depend on the row).
+  std::vector<uint8_t> chanOn(l.shape.c);
+  for (uint32_t c = 0; c < l.shape.c; ++c)
+    chanOn[c] = uint8_t((mask >> sp.laneOf(l, c)) & 1);
   for (uint32_t r = 0; r < rows; ++r) {
     if (!f.fill_constant_en)
       sp.readRow(g, 0, 0, r, rowBuf.data());
+    if (!bases.empty() && !transpose && l.stride.w == 1) {
+      // Row r is local row n = r: one run of lw elements per channel.
+      for (uint32_t c = 0; c < l.shape.c; ++c) {
+        uint32_t k0 = c * lw;
+        if (chanOn[c])
+          std::memcpy(bases[c] + uint64_t(r) * l.stride.n * eb,
+                      rowBuf.data() + size_t(k0) * eb,
+                      size_t(std::min(lw, cols - k0)) * eb);
+      }
+      continue;
+    }
+    if (!bases.empty() && transpose) {
+      // Row r is local column r (one channel, one w): element k goes to
+      // local row n = k, a fixed stride apart.
+      if (!chanOn[r / lw])
+        continue;
+      uint8_t *p = bases[r / lw] + uint64_t((r % lw) * l.stride.w) * eb;
+      uint64_t step = uint64_t(l.stride.n) * eb;
+      const uint8_t *in = rowBuf.data();
+      switch (eb) {
+      case 1:
+        for (uint32_t k = 0; k < cols; ++k)
+          p[k * step] = in[k];
+        break;
+      case 2:
+        for (uint32_t k = 0; k < cols; ++k)
+          std::memcpy(p + k * step, in + size_t(k) * 2, 2);
+        break;
+      case 4:
+        for (uint32_t k = 0; k < cols; ++k)
+          std::memcpy(p + k * step, in + size_t(k) * 4, 4);
+        break;
+      default:
+        for (uint32_t k = 0; k < cols; ++k)
+          std::memcpy(p + k * step, in + size_t(k) * eb, eb);
+        break;
+      }
+      continue;
+    }
     for (uint32_t k = 0; k < cols; ++k) {
       Idx4 i = localIdx(r, k);
       if (!((mask >> sp.laneOf(l, i.c)) & 1))

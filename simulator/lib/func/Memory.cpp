@@ -223,14 +223,20 @@ void GlobalMemory::read(uint64_t addr, void *dst, uint64_t size) const {
     if (const uint8_t *p = pageOrNull(idx)) {
       std::memcpy(out, p + in, n);
     } else {
-      // Zeros, with the shared range's bytes where it lies.
-      std::memset(out, 0, n);
+      // The shared range's bytes where it lies, zeros around them (each
+      // byte written once: these are the coefficient loads).
+      uint64_t from = off, to = off;
       if (shared_) {
-        uint64_t from = std::max(off, sharedOff_);
-        uint64_t to = std::min(off + n, sharedOff_ + sharedSize_);
-        if (from < to)
-          std::memcpy(out + (from - off), shared_ + (from - sharedOff_),
-                      to - from);
+        from = std::max(off, sharedOff_);
+        to = std::min(off + n, sharedOff_ + sharedSize_);
+      }
+      if (from < to) {
+        std::memset(out, 0, from - off);
+        std::memcpy(out + (from - off), shared_ + (from - sharedOff_),
+                    to - from);
+        std::memset(out + (to - off), 0, off + n - to);
+      } else {
+        std::memset(out, 0, n);
       }
     }
     out += n;

@@ -30,6 +30,8 @@ constexpr int kUnset = -1;
 std::atomic<int> gPath{kUnset};
 std::atomic<int> gThreads{kUnset};
 constexpr unsigned kMaxDefaultThreads = 8;
+constexpr SimdPath kAllPaths[] = {SimdPath::Portable, SimdPath::Avx2,
+                                  SimdPath::Avx512, SimdPath::Avx512Vnni};
 
 } // namespace
 
@@ -41,6 +43,8 @@ const char *simdPathName(SimdPath p) {
     return "avx2";
   case SimdPath::Avx512:
     return "avx512";
+  case SimdPath::Avx512Vnni:
+    return "avx512vnni";
   }
   return "?";
 }
@@ -57,6 +61,9 @@ bool simdPathAvailable(SimdPath p) {
            __builtin_cpu_supports("avx512bw") &&
            __builtin_cpu_supports("avx512vl") &&
            __builtin_cpu_supports("avx512dq");
+  case SimdPath::Avx512Vnni:
+    return simdPathAvailable(SimdPath::Avx512) &&
+           __builtin_cpu_supports("avx512vnni");
 #else
   default:
     return false;
@@ -67,7 +74,7 @@ bool simdPathAvailable(SimdPath p) {
 
 std::vector<SimdPath> availableSimdPaths() {
   std::vector<SimdPath> v;
-  for (SimdPath p : {SimdPath::Portable, SimdPath::Avx2, SimdPath::Avx512})
+  for (SimdPath p : kAllPaths)
     if (simdPathAvailable(p))
       v.push_back(p);
   return v;
@@ -76,7 +83,7 @@ std::vector<SimdPath> availableSimdPaths() {
 std::optional<SimdPath> simdPathFromName(const std::string &name) {
   if (name == "auto")
     return availableSimdPaths().back();
-  for (SimdPath p : {SimdPath::Portable, SimdPath::Avx2, SimdPath::Avx512})
+  for (SimdPath p : kAllPaths)
     if (name == simdPathName(p))
       return p;
   return std::nullopt;
@@ -104,7 +111,8 @@ SimdPath simdPath() {
     std::optional<SimdPath> named = simdPathFromName(env);
     if (!named)
       throw Error(std::string("TPUSIM_SIMD='") + env +
-                  "' is not a SIMD path (portable, avx2, avx512 or auto)");
+                  "' is not a SIMD path (portable, avx2, avx512, avx512vnni "
+                  "or auto)");
     chosen = *named;
   }
   setSimdPath(chosen);

@@ -4,8 +4,9 @@
 // Private to simulator/lib/func. A hot kernel is written once as an
 // always_inline template and instantiated in three wrappers: one without a
 // target attribute (portable) and two with TPUSIM_TARGET_AVX2 /
-// TPUSIM_TARGET_AVX512; each kernel's caller switches on simdPath() to
-// pick its wrapper.
+// TPUSIM_TARGET_AVX512; each kernel's caller switches on
+// vectorBuild(simdPath()) to pick its wrapper (TPUSIM_TARGET_AVX512VNNI is
+// for the 8-bit conv tile of the AVX-512 VNNI path).
 // The always_inline body is compiled with its caller's target, so the three
 // builds are the same operations in the same order on vectors of different
 // widths. TPUSIM_TARGET_AVX2_FMA is for kernels that call FMA intrinsics
@@ -36,16 +37,26 @@
 #define TPUSIM_TARGET_AVX2_FMA __attribute__((target("avx2,fma")))
 #define TPUSIM_TARGET_AVX512                                                  \
   __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+#define TPUSIM_TARGET_AVX512VNNI                                               \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
 #else
 #define TPUSIM_X86_PATHS 0
 #define TPUSIM_TARGET_AVX2
 #define TPUSIM_TARGET_AVX2_FMA
 #define TPUSIM_TARGET_AVX512
+#define TPUSIM_TARGET_AVX512VNNI
 #endif
 
 #define TPUSIM_INLINE inline __attribute__((always_inline))
 
 namespace tpu::sim::detail {
+
+/// The build of the kernels a path runs: AVX-512 with VNNI differs from
+/// AVX-512 only in the 8-bit conv kernel (Simd.h), so every other kernel
+/// switches on vectorBuild(path).
+inline SimdPath vectorBuild(SimdPath p) {
+  return p == SimdPath::Avx512Vnni ? SimdPath::Avx512 : p;
+}
 
 /// Whether the CPU has FMA3 (needed besides AVX2 by TPUSIM_TARGET_AVX2_FMA
 /// code; AVX-512F includes it). Checked once.

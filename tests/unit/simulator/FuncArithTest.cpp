@@ -208,6 +208,76 @@ TEST(FuncArith, Int32ResultsWithAnImmediateShiftInEveryMode) {
     }
 }
 
+TEST(FuncArith, Int32RowsInPlaceAndOverlapping) {
+  // The one-pass integer rows (the bias add of conv sums, the shifted add of
+  // a residual): the result over its first operand (in place), and one
+  // element past it (each row then overlaps its own input, which it must
+  // read whole before writing: the rows' EU padding keeps them apart).
+  ArShape s{2, 64, 3, 5};
+  std::mt19937 rng(37);
+  for (bool shifted : {false, true})
+    for (uint32_t rOff : {0u, 4u}) {
+      MachineState m(isa::ChipParams::bm1684x());
+      Ref a = euRef(laddr(4, 0), Prec::Int32, s.n, s.c, s.h, s.w);
+      Ref b = euRef(laddr(4, 0x4000), Prec::Int32, s.n, s.c, s.h, s.w);
+      Ref r = a;
+      r.addr += rOff;
+      auto av = fillInt(m, a, rng, -(int64_t(1) << 30), 1 << 30);
+      auto bv = fillInt(m, b, rng, -(int64_t(1) << 30), 1 << 30);
+      auto cmd = arCmd(2, s, Prec::Int32, Prec::Int32, Prec::Int32, true, true);
+      cmd.opd0_addr = a.addr;
+      cmd.opd1_addr = b.addr;
+      cmd.res0_addr = r.addr;
+      if (shifted) {
+        cmd.tsk_opd_num = 3;
+        cmd.opd2_const = 1;
+        cmd.opd2_addr = 8;
+        cmd.opd2_prec = uint64_t(Prec::Int8);
+        cmd.opd2_sign = 1;
+        cmd.opd2_n_str = 5; // HalfUp
+      }
+      runTiu(cmd, m);
+      each(s, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w, size_t i) {
+        int64_t v = av[i] + bv[i];
+        int64_t want = int32_t(uint32_t(shifted ? roundShiftRef(v, 8, 5) : v));
+        ASSERT_EQ(refGetInt(m, r, true, n, c, h, w), want)
+            << (shifted ? "shifted" : "plain") << " add, result " << rOff
+            << " bytes in, at " << i;
+      });
+    }
+}
+
+TEST(FuncArith, Int32ToInt8CastsSaturate) {
+  // The cast of requantised sums to 8 bits: values across and beyond both
+  // 8-bit ranges, signed and unsigned results (opd2_sign), into another
+  // tensor and in place (each result row over the start of its own input
+  // row: one channel per lane, so no row reaches another).
+  ArShape s{1, 64, 3, 5};
+  std::mt19937 rng(31);
+  for (bool resSigned : {true, false})
+    for (bool inPlace : {false, true}) {
+      MachineState m(isa::ChipParams::bm1684x());
+      Ref a = euRef(laddr(0, 0), Prec::Int32, s.n, s.c, s.h, s.w);
+      Ref r =
+          euRef(laddr(0, inPlace ? 0 : 0x8000), Prec::Int8, s.n, s.c, s.h, s.w);
+      auto av = fillInt(m, a, rng, -400, 400);
+      auto cmd =
+          arCmd(14, s, Prec::Int32, Prec::Int32, Prec::Int8, true, false);
+      cmd.tsk_opd_num = 1;
+      cmd.opd0_addr = a.addr;
+      cmd.res0_addr = r.addr;
+      cmd.opd2_sign = resSigned;
+      runTiu(cmd, m);
+      each(s, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w, size_t i) {
+        int64_t want = std::clamp<int64_t>(av[i], resSigned ? -128 : 0,
+                                           resSigned ? 127 : 255);
+        ASSERT_EQ(refGetInt(m, r, resSigned, n, c, h, w), want)
+            << (resSigned ? "int8" : "uint8") << (inPlace ? " in place" : "")
+            << " at " << i;
+      });
+    }
+}
+
 TEST(FuncArith, RoundingTiesPerMode) {
   // (x + 0) >> 1 for x = -3..3 under every round mode: ties at odd x.
   ArShape s{1, 1, 1, 7};

@@ -70,7 +70,7 @@ TEST(SimdPaths, ForcedPathIsUsed) {
 
 TEST(SimdPaths, UnavailablePathIsRefused) {
   SimdPathGuard guard;
-  for (SimdPath p : {SimdPath::Avx2, SimdPath::Avx512})
+  for (SimdPath p : {SimdPath::Avx2, SimdPath::Avx512, SimdPath::Avx512Vnni})
     if (!simdPathAvailable(p))
       EXPECT_THROW(setSimdPath(p), Error);
 }
@@ -253,6 +253,29 @@ TEST(SimdPaths, RandomConvsAreByteIdenticalOnEveryPath) {
     fillLocal(init, k.prec, rng);
     return std::string();
   });
+}
+
+// 8-bit convs as the AVX-512 VNNI path's quad tile takes them: signed
+// weights without zero points (symmetric INT8: the weights go from their
+// slots to the tile's quads without load), unit-stride walks (a quad's
+// channels at one tap are one word of the slot) and strided ones (im2col),
+// channel counts that leave a last quad short, signed inputs (read as x + 128,
+// the sums started at -128 * sum(w)) and unsigned ones; every sixth with
+// kernel zero points, every sixth rotated (the general weight load).
+TEST(SimdPaths, Int8QuadConvsAreByteIdenticalOnEveryPath) {
+  forRandomConvs(
+      17, 48,
+      [](unsigned i, RandomConv &k, MachineState &init, std::mt19937 &rng) {
+        k.prec = Prec::Int8;
+        k.wSigned = true;
+        k.hasBias = i % 6 == 5;
+        k.g.rotate = i % 6 == 4;
+        k.inSigned = i % 2 == 0;
+        if (i % 3 != 2)
+          k.g.sh = k.g.sw = 1;
+        fillLocal(init, k.prec, rng);
+        return std::string(" (8-bit quad case)");
+      });
 }
 
 // fp16 / bf16 convs whose operands are in the fused tiles' range (no NaN,
