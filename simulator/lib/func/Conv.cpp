@@ -1105,6 +1105,26 @@ void transposeQuads(const uint8_t *src, uint8_t *dst, uint32_t quads,
         dst[t * 4 + j] = src[j * n + t];
 }
 
+/// The sum of n int8 values (SSE2, which every x86-64 has: the bytes
+/// flipped to unsigned, x + 128, summed by psadbw against zero, less
+/// 128 * n).
+int64_t sumInt8(const uint8_t *v, size_t n) {
+  const __m128i flip = _mm_set1_epi8(char(0x80)), zero = _mm_setzero_si128();
+  __m128i acc = zero;
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m128i x = _mm_xor_si128(
+        _mm_loadu_si128(reinterpret_cast<const __m128i *>(v + i)), flip);
+    acc = _mm_add_epi64(acc, _mm_sad_epu8(x, zero));
+  }
+  int64_t sum = _mm_cvtsi128_si64(acc) +
+                _mm_cvtsi128_si64(_mm_unpackhi_epi64(acc, acc)) -
+                128 * int64_t(i);
+  for (; i < n; ++i)
+    sum += int8_t(v[i]);
+  return sum;
+}
+
 /// Where a channel's weights lie when they are int8 with no zero point (the
 /// symmetric weights of INT8 models): `slotOf(oc)` is the start of channel
 /// oc's slot in local memory (null: use load), its weight (ic, tap) at
@@ -1189,10 +1209,7 @@ const int32_t *packQuadWeights(const ConvGeom &g, bool offset, Load load,
             else if (nTaps != 1)
               transposeQuads<0>(ordered, bytes, nq, nTaps);
           }
-          int32_t sum = 0;
-          for (size_t i = 0; i < len; ++i)
-            sum += int8_t(bytes[i]);
-          sums[b] += uint32_t(sum);
+          sums[b] += uint32_t(sumInt8(bytes, len));
           continue;
         }
         int32_t *row = rows + b * rowLen;
