@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 
 namespace tpu::sim {
@@ -491,6 +492,78 @@ void storeIntRow(uint8_t *base, const int64_t *v, uint32_t width, bool wrap,
   storeIntRowPortable<T>(base, v, width, wrap, lo, hi);
 }
 
+/// isa::floatToInt of a row of floats into contiguous T (T's low bits of
+/// the result: the integer results of rq0 and of float-to-int casts): NaN
+/// gives 0, anything else is rounded per M and clamped to [lo, hi]. The
+/// rounding is done on the double, where it is exact for every float: a
+/// float has at most 24 significant bits, so d + 0.5 and d - 0.5 (HalfUp,
+/// HalfDown) are exact below 2^52 and already integral above 2^23.
+template <typename T, isa::RoundMode M>
+TPUSIM_INLINE void roundRowBody(uint8_t *base, const float *v, uint32_t width,
+                                double lo, double hi) {
+  for (uint32_t w = 0; w < width; ++w) {
+    double d = v[w], r;
+    if constexpr (M == isa::RoundMode::HalfToEven)
+      r = std::nearbyint(d);
+    else if constexpr (M == isa::RoundMode::HalfAwayFromZero)
+      r = std::round(d);
+    else if constexpr (M == isa::RoundMode::TowardsZero)
+      r = std::trunc(d);
+    else if constexpr (M == isa::RoundMode::Down)
+      r = std::floor(d);
+    else if constexpr (M == isa::RoundMode::Up)
+      r = std::ceil(d);
+    else if constexpr (M == isa::RoundMode::HalfUp)
+      r = std::floor(d + 0.5);
+    else
+      r = std::ceil(d - 0.5);
+    r = d != d ? 0.0 : std::min(std::max(r, lo), hi);
+    wr<T>(base + size_t(w) * sizeof(T), T(int64_t(r)));
+  }
+}
+template <typename T, isa::RoundMode M>
+void roundRowPortable(uint8_t *base, const float *v, uint32_t width, double lo,
+                      double hi) {
+  roundRowBody<T, M>(base, v, width, lo, hi);
+}
+#if TPUSIM_X86_PATHS
+template <typename T, isa::RoundMode M>
+TPUSIM_TARGET_AVX2 void roundRowAvx2(uint8_t *base, const float *v,
+                                     uint32_t width, double lo, double hi) {
+  roundRowBody<T, M>(base, v, width, lo, hi);
+}
+#endif
+template <typename T, isa::RoundMode M>
+void roundRow(uint8_t *base, const float *v, uint32_t width, double lo,
+              double hi) {
+#if TPUSIM_X86_PATHS
+  if (simdPath() != SimdPath::Portable)
+    return roundRowAvx2<T, M>(base, v, width, lo, hi);
+#endif
+  roundRowPortable<T, M>(base, v, width, lo, hi);
+}
+template <typename T>
+void roundRow(uint8_t *base, const float *v, uint32_t width,
+              isa::RoundMode mode, double lo, double hi) {
+  using isa::RoundMode;
+  switch (mode) {
+  case RoundMode::HalfToEven:
+    return roundRow<T, RoundMode::HalfToEven>(base, v, width, lo, hi);
+  case RoundMode::HalfAwayFromZero:
+    return roundRow<T, RoundMode::HalfAwayFromZero>(base, v, width, lo, hi);
+  case RoundMode::TowardsZero:
+    return roundRow<T, RoundMode::TowardsZero>(base, v, width, lo, hi);
+  case RoundMode::Down:
+    return roundRow<T, RoundMode::Down>(base, v, width, lo, hi);
+  case RoundMode::Up:
+    return roundRow<T, RoundMode::Up>(base, v, width, lo, hi);
+  case RoundMode::HalfUp:
+    return roundRow<T, RoundMode::HalfUp>(base, v, width, lo, hi);
+  case RoundMode::HalfDown:
+    return roundRow<T, RoundMode::HalfDown>(base, v, width, lo, hi);
+  }
+}
+
 } // namespace
 
 void OperandView::rowFloat(uint32_t n, uint32_t c, uint32_t h, float *out,
@@ -597,6 +670,21 @@ void ResultView::storeRowFloat(uint32_t n, uint32_t c, uint32_t h,
     return;
   uint32_t width = count;
   Prec p = t_.type.prec;
+  if (p != Prec::Int4 && !isa::isFloat(p) && t_.stride.w == 1) {
+    // Contiguous integers: roundRow, floatToInt's values.
+    unsigned bytes = isa::precBits(p) / kBitsPerByte;
+    uint8_t *base = laneStart_[c] + index(n, c, h, 0) * bytes;
+    double lo = double(isa::precMin(p, t_.type.isSigned));
+    double hi = double(isa::precMax(p, t_.type.isSigned));
+    switch (bytes) {
+    case 1:
+      return roundRow<uint8_t>(base, v, width, mode, lo, hi);
+    case 2:
+      return roundRow<uint16_t>(base, v, width, mode, lo, hi);
+    default:
+      return roundRow<uint32_t>(base, v, width, mode, lo, hi);
+    }
+  }
   if (p == Prec::Int4 || !isa::isFloat(p)) {
     for (uint32_t w = 0; w < width; ++w)
       setFloat(n, c, h, w, v[w], mode);

@@ -10,6 +10,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <utility>
+#include <vector>
 
 #if defined(__clang__)
 #pragma clang fp contract(off)
@@ -423,6 +426,77 @@ TEST(FuncRqDq, FloatRequantAndDequant) {
   const int64_t want2[4] = {0, 1, -16, 742};
   for (int k = 0; k < 4; ++k)
     EXPECT_EQ(refGetInt(m, yi, true, 0, 0, 0, k), want2[k]) << k;
+}
+
+TEST(FuncRqDq, FloatRequantToIntegersInEveryMode) {
+  // rq0 from fp32 (scale 1, offset 0) into contiguous int8 / uint8 / int16
+  // / int32 in every round mode: ties of both signs, the floats next to a
+  // half (whose float sum with 0.5 would round to the next integer), the
+  // range ends and past them, infinities, NaN and subnormals; each result
+  // as isa::floatToInt gives it (tested on its own against hand-derived
+  // values in the isa tests).
+  const float kHalfBelow = std::nextafter(0.5f, 0.0f);
+  const std::vector<float> xs = {0.5f,
+                                 -0.5f,
+                                 1.5f,
+                                 -1.5f,
+                                 2.5f,
+                                 -2.5f,
+                                 kHalfBelow,
+                                 -kHalfBelow,
+                                 std::nextafter(1.5f, 2.0f),
+                                 0.0f,
+                                 -0.0f,
+                                 1e-45f,
+                                 -1e-45f,
+                                 127.5f,
+                                 -128.5f,
+                                 128.0f,
+                                 255.5f,
+                                 256.0f,
+                                 -129.0f,
+                                 32767.5f,
+                                 -32768.5f,
+                                 2147483520.0f,
+                                 -2147483648.0f,
+                                 3e9f,
+                                 -3e9f,
+                                 1e30f,
+                                 std::numeric_limits<float>::infinity(),
+                                 -std::numeric_limits<float>::infinity(),
+                                 std::numeric_limits<float>::quiet_NaN(),
+                                 7.25f,
+                                 -7.75f,
+                                 8388607.5f};
+  const uint32_t W = uint32_t(xs.size());
+  const std::pair<Prec, bool> kTypes[] = {{Prec::Int8, true},
+                                          {Prec::Int8, false},
+                                          {Prec::Int16, true},
+                                          {Prec::Int32, true}};
+  for (auto [prec, isSigned] : kTypes)
+    for (unsigned mode = 0; mode < 7; ++mode) {
+      MachineState m(isa::ChipParams::bm1684x());
+      Ref x = euRef(laddr(0, 0), Prec::Fp32, 1, 1, 1, W);
+      Ref y = euRef(laddr(0, 0x400), prec, 1, 1, 1, W);
+      for (uint32_t k = 0; k < W; ++k)
+        refSetBits(m, x, 0, 0, 0, k, isa::floatToBits(xs[k]));
+      auto r = rqCmd(0, Prec::Fp32, prec, 1, W);
+      r.opd0_sign = 1;
+      r.opd2_sign = isSigned;
+      r.opd1_const = 1;
+      r.opd1_addr = isa::floatToBits(1.0f);
+      r.opd2_addr = isa::floatToBits(0.0f);
+      r.opd2_n_str = mode;
+      r.opd0_addr = x.addr;
+      r.res0_addr = y.addr;
+      runTiu(r, m);
+      auto rm = *isa::roundModeFromCode(mode);
+      for (uint32_t k = 0; k < W; ++k)
+        EXPECT_EQ(refGetInt(m, y, isSigned, 0, 0, 0, k),
+                  isa::floatToInt(xs[k], prec, isSigned, rm))
+            << isa::precName(prec) << (isSigned ? "" : " unsigned") << " mode "
+            << mode << " x " << xs[k];
+    }
 }
 
 isa::cmd::STransBC tbcCmd(unsigned eu, Prec p) {
