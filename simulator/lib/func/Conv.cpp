@@ -317,6 +317,32 @@ void im2col(const ConvGeom &g, const T *in, T *out, AtIn atIn, AtOut atOut) {
         }
 }
 
+/// The walk of `g` for tiles of `ox` positions over planes interleaved U to
+/// a unit ([chans / U][vh * vw + kTileOverrun][U] elements: single planes,
+/// the int tiles' channel pairs, the VNNI tile's quads). A strided conv's
+/// planes are first copied to the im2col walk's, in the same interleave,
+/// and `planes` then points at the copy. Stale elements there (past oh *
+/// ow, the planes missing from a last unit) are dropped outputs or meet
+/// weight 0.
+template <unsigned U, typename T>
+ConvWalk interleavedWalk(const ConvGeom &g, unsigned ox, const T *&planes) {
+  ConvWalk walk = isDirect(g) ? directWalk(g, ox) : im2colWalk(g, ox);
+  if (isDirect(g))
+    return walk;
+  size_t inStride = size_t(g.vh) * g.vw + kTileOverrun;
+  T *cols = scratch<T, 1>(ceilDiv(walk.chans, U) * walk.planeStride * U);
+  im2col<T>(
+      g, planes, cols,
+      [&](uint32_t c, size_t pos) {
+        return ((c / U) * inStride + pos) * U + c % U;
+      },
+      [&](uint32_t c, size_t pos) {
+        return ((c / U) * walk.planeStride + pos) * U + c % U;
+      });
+  planes = cols;
+  return walk;
+}
+
 //--- Float tiles: NB channels x OX positions, r = r + w * x over the
 // planes, then the taps: each output's sum in the documented order, every
 // product rounded before its add (fp-contract is off in this file, so no
@@ -959,17 +985,7 @@ void runConvOrder(const ConvOrder &o, uint32_t units, int64_t blocks,
 ConvAcc<float> convFloatFast(const float *planes, const float *packed,
                              const ConvGeom &g, SimdPath path, bool fused) {
   TileShape ts = tileShape(path);
-  ConvWalk walk = isDirect(g) ? directWalk(g, ts.ox) : im2colWalk(g, ts.ox);
-  if (!isDirect(g)) {
-    size_t inStride = size_t(g.vh) * g.vw + kTileOverrun;
-    // Positions past oh * ow stay stale: their outputs are dropped.
-    float *cols = scratch<float, 1>(size_t(walk.chans) * walk.planeStride);
-    im2col<float>(
-        g, planes, cols,
-        [&](uint32_t c, size_t pos) { return c * inStride + pos; },
-        [&](uint32_t c, size_t pos) { return c * walk.planeStride + pos; });
-    planes = cols;
-  }
+  ConvWalk walk = interleavedWalk<1>(g, ts.ox, planes);
   // w[oc][ic][tap] is w[oc][plane][tap'] of the walk either way.
   size_t nTaps = walk.taps.size();
   size_t wPerOc = size_t(walk.chans) * nTaps;
@@ -1262,23 +1278,7 @@ const int32_t *packQuadWeights(const ConvGeom &g, bool offset, Load load,
 ConvAcc<uint32_t> convQuadVnni(const uint8_t *planes, const int32_t *packed,
                                const int32_t *init, const ConvGeom &g) {
   TileShape ts = kQuadTile;
-  ConvWalk walk = isDirect(g) ? directWalk(g, ts.ox) : im2colWalk(g, ts.ox);
-  if (!isDirect(g)) {
-    size_t inStride = size_t(g.vh) * g.vw + kTileOverrun;
-    // Stale bytes (past oh * ow, the planes missing from a last quad) are
-    // dropped outputs or meet weight 0.
-    uint8_t *cols =
-        scratch<uint8_t, 1>(ceilDiv(walk.chans, 4) * walk.planeStride * 4);
-    im2col<uint8_t>(
-        g, planes, cols,
-        [&](uint32_t c, size_t pos) {
-          return ((c / 4) * inStride + pos) * 4 + c % 4;
-        },
-        [&](uint32_t c, size_t pos) {
-          return ((c / 4) * walk.planeStride + pos) * 4 + c % 4;
-        });
-    planes = cols;
-  }
+  ConvWalk walk = interleavedWalk<4>(g, ts.ox, planes);
   size_t nTaps = walk.taps.size();
   uint32_t quads = uint32_t(ceilDiv(walk.chans, 4));
   size_t wLen = size_t(quads) * nTaps * ts.nb;
@@ -1306,23 +1306,7 @@ ConvAcc<uint32_t> convIntFast(const int16_t *planes, const int32_t *packed,
                               const ConvGeom &g) {
   SimdPath path = simdPath();
   TileShape ts = tileShape(path);
-  ConvWalk walk = isDirect(g) ? directWalk(g, ts.ox) : im2colWalk(g, ts.ox);
-  if (!isDirect(g)) {
-    size_t inStride = size_t(g.vh) * g.vw + kTileOverrun;
-    // Stale elements (past oh * ow, the odd half of a last lone plane) are
-    // dropped outputs or meet weight 0.
-    int16_t *cols =
-        scratch<int16_t, 1>(ceilDiv(walk.chans, 2) * walk.planeStride * 2);
-    im2col<int16_t>(
-        g, planes, cols,
-        [&](uint32_t c, size_t pos) {
-          return ((c / 2) * inStride + pos) * 2 + c % 2;
-        },
-        [&](uint32_t c, size_t pos) {
-          return ((c / 2) * walk.planeStride + pos) * 2 + c % 2;
-        });
-    planes = cols;
-  }
+  ConvWalk walk = interleavedWalk<2>(g, ts.ox, planes);
   size_t nTaps = walk.taps.size();
   uint32_t pairs = uint32_t(ceilDiv(walk.chans, 2));
   size_t wLen = size_t(pairs) * nTaps * ts.nb;
