@@ -670,6 +670,21 @@ TPUSIM_INLINE void shiftedRowDirectImpl(unsigned eu, const uint8_t *a,
                                         int64_t av, const uint8_t *b,
                                         int64_t bv, uint8_t *r, uint32_t n,
                                         int s) {
+  if constexpr (sizeof(A) == 1 && std::is_same_v<B, RowValue>) {
+    // An 8-bit tensor times a multiplier below 2^22 with a shift of at most
+    // 22 (the rescaling of a residual add's inputs): the product and the
+    // rounding term stay below 2^31, so int32 arithmetic gives the same
+    // values at twice the elements per vector.
+    if (eu == kMul && s > 0 && s <= 22 && bv > -(int64_t(1) << 22) &&
+        bv < (int64_t(1) << 22)) {
+      const int32_t b32 = int32_t(bv), half = int32_t(1) << (s - 1);
+      for (uint32_t w = 0; w < n; ++w) {
+        uint32_t q = uint32_t((int32_t(rowElem<A>(a, 0, w)) * b32 + half) >> s);
+        std::memcpy(r + size_t(w) * 4, &q, 4);
+      }
+      return;
+    }
+  }
   auto run = [&](auto op) {
     const uint8_t *pa = IN_PLACE ? r : a;
     if (s == 0) {
@@ -699,11 +714,12 @@ TPUSIM_INLINE void shiftedRowDirectImpl(unsigned eu, const uint8_t *a,
 /// requantRowFixed<HalfUp> (rq1) of int32 sums into an 8-bit result.
 template <typename R>
 TPUSIM_INLINE void requantRowDirectImpl(const uint8_t *x, uint8_t *r,
-                                        uint32_t n, int64_t mult, int s,
+                                        uint32_t n, int32_t mult, int s,
                                         int64_t zp, int64_t lo, int64_t hi) {
   const int64_t half = int64_t(1) << (s - 1);
   for (uint32_t w = 0; w < n; ++w) {
-    int64_t v = ((rowElem<int32_t>(x, 0, w) * mult + half) >> s) + zp;
+    // Both factors int32 (a widening signed multiply).
+    int64_t v = ((rowElem<int32_t>(x, 0, w) * int64_t(mult) + half) >> s) + zp;
     R q = R(std::clamp(v, lo, hi));
     std::memcpy(r + size_t(w) * sizeof(R), &q, sizeof(R));
   }
@@ -752,7 +768,7 @@ TPUSIM_DIRECT_PATHS(shiftedRowDirect, shiftedRowDirectImpl,
                      int s),
                     (eu, a, av, b, bv, r, n, s))
 TPUSIM_DIRECT_PATHS(requantRowDirect, requantRowDirectImpl, typename R, R,
-                    (const uint8_t *x, uint8_t *r, uint32_t n, int64_t mult,
+                    (const uint8_t *x, uint8_t *r, uint32_t n, int32_t mult,
                      int s, int64_t zp, int64_t lo, int64_t hi),
                     (x, r, n, mult, s, zp, lo, hi))
 TPUSIM_DIRECT_PATHS(saturateRowDirect, saturateRowDirectImpl, typename R, R,
@@ -1585,12 +1601,13 @@ void execRQDQ(const TiuOp &op, MachineState &m) {
                 a.view->laneStart(c) +
                     uint64_t(a.view->index(n, c, h, 0)) * sizeof(int32_t),
                 size_t(width) * sizeof(int32_t), r, width, true);
+            // mult came from an int32 (a word or the immediate).
             if (tr.isSigned)
-              requantRowDirect<int8_t>(x, r, width, mult, -shift, zp, resLo,
-                                       resHi);
+              requantRowDirect<int8_t>(x, r, width, int32_t(mult), -shift, zp,
+                                       resLo, resHi);
             else
-              requantRowDirect<uint8_t>(x, r, width, mult, -shift, zp, resLo,
-                                        resHi);
+              requantRowDirect<uint8_t>(x, r, width, int32_t(mult), -shift, zp,
+                                        resLo, resHi);
             break;
           }
           // isa::requantize with the result range hoisted: the exact sum
