@@ -670,7 +670,8 @@ TPUSIM_INLINE void shiftedRowDirectImpl(unsigned eu, const uint8_t *a,
                                         int64_t av, const uint8_t *b,
                                         int64_t bv, uint8_t *r, uint32_t n,
                                         int s) {
-  if constexpr (sizeof(A) == 1 && std::is_same_v<B, RowValue>) {
+  if constexpr (std::is_integral_v<A> && sizeof(A) == 1 &&
+                std::is_same_v<B, RowValue>) {
     // An 8-bit tensor times a multiplier below 2^22 with a shift of at most
     // 22 (the rescaling of a residual add's inputs): the product and the
     // rounding term stay below 2^31, so int32 arithmetic gives the same
@@ -679,7 +680,8 @@ TPUSIM_INLINE void shiftedRowDirectImpl(unsigned eu, const uint8_t *a,
         bv < (int64_t(1) << 22)) {
       const int32_t b32 = int32_t(bv), half = int32_t(1) << (s - 1);
       for (uint32_t w = 0; w < n; ++w) {
-        uint32_t q = uint32_t((int32_t(rowElem<A>(a, 0, w)) * b32 + half) >> s);
+        uint32_t q =
+            uint32_t((int32_t(rowElem<A>(a, av, w)) * b32 + half) >> s);
         std::memcpy(r + size_t(w) * 4, &q, 4);
       }
       return;

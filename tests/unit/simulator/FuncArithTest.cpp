@@ -247,6 +247,31 @@ TEST(FuncArith, Int32RowsInPlaceAndOverlapping) {
     }
 }
 
+TEST(FuncArith, ShiftedMulOfTwoImmediates) {
+  // int8 immediate -100 x immediate 3000 >> 4, HalfUp, into int32: every
+  // element floor((-300000 + 8) / 16) = -18750 (both operands one value for
+  // every row: the one-pass loops take them as such).
+  ArShape s{1, 3, 2, 5};
+  MachineState m(isa::ChipParams::bm1684x());
+  Ref r = euRef(laddr(0, 0), Prec::Int32, s.n, s.c, s.h, s.w);
+  auto cmd = arCmd(0, s, Prec::Int8, Prec::Int32, Prec::Int32, true, true);
+  cmd.opd0_const = 1;
+  cmd.opd0_addr = uint64_t(uint8_t(int8_t(-100)));
+  cmd.opd1_const = 1;
+  cmd.opd1_addr = 3000;
+  cmd.res0_addr = r.addr;
+  cmd.tsk_opd_num = 3;
+  cmd.opd2_const = 1;
+  cmd.opd2_addr = 4;
+  cmd.opd2_prec = uint64_t(Prec::Int8);
+  cmd.opd2_sign = 1;
+  cmd.opd2_n_str = 5; // HalfUp
+  runTiu(cmd, m);
+  each(s, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w, size_t i) {
+    ASSERT_EQ(refGetInt(m, r, true, n, c, h, w), -18750) << i;
+  });
+}
+
 TEST(FuncArith, Int32ToInt8CastsSaturate) {
   // The cast of requantised sums to 8 bits: values across and beyond both
   // 8-bit ranges, signed and unsigned results (opd2_sign), into another
