@@ -289,22 +289,8 @@ void shiftRow(const int64_t *x, const int64_t *s, int64_t *out, uint32_t n,
     return;
   }
   int sh = int(s[0]);
-  switch (mode) {
-  case RoundMode::HalfToEven:
-    return shiftRowFixed<RoundMode::HalfToEven>(x, out, n, sh);
-  case RoundMode::HalfAwayFromZero:
-    return shiftRowFixed<RoundMode::HalfAwayFromZero>(x, out, n, sh);
-  case RoundMode::TowardsZero:
-    return shiftRowFixed<RoundMode::TowardsZero>(x, out, n, sh);
-  case RoundMode::Down:
-    return shiftRowFixed<RoundMode::Down>(x, out, n, sh);
-  case RoundMode::Up:
-    return shiftRowFixed<RoundMode::Up>(x, out, n, sh);
-  case RoundMode::HalfUp:
-    return shiftRowFixed<RoundMode::HalfUp>(x, out, n, sh);
-  case RoundMode::HalfDown:
-    return shiftRowFixed<RoundMode::HalfDown>(x, out, n, sh);
-  }
+  withRoundMode(
+      mode, [&](auto m) { shiftRowFixed<decltype(m)::value>(x, out, n, sh); });
 }
 
 /// out[w] = low 32 bits of rightShiftRoundSmall(a[w] op b[w], s, M) (s = 0:
@@ -366,22 +352,9 @@ void shiftedRowOp(const int64_t *a, const int64_t *b, uint32_t *out, uint32_t n,
       simdPath() != SimdPath::Portable)
     return shiftedRowHalfUpAvx2<EU>(a, b, out, n, s);
 #endif
-  switch (mode) {
-  case RoundMode::HalfToEven:
-    return shiftedRowFixed<RoundMode::HalfToEven, EU>(a, b, out, n, s);
-  case RoundMode::HalfAwayFromZero:
-    return shiftedRowFixed<RoundMode::HalfAwayFromZero, EU>(a, b, out, n, s);
-  case RoundMode::TowardsZero:
-    return shiftedRowFixed<RoundMode::TowardsZero, EU>(a, b, out, n, s);
-  case RoundMode::Down:
-    return shiftedRowFixed<RoundMode::Down, EU>(a, b, out, n, s);
-  case RoundMode::Up:
-    return shiftedRowFixed<RoundMode::Up, EU>(a, b, out, n, s);
-  case RoundMode::HalfUp:
-    return shiftedRowFixed<RoundMode::HalfUp, EU>(a, b, out, n, s);
-  case RoundMode::HalfDown:
-    return shiftedRowFixed<RoundMode::HalfDown, EU>(a, b, out, n, s);
-  }
+  withRoundMode(mode, [&](auto m) {
+    shiftedRowFixed<decltype(m)::value, EU>(a, b, out, n, s);
+  });
 }
 
 /// rq1 of a row whose products x * mult cannot overflow int64 (|x| <
@@ -444,32 +417,10 @@ bool requantRow(const int64_t *x, int64_t *out, uint32_t n, int64_t mult,
     return true;
   }
 #endif
-  switch (mode) {
-  case RoundMode::HalfToEven:
-    requantRowFixed<RoundMode::HalfToEven>(x, out, n, mult, rshift, zp, lo, hi);
-    return true;
-  case RoundMode::HalfAwayFromZero:
-    requantRowFixed<RoundMode::HalfAwayFromZero>(x, out, n, mult, rshift, zp,
-                                                 lo, hi);
-    return true;
-  case RoundMode::TowardsZero:
-    requantRowFixed<RoundMode::TowardsZero>(x, out, n, mult, rshift, zp, lo,
-                                            hi);
-    return true;
-  case RoundMode::Down:
-    requantRowFixed<RoundMode::Down>(x, out, n, mult, rshift, zp, lo, hi);
-    return true;
-  case RoundMode::Up:
-    requantRowFixed<RoundMode::Up>(x, out, n, mult, rshift, zp, lo, hi);
-    return true;
-  case RoundMode::HalfUp:
-    requantRowFixed<RoundMode::HalfUp>(x, out, n, mult, rshift, zp, lo, hi);
-    return true;
-  case RoundMode::HalfDown:
-    requantRowFixed<RoundMode::HalfDown>(x, out, n, mult, rshift, zp, lo, hi);
-    return true;
-  }
-  return false;
+  withRoundMode(mode, [&](auto m) {
+    requantRowFixed<decltype(m)::value>(x, out, n, mult, rshift, zp, lo, hi);
+  });
+  return true;
 }
 
 /// a * b modulo 2^64: the product of two 32-bit unsigned operands does not
@@ -737,52 +688,24 @@ TPUSIM_INLINE void saturateRowDirectImpl(const uint8_t *x, uint8_t *r,
   }
 }
 
-// The three builds of each loop (SimdImpl.h), chosen by simdPath().
-#if TPUSIM_X86_PATHS
-#define TPUSIM_DIRECT_PATHS(NAME, IMPL, TPARAMS, TARGS, PARAMS, ARGS)          \
-  template <TPARAMS> void NAME##Portable PARAMS { IMPL<TARGS> ARGS; }          \
-  template <TPARAMS> TPUSIM_TARGET_AVX2 void NAME##Avx2 PARAMS {               \
-    IMPL<TARGS> ARGS;                                                          \
-  }                                                                            \
-  template <TPARAMS> TPUSIM_TARGET_AVX512 void NAME##Avx512 PARAMS {           \
-    IMPL<TARGS> ARGS;                                                          \
-  }                                                                            \
-  template <TPARAMS> void NAME PARAMS {                                        \
-    switch (vectorBuild(simdPath())) {                                         \
-    case SimdPath::Avx512:                                                     \
-      return NAME##Avx512<TARGS> ARGS;                                         \
-    case SimdPath::Avx2:                                                       \
-      return NAME##Avx2<TARGS> ARGS;                                           \
-    default:                                                                   \
-      return NAME##Portable<TARGS> ARGS;                                       \
-    }                                                                          \
-  }
-#else
-#define TPUSIM_DIRECT_PATHS(NAME, IMPL, TPARAMS, TARGS, PARAMS, ARGS)          \
-  template <TPARAMS> void NAME PARAMS { IMPL<TARGS> ARGS; }
-#endif
-#define TPUSIM_COMMA ,
-TPUSIM_DIRECT_PATHS(shiftedRowDirect, shiftedRowDirectImpl,
-                    typename A TPUSIM_COMMA typename B TPUSIM_COMMA bool IP,
-                    A TPUSIM_COMMA B TPUSIM_COMMA IP,
-                    (unsigned eu, const uint8_t *a, int64_t av,
-                     const uint8_t *b, int64_t bv, uint8_t *r, uint32_t n,
-                     int s),
-                    (eu, a, av, b, bv, r, n, s))
-TPUSIM_DIRECT_PATHS(requantRowDirect, requantRowDirectImpl, typename R, R,
-                    (const uint8_t *x, uint8_t *r, uint32_t n, int32_t mult,
-                     int s, int64_t zp, int64_t lo, int64_t hi),
-                    (x, r, n, mult, s, zp, lo, hi))
-TPUSIM_DIRECT_PATHS(saturateRowDirect, saturateRowDirectImpl, typename R, R,
-                    (const uint8_t *x, uint8_t *r, uint32_t n, int64_t lo,
-                     int64_t hi),
-                    (x, r, n, lo, hi))
-#undef TPUSIM_COMMA
-#undef TPUSIM_DIRECT_PATHS
+TPUSIM_BUILDS(shiftedRowDirect, shiftedRowDirectImpl,
+              typename A TPUSIM_COMMA typename B TPUSIM_COMMA bool IP,
+              A TPUSIM_COMMA B TPUSIM_COMMA IP,
+              (unsigned eu, const uint8_t *a, int64_t av, const uint8_t *b,
+               int64_t bv, uint8_t *r, uint32_t n, int s),
+              (eu, a, av, b, bv, r, n, s))
+TPUSIM_BUILDS(requantRowDirect, requantRowDirectImpl, typename R, R,
+              (const uint8_t *x, uint8_t *r, uint32_t n, int32_t mult, int s,
+               int64_t zp, int64_t lo, int64_t hi),
+              (x, r, n, mult, s, zp, lo, hi))
+TPUSIM_BUILDS(saturateRowDirect, saturateRowDirectImpl, typename R, R,
+              (const uint8_t *x, uint8_t *r, uint32_t n, int64_t lo,
+               int64_t hi),
+              (x, r, n, lo, hi))
 
 /// Calls fn(T{}) with T the C++ type of an operand of the direct loops
-/// (int8_t, uint8_t, int32_t, or RowValue for a value per row); false for
-/// other types.
+/// (int8_t, uint8_t, int32_t, uint32_t, or RowValue for a value per row);
+/// false for other types.
 template <typename Fn> bool withDirectType(ElemType t, bool value, Fn fn) {
   if (value) {
     fn(RowValue{});
@@ -795,8 +718,11 @@ template <typename Fn> bool withDirectType(ElemType t, bool value, Fn fn) {
       fn(uint8_t{});
     return true;
   }
-  if (t.prec == Prec::Int32 && t.isSigned) {
-    fn(int32_t{});
+  if (t.prec == Prec::Int32) {
+    if (t.isSigned)
+      fn(int32_t{});
+    else
+      fn(uint32_t{});
     return true;
   }
   return false;
@@ -1058,59 +984,11 @@ void execAR(const TiuOp &op, MachineState &m) {
     failOp(op, "int4 operands are supported by not/and/or/xor and cast only");
   bool sat = saturates(eu);
   uint32_t width = rows.w;
-  // A wrapping add / sub / mul of 32-bit integers over merged rows (the
-  // bias add and scaling of int32 conv sums): the result is the low 32 bits
-  // of the int64 one the general loop below computes, so it is computed in
-  // uint32 directly; a row is read whole before it is written, as there.
-  auto fullRow = [&](const Source &s) {
-    return !s.isConst && !s.rowBroadcast() && s.shape.n == rs.n &&
-           s.shape.c == rs.c && s.view->tensor().stride.w == 1;
-  };
-  // One value per (n, c): zero h and w strides (a per-channel bias or
-  // multiplier read in place) give every element of a merged row the same
-  // address.
-  auto samePerRow = [&](const Source &s) {
-    if (s.isConst || s.rowBroadcast())
-      return true;
-    const Stride4 &st = s.view->tensor().stride;
-    return st.w == 0 && st.h == 0;
-  };
-  if (merge && !hasC && !sat && (eu == kAdd || eu == kSub || eu == kMul) &&
-      p0 == Prec::Int32 && p1 == Prec::Int32 && pr == Prec::Int32 &&
-      rt.stride.w == 1 && fullRow(a) && (fullRow(b) || samePerRow(b))) {
-    forEachRowAnyOrder(
-        rows, out, {&a, &b}, [&](uint32_t n, uint32_t ch, uint32_t) {
-          uint8_t *r = resultRow(n, ch);
-          size_t bytes = size_t(width) * sizeof(uint32_t);
-          const uint8_t *xa =
-              readableRow<24>(rowOf(a, n, ch), bytes, r, bytes, true);
-          if (fullRow(b)) {
-            const uint8_t *xb =
-                readableRow<25>(rowOf(b, n, ch), bytes, r, bytes, true);
-            if (xa == r)
-              shiftedRowDirect<int32_t, int32_t, true>(eu, xa, 0, xb, 0, r,
-                                                       width, 0);
-            else
-              shiftedRowDirect<int32_t, int32_t, false>(eu, xa, 0, xb, 0, r,
-                                                        width, 0);
-            return;
-          }
-          int64_t v; // one value for the whole row
-          b.rowI(n, ch, 0, 1, &v);
-          if (xa == r)
-            shiftedRowDirect<int32_t, RowValue, true>(eu, xa, 0, nullptr, v, r,
-                                                      width, 0);
-          else
-            shiftedRowDirect<int32_t, RowValue, false>(eu, xa, 0, nullptr, v, r,
-                                                       width, 0);
-        });
-    return;
-  }
   // Add / sub / mul into int32 with one immediate right shift or none (the
-  // rescaled residual adds of INT8 models: int8 x int32 multiplier >> s,
-  // then int32 + int32 >> s): the values of the general loop below (int64
-  // sums and products, shifted, the low 32 bits of the wrapping store) in
-  // one pass per row.
+  // bias add of int32 conv sums, the rescaled residual adds of INT8 models:
+  // int8 x int32 multiplier >> s, then int32 + int32 >> s): the values of
+  // the general loop below (int64 sums and products, shifted, the low 32
+  // bits of the wrapping store) in one pass per row.
   int64_t immShift = hasC && c.isConst ? c.imm.asInt() : 0;
   if (!sat && (eu == kAdd || eu == kSub || eu == kMul) && !unary &&
       pr == Prec::Int32 && rt.stride.w == 1 &&
@@ -1128,30 +1006,52 @@ void execAR(const TiuOp &op, MachineState &m) {
       return bits < 32 || (bits == 32 && t.isSigned);
     };
     bool x32 = in32(a, t0) && in32(b, t1);
-    auto directOk = [&](const Source &s, ElemType t) {
-      return (s.isConst || directRow(s)) &&
-             withDirectType(t, s.isConst, [](auto) {});
+    // One value per (n, c): an immediate, or zero h and w strides (a
+    // per-channel bias or multiplier read in place) that give every element
+    // of a merged row the same address.
+    auto perRow = [&](const Source &s) {
+      if (s.isConst || s.rowBroadcast())
+        return true;
+      const Stride4 &st = s.view->tensor().stride;
+      return st.w == 0 && st.h == 0;
     };
-    if (merge && x32 && (sh == 0 || mode == RoundMode::HalfUp) &&
+    auto directOk = [&](const Source &s, ElemType t) {
+      return perRow(s) ||
+             (directRow(s) && withDirectType(t, false, [](auto) {}));
+    };
+    // The direct loops: operands within int32, or any without a shift
+    // (whose low 32 bits are those of the 32-bit wrapping op).
+    if (merge && (x32 || sh == 0) && (sh == 0 || mode == RoundMode::HalfUp) &&
         directOk(a, t0) && directOk(b, t1)) {
-      int64_t av = a.isConst ? a.imm.asInt() : 0;
-      int64_t bv = b.isConst ? b.imm.asInt() : 0;
       forEachRowAnyOrder(
           rows, out, {&a, &b}, [&](uint32_t n, uint32_t ch, uint32_t) {
             uint8_t *r = resultRow(n, ch);
             size_t bytes = size_t(width) * sizeof(uint32_t);
-            withDirectType(t0, a.isConst, [&](auto ta) {
-              withDirectType(t1, b.isConst, [&](auto tb) {
+            auto value = [&](const Source &s) {
+              int64_t v;
+              if (s.isConst)
+                v = s.imm.asInt();
+              else
+                s.rowI(n, ch, 0, 1, &v);
+              return v;
+            };
+            withDirectType(t0, perRow(a), [&](auto ta) {
+              withDirectType(t1, perRow(b), [&](auto tb) {
                 using A = decltype(ta);
                 using B = decltype(tb);
                 const uint8_t *xa = nullptr, *xb = nullptr;
-                if constexpr (!std::is_same_v<A, RowValue>)
+                int64_t av = 0, bv = 0;
+                if constexpr (std::is_same_v<A, RowValue>)
+                  av = value(a);
+                else
                   xa = readableRow<24>(rowOf(a, n, ch), width * sizeof(A), r,
                                        bytes, sizeof(A) >= 4);
-                if constexpr (!std::is_same_v<B, RowValue>)
+                if constexpr (std::is_same_v<B, RowValue>)
+                  bv = value(b);
+                else
                   xb = readableRow<25>(rowOf(b, n, ch), width * sizeof(B), r,
                                        bytes, sizeof(B) >= 4);
-                if constexpr (std::is_same_v<A, int32_t>)
+                if constexpr (sizeof(A) == 4)
                   if (xa == r)
                     return shiftedRowDirect<A, B, true>(eu, xa, av, xb, bv, r,
                                                         width, sh);

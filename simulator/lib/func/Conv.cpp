@@ -802,6 +802,21 @@ void interleaveChunk(const T *rows, unsigned nbMax, unsigned nb, size_t count,
   }
 }
 
+/// interleaveChunk for rows `rowLen` apart: the packers' rows are
+/// kPackChunk long unless one channel's weights for a single unit (pair,
+/// quad) are more.
+template <typename T>
+void interleaveRows(const T *rows, size_t rowLen, unsigned nbMax, unsigned nb,
+                    size_t count, T *dst) {
+  if (rowLen == kPackChunk) {
+    interleaveChunk(rows, nbMax, nb, count, dst);
+    return;
+  }
+  for (size_t k = 0; k < count; ++k)
+    for (unsigned b = 0; b < nbMax; ++b)
+      dst[k * nbMax + b] = b < nb ? rows[b * rowLen + k] : T(0);
+}
+
 /// What fmaExact needs to know of a set of float operands: the largest
 /// finite and the smallest nonzero magnitude, as bit patterns of |v| (which
 /// order like the magnitudes; as int32, which the baseline build vectorises
@@ -1084,14 +1099,8 @@ const int32_t *packIntWeights(const ConvGeom &g, SimdPath path, Load load) {
           }
         }
       }
-      uint32_t *wc = reinterpret_cast<uint32_t *>(w) + k0 / 2 * ts.nb;
-      if (rowLen == kPackChunk) {
-        interleaveChunk(pairRows, ts.nb, nb, outCount, wc);
-      } else {
-        for (size_t k = 0; k < outCount; ++k)
-          for (unsigned b = 0; b < ts.nb; ++b)
-            wc[k * ts.nb + b] = b < nb ? pairRows[b * rowLen + k] : 0;
-      }
+      interleaveRows(pairRows, rowLen, ts.nb, nb, outCount,
+                     reinterpret_cast<uint32_t *>(w) + k0 / 2 * ts.nb);
     }
     if (!blockFits)
       fits = false;
@@ -1100,14 +1109,6 @@ const int32_t *packIntWeights(const ConvGeom &g, SimdPath path, Load load) {
 }
 
 #if TPUSIM_X86_PATHS
-/// The 8-bit weights as convQuadVnni reads them: per block of 8 channels,
-/// [quad][tap][8] int32 of four int8 (byte j: plane 4 * quad + j of the
-/// walk, direct or im2col as packIntWeights'; a missing plane and the
-/// channels past oc are 0). load is packIntWeights'. `offset`: the input is
-/// signed and the tile reads it as x + 128, which adds 128 * sum(w) to each
-/// sum, so init[oc] (one per channel, blocks one after another) is
-/// -128 * sum(w) modulo 2^32, else 0. Null (nothing to run on) if a weight
-/// w - zp does not fit int8.
 /// dst[(q * taps + t) * 4 + j] = src[(4 * q + j) * taps + t] for q < quads:
 /// four planes' taps to the tap-major quads of packQuadWeights. TAPS: the
 /// tap count as a constant (0: `taps` at run time).
@@ -1156,6 +1157,14 @@ struct QuadSlots {
   uint32_t icp = 0;
   const uint64_t *offsets = nullptr;
 };
+/// The 8-bit weights as convQuadVnni reads them: per block of 8 channels,
+/// [quad][tap][8] int32 of four int8 (byte j: plane 4 * quad + j of the
+/// walk, direct or im2col as packIntWeights'; a missing plane and the
+/// channels past oc are 0). load is packIntWeights'. `offset`: the input is
+/// signed and the tile reads it as x + 128, which adds 128 * sum(w) to each
+/// sum, so init[oc] (one per channel, blocks one after another) is
+/// -128 * sum(w) modulo 2^32, else 0. Null (nothing to run on) if a weight
+/// w - zp does not fit int8.
 template <typename Load>
 const int32_t *packQuadWeights(const ConvGeom &g, bool offset, Load load,
                                const QuadSlots &slots,
@@ -1173,7 +1182,6 @@ const int32_t *packQuadWeights(const ConvGeom &g, bool offset, Load load,
   uint32_t chunkQuads = uint32_t(std::max<size_t>(1, kPackChunk / (4 * nTaps)));
   size_t rowLen = std::max(kPackChunk, 4 * nTaps);
   std::atomic<bool> fits{true};
-  auto byte = [](int32_t v) { return uint32_t(uint8_t(int8_t(v))); };
   parallelTasks(blocks, [&](int64_t blk) {
     uint32_t oc0 = uint32_t(blk) * ts.nb;
     unsigned nb = std::min<unsigned>(ts.nb, g.oc - oc0);
@@ -1189,78 +1197,57 @@ const int32_t *packQuadWeights(const ConvGeom &g, bool offset, Load load,
       size_t outCount = size_t(nq) * nTaps;
       for (unsigned b = 0; b < nb; ++b) {
         const uint8_t *slot = slots.slotOf ? slots.slotOf(oc0 + b) : nullptr;
-        if (slot) {
-          uint32_t *dst = quadRows + b * rowLen;
-          auto *bytes = reinterpret_cast<uint8_t *>(dst);
-          size_t len = size_t(nq) * 4 * nTaps;
-          if (!slots.inOrder && isDirect(g) && slots.icp % 4 == 0) {
-            // A quad's four channels at one tap are one word of the slot;
-            // a last quad short of channels keeps its real ones' bytes.
-            uint32_t perGroup = slots.icp / 4;
-            for (uint32_t c4 = 0; c4 < nq; ++c4) {
-              uint32_t q = q0 + c4;
-              const uint8_t *at = slot +
-                                  size_t(q / perGroup) * nTaps * slots.icp +
-                                  size_t(q % perGroup) * 4;
-              for (size_t t = 0; t < nTaps; ++t)
-                std::memcpy(dst + size_t(c4) * nTaps + t, at + t * slots.icp,
-                            4);
-            }
-            if (uint32_t real = g.ic - 4 * (q0 + nq - 1); real < 4)
-              for (size_t t = 0; t < nTaps; ++t)
-                dst[size_t(nq - 1) * nTaps + t] &= (1u << (8 * real)) - 1;
-          } else {
-            // Weights k0 .. k0 + count - 1 as bytes in [ic][tap] order,
-            // then zeros; four planes' taps to tap-major quads.
-            uint8_t *row = reinterpret_cast<uint8_t *>(rows + b * rowLen);
-            uint8_t *ordered = nTaps == 1 ? bytes : row;
-            if (slots.inOrder)
-              std::memcpy(ordered, slot + k0, count);
-            else
-              for (size_t k = 0; k < count; ++k)
-                ordered[k] = slot[slots.offsets[k0 + k]];
-            std::fill(ordered + count, ordered + len, uint8_t(0));
-            if (nTaps == 9)
-              transposeQuads<9>(ordered, bytes, nq, 9);
-            else if (nTaps != 1)
-              transposeQuads<0>(ordered, bytes, nq, nTaps);
-          }
-          sums[b] += uint32_t(sumInt8(bytes, len));
-          continue;
-        }
-        int32_t *row = rows + b * rowLen;
-        if (!load(oc0 + b, k0, count, row))
-          blockFits = false;
-        int32_t lo = 0, hi = 0;
-        uint32_t sum = 0;
-        for (size_t k = 0; k < count; ++k) {
-          lo = std::min(lo, row[k]);
-          hi = std::max(hi, row[k]);
-          sum += uint32_t(row[k]);
-        }
-        if (lo < std::numeric_limits<int8_t>::min() ||
-            hi > std::numeric_limits<int8_t>::max())
-          blockFits = false;
-        sums[b] += sum;
-        // A last quad short of planes takes zeros.
-        std::fill(row + count, row + size_t(nq) * 4 * nTaps, 0);
         uint32_t *dst = quadRows + b * rowLen;
-        for (uint32_t c4 = 0; c4 < nq; ++c4) {
-          const int32_t *p = row + size_t(4 * c4) * nTaps;
-          for (size_t t = 0; t < nTaps; ++t)
-            dst[size_t(c4) * nTaps + t] = byte(p[t]) | byte(p[t + nTaps]) << 8 |
-                                          byte(p[t + 2 * nTaps]) << 16 |
-                                          byte(p[t + 3 * nTaps]) << 24;
+        auto *bytes = reinterpret_cast<uint8_t *>(dst);
+        size_t len = size_t(nq) * 4 * nTaps;
+        if (slot && !slots.inOrder && isDirect(g) && slots.icp % 4 == 0) {
+          // A quad's four channels at one tap are one word of the slot; a
+          // last quad short of channels keeps its real ones' bytes.
+          uint32_t perGroup = slots.icp / 4;
+          for (uint32_t c4 = 0; c4 < nq; ++c4) {
+            uint32_t q = q0 + c4;
+            const uint8_t *at = slot +
+                                size_t(q / perGroup) * nTaps * slots.icp +
+                                size_t(q % perGroup) * 4;
+            for (size_t t = 0; t < nTaps; ++t)
+              std::memcpy(dst + size_t(c4) * nTaps + t, at + t * slots.icp, 4);
+          }
+          if (uint32_t real = g.ic - 4 * (q0 + nq - 1); real < 4)
+            for (size_t t = 0; t < nTaps; ++t)
+              dst[size_t(nq - 1) * nTaps + t] &= (1u << (8 * real)) - 1;
+        } else {
+          // Weights k0 .. k0 + count - 1 as bytes in [ic][tap] order (from
+          // the slot, or through load: checked against int8, then narrowed
+          // in place, each int32 read before its bytes are overwritten),
+          // then zeros; four planes' taps to tap-major quads.
+          auto *row = reinterpret_cast<uint8_t *>(rows + b * rowLen);
+          uint8_t *ordered = nTaps == 1 ? bytes : row;
+          if (slot && slots.inOrder) {
+            std::memcpy(ordered, slot + k0, count);
+          } else if (slot) {
+            for (size_t k = 0; k < count; ++k)
+              ordered[k] = slot[slots.offsets[k0 + k]];
+          } else {
+            const int32_t *wide = rows + b * rowLen;
+            if (!load(oc0 + b, k0, count, rows + b * rowLen))
+              blockFits = false;
+            auto [lo, hi] = std::minmax_element(wide, wide + count);
+            if (count && (*lo < std::numeric_limits<int8_t>::min() ||
+                          *hi > std::numeric_limits<int8_t>::max()))
+              blockFits = false;
+            for (size_t k = 0; k < count; ++k)
+              ordered[k] = uint8_t(wide[k]);
+          }
+          std::fill(ordered + count, ordered + len, uint8_t(0));
+          if (nTaps == 9)
+            transposeQuads<9>(ordered, bytes, nq, 9);
+          else if (nTaps != 1)
+            transposeQuads<0>(ordered, bytes, nq, nTaps);
         }
+        sums[b] += uint32_t(sumInt8(bytes, len));
       }
-      uint32_t *wc = w + size_t(q0) * nTaps * ts.nb;
-      if (rowLen == kPackChunk) {
-        interleaveChunk(quadRows, ts.nb, nb, outCount, wc);
-      } else {
-        for (size_t k = 0; k < outCount; ++k)
-          for (unsigned b = 0; b < ts.nb; ++b)
-            wc[k * ts.nb + b] = b < nb ? quadRows[b * rowLen + k] : 0;
-      }
+      interleaveRows(quadRows, rowLen, ts.nb, nb, outCount,
+                     w + size_t(q0) * nTaps * ts.nb);
     }
     for (unsigned b = 0; b < ts.nb; ++b)
       init[size_t(blk) * ts.nb + b] = offset ? int32_t(0u - 128u * sums[b]) : 0;
@@ -1849,6 +1836,37 @@ void execConv(const TiuOp &op, MachineState &m) {
       }
     });
   };
+  // Input plane ic of batch n as T (vh x vw, then the overrun as padding):
+  // pad and insert values and elements through conv (int64 to T). 8-bit
+  // rows that lie contiguous (the usual case) are read as bytes, without the
+  // int64 row.
+  auto buildIntPlane = [&](uint32_t n, uint32_t ic, auto *plane,
+                           size_t planeStride, auto conv) {
+    using T = std::remove_pointer_t<decltype(plane)>;
+    T padV = conv(wrq ? 0 : pads.pad<int64_t>(ic, false));
+    T insV = conv(wrq ? 0 : pads.ins<int64_t>(ic, false));
+    int64_t *rowBuf = scratch<int64_t, 8>(g.iw);
+    bool bytes = inPrec == Prec::Int8 && in.tensor().stride.w == 1;
+    buildPlaneRows<T>(
+        g, planeStride, padV, insV,
+        [&](uint32_t y, T *dst) {
+          if (bytes) {
+            const uint8_t *p =
+                in.laneStart(ic) + uint64_t(in.index(n, ic, y, 0));
+            if (inSigned)
+              for (uint32_t x = 0; x < g.iw; ++x)
+                dst[x] = conv(int8_t(p[x]));
+            else
+              for (uint32_t x = 0; x < g.iw; ++x)
+                dst[x] = conv(p[x]);
+            return;
+          }
+          in.rowInt(n, ic, y, rowBuf, g.iw);
+          for (uint32_t x = 0; x < g.iw; ++x)
+            dst[x] = conv(rowBuf[x]);
+        },
+        plane, scratch<T, 8>(g.iw));
+  };
 #if TPUSIM_X86_PATHS
   if (quadPacked) {
     // The planes as channel quads of bytes, the input offset to unsigned
@@ -1857,27 +1875,10 @@ void execConv(const TiuOp &op, MachineState &m) {
     uint32_t quads = uint32_t(ceilDiv(g.ic, 4));
     uint8_t off = inSigned ? 0x80 : 0;
     uint8_t *planes = scratch<uint8_t, 4>(size_t(quads) * planeStride * 4);
-    bool bytes = in.tensor().stride.w == 1;
     for (uint32_t n = 0; n < g.n; ++n) {
       auto buildPlane = [&](uint32_t ic, uint8_t *plane) {
-        uint8_t padV = uint8_t((wrq ? 0 : pads.pad<int64_t>(ic, false)) + off);
-        uint8_t insV = uint8_t((wrq ? 0 : pads.ins<int64_t>(ic, false)) + off);
-        int64_t *rowBuf = scratch<int64_t, 8>(g.iw);
-        buildPlaneRows<uint8_t>(
-            g, planeStride, padV, insV,
-            [&](uint32_t y, uint8_t *dst) {
-              if (bytes) {
-                const uint8_t *p =
-                    in.laneStart(ic) + uint64_t(in.index(n, ic, y, 0));
-                for (uint32_t x = 0; x < g.iw; ++x)
-                  dst[x] = uint8_t(p[x] ^ off);
-                return;
-              }
-              in.rowInt(n, ic, y, rowBuf, g.iw);
-              for (uint32_t x = 0; x < g.iw; ++x)
-                dst[x] = uint8_t(rowBuf[x] + off);
-            },
-            plane, scratch<uint8_t, 8>(g.iw));
+        buildIntPlane(n, ic, plane, planeStride,
+                      [off](int64_t v) { return uint8_t(v + off); });
       };
       parallelTasks(quads, [&](int64_t q) {
         uint8_t *one[4] = {scratch<uint8_t, 16>(planeStride),
@@ -1935,31 +1936,8 @@ void execConv(const TiuOp &op, MachineState &m) {
       // pair is interleaved into its own elements of the scratch (strided
       // 2-byte stores while building cost more than the build).
       auto buildPlane = [&](uint32_t ic, int16_t *plane) {
-        int16_t padV = wrq ? 0 : int16_t(pads.pad<int64_t>(ic, false));
-        int16_t insV = wrq ? 0 : int16_t(pads.ins<int64_t>(ic, false));
-        int64_t *rowBuf = scratch<int64_t, 8>(g.iw);
-        // 8-bit rows that lie contiguous (the usual case) are read as
-        // bytes, without the int64 row.
-        bool bytes = inPrec == Prec::Int8 && in.tensor().stride.w == 1;
-        buildPlaneRows<int16_t>(
-            g, planeStride, padV, insV,
-            [&](uint32_t y, int16_t *dst) {
-              if (bytes) {
-                const uint8_t *p =
-                    in.laneStart(ic) + uint64_t(in.index(n, ic, y, 0));
-                if (inSigned)
-                  for (uint32_t x = 0; x < g.iw; ++x)
-                    dst[x] = int8_t(p[x]);
-                else
-                  for (uint32_t x = 0; x < g.iw; ++x)
-                    dst[x] = p[x];
-                return;
-              }
-              in.rowInt(n, ic, y, rowBuf, g.iw);
-              for (uint32_t x = 0; x < g.iw; ++x)
-                dst[x] = int16_t(rowBuf[x]);
-            },
-            plane, scratch<int16_t, 8>(g.iw));
+        buildIntPlane(n, ic, plane, planeStride,
+                      [](int64_t v) { return int16_t(v); });
       };
       parallelTasks(pairs, [&](int64_t pr) {
         uint32_t ic = uint32_t(pr) * 2;

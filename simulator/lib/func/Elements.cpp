@@ -521,47 +521,17 @@ TPUSIM_INLINE void roundRowBody(uint8_t *base, const float *v, uint32_t width,
     wr<T>(base + size_t(w) * sizeof(T), T(int64_t(r)));
   }
 }
-template <typename T, isa::RoundMode M>
-void roundRowPortable(uint8_t *base, const float *v, uint32_t width, double lo,
-                      double hi) {
-  roundRowBody<T, M>(base, v, width, lo, hi);
-}
-#if TPUSIM_X86_PATHS
-template <typename T, isa::RoundMode M>
-TPUSIM_TARGET_AVX2 void roundRowAvx2(uint8_t *base, const float *v,
-                                     uint32_t width, double lo, double hi) {
-  roundRowBody<T, M>(base, v, width, lo, hi);
-}
-#endif
-template <typename T, isa::RoundMode M>
-void roundRow(uint8_t *base, const float *v, uint32_t width, double lo,
-              double hi) {
-#if TPUSIM_X86_PATHS
-  if (simdPath() != SimdPath::Portable)
-    return roundRowAvx2<T, M>(base, v, width, lo, hi);
-#endif
-  roundRowPortable<T, M>(base, v, width, lo, hi);
-}
+TPUSIM_BUILDS(roundRow, roundRowBody, typename T TPUSIM_COMMA isa::RoundMode M,
+              T TPUSIM_COMMA M,
+              (uint8_t * base, const float *v, uint32_t width, double lo,
+               double hi),
+              (base, v, width, lo, hi))
 template <typename T>
 void roundRow(uint8_t *base, const float *v, uint32_t width,
               isa::RoundMode mode, double lo, double hi) {
-  using isa::RoundMode;
-  switch (mode) {
-  case RoundMode::HalfToEven:
-    return roundRow<T, RoundMode::HalfToEven>(base, v, width, lo, hi);
-  case RoundMode::HalfAwayFromZero:
-    return roundRow<T, RoundMode::HalfAwayFromZero>(base, v, width, lo, hi);
-  case RoundMode::TowardsZero:
-    return roundRow<T, RoundMode::TowardsZero>(base, v, width, lo, hi);
-  case RoundMode::Down:
-    return roundRow<T, RoundMode::Down>(base, v, width, lo, hi);
-  case RoundMode::Up:
-    return roundRow<T, RoundMode::Up>(base, v, width, lo, hi);
-  case RoundMode::HalfUp:
-    return roundRow<T, RoundMode::HalfUp>(base, v, width, lo, hi);
-  case RoundMode::HalfDown:
-    return roundRow<T, RoundMode::HalfDown>(base, v, width, lo, hi);
-  }
+  withRoundMode(mode, [&](auto m) {
+    roundRow<T, decltype(m)::value>(base, v, width, lo, hi);
+  });
 }
 
 } // namespace

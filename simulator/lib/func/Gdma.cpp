@@ -842,25 +842,19 @@ void execMatrix(const GdmaOp &op, MachineState &m, unsigned bits) {
         continue;
       uint8_t *p = bases[r / lw] + uint64_t((r % lw) * l.stride.w) * eb;
       uint64_t step = uint64_t(l.stride.n) * eb;
-      const uint8_t *in = rowBuf.data();
-      switch (eb) {
-      case 1:
+      // The element size a constant for the usual ones.
+      auto scatter = [&](auto size) {
         for (uint32_t k = 0; k < cols; ++k)
-          p[k * step] = in[k];
-        break;
-      case 2:
-        for (uint32_t k = 0; k < cols; ++k)
-          std::memcpy(p + k * step, in + size_t(k) * 2, 2);
-        break;
-      case 4:
-        for (uint32_t k = 0; k < cols; ++k)
-          std::memcpy(p + k * step, in + size_t(k) * 4, 4);
-        break;
-      default:
-        for (uint32_t k = 0; k < cols; ++k)
-          std::memcpy(p + k * step, in + size_t(k) * eb, eb);
-        break;
-      }
+          std::memcpy(p + k * step, rowBuf.data() + size_t(k) * size, size);
+      };
+      if (eb == 1)
+        scatter(std::integral_constant<size_t, 1>{});
+      else if (eb == 2)
+        scatter(std::integral_constant<size_t, 2>{});
+      else if (eb == 4)
+        scatter(std::integral_constant<size_t, 4>{});
+      else
+        scatter(size_t(eb));
       continue;
     }
     for (uint32_t k = 0; k < cols; ++k) {

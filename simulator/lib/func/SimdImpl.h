@@ -58,6 +58,62 @@ inline SimdPath vectorBuild(SimdPath p) {
   return p == SimdPath::Avx512Vnni ? SimdPath::Avx512 : p;
 }
 
+/// Defines the three builds of a kernel loop and its dispatcher: IMPL, an
+/// always_inline template (template parameters TPARAMS, arguments TARGS),
+/// becomes NAME##Portable, NAME##Avx2 and NAME##Avx512 with parameters
+/// PARAMS, and NAME PARAMS calls the one vectorBuild(simdPath()) picks with
+/// ARGS. Commas inside TPARAMS / TARGS are written TPUSIM_COMMA.
+#define TPUSIM_COMMA ,
+#if TPUSIM_X86_PATHS
+#define TPUSIM_BUILDS(NAME, IMPL, TPARAMS, TARGS, PARAMS, ARGS)                \
+  template <TPARAMS> void NAME##Portable PARAMS { IMPL<TARGS> ARGS; }          \
+  template <TPARAMS> TPUSIM_TARGET_AVX2 void NAME##Avx2 PARAMS {               \
+    IMPL<TARGS> ARGS;                                                          \
+  }                                                                            \
+  template <TPARAMS> TPUSIM_TARGET_AVX512 void NAME##Avx512 PARAMS {           \
+    IMPL<TARGS> ARGS;                                                          \
+  }                                                                            \
+  template <TPARAMS> void NAME PARAMS {                                        \
+    switch (vectorBuild(simdPath())) {                                         \
+    case SimdPath::Avx512:                                                     \
+      return NAME##Avx512<TARGS> ARGS;                                         \
+    case SimdPath::Avx2:                                                       \
+      return NAME##Avx2<TARGS> ARGS;                                           \
+    default:                                                                   \
+      return NAME##Portable<TARGS> ARGS;                                       \
+    }                                                                          \
+  }
+#else
+#define TPUSIM_BUILDS(NAME, IMPL, TPARAMS, TARGS, PARAMS, ARGS)                \
+  template <TPARAMS> void NAME PARAMS { IMPL<TARGS> ARGS; }
+#endif
+
+/// fn(std::integral_constant<isa::RoundMode, M>{}) for M = mode: a loop
+/// with the round mode a compile-time constant, chosen at run time.
+template <typename Fn>
+decltype(auto) withRoundMode(isa::RoundMode mode, Fn fn) {
+  using isa::RoundMode;
+  auto call = [&](auto m) -> decltype(auto) { return fn(m); };
+  switch (mode) {
+  case RoundMode::HalfToEven:
+    return call(std::integral_constant<RoundMode, RoundMode::HalfToEven>{});
+  case RoundMode::HalfAwayFromZero:
+    return call(
+        std::integral_constant<RoundMode, RoundMode::HalfAwayFromZero>{});
+  case RoundMode::TowardsZero:
+    return call(std::integral_constant<RoundMode, RoundMode::TowardsZero>{});
+  case RoundMode::Down:
+    return call(std::integral_constant<RoundMode, RoundMode::Down>{});
+  case RoundMode::Up:
+    return call(std::integral_constant<RoundMode, RoundMode::Up>{});
+  case RoundMode::HalfUp:
+    return call(std::integral_constant<RoundMode, RoundMode::HalfUp>{});
+  case RoundMode::HalfDown:
+    break;
+  }
+  return call(std::integral_constant<RoundMode, RoundMode::HalfDown>{});
+}
+
 /// Whether the CPU has FMA3 (needed besides AVX2 by TPUSIM_TARGET_AVX2_FMA
 /// code; AVX-512F includes it). Checked once.
 bool cpuHasFma();
