@@ -1058,8 +1058,7 @@ void mm(CmdEmitter &em, const MMCmd &x) {
   isa::cmd::SMM c;
   c.cmd_short = 1;
   c.tsk_typ = unsigned(isa::TiuTask::MM);
-  c.tsk_eu_typ = 1; // mm.normal
-  c.res_add = x.accumulate;
+  c.tsk_eu_typ = 1;                 // mm.normal
   c.opd2_const = x.hasBias ? 0 : 1; // integer: an immediate shift of 0
   c.opd0_sign = signOf(x.left.prec, x.left.isSigned);
   c.opd1_sign = signOf(x.right.prec, x.right.isSigned);
@@ -1080,8 +1079,6 @@ void mm(CmdEmitter &em, const MMCmd &x) {
                                 x.right.range(em.chip())};
   if (x.hasBias)
     reads.push_back(x.bias.range(em.chip()));
-  if (x.accumulate)
-    reads.push_back(x.output.range(em.chip()));
   em.tiuAccess(isa::encode(c), reads, {x.output.range(em.chip())});
 }
 
@@ -1137,28 +1134,6 @@ void pipeline(size_t steps, const std::function<void(size_t)> &load,
     compute(i);
     store(i);
   }
-}
-
-Shape4 shrinkForPipeline(const isa::ChipParams &chip, Shape4 shape, Shape4 t,
-                         const std::function<uint64_t(Shape4)> &bytes) {
-  auto steps = [&] {
-    return ceilDiv(shape.n, t.n) * ceilDiv(shape.c, t.c) *
-           ceilDiv(shape.h, t.h) * ceilDiv(shape.w, t.w);
-  };
-  int64_t npu = chip.npuNum;
-  while (steps() < kMinSteps && bytes(t) > kPipelineBytes) {
-    if (t.n > 1)
-      t.n = uint32_t(ceilDiv(t.n, 2));
-    else if (t.c > npu)
-      t.c = uint32_t(ceilDiv(ceilDiv(t.c, npu), 2) * npu);
-    else if (t.h > 1)
-      t.h = uint32_t(ceilDiv(t.h, 2));
-    else if (t.w > 1)
-      t.w = uint32_t(ceilDiv(t.w, 2));
-    else
-      break;
-  }
-  return t;
 }
 
 int64_t largestFitting(int64_t lo, int64_t hi,

@@ -101,12 +101,6 @@ uint64_t euBytes(const isa::ChipParams &chip, Prec prec, Shape4 shape);
 
 /// Bump allocator over one lane's local memory (the same offsets in every
 /// lane). Buffers are aligned to localAlign bytes.
-///
-/// Local memory is cut into single-ported banks (chip.bankBytes()); a TIU
-/// command whose result shares a bank with an operand loses cycles to the
-/// collisions (simulator/docs/timing.md, "Bank conflicts"). Kernels allocate
-/// the buffers one command reads first, then call startNewBank before the
-/// buffers it writes, so that the two sets share no bank when memory allows.
 class LocalAlloc {
 public:
   LocalAlloc(const isa::ChipParams &chip, const OpCtx &ctx);
@@ -116,22 +110,6 @@ public:
   uint64_t capacity() const { return chip_.lmemBytes; }
   /// Bytes per lane not yet allocated.
   uint64_t remaining() const { return capacity() - used_; }
-  /// Bytes from `offset` up to the next bank boundary (0 on a boundary).
-  uint64_t toNextBank(uint64_t offset) const {
-    uint64_t bank = chip_.bankBytes();
-    return (bank - offset % bank) % bank;
-  }
-  /// Moves the next buffer to the start of a bank, so that buffers allocated
-  /// from now on share no bank with earlier ones, if `bytesAfter` more bytes
-  /// (the buffers still to come, each localAlign-aligned) fit behind it;
-  /// otherwise keeps the placement dense. Returns whether it moved.
-  bool startNewBank(uint64_t bytesAfter) {
-    uint64_t at = used_ + toNextBank(used_);
-    if (at + bytesAfter > capacity())
-      return false;
-    used_ = at;
-    return true;
-  }
 
 private:
   const isa::ChipParams &chip_;
@@ -371,7 +349,6 @@ struct MMCmd {
   uint32_t m = 0, k = 0, n = 0;
   bool hasBias = false;
   LTensor bias;
-  bool accumulate = false;
 };
 void mm(CmdEmitter &em, const MMCmd &c);
 
@@ -505,18 +482,6 @@ std::vector<EltJob> broadcastJobs(const isa::ChipParams &chip,
 void pipeline(size_t steps, const std::function<void(size_t)> &load,
               const std::function<void(size_t)> &compute,
               const std::function<void(size_t)> &store);
-
-/// Pipelining policy: a kernel whose tiles hold more than kPipelineBytes
-/// per lane is cut into at least kMinSteps steps, so that loads and stores
-/// overlap computation (one big tile would serialise the engines).
-constexpr uint64_t kPipelineBytes = 16 * 1024;
-constexpr int64_t kMinSteps = 4;
-
-/// Halves the tile (n first, then channel slots, rows, columns) until the
-/// shape splits into kMinSteps tiles or a tile's `bytes` fall below
-/// kPipelineBytes.
-Shape4 shrinkForPipeline(const isa::ChipParams &chip, Shape4 shape, Shape4 tile,
-                         const std::function<uint64_t(Shape4)> &bytes);
 
 /// The largest v in [lo, hi] with ok(v), for ok monotone (true up to some
 /// point, false after it); `lo` is taken to hold without asking ok.

@@ -352,7 +352,7 @@ std::vector<Resident> residentsOf(const LocalOpParams &p,
       std::optional<Stride4> strides;
       if (m->rightTransposed)
         strides = Stride4{k * n, 1, k * n, k};
-      else if (m->rightRowStride && m->rightRowStride != n)
+      else if (m->rightRowStride) // 0 when the rows are N long
         strides = Stride4{k * m->rightRowStride, m->rightRowStride,
                           m->rightRowStride, 1};
       Resident right{m->right.addr, m->right.prec,
@@ -1397,6 +1397,8 @@ private:
   uint64_t tables = 0;
   bool needTables = false;
   std::vector<uint64_t> temps, rowTemps;
+  /// Where the temps, the accumulator and the row temps start.
+  uint64_t tempBase = 0;
 
   /// The buffer copy value v uses in slice `slice` (double-buffered
   /// values alternate).
@@ -1861,21 +1863,23 @@ std::string Schedule::build() {
       }
   }
   weightBytes = at;
-  // Reduced-axis slices: the accumulator, one more scratch tile (no op
-  // writes it but the sliced one).
-  if (kSlices > 1)
-    ++nTemps;
+  tempBase = at;
   for (unsigned t = 0; t < nTemps; ++t) {
     temps.push_back(at);
     at += tempBytes;
   }
-  if (kSlices > 1)
-    accumulator = temps.back();
+  // Reduced-axis slices: the accumulator, one more tile of the temps' size
+  // behind them (no op writes it but the sliced one).
+  unsigned nAcc = kSlices > 1 ? 1 : 0;
+  if (nAcc) {
+    accumulator = at;
+    at += tempBytes;
+  }
   for (unsigned t = 0; t < nRowTemps; ++t) {
     rowTemps.push_back(at);
     at += rowTempBytes;
   }
-  tempBytesAll = nTemps * tempBytes + nRowTemps * rowTempBytes;
+  tempBytesAll = (nTemps + nAcc) * tempBytes + nRowTemps * rowTempBytes;
   // Values: loaded and stored ones double-buffered for the whole group;
   // the others by lifetime over the op order (first fit).
   buf.assign(nv, {0, 0});
@@ -2055,7 +2059,7 @@ std::string Schedule::build() {
           touches |= hits(resCast[o][i], castBytes(r, chip));
       }
       if ((opTemps(op) || rowTempsOf(op.params)) && tempBytesAll)
-        touches |= hits(temps.empty() ? rowTemps[0] : temps[0], tempBytesAll);
+        touches |= hits(tempBase, tempBytesAll);
       if (!tableKindsOf(op.params).empty())
         touches |= hits(tables, unaryTableBytes());
       if (touches)
@@ -2144,8 +2148,6 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
   UnaryScratch scratch;
   scratch.tables = tables;
   scratch.temps = temps;
-  if (kSlices > 1)
-    scratch.temps.pop_back(); // the accumulator
   // The rows output rows outRows read of operand k, as a view.
   auto operand = [&](unsigned k, const RowSpan &rows, int64_t c0,
                      int64_t cols) {
@@ -2560,18 +2562,21 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
       b.isSigned = t.isSigned;
       return b;
     };
+    auto products = [&](const LTensor &dst) {
+      for (uint32_t n = 0; n < out.shape.n; ++n)
+        mm2(em, {batch(left, n), weight ? right : batch(right, n),
+                 batch(dst, n), !weight && m->rightTransposed});
+    };
     if (kSlices > 1) {
-      // Reduced-axis slices: this slice's K columns of the rows times its
-      // K rows of the weight, into the accumulator (the first slice) or
-      // into scratch and added to it (fp32; INT8 int32, exact); the last
-      // slice goes on with the accumulator as the products.
+      // Reduced-axis slices (a weight on the right: accumulatedAxis): this
+      // slice's K columns of the rows times its K rows of the weight, into
+      // the accumulator (the first slice) or into scratch and added to it
+      // (fp32; INT8 int32, exact); the last slice goes on with the
+      // accumulator as the products.
       LTensor part =
           localTensor(chip, temps[0], q ? Prec::Int32 : Prec::Fp32, out.shape);
       std::optional<LTensor> total =
-          accumulate(em, s, part, ArOp::Add, [&](const LTensor &dst) {
-            for (uint32_t n = 0; n < out.shape.n; ++n)
-              mm2(em, {batch(left, n), right, batch(dst, n), false});
-          });
+          accumulate(em, s, part, ArOp::Add, products);
       if (!total)
         return;
       acc = *total;
@@ -2579,9 +2584,7 @@ void Schedule::emitOp(CmdEmitter &em, size_t o, size_t si) const {
         ar(em, out.prec == Prec::Fp32 ? ArOp::Copy : ArOp::Cast, out,
            Opd::of(acc));
     } else {
-      for (uint32_t n = 0; n < out.shape.n; ++n)
-        mm2(em, {batch(left, n), weight ? right : batch(right, n),
-                 batch(acc, n), !weight && m->rightTransposed});
+      products(acc);
     }
     // The bias row, the same in every lane, read at every row.
     auto addBias = [&](const LTensor &res) {

@@ -341,27 +341,25 @@ void reduce(CmdEmitter &em, const ReduceParams &p) {
   // pooling whose window is the whole reduced extent, or, when that fits
   // no slicing, its share of the extent in each of several reduced-axis
   // slices that accumulate (GroupPlan::kSlices).
-  {
-    ReduceParams q = p;
-    AloneStrides st;
-    constexpr int64_t kMax = 65535;
-    // D contiguous (nothing after the axes; rowView may also lay a reduced
-    // axis along W when the elements after it all went onto the lanes).
-    if (v.inStride.h == 1 && v.shape.h <= kMax) {
-      q.input.shape =
-          rowsView(ctx, chip, int64_t(v.shape.n) * v.shape.c, v.shape.h);
-      q.output.shape = q.input.shape;
-      q.output.shape[3] = 1;
-      q.axes = {3};
-    } else {
-      Shape4 s = v.shape;
-      q.input.shape = {s.n, s.c, s.h, s.w};
-      q.output.shape = {s.n, s.c, 1, s.w};
-      q.axes = {2};
-      st = {v.inStride, v.outStride};
-    }
-    runAlone(em, "reduce", q, {q.input}, q.output, nullptr, st);
+  ReduceParams q = p;
+  AloneStrides st;
+  constexpr int64_t kMax = 65535;
+  // D contiguous (nothing after the axes; rowView may also lay a reduced
+  // axis along W when the elements after it all went onto the lanes).
+  if (v.inStride.h == 1 && v.shape.h <= kMax) {
+    q.input.shape =
+        rowsView(ctx, chip, int64_t(v.shape.n) * v.shape.c, v.shape.h);
+    q.output.shape = q.input.shape;
+    q.output.shape[3] = 1;
+    q.axes = {3};
+  } else {
+    Shape4 s = v.shape;
+    q.input.shape = {s.n, s.c, s.h, s.w};
+    q.output.shape = {s.n, s.c, 1, s.w};
+    q.axes = {2};
+    st = {v.inStride, v.outStride};
   }
+  runAlone(em, "reduce", q, {q.input}, q.output, nullptr, st);
 }
 
 } // namespace tpu::backend

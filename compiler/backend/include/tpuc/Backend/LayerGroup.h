@@ -231,7 +231,7 @@ struct GroupPlan {
   /// Of which resident weights and tables.
   uint64_t weightBytes = 0;
   /// Timesteps of the load / compute / store pipeline (slices + 2; the
-  /// slices are nSlices x cSlices x hSlices x wSlices).
+  /// slices are nSlices x cSlices x hSlices x wSlices x kSlices).
   int64_t timesteps = 0;
   /// Bytes the group moves between DDR and local memory.
   uint64_t ddrReadBytes = 0, ddrWriteBytes = 0;
