@@ -5,7 +5,10 @@
 #   tpusim run --dump-all   every op's output as global memory holds it right
 #                           after the op's commands completed (the tensors the
 #                           op map <stem>_ops.json lists)
-#   tpuc run --dump-all     the tpu interpreter's every tensor (model_tpu.mlir)
+#   tpuc run --dump-all     the tpu interpreter's every tensor (the float
+#                           modes: <stem>_final.mlir, with the layer groups
+#                           and the shares of reduced-axis slices, as the
+#                           README recommends; INT8: <stem>_tpu.mlir)
 #   tpuc compare --first-mismatch
 #
 # Gates:
@@ -111,7 +114,7 @@ for mode in F32 F16; do
     s="${mode}_$lg"
     "$BIN/tpuc" deploy model_top.mlir --quantize "$mode" --chip bm1684x \
       -o "m_$s.bmodel" --layer-group "$lg" --test-input input.npz
-    "$BIN/tpuc" run "m_${s}_tpu.mlir" -i input.npz -o "tpu_dump_$s.npz" --dump-all
+    "$BIN/tpuc" run "m_${s}_final.mlir" -i input.npz -o "tpu_dump_$s.npz" --dump-all
     for simmode in full functional; do
       "$BIN/tpusim" run "m_$s.bmodel" -i input.npz --mode "$simmode" \
         --dump-all "sim_dump_${s}_$simmode.npz"

@@ -3434,6 +3434,23 @@ void emitGroup(CmdEmitter &em, const GroupSpec &spec, const GroupPlan &plan,
   if (!sch)
     throw Error("layer group '" + spec.name + "': " + why);
   sch->emit(em);
+  if (plan.kSlices > 1) {
+    // The shares Schedule::share cut, in the op's reduced index: rows of a
+    // reduction over H count their elements when W is reduced with them.
+    int axis = accumulatedAxis(*laid);
+    const GroupOp &op = laid->ops[0];
+    const auto &in = laid->values[op.inputs[0]].shape;
+    const auto &out = laid->values[op.output].shape;
+    int64_t d = in[size_t(axis)];
+    if (const auto *m = std::get_if<MatMulParams>(&op.params))
+      d = matmulKN(*m)[0];
+    int64_t unit = axis == 2 && out[3] == 1 ? in[3] : 1;
+    ReducedShares r;
+    r.op = std::visit([](const auto &x) { return x.name; }, op.params);
+    for (int64_t k = 0; k <= plan.kSlices; ++k)
+      r.bounds.push_back(unit * (d * k / plan.kSlices));
+    em.noteReducedShares(std::move(r));
+  }
 }
 
 uint64_t estimateCycles(const CmdEmitter &em, const isa::Machine &machine) {

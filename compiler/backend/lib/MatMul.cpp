@@ -212,7 +212,15 @@ void matmul(CmdEmitter &em, const MatMulParams &p) {
     if (q.quant && q.quant->biasAddr)
       *q.quant->biasAddr += bias0;
     AloneStrides st{std::nullopt, isa::Stride4{m * n, n, n, 1}};
-    return runAlone(em, "matmul", q, {q.left}, q.output, &whyNot, st);
+    size_t noted = em.reducedShares().size();
+    if (!runAlone(em, "matmul", q, {q.left}, q.output, &whyNot, st))
+      return false;
+    // Reduced-axis shares hold for this chunk's columns only.
+    for (size_t i = noted; i < em.reducedShares().size(); ++i) {
+      em.reducedShares()[i].colBegin = cr.begin;
+      em.reducedShares()[i].colEnd = cr.begin + cr.size;
+    }
+    return true;
   };
   constexpr int64_t kMaxN = 65535;
   for (int64_t chunks = ceilDiv(n, kMaxN);; chunks = std::min(n, 2 * chunks)) {

@@ -13,9 +13,11 @@
 // Beside the bmodel (stem = the -o path without .bmodel) it keeps, as
 // TPU-MLIR does:
 //   <stem>_tpu.mlir            the module after lowering and weight layouts
-//   <stem>_final.mlir          the same with device addresses
+//   <stem>_final.mlir          the same with layer groups, device
+//                              addresses and the reduced-axis shares
+//                              codegen chose (k_shares)
 //   <stem>_tpu_weights.npz     the weights both .mlir files refer to
-// With --test-input the tpu module is interpreted on the inputs, its outputs
+// With --test-input the final module is interpreted on the inputs, its outputs
 // are written to <stem>_tpu_outputs.npz, and every tensor also in
 // --test-reference is compared with it (a !quant.uniform tensor as
 // (q - zero_point) * scale; INT8's default tolerances are kInt8*Tolerance
@@ -833,7 +835,7 @@ static int runDeploy() {
     writeModule(module, tpuPath, weightsAttr);
     return "";
   };
-  hooks.afterAddresses = [&](mlir::ModuleOp module) -> std::string {
+  hooks.afterCodegen = [&](mlir::ModuleOp module) -> std::string {
     writeModule(module, finalPath, weightsAttr);
     if (opts.testInput.empty())
       return "";

@@ -71,9 +71,6 @@ std::string compile(mlir::ModuleOp module, const PipelineOptions &opts,
 
   if (mlir::failed(tpu::assignAddresses(module, chip)))
     return "assigning device addresses failed";
-  if (hooks.afterAddresses)
-    if (std::string e = hooks.afterAddresses(module); !e.empty())
-      return e;
 
   bm1684x::CodegenOptions codegen;
   codegen.groupPerOp = opts.groupPerOp;
@@ -81,6 +78,9 @@ std::string compile(mlir::ModuleOp module, const PipelineOptions &opts,
       bm1684x::buildBmodel(module, opts.machine, codegen, &result.summary);
   if (mlir::failed(model))
     return "generating BM1684X commands failed";
+  if (hooks.afterCodegen)
+    if (std::string e = hooks.afterCodegen(module); !e.empty())
+      return e;
   result.model = std::move(*model);
   result.model.machine = opts.machine.toText();
   return "";

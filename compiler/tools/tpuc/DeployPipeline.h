@@ -61,8 +61,10 @@ using Hook = std::function<std::string(mlir::ModuleOp)>;
 struct PipelineHooks {
   /// After lowering, weight layouts and verification (modelOutputs known).
   Hook afterLowering;
-  /// After layer groups and address assignment, before codegen.
-  Hook afterAddresses;
+  /// After layer groups, addresses and codegen: the module as the commands
+  /// compute it (codegen records the shares of every op it cut into
+  /// reduced-axis slices, tpu::kKSharesAttr, which the interpreter follows).
+  Hook afterCodegen;
 };
 
 struct PipelineResult {

@@ -920,7 +920,7 @@ void runCase(const Run &run, const Context &ctx, json &rec) {
       job.cali = c.calibrates(run.mode) ? cali : "";
       job.qtable = c.qtable;
       if (c.bitExact)
-        job.hooks.afterAddresses = [&](mlir::ModuleOp module) {
+        job.hooks.afterCodegen = [&](mlir::ModuleOp module) {
           for (size_t k = 0; k < c.samples.size(); ++k)
             tpu::npz::writeNpz(sampleFile(tmp, "tpu_outputs", k),
                                interpretOutputs(module, c.samples[k]),

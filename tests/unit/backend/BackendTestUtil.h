@@ -150,6 +150,9 @@ inline uint64_t ddrReadBytes(const CmdEmitter &em) {
 
 struct StreamStats {
   size_t tiu = 0, gdma = 0;
+  /// The groups in reduced-axis slices (CmdEmitter::reducedShares; set by
+  /// KernelRun::run).
+  std::vector<ReducedShares> reducedShares;
 };
 
 /// Executes one finished group on `m` under `sched`. Checks the id rules
@@ -247,6 +250,7 @@ struct KernelRun {
   StreamStats run() {
     CmdEmitter em(chip);
     emit(em);
+    std::vector<ReducedShares> shares = em.takeReducedShares();
     isa::bmodel::CmdGroup g = em.finish();
     StreamStats st;
     for (Schedule s :
@@ -256,6 +260,7 @@ struct KernelRun {
       st = runGroup(m, g, s, 7);
       check(m, scheduleName(s));
     }
+    st.reducedShares = std::move(shares);
     return st;
   }
 };

@@ -264,8 +264,21 @@ TEST(MatMul, SplitsKWithSmallLocalMemoryF16) {
 TEST(MatMul, KPastSixteenBits) {
   // K = 70000 past the commands' 16 bits: reduced-axis slices of at most
   // 65535 (the old kernel's K split), a weight plain and transposed.
-  runMM({{2, 70000}, {70000, 8}, {2, 8}, false, true, false, Prec::Fp16});
-  runMM({{2, 70000}, {8, 70000}, {2, 8}, true, false, true, Prec::Fp32});
+  for (const MMCase &c :
+       {MMCase{{2, 70000}, {70000, 8}, {2, 8}, false, true, false, Prec::Fp16},
+        MMCase{
+            {2, 70000}, {8, 70000}, {2, 8}, true, false, true, Prec::Fp32}}) {
+    // The shares the interpreter follows (k_shares): 2 or more of at most
+    // 65535, from 0 to K.
+    std::vector<ReducedShares> shares = runMM(c).reducedShares;
+    ASSERT_EQ(shares.size(), 1u);
+    const std::vector<int64_t> &b = shares[0].bounds;
+    ASSERT_GE(b.size(), 3u);
+    EXPECT_EQ(b.front(), 0);
+    EXPECT_EQ(b.back(), 70000);
+    for (size_t i = 1; i < b.size(); ++i)
+      EXPECT_LE(b[i] - b[i - 1], 65535);
+  }
 }
 
 TEST(MatMul, ColumnsPastSixteenBits) {

@@ -235,8 +235,12 @@ TEST(LayerNorm, AffineF32AndF16) {
 
 namespace {
 
+/// Reduces `shape` over `axes` on a chip of `lmem` bytes a lane (0: the
+/// BM1684X's) and checks the result against a double-precision reference;
+/// `slices`: whether the emitter must note reduced-axis shares (their
+/// bounds from 0 to the reduced extent) or none.
 void runReduce(std::vector<int64_t> shape, std::vector<int64_t> axes,
-               ReduceKind k, Prec p, uint64_t lmem = 0) {
+               ReduceKind k, Prec p, uint64_t lmem = 0, bool slices = false) {
   KernelRun r;
   if (lmem)
     r.chip.lmemBytes = lmem;
@@ -292,7 +296,19 @@ void runReduce(std::vector<int64_t> shape, std::vector<int64_t> axes,
     expectClose(readTensor(m, out), want, 2 * ulpOf(p) + 1e-5f, 1e-5f,
                 what + " reduce " + std::to_string(int(k)));
   };
-  r.run();
+  std::vector<ReducedShares> shares = r.run().reducedShares;
+  ASSERT_EQ(shares.size(), slices ? 1u : 0u)
+      << "reduce of " << in.numElements() << " elements to "
+      << out.numElements();
+  if (slices) {
+    int64_t extent = in.numElements() / out.numElements();
+    EXPECT_EQ(shares[0].op, "red");
+    ASSERT_GT(shares[0].bounds.size(), 2u);
+    EXPECT_EQ(shares[0].bounds.front(), 0);
+    EXPECT_EQ(shares[0].bounds.back(), extent);
+    EXPECT_TRUE(
+        std::is_sorted(shares[0].bounds.begin(), shares[0].bounds.end()));
+  }
 }
 
 } // namespace
@@ -313,7 +329,7 @@ TEST(Reduce, ChannelAxisFewRows) {
 }
 
 TEST(Reduce, AllElementsChunked) {
-  runReduce({300, 200}, {0, 1}, ReduceKind::Sum, Prec::Fp32, 8 * 1024);
+  runReduce({300, 200}, {0, 1}, ReduceKind::Sum, Prec::Fp32, 8 * 1024, true);
 }
 
 TEST(Reduce, ReducedAxisSlicesEveryKind) {
@@ -325,15 +341,15 @@ TEST(Reduce, ReducedAxisSlicesEveryKind) {
        {ReduceKind::Sum, ReduceKind::Mean, ReduceKind::Max, ReduceKind::Min,
         ReduceKind::SumSquare, ReduceKind::L2}) {
     SCOPED_TRACE(int(k));
-    runReduce({3, 30000, 5}, {1}, k, Prec::Fp32, 16 * 1024);
-    runReduce({4, 20000}, {1}, k, Prec::Fp16, 16 * 1024);
+    runReduce({3, 30000, 5}, {1}, k, Prec::Fp32, 16 * 1024, true);
+    runReduce({4, 20000}, {1}, k, Prec::Fp16, 16 * 1024, true);
   }
   // 4099 rows (prime: held in one lane, (1, 1, 4099, 100)) of 100 in 4
   // KiB: not even one column of every row fits, the rows are cut too;
   // 70000 elements along H, past the pooling's 16-bit window, with 67
   // channels over the lanes.
   runReduce({4099, 100}, {1}, ReduceKind::Mean, Prec::Fp32, 4 * 1024);
-  runReduce({67, 70000}, {1}, ReduceKind::Max, Prec::Fp16);
+  runReduce({67, 70000}, {1}, ReduceKind::Max, Prec::Fp16, 0, true);
 }
 
 TEST(Reduce, NonAdjacentAxesIsAnError) {

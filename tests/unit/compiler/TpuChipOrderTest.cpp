@@ -245,12 +245,17 @@ protected:
     interp.setNumThreads(2);
     interp.setInput("in", input);
     if (failed(interp.run())) {
-      ADD_FAILURE() << "interpreter failed: "
-                    << (errors.empty() ? "" : errors.back());
+      if (!expectFailure)
+        ADD_FAILURE() << "interpreter failed: "
+                      << (errors.empty() ? "" : errors.back());
       return {};
     }
+    if (expectFailure)
+      ADD_FAILURE() << "the interpreter ran " << op;
     return interp.tensor("y");
   }
+  /// interpret() expects the interpreter to fail (errors has why).
+  bool expectFailure = false;
 
   MLIRContext ctx;
   OwningOpRef<ModuleOp> owned;
@@ -734,6 +739,73 @@ TEST_F(TpuChipOrder, Int8MatMulInSlicesOfKAndColumns) {
   }
 }
 
+/// ", k_shares = [...]" for the reduced-axis shares the emitter noted (the
+/// attribute codegen sets, tpu::kKSharesAttr); checks that there are some.
+std::string kSharesText(be::CmdEmitter &em, const std::string &what) {
+  std::vector<be::ReducedShares> shares = em.takeReducedShares();
+  EXPECT_FALSE(shares.empty()) << what << ": no reduced-axis slices";
+  std::string text = ", k_shares = [";
+  for (size_t i = 0; i < shares.size(); ++i) {
+    EXPECT_EQ(shares[i].op, "y") << what;
+    text += std::string(i ? ", " : "") +
+            "array<i64: " + std::to_string(shares[i].colBegin) + ", " +
+            std::to_string(shares[i].colEnd);
+    for (int64_t b : shares[i].bounds)
+      text += ", " + std::to_string(b);
+    text += ">";
+  }
+  return text + "]";
+}
+
+TEST_F(TpuChipOrder, FloatMatMulInReducedAxisSlices) {
+  // Float linear layers whose K fits no group of one whole (3000 in 4 KiB a
+  // lane; with 600 columns also cut into column chunks): each slice's
+  // products are summed from +0 and added to the accumulator, which rounds
+  // otherwise than one pass over K. The interpreter given the shares the
+  // emitter noted (k_shares) equals the commands bit for bit; without them
+  // it does not.
+  struct Case {
+    int64_t m, k, n;
+    Prec prec;
+    bool trans;
+  };
+  for (Case c : {Case{3, 3000, 20, Prec::Fp32, false},
+                 Case{2, 3000, 600, Prec::Fp32, true},
+                 Case{2, 2500, 400, Prec::Fp16, false}}) {
+    std::string what = "matmul " + elemName(c.prec) + " [" +
+                       std::to_string(c.m) + ", " + std::to_string(c.k) +
+                       "] x [" + std::to_string(c.k) + ", " +
+                       std::to_string(c.n) + "]";
+    Shape aS{c.m, c.k}, bS = c.trans ? Shape{c.n, c.k} : Shape{c.k, c.n},
+                        oS{c.m, c.n};
+    std::vector<float> a = wideValues(count(aS), 280, c.prec);
+    std::vector<float> b = wideValues(count(bS), 281, c.prec);
+    std::vector<float> bias = uniformValues(c.n, 282, Prec::Fp32, -40, 40);
+    SimRun sim(4096);
+    be::MatMulParams p = simMatmul(sim, c.prec, aS, a, bS, b, oS, c.trans);
+    p.biasAddr = sim.fp32(bias);
+    be::matmul(sim.em, p);
+    std::string shares = kSharesText(sim.em, what);
+    if (c.n == 600)
+      EXPECT_NE(shares.find("array<i64: 0, " + std::to_string(c.n / 4)),
+                std::string::npos)
+          << what << ": expected four column chunks, got" << shares;
+    std::vector<float> want = sim.run(p.output);
+    std::vector<Weight> w = {{"w", bS, elemName(c.prec), "compact", b},
+                             {"b", {c.n}, "f32", "compact", bias}};
+    std::string op = matmulOp(aS, bS, oS, c.prec, c.trans, c.n);
+    std::string withShares = op;
+    withShares.insert(withShares.find("} :"), shares);
+    expectBitExact(
+        interpret(aS, c.prec, a, w, withShares, tensorType(oS, c.prec)), want,
+        what);
+    EXPECT_GT(countDiff(interpret(aS, c.prec, a, w, op, tensorType(oS, c.prec)),
+                        want),
+              0u)
+        << what << ": one pass over K gives the same bits";
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Pooling and reductions
 //===----------------------------------------------------------------------===//
@@ -791,43 +863,104 @@ TEST_F(TpuChipOrder, AvgPool) {
   }
 }
 
+/// A reduction "y" of %x in `prec`: the tpu.Reduce text (with `extra`
+/// attributes) and the backend's commands for it on `sim`.
+struct ReduceCase {
+  const char *mode;
+  Shape in, axes, out;
+  be::ReduceKind kind;
+
+  std::string op(Prec prec, const std::string &extra = "") const {
+    std::string a = "[";
+    for (size_t i = 0; i < axes.size(); ++i)
+      a += (i ? ", " : "") + std::to_string(axes[i]);
+    return std::string("\"tpu.Reduce\"(%x) {axes = ") + a + "], mode = \"" +
+           mode + "\", name = \"y\"" + extra + "} : (" + tensorType(in, prec) +
+           ") -> " + tensorType(out, prec);
+  }
+  be::GTensor emit(SimRun &sim, Prec prec, const std::vector<float> &x) const {
+    be::ReduceParams p;
+    p.name = "y";
+    p.input = sim.tensor(prec, in, &x);
+    p.output = sim.tensor(prec, out);
+    p.kind = kind;
+    p.axes = axes;
+    be::reduce(sim.em, p);
+    return p.output;
+  }
+};
+
 TEST_F(TpuChipOrder, Reduce) {
   // Mean along the last axis (D along W), sum over two adjacent axes with
   // an inner axis (D along H), max.
-  struct Case {
-    const char *mode;
-    Shape in, axes, out;
-    be::ReduceKind kind;
-  };
-  const Case cases[] = {
+  const ReduceCase cases[] = {
       {"ReduceMean", {1, 40, 120}, {2}, {1, 40, 1}, be::ReduceKind::Mean},
       {"ReduceSum", {2, 8, 16, 5}, {1, 2}, {2, 1, 1, 5}, be::ReduceKind::Sum},
       {"ReduceMax", {3, 50, 7}, {1}, {3, 1, 7}, be::ReduceKind::Max},
   };
   unsigned seed = 400;
-  for (const Case &c : cases) {
+  for (const ReduceCase &c : cases) {
     Prec prec = Prec::Bf16;
     std::vector<float> x = wideValues(count(c.in), seed++, prec);
-    std::string axes = "[";
-    for (size_t i = 0; i < c.axes.size(); ++i)
-      axes += (i ? ", " : "") + std::to_string(c.axes[i]);
-    axes += "]";
-    std::string op = std::string("\"tpu.Reduce\"(%x) {axes = ") + axes +
-                     ", mode = \"" + c.mode + "\", name = \"y\"} : (" +
-                     tensorType(c.in, prec) + ") -> " + tensorType(c.out, prec);
     std::vector<float> got =
-        interpret(c.in, prec, x, {}, op, tensorType(c.out, prec));
-
+        interpret(c.in, prec, x, {}, c.op(prec), tensorType(c.out, prec));
     SimRun sim;
-    be::ReduceParams p;
-    p.name = "y";
-    p.input = sim.tensor(prec, c.in, &x);
-    p.output = sim.tensor(prec, c.out);
-    p.kind = c.kind;
-    p.axes = c.axes;
-    be::reduce(sim.em, p);
-    std::vector<float> want = sim.run(p.output);
+    std::vector<float> want = sim.run(c.emit(sim, prec, x));
     expectBitExact(got, want, c.mode);
+  }
+}
+
+TEST_F(TpuChipOrder, ReduceInReducedAxisSlices) {
+  // Reductions whose extent fits no group of one whole in 16 KiB a lane:
+  // 20000 along W, 30000 along H of a strided view. A sum or mean is summed
+  // share by share (a mean's shares each scaled by the whole extent), then
+  // added; the interpreter given the shares (k_shares) equals the commands
+  // bit for bit, without them it does not. Max and min need no shares.
+  const ReduceCase cases[] = {
+      {"ReduceSum", {4, 20000}, {1}, {4, 1}, be::ReduceKind::Sum},
+      {"ReduceMean", {3, 30000, 5}, {1}, {3, 1, 5}, be::ReduceKind::Mean},
+      {"ReduceMax", {4, 20000}, {1}, {4, 1}, be::ReduceKind::Max},
+  };
+  unsigned seed = 420;
+  for (const ReduceCase &c : cases) {
+    Prec prec = Prec::Fp32;
+    std::vector<float> x = wideValues(count(c.in), seed++, prec);
+    SimRun sim(16 * 1024);
+    be::GTensor out = c.emit(sim, prec, x);
+    std::string shares = kSharesText(sim.em, c.mode);
+    std::vector<float> want = sim.run(out);
+    std::string type = tensorType(c.out, prec);
+    expectBitExact(interpret(c.in, prec, x, {}, c.op(prec, shares), type), want,
+                   c.mode);
+    size_t differ =
+        countDiff(interpret(c.in, prec, x, {}, c.op(prec), type), want);
+    if (c.kind == be::ReduceKind::Max)
+      EXPECT_EQ(differ, 0u) << c.mode;
+    else
+      EXPECT_GT(differ, 0u) << c.mode << ": one pass gives the same bits";
+  }
+}
+
+TEST_F(TpuChipOrder, BadKSharesAreErrors) {
+  // Shares that do not cover the reduced index from 0 to its end, or
+  // columns past the result's, fail the op with the attribute named.
+  ReduceCase c{"ReduceSum", {2, 100}, {1}, {2, 1}, be::ReduceKind::Sum};
+  std::vector<float> x = wideValues(count(c.in), 430, Prec::Fp32);
+  for (const char *bad :
+       {"[array<i64: 0, 0, 0, 50, 99>]", "[array<i64: 0, 0, 0, 60, 50, 100>]",
+        "[array<i64: 0, 5, 0, 100>]", "[array<i64: 0, 0, 100>]",
+        "[array<i64: 0, 0, 0, 50, 100>, array<i64: 0, 0, 0, 100>]"}) {
+    errors.clear();
+    expectFailure = true;
+    std::vector<float> got =
+        interpret(c.in, Prec::Fp32, x, {},
+                  c.op(Prec::Fp32, std::string(", k_shares = ") + bad),
+                  tensorType(c.out, Prec::Fp32));
+    expectFailure = false;
+    EXPECT_TRUE(got.empty()) << bad;
+    ASSERT_FALSE(errors.empty()) << bad;
+    EXPECT_NE(errors.back().find("k_shares"), std::string::npos)
+        << bad << ": " << errors.back();
   }
 }
 

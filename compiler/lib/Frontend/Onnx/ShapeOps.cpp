@@ -20,10 +20,22 @@ std::vector<int64_t> intsFromAttrOrInput(ImportContext &ctx,
                                          const onnx::NodeProto &node,
                                          llvm::StringRef attr, unsigned input,
                                          int64_t inputSince, bool &given) {
+  // The other opsets' spelling is an error, not ignored: a model that
+  // gives both, or the wrong one, means something this import would not.
   if (ctx.getOpset() < inputSince) {
+    if (ctx.hasInput(node, input))
+      ctx.fail(node, "'" + attr.str() + "' is an attribute before opset " +
+                         std::to_string(inputSince) + ", not input " +
+                         std::to_string(input) + " (the model's opset is " +
+                         std::to_string(ctx.getOpset()) + ")");
     given = ctx.hasAttr(node, attr);
     return ctx.getAttrInts(node, attr);
   }
+  if (ctx.hasAttr(node, attr))
+    ctx.fail(node, "'" + attr.str() + "' is input " + std::to_string(input) +
+                       " from opset " + std::to_string(inputSince) +
+                       ", not an attribute (the model's opset is " +
+                       std::to_string(ctx.getOpset()) + ")");
   given = ctx.hasInput(node, input);
   if (!given)
     return {};

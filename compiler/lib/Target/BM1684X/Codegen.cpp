@@ -198,6 +198,40 @@ isa::OpMapEntry opMapEntry(Operation &op) {
   return entry;
 }
 
+/// Sets tpu::kKSharesAttr on the op (\p op, or the member of a tpu.Group)
+/// each of \p shares names, replacing what an earlier codegen set: one
+/// entry per distinct column range (the batches of one op share their
+/// plan).
+void recordReducedShares(Operation &op,
+                         std::vector<backend::ReducedShares> shares) {
+  SmallVector<Operation *> members{&op};
+  if (auto group = dyn_cast<tpu::GroupOp>(op))
+    for (Operation &inner : group.getBody().front().without_terminator())
+      members.push_back(&inner);
+  for (Operation *m : members)
+    m->removeAttr(tpu::kKSharesAttr);
+  for (const backend::ReducedShares &r : shares) {
+    Operation *target = nullptr;
+    for (Operation *m : members)
+      if (m->getNumResults() && top::getTensorName(m->getResult(0)) == r.op)
+        target = m;
+    if (!target)
+      throw CodegenError{&op, "reduced-axis slices of '" + r.op +
+                                  "', which is not this op"};
+    SmallVector<int64_t> entry{r.colBegin, r.colEnd};
+    entry.append(r.bounds.begin(), r.bounds.end());
+    Builder b(target->getContext());
+    SmallVector<Attribute> all;
+    if (auto old = target->getAttrOfType<ArrayAttr>(tpu::kKSharesAttr))
+      all.assign(old.begin(), old.end());
+    auto attr = b.getDenseI64ArrayAttr(entry);
+    if (llvm::is_contained(all, Attribute(attr)))
+      continue;
+    all.push_back(attr);
+    target->setAttr(tpu::kKSharesAttr, b.getArrayAttr(all));
+  }
+}
+
 } // namespace
 
 uint64_t getWeightBytes(Operation *weightOp, const isa::ChipParams &chip) {
@@ -288,6 +322,7 @@ FailureOr<isa::bmodel::Model> buildBmodel(ModuleOp module,
         opMap.ops.push_back(opMapEntry(op));
         gen.codegenBM1684X(ctx);
         em.setOpTag(-1);
+        recordReducedShares(op, em.takeReducedShares());
       } catch (const ::tpu::Error &e) {
         throw CodegenError{&op, e.what()};
       }

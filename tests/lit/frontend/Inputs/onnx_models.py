@@ -273,7 +273,19 @@ def if_bad_branch():
                  [vi("y", [1, 4])])
 
 
-MODELS = {f.__name__: f for f in [conv_bn_relu, shape_subgraph, gemm, clip_variants,
+def axes_spelling(kind):
+    """A reduction whose axes take the other opsets' spelling: ReduceMean's
+    axes as input 1 at opset 13 (an attribute until 18), or ReduceSum's as
+    an attribute at opset 13 (input 1 from 13)."""
+    if kind == "input":
+        nodes = [helper.make_node("ReduceMean", ["x", "axes"], ["y"], name="m")]
+    else:
+        nodes = [helper.make_node("ReduceSum", ["x"], ["y"], name="s", axes=[1])]
+    return model(nodes, [vi("x", [2, 3])], [vi("y", [2, 1])],
+                 [const("axes", np.array([1], np.int64))] if kind == "input" else [])
+
+
+MODELS = {f.__name__: f for f in [axes_spelling, conv_bn_relu, shape_subgraph, gemm, clip_variants,
                                   clip_opset6, resize_cubic, resize_crop, resize_nearest, unsupported,
                                   two_inputs, split_slice, split_bad, external, huge_initializer,
                                   duplicate_output, no_outputs, tiny_values, if_verifier,

@@ -75,6 +75,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tpu::backend {
@@ -105,6 +106,20 @@ struct LocalRange {
 };
 
 struct GroupOptions;
+
+/// How an op that ran in reduced-axis slices (GroupPlan::kSlices) cut its
+/// reduced index (a reduction's extent, the flattened reduced dims in
+/// order; a matmul's K): share i is [bounds[i], bounds[i + 1]), summed in
+/// fp32 from +0 and added to the shares before it (max: maxed), which
+/// rounds otherwise than one pass over the whole index. `colBegin` /
+/// `colEnd`: the output columns it holds for (a matmul's column chunk;
+/// 0, 0: all of them). The tpu interpreter reproduces the partial sums
+/// from this (the op's k_shares attribute).
+struct ReducedShares {
+  std::string op;
+  int64_t colBegin = 0, colEnd = 0;
+  std::vector<int64_t> bounds;
+};
 
 /// One command group under construction: a TIU and a GDMA stream with id
 /// bookkeeping. Ids start at 1 in each stream; cmd_id_dep = 0 means "no
@@ -186,6 +201,16 @@ public:
   }
   const GroupOptions *aloneOptions() const { return aloneOptions_.get(); }
 
+  /// The reduced-axis shares of the groups emitted so far (emitGroup notes
+  /// one per group in reduced-axis slices); take() empties the list.
+  void noteReducedShares(ReducedShares s) {
+    reducedShares_.push_back(std::move(s));
+  }
+  std::vector<ReducedShares> &reducedShares() { return reducedShares_; }
+  std::vector<ReducedShares> takeReducedShares() {
+    return std::exchange(reducedShares_, {});
+  }
+
   /// Internal: the local-memory hazard history (see the class comment).
   class Tracker;
 
@@ -197,6 +222,7 @@ private:
   std::unique_ptr<Tracker> tracker_;
   uint64_t scratchAddr_ = 0, scratchBytes_ = 0;
   std::shared_ptr<const GroupOptions> aloneOptions_;
+  std::vector<ReducedShares> reducedShares_;
 };
 
 //===----------------------------------------------------------------------===//

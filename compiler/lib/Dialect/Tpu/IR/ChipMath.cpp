@@ -215,11 +215,40 @@ void gemmOrdered(int64_t m, int64_t n, int64_t k, const float *a,
   });
 }
 
+/// The columns \p s holds of c (m x n) = a (m x k) * b (k x n) again, share
+/// by share of K: the first summed into c from +0, each other one into a
+/// row of its own from +0 and then added to c (the commands' reduced-axis
+/// slices).
+void gemmShares(int64_t m, int64_t n, int64_t k, const float *a, const float *b,
+                float *c, const KShares &s, unsigned numThreads) {
+  int64_t c0 = s.colBegin, w = (s.colEnd ? s.colEnd : n) - c0;
+  kernels::parallelFor(numThreads, m, 1, [&](int64_t r0, int64_t r1) {
+    std::vector<float> part(static_cast<size_t>(w));
+    for (int64_t i = r0; i < r1; ++i) {
+      float *row = c + i * n + c0;
+      for (size_t sh = 0; sh + 1 < s.bounds.size(); ++sh) {
+        float *dst = sh == 0 ? row : part.data();
+        std::fill(dst, dst + w, 0.0f);
+        for (int64_t kk = s.bounds[sh]; kk < s.bounds[sh + 1]; ++kk) {
+          float av = a[i * k + kk];
+          const float *brow = b + kk * n + c0;
+          for (int64_t j = 0; j < w; ++j)
+            dst[j] = dst[j] + av * brow[j];
+        }
+        if (sh > 0)
+          for (int64_t j = 0; j < w; ++j)
+            row[j] = row[j] + part[size_t(j)];
+      }
+    }
+  });
+}
+
 } // namespace
 
 void matmul(const kernels::Shape &shapeA, const float *a,
             const kernels::Shape &shapeB, const float *b, bool transB,
-            float *out, unsigned numThreads) {
+            float *out, unsigned numThreads,
+            const std::vector<KShares> &shares) {
   std::optional<kernels::MatmulPlan> plan =
       kernels::planMatmul(shapeA, shapeB, transB);
   assert(plan && "matmul operands checked by matmulShape");
@@ -238,12 +267,18 @@ void matmul(const kernels::Shape &shapeA, const float *a,
   }
   if (p.sharedRight) {
     gemmOrdered(p.numBatch * m, n, k, a, right, out, numThreads);
+    for (const KShares &s : shares)
+      gemmShares(p.numBatch * m, n, k, a, right, out, s, numThreads);
     return;
   }
   kernels::parallelFor(numThreads, p.numBatch, 1, [&](int64_t b0, int64_t b1) {
-    for (int64_t i = b0; i < b1; ++i)
+    for (int64_t i = b0; i < b1; ++i) {
       gemmOrdered(m, n, k, a + p.leftOffset(i), right + p.rightOffset(i),
                   out + p.outOffset(i), 1);
+      for (const KShares &s : shares)
+        gemmShares(m, n, k, a + p.leftOffset(i), right + p.rightOffset(i),
+                   out + p.outOffset(i), s, 1);
+    }
   });
 }
 
@@ -287,7 +322,7 @@ void avgPool2d(const kernels::PoolParams &p, const float *in, float *out,
 }
 
 void reduce(ReduceMode mode, int64_t outer, int64_t d, int64_t inner,
-            const float *in, float *out) {
+            const float *in, float *out, const KShares *shares) {
   bool isMax = mode == ReduceMode::Max, isMin = mode == ReduceMode::Min;
   float scale = mode == ReduceMode::Mean ? 1.0f / float(d) : 1.0f;
   for (int64_t o = 0; o < outer; ++o)
@@ -300,6 +335,16 @@ void reduce(ReduceMode mode, int64_t outer, int64_t d, int64_t inner,
         for (int64_t j = 0; j < d; ++j)
           acc = std::max(acc, isMin ? -x[j * inner] : x[j * inner]);
         acc = isMin ? -acc : acc;
+      } else if (shares) {
+        // Each share's sum, scaled, then added: the reduced-axis slices.
+        acc = 0.0f;
+        for (size_t sh = 0; sh + 1 < shares->bounds.size(); ++sh) {
+          float part = 0.0f;
+          for (int64_t j = shares->bounds[sh]; j < shares->bounds[sh + 1]; ++j)
+            part = part + x[j * inner];
+          part = part * scale;
+          acc = sh == 0 ? part : acc + part;
+        }
       } else {
         acc = 0.0f;
         for (int64_t j = 0; j < d; ++j)

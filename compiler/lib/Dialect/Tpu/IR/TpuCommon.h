@@ -126,6 +126,12 @@ inline void applyRelu(std::vector<float> &data, bool doRelu, double limit) {
 std::optional<chip::RequantRecord> requantAttrs(mlir::Operation *op,
                                                 int64_t zeroPoint);
 
+/// The k_shares of \p op (kKSharesAttr; none: empty), each entry checked:
+/// bounds rising from 0 to \p extent, columns within \p columns (0, 0:
+/// all). An error names the op and the entry.
+mlir::FailureOr<std::vector<chip::KShares>>
+kSharesAttr(mlir::Operation *op, int64_t extent, int64_t columns);
+
 } // namespace tpuc::tpu::detail
 
 #endif // TPUC_LIB_DIALECT_TPU_IR_TPUCOMMON_H

@@ -176,6 +176,42 @@ int64_t reluHighOf(OpT op, quant::UniformQuantizedType outQ) {
 
 } // namespace
 
+FailureOr<std::vector<chip::KShares>>
+tpuc::tpu::detail::kSharesAttr(Operation *op, int64_t extent, int64_t columns) {
+  std::vector<chip::KShares> out;
+  Attribute attr = op->getAttr(kKSharesAttr);
+  if (!attr)
+    return out;
+  auto entries = dyn_cast<ArrayAttr>(attr);
+  if (!entries)
+    return op->emitOpError(kKSharesAttr) << " must be an array of arrays";
+  for (auto [i, e] : llvm::enumerate(entries)) {
+    auto arr = dyn_cast<DenseI64ArrayAttr>(e);
+    auto bad = [&, i = i]() {
+      return op->emitOpError(kKSharesAttr)
+             << " entry " << i << " must be [col_begin, col_end, 0, ..., "
+             << extent << "] with rising bounds and columns within [0, "
+             << columns << "]";
+    };
+    if (!arr || arr.size() < 4)
+      return bad();
+    chip::KShares s;
+    s.colBegin = arr[0];
+    s.colEnd = arr[1];
+    s.bounds.assign(arr.asArrayRef().begin() + 2, arr.asArrayRef().end());
+    bool ok =
+        s.bounds.front() == 0 && s.bounds.back() == extent &&
+        ((s.colBegin == 0 && s.colEnd == 0) ||
+         (0 <= s.colBegin && s.colBegin < s.colEnd && s.colEnd <= columns));
+    for (size_t j = 1; j < s.bounds.size(); ++j)
+      ok = ok && s.bounds[j - 1] < s.bounds[j];
+    if (!ok)
+      return bad();
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 std::optional<chip::RequantRecord>
 tpuc::tpu::detail::requantAttrs(Operation *op, int64_t zeroPoint) {
   auto mult = op->getAttrOfType<ArrayAttr>(kQuantMultiplierAttr);
@@ -395,6 +431,12 @@ LogicalResult MatMulOp::inference(InferenceContext &ctx) {
   Shape a = shapeOf(getInput()), b = shapeOf(getRight());
   Shape outShape = shapeOf(getOutput());
   std::vector<float> &out = ctx.output(getOutput());
+  // The shares of reduced-axis slices (checked either way; an int32 sum
+  // is exact in any of them).
+  FailureOr<std::vector<chip::KShares>> shares = kSharesAttr(
+      *this, a.back(), getRightTranspose() ? b[b.size() - 2] : b.back());
+  if (failed(shares))
+    return failure();
   if (auto outQ =
           dyn_cast<quant::UniformQuantizedType>(getElementType(getOutput()))) {
     // INT8: a fully connected layer (a 2-D right weight, an int32 bias)
@@ -440,9 +482,10 @@ LogicalResult MatMulOp::inference(InferenceContext &ctx) {
                      outQ.isSigned(), kInt8RoundMode, out.data());
     return success();
   }
-  // MM sums over K ascending and adds the fp32 bias after the products.
+  // MM sums over K ascending (in the shares of reduced-axis slices, where
+  // the commands cut K) and adds the fp32 bias after the products.
   chip::matmul(a, ctx.get(getInput()).data(), b, ctx.get(getRight()).data(),
-               getRightTranspose(), out.data(), ctx.getNumThreads());
+               getRightTranspose(), out.data(), ctx.getNumThreads(), *shares);
   if (!isNone(getBias())) {
     std::vector<float> sum(out.size());
     kernels::broadcastBinary(outShape, out.data(), shapeOf(getBias()),

@@ -332,7 +332,13 @@ LogicalResult ReduceOp::inference(InferenceContext &ctx) {
                           : m == "ReduceMax" ? chip::ReduceMode::Max
                           : m == "ReduceMin" ? chip::ReduceMode::Min
                                              : chip::ReduceMode::Sum;
-  chip::reduce(mode, outer, d, inner, src.data(), out.data());
+  FailureOr<std::vector<chip::KShares>> shares = kSharesAttr(*this, d, 0);
+  if (failed(shares))
+    return failure();
+  if (shares->size() > 1)
+    return emitOpError(kKSharesAttr) << " of a reduction has one entry";
+  chip::reduce(mode, outer, d, inner, src.data(), out.data(),
+               shares->empty() ? nullptr : &shares->front());
   roundResult(ctx, getOutput());
   return success();
 }

@@ -73,11 +73,22 @@ void deconv2d(const kernels::ConvParams &p, const float *in,
               const float *filter, const float *bias, float *out,
               unsigned numThreads);
 
+/// The shares a reduced index is summed in (tpu::kKSharesAttr, the
+/// commands' reduced-axis slices): share i is [bounds[i], bounds[i + 1]),
+/// summed from +0, then added to the shares before it in fp32; for the
+/// output columns [colBegin, colEnd) (0, 0: all of them).
+struct KShares {
+  int64_t colBegin = 0, colEnd = 0;
+  std::vector<int64_t> bounds;
+};
+
 /// numpy matmul (kernels::matmulShape's shapes) as MM sums it: over K
-/// ascending from +0. The bias is added by the caller.
+/// ascending from +0, or in \p shares of K for their columns. The bias is
+/// added by the caller.
 void matmul(const kernels::Shape &shapeA, const float *a,
             const kernels::Shape &shapeB, const float *b, bool transB,
-            float *out, unsigned numThreads);
+            float *out, unsigned numThreads,
+            const std::vector<KShares> &shares = {});
 
 //===----------------------------------------------------------------------===//
 // Pooling and reductions (backend Pool.cpp, Norm.cpp)
@@ -90,10 +101,12 @@ void avgPool2d(const kernels::PoolParams &p, const float *in, float *out,
                unsigned numThreads);
 
 /// Reduction of (outer, d, inner) along d in index order: sum, mean
-/// (fl32(sum * fl32(1 / d))), max or min. Not rounded.
+/// (fl32(sum * fl32(1 / d))), max or min. Not rounded. With \p shares (one
+/// entry, its bounds from 0 to d), a sum or mean is summed share by share,
+/// each share's sum scaled (a mean) and then added to the shares before it.
 enum class ReduceMode { Sum, Mean, Max, Min };
 void reduce(ReduceMode mode, int64_t outer, int64_t d, int64_t inner,
-            const float *in, float *out);
+            const float *in, float *out, const KShares *shares = nullptr);
 
 /// Softmax / log-softmax along d of (outer, d, inner): m = max; e =
 /// exp(x - m); s = sum e; y = e / s, or (x - m) - log(s). Not rounded (the

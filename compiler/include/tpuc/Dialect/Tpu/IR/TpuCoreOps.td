@@ -112,7 +112,8 @@ def Tpu_GroupOp : Tpu_Op<"Group", [Tpu_BM1684XCodegen]> {
     the lanes: `n_slices` then cuts the matrix rows and `c_slices` the
     column blocks), `weight_order` and the weight prefetch between
     neighbouring groups. The interpreter runs the body op by op,
-    so grouping changes no value.
+    so grouping changes no value; a sum cut into `k_slices` is summed in
+    the shares codegen records on the op (`k_shares`, tpu::kKSharesAttr).
 
     ```mlir
     %2 = "tpu.Group"(%0) ({

@@ -69,6 +69,17 @@ bool isKnownLayout(llvm::StringRef layout);
 /// input), I64ArrayAttrs; see compiler/docs/design.md "INT8".
 inline constexpr llvm::StringLiteral kQuantMultiplierAttr("quant_multiplier");
 inline constexpr llvm::StringLiteral kQuantRShiftAttr("quant_rshift");
+/// The reduced-axis shares of a tpu.Reduce / tpu.MatMul whose commands
+/// cut its reduced index into slices that accumulate (codegen
+/// sets it, from backend::ReducedShares): an ArrayAttr of
+/// DenseI64ArrayAttrs [col_begin, col_end, b0, b1, ..., bk], share i
+/// summing [b_i, b_(i+1)) of the reduced index (a reduction's flattened
+/// reduced dims, a matmul's K) for the output columns [col_begin, col_end)
+/// (0, 0: all). The interpreter sums a float op share by share, as the
+/// commands do (an integer sum is exact either way); compiler/docs/
+/// design.md "Reduced-axis slices and the interpreter".
+inline constexpr llvm::StringLiteral kKSharesAttr("k_shares");
+
 /// Fraction bits of the rescaled inputs of an INT8 add / sub.
 inline constexpr int kAddFractionBits = 8;
 /// The roundings of INT8 are in tpuc/Dialect/Tpu/IR/Int8.h.
