@@ -1235,6 +1235,36 @@ std::vector<uint8_t> readFile(const std::string &path) {
   return bytes;
 }
 
+FileBytes::FileBytes(const std::string &path, const std::string &noun) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 && errno != EISDIR)
+    throw Error(path + ": cannot open" + (noun.empty() ? "" : " " + noun) +
+                ": " + std::strerror(errno));
+  struct stat st;
+  if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+      st.st_size > 0) {
+    void *p =
+        ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p != MAP_FAILED) {
+      map_ = p;
+      data_ = static_cast<const uint8_t *>(p);
+      size_ = size_t(st.st_size);
+    }
+  }
+  if (fd >= 0)
+    ::close(fd);
+  if (!map_) {
+    read_ = readFile(path);
+    data_ = read_.data();
+    size_ = read_.size();
+  }
+}
+
+FileBytes::~FileBytes() {
+  if (map_)
+    ::munmap(map_, size_);
+}
+
 Model readModel(const std::string &path, const ParseOptions &options) {
   // Mapped, not read into a buffer: the reader copies what it keeps once,
   // from the page cache, and without loadCoefficients the coefficient pages
@@ -1279,10 +1309,10 @@ std::vector<uint8_t> serializeModel(const Model &model) {
 namespace {
 
 /// Writes all of \p bytes to \p fd; false with errno set on failure.
-bool writeAll(int fd, const std::vector<uint8_t> &bytes) {
+bool writeAll(int fd, const uint8_t *bytes, size_t size) {
   size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+  while (done < size) {
+    ssize_t n = ::write(fd, bytes + done, size - done);
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0) {
@@ -1331,6 +1361,12 @@ void removeStaleTemporaries(const std::string &path) {
 
 void writeFileAtomically(const std::string &path,
                          const std::vector<uint8_t> &bytes) {
+  writeFileAtomically(path,
+                      std::vector<ByteSpan>{{bytes.data(), bytes.size()}});
+}
+
+void writeFileAtomically(const std::string &path,
+                         const std::vector<ByteSpan> &parts) {
   // The data goes to a file without a name (O_TMPFILE) in the target's
   // directory, so that a process killed while writing leaves nothing
   // behind; once complete it gets a hidden name (linkat through
@@ -1378,8 +1414,9 @@ void writeFileAtomically(const std::string &path,
       ::unlink(tmp.c_str());
     throw Error(path + ": " + what + ": " + std::strerror(err));
   };
-  if (!writeAll(fd, bytes))
-    failWith("write error", errno);
+  for (const ByteSpan &part : parts)
+    if (!writeAll(fd, part.data, part.size))
+      failWith("write error", errno);
   if (anonymous) {
     std::string self = "/proc/self/fd/" + std::to_string(fd);
     for (unsigned i = 0; i < kAttempts; ++i) {

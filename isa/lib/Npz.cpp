@@ -25,6 +25,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <limits>
 #include <sstream>
 
@@ -664,7 +665,10 @@ Array parseNpy(const uint8_t *bytes, size_t size, const std::string &what) {
   return a;
 }
 
-std::vector<uint8_t> serializeNpy(const Array &array) {
+namespace {
+
+/// The .npy image of \p array up to its data: magic, version, header.
+std::vector<uint8_t> npyHeader(const Array &array) {
   size_t numel = array.numel();
   if (array.data.size() != numel * dtypeSize(array.dtype))
     throw Error("npz: array of shape " + shapeString(array.shape) + " and " +
@@ -690,12 +694,19 @@ std::vector<uint8_t> serializeNpy(const Array &array) {
   header.push_back('\n');
 
   std::vector<uint8_t> out;
-  out.reserve(padded + array.data.size());
+  out.reserve(padded);
   out.insert(out.end(), kNpyMagic, kNpyMagic + kNpyMagicSize);
   out.push_back(uint8_t(major));
   out.push_back(0);
   putLE(out, header.size(), unsigned(lenBytes));
   out.insert(out.end(), header.begin(), header.end());
+  return out;
+}
+
+} // namespace
+
+std::vector<uint8_t> serializeNpy(const Array &array) {
+  std::vector<uint8_t> out = npyHeader(array);
   out.insert(out.end(), array.data.begin(), array.data.end());
   return out;
 }
@@ -754,8 +765,10 @@ constexpr size_t kZlibChunk = size_t(1) << 30;
 constexpr int kRawDeflateWindow = -MAX_WBITS;
 constexpr int kDeflateMemLevel = 8;
 
-uint32_t crc32Of(const uint8_t *data, size_t size) {
-  uLong crc = crc32(0L, Z_NULL, 0);
+/// The CRC-32 of \p crc's bytes followed by \p data (\p crc: that of none
+/// by default).
+uint32_t crc32Of(const uint8_t *data, size_t size,
+                 uLong crc = crc32(0L, Z_NULL, 0)) {
   while (size > 0) {
     size_t n = std::min(size, kZlibChunk);
     crc = crc32(crc, data, uInt(n));
@@ -969,8 +982,16 @@ std::vector<CentralEntry> readCentral(const ByteReader &r, uint64_t count,
 }
 
 /// The uncompressed bytes of one member, CRC checked.
-std::vector<uint8_t> extract(const ByteReader &r, const CentralEntry &e,
-                             const std::string &what) {
+/// A member's content: where the image holds it (stored), else inflated
+/// into `owned`.
+struct Content {
+  const uint8_t *data = nullptr;
+  size_t size = 0;
+  std::vector<uint8_t> owned;
+};
+
+Content extract(const ByteReader &r, const CentralEntry &e,
+                const std::string &what) {
   if (e.flags & kFlagEncrypted)
     throw Error(what + ": encrypted members are not supported");
   std::string item = "member '" + e.name + "'";
@@ -988,24 +1009,27 @@ std::vector<uint8_t> extract(const ByteReader &r, const CentralEntry &e,
   uint64_t dataPos = namePos + nameLen + extraLen;
   r.require(dataPos, e.csize, "data of " + item);
   const uint8_t *data = r.at(dataPos);
-  std::vector<uint8_t> out;
+  Content out;
   if (e.method == kMethodStored) {
     if (e.csize != e.usize)
       throw Error(what + ": stored member with compressed size " +
                   std::to_string(e.csize) + " != size " +
                   std::to_string(e.usize));
-    out.assign(data, data + e.csize);
+    out.data = data;
+    out.size = size_t(e.csize);
   } else if (e.method == kMethodDeflate) {
     if (e.usize > e.csize * kMaxDeflateRatio + kDeflateSlack)
       throw Error(what + ": implausible uncompressed size " +
                   std::to_string(e.usize) + " for " + std::to_string(e.csize) +
                   " compressed bytes");
-    out = inflateRaw(data, e.csize, e.usize, what);
+    out.owned = inflateRaw(data, e.csize, e.usize, what);
+    out.data = out.owned.data();
+    out.size = out.owned.size();
   } else {
     throw Error(what + ": compression method " + std::to_string(e.method) +
                 " is not supported (only stored and deflate)");
   }
-  uint32_t crc = crc32Of(out.data(), out.size());
+  uint32_t crc = crc32Of(out.data, out.size);
   if (crc != e.crc)
     throw Error(what + ": bad CRC-32 (directory " +
                 isa::formatHex(e.crc, kCrcHexDigits) + ", data " +
@@ -1027,7 +1051,7 @@ Npz parseNpz(const uint8_t *bytes, size_t size, const std::string &what) {
     if (!e.name.empty() && e.name.back() == '/')
       continue; // a directory entry
     std::string member = what + ": member '" + e.name + "'";
-    std::vector<uint8_t> content = extract(r, e, member);
+    Content content = extract(r, e, member);
     std::string name = e.name;
     if (name.size() >= kNpySuffix.size() &&
         name.compare(name.size() - kNpySuffix.size(), kNpySuffix.size(),
@@ -1035,29 +1059,57 @@ Npz parseNpz(const uint8_t *bytes, size_t size, const std::string &what) {
       name.resize(name.size() - kNpySuffix.size());
     if (npz.contains(name))
       throw Error(member + ": duplicate array name '" + name + "'");
-    npz.set(name, parseNpy(content.data(), content.size(), member));
+    npz.set(name, parseNpy(content.data, content.size, member));
   }
   return npz;
 }
 
-std::vector<uint8_t> serializeNpz(const Npz &npz,
-                                  const NpzWriteOptions &options) {
-  std::vector<uint8_t> out;
+namespace {
+
+/// A zip image as pieces: the records it builds, which it owns, and the
+/// stored arrays' data, which it points to (no copy of a large array).
+struct NpzParts {
+  std::deque<std::vector<uint8_t>> owned;
+  std::vector<isa::bmodel::ByteSpan> spans;
+  uint64_t size = 0;
+
+  void add(const uint8_t *data, size_t n) {
+    if (n)
+      spans.push_back({data, n});
+    size += n;
+  }
+  void add(std::vector<uint8_t> bytes) {
+    owned.push_back(std::move(bytes));
+    add(owned.back().data(), owned.back().size());
+  }
+};
+
+using NamedArrays = std::vector<std::pair<const std::string *, const Array *>>;
+
+NpzParts npzParts(const NamedArrays &arrays, const NpzWriteOptions &options) {
+  NpzParts parts;
   std::vector<uint8_t> central;
   uint64_t count = 0;
-  for (const auto &[name, array] : npz) {
+  for (const auto &[namePtr, arrayPtr] : arrays) {
+    const std::string &name = *namePtr;
+    const Array &array = *arrayPtr;
     std::string member = name + std::string(kNpySuffix);
     if (member.size() > kMax16)
       throw Error("npz: array name '" + name.substr(0, 64) +
                   "...' is too long for a zip member");
-    std::vector<uint8_t> raw = serializeNpy(array);
-    uint32_t crc = crc32Of(raw.data(), raw.size());
+    std::vector<uint8_t> header = npyHeader(array);
+    uint32_t crc = crc32Of(array.data.data(), array.data.size(),
+                           crc32Of(header.data(), header.size()));
     std::vector<uint8_t> deflated;
-    if (options.compress)
+    if (options.compress) {
+      std::vector<uint8_t> raw = header;
+      raw.insert(raw.end(), array.data.begin(), array.data.end());
       deflated = deflateRaw(raw);
-    const std::vector<uint8_t> &stored = options.compress ? deflated : raw;
-    uint64_t usize = raw.size(), csize = stored.size();
-    uint64_t offset = out.size();
+    }
+    uint64_t usize = header.size() + array.data.size();
+    uint64_t csize = options.compress ? deflated.size() : usize;
+    uint64_t offset = parts.size;
+    std::vector<uint8_t> out;
     bool sizes64 = options.forceZip64 || usize >= kMax32 || csize >= kMax32;
     bool offset64 = options.forceZip64 || offset >= kMax32;
     bool zip64 = sizes64 || offset64;
@@ -1086,7 +1138,13 @@ std::vector<uint8_t> serializeNpz(const Npz &npz,
       putLE(out, usize, 8);
       putLE(out, csize, 8);
     }
-    out.insert(out.end(), stored.begin(), stored.end());
+    parts.add(std::move(out));
+    if (options.compress) {
+      parts.add(std::move(deflated));
+    } else {
+      parts.add(std::move(header));
+      parts.add(array.data.data(), array.data.size());
+    }
 
     // Central record: each field that overflows (or all, when forced) is
     // marked and carried in the zip64 extra field, in the fixed order.
@@ -1123,12 +1181,13 @@ std::vector<uint8_t> serializeNpz(const Npz &npz,
     ++count;
   }
 
-  uint64_t cdOffset = out.size(), cdSize = central.size();
-  out.insert(out.end(), central.begin(), central.end());
+  uint64_t cdOffset = parts.size, cdSize = central.size();
+  parts.add(std::move(central));
   bool end64 = options.forceZip64 || count >= kMax16 || cdSize >= kMax32 ||
                cdOffset >= kMax32;
+  std::vector<uint8_t> out;
   if (end64) {
-    uint64_t z64 = out.size();
+    uint64_t z64 = parts.size;
     putLE(out, kZip64EndSig, 4);
     putLE(out, kZip64EndSize - 12, 8); // size of the rest of the record
     putLE(out, kMadeByUnix | kVersionZip64, 2);
@@ -1152,6 +1211,26 @@ std::vector<uint8_t> serializeNpz(const Npz &npz,
   putLE(out, end64 ? kMax32 : cdSize, 4);
   putLE(out, end64 ? kMax32 : cdOffset, 4);
   putLE(out, 0, 2); // comment length
+  parts.add(std::move(out));
+  return parts;
+}
+
+NamedArrays namedArrays(const Npz &npz) {
+  NamedArrays arrays;
+  for (const auto &[name, array] : npz)
+    arrays.emplace_back(&name, &array);
+  return arrays;
+}
+
+} // namespace
+
+std::vector<uint8_t> serializeNpz(const Npz &npz,
+                                  const NpzWriteOptions &options) {
+  NpzParts parts = npzParts(namedArrays(npz), options);
+  std::vector<uint8_t> out;
+  out.reserve(parts.size);
+  for (const isa::bmodel::ByteSpan &p : parts.spans)
+    out.insert(out.end(), p.data, p.data + p.size);
   return out;
 }
 
@@ -1165,7 +1244,8 @@ Array readNpy(const std::string &path) {
 }
 
 Npz readNpz(const std::string &path) {
-  std::vector<uint8_t> bytes = isa::bmodel::readFile(path);
+  // Mapped: the arrays are the only copy of a stored member's data.
+  isa::bmodel::FileBytes bytes(path);
   return parseNpz(bytes.data(), bytes.size(), path);
 }
 
@@ -1181,7 +1261,17 @@ void writeNpz(const std::string &path, const Npz &npz, bool compress) {
 
 void writeNpz(const std::string &path, const Npz &npz,
               const NpzWriteOptions &options) {
-  isa::bmodel::writeFileAtomically(path, serializeNpz(npz, options));
+  isa::bmodel::writeFileAtomically(path,
+                                   npzParts(namedArrays(npz), options).spans);
+}
+
+void writeNpz(const std::string &path,
+              const std::vector<std::pair<std::string, const Array *>> &arrays,
+              const NpzWriteOptions &options) {
+  NamedArrays named;
+  for (const auto &[name, array] : arrays)
+    named.emplace_back(&name, array);
+  isa::bmodel::writeFileAtomically(path, npzParts(named, options).spans);
 }
 
 } // namespace tpu::npz

@@ -38,9 +38,8 @@
 // are never reused, so the activation memory grows.
 //
 //===----------------------------------------------------------------------===//
-#include "Subcommands.h"
 #include "DeployPipeline.h"
-#include "llvm/ADT/StringSet.h"
+#include "Subcommands.h"
 
 #include "tpuc/Support/CaliTable.h"
 #include "ToolCommon.h"
@@ -71,6 +70,7 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
@@ -369,19 +369,23 @@ void writeModule(mlir::ModuleOp module, const std::string &path,
 
 /// Writes the data of every tpu.Weight of \p module to \p path.
 void writeWeights(mlir::ModuleOp module, const std::string &path) {
-  tpu::npz::Npz npz;
+  // The arrays where the weight registry holds them, not copied.
+  std::vector<std::pair<std::string, const tpu::npz::Array *>> arrays;
+  llvm::StringSet<> seen;
   module.walk([&](tpuc::tpu::WeightOp w) {
     std::string name = w.getName().str();
-    if (npz.contains(name))
+    if (!seen.insert(name).second)
       return;
     const tpu::npz::Array *array =
         tpuc::findWeight(module, name, /*emitErrors=*/false);
     if (!array)
       throw tpu::Error("weight '" + name + "' has no data");
-    npz.set(name, *array);
+    arrays.emplace_back(name, array);
   });
   // Stored, not deflated, as tpuc transform writes the top weights.
-  tpu::npz::writeNpz(path, npz, /*compress=*/false);
+  tpu::npz::NpzWriteOptions stored;
+  stored.compress = false;
+  tpu::npz::writeNpz(path, arrays, stored);
 }
 
 /// Appends every activation the function computes (results of tpu ops

@@ -533,6 +533,40 @@ TEST(InterpKernels, Permute) {
   expectNear(out, {1, 4, 2, 5, 3, 6});
 }
 
+TEST(InterpKernels, PermuteEveryOrderAgainstIndexMath) {
+  // Every order of shapes past the 32-element tiles of the transposing
+  // path (and not multiples of them), against the definition: out at
+  // index o holds in at the index whose axis order[i] is o[i].
+  for (const Shape &shape : {Shape{70, 45}, Shape{3, 40, 33},
+                             Shape{2, 35, 3, 37}, Shape{1, 65, 1, 33}}) {
+    size_t rank = shape.size();
+    Shape order(rank);
+    for (size_t i = 0; i < rank; ++i)
+      order[i] = int64_t(i);
+    std::vector<float> in = iota(size_t(numElements(shape)));
+    do {
+      Shape outShape(rank), inStrides(rank, 1), outStrides(rank, 1);
+      for (size_t i = rank; i-- > 1;)
+        inStrides[i - 1] = inStrides[i] * shape[i];
+      for (size_t i = 0; i < rank; ++i)
+        outShape[i] = shape[size_t(order[i])];
+      for (size_t i = rank; i-- > 1;)
+        outStrides[i - 1] = outStrides[i] * outShape[i];
+      std::vector<float> got(in.size()), want(in.size());
+      for (int64_t o = 0; o < int64_t(in.size()); ++o) {
+        int64_t src = 0;
+        for (size_t i = 0; i < rank; ++i)
+          src +=
+              (o / outStrides[i] % outShape[i]) * inStrides[size_t(order[i])];
+        want[size_t(o)] = in[size_t(src)];
+      }
+      permute(shape, in.data(), order, got.data());
+      ASSERT_EQ(got, want) << "rank " << rank << " order "
+                           << ::testing::PrintToString(order);
+    } while (std::next_permutation(order.begin(), order.end()));
+  }
+}
+
 TEST(InterpKernels, Pad) {
   std::vector<float> in = {1, 2, 3}, out(7);
   // reflect mirrors without repeating the edge: [3,2 | 1,2,3 | 2,1].

@@ -14,6 +14,7 @@
 #include "tpuc/Support/Module.h"
 #include "tpuc/Support/Weights.h"
 
+#include "tpu/isa/Bmodel.h"
 #include "tpu/isa/Error.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -29,7 +30,7 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
-#include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -208,18 +209,17 @@ std::string onnxSupportMatrixMarkdown() {
 onnx::ModelProto loadOnnxModel(const std::string &path) {
   if (llvm::sys::fs::is_directory(path))
     throw tpu::Error(path + ": is a directory, not an ONNX model file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw tpu::Error(path +
-                     ": cannot open ONNX model: " + std::strerror(errno));
-  std::string bytes((std::istreambuf_iterator<char>(in)),
-                    std::istreambuf_iterator<char>());
-  if (in.bad())
-    throw tpu::Error(path + ": cannot read ONNX model");
-  if (bytes.empty())
+  // Parsed where the page cache holds it: no copy of a model that may be
+  // half a gigabyte of weights.
+  tpu::isa::bmodel::FileBytes bytes(path, "ONNX model");
+  if (bytes.size() == 0)
     throw tpu::Error(path + ": ONNX model file is empty");
+  if (bytes.size() > size_t(std::numeric_limits<int>::max()))
+    throw tpu::Error(path + ": " + std::to_string(bytes.size()) +
+                     " bytes, past protobuf's 2 GiB limit (a model that "
+                     "large keeps its weights in external data files)");
   onnx::ModelProto model;
-  if (!model.ParseFromString(bytes))
+  if (!model.ParseFromArray(bytes.data(), int(bytes.size())))
     throw tpu::Error(path + ": not a valid ONNX model: parsing its " +
                      std::to_string(bytes.size()) +
                      " bytes as a protobuf ModelProto failed (the file is "

@@ -306,9 +306,38 @@ void writeModel(const Model &model, const std::string &path);
 /// and a rename, so `path` never holds a partial file. Throws Error.
 void writeFileAtomically(const std::string &path,
                          const std::vector<uint8_t> &bytes);
+/// A range of bytes someone else owns.
+struct ByteSpan {
+  const uint8_t *data = nullptr;
+  size_t size = 0;
+};
+/// writeFileAtomically of the concatenation of `parts`, which are not
+/// copied (large arrays go to the file from where they are).
+void writeFileAtomically(const std::string &path,
+                         const std::vector<ByteSpan> &parts);
 
 /// Reads a whole file. Throws Error naming the path when it cannot.
 std::vector<uint8_t> readFile(const std::string &path);
+
+/// A whole file's bytes, read-only: a non-empty regular file is mapped (the
+/// page cache's pages, no copy: weight files reach half a gigabyte),
+/// anything else is read (readFile). Errors name the path and, in "cannot
+/// open <noun>", `noun` when given.
+class FileBytes {
+public:
+  explicit FileBytes(const std::string &path, const std::string &noun = "");
+  ~FileBytes();
+  FileBytes(const FileBytes &) = delete;
+  FileBytes &operator=(const FileBytes &) = delete;
+  const uint8_t *data() const { return data_; }
+  size_t size() const { return size_; }
+
+private:
+  void *map_ = nullptr;
+  std::vector<uint8_t> read_;
+  const uint8_t *data_ = nullptr;
+  size_t size_ = 0;
+};
 
 } // namespace tpu::isa::bmodel
 

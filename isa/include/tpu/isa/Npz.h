@@ -243,6 +243,12 @@ void writeNpy(const std::string &path, const Array &array);
 void writeNpz(const std::string &path, const Npz &npz, bool compress = true);
 void writeNpz(const std::string &path, const Npz &npz,
               const NpzWriteOptions &options);
+/// writeNpz of arrays held elsewhere, in this order (the bytes of an Npz
+/// of copies of them): nothing is copied, the data go to the file from
+/// where they are.
+void writeNpz(const std::string &path,
+              const std::vector<std::pair<std::string, const Array *>> &arrays,
+              const NpzWriteOptions &options);
 
 } // namespace tpu::npz
 
