@@ -37,6 +37,10 @@ std::optional<tpu::npz::Array> float32Array(const onnx::TensorProto &t) {
     n *= uint64_t(d);
   }
   tpu::npz::Array a(tpu::npz::DType::F32, shape);
+  if (n == 0) // no data to copy (and a null pointer memcpy must not see)
+    return t.raw_data().empty() && t.float_data_size() == 0
+               ? std::optional(std::move(a))
+               : std::nullopt;
   if (t.has_raw_data()) {
     if (t.raw_data().size() != 4 * n)
       return std::nullopt;
