@@ -1237,12 +1237,11 @@ std::vector<uint8_t> readFile(const std::string &path) {
 
 FileBytes::FileBytes(const std::string &path, const std::string &noun) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0 && errno != EISDIR)
+  if (fd < 0)
     throw Error(path + ": cannot open" + (noun.empty() ? "" : " " + noun) +
                 ": " + std::strerror(errno));
   struct stat st;
-  if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-      st.st_size > 0) {
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
     void *p =
         ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
     if (p != MAP_FAILED) {
@@ -1251,8 +1250,7 @@ FileBytes::FileBytes(const std::string &path, const std::string &noun) {
       size_ = size_t(st.st_size);
     }
   }
-  if (fd >= 0)
-    ::close(fd);
+  ::close(fd);
   if (!map_) {
     read_ = readFile(path);
     data_ = read_.data();

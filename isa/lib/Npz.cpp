@@ -1084,14 +1084,13 @@ struct NpzParts {
   }
 };
 
-using NamedArrays = std::vector<std::pair<const std::string *, const Array *>>;
+using NamedArrays = std::vector<std::pair<std::string, const Array *>>;
 
 NpzParts npzParts(const NamedArrays &arrays, const NpzWriteOptions &options) {
   NpzParts parts;
   std::vector<uint8_t> central;
   uint64_t count = 0;
-  for (const auto &[namePtr, arrayPtr] : arrays) {
-    const std::string &name = *namePtr;
+  for (const auto &[name, arrayPtr] : arrays) {
     const Array &array = *arrayPtr;
     std::string member = name + std::string(kNpySuffix);
     if (member.size() > kMax16)
@@ -1218,7 +1217,7 @@ NpzParts npzParts(const NamedArrays &arrays, const NpzWriteOptions &options) {
 NamedArrays namedArrays(const Npz &npz) {
   NamedArrays arrays;
   for (const auto &[name, array] : npz)
-    arrays.emplace_back(&name, &array);
+    arrays.emplace_back(name, &array);
   return arrays;
 }
 
@@ -1261,17 +1260,13 @@ void writeNpz(const std::string &path, const Npz &npz, bool compress) {
 
 void writeNpz(const std::string &path, const Npz &npz,
               const NpzWriteOptions &options) {
-  isa::bmodel::writeFileAtomically(path,
-                                   npzParts(namedArrays(npz), options).spans);
+  writeNpz(path, namedArrays(npz), options);
 }
 
 void writeNpz(const std::string &path,
               const std::vector<std::pair<std::string, const Array *>> &arrays,
               const NpzWriteOptions &options) {
-  NamedArrays named;
-  for (const auto &[name, array] : arrays)
-    named.emplace_back(&name, array);
-  isa::bmodel::writeFileAtomically(path, npzParts(named, options).spans);
+  isa::bmodel::writeFileAtomically(path, npzParts(arrays, options).spans);
 }
 
 } // namespace tpu::npz

@@ -3441,9 +3441,7 @@ void emitGroup(CmdEmitter &em, const GroupSpec &spec, const GroupPlan &plan,
     const GroupOp &op = laid->ops[0];
     const auto &in = laid->values[op.inputs[0]].shape;
     const auto &out = laid->values[op.output].shape;
-    int64_t d = in[size_t(axis)];
-    if (const auto *m = std::get_if<MatMulParams>(&op.params))
-      d = matmulKN(*m)[0];
+    int64_t d = in[size_t(axis)]; // a matmul's rows: (B, M, 1, K)
     int64_t unit = axis == 2 && out[3] == 1 ? in[3] : 1;
     ReducedShares r;
     r.op = std::visit([](const auto &x) { return x.name; }, op.params);

@@ -236,9 +236,7 @@ LogicalResult saveWeights(ModuleOp module, StringRef npzPath,
     // while inflating them dominated every later load (ResNet-50: 94 -> 102
     // MB, transform 3.5 -> 0.4 s of user CPU, a tpuc explore point's compile
     // 1.1 -> 0.64 s of CPU).
-    tpu::npz::NpzWriteOptions stored;
-    stored.compress = false;
-    tpu::npz::writeNpz(npzPath.str(), out, stored);
+    tpu::npz::writeNpz(npzPath.str(), out, {/*compress=*/false});
   } catch (const tpu::Error &e) {
     return module.emitError() << "cannot write weight file '" << npzPath
                               << "': " << e.what();

@@ -383,9 +383,7 @@ void writeWeights(mlir::ModuleOp module, const std::string &path) {
     arrays.emplace_back(name, array);
   });
   // Stored, not deflated, as tpuc transform writes the top weights.
-  tpu::npz::NpzWriteOptions stored;
-  stored.compress = false;
-  tpu::npz::writeNpz(path, arrays, stored);
+  tpu::npz::writeNpz(path, arrays, {/*compress=*/false});
 }
 
 /// Appends every activation the function computes (results of tpu ops

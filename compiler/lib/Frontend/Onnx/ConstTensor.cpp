@@ -423,51 +423,102 @@ std::string readExternalData(const onnx::TensorProto &tensor,
   return bytes;
 }
 
+/// What every initializer decoder checks first: the element type, the
+/// shape and its element count, and where the bytes are (raw_data or
+/// external data, read; null: the typed fields).
+struct ProtoData {
+  ElemType type;
+  Shape shape;
+  int64_t n = 0;
+  std::string external;
+  const std::string *raw = nullptr;
+};
+
+ProtoData protoData(const onnx::TensorProto &tensor, const std::string &baseDir,
+                    const std::string &what) {
+  ProtoData d;
+  d.type = tensor.data_type();
+  if (!isFloatType(d.type) && !isIntegerType(d.type))
+    throw tpu::Error(what + ": element type " + elemTypeName(d.type) +
+                     " is not supported");
+  if (tensor.has_segment())
+    throw tpu::Error(what + ": segmented tensors are not supported");
+  for (int64_t dim : tensor.dims()) {
+    if (dim < 0)
+      throw tpu::Error(what + ": negative dimension " + std::to_string(dim));
+    d.shape.push_back(dim);
+  }
+  d.n = checkedNumElements(d.shape, what);
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+    d.external = readExternalData(tensor, baseDir, what);
+    d.raw = &d.external;
+  } else if (tensor.has_raw_data()) {
+    d.raw = &tensor.raw_data();
+  }
+  return d;
+}
+
+/// Throws unless the data hold \p have == d.n values.
+void requireCount(const ProtoData &d, int64_t have, const std::string &what) {
+  if (have != d.n)
+    throw tpu::Error(what + ": holds " + std::to_string(have) +
+                     " values but its shape " + shapeToString(d.shape) +
+                     " needs " + std::to_string(d.n));
+}
+
+/// Checks that d.raw holds d.n whole elements.
+void checkRawCount(const ProtoData &d, const std::string &what) {
+  size_t esize = rawElemSize(d.type);
+  if (d.raw->size() % esize != 0)
+    throw tpu::Error(what + ": raw data of " + std::to_string(d.raw->size()) +
+                     " bytes is not a whole number of " + elemTypeName(d.type) +
+                     " elements");
+  requireCount(d, static_cast<int64_t>(d.raw->size() / esize), what);
+}
+
 } // namespace
+
+std::optional<tpu::npz::Array>
+float32ArrayFromProto(const onnx::TensorProto &tensor,
+                      const std::string &baseDir, const std::string &what) {
+  if (tensor.data_type() != elem::Float)
+    return std::nullopt;
+  ProtoData d = protoData(tensor, baseDir, what);
+  tpu::npz::Array a(tpu::npz::DType::F32, d.shape);
+  const void *src = nullptr;
+  if (d.raw) {
+    checkRawCount(d, what);
+    // raw_data is little-endian, as the host.
+    static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__);
+    src = d.raw->data();
+  } else {
+    requireCount(d, tensor.float_data_size(), what);
+    src = tensor.float_data().data();
+  }
+  if (!a.data.empty()) // (no elements: src may be null)
+    std::memcpy(a.data.data(), src, a.data.size());
+  return a;
+}
 
 ConstTensor constTensorFromProto(const onnx::TensorProto &tensor,
                                  const std::string &baseDir,
                                  const std::string &what) {
-  ElemType type = tensor.data_type();
-  if (!isFloatType(type) && !isIntegerType(type))
-    throw tpu::Error(what + ": element type " + elemTypeName(type) +
-                     " is not supported");
-  if (tensor.has_segment())
-    throw tpu::Error(what + ": segmented tensors are not supported");
-  Shape shape;
-  for (int64_t d : tensor.dims()) {
-    if (d < 0)
-      throw tpu::Error(what + ": negative dimension " + std::to_string(d));
-    shape.push_back(d);
-  }
-  int64_t n = checkedNumElements(shape, what);
-
-  const std::string *raw = nullptr;
-  std::string external;
-  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
-    external = readExternalData(tensor, baseDir, what);
-    raw = &external;
-  } else if (tensor.has_raw_data()) {
-    raw = &tensor.raw_data();
-  }
-
+  ProtoData d = protoData(tensor, baseDir, what);
+  ElemType type = d.type;
+  Shape &shape = d.shape;
+  int64_t n = d.n;
+  const std::string *raw = d.raw;
   std::vector<double> values;
   // Reserved only once the data is known to hold n values.
   auto checkCount = [&](int64_t have) {
-    if (have != n)
-      throw tpu::Error(what + ": holds " + std::to_string(have) +
-                       " values but its shape " + shapeToString(shape) +
-                       " needs " + std::to_string(n));
+    requireCount(d, have, what);
     values.reserve(static_cast<size_t>(n));
   };
 
   if (raw) {
     size_t esize = rawElemSize(type);
-    if (raw->size() % esize != 0)
-      throw tpu::Error(what + ": raw data of " + std::to_string(raw->size()) +
-                       " bytes is not a whole number of " + elemTypeName(type) +
-                       " elements");
-    checkCount(static_cast<int64_t>(raw->size() / esize));
+    checkRawCount(d, what);
+    values.reserve(static_cast<size_t>(n));
     const auto *p = reinterpret_cast<const uint8_t *>(raw->data());
     std::vector<int64_t> ints;
     bool integer = isIntegerType(type);

@@ -11,9 +11,12 @@
 #ifndef TPUC_LIB_FRONTEND_ONNX_CONSTTENSOR_H
 #define TPUC_LIB_FRONTEND_ONNX_CONSTTENSOR_H
 
+#include "tpu/isa/Npz.h"
+
 #include "llvm/ADT/ArrayRef.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -117,6 +120,14 @@ private:
 /// Decodes \p tensor (typed fields or raw_data, or external data located
 /// relative to \p baseDir). Throws tpu::Error naming \p what on malformed or
 /// unsupported (string, complex) data.
+/// A float32 initializer as the float32 npz array toNpzArray would make of
+/// its ConstTensor, without the ConstTensor (which holds doubles, twice the
+/// size: a VGG-sized model's weights would take a gigabyte); the same checks
+/// and errors as constTensorFromProto. nullopt for other element types.
+std::optional<tpu::npz::Array>
+float32ArrayFromProto(const onnx::TensorProto &tensor,
+                      const std::string &baseDir, const std::string &what);
+
 ConstTensor constTensorFromProto(const onnx::TensorProto &tensor,
                                  const std::string &baseDir,
                                  const std::string &what);

@@ -12,48 +12,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <optional>
 
 namespace tpuc::frontend {
 
 namespace {
-
-/// A float32 initializer held in the model itself (raw_data or float_data,
-/// with as many values as its shape needs) as the npz array toNpzArray
-/// would make of its ConstTensor, without the ConstTensor (which holds
-/// doubles: a VGG-sized model's weights would take a gigabyte); nullopt for
-/// anything else, which takes the ConstTensor path and its checks.
-std::optional<tpu::npz::Array> float32Array(const onnx::TensorProto &t) {
-  if (t.data_type() != onnx::TensorProto::FLOAT || t.has_segment() ||
-      t.data_location() == onnx::TensorProto::EXTERNAL)
-    return std::nullopt;
-  std::vector<int64_t> shape;
-  uint64_t n = 1;
-  for (int64_t d : t.dims()) {
-    if (d < 0 || (d > 0 && n > (uint64_t(1) << 40) / uint64_t(d)))
-      return std::nullopt;
-    shape.push_back(d);
-    n *= uint64_t(d);
-  }
-  tpu::npz::Array a(tpu::npz::DType::F32, shape);
-  if (n == 0) // no data to copy (and a null pointer memcpy must not see)
-    return t.raw_data().empty() && t.float_data_size() == 0
-               ? std::optional(std::move(a))
-               : std::nullopt;
-  if (t.has_raw_data()) {
-    if (t.raw_data().size() != 4 * n)
-      return std::nullopt;
-    // raw_data is little-endian, as the host.
-    static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__);
-    std::memcpy(a.data.data(), t.raw_data().data(), a.data.size());
-    return a;
-  }
-  if (uint64_t(t.float_data_size()) != n)
-    return std::nullopt;
-  std::memcpy(a.data.data(), t.float_data().data(), a.data.size());
-  return a;
-}
 
 /// The npz array a constant is stored as: float32 for the float types, the
 /// ONNX type itself for integer data (so indices and shapes stay exact in
@@ -170,11 +132,13 @@ mlir::Value ImportContext::valueOf(llvm::StringRef name) {
   if (e.value)
     return e.value;
   std::optional<tpu::npz::Array> array;
-  if (!e.constant && e.proto)
-    array = float32Array(*e.proto);
-  if (!array && !e.constant && e.proto)
-    e.constant = std::make_shared<ConstTensor>(constTensorFromProto(
-        *e.proto, baseDir, path + ": initializer '" + e.proto->name() + "'"));
+  if (!e.constant && e.proto) {
+    std::string what = path + ": initializer '" + e.proto->name() + "'";
+    array = float32ArrayFromProto(*e.proto, baseDir, what);
+    if (!array)
+      e.constant = std::make_shared<ConstTensor>(
+          constTensorFromProto(*e.proto, baseDir, what));
+  }
   if (!array && !e.constant)
     throw tpu::Error(path + ": tensor '" + name.str() + "' has no value");
   usedNames.insert(name);

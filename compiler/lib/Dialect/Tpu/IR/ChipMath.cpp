@@ -265,16 +265,24 @@ void matmul(const kernels::Shape &shapeA, const float *a,
           bt[size_t(i * sizeB + kk * n + r)] = b[i * sizeB + r * k + kk];
     right = bt.data();
   }
+  // The columns no share covers (the shares' column ranges are disjoint)
+  // are one pass over K.
+  int64_t shared = 0;
+  for (const KShares &s : shares)
+    shared += (s.colEnd ? s.colEnd : n) - s.colBegin;
+  bool onePass = shared < n;
   if (p.sharedRight) {
-    gemmOrdered(p.numBatch * m, n, k, a, right, out, numThreads);
+    if (onePass)
+      gemmOrdered(p.numBatch * m, n, k, a, right, out, numThreads);
     for (const KShares &s : shares)
       gemmShares(p.numBatch * m, n, k, a, right, out, s, numThreads);
     return;
   }
   kernels::parallelFor(numThreads, p.numBatch, 1, [&](int64_t b0, int64_t b1) {
     for (int64_t i = b0; i < b1; ++i) {
-      gemmOrdered(m, n, k, a + p.leftOffset(i), right + p.rightOffset(i),
-                  out + p.outOffset(i), 1);
+      if (onePass)
+        gemmOrdered(m, n, k, a + p.leftOffset(i), right + p.rightOffset(i),
+                    out + p.outOffset(i), 1);
       for (const KShares &s : shares)
         gemmShares(m, n, k, a + p.leftOffset(i), right + p.rightOffset(i),
                    out + p.outOffset(i), s, 1);
