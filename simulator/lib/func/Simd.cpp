@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <functional>
@@ -248,11 +249,45 @@ void ScratchBlock::release() {
 
 namespace {
 
+/// How long a helper that finished its tasks, and the caller waiting for
+/// the tasks it did not run, poll before they sleep on a condition
+/// variable. Reason: waking a sleeping thread costs about this much (a
+/// helper joined a ResNet-50 INT8 run's 402 jobs 28.5 us after they were
+/// posted, on average, when it slept between them; 2.7 us when it
+/// polled), and polling for as long as a sleep and a wake cost wastes at
+/// most that per job (the classic bound for spinning before blocking);
+/// most jobs follow the previous one within it, so a helper polling
+/// between them is never woken. Measured on a 2-vCPU Xeon VM: full-mode
+/// ResNet-50 INT8 median 91.6 -> 84.6 ms, F16 133.0 -> 125.6 ms (11
+/// alternating runs each). It costs only host time, never a result.
+constexpr std::chrono::microseconds kPollBeforeSleep{30};
+
+/// Polls `ready` for up to kPollBeforeSleep; true once it holds.
+template <typename Ready> bool pollFor(Ready ready) {
+  if (ready())
+    return true;
+  auto until = std::chrono::steady_clock::now() + kPollBeforeSleep;
+  constexpr int kChecksPerClockRead = 32;
+  for (;;) {
+    for (int i = 0; i < kChecksPerClockRead; ++i) {
+#if TPUSIM_X86_PATHS
+      _mm_pause();
+#endif
+      if (ready())
+        return true;
+    }
+    if (std::chrono::steady_clock::now() >= until)
+      return false;
+  }
+}
+
 /// A fixed pool of helper threads running one parallelTasks call at a
 /// time (the kernels are called from one simulation thread). The caller
 /// works too and waits only for tasks that were claimed, never for a helper
 /// to wake: on a loaded machine a helper that is not scheduled in time
-/// simply finds the job done.
+/// simply finds the job done. Helpers and the waiting caller poll briefly
+/// before they sleep (kPollBeforeSleep); the condition variables are
+/// signalled only when someone sleeps on them.
 class Pool {
   struct Job {
     const std::function<void(int64_t)> *fn;
@@ -269,9 +304,9 @@ public:
   ~Pool() {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
+      stop_.store(true);
     }
-    cv_.notify_all();
+    posted_.notify_all();
     for (std::thread &t : threads_)
       t.join();
   }
@@ -281,15 +316,24 @@ public:
     auto job = std::make_shared<Job>();
     job->fn = &fn;
     job->n = n;
+    bool wake;
     {
       std::lock_guard<std::mutex> lock(mu_);
       job_ = job;
-      ++generation_;
+      generation_.fetch_add(1, std::memory_order_release);
+      wake = sleepingHelpers_ != 0;
     }
-    cv_.notify_all();
+    if (wake)
+      posted_.notify_all();
     work(*job);
-    std::unique_lock<std::mutex> lock(mu_);
-    done_.wait(lock, [&] { return job->done.load() == n; });
+    auto allDone = [&] { return job->done.load() == n; };
+    if (!pollFor(allDone)) {
+      std::unique_lock<std::mutex> lock(mu_);
+      callerSleeps_ = true;
+      finished_.wait(lock, allDone);
+      callerSleeps_ = false;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
     job_.reset();
   }
 
@@ -300,20 +344,27 @@ private:
       (*job.fn)(i);
       if (job.done.fetch_add(1) + 1 == job.n) {
         std::lock_guard<std::mutex> lock(mu_);
-        done_.notify_all();
+        if (callerSleeps_)
+          finished_.notify_all();
       }
     }
   }
   void loop() {
     uint64_t seen = 0;
+    auto posted = [&] { return stop_.load() || generation_.load() != seen; };
     for (;;) {
+      pollFor(posted);
       std::shared_ptr<Job> job;
       {
         std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
-        if (stop_)
+        if (!posted()) {
+          ++sleepingHelpers_;
+          posted_.wait(lock, posted);
+          --sleepingHelpers_;
+        }
+        if (stop_.load())
           return;
-        seen = generation_;
+        seen = generation_.load();
         job = job_;
       }
       if (job)
@@ -323,10 +374,15 @@ private:
 
   std::vector<std::thread> threads_;
   std::mutex mu_;
-  std::condition_variable cv_, done_;
+  /// posted_: a new job or stop (helpers sleep on it); finished_: the
+  /// caller's job is done (the caller sleeps on it).
+  std::condition_variable posted_, finished_;
   std::shared_ptr<Job> job_;
-  uint64_t generation_ = 0;
-  bool stop_ = false;
+  /// Changed under mu_; read without it while polling.
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<bool> stop_{false};
+  unsigned sleepingHelpers_ = 0; // under mu_
+  bool callerSleeps_ = false;    // under mu_
 };
 
 } // namespace

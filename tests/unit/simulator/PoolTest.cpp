@@ -1,0 +1,86 @@
+//===- PoolTest.cpp - The kernels' worker threads -------------------------===//
+//
+// parallelTasks runs each task of a job exactly once and returns only after
+// all of them ran, whatever the thread count and however the jobs are
+// spaced: back to back (helpers still polling for the next job), with gaps
+// longer than the helpers poll (helpers asleep, woken by the next job), and
+// with tasks longer than the caller polls (the caller asleep, woken by the
+// helper that finishes the last task). A lost wake-up hangs the test (ctest
+// times it out); a task run twice or not at all, or a return before the
+// helpers finished, fails the counts.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SimdImpl.h"
+
+#include "tpusim/Simd.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+using namespace tpu::sim;
+
+namespace {
+
+class Pool : public ::testing::TestWithParam<unsigned> {
+protected:
+  void SetUp() override {
+    saved_ = kernelThreads();
+    setKernelThreads(GetParam());
+  }
+  void TearDown() override { setKernelThreads(saved_); }
+
+  /// Runs `jobs` jobs of 1..7 tasks; each task may sleep `taskSleep`, and
+  /// the caller sleeps `gap` between jobs. Every task of every job must
+  /// have run once by the time its job returns.
+  void runJobs(int jobs, std::chrono::microseconds taskSleep,
+               std::chrono::microseconds gap) {
+    for (int j = 0; j < jobs; ++j) {
+      int64_t n = 1 + j % 7;
+      std::vector<std::atomic<int>> runs(static_cast<size_t>(n));
+      detail::parallelTasks(n, [&](int64_t t) {
+        if (taskSleep.count())
+          std::this_thread::sleep_for(taskSleep);
+        runs[size_t(t)].fetch_add(1);
+      });
+      for (int64_t t = 0; t < n; ++t)
+        ASSERT_EQ(runs[size_t(t)].load(), 1)
+            << "job " << j << " task " << t << " of " << n;
+      if (gap.count())
+        std::this_thread::sleep_for(gap);
+    }
+  }
+
+private:
+  unsigned saved_ = 1;
+};
+
+TEST_P(Pool, BackToBackJobs) {
+  runJobs(20000, std::chrono::microseconds(0), std::chrono::microseconds(0));
+}
+
+TEST_P(Pool, HelpersSleepBetweenJobs) {
+  runJobs(200, std::chrono::microseconds(0), std::chrono::microseconds(300));
+}
+
+TEST_P(Pool, CallerSleepsUntilTasksEnd) {
+  runJobs(200, std::chrono::microseconds(200), std::chrono::microseconds(0));
+}
+
+TEST_P(Pool, MixedSpacing) {
+  for (int round = 0; round < 20; ++round) {
+    runJobs(50, std::chrono::microseconds(round % 3 == 0 ? 100 : 0),
+            std::chrono::microseconds(round % 2 ? 100 : 0));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, Pool, ::testing::Values(1u, 2u, 4u),
+                         [](const auto &info) {
+                           return std::to_string(info.param) + "Threads";
+                         });
+
+} // namespace
