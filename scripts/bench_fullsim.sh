@@ -90,17 +90,26 @@ for arch in $ARCHS; do
   }
   ort1="$(ort)"
   for mode in f16 int8; do
+    # The binaries and paths alternate run by run, so that a drift of the
+    # machine's speed during the series weighs on each of them alike.
+    for i in $(seq "$REPEAT"); do
+      for r in "${runs[@]}"; do
+        which="${r%%:*}" path="${r#*:}"
+        exe="$BIN/tpusim"
+        [ "$which" = before ] && exe="$BEFORE"
+        out="$d/sim_${mode}_${which}_$path.npz"
+        # Wall time from the nanosecond clock (time's %e has 10 ms steps),
+        # CPU time from time.
+        t0=$(date +%s%N)
+        TPUSIM_SIMD="$path" /usr/bin/time -f "%U %S" -o time.txt \
+          "$exe" run "$d/$mode.bmodel" --mode full -i "$d/input.npz" -o "$out" > /dev/null
+        t1=$(date +%s%N)
+        echo "$arch $mode $which $path $(( (t1 - t0) / 1000 )) $(cat time.txt)" >> results.txt
+      done
+    done
     first=""
     for r in "${runs[@]}"; do
-      which="${r%%:*}" path="${r#*:}"
-      exe="$BIN/tpusim"
-      [ "$which" = before ] && exe="$BEFORE"
-      out="$d/sim_${mode}_${which}_$path.npz"
-      for i in $(seq "$REPEAT"); do
-        TPUSIM_SIMD="$path" /usr/bin/time -f "%e %U %S" -o time.txt \
-          "$exe" run "$d/$mode.bmodel" --mode full -i "$d/input.npz" -o "$out" > /dev/null
-        echo "$arch $mode $which $path $(cat time.txt)" >> results.txt
-      done
+      out="$d/sim_${mode}_${r%%:*}_${r#*:}.npz"
       if [ -z "$first" ]; then
         first="$out"
       elif ! cmp -s "$first" "$out"; then
@@ -122,16 +131,17 @@ for line in open(sys.argv[1]):
         ort[f[1]] = (float(f[2]), float(f[3]), f[4])
         continue
     arch, mode, which, path = f[:4]
-    wall, user, sys_ = map(float, f[4:7])
+    wall = float(f[4]) / 1e6  # microseconds
+    user, sys_ = map(float, f[5:7])
     rows.setdefault((arch, mode, which, path), []).append((wall, user + sys_))
 print("\n## tpusim --mode full vs ONNX Runtime F32 (same run)")
-print("| model | mode | tpusim | SIMD path | median wall s | median CPU s | ORT F32 ms (before / after sims) | wall / ORT |")
+print("| model | mode | tpusim | SIMD path | median wall ms | median CPU s | ORT F32 ms (before / after sims) | wall / ORT |")
 print("|---|---|---|---|---|---|---|---|")
 for (arch, mode, which, path), v in rows.items():
     wall = statistics.median(x[0] for x in v)
     cpu = statistics.median(x[1] for x in v)
     o1, o2, threads = ort[arch]
     o = (o1 + o2) / 2
-    print(f"| {arch} | {mode.upper()} | {which} | {path} | {wall:.3f} | {cpu:.3f} | "
+    print(f"| {arch} | {mode.upper()} | {which} | {path} | {wall * 1000:.1f} | {cpu:.2f} | "
           f"{o1:.1f} / {o2:.1f} (threads {threads}) | **{wall * 1000 / o:.2f}x** |")
 PY
