@@ -11,7 +11,7 @@
 #
 #   scripts/bench_fullsim.sh [--bin BUILD/bin] [--before OLD_TPUSIM] [--work DIR]
 #                            [--repeat N] [--arch "resnet50 resnet18"]
-#                            [--paths "auto portable avx2 avx512 avx512vnni"]
+#                            [--paths "auto portable avx2 avx512 avx512vnni amx"]
 #
 # --before adds the rows of another tpusim binary (e.g. one built from the
 # commit before a change) on the same bmodels and inputs; --paths runs the
@@ -59,6 +59,8 @@ for p in $PATHS; do
     avx512) has avx512f && has avx512bw && has avx512vl && has avx512dq || continue ;;
     avx512vnni) has avx512f && has avx512bw && has avx512vl && has avx512dq &&
       has avx512_vnni || continue ;;
+    amx) has avx512f && has avx512bw && has avx512vl && has avx512dq &&
+      has avx512_vnni && has amx_tile && has amx_int8 || continue ;;
   esac
   runs+=("after:$p")
 done

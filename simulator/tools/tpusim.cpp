@@ -95,8 +95,7 @@ cl::opt<std::string> simdArg(
     "simd",
     cl::desc("SIMD build of the functional kernels: auto (default: the "
              "widest this CPU has, or TPUSIM_SIMD), portable, avx2, avx512, "
-             "avx512vnni; "
-             "every path computes the same bits"),
+             "avx512vnni, amx; every path computes the same bits"),
     cl::value_desc("PATH"), cl::sub(runCommand), cl::cat(category));
 cl::opt<unsigned> threadsArg(
     "threads",
@@ -270,7 +269,7 @@ int runModel(const Options &o) {
     std::optional<sim::SimdPath> p = sim::simdPathFromName(o.simd);
     if (!p)
       throw Error("unknown --simd '" + o.simd +
-                  "' (auto, portable, avx2, avx512 or avx512vnni)");
+                  "' (auto, portable, avx2, avx512, avx512vnni or amx)");
     sim::setSimdPath(*p);
   } else {
     sim::simdPath(); // a bad TPUSIM_SIMD fails here, before any work

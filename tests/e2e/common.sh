@@ -154,7 +154,7 @@ E2E_SIM_OPTS=()
 e2e_simd_paths() {
   local flags p
   flags=" $(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | cut -d: -f2) "
-  for p in portable avx2 avx512 avx512vnni; do
+  for p in portable avx2 avx512 avx512vnni amx; do
     case "$p" in
       avx2) [[ "$flags" == *" avx2 "* ]] || continue ;;
       avx512) [[ "$flags" == *" avx512f "* && "$flags" == *" avx512bw "* &&
@@ -163,6 +163,10 @@ e2e_simd_paths() {
       avx512vnni) [[ "$flags" == *" avx512f "* && "$flags" == *" avx512bw "* &&
                      "$flags" == *" avx512vl "* && "$flags" == *" avx512dq "* &&
                      "$flags" == *" avx512_vnni "* ]] || continue ;;
+      amx) [[ "$flags" == *" avx512f "* && "$flags" == *" avx512bw "* &&
+              "$flags" == *" avx512vl "* && "$flags" == *" avx512dq "* &&
+              "$flags" == *" avx512_vnni "* && "$flags" == *" amx_tile "* &&
+              "$flags" == *" amx_int8 "* ]] || continue ;;
     esac
     TPUSIM_SIMD=$p TPUSIM_THREADS=1 "$BIN/tpusim" run "$1" -i input.npz \
       -o "sim_simd_$p.npz" --stats "stats_simd_$p.json" "${E2E_SIM_OPTS[@]}" \

@@ -11,6 +11,10 @@ case "$path" in
   portable) ;;
   avx2) need=(avx2) ;;
   avx512) need=(avx512f avx512bw avx512vl avx512dq) ;;
+  avx512vnni) need=(avx512f avx512bw avx512vl avx512dq avx512_vnni) ;;
+  # AMX also needs the kernel's permission for the tile state, which only
+  # tpusim itself can ask for: it reports a refusal as an unavailable path.
+  amx) need=(avx512f avx512bw avx512vl avx512dq avx512_vnni amx_tile amx_int8) ;;
   *) echo "simd_path.sh: unknown path '$path'" >&2; exit 2 ;;
 esac
 for f in "${need[@]}"; do

@@ -7,13 +7,17 @@
 // for AVX-512 (F, BW, VL, DQ). A fourth path, AVX-512 with VNNI, is the
 // AVX-512 build with the 8-bit conv kernel on byte dot products (vpdpbusd:
 // four products per 32-bit lane, where the other builds multiply int16
-// pairs). Every path computes the same bits: the kernels fix the order of
-// every floating-point operation (semantics.md), and integer sums wrap
-// modulo 2^32 whatever the order.
+// pairs). A fifth, AMX, is that path with the 8-bit conv kernel on the
+// AMX tiles (tdpbsud: 16 x 16 sums of 64 products per instruction); it
+// needs the kernel's permission to use the tile state (Linux 5.16 and
+// later), asked for when the path is first looked at. Every path computes
+// the same bits: the kernels fix the order of every floating-point
+// operation (semantics.md), and integer sums wrap modulo 2^32 whatever the
+// order.
 //
 // The path is chosen once, at the first kernel call, from the CPU
 // (__builtin_cpu_supports): the widest the CPU has. The environment
-// variable TPUSIM_SIMD=portable|avx2|avx512|avx512vnni|auto, `tpusim run
+// variable TPUSIM_SIMD=portable|avx2|avx512|avx512vnni|amx|auto, `tpusim run
 // --simd` or setSimdPath() force one (tests run every path the machine has).
 // Forcing a path the CPU lacks is an error.
 //
@@ -27,14 +31,14 @@
 
 namespace tpu::sim {
 
-enum class SimdPath { Portable, Avx2, Avx512, Avx512Vnni };
+enum class SimdPath { Portable, Avx2, Avx512, Avx512Vnni, Amx };
 
-/// "portable", "avx2", "avx512", "avx512vnni".
+/// "portable", "avx2", "avx512", "avx512vnni", "amx".
 const char *simdPathName(SimdPath p);
 /// The path named `name` ("auto" gives the widest available), or nothing.
 std::optional<SimdPath> simdPathFromName(const std::string &name);
 
-/// Whether this CPU (and this build) can run `p`.
+/// Whether this CPU (and this build, and for AMX the kernel) can run `p`.
 bool simdPathAvailable(SimdPath p);
 /// Every path this machine can run, narrowest first.
 std::vector<SimdPath> availableSimdPaths();

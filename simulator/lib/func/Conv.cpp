@@ -324,13 +324,17 @@ void im2col(const ConvGeom &g, const T *in, T *out, AtIn atIn, AtOut atOut) {
 /// and `planes` then points at the copy. Stale elements there (past oh *
 /// ow, the planes missing from a last unit) are dropped outputs or meet
 /// weight 0.
+/// `unitAlign`: the copy has room for units up to a multiple of it (the AMX
+/// tile reads whole K steps).
 template <unsigned U, typename T>
-ConvWalk interleavedWalk(const ConvGeom &g, unsigned ox, const T *&planes) {
+ConvWalk interleavedWalk(const ConvGeom &g, unsigned ox, const T *&planes,
+                         size_t unitAlign = 1) {
   ConvWalk walk = isDirect(g) ? directWalk(g, ox) : im2colWalk(g, ox);
   if (isDirect(g))
     return walk;
   size_t inStride = size_t(g.vh) * g.vw + kTileOverrun;
-  T *cols = scratch<T, 1>(ceilDiv(walk.chans, U) * walk.planeStride * U);
+  T *cols = scratch<T, 1>(alignUp(ceilDiv(walk.chans, U), unitAlign) *
+                          walk.planeStride * U);
   im2col<T>(
       g, planes, cols,
       [&](uint32_t c, size_t pos) {
@@ -688,6 +692,90 @@ TPUSIM_TARGET_AVX512VNNI void quadBlockVnni(const uint8_t *planes,
   for (size_t p = p0; p < p1; p += kQuadTile.ox)
     quadTileVnni<2, kQuadTile.nb, false>(planes + 4 * p, walk, quads, w, init,
                                          acc + p, walk.bufLen, first);
+}
+#endif
+
+#if TPUSIM_X86_PATHS
+/// The AMX tile of the `amx` path: 32 output channels x 32 positions,
+/// four int32 C tiles (channel half h, position half v), each K step 16
+/// channel quads at one tap: A tiles (weights, signed) rows = channels,
+/// 16 quad words each; B tiles (inputs, unsigned: offset as the VNNI tile's)
+/// rows = quads, 16 positions of 4 bytes each, read straight from the
+/// quad planes (row stride one quad plane). tdpbsud adds the products to
+/// the int32 sums without saturating, so they wrap as the other tiles'.
+constexpr TileShape kAmxTile{32, 32};
+/// Quads per K step, words per step and tap (32 rows of 16 quads).
+constexpr uint32_t kAmxQuads = 16;
+constexpr size_t kAmxStepWords = size_t(kAmxTile.nb) * kAmxQuads;
+/// Weight words of one 32-channel block: [step][tap][32][16].
+size_t amxWeightWords(uint32_t quads, size_t taps) {
+  return ceilDiv(quads, kAmxQuads) * taps * kAmxStepWords;
+}
+
+/// The AMX tile configuration: palette 1, tiles 0-3 the sums, 4-5 the
+/// weights, 6-7 the inputs, all 16 rows of 64 bytes.
+struct alignas(64) AmxConfig {
+  uint8_t palette = 1;
+  uint8_t startRow = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colBytes[16] = {64, 64, 64, 64, 64, 64, 64, 64};
+  uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
+};
+
+/// Positions [p0, p1) of one 32-channel block over `quads` quads of the
+/// planes (a chunk: quads past the last real one are read against zero
+/// weights). w: the block's [step][tap][32][16] words; init: its 32
+/// starting sums (with `first`); acc: its 32 rows, walk.bufLen apart.
+TPUSIM_TARGET_AMX void amxBlock(const uint8_t *planes, const ConvWalk &walk,
+                                uint32_t quads, const int32_t *w,
+                                const int32_t *init, uint32_t *acc, size_t p0,
+                                size_t p1, bool first) {
+  static const AmxConfig config;
+  _tile_loadconfig(&config);
+  size_t nTaps = walk.taps.size();
+  uint32_t steps = uint32_t(ceilDiv(quads, kAmxQuads));
+  size_t quadBytes = walk.planeStride * 4;
+  size_t rowBytes = walk.bufLen * sizeof(uint32_t);
+  alignas(64) int32_t start[2][16][16];
+  if (first)
+    for (unsigned h = 0; h < 2; ++h)
+      for (unsigned m = 0; m < 16; ++m)
+        std::fill_n(start[h][m], 16, init[h * 16 + m]);
+  uint32_t *acc1 = acc + size_t(16) * walk.bufLen;
+  for (size_t p = p0; p < p1; p += kAmxTile.ox) {
+    if (first) {
+      _tile_loadd(0, start[0], 64);
+      _tile_loadd(1, start[0], 64);
+      _tile_loadd(2, start[1], 64);
+      _tile_loadd(3, start[1], 64);
+    } else {
+      _tile_loadd(0, acc + p, rowBytes);
+      _tile_loadd(1, acc + p + 16, rowBytes);
+      _tile_loadd(2, acc1 + p, rowBytes);
+      _tile_loadd(3, acc1 + p + 16, rowBytes);
+    }
+    for (uint32_t s = 0; s < steps; ++s) {
+      const uint8_t *xs = planes + size_t(s) * kAmxQuads * quadBytes + 4 * p;
+      const int32_t *ws = w + size_t(s) * nTaps * kAmxStepWords;
+      for (size_t t = 0; t < nTaps; ++t) {
+        const uint8_t *x = xs + 4 * walk.taps[t];
+        const int32_t *wt = ws + t * kAmxStepWords;
+        _tile_loadd(4, wt, 64);
+        _tile_loadd(5, wt + 16 * kAmxQuads, 64);
+        _tile_loadd(6, x, quadBytes);
+        _tile_loadd(7, x + 64, quadBytes);
+        _tile_dpbsud(0, 4, 6);
+        _tile_dpbsud(1, 4, 7);
+        _tile_dpbsud(2, 5, 6);
+        _tile_dpbsud(3, 5, 7);
+      }
+    }
+    _tile_stored(0, acc + p, rowBytes);
+    _tile_stored(1, acc + p + 16, rowBytes);
+    _tile_stored(2, acc1 + p, rowBytes);
+    _tile_stored(3, acc1 + p + 16, rowBytes);
+  }
+  _tile_release();
 }
 #endif
 
@@ -1165,22 +1253,26 @@ struct QuadSlots {
 /// sum, so init[oc] (one per channel, blocks one after another) is
 /// -128 * sum(w) modulo 2^32, else 0. Null (nothing to run on) if a weight
 /// w - zp does not fit int8.
-template <typename Load>
+template <bool AMX, typename Load>
 const int32_t *packQuadWeights(const ConvGeom &g, bool offset, Load load,
                                const QuadSlots &slots,
                                const int32_t **initOut) {
-  TileShape ts = kQuadTile;
+  TileShape ts = AMX ? kAmxTile : kQuadTile;
   ConvWalk walk = isDirect(g) ? directWalk(g, ts.ox) : im2colWalk(g, ts.ox);
   size_t nTaps = walk.taps.size();
   uint32_t quads = uint32_t(ceilDiv(walk.chans, 4));
   size_t wPerOc = size_t(walk.chans) * nTaps;
-  size_t wLen = size_t(quads) * nTaps * ts.nb;
+  size_t wLen =
+      AMX ? amxWeightWords(quads, nTaps) : size_t(quads) * nTaps * ts.nb;
   int64_t blocks = int64_t(ceilDiv(g.oc, ts.nb));
   int32_t *packed = scratch<int32_t, 14>(size_t(blocks) * wLen);
   int32_t *init = scratch<int32_t, 15>(size_t(blocks) * ts.nb);
-  // Quads per chunk: their 4 * nTaps weights fit kPackChunk (at least one).
+  // Quads per chunk: their 4 * nTaps weights fit kPackChunk (at least one;
+  // for AMX whole K steps, at least one).
   uint32_t chunkQuads = uint32_t(std::max<size_t>(1, kPackChunk / (4 * nTaps)));
-  size_t rowLen = std::max(kPackChunk, 4 * nTaps);
+  if (AMX)
+    chunkQuads = std::max(kAmxQuads, chunkQuads / kAmxQuads * kAmxQuads);
+  size_t rowLen = std::max(kPackChunk, size_t(chunkQuads) * 4 * nTaps);
   std::atomic<bool> fits{true};
   parallelTasks(blocks, [&](int64_t blk) {
     uint32_t oc0 = uint32_t(blk) * ts.nb;
@@ -1188,8 +1280,36 @@ const int32_t *packQuadWeights(const ConvGeom &g, bool offset, Load load,
     uint32_t *w = reinterpret_cast<uint32_t *>(packed + size_t(blk) * wLen);
     int32_t *rows = scratch<int32_t, 6>(size_t(ts.nb) * rowLen);
     uint32_t *quadRows = scratch<uint32_t, 9>(size_t(ts.nb) * rowLen);
-    uint32_t sums[kQuadTile.nb] = {};
+    uint32_t sums[AMX ? kAmxTile.nb : kQuadTile.nb] = {};
     bool blockFits = true;
+    // The AMX layout has room for quads and channels that do not exist:
+    // zero weights.
+    if (AMX && (nb < ts.nb || quads % kAmxQuads))
+      std::fill_n(w, wLen, 0u);
+    if (AMX && slots.slotOf && isDirect(g) && slots.icp == 4 * kAmxQuads) {
+      // A slot is [ic / 64][tap][64 bytes]: each A-tile row (step, tap) is
+      // 64 bytes of it as they lie; the bytes of channels past ic (in the
+      // last step) are cleared.
+      uint32_t steps = uint32_t(ceilDiv(quads, kAmxQuads));
+      size_t realLast = g.ic - size_t(steps - 1) * slots.icp;
+      for (unsigned b = 0; b < nb; ++b) {
+        const uint8_t *slot = slots.slotOf(oc0 + b);
+        for (uint32_t st = 0; st < steps; ++st)
+          for (size_t t = 0; t < nTaps; ++t) {
+            auto *row = reinterpret_cast<uint8_t *>(
+                w + (size_t(st) * nTaps + t) * kAmxStepWords + b * kAmxQuads);
+            std::memcpy(row, slot + (size_t(st) * nTaps + t) * slots.icp,
+                        slots.icp);
+            if (st + 1 == steps)
+              std::fill(row + realLast, row + slots.icp, uint8_t(0));
+            sums[b] += uint32_t(sumInt8(row, slots.icp));
+          }
+      }
+      for (unsigned b = 0; b < ts.nb; ++b)
+        init[size_t(blk) * ts.nb + b] =
+            offset ? int32_t(0u - 128u * sums[b]) : 0;
+      return;
+    }
     for (uint32_t q0 = 0; q0 < quads; q0 += chunkQuads) {
       uint32_t nq = std::min(chunkQuads, quads - q0);
       size_t k0 = size_t(q0) * 4 * nTaps;
@@ -1246,8 +1366,31 @@ const int32_t *packQuadWeights(const ConvGeom &g, bool offset, Load load,
         }
         sums[b] += uint32_t(sumInt8(bytes, len));
       }
-      interleaveRows(quadRows, rowLen, ts.nb, nb, outCount,
-                     w + size_t(q0) * nTaps * ts.nb);
+      if constexpr (AMX) {
+        // Words (quads s * 16 .. s * 16 + 15 of the chunk, tap t) of
+        // channel b to row b of A tile (step, t): one run of 16 words with
+        // one tap, else every nTaps-th word.
+        for (unsigned b = 0; b < nb; ++b) {
+          const uint32_t *row = quadRows + b * rowLen;
+          for (uint32_t s = 0; s * kAmxQuads < nq; ++s) {
+            uint32_t n = std::min(kAmxQuads, nq - s * kAmxQuads);
+            uint32_t *step =
+                w + (size_t(q0 / kAmxQuads) + s) * nTaps * kAmxStepWords +
+                b * kAmxQuads;
+            const uint32_t *from = row + size_t(s) * kAmxQuads * nTaps;
+            if (nTaps == 1) {
+              std::memcpy(step, from, n * sizeof(uint32_t));
+              continue;
+            }
+            for (size_t t = 0; t < nTaps; ++t)
+              for (uint32_t j = 0; j < n; ++j)
+                step[t * kAmxStepWords + j] = from[j * nTaps + t];
+          }
+        }
+      } else {
+        interleaveRows(quadRows, rowLen, ts.nb, nb, outCount,
+                       w + size_t(q0) * nTaps * ts.nb);
+      }
     }
     for (unsigned b = 0; b < ts.nb; ++b)
       init[size_t(blk) * ts.nb + b] = offset ? int32_t(0u - 128u * sums[b]) : 0;
@@ -1280,6 +1423,36 @@ ConvAcc<uint32_t> convQuadVnni(const uint8_t *planes, const int32_t *packed,
                      packed + size_t(blk) * wLen + size_t(c0) * nTaps * ts.nb,
                      init + size_t(blk) * ts.nb,
                      acc + size_t(blk) * ts.nb * walk.bufLen, p0, p1, first);
+               });
+  return {acc, walk.bufLen, walk.rowW};
+}
+#endif
+
+#if TPUSIM_X86_PATHS
+/// convQuadVnni on the AMX tiles (amxBlock): the same planes (with room
+/// for quads up to a multiple of 16, see amxPlaneQuads), weights and
+/// starting sums from packQuadWeights<true>.
+ConvAcc<uint32_t> convQuadAmx(const uint8_t *planes, const int32_t *packed,
+                              const int32_t *init, const ConvGeom &g) {
+  TileShape ts = kAmxTile;
+  ConvWalk walk = interleavedWalk<4>(g, ts.ox, planes, kAmxQuads);
+  size_t nTaps = walk.taps.size();
+  uint32_t quads = uint32_t(ceilDiv(walk.chans, 4));
+  size_t wLen = amxWeightWords(quads, nTaps);
+  int64_t blocks = int64_t(ceilDiv(g.oc, ts.nb));
+  uint32_t *acc = scratch<uint32_t, 3>(size_t(blocks) * ts.nb * walk.bufLen);
+  ConvOrder o = convOrder(walk, quads, ts, blocks);
+  // Chunks of whole K steps.
+  o.kc = uint32_t(std::min<size_t>(alignUp(o.kc, kAmxQuads), quads));
+  runConvOrder(o, quads, blocks, walk.bufLen,
+               [&](uint32_t c0, uint32_t cn, int64_t blk, size_t p0, size_t p1,
+                   bool first) {
+                 amxBlock(planes + size_t(c0) * 4 * walk.planeStride, walk, cn,
+                          packed + size_t(blk) * wLen +
+                              size_t(c0 / kAmxQuads) * nTaps * kAmxStepWords,
+                          init + size_t(blk) * ts.nb,
+                          acc + size_t(blk) * ts.nb * walk.bufLen, p0, p1,
+                          first);
                });
   return {acc, walk.bufLen, walk.rowW};
 }
@@ -1764,8 +1937,10 @@ void execConv(const TiuOp &op, MachineState &m) {
   // int16: the pair kernels (convIntFast); otherwise the general paths
   // below.
   const int32_t *quadPacked = nullptr, *quadInit = nullptr;
+  bool useAmx = false;
 #if TPUSIM_X86_PATHS
-  if (narrow && inPrec == Prec::Int8 && path == SimdPath::Avx512Vnni) {
+  if (narrow && inPrec == Prec::Int8 &&
+      (path == SimdPath::Avx512Vnni || path == SimdPath::Amx)) {
     QuadSlots slots;
     if (byteWeights && wSigned && !f.kernel_rotate &&
         std::all_of(zps.begin(), zps.end(), [](int64_t z) { return z == 0; })) {
@@ -1776,7 +1951,11 @@ void execConv(const TiuOp &op, MachineState &m) {
       slots.icp = icp;
       slots.offsets = wOff.data();
     }
-    quadPacked = packQuadWeights(g, inSigned, loadPacked, slots, &quadInit);
+    useAmx = path == SimdPath::Amx;
+    quadPacked =
+        useAmx
+            ? packQuadWeights<true>(g, inSigned, loadPacked, slots, &quadInit)
+            : packQuadWeights<false>(g, inSigned, loadPacked, slots, &quadInit);
   }
 #endif
   const int32_t *packed =
@@ -1874,7 +2053,8 @@ void execConv(const TiuOp &op, MachineState &m) {
     size_t planeStride = planeSize + tileOverrun(g);
     uint32_t quads = uint32_t(ceilDiv(g.ic, 4));
     uint8_t off = inSigned ? 0x80 : 0;
-    uint8_t *planes = scratch<uint8_t, 4>(size_t(quads) * planeStride * 4);
+    uint8_t *planes = scratch<uint8_t, 4>(
+        alignUp(quads, useAmx ? kAmxQuads : 1) * planeStride * 4);
     for (uint32_t n = 0; n < g.n; ++n) {
       auto buildPlane = [&](uint32_t ic, uint8_t *plane) {
         buildIntPlane(n, ic, plane, planeStride,
@@ -1920,7 +2100,8 @@ void execConv(const TiuOp &op, MachineState &m) {
           dst[4 * i + 3] = one[3][i];
         }
       });
-      finish(n, convQuadVnni(planes, quadPacked, quadInit, g));
+      finish(n, useAmx ? convQuadAmx(planes, quadPacked, quadInit, g)
+                       : convQuadVnni(planes, quadPacked, quadInit, g));
     }
     return;
   }

@@ -21,6 +21,8 @@
 
 #if TPUSIM_X86_PATHS
 #include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #endif
 
 namespace tpu::sim {
@@ -32,7 +34,23 @@ std::atomic<int> gPath{kUnset};
 std::atomic<int> gThreads{kUnset};
 constexpr unsigned kMaxDefaultThreads = 8;
 constexpr SimdPath kAllPaths[] = {SimdPath::Portable, SimdPath::Avx2,
-                                  SimdPath::Avx512, SimdPath::Avx512Vnni};
+                                  SimdPath::Avx512, SimdPath::Avx512Vnni,
+                                  SimdPath::Amx};
+
+#if TPUSIM_X86_PATHS
+/// Asks Linux for the AMX tile data state (arch_prctl
+/// ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA; Linux 5.16 and later): without
+/// it the first tile instruction raises SIGILL. Asked once per process;
+/// the permission covers every thread.
+bool amxPermitted() {
+  static const bool permitted = [] {
+    constexpr int kArchReqXcompPerm = 0x1023;
+    constexpr int kXfeatureXtiledata = 18;
+    return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+  }();
+  return permitted;
+}
+#endif
 
 } // namespace
 
@@ -46,6 +64,8 @@ const char *simdPathName(SimdPath p) {
     return "avx512";
   case SimdPath::Avx512Vnni:
     return "avx512vnni";
+  case SimdPath::Amx:
+    return "amx";
   }
   return "?";
 }
@@ -65,6 +85,10 @@ bool simdPathAvailable(SimdPath p) {
   case SimdPath::Avx512Vnni:
     return simdPathAvailable(SimdPath::Avx512) &&
            __builtin_cpu_supports("avx512vnni");
+  case SimdPath::Amx:
+    return simdPathAvailable(SimdPath::Avx512Vnni) &&
+           __builtin_cpu_supports("amx-tile") &&
+           __builtin_cpu_supports("amx-int8") && amxPermitted();
 #else
   default:
     return false;
@@ -112,8 +136,8 @@ SimdPath simdPath() {
     std::optional<SimdPath> named = simdPathFromName(env);
     if (!named)
       throw Error(std::string("TPUSIM_SIMD='") + env +
-                  "' is not a SIMD path (portable, avx2, avx512, avx512vnni "
-                  "or auto)");
+                  "' is not a SIMD path (portable, avx2, avx512, avx512vnni, "
+                  "amx or auto)");
     chosen = *named;
   }
   setSimdPath(chosen);

@@ -39,23 +39,27 @@
   __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
 #define TPUSIM_TARGET_AVX512VNNI                                               \
   __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
+#define TPUSIM_TARGET_AMX                                                      \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,"       \
+                        "amx-tile,amx-int8")))
 #else
 #define TPUSIM_X86_PATHS 0
 #define TPUSIM_TARGET_AVX2
 #define TPUSIM_TARGET_AVX2_FMA
 #define TPUSIM_TARGET_AVX512
 #define TPUSIM_TARGET_AVX512VNNI
+#define TPUSIM_TARGET_AMX
 #endif
 
 #define TPUSIM_INLINE inline __attribute__((always_inline))
 
 namespace tpu::sim::detail {
 
-/// The build of the kernels a path runs: AVX-512 with VNNI differs from
-/// AVX-512 only in the 8-bit conv kernel (Simd.h), so every other kernel
-/// switches on vectorBuild(path).
+/// The build of the kernels a path runs: AVX-512 with VNNI, and AMX, differ
+/// from AVX-512 only in the 8-bit conv kernel (Simd.h), so every other
+/// kernel switches on vectorBuild(path).
 inline SimdPath vectorBuild(SimdPath p) {
-  return p == SimdPath::Avx512Vnni ? SimdPath::Avx512 : p;
+  return p == SimdPath::Avx512Vnni || p == SimdPath::Amx ? SimdPath::Avx512 : p;
 }
 
 /// Defines the three builds of a kernel loop and its dispatcher: IMPL, an

@@ -28,6 +28,8 @@ namespace {
 struct ConvCase : ConvGeom {
   Prec in = Prec::Int8, res = Prec::Int32;
   bool inSigned = true, wSigned = true, zpSigned = true;
+  /// Kernel zero points all 0 (symmetric weights, as INT8 models have).
+  bool zeroZps = false;
   uint32_t inAddr = laddr(0, 0), wAddr = laddr(0, 0x10000),
            outAddr = laddr(0, 0x20000), zpAddr = laddr(0, 0x30000),
            padAddr = laddr(0, 0x31000), biasAddr = laddr(0, 0x32000);
@@ -104,6 +106,22 @@ void checkIntConv(const ConvCase &k, unsigned seed) {
       for (uint32_t y = 0; y < k.ih; ++y)
         for (uint32_t x = 0; x < k.iw; ++x)
           refSetBits(m, in, n, c, y, x, uint64_t(randomInt(rng, lo, hi)));
+  // The weight slots hold random bytes where no weight lies (the channels
+  // past ic of a last IC_PARALLEL group): a kernel that reads them as
+  // weights fails the sums.
+  {
+    unsigned p = k.icp();
+    uint64_t slotBytes = uint64_t(k.ic + p - 1) / p * k.kh * k.kw * p;
+    uint64_t slots =
+        (uint64_t(k.wAddr >> kLaneShift) + k.oc + kLanes - 1) / kLanes;
+    uint32_t off = k.wAddr & (kLaneBytes - 1);
+    std::mt19937 junk(seed + 1000);
+    for (unsigned lane = 0; lane < kLanes; ++lane) {
+      uint8_t *at = m.lmem.at(lane, off, slots * slotBytes);
+      for (uint64_t i = 0; i < slots * slotBytes; ++i)
+        at[i] = uint8_t(randomInt(junk, 0, 255));
+    }
+  }
   std::vector<int64_t> w(size_t(k.oc) * k.ic * k.kh * k.kw);
   int64_t wlo = k.wSigned ? -128 : 0, whi = k.wSigned ? 127 : 255;
   for (uint32_t oc = 0; oc < k.oc; ++oc)
@@ -116,7 +134,7 @@ void checkIntConv(const ConvCase &k, unsigned seed) {
         }
   std::vector<int64_t> zps(k.ic), padV(k.ic), insV(k.ic);
   for (uint32_t c = 0; c < k.ic; ++c) {
-    zps[c] = randomInt(rng, k.zpSigned ? -5 : 0, 5);
+    zps[c] = k.zeroZps ? 0 : randomInt(rng, k.zpSigned ? -5 : 0, 5);
     padV[c] = randomInt(rng, lo, hi);
     insV[c] = randomInt(rng, lo, hi);
     refSetBits(m, zp, 0, c, 0, 0, uint64_t(zps[c]));
@@ -125,12 +143,19 @@ void checkIntConv(const ConvCase &k, unsigned seed) {
   }
   bool resSigned = k.inSigned || k.wSigned || k.zpSigned;
   std::vector<int64_t> old;
+  unsigned resBits = isa::precBits(k.res);
+  int64_t resLo = resSigned ? -(int64_t(1) << (resBits - 1)) : 0;
+  int64_t resHi = resSigned ? (int64_t(1) << (resBits - 1)) - 1
+                            : (int64_t(1) << resBits) - 1;
   if (k.resAdd)
     for (uint32_t n = 0; n < k.n; ++n)
       for (uint32_t oc = 0; oc < k.oc; ++oc)
         for (uint32_t y = 0; y < k.oh(); ++y)
           for (uint32_t x = 0; x < k.ow(); ++x) {
-            int64_t v = randomInt(rng, -1000, 1000);
+            // Old results the result type holds (an int8 result's old
+            // value is an int8).
+            int64_t v = randomInt(rng, std::max<int64_t>(-1000, resLo),
+                                  std::min<int64_t>(1000, resHi));
             refSetBits(m, out, n, oc, y, x, uint64_t(v));
             old.push_back(v);
           }
@@ -392,6 +417,51 @@ TEST(FuncConv, Int8LongSumsAcrossPlaneAndPositionChunks) {
   k.kh = k.kw = 1;
   k.padT = k.padB = k.padL = k.padR = 0;
   checkIntConv(k, 18);
+}
+
+/// Symmetric int8 weights (no zero points, the INT8 models' convs), the
+/// case the 8-bit kernels of the avx512vnni and amx paths take straight
+/// from the weight slots: channel counts that fill several AMX K steps (16
+/// quads, one 64-channel IC_PARALLEL group each) and end in a partial one,
+/// output channels over several 32-channel blocks with a partial last one,
+/// K steps split into chunks (more than 512 quad x tap weights per
+/// channel), direct 3x3, strided (im2col) and 1x1 (in order) walks, signed
+/// and unsigned inputs. Every path must give the exact sums.
+TEST(FuncConv, Int8SymmetricWeightsAcrossStepsAndBlocks) {
+  ConvCase k;
+  k.zeroZps = true;
+  k.ic = 100;
+  k.oc = 70;
+  k.ih = k.iw = 20;
+  k.kh = k.kw = 3;
+  k.padT = k.padB = k.padL = k.padR = 1;
+  checkIntConv(k, 40);
+  k.inSigned = false;
+  checkIntConv(k, 41);
+
+  ConvCase c = k;
+  c.inSigned = true;
+  c.ic = 300;
+  c.oc = 40;
+  c.ih = c.iw = 12;
+  checkIntConv(c, 42);
+
+  ConvCase s = k;
+  s.inSigned = true;
+  s.ic = 130;
+  s.oc = 33;
+  s.ih = s.iw = 17;
+  s.sh = s.sw = 2;
+  checkIntConv(s, 43);
+
+  ConvCase p = k;
+  p.inSigned = true;
+  p.ic = 200;
+  p.oc = 64;
+  p.ih = p.iw = 9;
+  p.kh = p.kw = 1;
+  p.padT = p.padB = p.padL = p.padR = 0;
+  checkIntConv(p, 44);
 }
 
 TEST(FuncConv, WrqShiftsRoundsAndRelus) {

@@ -70,7 +70,8 @@ TEST(SimdPaths, ForcedPathIsUsed) {
 
 TEST(SimdPaths, UnavailablePathIsRefused) {
   SimdPathGuard guard;
-  for (SimdPath p : {SimdPath::Avx2, SimdPath::Avx512, SimdPath::Avx512Vnni})
+  for (SimdPath p :
+       {SimdPath::Avx2, SimdPath::Avx512, SimdPath::Avx512Vnni, SimdPath::Amx})
     if (!simdPathAvailable(p))
       EXPECT_THROW(setSimdPath(p), Error);
 }
