@@ -301,20 +301,31 @@ bool isDirect(const ConvGeom &g) { return g.sh == 1 && g.sw == 1; }
 
 /// Copies im2col planes: plane (ic * taps + t) position (oy, ox) is input
 /// plane ic at (oy * sh + ky * dh, ox * sw + kx * dw). Element (c, pos) of
-/// a plane set lives at at(c, pos) (the int kernels interleave pairs).
+/// a plane set lives at at(c, pos), affine in pos (the int kernels
+/// interleave pairs and quads). The input channels go to the kernel
+/// threads: each writes only its own planes' elements (a unit shared by two
+/// channels' planes is written by both, at different elements).
 template <typename T, typename AtIn, typename AtOut>
 void im2col(const ConvGeom &g, const T *in, T *out, AtIn atIn, AtOut atOut) {
-  uint32_t t = 0;
-  for (uint32_t ic = 0; ic < g.ic; ++ic)
+  uint32_t taps = g.kh * g.kw;
+  parallelTasks(g.ic, [&](int64_t c) {
+    uint32_t ic = uint32_t(c);
+    // Element steps of one position along a row, in and out.
+    ptrdiff_t inStep = ptrdiff_t(atIn(ic, g.sw)) - ptrdiff_t(atIn(ic, 0));
+    uint32_t t = ic * taps;
     for (uint32_t ky = 0; ky < g.kh; ++ky)
-      for (uint32_t kx = 0; kx < g.kw; ++kx, ++t)
+      for (uint32_t kx = 0; kx < g.kw; ++kx, ++t) {
+        ptrdiff_t outStep = ptrdiff_t(atOut(t, 1)) - ptrdiff_t(atOut(t, 0));
         for (uint32_t oy = 0; oy < g.oh; ++oy) {
           size_t row = (size_t(oy) * g.sh + size_t(ky) * g.dh) * g.vw +
                        size_t(kx) * g.dw;
+          const T *src = in + atIn(ic, row);
+          T *dst = out + atOut(t, size_t(oy) * g.ow);
           for (uint32_t ox = 0; ox < g.ow; ++ox)
-            out[atOut(t, size_t(oy) * g.ow + ox)] =
-                in[atIn(ic, row + size_t(ox) * g.sw)];
+            dst[ptrdiff_t(ox) * outStep] = src[ptrdiff_t(ox) * inStep];
         }
+      }
+  });
 }
 
 /// The walk of `g` for tiles of `ox` positions over planes interleaved U to
@@ -1234,8 +1245,8 @@ int64_t sumInt8(const uint8_t *v, size_t n) {
 /// symmetric weights of INT8 models): `slotOf(oc)` is the start of channel
 /// oc's slot in local memory (null: use load), its weight (ic, tap) at
 /// (ic / icp) * taps * icp + tap * icp + ic % icp (semantics.md "CONV");
-/// `inOrder`: that is offset ic * taps + tap (1x1 kernels); `offsets`: the
-/// offset of weight k = ic * taps + tap. Such channels skip load: on the
+/// `inOrder`: that is offset ic * taps + tap (1x1 kernels). Such channels
+/// skip load: on the
 /// direct walk with icp a multiple of 4, each quad's four channels at one
 /// tap are one 32-bit word of the slot; otherwise the bytes are gathered in
 /// [ic][tap] order and transposed to quads.
@@ -1243,7 +1254,6 @@ struct QuadSlots {
   std::function<const uint8_t *(uint32_t)> slotOf;
   bool inOrder = false;
   uint32_t icp = 0;
-  const uint64_t *offsets = nullptr;
 };
 /// The 8-bit weights as convQuadVnni reads them: per block of 8 channels,
 /// [quad][tap][8] int32 of four int8 (byte j: plane 4 * quad + j of the
@@ -1345,8 +1355,17 @@ const int32_t *packQuadWeights(const ConvGeom &g, bool offset, Load load,
           if (slot && slots.inOrder) {
             std::memcpy(ordered, slot + k0, count);
           } else if (slot) {
-            for (size_t k = 0; k < count; ++k)
-              ordered[k] = slot[slots.offsets[k0 + k]];
+            // Weight k = ic * area + tap lies at (ic / icp) * area * icp +
+            // tap * icp + ic % icp.
+            size_t area = size_t(g.kh) * g.kw, icp = slots.icp;
+            size_t ic = k0 / area, tap = k0 % area;
+            for (size_t k = 0; k < count; tap = 0, ++ic) {
+              const uint8_t *at = slot + (ic / icp) * area * icp + ic % icp;
+              size_t n = std::min(area - tap, count - k);
+              for (size_t j = 0; j < n; ++j)
+                ordered[k + j] = at[(tap + j) * icp];
+              k += n;
+            }
           } else {
             const int32_t *wide = rows + b * rowLen;
             if (!load(oc0 + b, k0, count, rows + b * rowLen))
@@ -1949,7 +1968,6 @@ void execConv(const TiuOp &op, MachineState &m) {
       };
       slots.inOrder = wInOrder;
       slots.icp = icp;
-      slots.offsets = wOff.data();
     }
     useAmx = path == SimdPath::Amx;
     quadPacked =
