@@ -710,10 +710,10 @@ TPUSIM_TARGET_AVX512VNNI void quadBlockVnni(const uint8_t *planes,
 /// The AMX tile of the `amx` path: 32 output channels x 32 positions,
 /// four int32 C tiles (channel half h, position half v), each K step 16
 /// channel quads at one tap: A tiles (weights, signed) rows = channels,
-/// 16 quad words each; B tiles (inputs, unsigned: offset as the VNNI tile's)
-/// rows = quads, 16 positions of 4 bytes each, read straight from the
-/// quad planes (row stride one quad plane). tdpbsud adds the products to
-/// the int32 sums without saturating, so they wrap as the other tiles'.
+/// 16 quad words each; B tiles (inputs as they are, signed or unsigned)
+/// rows = quads, 16 positions of 4 bytes each, read straight from the quad
+/// planes (row stride one quad plane). tdpbssd / tdpbsud add the products
+/// to the int32 sums without saturating, so they wrap as the other tiles'.
 constexpr TileShape kAmxTile{32, 32};
 /// Quads per K step, words per step and tap (32 rows of 16 quads).
 constexpr uint32_t kAmxQuads = 16;
@@ -722,6 +722,15 @@ constexpr size_t kAmxStepWords = size_t(kAmxTile.nb) * kAmxQuads;
 size_t amxWeightWords(uint32_t quads, size_t taps) {
   return ceilDiv(quads, kAmxQuads) * taps * kAmxStepWords;
 }
+
+/// Where a block's A-tile rows lie: row (channel m of the block, K step s,
+/// tap t) at base + m * rowStride + (s * taps + t) * stepStride, 64 bytes.
+/// Packed (packQuadWeights<true>): rowStride 64, stepStride 32 rows;
+/// straight from the weight slots: rowStride one lane, stepStride 64.
+struct AmxWeights {
+  std::vector<const uint8_t *> blockBase; ///< per 32-channel block
+  size_t rowStride = 0, stepStride = 0;
+};
 
 /// The AMX tile configuration: palette 1, tiles 0-3 the sums, 4-5 the
 /// weights, 6-7 the inputs, all 16 rows of 64 bytes.
@@ -734,31 +743,29 @@ struct alignas(64) AmxConfig {
 };
 
 /// Positions [p0, p1) of one 32-channel block over `quads` quads of the
-/// planes (a chunk: quads past the last real one are read against zero
-/// weights). w: the block's [step][tap][32][16] words; init: its 32
-/// starting sums (with `first`); acc: its 32 rows, walk.bufLen apart.
-TPUSIM_TARGET_AMX void amxBlock(const uint8_t *planes, const ConvWalk &walk,
-                                uint32_t quads, const int32_t *w,
-                                const int32_t *init, uint32_t *acc, size_t p0,
-                                size_t p1, bool first) {
+/// planes (a chunk: quads past the last real one are zero planes), the
+/// sums from zero with `first`, else from acc (its 32 rows, walk.bufLen
+/// apart). a: the block's row (0, first step of the chunk, tap 0).
+/// SIGNED_X: the inputs are int8 (tdpbssd), else uint8 (tdpbsud).
+template <bool SIGNED_X>
+TPUSIM_TARGET_AMX void
+amxBlock(const uint8_t *planes, const ConvWalk &walk, uint32_t quads,
+         const uint8_t *a, size_t aRowStride, size_t aStepStride, uint32_t *acc,
+         size_t p0, size_t p1, bool first) {
   static const AmxConfig config;
   _tile_loadconfig(&config);
   size_t nTaps = walk.taps.size();
   uint32_t steps = uint32_t(ceilDiv(quads, kAmxQuads));
   size_t quadBytes = walk.planeStride * 4;
   size_t rowBytes = walk.bufLen * sizeof(uint32_t);
-  alignas(64) int32_t start[2][16][16];
-  if (first)
-    for (unsigned h = 0; h < 2; ++h)
-      for (unsigned m = 0; m < 16; ++m)
-        std::fill_n(start[h][m], 16, init[h * 16 + m]);
+  const uint8_t *a1 = a + 16 * aRowStride;
   uint32_t *acc1 = acc + size_t(16) * walk.bufLen;
   for (size_t p = p0; p < p1; p += kAmxTile.ox) {
     if (first) {
-      _tile_loadd(0, start[0], 64);
-      _tile_loadd(1, start[0], 64);
-      _tile_loadd(2, start[1], 64);
-      _tile_loadd(3, start[1], 64);
+      _tile_zero(0);
+      _tile_zero(1);
+      _tile_zero(2);
+      _tile_zero(3);
     } else {
       _tile_loadd(0, acc + p, rowBytes);
       _tile_loadd(1, acc + p + 16, rowBytes);
@@ -767,18 +774,25 @@ TPUSIM_TARGET_AMX void amxBlock(const uint8_t *planes, const ConvWalk &walk,
     }
     for (uint32_t s = 0; s < steps; ++s) {
       const uint8_t *xs = planes + size_t(s) * kAmxQuads * quadBytes + 4 * p;
-      const int32_t *ws = w + size_t(s) * nTaps * kAmxStepWords;
+      size_t ws = size_t(s) * nTaps * aStepStride;
       for (size_t t = 0; t < nTaps; ++t) {
         const uint8_t *x = xs + 4 * walk.taps[t];
-        const int32_t *wt = ws + t * kAmxStepWords;
-        _tile_loadd(4, wt, 64);
-        _tile_loadd(5, wt + 16 * kAmxQuads, 64);
+        size_t wt = ws + t * aStepStride;
+        _tile_loadd(4, a + wt, aRowStride);
+        _tile_loadd(5, a1 + wt, aRowStride);
         _tile_loadd(6, x, quadBytes);
         _tile_loadd(7, x + 64, quadBytes);
-        _tile_dpbsud(0, 4, 6);
-        _tile_dpbsud(1, 4, 7);
-        _tile_dpbsud(2, 5, 6);
-        _tile_dpbsud(3, 5, 7);
+        if constexpr (SIGNED_X) {
+          _tile_dpbssd(0, 4, 6);
+          _tile_dpbssd(1, 4, 7);
+          _tile_dpbssd(2, 5, 6);
+          _tile_dpbssd(3, 5, 7);
+        } else {
+          _tile_dpbsud(0, 4, 6);
+          _tile_dpbsud(1, 4, 7);
+          _tile_dpbsud(2, 5, 6);
+          _tile_dpbsud(3, 5, 7);
+        }
       }
     }
     _tile_stored(0, acc + p, rowBytes);
@@ -1262,7 +1276,9 @@ struct QuadSlots {
 /// signed and the tile reads it as x + 128, which adds 128 * sum(w) to each
 /// sum, so init[oc] (one per channel, blocks one after another) is
 /// -128 * sum(w) modulo 2^32, else 0. Null (nothing to run on) if a weight
-/// w - zp does not fit int8.
+/// w - zp does not fit int8. AMX: the layout of the AMX tiles instead
+/// (amxWeightWords: per block of 32 channels [step][tap][32][16] words),
+/// for inputs without offset (`offset` false).
 template <bool AMX, typename Load>
 const int32_t *packQuadWeights(const ConvGeom &g, bool offset, Load load,
                                const QuadSlots &slots,
@@ -1293,31 +1309,23 @@ const int32_t *packQuadWeights(const ConvGeom &g, bool offset, Load load,
     uint32_t sums[AMX ? kAmxTile.nb : kQuadTile.nb] = {};
     bool blockFits = true;
     // The AMX layout has room for quads and channels that do not exist:
-    // zero weights.
+    // zero weights (the room of an im2col copy past its last quad holds
+    // stale bytes; direct planes past the last quad are zero).
     if (AMX && (nb < ts.nb || quads % kAmxQuads))
       std::fill_n(w, wLen, 0u);
     if (AMX && slots.slotOf && isDirect(g) && slots.icp == 4 * kAmxQuads) {
       // A slot is [ic / 64][tap][64 bytes]: each A-tile row (step, tap) is
-      // 64 bytes of it as they lie; the bytes of channels past ic (in the
-      // last step) are cleared.
+      // 64 bytes of it as they lie (the bytes of channels past ic meet zero
+      // planes; the AMX tiles take the inputs without offset, so there is
+      // no starting sum either).
       uint32_t steps = uint32_t(ceilDiv(quads, kAmxQuads));
-      size_t realLast = g.ic - size_t(steps - 1) * slots.icp;
       for (unsigned b = 0; b < nb; ++b) {
         const uint8_t *slot = slots.slotOf(oc0 + b);
-        for (uint32_t st = 0; st < steps; ++st)
-          for (size_t t = 0; t < nTaps; ++t) {
-            auto *row = reinterpret_cast<uint8_t *>(
-                w + (size_t(st) * nTaps + t) * kAmxStepWords + b * kAmxQuads);
-            std::memcpy(row, slot + (size_t(st) * nTaps + t) * slots.icp,
-                        slots.icp);
-            if (st + 1 == steps)
-              std::fill(row + realLast, row + slots.icp, uint8_t(0));
-            sums[b] += uint32_t(sumInt8(row, slots.icp));
-          }
+        for (size_t st = 0; st < size_t(steps) * nTaps; ++st)
+          std::memcpy(w + st * kAmxStepWords + b * kAmxQuads,
+                      slot + st * slots.icp, slots.icp);
       }
-      for (unsigned b = 0; b < ts.nb; ++b)
-        init[size_t(blk) * ts.nb + b] =
-            offset ? int32_t(0u - 128u * sums[b]) : 0;
+      std::fill_n(init + size_t(blk) * ts.nb, ts.nb, 0);
       return;
     }
     for (uint32_t q0 = 0; q0 < quads; q0 += chunkQuads) {
@@ -1383,7 +1391,8 @@ const int32_t *packQuadWeights(const ConvGeom &g, bool offset, Load load,
           else if (nTaps != 1)
             transposeQuads<0>(ordered, bytes, nq, nTaps);
         }
-        sums[b] += uint32_t(sumInt8(bytes, len));
+        if (offset)
+          sums[b] += uint32_t(sumInt8(bytes, len));
       }
       if constexpr (AMX) {
         // Words (quads s * 16 .. s * 16 + 15 of the chunk, tap t) of
@@ -1448,16 +1457,15 @@ ConvAcc<uint32_t> convQuadVnni(const uint8_t *planes, const int32_t *packed,
 #endif
 
 #if TPUSIM_X86_PATHS
-/// convQuadVnni on the AMX tiles (amxBlock): the same planes (with room
-/// for quads up to a multiple of 16, see amxPlaneQuads), weights and
-/// starting sums from packQuadWeights<true>.
-ConvAcc<uint32_t> convQuadAmx(const uint8_t *planes, const int32_t *packed,
-                              const int32_t *init, const ConvGeom &g) {
+/// The 8-bit conv of one batch on the AMX tiles (amxBlock): planes as
+/// convQuadVnni's but not offset (signedX: int8, else uint8), with zero
+/// planes up to a multiple of 16 quads; weights per `w`.
+ConvAcc<uint32_t> convQuadAmx(const uint8_t *planes, const AmxWeights &w,
+                              bool signedX, const ConvGeom &g) {
   TileShape ts = kAmxTile;
   ConvWalk walk = interleavedWalk<4>(g, ts.ox, planes, kAmxQuads);
   size_t nTaps = walk.taps.size();
   uint32_t quads = uint32_t(ceilDiv(walk.chans, 4));
-  size_t wLen = amxWeightWords(quads, nTaps);
   int64_t blocks = int64_t(ceilDiv(g.oc, ts.nb));
   uint32_t *acc = scratch<uint32_t, 3>(size_t(blocks) * ts.nb * walk.bufLen);
   ConvOrder o = convOrder(walk, quads, ts, blocks);
@@ -1466,12 +1474,17 @@ ConvAcc<uint32_t> convQuadAmx(const uint8_t *planes, const int32_t *packed,
   runConvOrder(o, quads, blocks, walk.bufLen,
                [&](uint32_t c0, uint32_t cn, int64_t blk, size_t p0, size_t p1,
                    bool first) {
-                 amxBlock(planes + size_t(c0) * 4 * walk.planeStride, walk, cn,
-                          packed + size_t(blk) * wLen +
-                              size_t(c0 / kAmxQuads) * nTaps * kAmxStepWords,
-                          init + size_t(blk) * ts.nb,
-                          acc + size_t(blk) * ts.nb * walk.bufLen, p0, p1,
-                          first);
+                 const uint8_t *x = planes + size_t(c0) * 4 * walk.planeStride;
+                 const uint8_t *a =
+                     w.blockBase[size_t(blk)] +
+                     size_t(c0 / kAmxQuads) * nTaps * w.stepStride;
+                 uint32_t *out = acc + size_t(blk) * ts.nb * walk.bufLen;
+                 if (signedX)
+                   amxBlock<true>(x, walk, cn, a, w.rowStride, w.stepStride,
+                                  out, p0, p1, first);
+                 else
+                   amxBlock<false>(x, walk, cn, a, w.rowStride, w.stepStride,
+                                   out, p0, p1, first);
                });
   return {acc, walk.bufLen, walk.rowW};
 }
@@ -1957,6 +1970,8 @@ void execConv(const TiuOp &op, MachineState &m) {
   // below.
   const int32_t *quadPacked = nullptr, *quadInit = nullptr;
   bool useAmx = false;
+  AmxWeights amxW;       // the AMX path's weights
+  bool quadPath = false; // the quad planes and the VNNI or AMX tiles
 #if TPUSIM_X86_PATHS
   if (narrow && inPrec == Prec::Int8 &&
       (path == SimdPath::Avx512Vnni || path == SimdPath::Amx)) {
@@ -1970,16 +1985,56 @@ void execConv(const TiuOp &op, MachineState &m) {
       slots.icp = icp;
     }
     useAmx = path == SimdPath::Amx;
-    quadPacked =
-        useAmx
-            ? packQuadWeights<true>(g, inSigned, loadPacked, slots, &quadInit)
-            : packQuadWeights<false>(g, inSigned, loadPacked, slots, &quadInit);
+    if (useAmx && slots.slotOf && isDirect(g) && icp == 4 * kAmxQuads &&
+        m.chip.npuNum >= kAmxTile.nb) {
+      // The A tiles straight from the slots (a slot is [ic / 64][tap][64
+      // bytes]; a row is 64 of them, the next channel's one lane on) where
+      // each block's 32 channels, with those past oc (whose sums are
+      // dropped), lie in consecutive lanes at one slot offset. Bytes of
+      // channels past ic meet zero planes.
+      const uint8_t *lane0 = m.lmem.at(0, 0, 0);
+      size_t laneStride = size_t(m.lmem.at(1, 0, 0) - lane0);
+      amxW.rowStride = laneStride;
+      amxW.stepStride = icp;
+      int64_t blocks = int64_t(ceilDiv(g.oc, kAmxTile.nb));
+      for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t *first = slots.slotOf(uint32_t(b) * kAmxTile.nb);
+        size_t lane = size_t(first - lane0) / laneStride;
+        if (lane + kAmxTile.nb > m.chip.npuNum) {
+          amxW.blockBase.clear();
+          break;
+        }
+        amxW.blockBase.push_back(first);
+      }
+    }
+    if (!amxW.blockBase.empty()) {
+      quadPath = true;
+    } else if (useAmx) {
+      quadPacked = packQuadWeights<true>(g, /*offset=*/false, loadPacked, slots,
+                                         &quadInit);
+      if (quadPacked) {
+        size_t wBytes =
+            amxWeightWords(
+                uint32_t(ceilDiv(isDirect(g) ? g.ic : g.ic * g.kh * g.kw, 4)),
+                isDirect(g) ? kArea : 1) *
+            sizeof(int32_t);
+        amxW.rowStride = kAmxQuads * sizeof(int32_t);
+        amxW.stepStride = kAmxStepWords * sizeof(int32_t);
+        for (int64_t b = 0; b < int64_t(ceilDiv(g.oc, kAmxTile.nb)); ++b)
+          amxW.blockBase.push_back(
+              reinterpret_cast<const uint8_t *>(quadPacked) + b * wBytes);
+      }
+    } else {
+      quadPacked =
+          packQuadWeights<false>(g, inSigned, loadPacked, slots, &quadInit);
+    }
+    quadPath = quadPath || quadPacked;
   }
 #endif
   const int32_t *packed =
-      narrow && !quadPacked ? packIntWeights(g, path, loadPacked) : nullptr;
+      narrow && !quadPath ? packIntWeights(g, path, loadPacked) : nullptr;
   std::vector<int64_t> wts;
-  if (!packed && !quadPacked) {
+  if (!packed && !quadPath) {
     wts.resize(size_t(g.oc) * wPerOc);
     for (uint32_t oc = 0; oc < g.oc; ++oc)
       loadWeights(oc, 0, wPerOc, wts.data() + oc * wPerOc);
@@ -2065,14 +2120,18 @@ void execConv(const TiuOp &op, MachineState &m) {
         plane, scratch<T, 8>(g.iw));
   };
 #if TPUSIM_X86_PATHS
-  if (quadPacked) {
-    // The planes as channel quads of bytes, the input offset to unsigned
-    // (x + 128 when signed, as packQuadWeights' starting sums expect).
+  if (quadPath) {
+    // The planes as channel quads of bytes; for the VNNI tile the input
+    // offset to unsigned (x + 128 when signed, as packQuadWeights' starting
+    // sums expect), the AMX tiles take it as it is (int8 or uint8).
     size_t planeStride = planeSize + tileOverrun(g);
     uint32_t quads = uint32_t(ceilDiv(g.ic, 4));
-    uint8_t off = inSigned ? 0x80 : 0;
-    uint8_t *planes = scratch<uint8_t, 4>(
-        alignUp(quads, useAmx ? kAmxQuads : 1) * planeStride * 4);
+    uint8_t off = inSigned && !useAmx ? 0x80 : 0;
+    uint32_t quadsRoom = useAmx ? alignUp(quads, kAmxQuads) : quads;
+    uint8_t *planes = scratch<uint8_t, 4>(size_t(quadsRoom) * planeStride * 4);
+    // Zero planes past the last quad (the AMX tiles read whole K steps).
+    std::fill(planes + size_t(quads) * planeStride * 4,
+              planes + size_t(quadsRoom) * planeStride * 4, uint8_t(0));
     for (uint32_t n = 0; n < g.n; ++n) {
       auto buildPlane = [&](uint32_t ic, uint8_t *plane) {
         buildIntPlane(n, ic, plane, planeStride,
@@ -2118,7 +2177,7 @@ void execConv(const TiuOp &op, MachineState &m) {
           dst[4 * i + 3] = one[3][i];
         }
       });
-      finish(n, useAmx ? convQuadAmx(planes, quadPacked, quadInit, g)
+      finish(n, useAmx ? convQuadAmx(planes, amxW, inSigned, g)
                        : convQuadVnni(planes, quadPacked, quadInit, g));
     }
     return;

@@ -426,7 +426,8 @@ TEST(FuncConv, Int8LongSumsAcrossPlaneAndPositionChunks) {
 /// output channels over several 32-channel blocks with a partial last one,
 /// K steps split into chunks (more than 512 quad x tap weights per
 /// channel), direct 3x3, strided (im2col) and 1x1 (in order) walks, signed
-/// and unsigned inputs. Every path must give the exact sums.
+/// and unsigned inputs, weights from lane 0 and from lane 40. Every path
+/// must give the exact sums.
 TEST(FuncConv, Int8SymmetricWeightsAcrossStepsAndBlocks) {
   ConvCase k;
   k.zeroZps = true;
@@ -453,6 +454,14 @@ TEST(FuncConv, Int8SymmetricWeightsAcrossStepsAndBlocks) {
   s.ih = s.iw = 17;
   s.sh = s.sw = 2;
   checkIntConv(s, 43);
+
+  // Weights from lane 40: a 32-channel block runs past the last lane into
+  // the next slot (the amx path packs such weights instead of reading its
+  // tiles from the slots).
+  ConvCase l = k;
+  l.inSigned = true;
+  l.wAddr = laddr(40, 0x10000);
+  checkIntConv(l, 45);
 
   ConvCase p = k;
   p.inSigned = true;
