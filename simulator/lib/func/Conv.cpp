@@ -260,101 +260,109 @@ size_t tileOverrun(const ConvGeom &) { return kTileOverrun; }
 
 /// A conv as the kernels walk it: `chans` input planes of `planeStride`
 /// elements, tap t of every plane at offset taps[t], and output position
-/// p = oy * rowW + ox reading plane element p + taps[t] (unit strides: one
-/// tile spans row ends; the columns past ow are computed and dropped).
-/// Strided convs are first copied to this form with one plane per (ic,
-/// tap) and a single tap (im2col), which keeps the sum order: ic, then ky,
-/// then kx.
+/// p = oy * rowW + ox reading plane element p + taps[t] (one tile spans row
+/// ends; the columns past ow are computed and dropped). The taps are in
+/// (ky, kx) order and the planes in ic order, so the sums keep the
+/// documented order: ic, then ky, then kx. A strided conv's planes are
+/// first split into phases (phaseWalk): element (y, x) of the padded plane
+/// goes to phase (y mod sh, x mod sw) at (y div sh, x div sw), so that
+/// output (oy, ox) at tap (ky, kx) reads phase (ky * dh mod sh, kx * dw mod
+/// sw) at (oy + ky * dh div sh, ox + kx * dw div sw): positions again one
+/// apart along a row, each tap's offset naming its phase.
 struct ConvWalk {
   uint32_t chans;
   size_t planeStride;
   size_t rowW;
   size_t bufLen; ///< positions per channel in the block buffer
   std::vector<int64_t> taps;
+  /// The phases stored, (y mod sh, x mod sw) each (only those a tap reads;
+  /// one, (0, 0), for unit strides, where the planes are used as built),
+  /// phaseLen elements apart; reach: the largest tap offset within a
+  /// phase.
+  std::vector<std::pair<uint32_t, uint32_t>> phases;
+  size_t phaseLen = 0;
+  int64_t reach = 0;
 };
-
-/// The walk of `g`'s own planes (unit strides only).
-ConvWalk directWalk(const ConvGeom &g, unsigned ox) {
-  ConvWalk w;
-  w.chans = g.ic;
-  w.planeStride = size_t(g.vh) * g.vw + kTileOverrun;
-  w.rowW = g.vw;
-  w.bufLen = alignUp(size_t(g.oh - 1) * g.vw + g.ow, ox);
-  for (uint32_t ky = 0; ky < g.kh; ++ky)
-    for (uint32_t kx = 0; kx < g.kw; ++kx)
-      w.taps.push_back(int64_t(ky) * g.dh * g.vw + int64_t(kx) * g.dw);
-  return w;
-}
-
-/// The walk of the im2col copy of a strided conv.
-ConvWalk im2colWalk(const ConvGeom &g, unsigned ox) {
-  ConvWalk w;
-  w.chans = g.ic * g.kh * g.kw;
-  w.planeStride = size_t(g.oh) * g.ow + kTileOverrun;
-  w.rowW = g.ow;
-  w.bufLen = alignUp(size_t(g.oh) * g.ow, ox);
-  w.taps = {0};
-  return w;
-}
 
 bool isDirect(const ConvGeom &g) { return g.sh == 1 && g.sw == 1; }
 
-/// Copies im2col planes: plane (ic * taps + t) position (oy, ox) is input
-/// plane ic at (oy * sh + ky * dh, ox * sw + kx * dw). Element (c, pos) of
-/// a plane set lives at at(c, pos), affine in pos (the int kernels
-/// interleave pairs and quads). The input channels go to the kernel
-/// threads: each writes only its own planes' elements (a unit shared by two
-/// channels' planes is written by both, at different elements).
-template <typename T, typename AtIn, typename AtOut>
-void im2col(const ConvGeom &g, const T *in, T *out, AtIn atIn, AtOut atOut) {
-  uint32_t taps = g.kh * g.kw;
-  parallelTasks(g.ic, [&](int64_t c) {
-    uint32_t ic = uint32_t(c);
-    // Element steps of one position along a row, in and out.
-    ptrdiff_t inStep = ptrdiff_t(atIn(ic, g.sw)) - ptrdiff_t(atIn(ic, 0));
-    uint32_t t = ic * taps;
-    for (uint32_t ky = 0; ky < g.kh; ++ky)
-      for (uint32_t kx = 0; kx < g.kw; ++kx, ++t) {
-        ptrdiff_t outStep = ptrdiff_t(atOut(t, 1)) - ptrdiff_t(atOut(t, 0));
-        for (uint32_t oy = 0; oy < g.oh; ++oy) {
-          size_t row = (size_t(oy) * g.sh + size_t(ky) * g.dh) * g.vw +
-                       size_t(kx) * g.dw;
-          const T *src = in + atIn(ic, row);
-          T *dst = out + atOut(t, size_t(oy) * g.ow);
-          for (uint32_t ox = 0; ox < g.ow; ++ox)
-            dst[ptrdiff_t(ox) * outStep] = src[ptrdiff_t(ox) * inStep];
-        }
+/// The walk of `g` (see ConvWalk) for tiles of `ox` positions.
+ConvWalk convWalk(const ConvGeom &g, unsigned ox) {
+  ConvWalk w;
+  w.chans = g.ic;
+  size_t ph = ceilDiv(g.vh, g.sh), pw = ceilDiv(g.vw, g.sw);
+  w.phaseLen = ph * pw;
+  w.rowW = pw;
+  w.bufLen = alignUp(size_t(g.oh - 1) * pw + g.ow, ox);
+  std::vector<int> index(size_t(g.sh) * g.sw, -1);
+  for (uint32_t ky = 0; ky < g.kh; ++ky)
+    for (uint32_t kx = 0; kx < g.kw; ++kx) {
+      uint64_t ey = uint64_t(ky) * g.dh, ex = uint64_t(kx) * g.dw;
+      int &at = index[(ey % g.sh) * g.sw + ex % g.sw];
+      if (at < 0) {
+        at = int(w.phases.size());
+        w.phases.push_back({uint32_t(ey % g.sh), uint32_t(ex % g.sw)});
       }
-  });
+      int64_t shift = int64_t(ey / g.sh) * int64_t(pw) + int64_t(ex / g.sw);
+      w.reach = std::max(w.reach, shift);
+      w.taps.push_back(int64_t(at) * int64_t(w.phaseLen) + shift);
+    }
+  w.planeStride = w.phases.size() * w.phaseLen + kTileOverrun;
+  return w;
 }
 
 /// The walk of `g` for tiles of `ox` positions over planes interleaved U to
-/// a unit ([chans / U][vh * vw + kTileOverrun][U] elements: single planes,
-/// the int tiles' channel pairs, the VNNI tile's quads). A strided conv's
-/// planes are first copied to the im2col walk's, in the same interleave,
-/// and `planes` then points at the copy. Stale elements there (past oh *
-/// ow, the planes missing from a last unit) are dropped outputs or meet
-/// weight 0.
-/// `unitAlign`: the copy has room for units up to a multiple of it (the AMX
-/// tile reads whole K steps).
+/// a unit ([chans / U][vh * vw + kTileOverrun][U] elements of T, 4 bytes a
+/// position: single float planes, the int tiles' int16 channel pairs, the
+/// quad tiles' byte quads). A strided conv's planes are first copied to
+/// their phases (ConvWalk), in the same interleave, on the kernel threads,
+/// and `planes` then points at the copy; elements no phase position maps
+/// to (past the plane) and the overrun are zero. `unitAlign`: the copy has
+/// room for units up to a multiple of it, zero (the AMX tiles read whole K
+/// steps).
 template <unsigned U, typename T>
 ConvWalk interleavedWalk(const ConvGeom &g, unsigned ox, const T *&planes,
                          size_t unitAlign = 1) {
-  ConvWalk walk = isDirect(g) ? directWalk(g, ox) : im2colWalk(g, ox);
+  static_assert(sizeof(T) * U == 4, "a position is one 32-bit word");
+  ConvWalk walk = convWalk(g, ox);
   if (isDirect(g))
     return walk;
   size_t inStride = size_t(g.vh) * g.vw + kTileOverrun;
-  T *cols = scratch<T, 1>(alignUp(ceilDiv(walk.chans, U), unitAlign) *
-                          walk.planeStride * U);
-  im2col<T>(
-      g, planes, cols,
-      [&](uint32_t c, size_t pos) {
-        return ((c / U) * inStride + pos) * U + c % U;
-      },
-      [&](uint32_t c, size_t pos) {
-        return ((c / U) * walk.planeStride + pos) * U + c % U;
-      });
-  planes = cols;
+  size_t units = ceilDiv(walk.chans, U);
+  size_t room = alignUp(units, unitAlign);
+  auto *cols =
+      reinterpret_cast<uint32_t *>(scratch<T, 1>(room * walk.planeStride * U));
+  const auto *in = reinterpret_cast<const uint32_t *>(planes);
+  size_t pw = walk.rowW, ph = walk.phaseLen / pw;
+  parallelTasks(int64_t(room), [&](int64_t u) {
+    uint32_t *out = cols + size_t(u) * walk.planeStride;
+    if (size_t(u) >= units) {
+      std::fill_n(out, walk.planeStride, 0u);
+      return;
+    }
+    const uint32_t *src = in + size_t(u) * inStride;
+    for (size_t k = 0; k < walk.phases.size(); ++k) {
+      auto [py, px] = walk.phases[k];
+      uint32_t *dst = out + k * walk.phaseLen;
+      for (size_t r = 0; r < ph; ++r, dst += pw) {
+        size_t y = r * g.sh + py;
+        if (y >= g.vh) {
+          std::fill_n(dst, pw, 0u);
+          continue;
+        }
+        const uint32_t *row = src + y * g.vw + px;
+        // Columns c with c * sw + px < vw come from the row.
+        size_t n =
+            px < g.vw ? std::min<size_t>(pw, (g.vw - px + g.sw - 1) / g.sw) : 0;
+        for (size_t c = 0; c < n; ++c)
+          dst[c] = row[c * g.sw];
+        std::fill(dst + n, dst + pw, 0u);
+      }
+    }
+    std::fill(out + walk.phases.size() * walk.phaseLen, out + walk.planeStride,
+              0u);
+  });
+  planes = reinterpret_cast<const T *>(cols);
   return walk;
 }
 
@@ -367,7 +375,7 @@ ConvWalk interleavedWalk(const ConvGeom &g, unsigned ox, const T *&planes,
 // Every tile (float and int) sums `chans` planes (pairs) into the NB rows of
 // out (outStride apart): from zero with `first`, else from what out holds,
 // so a long sum can run in chunks of planes in its own order; ONE: the walk
-// has a single tap at offset 0 (1x1 and im2col walks), known at compile
+// has a single tap at offset 0 (1x1 walks, strided or not), known at compile
 // time.
 
 template <unsigned OX, unsigned NB, bool ONE>
@@ -1073,9 +1081,10 @@ ConvOrder convOrder(const ConvWalk &walk, uint32_t units, TileShape ts,
   size_t nTaps = walk.taps.size();
   size_t chunks = ceilDiv(size_t(units) * nTaps, kChunkWeights);
   o.kc = uint32_t(ceilDiv(units, std::max<size_t>(chunks, 1)));
-  int64_t reach = *std::max_element(walk.taps.begin(), walk.taps.end());
-  // 4 bytes per unit and position (a float, or an int16 pair).
-  size_t fit = kChunkBytes / (4 * size_t(o.kc));
+  int64_t reach = walk.reach;
+  // 4 bytes per unit, phase and position (a float, an int16 pair or a byte
+  // quad).
+  size_t fit = kChunkBytes / (4 * size_t(o.kc) * walk.phases.size());
   size_t pcMax =
       fit > size_t(reach) ? (fit - size_t(reach)) / ts.ox * ts.ox : 0;
   pcMax = std::max<size_t>(pcMax, ts.ox);
@@ -1154,8 +1163,8 @@ ConvAcc<float> convFloatFast(const float *planes, const float *packed,
 
 /// The integer weights as convIntFast reads them for `path`: per block of
 /// NB channels, [pair][tap][NB] of (w_even, w_odd) int16 halves over the
-/// planes of the walk (direct or im2col; element k = plane * taps + tap of
-/// a channel is weight [ic][tap] k either way); a missing odd plane and
+/// planes of the walk (element k = plane * taps + tap of a channel is
+/// weight [ic][tap] k); a missing odd plane and
 /// the channels past oc have weight 0. load(oc, k0, count, dst) writes
 /// weights k0 .. k0 + count - 1 of channel oc's wPerOc weights w - zp,
 /// [ic][tap], to dst as int32 and returns false if one does not fit int16
@@ -1164,7 +1173,7 @@ ConvAcc<float> convFloatFast(const float *planes, const float *packed,
 template <typename Load>
 const int32_t *packIntWeights(const ConvGeom &g, SimdPath path, Load load) {
   TileShape ts = tileShape(path);
-  ConvWalk walk = isDirect(g) ? directWalk(g, ts.ox) : im2colWalk(g, ts.ox);
+  ConvWalk walk = convWalk(g, ts.ox);
   size_t nTaps = walk.taps.size();
   uint32_t pairs = uint32_t(ceilDiv(walk.chans, 2));
   size_t wPerOc = size_t(walk.chans) * nTaps;
@@ -1271,7 +1280,7 @@ struct QuadSlots {
 };
 /// The 8-bit weights as convQuadVnni reads them: per block of 8 channels,
 /// [quad][tap][8] int32 of four int8 (byte j: plane 4 * quad + j of the
-/// walk, direct or im2col as packIntWeights'; a missing plane and the
+/// walk, as packIntWeights'; a missing plane and the
 /// channels past oc are 0). load is packIntWeights'. `offset`: the input is
 /// signed and the tile reads it as x + 128, which adds 128 * sum(w) to each
 /// sum, so init[oc] (one per channel, blocks one after another) is
@@ -1284,7 +1293,7 @@ const int32_t *packQuadWeights(const ConvGeom &g, bool offset, Load load,
                                const QuadSlots &slots,
                                const int32_t **initOut) {
   TileShape ts = AMX ? kAmxTile : kQuadTile;
-  ConvWalk walk = isDirect(g) ? directWalk(g, ts.ox) : im2colWalk(g, ts.ox);
+  ConvWalk walk = convWalk(g, ts.ox);
   size_t nTaps = walk.taps.size();
   uint32_t quads = uint32_t(ceilDiv(walk.chans, 4));
   size_t wPerOc = size_t(walk.chans) * nTaps;
@@ -1309,11 +1318,10 @@ const int32_t *packQuadWeights(const ConvGeom &g, bool offset, Load load,
     uint32_t sums[AMX ? kAmxTile.nb : kQuadTile.nb] = {};
     bool blockFits = true;
     // The AMX layout has room for quads and channels that do not exist:
-    // zero weights (the room of an im2col copy past its last quad holds
-    // stale bytes; direct planes past the last quad are zero).
+    // zero weights (the planes there are zero too).
     if (AMX && (nb < ts.nb || quads % kAmxQuads))
       std::fill_n(w, wLen, 0u);
-    if (AMX && slots.slotOf && isDirect(g) && slots.icp == 4 * kAmxQuads) {
+    if (AMX && slots.slotOf && slots.icp == 4 * kAmxQuads) {
       // A slot is [ic / 64][tap][64 bytes]: each A-tile row (step, tap) is
       // 64 bytes of it as they lie (the bytes of channels past ic meet zero
       // planes; the AMX tiles take the inputs without offset, so there is
@@ -1338,7 +1346,7 @@ const int32_t *packQuadWeights(const ConvGeom &g, bool offset, Load load,
         uint32_t *dst = quadRows + b * rowLen;
         auto *bytes = reinterpret_cast<uint8_t *>(dst);
         size_t len = size_t(nq) * 4 * nTaps;
-        if (slot && !slots.inOrder && isDirect(g) && slots.icp % 4 == 0) {
+        if (slot && !slots.inOrder && slots.icp % 4 == 0) {
           // A quad's four channels at one tap are one word of the slot; a
           // last quad short of channels keeps its real ones' bytes.
           uint32_t perGroup = slots.icp / 4;
@@ -1833,7 +1841,8 @@ void execConv(const TiuOp &op, MachineState &m) {
             [&](uint32_t y, float *dst) { in.rowFloat(n, ic, y, dst, g.iw); },
             plane, scratch<float, 8>(g.iw));
         // The whole plane, padding and overrun included: everything a
-        // tile reads (im2col copies only from here).
+        // tile reads (a strided conv's phases are copied from here, with
+        // zeros where no element maps).
         planeRanges[ic] = FloatRange();
         planeRanges[ic].scan(plane, planeStride, bf16);
       });
@@ -1985,7 +1994,7 @@ void execConv(const TiuOp &op, MachineState &m) {
       slots.icp = icp;
     }
     useAmx = path == SimdPath::Amx;
-    if (useAmx && slots.slotOf && isDirect(g) && icp == 4 * kAmxQuads &&
+    if (useAmx && slots.slotOf && icp == 4 * kAmxQuads &&
         m.chip.npuNum >= kAmxTile.nb) {
       // The A tiles straight from the slots (a slot is [ic / 64][tap][64
       // bytes]; a row is 64 of them, the next channel's one lane on) where
@@ -2014,10 +2023,7 @@ void execConv(const TiuOp &op, MachineState &m) {
                                          &quadInit);
       if (quadPacked) {
         size_t wBytes =
-            amxWeightWords(
-                uint32_t(ceilDiv(isDirect(g) ? g.ic : g.ic * g.kh * g.kw, 4)),
-                isDirect(g) ? kArea : 1) *
-            sizeof(int32_t);
+            amxWeightWords(uint32_t(ceilDiv(g.ic, 4)), kArea) * sizeof(int32_t);
         amxW.rowStride = kAmxQuads * sizeof(int32_t);
         amxW.stepStride = kAmxStepWords * sizeof(int32_t);
         for (int64_t b = 0; b < int64_t(ceilDiv(g.oc, kAmxTile.nb)); ++b)

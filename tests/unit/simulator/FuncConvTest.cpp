@@ -336,6 +336,49 @@ TEST(FuncConv, Fp32ExactInDocumentedOrder) {
   checkFloatConv(k, 10);
 }
 
+/// Strides whose taps fall in several phases of the plane (dilation 3
+/// with stride 2: ky * 3 mod 2 alternates; stride 3 with dilation 2: every
+/// column phase), with inserted zeros, uneven padding and a rotated
+/// kernel: float sums in the documented order and exact int8 sums against
+/// the references, on every path.
+TEST(FuncConv, StridesAcrossPhases) {
+  for (Prec p : {Prec::Fp32, Prec::Fp16, Prec::Int8}) {
+    SCOPED_TRACE(isa::precName(p));
+    ConvCase k;
+    k.in = p;
+    k.res = p == Prec::Int8 ? Prec::Int32 : p;
+    k.n = 2;
+    k.ic = 5;
+    k.ih = 13;
+    k.iw = 17;
+    k.oc = 7;
+    k.kh = 3;
+    k.kw = 4;
+    k.sh = 2;
+    k.dh = 3;
+    k.sw = 3;
+    k.dw = 2;
+    k.padT = 2;
+    k.padB = 1;
+    k.padL = 3;
+    if (p == Prec::Int8) {
+      checkIntConv(k, 50);
+    } else {
+      checkFloatConv(k, 50);
+    }
+    k.insH = 1;
+    k.insW = 2;
+    k.rotate = true;
+    k.sh = 3;
+    k.sw = 2;
+    if (p == Prec::Int8) {
+      checkIntConv(k, 51);
+    } else {
+      checkFloatConv(k, 51);
+    }
+  }
+}
+
 TEST(FuncConv, Fp16And32ICLayout) {
   ConvCase k;
   k.in = k.res = Prec::Fp16;
@@ -371,7 +414,7 @@ TEST(FuncConv, Bf16WithFp32Result) {
 /// chunks (the planes of a chunk over 256 KiB), and with several channel
 /// blocks, so that a chunk goes on from the sums the one before left:
 /// the same bits as the reference sum in the documented order. Direct
-/// 3x3, strided (im2col, one tap) and 1x1 (one tap) walks.
+/// 3x3, strided (phases) and 1x1 (one tap) walks.
 TEST(FuncConv, LongSumsAcrossPlaneAndPositionChunks) {
   ConvCase k;
   k.in = k.res = Prec::Fp16;
@@ -425,7 +468,7 @@ TEST(FuncConv, Int8LongSumsAcrossPlaneAndPositionChunks) {
 /// quads, one 64-channel IC_PARALLEL group each) and end in a partial one,
 /// output channels over several 32-channel blocks with a partial last one,
 /// K steps split into chunks (more than 512 quad x tap weights per
-/// channel), direct 3x3, strided (im2col) and 1x1 (in order) walks, signed
+/// channel), direct 3x3, strided (phases) and 1x1 (in order) walks, signed
 /// and unsigned inputs, weights from lane 0 and from lane 40. Every path
 /// must give the exact sums.
 TEST(FuncConv, Int8SymmetricWeightsAcrossStepsAndBlocks) {

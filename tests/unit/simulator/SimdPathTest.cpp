@@ -259,7 +259,7 @@ TEST(SimdPaths, RandomConvsAreByteIdenticalOnEveryPath) {
 // 8-bit convs as the AVX-512 VNNI path's quad tile takes them: signed
 // weights without zero points (symmetric INT8: the weights go from their
 // slots to the tile's quads without load), unit-stride walks (a quad's
-// channels at one tap are one word of the slot) and strided ones (im2col),
+// channels at one tap are one word of the slot) and strided ones (phases),
 // channel counts that leave a last quad short, signed inputs (read as x + 128,
 // the sums started at -128 * sum(w)) and unsigned ones; every sixth with
 // kernel zero points, every sixth rotated (the general weight load).
