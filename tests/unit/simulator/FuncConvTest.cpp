@@ -361,21 +361,14 @@ TEST(FuncConv, StridesAcrossPhases) {
     k.padT = 2;
     k.padB = 1;
     k.padL = 3;
-    if (p == Prec::Int8) {
-      checkIntConv(k, 50);
-    } else {
-      checkFloatConv(k, 50);
-    }
+    auto check = p == Prec::Int8 ? checkIntConv : checkFloatConv;
+    check(k, 50);
     k.insH = 1;
     k.insW = 2;
     k.rotate = true;
     k.sh = 3;
     k.sw = 2;
-    if (p == Prec::Int8) {
-      checkIntConv(k, 51);
-    } else {
-      checkFloatConv(k, 51);
-    }
+    check(k, 51);
   }
 }
 
