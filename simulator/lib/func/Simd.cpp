@@ -117,12 +117,19 @@ std::optional<SimdPath> simdPathFromName(const std::string &name) {
 void setSimdPath(SimdPath p) {
   if (!simdPathAvailable(p))
     throw Error(std::string("SIMD path ") + simdPathName(p) +
-                " is not available on this CPU (available: " + [] {
+                " is not available on this CPU" +
+                (p == SimdPath::Amx && simdPathAvailable(SimdPath::Avx512Vnni)
+                     ? " (it needs AMX-TILE and AMX-INT8, and Linux 5.16 or "
+                       "later to grant the tile state)"
+                     : "") +
+                " (available: " +
+                [] {
                   std::string s;
                   for (SimdPath q : availableSimdPaths())
                     s += (s.empty() ? "" : ", ") + std::string(simdPathName(q));
                   return s;
-                }() + ")");
+                }() +
+                ")");
   gPath.store(int(p));
 }
 
