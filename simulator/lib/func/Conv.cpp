@@ -902,6 +902,45 @@ TPUSIM_TARGET_AVX2 size_t interleave6Avx2(const void *rowsBits, unsigned nb,
   }
   return k;
 }
+
+/// interleaveChunk<T, 8> for 4-byte T (the AVX-512 tiles' blocks): 8
+/// weights of the 8 rows at a time transposed in registers (shuffles only)
+/// and stored as 8 runs of 8. Returns the weights done (a multiple of 8);
+/// the rest go through the scalar loop.
+TPUSIM_TARGET_AVX2 size_t interleave8Avx2(const void *rowsBits, unsigned nb,
+                                          size_t count, void *dstBits) {
+  const float *rows = static_cast<const float *>(rowsBits);
+  float *dst = static_cast<float *>(dstBits);
+  const __m256 zero = _mm256_setzero_ps();
+  size_t k = 0;
+  for (; k + 8 <= count; k += 8) {
+    __m256 r[8];
+    for (unsigned b = 0; b < 8; ++b)
+      r[b] = b < nb ? _mm256_loadu_ps(rows + b * kPackChunk + k) : zero;
+    __m256 t[8];
+    for (unsigned j = 0; j < 4; ++j) {
+      t[2 * j] = _mm256_unpacklo_ps(r[2 * j], r[2 * j + 1]);
+      t[2 * j + 1] = _mm256_unpackhi_ps(r[2 * j], r[2 * j + 1]);
+    }
+    // s[j] holds rows 0..3 of weights j and j + 4; s[j + 4] rows 4..7.
+    __m256 s8[8] = {_mm256_shuffle_ps(t[0], t[2], 0x44),
+                    _mm256_shuffle_ps(t[0], t[2], 0xEE),
+                    _mm256_shuffle_ps(t[1], t[3], 0x44),
+                    _mm256_shuffle_ps(t[1], t[3], 0xEE),
+                    _mm256_shuffle_ps(t[4], t[6], 0x44),
+                    _mm256_shuffle_ps(t[4], t[6], 0xEE),
+                    _mm256_shuffle_ps(t[5], t[7], 0x44),
+                    _mm256_shuffle_ps(t[5], t[7], 0xEE)};
+    float *d = dst + k * 8;
+    for (unsigned j = 0; j < 4; ++j)
+      _mm256_storeu_ps(d + j * 8,
+                       _mm256_permute2f128_ps(s8[j], s8[j + 4], 0x20));
+    for (unsigned j = 0; j < 4; ++j)
+      _mm256_storeu_ps(d + (j + 4) * 8,
+                       _mm256_permute2f128_ps(s8[j], s8[j + 4], 0x31));
+  }
+  return k;
+}
 #endif
 
 template <typename T>
@@ -909,6 +948,13 @@ void interleaveChunk(const T *rows, unsigned nbMax, unsigned nb, size_t count,
                      T *dst) {
   switch (nbMax) {
   case 8:
+#if TPUSIM_X86_PATHS
+    // Blocks of 8 are the AVX-512 tiles' (the CPU has AVX2).
+    if constexpr (sizeof(T) == sizeof(float)) {
+      size_t k = interleave8Avx2(rows, nb, count, dst);
+      return interleaveChunk<T, 8>(rows + k, nb, count - k, dst + k * 8);
+    }
+#endif
     return interleaveChunk<T, 8>(rows, nb, count, dst);
   case 6:
 #if TPUSIM_X86_PATHS
