@@ -509,6 +509,37 @@ TEST(FuncConv, Int8SymmetricWeightsAcrossStepsAndBlocks) {
   checkIntConv(p, 44);
 }
 
+/// Few input channels and many taps (a network's first conv: 3 channels,
+/// 7 x 7, stride 2; and 30 channels, 3 x 3: K steps of the amx path that
+/// hold one or eight of their 16 quads): symmetric and zero-point weights,
+/// signed and unsigned inputs, two 32-channel blocks. Every path must give
+/// the exact sums.
+TEST(FuncConv, Int8FewChannelsManyTaps) {
+  ConvCase k;
+  k.ic = 3;
+  k.oc = 64;
+  k.ih = 30;
+  k.iw = 40;
+  k.kh = k.kw = 7;
+  k.sh = k.sw = 2;
+  k.padT = k.padB = k.padL = k.padR = 3;
+  k.zeroZps = true;
+  checkIntConv(k, 60);
+  k.inSigned = false;
+  checkIntConv(k, 61);
+  k.zeroZps = false;
+  checkIntConv(k, 62);
+
+  ConvCase c;
+  c.ic = 30;
+  c.oc = 40;
+  c.ih = c.iw = 15;
+  c.kh = c.kw = 3;
+  c.padT = c.padB = c.padL = c.padR = 1;
+  c.zeroZps = true;
+  checkIntConv(c, 63);
+}
+
 TEST(FuncConv, WrqShiftsRoundsAndRelus) {
   // 1x1 conv, ic = 1: acc = x * w, then (acc + bias) >> shift with the
   // round mode of opd2_n_str (0 = half to even in the short form), then
