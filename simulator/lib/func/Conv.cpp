@@ -2023,11 +2023,11 @@ void execConv(const TiuOp &op, MachineState &m) {
   // the quad kernel (convQuadVnni); other narrow operands whose weights fit
   // int16: the pair kernels (convIntFast); otherwise the general paths
   // below.
-  const int32_t *quadPacked = nullptr, *quadInit = nullptr;
-  bool useAmx = false;
-  AmxWeights amxW;       // the AMX path's weights
   bool quadPath = false; // the quad planes and the VNNI or AMX tiles
 #if TPUSIM_X86_PATHS
+  const int32_t *quadPacked = nullptr, *quadInit = nullptr;
+  bool useAmx = false;
+  AmxWeights amxW; // the AMX path's weights
   if (narrow && inPrec == Prec::Int8 &&
       (path == SimdPath::Avx512Vnni || path == SimdPath::Amx)) {
     QuadSlots slots;
