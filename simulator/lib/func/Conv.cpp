@@ -1314,8 +1314,8 @@ int64_t sumInt8(const uint8_t *v, size_t n) {
 /// symmetric weights of INT8 models): `slotOf(oc)` is the start of channel
 /// oc's slot in local memory (null: use load), its weight (ic, tap) at
 /// (ic / icp) * taps * icp + tap * icp + ic % icp (semantics.md "CONV");
-/// `inOrder`: that is offset ic * taps + tap (1x1 kernels). Such channels
-/// skip load: on the
+/// `inOrder`: that is offset ic * taps + tap (1x1 kernels); `offsets`: the
+/// offset of weight k = ic * taps + tap. Such channels skip load: on the
 /// direct walk with icp a multiple of 4, each quad's four channels at one
 /// tap are one 32-bit word of the slot; otherwise the bytes are gathered in
 /// [ic][tap] order and transposed to quads.
@@ -1323,6 +1323,7 @@ struct QuadSlots {
   std::function<const uint8_t *(uint32_t)> slotOf;
   bool inOrder = false;
   uint32_t icp = 0;
+  const uint64_t *offsets = nullptr;
 };
 /// The 8-bit weights as convQuadVnni reads them: per block of 8 channels,
 /// [quad][tap][8] int32 of four int8 (byte j: plane 4 * quad + j of the
@@ -1333,11 +1334,12 @@ struct QuadSlots {
 /// -128 * sum(w) modulo 2^32, else 0. Null (nothing to run on) if a weight
 /// w - zp does not fit int8. AMX: the layout of the AMX tiles instead
 /// (amxWeightWords: per block of 32 channels [step][tap][32][16] words),
-/// for inputs without offset (`offset` false).
+/// for inputs without offset (`offset` false). `blockWords`: where to
+/// store the words of one block (the blocks' stride).
 template <bool AMX, typename Load>
 const int32_t *packQuadWeights(const ConvGeom &g, bool offset, Load load,
-                               const QuadSlots &slots,
-                               const int32_t **initOut) {
+                               const QuadSlots &slots, const int32_t **initOut,
+                               size_t *blockWords = nullptr) {
   TileShape ts = AMX ? kAmxTile : kQuadTile;
   ConvWalk walk = convWalk(g, ts.ox);
   size_t nTaps = walk.taps.size();
@@ -1348,6 +1350,8 @@ const int32_t *packQuadWeights(const ConvGeom &g, bool offset, Load load,
   int64_t blocks = int64_t(ceilDiv(g.oc, ts.nb));
   int32_t *packed = scratch<int32_t, 14>(size_t(blocks) * wLen);
   int32_t *init = scratch<int32_t, 15>(size_t(blocks) * ts.nb);
+  if (blockWords)
+    *blockWords = wLen;
   // Quads per chunk: their 4 * nTaps weights fit kPackChunk (at least one;
   // for AMX whole K steps, at least one).
   uint32_t chunkQuads = uint32_t(std::max<size_t>(1, kPackChunk / (4 * nTaps)));
@@ -1367,21 +1371,6 @@ const int32_t *packQuadWeights(const ConvGeom &g, bool offset, Load load,
     // zero weights (the planes there are zero too).
     if (AMX && (nb < ts.nb || quads % kAmxQuads))
       std::fill_n(w, wLen, 0u);
-    if (AMX && slots.slotOf && slots.icp == 4 * kAmxQuads) {
-      // A slot is [ic / 64][tap][64 bytes]: each A-tile row (step, tap) is
-      // 64 bytes of it as they lie (the bytes of channels past ic meet zero
-      // planes; the AMX tiles take the inputs without offset, so there is
-      // no starting sum either).
-      uint32_t steps = uint32_t(ceilDiv(quads, kAmxQuads));
-      for (unsigned b = 0; b < nb; ++b) {
-        const uint8_t *slot = slots.slotOf(oc0 + b);
-        for (size_t st = 0; st < size_t(steps) * nTaps; ++st)
-          std::memcpy(w + st * kAmxStepWords + b * kAmxQuads,
-                      slot + st * slots.icp, slots.icp);
-      }
-      std::fill_n(init + size_t(blk) * ts.nb, ts.nb, 0);
-      return;
-    }
     for (uint32_t q0 = 0; q0 < quads; q0 += chunkQuads) {
       uint32_t nq = std::min(chunkQuads, quads - q0);
       size_t k0 = size_t(q0) * 4 * nTaps;
@@ -1417,17 +1406,8 @@ const int32_t *packQuadWeights(const ConvGeom &g, bool offset, Load load,
           if (slot && slots.inOrder) {
             std::memcpy(ordered, slot + k0, count);
           } else if (slot) {
-            // Weight k = ic * area + tap lies at (ic / icp) * area * icp +
-            // tap * icp + ic % icp.
-            size_t area = size_t(g.kh) * g.kw, icp = slots.icp;
-            size_t ic = k0 / area, tap = k0 % area;
-            for (size_t k = 0; k < count; tap = 0, ++ic) {
-              const uint8_t *at = slot + (ic / icp) * area * icp + ic % icp;
-              size_t n = std::min(area - tap, count - k);
-              for (size_t j = 0; j < n; ++j)
-                ordered[k + j] = at[(tap + j) * icp];
-              k += n;
-            }
+            for (size_t k = 0; k < count; ++k)
+              ordered[k] = slot[slots.offsets[k0 + k]];
           } else {
             const int32_t *wide = rows + b * rowLen;
             if (!load(oc0 + b, k0, count, rows + b * rowLen))
@@ -2038,8 +2018,10 @@ void execConv(const TiuOp &op, MachineState &m) {
       };
       slots.inOrder = wInOrder;
       slots.icp = icp;
+      slots.offsets = wOff.data();
     }
     useAmx = path == SimdPath::Amx;
+    int64_t amxBlocks = int64_t(ceilDiv(g.oc, kAmxTile.nb));
     if (useAmx && slots.slotOf && icp == 4 * kAmxQuads &&
         m.chip.npuNum >= kAmxTile.nb) {
       // The A tiles straight from the slots (a slot is [ic / 64][tap][64
@@ -2051,8 +2033,7 @@ void execConv(const TiuOp &op, MachineState &m) {
       size_t laneStride = size_t(m.lmem.at(1, 0, 0) - lane0);
       amxW.rowStride = laneStride;
       amxW.stepStride = icp;
-      int64_t blocks = int64_t(ceilDiv(g.oc, kAmxTile.nb));
-      for (int64_t b = 0; b < blocks; ++b) {
+      for (int64_t b = 0; b < amxBlocks; ++b) {
         const uint8_t *first = slots.slotOf(uint32_t(b) * kAmxTile.nb);
         size_t lane = size_t(first - lane0) / laneStride;
         if (lane + kAmxTile.nb > m.chip.npuNum) {
@@ -2065,16 +2046,15 @@ void execConv(const TiuOp &op, MachineState &m) {
     if (!amxW.blockBase.empty()) {
       quadPath = true;
     } else if (useAmx) {
+      size_t blockWords = 0;
       quadPacked = packQuadWeights<true>(g, /*offset=*/false, loadPacked, slots,
-                                         &quadInit);
+                                         &quadInit, &blockWords);
       if (quadPacked) {
-        size_t wBytes =
-            amxWeightWords(uint32_t(ceilDiv(g.ic, 4)), kArea) * sizeof(int32_t);
         amxW.rowStride = kAmxQuads * sizeof(int32_t);
         amxW.stepStride = kAmxStepWords * sizeof(int32_t);
-        for (int64_t b = 0; b < int64_t(ceilDiv(g.oc, kAmxTile.nb)); ++b)
-          amxW.blockBase.push_back(
-              reinterpret_cast<const uint8_t *>(quadPacked) + b * wBytes);
+        for (int64_t b = 0; b < amxBlocks; ++b)
+          amxW.blockBase.push_back(reinterpret_cast<const uint8_t *>(
+              quadPacked + size_t(b) * blockWords));
       }
     } else {
       quadPacked =
@@ -2179,9 +2159,11 @@ void execConv(const TiuOp &op, MachineState &m) {
     size_t planeStride = planeSize + tileOverrun(g);
     uint32_t quads = uint32_t(ceilDiv(g.ic, 4));
     uint8_t off = inSigned && !useAmx ? 0x80 : 0;
-    uint32_t quadsRoom = useAmx ? alignUp(quads, kAmxQuads) : quads;
+    // Zero planes past the last quad: the AMX tiles read whole K steps (a
+    // strided conv's phase copy makes its own).
+    uint32_t quadsRoom =
+        useAmx && isDirect(g) ? alignUp(quads, kAmxQuads) : quads;
     uint8_t *planes = scratch<uint8_t, 4>(size_t(quadsRoom) * planeStride * 4);
-    // Zero planes past the last quad (the AMX tiles read whole K steps).
     std::fill(planes + size_t(quads) * planeStride * 4,
               planes + size_t(quadsRoom) * planeStride * 4, uint8_t(0));
     for (uint32_t n = 0; n < g.n; ++n) {
