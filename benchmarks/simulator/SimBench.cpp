@@ -8,11 +8,14 @@
 // reported as simulated commands per second.
 //
 //===----------------------------------------------------------------------===//
+#include "tpusim/Runner.h"
 #include "tpusim/Simulator.h"
 
 #include "tpu/isa/Command.h"
 
 #include <benchmark/benchmark.h>
+
+#include <cstdlib>
 
 using namespace tpu;
 using namespace tpu::sim;
@@ -119,8 +122,35 @@ void BM_FunctionalOnly(benchmark::State &state) {
   runBench(state, SimMode::Functional);
 }
 
+/// A whole bmodel simulated in full mode, again and again in one process:
+/// the model read once, then per iteration a new runner (machine state),
+/// the inputs placed, every command group run and the outputs read, as
+/// `tpuc regress` does for each sample of a case. The bmodel and its
+/// inputs come from SIM_BENCH_BMODEL and SIM_BENCH_INPUT (npz); without
+/// them the benchmark is skipped.
+void BM_ModelRun(benchmark::State &state) {
+  const char *path = std::getenv("SIM_BENCH_BMODEL");
+  const char *input = std::getenv("SIM_BENCH_INPUT");
+  if (!path || !input) {
+    state.SkipWithError("set SIM_BENCH_BMODEL and SIM_BENCH_INPUT");
+    return;
+  }
+  isa::bmodel::ParseOptions parse;
+  parse.coefficientsInPlace = true;
+  isa::bmodel::Model model = isa::bmodel::readModel(path, parse);
+  npz::Npz inputs = npz::readNpz(input);
+  SimConfig cfg = recordedConfig(model, SimConfig::defaults());
+  for (auto _ : state) {
+    ModelRunner runner(model, cfg, SimMode::Full);
+    runner.setInputs(inputs);
+    runner.run();
+    benchmark::DoNotOptimize(runner.outputs());
+  }
+}
+
 } // namespace
 
+BENCHMARK(BM_ModelRun)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_TimingOnly)->Arg(20000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Full)->Arg(2000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_FunctionalOnly)->Arg(2000)->Unit(benchmark::kMillisecond);

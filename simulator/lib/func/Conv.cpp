@@ -2137,11 +2137,15 @@ void execConv(const TiuOp &op, MachineState &m) {
           if (bytes) {
             const uint8_t *p =
                 in.laneStart(ic) + uint64_t(in.index(n, ic, y, 0));
+            // The width in a local: a byte store through dst could alias
+            // g, so the loop would reload g.iw every element and stay
+            // scalar.
+            uint32_t iw = g.iw;
             if (inSigned)
-              for (uint32_t x = 0; x < g.iw; ++x)
+              for (uint32_t x = 0; x < iw; ++x)
                 dst[x] = conv(int8_t(p[x]));
             else
-              for (uint32_t x = 0; x < g.iw; ++x)
+              for (uint32_t x = 0; x < iw; ++x)
                 dst[x] = conv(p[x]);
             return;
           }
@@ -2772,22 +2776,57 @@ void gemmRight(const T *a, const MatrixReader &b, T *y, uint32_t mRows,
     return;
   }
   uint32_t bw = b.blockW;
-  T *row = scratch<T, 41>(bw);
-  int64_t *ints = std::is_same_v<T, float> ? nullptr : scratch<int64_t, 41>(bw);
+  const OperandView &v = *b.view;
+  // 8-bit integer rows are read in place (a classifier's FC reads millions
+  // of them, a few bytes each, where a converting call per row costs more
+  // than its products).
+  Prec bp = v.type().prec;
+  bool bytes =
+      !std::is_same_v<T, float> && v.tensor().stride.w == 1 && bp == Prec::Int8;
+  bool bSigned = v.type().isSigned;
   std::fill(y, y + size_t(mRows) * nCols, T(0));
-  for (uint32_t j0 = 0; j0 < nCols; j0 += bw) {
+  // A block of columns per task: each writes only its own columns of y,
+  // and each sum takes its products in ascending k on any thread.
+  uint32_t blocks = uint32_t(ceilDiv(nCols, bw));
+  parallelTasks(blocks, [&](int64_t blk) {
+    uint32_t j0 = uint32_t(blk) * bw;
     uint32_t count = std::min(bw, nCols - j0);
+    uint32_t c = uint32_t(blk);
+    if constexpr (!std::is_same_v<T, float>) {
+      if (bytes) {
+        const uint8_t *lane = v.laneStart(c);
+        int64_t strideK = v.tensor().stride.n;
+        for (uint32_t i = 0; i < mRows; ++i) {
+          T *yr = y + size_t(i) * nCols + j0;
+          const T *ar = a + size_t(i) * kDim;
+          const uint8_t *p = lane + v.index(0, c, 0, 0);
+          for (uint32_t k = 0; k < kDim; ++k, p += strideK) {
+            T av = ar[k];
+            if (bSigned)
+              for (uint32_t w = 0; w < count; ++w)
+                yr[w] += av * uint32_t(int32_t(int8_t(p[w])));
+            else
+              for (uint32_t w = 0; w < count; ++w)
+                yr[w] += av * uint32_t(p[w]);
+          }
+        }
+        return;
+      }
+    }
+    T *row = scratch<T, 41>(bw);
+    int64_t *ints =
+        std::is_same_v<T, float> ? nullptr : scratch<int64_t, 41>(bw);
     for (uint32_t k = 0; k < kDim; ++k) {
       if constexpr (std::is_same_v<T, float>) {
-        b.view->rowFloat(k, j0 / bw, 0, row, count);
+        v.rowFloat(k, c, 0, row, count);
       } else {
-        b.view->rowInt(k, j0 / bw, 0, ints, count);
+        v.rowInt(k, c, 0, ints, count);
         for (uint32_t w = 0; w < count; ++w)
           row[w] = uint32_t(ints[w]);
       }
       axpyBlock(a, row, y, mRows, kDim, nCols, k, j0, count);
     }
-  }
+  });
 }
 
 MatrixReader matrixW(const TiuOp &op, const MachineState &m,

@@ -101,6 +101,52 @@ TEST(FuncMatmul, MMInt8Exact) {
     }
 }
 
+// The right matrix read in place (8-bit rows) and its column blocks on the
+// kernel threads: unsigned and signed bytes, blocks from lane 60 wrapping
+// past the last lane into the next slot, more blocks than threads.
+TEST(FuncMatmul, MMInt8RightBlocksAcrossLanes) {
+  for (bool bSigned : {false, true}) {
+    MachineState m(isa::ChipParams::bm1684x());
+    std::mt19937 rng(bSigned ? 77 : 78);
+    const uint32_t M = 3, lw = 32, lc = 3, lastW = 6, K = lw * (lc - 1) + lastW;
+    const uint32_t rc = 9, rw = 5, N = rc * rw;
+    Ref a = matW(laddr(0, 0), Prec::Int8, M, K, lw);
+    Ref b = matW(laddr(60, 0x2000), Prec::Int8, K, N, rw);
+    Ref y = matW(laddr(0, 0x8000), Prec::Int32, M, N, rw);
+    std::vector<int64_t> av(M * K), bv(K * N);
+    for (uint32_t i = 0; i < M; ++i)
+      for (uint32_t k = 0; k < K; ++k)
+        setW(m, a, lw, i, k,
+             uint8_t(av[i * K + k] = randomInt(rng, -128, 127)));
+    for (uint32_t k = 0; k < K; ++k)
+      for (uint32_t j = 0; j < N; ++j)
+        setW(m, b, rw, k, j,
+             uint8_t(bv[k * N + j] = bSigned ? randomInt(rng, -128, 127)
+                                             : randomInt(rng, 0, 255)));
+    auto c = mmCmd(1, Prec::Int8, Prec::Int32);
+    c.opd1_sign = bSigned;
+    c.opd0_n = M;
+    c.opd0_c = lc;
+    c.opd0_w = lw;
+    c.opd1_w = lastW;
+    c.res0_c = rc;
+    c.res0_w = rw;
+    c.opd0_addr = a.addr;
+    c.opd1_addr = b.addr;
+    c.res0_addr = y.addr;
+    c.opd2_const = 1; // no shift
+    runTiu(c, m);
+    for (uint32_t i = 0; i < M; ++i)
+      for (uint32_t j = 0; j < N; ++j) {
+        int64_t acc = 0;
+        for (uint32_t k = 0; k < K; ++k)
+          acc += av[i * K + k] * bv[k * N + j];
+        ASSERT_EQ(sext(getW(m, y, rw, i, j), 4), acc)
+            << (bSigned ? "signed " : "unsigned ") << i << " " << j;
+      }
+  }
+}
+
 TEST(FuncMatmul, MMFp32LeftTransposedBiasResAdd) {
   MachineState m(isa::ChipParams::bm1684x());
   std::mt19937 rng(32);
