@@ -688,18 +688,13 @@ private:
     coeffCheck(s, c, what)(digest);
   }
 
-  /// checkCoeff on a thread that outlives the reader: it hashes the file's
-  /// bytes at `bytes` (the stage's coefficients), which keepAlive keeps
-  /// mapped until it is done.
+  /// checkCoeff after the reader returned: the file's bytes at `bytes`
+  /// (the stage's coefficients) hashed as PendingCheckCode says, which
+  /// keepAlive keeps mapped until it is done.
   void deferCheckCoeff(const Stage &s, const fb::CoeffMem &c,
                        const std::string &what, const uint8_t *bytes) {
-    CoeffCheck check = coeffCheck(s, c, what);
-    pending->push_back(
-        std::async(std::launch::async, [keep = keepAlive, bytes,
-                                        n = s.coeffLoaded(),
-                                        check = std::move(check)] {
-          check(sha256(bytes, n));
-        }).share());
+    pending->push_back(std::make_shared<PendingCheckCode>(
+        keepAlive, bytes, s.coeffLoaded(), coeffCheck(s, c, what)));
   }
 
   static std::string toHexString(const std::vector<uint8_t> &bytes) {
@@ -738,7 +733,7 @@ public:
   /// Set by readModel for ParseOptions::deferCheckCode: what keeps the
   /// file's bytes alive for the background hashes, and where they go.
   std::shared_ptr<const void> keepAlive;
-  std::vector<std::shared_future<void>> *pending = nullptr;
+  std::vector<std::shared_ptr<PendingCheckCode>> *pending = nullptr;
 };
 
 //===----------------------------------------------------------------------===//
@@ -1183,15 +1178,15 @@ Model parseModelKeeping(const uint8_t *data, size_t size,
     return reader.read(*fb::GetModel(fbData));
   // Deferred check codes: an error found after a hash started gives way to
   // that hash's mismatch (the check code is checked first otherwise).
-  std::vector<std::shared_future<void>> pending;
+  std::vector<std::shared_ptr<PendingCheckCode>> pending;
   reader.keepAlive = std::move(keepAlive);
   reader.pending = &pending;
   Model model;
   try {
     model = reader.read(*fb::GetModel(fbData));
   } catch (...) {
-    for (const std::shared_future<void> &f : pending)
-      f.get();
+    for (const std::shared_ptr<PendingCheckCode> &p : pending)
+      p->await();
     throw;
   }
   model.pendingCheckCodes = std::move(pending);
@@ -1205,9 +1200,46 @@ Model parseModel(const uint8_t *data, size_t size,
   return parseModelKeeping(data, size, sourceName, options, nullptr);
 }
 
+PendingCheckCode::PendingCheckCode(std::shared_ptr<const void> keepAlive,
+                                   const uint8_t *bytes, uint64_t size,
+                                   Check check)
+    : keepAlive_(std::move(keepAlive)), bytes_(bytes), size_(size),
+      check_(std::move(check)) {}
+
+bool PendingCheckCode::hashSome(uint64_t maxBytes) {
+  std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+  if (!lock)
+    return true;
+  if (done_ == size_)
+    return false;
+  uint64_t n = std::min(maxBytes, size_ - done_);
+  sha_.update(bytes_ + done_, size_t(n));
+  done_ += n;
+  return done_ < size_;
+}
+
+void PendingCheckCode::await() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!digest_) {
+    sha_.update(bytes_ + done_, size_t(size_ - done_));
+    done_ = size_;
+    digest_ = sha_.finish();
+  }
+  check_(*digest_);
+}
+
+bool hashCheckCodes(
+    const std::vector<std::shared_ptr<PendingCheckCode>> &pending,
+    uint64_t maxBytes) {
+  for (const std::shared_ptr<PendingCheckCode> &p : pending)
+    if (p->hashSome(maxBytes))
+      return true;
+  return false;
+}
+
 void awaitCheckCodes(const Model &model) {
-  for (const std::shared_future<void> &f : model.pendingCheckCodes)
-    f.get();
+  for (const std::shared_ptr<PendingCheckCode> &p : model.pendingCheckCodes)
+    p->await();
 }
 
 std::vector<uint8_t> readFile(const std::string &path) {

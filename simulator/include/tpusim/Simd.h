@@ -25,6 +25,7 @@
 #ifndef TPUSIM_SIMD_H
 #define TPUSIM_SIMD_H
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -56,6 +57,17 @@ void setSimdPath(SimdPath p);
 /// Results do not depend on it: threads split output channels, never a sum.
 unsigned kernelThreads();
 void setKernelThreads(unsigned n);
+
+/// Gives the kernel threads work for their idle time: while no kernel runs
+/// on them, one helper thread calls step() again and again until it
+/// returns false (then drops it). A kernel that starts meanwhile waits for
+/// the call in progress, so each call should take ~10 us at most. step
+/// must be safe to call from another thread than the caller's, and after
+/// its owner finished the work some other way (it then returns false).
+/// One piece of idle work at a time: a new one replaces the one before.
+/// Returns false, keeping nothing, when there is no helper thread
+/// (kernelThreads() is 1); the caller then does the work some other way.
+bool runInIdleTime(std::function<bool()> step);
 
 } // namespace tpu::sim
 

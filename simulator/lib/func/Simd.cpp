@@ -312,13 +312,25 @@ template <typename Ready> bool pollFor(Ready ready) {
   }
 }
 
+/// The work runInIdleTime gave the helpers: `has` is read while polling.
+struct IdleSlot {
+  std::mutex mu;
+  std::shared_ptr<std::function<bool()>> work; // under mu
+  std::atomic<bool> has{false};
+};
+IdleSlot &idleSlot() {
+  static IdleSlot slot;
+  return slot;
+}
+
 /// A fixed pool of helper threads running one parallelTasks call at a
 /// time (the kernels are called from one simulation thread). The caller
 /// works too and waits only for tasks that were claimed, never for a helper
 /// to wake: on a loaded machine a helper that is not scheduled in time
 /// simply finds the job done. Helpers and the waiting caller poll briefly
 /// before they sleep (kPollBeforeSleep); the condition variables are
-/// signalled only when someone sleeps on them.
+/// signalled only when someone sleeps on them. The first helper runs the
+/// idle work (runInIdleTime) while no job is posted.
 class Pool {
   struct Job {
     const std::function<void(int64_t)> *fn;
@@ -330,7 +342,7 @@ class Pool {
 public:
   explicit Pool(unsigned helpers) {
     for (unsigned i = 0; i < helpers; ++i)
-      threads_.emplace_back([this] { loop(); });
+      threads_.emplace_back([this, i] { loop(/*idleWorker=*/i == 0); });
   }
   ~Pool() {
     {
@@ -342,6 +354,12 @@ public:
       t.join();
   }
   unsigned helpers() const { return unsigned(threads_.size()); }
+
+  /// Wakes the idle worker for new idle work.
+  void idleWorkPosted() {
+    std::lock_guard<std::mutex> lock(mu_);
+    posted_.notify_all();
+  }
 
   void run(int64_t n, const std::function<void(int64_t)> &fn) {
     auto job = std::make_shared<Job>();
@@ -380,26 +398,53 @@ private:
       }
     }
   }
-  void loop() {
+  void loop(bool idleWorker) {
     uint64_t seen = 0;
     auto posted = [&] { return stop_.load() || generation_.load() != seen; };
+    IdleSlot &idle = idleSlot();
+    auto wake = [&] {
+      return posted() ||
+             (idleWorker && idle.has.load(std::memory_order_relaxed));
+    };
     for (;;) {
-      pollFor(posted);
+      if (idleWorker)
+        runIdle(posted);
+      pollFor(wake);
       std::shared_ptr<Job> job;
       {
         std::unique_lock<std::mutex> lock(mu_);
-        if (!posted()) {
+        if (!wake()) {
           ++sleepingHelpers_;
-          posted_.wait(lock, posted);
+          posted_.wait(lock, wake);
           --sleepingHelpers_;
         }
         if (stop_.load())
           return;
+        if (!posted())
+          continue; // woken for idle work
         seen = generation_.load();
         job = job_;
       }
       if (job)
         work(*job);
+    }
+  }
+  /// Calls the idle work until it is done or a job (or stop) is posted.
+  template <typename Posted> void runIdle(Posted posted) {
+    IdleSlot &idle = idleSlot();
+    while (!posted() && idle.has.load(std::memory_order_relaxed)) {
+      std::shared_ptr<std::function<bool()>> w;
+      {
+        std::lock_guard<std::mutex> lock(idle.mu);
+        w = idle.work;
+      }
+      if (w && (*w)())
+        continue;
+      std::lock_guard<std::mutex> lock(idle.mu);
+      if (idle.work == w) {
+        idle.work.reset();
+        idle.has.store(false);
+      }
     }
   }
 
@@ -418,6 +463,18 @@ private:
 
 } // namespace
 
+namespace {
+std::mutex poolMu;
+/// The pool of `threads` - 1 helpers (made or remade for that count);
+/// under poolMu.
+Pool &poolOf(unsigned threads) {
+  static std::unique_ptr<Pool> pool;
+  if (!pool || pool->helpers() != threads - 1)
+    pool = std::make_unique<Pool>(threads - 1);
+  return *pool;
+}
+} // namespace
+
 void parallelTasks(int64_t n, const std::function<void(int64_t)> &fn) {
   unsigned threads = kernelThreads();
   if (threads <= 1 || n <= 1) {
@@ -425,13 +482,25 @@ void parallelTasks(int64_t n, const std::function<void(int64_t)> &fn) {
       fn(i);
     return;
   }
-  static std::mutex poolMu;
-  static std::unique_ptr<Pool> pool;
   std::lock_guard<std::mutex> lock(poolMu);
-  if (!pool || pool->helpers() != threads - 1)
-    pool = std::make_unique<Pool>(threads - 1);
-  pool->run(n, fn);
+  poolOf(threads).run(n, fn);
 }
 
 } // namespace detail
+
+bool runInIdleTime(std::function<bool()> step) {
+  unsigned threads = kernelThreads();
+  if (threads <= 1)
+    return false;
+  detail::IdleSlot &idle = detail::idleSlot();
+  {
+    std::lock_guard<std::mutex> lock(idle.mu);
+    idle.work = std::make_shared<std::function<bool()>>(std::move(step));
+    idle.has.store(true);
+  }
+  std::lock_guard<std::mutex> lock(detail::poolMu);
+  detail::poolOf(threads).idleWorkPosted();
+  return true;
+}
+
 } // namespace tpu::sim

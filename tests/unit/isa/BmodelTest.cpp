@@ -726,8 +726,8 @@ TEST(BmodelErrors, CoefficientsMustMatchTheirCheckCode) {
 }
 
 TEST(BmodelErrors, DeferredCheckCodeGivesTheSameError) {
-  // 1 MiB of coefficients: the size whose hash runs on a thread, and so
-  // the size readModel defers (ParseOptions::deferCheckCode).
+  // 1 MiB of coefficients: the size readModel defers
+  // (ParseOptions::deferCheckCode).
   std::string path = std::string(TPU_BINARY_DIR) + "/bmodel_defer_" +
                      std::to_string(::getpid()) + ".bmodel";
   auto write = [&](const RawSpec &spec) {
@@ -748,13 +748,28 @@ TEST(BmodelErrors, DeferredCheckCodeGivesTheSameError) {
                       "the 1048576 coefficient bytes"),
             std::string::npos)
       << sync;
-  Model m;
+  Model m, sliced, partly;
   ASSERT_NO_THROW(m = readModel(path, deferred));
+  ASSERT_NO_THROW(sliced = readModel(path, deferred));
+  ASSERT_NO_THROW(partly = readModel(path, deferred));
   EXPECT_EQ(m.pendingCheckCodes.size(), 1u);
   // The hash reads the file's mapping, which it keeps: the file may go.
   std::remove(path.c_str());
   EXPECT_EQ(errorOf([&] { awaitCheckCodes(m); }), sync);
   EXPECT_EQ(errorOf([&] { awaitCheckCodes(m); }), sync);
+  EXPECT_FALSE(hashCheckCodes(m.pendingCheckCodes, 1000));
+  // Hashed in slices (as tpusim's idle kernel thread does): more is left
+  // after each of the first 10 slices of 100000 bytes, none after the 11th;
+  // then the same error. Or a few slices, and the rest by awaitCheckCodes.
+  int slices = 0;
+  while (hashCheckCodes(sliced.pendingCheckCodes, 100000))
+    ++slices;
+  EXPECT_EQ(slices, 10);
+  EXPECT_FALSE(hashCheckCodes(sliced.pendingCheckCodes, 100000));
+  EXPECT_EQ(errorOf([&] { awaitCheckCodes(sliced); }), sync);
+  for (int i = 0; i < 3; ++i)
+    EXPECT_TRUE(hashCheckCodes(partly.pendingCheckCodes, 4096 + 7));
+  EXPECT_EQ(errorOf([&] { awaitCheckCodes(partly); }), sync);
 
   // A later error of the reader gives way to the check code's, which
   // comes first without deferral.
@@ -773,9 +788,13 @@ TEST(BmodelErrors, DeferredCheckCodeGivesTheSameError) {
   // A matching check code: nothing to report, the same model.
   spec.subnetId = 0;
   write(spec);
-  Model back;
+  Model back, backSliced;
   ASSERT_NO_THROW(back = readModel(path, deferred));
+  ASSERT_NO_THROW(backSliced = readModel(path, deferred));
   EXPECT_NO_THROW(awaitCheckCodes(back));
+  while (hashCheckCodes(backSliced.pendingCheckCodes, 65536 + 3)) {
+  }
+  EXPECT_NO_THROW(awaitCheckCodes(backSliced));
   EXPECT_EQ(back, readModel(path));
   EXPECT_EQ(back.nets[0].stages[0].coeff, spec.coeff);
 

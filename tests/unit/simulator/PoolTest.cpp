@@ -7,7 +7,8 @@
 // with tasks longer than the caller polls (the caller asleep, woken by the
 // helper that finishes the last task). A lost wake-up hangs the test (ctest
 // times it out); a task run twice or not at all, or a return before the
-// helpers finished, fails the counts.
+// helpers finished, fails the counts. Idle work (runInIdleTime) runs on a
+// helper between the jobs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +20,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -76,6 +78,59 @@ TEST_P(Pool, MixedSpacing) {
     runJobs(50, std::chrono::microseconds(round % 3 == 0 ? 100 : 0),
             std::chrono::microseconds(round % 2 ? 100 : 0));
   }
+}
+
+// Idle work (runInIdleTime) runs on a helper between jobs until it says it
+// is done, and never again after; the jobs still run every task once. A
+// helper that never takes it hangs the test; one that calls it after it
+// returned false fails the count.
+TEST_P(Pool, IdleWorkRunsBetweenJobs) {
+  constexpr int kSteps = 3000;
+  auto steps = std::make_shared<std::atomic<int>>(0);
+  bool taken = runInIdleTime([steps] {
+    std::this_thread::sleep_for(std::chrono::microseconds(5));
+    return steps->fetch_add(1) + 1 < kSteps;
+  });
+  if (GetParam() == 1) {
+    // No helper: nothing is kept, nothing runs.
+    EXPECT_FALSE(taken);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    EXPECT_EQ(steps->load(), 0);
+    return;
+  }
+  ASSERT_TRUE(taken);
+  runJobs(300, std::chrono::microseconds(0), std::chrono::microseconds(20));
+  runJobs(100, std::chrono::microseconds(0), std::chrono::microseconds(300));
+  while (steps->load() < kSteps)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(steps->load(), kSteps);
+  runJobs(100, std::chrono::microseconds(0), std::chrono::microseconds(0));
+}
+
+// New idle work replaces the one before, which is not called again (but
+// for the call in progress).
+TEST_P(Pool, NewIdleWorkReplacesOld) {
+  if (GetParam() == 1) { // no helper to run it (IdleWorkRunsBetweenJobs)
+    EXPECT_FALSE(runInIdleTime([] { return true; }));
+    return;
+  }
+  auto first = std::make_shared<std::atomic<int>>(0);
+  auto second = std::make_shared<std::atomic<int>>(0);
+  ASSERT_TRUE(runInIdleTime([first] {
+    first->fetch_add(1);
+    return true; // never done
+  }));
+  while (first->load() < 100)
+    std::this_thread::yield();
+  ASSERT_TRUE(
+      runInIdleTime([second] { return second->fetch_add(1) + 1 < 100; }));
+  while (second->load() < 100)
+    std::this_thread::yield();
+  int firstAfter = first->load();
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(first->load(), firstAfter);
+  EXPECT_EQ(second->load(), 100);
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, Pool, ::testing::Values(1u, 2u, 4u),

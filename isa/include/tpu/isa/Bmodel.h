@@ -17,13 +17,15 @@
 #ifndef TPU_ISA_BMODEL_H
 #define TPU_ISA_BMODEL_H
 
+#include "tpu/isa/Sha256.h"
 #include "tpu/isa/Types.h"
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <future>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -198,6 +200,8 @@ struct KernelModule {
   }
 };
 
+class PendingCheckCode;
+
 struct Model {
   std::string type = kModelType;
   std::string version = kDefaultVersion;
@@ -214,12 +218,41 @@ struct Model {
   /// The machine the model was compiled for, as `key = value` lines
   /// (isa::Machine::toText); empty when the file does not record it.
   std::string machine;
-  /// The check codes readModel is verifying in the background
-  /// (ParseOptions::deferCheckCode); see awaitCheckCodes. Not compared.
-  std::vector<std::shared_future<void>> pendingCheckCodes;
+  /// The check codes readModel left to verify
+  /// (ParseOptions::deferCheckCode); see hashCheckCodes and
+  /// awaitCheckCodes. Not compared.
+  std::vector<std::shared_ptr<PendingCheckCode>> pendingCheckCodes;
 
   bool operator==(const Model &o) const;
   bool operator!=(const Model &o) const { return !(*this == o); }
+};
+
+/// A stage's check code whose verification readModel deferred
+/// (ParseOptions::deferCheckCode): the SHA-256 of the coefficients in the
+/// mapped file, computed a slice at a time by whichever thread has nothing
+/// else to do (hashSome), the rest by await. Thread-safe.
+class PendingCheckCode {
+public:
+  using Check = std::function<void(const Sha256Digest &)>;
+  /// `bytes` (`size` of them) stay valid while `keepAlive` lives; `check`
+  /// throws the mismatch's Error.
+  PendingCheckCode(std::shared_ptr<const void> keepAlive, const uint8_t *bytes,
+                   uint64_t size, Check check);
+  /// Hashes up to `maxBytes` more bytes. False once every byte is hashed;
+  /// true, at once, while another thread hashes.
+  bool hashSome(uint64_t maxBytes);
+  /// Hashes the bytes left, then compares: throws the mismatch's Error, on
+  /// every call.
+  void await();
+
+private:
+  std::mutex mu_;
+  std::shared_ptr<const void> keepAlive_;
+  const uint8_t *bytes_;
+  uint64_t size_, done_ = 0;
+  Sha256 sha_;
+  std::optional<Sha256Digest> digest_;
+  Check check_;
 };
 
 /// The subnet the writer adds to a stage that has none: TPU, id 0, the
@@ -249,15 +282,16 @@ struct ParseOptions {
   /// checked against the binary section, Stage::coeffNotLoaded records
   /// their size, and the check code is not verified (nothing read it).
   bool loadCoefficients = true;
-  /// With verifyCheckCode and loadCoefficients: readModel hashes
-  /// coefficients of 1 MiB and more on a thread that outlives the call
-  /// instead of before it returns, so that the caller overlaps the hash
-  /// (tens of milliseconds for tens of megabytes) with its own work. The
+  /// With verifyCheckCode and loadCoefficients: readModel does not hash
+  /// coefficients of 1 MiB and more before it returns; it leaves them in
+  /// Model::pendingCheckCodes, for the caller to hash beside its own work
+  /// (tens of milliseconds for tens of megabytes), in slices on threads
+  /// that have time (hashCheckCodes), the rest in awaitCheckCodes. The
   /// caller must call awaitCheckCodes(model) before it trusts or reports
   /// anything computed from the coefficients. An error readModel finds
-  /// after the hash started gives way to the check code's, as it would
-  /// without deferral (the check code is checked first). parseModel ignores
-  /// it (its bytes need not outlive the call).
+  /// after the first such stage gives way to a mismatch of its check code,
+  /// as it would without deferral (the check code is checked first).
+  /// parseModel ignores it (its bytes need not outlive the call).
   bool deferCheckCode = false;
   /// With loadCoefficients, for readers that only read them (tpusim):
   /// when readModel maps the file, leave Stage::coeff empty and point
@@ -287,10 +321,18 @@ Model parseModel(const uint8_t *data, size_t size,
 /// copied, so the pages of coefficients that are not loaded are never read.
 Model readModel(const std::string &path, const ParseOptions &options = {});
 
-/// Waits for the check codes readModel verifies in the background
-/// (ParseOptions::deferCheckCode) and throws the Error readModel would
-/// have thrown for the first one that does not match; returns at once when
-/// there are none. Calling it again throws the same error again.
+/// Hashes up to `maxBytes` more of the deferred check codes
+/// (ParseOptions::deferCheckCode); false once all are hashed. For threads
+/// with time to spare, e.g. sim::runInIdleTime.
+bool hashCheckCodes(
+    const std::vector<std::shared_ptr<PendingCheckCode>> &pending,
+    uint64_t maxBytes);
+
+/// Verifies the check codes readModel deferred (ParseOptions::
+/// deferCheckCode), hashing what hashCheckCodes left, and throws the Error
+/// readModel would have thrown for the first one that does not match;
+/// returns at once when there are none. Calling it again throws the same
+/// error again.
 void awaitCheckCodes(const Model &model);
 
 /// Builds the bytes of a bmodel file. Throws Error for a model that cannot

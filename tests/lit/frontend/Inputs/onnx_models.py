@@ -285,7 +285,15 @@ def axes_spelling(kind):
                  [const("axes", np.array([1], np.int64))] if kind == "input" else [])
 
 
-MODELS = {f.__name__: f for f in [axes_spelling, conv_bn_relu, shape_subgraph, gemm, clip_variants,
+def big_matmul():
+    """y = x W with W (512 x 600 floats, 1.2 MB): coefficients past the 1 MiB
+    whose check code tpusim verifies beside the simulation."""
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")]
+    return model(nodes, [vi("x", [1, 512])], [vi("y", [1, 600])],
+                 [const("w", arange([512, 600], 1e-5))])
+
+
+MODELS = {f.__name__: f for f in [axes_spelling, big_matmul, conv_bn_relu, shape_subgraph, gemm, clip_variants,
                                   clip_opset6, resize_cubic, resize_crop, resize_nearest, unsupported,
                                   two_inputs, split_slice, split_bad, external, huge_initializer,
                                   duplicate_output, no_outputs, tiny_values, if_verifier,
