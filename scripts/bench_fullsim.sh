@@ -7,7 +7,9 @@
 # measured before and after the simulator runs and averaged, so a change of
 # machine load during the run shows). tpusim's time is the median of
 # --repeat whole processes (start-up, bmodel load and coefficient check,
-# simulation, output write), with its CPU time (user + sys) beside it.
+# simulation, output write), with its CPU time (user + sys) beside it; and,
+# in-process, the median time of one simulation of a model already read
+# (sim-bench BM_ModelRun, when it is built), ORT's own measure.
 #
 #   scripts/bench_fullsim.sh [--bin BUILD/bin] [--before OLD_TPUSIM] [--work DIR]
 #                            [--repeat N] [--arch "resnet50 resnet18"]
@@ -29,7 +31,7 @@ while [ $# -gt 0 ]; do
     --repeat) REPEAT="$2"; shift ;;
     --arch) ARCHS="$2"; shift ;;
     --paths) PATHS="$2"; shift ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "bench_fullsim: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -119,6 +121,21 @@ for arch in $ARCHS; do
         exit 1
       fi
     done
+    # In-process: the bmodel read and its check code verified once, then
+    # per run a new machine state, the inputs, the simulation and the
+    # outputs (sim-bench BM_ModelRun, as tpuc regress simulates each sample
+    # of a case) -- what ORT's median after warm-up measures.
+    if [ -x "$BIN/sim-bench" ]; then
+      for r in "${runs[@]}"; do
+        [ "${r%%:*}" = after ] || continue
+        path="${r#*:}"
+        ms=$(SIM_BENCH_BMODEL="$d/$mode.bmodel" SIM_BENCH_INPUT="$d/input.npz"           TPUSIM_SIMD="$path" "$BIN/sim-bench" --benchmark_filter='^BM_ModelRun/'           --benchmark_repetitions="$REPEAT" --benchmark_min_time=0.3           --benchmark_report_aggregates_only=true --benchmark_format=json 2> /dev/null |
+          $PY -c 'import json, sys
+print([b["real_time"] for b in json.load(sys.stdin)["benchmarks"]
+       if b.get("aggregate_name") == "median"][0])')
+        echo "warm $arch $mode $path $ms" >> results.txt
+      done
+    fi
   done
   ort2="$(ort)"
   echo "ort $arch $($PY -c 'import json,sys; print(json.loads(sys.argv[1])["median_ms"], json.loads(sys.argv[2])["median_ms"], json.loads(sys.argv[1])["threads"])' "$ort1" "$ort2")" >> results.txt
@@ -126,11 +143,14 @@ done
 
 $PY - results.txt <<'PY'
 import statistics, sys
-rows, ort = {}, {}
+rows, ort, warm = {}, {}, {}
 for line in open(sys.argv[1]):
     f = line.split()
     if f[0] == "ort":
         ort[f[1]] = (float(f[2]), float(f[3]), f[4])
+        continue
+    if f[0] == "warm":
+        warm[tuple(f[1:4])] = float(f[4])
         continue
     arch, mode, which, path = f[:4]
     wall = float(f[4]) / 1e6  # microseconds
@@ -146,4 +166,13 @@ for (arch, mode, which, path), v in rows.items():
     o = (o1 + o2) / 2
     print(f"| {arch} | {mode.upper()} | {which} | {path} | {wall * 1000:.1f} | {cpu:.2f} | "
           f"{o1:.1f} / {o2:.1f} (threads {threads}) | **{wall * 1000 / o:.2f}x** |")
+if warm:
+    print("\n## In-process (sim-bench BM_ModelRun: the bmodel read once; per run a new machine state,"
+          " inputs, simulation, outputs) vs ONNX Runtime F32")
+    print("| model | mode | SIMD path | median ms per run | ORT F32 ms | run / ORT |")
+    print("|---|---|---|---|---|---|")
+    for (arch, mode, path), ms in warm.items():
+        o1, o2, threads = ort[arch]
+        o = (o1 + o2) / 2
+        print(f"| {arch} | {mode.upper()} | {path} | {ms:.1f} | {o:.1f} | **{ms / o:.2f}x** |")
 PY
