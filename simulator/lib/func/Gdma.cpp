@@ -515,6 +515,61 @@ void writeTensor(Space &sp, const GTensor &t, const uint8_t *buf,
 /// allow it (planeRows). Channels in disabled lanes are read but not
 /// written: lanes of the destination when it is local (as writeTensor),
 /// else of the source when it is local (as sourceValidity).
+/// Loads from DDR into local memory of at least this many bytes run on the
+/// kernel threads (copyRowsParallel): below it, handing out the tasks
+/// costs about as much as the copy (a few microseconds).
+constexpr uint64_t kParallelLoadBytes = uint64_t(64) << 10;
+
+/// copyRows for a large load from DDR into local memory whose every row is
+/// in range (checked first: each channel in its lane, the source's extent
+/// in DDR, strides not negative, whole-byte elements, w stride 1 on both
+/// sides): channels on the kernel threads, each row read from DDR straight
+/// into its place. Nothing overlaps (two memories; each channel writes its
+/// own bytes), so the bytes are those of copyRows. False, nothing done,
+/// when the load does not qualify.
+bool copyRowsParallel(Space &sp, MachineState &m, const GTensor &src,
+                      const GTensor &dst, uint64_t laneMask) {
+  const Shape4 &s = src.shape;
+  unsigned eb = sp.elemBytes();
+  if (src.region != MemRegion::Global || dst.region != MemRegion::Local ||
+      sp.nibbles() || src.stride.w != 1 || dst.stride.w != 1 ||
+      elementCount(s) * eb < kParallelLoadBytes)
+    return false;
+  const Stride4 &ss = src.stride;
+  if (ss.n < 0 || ss.c < 0 || ss.h < 0)
+    return false;
+  uint64_t extent =
+      (uint64_t(s.n - 1) * uint64_t(ss.n) + uint64_t(s.c - 1) * uint64_t(ss.c) +
+       uint64_t(s.h - 1) * uint64_t(ss.h) + s.w) *
+      eb;
+  if (!m.gmem.contains(src.addr, extent))
+    return false;
+  std::vector<uint8_t *> bases = sp.localChannelBases(dst);
+  if (bases.empty())
+    return false;
+  bool planes = planeRows(sp, src) && planeRows(sp, dst);
+  uint32_t count = planes ? s.h * s.w : s.w;
+  uint32_t rows = planes ? 1 : s.h;
+  uint64_t rowBytes = uint64_t(count) * eb;
+  int64_t planesTotal = int64_t(s.n) * s.c;
+  int64_t tasks = std::min<int64_t>(planesTotal, int64_t(kernelThreads()));
+  detail::parallelTasks(tasks, [&](int64_t t) {
+    for (int64_t i = planesTotal * t / tasks, e = planesTotal * (t + 1) / tasks;
+         i < e; ++i) {
+      uint32_t n = uint32_t(i / s.c), c = uint32_t(i % s.c);
+      if (!((laneMask >> sp.laneOf(dst, c)) & 1))
+        continue;
+      for (uint32_t h = 0; h < rows; ++h)
+        m.gmem.read(sp.flatAddr(src, n, c, h, 0),
+                    bases[c] + uint64_t(int64_t(n) * dst.stride.n +
+                                        int64_t(h) * dst.stride.h) *
+                                   eb,
+                    rowBytes);
+    }
+  });
+  return true;
+}
+
 void copyRows(Space &sp, const GTensor &src, const GTensor &dst,
               uint64_t laneMask) {
   const Shape4 &s = src.shape;
@@ -654,7 +709,8 @@ void execTensor(const GdmaOp &op, MachineState &m, unsigned bits) {
         src.region != dst.region && !sp.nibbles()) {
       // A plain copy between two memories (so nothing overlaps): row by
       // row, source to destination, with the bytes of the general path.
-      copyRows(sp, src, dst, mask);
+      if (!copyRowsParallel(sp, m, src, dst, mask))
+        copyRows(sp, src, dst, mask);
       return;
     }
     std::vector<uint8_t> in = readTensor(sp, src);

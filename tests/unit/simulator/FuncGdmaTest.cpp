@@ -122,6 +122,51 @@ TEST(FuncGdma, TensorDdrToLocalWithStridesAndLaneMask) {
         }
 }
 
+// Loads of 64 KiB and more run their channels on the kernel threads: rows
+// apart in DDR (h stride past W) or whole planes, from lane 10 across the
+// last lane twice, two lanes masked off, N = 2.
+TEST(FuncGdma, LargeTensorDdrToLocalRowsAndPlanes) {
+  for (bool planes : {false, true}) {
+    MachineState m(isa::ChipParams::bm1684x());
+    const uint32_t N = 2, C = 130, H = 8, W = 40;
+    int64_t hs = planes ? W : W + 3;
+    Ddr src{kDdrBase + 0x2000, 2, C * H * hs, H * hs, hs, 1};
+    for (uint32_t n = 0; n < N; ++n)
+      for (uint32_t c = 0; c < C; ++c)
+        for (uint32_t h = 0; h < H; ++h)
+          for (uint32_t w = 0; w < W; ++w)
+            putDdr(m, src.at(n, c, h, w), 2, tag(n, c, h, w));
+    ASSERT_GE(uint64_t(N) * C * H * W * 2, uint64_t(64) << 10);
+    Ref dst = euRef(laddr(10, 0x400), Prec::Fp16, N, C, H, W);
+    auto off = [](uint32_t c) {
+      return (10 + c) % 64 == 12 || (10 + c) % 64 == 40;
+    };
+    for (uint32_t n = 0; n < N; ++n)
+      for (uint32_t c = 0; c < C; ++c)
+        if (off(c))
+          refSetBits(m, dst, n, c, H - 1, W - 1, 0xBEEF);
+    auto cmd = tensorCmd(0, isa::GdmaFormat::Fp16);
+    setSrc(cmd, src.addr);
+    setDst(cmd, kLmemBase + dst.addr);
+    setSrcShape(cmd, N, C, H, W, src.ns, src.cs, src.hs, src.ws);
+    setDstShape(cmd, N, C, H, W, dst.ns, dst.cs, dst.hs, dst.ws);
+    cmd.localmem_mask_l32 = ~(uint64_t(1) << 12) & 0xFFFFFFFF;
+    cmd.localmem_mask_h32 = ~(uint64_t(1) << (40 - 32)) & 0xFFFFFFFF;
+    runGdma(cmd, m);
+    for (uint32_t n = 0; n < N; ++n)
+      for (uint32_t c = 0; c < C; ++c) {
+        if (off(c)) {
+          EXPECT_EQ(refGetBits(m, dst, n, c, H - 1, W - 1), 0xBEEFu);
+          continue;
+        }
+        for (uint32_t h = 0; h < H; ++h)
+          for (uint32_t w = 0; w < W; ++w)
+            ASSERT_EQ(refGetBits(m, dst, n, c, h, w), tag(n, c, h, w))
+                << planes << " " << n << " " << c << " " << h << " " << w;
+      }
+  }
+}
+
 TEST(FuncGdma, TensorLocalToDdrStridedAndMasked) {
   MachineState m(isa::ChipParams::bm1684x());
   const uint32_t N = 1, C = 4, H = 2, W = 3;
@@ -617,6 +662,16 @@ TEST(FuncGdma, OutOfRangeAddressesThrowMemoryError) {
   EXPECT_THROW(runGdma(cmd, m), MemoryError);
   // An address in no region at all.
   setSrc(cmd, 0x20000000);
+  EXPECT_THROW(runGdma(cmd, m), MemoryError);
+  // A load large enough for the kernel threads whose DDR source runs past
+  // the end, or whose destination runs past the end of a lane.
+  setSrcShape(cmd, 1, 64, 1, 4096, 64 * 4096, 4096, 4096, 1);
+  setDstShape(cmd, 1, 64, 1, 4096, 4096, 4096, 4096, 1);
+  setSrc(cmd, kDdrBase + 0x100000000 - 64 * 4096 + 1);
+  setDst(cmd, kLmemBase);
+  EXPECT_THROW(runGdma(cmd, m), MemoryError);
+  setSrc(cmd, kDdrBase);
+  setDst(cmd, kLmemBase + laddr(0, uint32_t(kLaneBytes - 4000)));
   EXPECT_THROW(runGdma(cmd, m), MemoryError);
 }
 
