@@ -259,25 +259,27 @@ int runConfig(const Options &o) {
   return 0;
 }
 
-/// Slices of the check codes' hash the kernel threads' idle worker takes:
-/// 16 KiB is ~8 us of SHA-256 where the CPU has the SHA extensions (2 GB/s
-/// on the Xeon measured), ~40 us without; the longest a kernel posted
-/// meanwhile waits for that helper.
-constexpr uint64_t kHashSliceBytes = uint64_t(16) << 10;
+/// Slices of the check codes' hash the background helper takes: 64 KiB is
+/// ~30 us of SHA-256 where the CPU has the SHA extensions (2 GB/s on the
+/// Xeon measured), how soon it sees a new piece of work or the end.
+constexpr uint64_t kHashSliceBytes = uint64_t(64) << 10;
 
-/// Starts hashing the check codes readModel deferred: in the kernel
-/// threads' idle time (on 2 cores a hashing thread of its own took a core
-/// from the kernels: ResNet-50's 26 MB are 13 ms of SHA-256, and whole
-/// INT8 runs measured 64.6 ms against 58.3 ms without the hash), or on a
-/// thread of its own when there is no helper thread. awaitCheckCodes
-/// hashes what is left.
+/// Starts hashing the check codes readModel deferred, on a kernel helper
+/// thread before it joins the kernels (sim::runOnHelper), or on a thread of
+/// its own when there is no helper; awaitCheckCodes hashes what is left.
+/// Measured on 2 vCPUs, ResNet-50 full runs (median of 9 alternating
+/// whole processes): INT8 68.8 ms with a thread of its own (3 threads on 2
+/// cores, the hash taking turns with the simulation's critical thread),
+/// 66.2 ms hashed only while the helper had no kernel work (the rest after
+/// the run), 63.7 ms on the helper first; F16 (51 MB of coefficients, the
+/// kernels keeping both cores busy) 131.9, 140.5 and 126.2 ms.
 std::future<void> hashInBackground(const isa::bmodel::Model &model) {
   if (model.pendingCheckCodes.empty())
     return {};
   auto step = [pending = model.pendingCheckCodes] {
     return isa::bmodel::hashCheckCodes(pending, kHashSliceBytes);
   };
-  if (sim::runInIdleTime(step))
+  if (sim::runOnHelper(step))
     return {};
   return std::async(std::launch::async, [step] {
     while (step()) {

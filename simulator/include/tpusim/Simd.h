@@ -58,16 +58,19 @@ void setSimdPath(SimdPath p);
 unsigned kernelThreads();
 void setKernelThreads(unsigned n);
 
-/// Gives the kernel threads work for their idle time: while no kernel runs
-/// on them, one helper thread calls step() again and again until it
-/// returns false (then drops it). A kernel that starts meanwhile waits for
-/// the call in progress, so each call should take ~10 us at most. step
-/// must be safe to call from another thread than the caller's, and after
-/// its owner finished the work some other way (it then returns false).
-/// One piece of idle work at a time: a new one replaces the one before.
-/// Returns false, keeping nothing, when there is no helper thread
-/// (kernelThreads() is 1); the caller then does the work some other way.
-bool runInIdleTime(std::function<bool()> step);
+/// Gives one of the kernels' helper threads background work: it calls
+/// step() again and again until it returns false (then drops it), and
+/// takes part in kernels again only after that; kernels meanwhile run on
+/// the other threads (the calling thread always works on its own kernels,
+/// so none waits for the helper). On a machine the kernels keep busy, that
+/// shares the cores between the two without a thread more than there are
+/// kernel threads. step must be safe to call from another thread than the
+/// caller's, also after its owner finished the work some other way (it
+/// then returns false). One piece of background work at a time: a new one
+/// replaces the one before. Returns false, keeping nothing, when there is
+/// no helper thread (kernelThreads() is 1); the caller then does the work
+/// some other way.
+bool runOnHelper(std::function<bool()> step);
 
 } // namespace tpu::sim
 

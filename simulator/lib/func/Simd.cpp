@@ -312,14 +312,14 @@ template <typename Ready> bool pollFor(Ready ready) {
   }
 }
 
-/// The work runInIdleTime gave the helpers: `has` is read while polling.
-struct IdleSlot {
+/// The work runOnHelper gave the pool: `has` is read while polling.
+struct BackgroundSlot {
   std::mutex mu;
   std::shared_ptr<std::function<bool()>> work; // under mu
   std::atomic<bool> has{false};
 };
-IdleSlot &idleSlot() {
-  static IdleSlot slot;
+BackgroundSlot &backgroundSlot() {
+  static BackgroundSlot slot;
   return slot;
 }
 
@@ -330,7 +330,7 @@ IdleSlot &idleSlot() {
 /// simply finds the job done. Helpers and the waiting caller poll briefly
 /// before they sleep (kPollBeforeSleep); the condition variables are
 /// signalled only when someone sleeps on them. The first helper runs the
-/// idle work (runInIdleTime) while no job is posted.
+/// background work (runOnHelper) before it takes part in jobs again.
 class Pool {
   struct Job {
     const std::function<void(int64_t)> *fn;
@@ -342,7 +342,7 @@ class Pool {
 public:
   explicit Pool(unsigned helpers) {
     for (unsigned i = 0; i < helpers; ++i)
-      threads_.emplace_back([this, i] { loop(/*idleWorker=*/i == 0); });
+      threads_.emplace_back([this, i] { loop(/*backgroundWorker=*/i == 0); });
   }
   ~Pool() {
     {
@@ -355,8 +355,8 @@ public:
   }
   unsigned helpers() const { return unsigned(threads_.size()); }
 
-  /// Wakes the idle worker for new idle work.
-  void idleWorkPosted() {
+  /// Wakes the background worker for new background work.
+  void backgroundWorkPosted() {
     std::lock_guard<std::mutex> lock(mu_);
     posted_.notify_all();
   }
@@ -398,17 +398,17 @@ private:
       }
     }
   }
-  void loop(bool idleWorker) {
+  void loop(bool backgroundWorker) {
     uint64_t seen = 0;
     auto posted = [&] { return stop_.load() || generation_.load() != seen; };
-    IdleSlot &idle = idleSlot();
+    BackgroundSlot &bg = backgroundSlot();
     auto wake = [&] {
       return posted() ||
-             (idleWorker && idle.has.load(std::memory_order_relaxed));
+             (backgroundWorker && bg.has.load(std::memory_order_relaxed));
     };
     for (;;) {
-      if (idleWorker)
-        runIdle(posted);
+      if (backgroundWorker)
+        runBackground();
       pollFor(wake);
       std::shared_ptr<Job> job;
       {
@@ -421,7 +421,7 @@ private:
         if (stop_.load())
           return;
         if (!posted())
-          continue; // woken for idle work
+          continue; // woken for background work
         seen = generation_.load();
         job = job_;
       }
@@ -429,21 +429,22 @@ private:
         work(*job);
     }
   }
-  /// Calls the idle work until it is done or a job (or stop) is posted.
-  template <typename Posted> void runIdle(Posted posted) {
-    IdleSlot &idle = idleSlot();
-    while (!posted() && idle.has.load(std::memory_order_relaxed)) {
+  /// Calls the background work until it is done (or stop): jobs posted
+  /// meanwhile run on the other threads.
+  void runBackground() {
+    BackgroundSlot &bg = backgroundSlot();
+    while (!stop_.load() && bg.has.load(std::memory_order_relaxed)) {
       std::shared_ptr<std::function<bool()>> w;
       {
-        std::lock_guard<std::mutex> lock(idle.mu);
-        w = idle.work;
+        std::lock_guard<std::mutex> lock(bg.mu);
+        w = bg.work;
       }
       if (w && (*w)())
         continue;
-      std::lock_guard<std::mutex> lock(idle.mu);
-      if (idle.work == w) {
-        idle.work.reset();
-        idle.has.store(false);
+      std::lock_guard<std::mutex> lock(bg.mu);
+      if (bg.work == w) {
+        bg.work.reset();
+        bg.has.store(false);
       }
     }
   }
@@ -488,18 +489,18 @@ void parallelTasks(int64_t n, const std::function<void(int64_t)> &fn) {
 
 } // namespace detail
 
-bool runInIdleTime(std::function<bool()> step) {
+bool runOnHelper(std::function<bool()> step) {
   unsigned threads = kernelThreads();
   if (threads <= 1)
     return false;
-  detail::IdleSlot &idle = detail::idleSlot();
+  detail::BackgroundSlot &bg = detail::backgroundSlot();
   {
-    std::lock_guard<std::mutex> lock(idle.mu);
-    idle.work = std::make_shared<std::function<bool()>>(std::move(step));
-    idle.has.store(true);
+    std::lock_guard<std::mutex> lock(bg.mu);
+    bg.work = std::make_shared<std::function<bool()>>(std::move(step));
+    bg.has.store(true);
   }
   std::lock_guard<std::mutex> lock(detail::poolMu);
-  detail::poolOf(threads).idleWorkPosted();
+  detail::poolOf(threads).backgroundWorkPosted();
   return true;
 }
 

@@ -7,8 +7,8 @@
 // with tasks longer than the caller polls (the caller asleep, woken by the
 // helper that finishes the last task). A lost wake-up hangs the test (ctest
 // times it out); a task run twice or not at all, or a return before the
-// helpers finished, fails the counts. Idle work (runInIdleTime) runs on a
-// helper between the jobs.
+// helpers finished, fails the counts. Background work (runOnHelper) runs
+// on a helper while the other threads run the jobs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -80,14 +80,14 @@ TEST_P(Pool, MixedSpacing) {
   }
 }
 
-// Idle work (runInIdleTime) runs on a helper between jobs until it says it
-// is done, and never again after; the jobs still run every task once. A
-// helper that never takes it hangs the test; one that calls it after it
-// returned false fails the count.
-TEST_P(Pool, IdleWorkRunsBetweenJobs) {
+// Background work (runOnHelper) runs on a helper until it says it is done,
+// and never again after; jobs posted meanwhile still run every task once
+// (on the other threads). A helper that never takes it hangs the test; one
+// that calls it after it returned false fails the count.
+TEST_P(Pool, BackgroundWorkRunsBesideJobs) {
   constexpr int kSteps = 3000;
   auto steps = std::make_shared<std::atomic<int>>(0);
-  bool taken = runInIdleTime([steps] {
+  bool taken = runOnHelper([steps] {
     std::this_thread::sleep_for(std::chrono::microseconds(5));
     return steps->fetch_add(1) + 1 < kSteps;
   });
@@ -108,23 +108,24 @@ TEST_P(Pool, IdleWorkRunsBetweenJobs) {
   runJobs(100, std::chrono::microseconds(0), std::chrono::microseconds(0));
 }
 
-// New idle work replaces the one before, which is not called again (but
-// for the call in progress).
-TEST_P(Pool, NewIdleWorkReplacesOld) {
-  if (GetParam() == 1) { // no helper to run it (IdleWorkRunsBetweenJobs)
-    EXPECT_FALSE(runInIdleTime([] { return true; }));
+// New background work replaces the one before, which is not called again
+// (but for the call in progress); jobs run meanwhile.
+TEST_P(Pool, NewBackgroundWorkReplacesOld) {
+  if (GetParam() == 1) { // no helper to run it (BackgroundWorkRunsBesideJobs)
+    EXPECT_FALSE(runOnHelper([] { return true; }));
     return;
   }
   auto first = std::make_shared<std::atomic<int>>(0);
   auto second = std::make_shared<std::atomic<int>>(0);
-  ASSERT_TRUE(runInIdleTime([first] {
+  ASSERT_TRUE(runOnHelper([first] {
     first->fetch_add(1);
     return true; // never done
   }));
   while (first->load() < 100)
     std::this_thread::yield();
-  ASSERT_TRUE(
-      runInIdleTime([second] { return second->fetch_add(1) + 1 < 100; }));
+  // The helper never leaves `first`: the jobs run on the other threads.
+  runJobs(200, std::chrono::microseconds(0), std::chrono::microseconds(0));
+  ASSERT_TRUE(runOnHelper([second] { return second->fetch_add(1) + 1 < 100; }));
   while (second->load() < 100)
     std::this_thread::yield();
   int firstAfter = first->load();
