@@ -52,18 +52,11 @@ lscpu | grep -E '^(Model name|CPU\(s\)|Thread|Core|Flags)' | sed 's/^/# /' | cut
 echo "# load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$ROOT/scripts/setup_node.sh" > /dev/null
 
-flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
-has() { case "$flags" in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+# The paths this machine can run, as tpusim sees them (CPU and kernel).
+avail=" $("$BIN/tpusim" config --simd-paths | tr '\n' ' ') "
 runs=()
 for p in $PATHS; do
-  case "$p" in
-    avx2) has avx2 || continue ;;
-    avx512) has avx512f && has avx512bw && has avx512vl && has avx512dq || continue ;;
-    avx512vnni) has avx512f && has avx512bw && has avx512vl && has avx512dq &&
-      has avx512_vnni || continue ;;
-    amx) has avx512f && has avx512bw && has avx512vl && has avx512dq &&
-      has avx512_vnni && has amx_tile && has amx_int8 || continue ;;
-  esac
+  [ "$p" = auto ] || [[ "$avail" == *" $p "* ]] || continue
   runs+=("after:$p")
 done
 [ -z "$BEFORE" ] || runs=("before:auto" "${runs[@]}")

@@ -52,6 +52,7 @@ constexpr const char *kOverview =
   tpusim run MODEL.bmodel [-i IN.npz] [-o OUT.npz] [options]
   tpusim config [--config FILE] [-p KEY=VALUE]...
   tpusim config --defaults-file
+  tpusim config --simd-paths
   tpusim run --help        the options of run (modes, statistics, traces)
 
 The default configuration is the BM1684X machine built into tpusim; --config
@@ -60,7 +61,8 @@ machine shape). `run` simulates the machine the bmodel records (the
 --chip-param values of tpuc deploy) unless --config or -p change it.
 `tpusim config` lists every key; --defaults-file prints the defaults as a
 config file (share/tpu-toolchain/bm1684x.cfg, simulator/configs/bm1684x.cfg in
-the sources, is that text).
+the sources, is that text); --simd-paths lists the SIMD builds of the
+functional kernels this machine can run (run --simd, TPUSIM_SIMD).
 )";
 
 namespace cl = llvm::cl;
@@ -158,6 +160,12 @@ cl::opt<bool> defaultsFileArg(
     "defaults-file",
     cl::desc("print the default configuration as a config file"),
     cl::sub(configCommand), cl::cat(category));
+cl::opt<bool> simdPathsArg(
+    "simd-paths",
+    cl::desc("print the SIMD paths of the functional kernels this machine "
+             "can run (CPU and, for amx, the kernel's permission), "
+             "narrowest first, one per line; auto takes the last"),
+    cl::sub(configCommand), cl::cat(category));
 
 struct Options {
   std::string command;
@@ -169,6 +177,7 @@ struct Options {
   unsigned threads = 0;
   uint64_t maxCommands = 0;
   bool defaultsFile = false;
+  bool simdPaths = false;
 };
 
 Options parseArgs(int argc, char **argv) {
@@ -209,6 +218,7 @@ Options parseArgs(int argc, char **argv) {
   for (const std::string &kv : chipParamArg)
     o.overrides.push_back(tpu::tool::machineKey(kv));
   o.defaultsFile = defaultsFileArg;
+  o.simdPaths = simdPathsArg;
   return o;
 }
 
@@ -245,6 +255,11 @@ void writeJson(const std::string &path, const nlohmann::json &j) {
 }
 
 int runConfig(const Options &o) {
+  if (o.simdPaths) {
+    for (sim::SimdPath p : sim::availableSimdPaths())
+      std::printf("%s\n", sim::simdPathName(p));
+    return 0;
+  }
   if (o.defaultsFile) {
     std::fputs(std::string(sim::SimConfig::defaultText()).c_str(), stdout);
     return 0;

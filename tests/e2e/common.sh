@@ -147,27 +147,14 @@ PY
 E2E_SIM_OPTS=()
 
 # e2e_simd_paths BMODEL OUT.npz STATS.json: the full simulation once more
-# on every SIMD path of the functional kernels this CPU has (TPUSIM_SIMD,
+# on every SIMD path of the functional kernels this machine can run (tpusim
+# config --simd-paths; TPUSIM_SIMD,
 # simulator/include/tpusim/Simd.h) on one kernel thread; outputs and
 # statistics byte-identical to the run that wrote OUT.npz and STATS.json
 # (default path and threads).
 e2e_simd_paths() {
-  local flags p
-  flags=" $(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | cut -d: -f2) "
-  for p in portable avx2 avx512 avx512vnni amx; do
-    case "$p" in
-      avx2) [[ "$flags" == *" avx2 "* ]] || continue ;;
-      avx512) [[ "$flags" == *" avx512f "* && "$flags" == *" avx512bw "* &&
-                 "$flags" == *" avx512vl "* && "$flags" == *" avx512dq "* ]] ||
-                continue ;;
-      avx512vnni) [[ "$flags" == *" avx512f "* && "$flags" == *" avx512bw "* &&
-                     "$flags" == *" avx512vl "* && "$flags" == *" avx512dq "* &&
-                     "$flags" == *" avx512_vnni "* ]] || continue ;;
-      amx) [[ "$flags" == *" avx512f "* && "$flags" == *" avx512bw "* &&
-              "$flags" == *" avx512vl "* && "$flags" == *" avx512dq "* &&
-              "$flags" == *" avx512_vnni "* && "$flags" == *" amx_tile "* &&
-              "$flags" == *" amx_int8 "* ]] || continue ;;
-    esac
+  local p
+  for p in $("$BIN/tpusim" config --simd-paths); do
     TPUSIM_SIMD=$p TPUSIM_THREADS=1 "$BIN/tpusim" run "$1" -i input.npz \
       -o "sim_simd_$p.npz" --stats "stats_simd_$p.json" "${E2E_SIM_OPTS[@]}" \
       > /dev/null
