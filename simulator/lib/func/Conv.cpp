@@ -2570,16 +2570,34 @@ void execPorD(const TiuOp &op, MachineState &m) {
       if (depthwise)
         weights.taps(c, w);
       T b = depthwise ? biasOf(c) : T(0);
-      for (uint32_t oy = 0; oy < g.oh; ++oy)
-        for (uint32_t ox = 0; ox < g.ow; ++ox) {
-          const T *x = plane + size_t(oy) * g.sh * g.vw + size_t(ox) * g.sw;
-          T acc = op.eu == kEuMaxPool ? lowest : T(0);
-          for (uint32_t ky = 0; ky < g.kh; ++ky)
-            for (uint32_t kx = 0; kx < g.kw; ++kx)
-              poolTap(acc, x[size_t(ky) * g.dh * g.vw + size_t(kx) * g.dw],
-                      w[ky * g.kw + kx], op.eu == kEuMaxPool, depthwise);
-          store(n, c, oy, ox, acc, b);
-        }
+      // A row of outputs at a time, tap by tap across the row (loops the
+      // compiler vectorises); each output still takes its taps in (ky, kx)
+      // order, as poolTap would one output at a time.
+      bool isMax = op.eu == kEuMaxPool;
+      uint32_t ow = g.ow;
+      size_t sw = g.sw;
+      T *acc = scratch<T, 33>(ow);
+      for (uint32_t oy = 0; oy < g.oh; ++oy) {
+        std::fill(acc, acc + ow, isMax ? lowest : T(0));
+        const T *row = plane + size_t(oy) * g.sh * g.vw;
+        for (uint32_t ky = 0; ky < g.kh; ++ky)
+          for (uint32_t kx = 0; kx < g.kw; ++kx) {
+            const T *x = row + size_t(ky) * g.dh * g.vw + size_t(kx) * g.dw;
+            if (isMax) {
+              for (uint32_t ox = 0; ox < ow; ++ox)
+                acc[ox] = std::max(acc[ox], x[ox * sw]);
+            } else if (depthwise) {
+              T wt = w[ky * g.kw + kx];
+              for (uint32_t ox = 0; ox < ow; ++ox)
+                acc[ox] = acc[ox] + x[ox * sw] * wt;
+            } else {
+              for (uint32_t ox = 0; ox < ow; ++ox)
+                acc[ox] = acc[ox] + x[ox * sw];
+            }
+          }
+        for (uint32_t ox = 0; ox < ow; ++ox)
+          store(n, c, oy, ox, acc[ox], b);
+      }
     };
     if (anyOrder) {
       forEachChannel(out, g.oc, true, [&](uint32_t c) {

@@ -434,6 +434,69 @@ TEST(FuncPorD, MaxAndAvgPoolingFloat) {
   }
 }
 
+// Pooling with different strides and dilations per axis, padding with a
+// value that wins some windows: int8 max pooling and the int8 sum pool
+// (multiplier 3, shift 2), against the window read directly.
+TEST(FuncPorD, Int8PoolingStridesAndDilationPerAxis) {
+  MachineState m(isa::ChipParams::bm1684x());
+  std::mt19937 rng(37);
+  const uint32_t C = 70, IH = 11, IW = 13, KH = 3, KW = 2;
+  const uint32_t SH = 2, SW = 3, DH = 2, DW = 3, PT = 1, PB = 0, PL = 2, PR = 1;
+  const uint32_t OH = (IH + PT + PB - (DH * (KH - 1) + 1)) / SH + 1,
+                 OW = (IW + PL + PR - (DW * (KW - 1) + 1)) / SW + 1;
+  Ref in = euRef(laddr(0, 0), Prec::Int8, 1, C, IH, IW);
+  std::vector<int64_t> x(C * IH * IW);
+  for (uint32_t c = 0; c < C; ++c)
+    for (uint32_t i = 0; i < IH * IW; ++i)
+      refSetBits(m, in, 0, c, i / IW, i % IW,
+                 uint8_t(x[c * IH * IW + i] = randomInt(rng, -128, 126)));
+  const int64_t padV = 127; // above every input: wins where it is read
+  for (unsigned eu : {4u, 1u}) {
+    bool maxPool = eu == 4;
+    Ref out = euRef(laddr(0, 0x2000), Prec::Int8, 1, C, OH, OW);
+    auto p = pordCmd(eu, Prec::Int8, Prec::Int8, C, IH, IW, KH, KW, OH, OW);
+    p.opd0_sign = 1;
+    p.opd0_up_pad = PT;
+    p.opd0_dn_pad = PB;
+    p.opd0_lf_pad = PL;
+    p.opd0_rt_pad = PR;
+    p.res_op_y_str = SH;
+    p.res_op_x_str = SW;
+    p.opd1_y_ins0 = DH - 1;
+    p.opd1_x_ins0 = DW - 1;
+    p.opd0_addr = in.addr;
+    p.opd3_const = 1;
+    p.opd3_addr = uint8_t(padV);
+    if (!maxPool) {
+      p.opd1_const = 1;
+      p.opd1_addr = 3; // multiplier
+      p.res1_addr = 2; // right shift
+    }
+    p.res0_addr = out.addr;
+    runTiu(p, m);
+    for (uint32_t c = 0; c < C; ++c)
+      for (uint32_t oy = 0; oy < OH; ++oy)
+        for (uint32_t ox = 0; ox < OW; ++ox) {
+          int64_t acc = maxPool ? std::numeric_limits<int64_t>::min() : 0;
+          for (uint32_t ky = 0; ky < KH; ++ky)
+            for (uint32_t kx = 0; kx < KW; ++kx) {
+              int64_t y = int64_t(oy * SH + ky * DH) - PT,
+                      xx = int64_t(ox * SW + kx * DW) - PL;
+              int64_t v = (y < 0 || xx < 0 || y >= IH || xx >= IW)
+                              ? padV
+                              : x[c * IH * IW + y * IW + xx];
+              acc = maxPool ? std::max(acc, v) : acc + v;
+            }
+          if (!maxPool)
+            acc = std::clamp<int64_t>(
+                isa::rightShiftRound(acc * 3, 2, isa::RoundMode::HalfToEven),
+                -128, 127);
+          ASSERT_EQ(refGetInt(m, out, true, 0, c, oy, ox), acc)
+              << "eu " << eu << " c " << c << " " << oy << " " << ox;
+        }
+  }
+}
+
 TEST(FuncPorD, RoiResultMustBeOneRow) {
   // ROI results are one row of boxes (FuncExtTest covers the arithmetic).
   MachineState m(isa::ChipParams::bm1684x());
