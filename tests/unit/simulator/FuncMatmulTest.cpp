@@ -47,22 +47,41 @@ isa::cmd::SMM mmCmd(unsigned eu, Prec in, Prec res) {
   return c;
 }
 
-TEST(FuncMatmul, MMInt8Exact) {
-  MachineState m(isa::ChipParams::bm1684x());
-  std::mt19937 rng(31);
-  const uint32_t M = 5, lw = 32, lc = 3, lastW = 6, K = lw * (lc - 1) + lastW;
-  const uint32_t rc = 3, rw = 16, N = rc * rw;
+/// An int8 x int8 -> int32 MM (mm.normal, no shift) on random operands: A
+/// (M x K, K = lw * (lc - 1) + lastW) signed in matrix(lw) at lane 0, B (K
+/// x N, N = rc * rw) in matrix(rw) at `bAddr`, signed or unsigned (the
+/// opd1 sign); every sum checked against the exact one.
+struct MmInt8 {
+  uint32_t M, K, N, rw;
+  std::vector<int64_t> a, b;
+  isa::cmd::SMM cmd;
+  int64_t sum(uint32_t i, uint32_t j) const {
+    int64_t acc = 0;
+    for (uint32_t k = 0; k < K; ++k)
+      acc += a[i * K + k] * b[k * N + j];
+    return acc;
+  }
+};
+MmInt8 runMmInt8(MachineState &m, std::mt19937 &rng, uint32_t M, uint32_t lw,
+                 uint32_t lc, uint32_t lastW, uint32_t rc, uint32_t rw,
+                 uint32_t bAddr, bool bSigned) {
+  MmInt8 r{M, lw * (lc - 1) + lastW, rc * rw, rw, {}, {}, {}};
+  const uint32_t K = r.K, N = r.N;
   Ref a = matW(laddr(0, 0), Prec::Int8, M, K, lw);
-  Ref b = matW(laddr(0, 0x2000), Prec::Int8, K, N, rw);
+  Ref b = matW(bAddr, Prec::Int8, K, N, rw);
   Ref y = matW(laddr(0, 0x8000), Prec::Int32, M, N, rw);
-  std::vector<int64_t> av(M * K), bv(K * N);
+  r.a.resize(M * K);
+  r.b.resize(K * N);
   for (uint32_t i = 0; i < M; ++i)
     for (uint32_t k = 0; k < K; ++k)
-      setW(m, a, lw, i, k, uint8_t(av[i * K + k] = randomInt(rng, -128, 127)));
+      setW(m, a, lw, i, k, uint8_t(r.a[i * K + k] = randomInt(rng, -128, 127)));
   for (uint32_t k = 0; k < K; ++k)
     for (uint32_t j = 0; j < N; ++j)
-      setW(m, b, rw, k, j, uint8_t(bv[k * N + j] = randomInt(rng, -128, 127)));
-  auto c = mmCmd(1, Prec::Int8, Prec::Int32);
+      setW(m, b, rw, k, j,
+           uint8_t(r.b[k * N + j] = bSigned ? randomInt(rng, -128, 127)
+                                            : randomInt(rng, 0, 255)));
+  auto &c = r.cmd = mmCmd(1, Prec::Int8, Prec::Int32);
+  c.opd1_sign = bSigned;
   c.opd0_n = M;
   c.opd0_c = lc;
   c.opd0_w = lw;
@@ -75,14 +94,19 @@ TEST(FuncMatmul, MMInt8Exact) {
   c.opd2_const = 1; // no shift
   runTiu(c, m);
   for (uint32_t i = 0; i < M; ++i)
-    for (uint32_t j = 0; j < N; ++j) {
-      int64_t acc = 0;
-      for (uint32_t k = 0; k < K; ++k)
-        acc += av[i * K + k] * bv[k * N + j];
-      ASSERT_EQ(sext(getW(m, y, rw, i, j), 4), acc) << i << " " << j;
-    }
+    for (uint32_t j = 0; j < N; ++j)
+      EXPECT_EQ(sext(getW(m, y, rw, i, j), 4), r.sum(i, j))
+          << (bSigned ? "signed " : "unsigned ") << i << " " << j;
+  return r;
+}
+
+TEST(FuncMatmul, MMInt8Exact) {
+  MachineState m(isa::ChipParams::bm1684x());
+  std::mt19937 rng(31);
+  MmInt8 r = runMmInt8(m, rng, 5, 32, 3, 6, 3, 16, laddr(0, 0x2000), true);
   // wrq: (acc + bias16) >> 4, half to even, saturated to int8, relu (eu 3).
-  Ref y8 = matW(laddr(0, 0xC000), Prec::Int8, M, N, rw);
+  Ref y8 = matW(laddr(0, 0xC000), Prec::Int8, r.M, r.N, r.rw);
+  isa::cmd::SMM c = r.cmd;
   c.tsk_eu_typ = 3;
   c.res0_prec = uint64_t(Prec::Int8);
   c.res0_addr = y8.addr;
@@ -90,14 +114,12 @@ TEST(FuncMatmul, MMInt8Exact) {
   c.opd2_sign = 1;
   c.opd3_addr = 4;
   runTiu(c, m);
-  for (uint32_t i = 0; i < M; ++i)
-    for (uint32_t j = 0; j < N; ++j) {
-      int64_t acc = 37;
-      for (uint32_t k = 0; k < K; ++k)
-        acc += av[i * K + k] * bv[k * N + j];
-      int64_t v = isa::rightShiftRound(acc, 4, isa::RoundMode::HalfToEven);
+  for (uint32_t i = 0; i < r.M; ++i)
+    for (uint32_t j = 0; j < r.N; ++j) {
+      int64_t v =
+          isa::rightShiftRound(r.sum(i, j) + 37, 4, isa::RoundMode::HalfToEven);
       v = std::clamp<int64_t>(std::max<int64_t>(v, 0), -128, 127);
-      ASSERT_EQ(sext(getW(m, y8, rw, i, j), 1), v) << i << " " << j;
+      ASSERT_EQ(sext(getW(m, y8, r.rw, i, j), 1), v) << i << " " << j;
     }
 }
 
@@ -108,42 +130,7 @@ TEST(FuncMatmul, MMInt8RightBlocksAcrossLanes) {
   for (bool bSigned : {false, true}) {
     MachineState m(isa::ChipParams::bm1684x());
     std::mt19937 rng(bSigned ? 77 : 78);
-    const uint32_t M = 3, lw = 32, lc = 3, lastW = 6, K = lw * (lc - 1) + lastW;
-    const uint32_t rc = 9, rw = 5, N = rc * rw;
-    Ref a = matW(laddr(0, 0), Prec::Int8, M, K, lw);
-    Ref b = matW(laddr(60, 0x2000), Prec::Int8, K, N, rw);
-    Ref y = matW(laddr(0, 0x8000), Prec::Int32, M, N, rw);
-    std::vector<int64_t> av(M * K), bv(K * N);
-    for (uint32_t i = 0; i < M; ++i)
-      for (uint32_t k = 0; k < K; ++k)
-        setW(m, a, lw, i, k,
-             uint8_t(av[i * K + k] = randomInt(rng, -128, 127)));
-    for (uint32_t k = 0; k < K; ++k)
-      for (uint32_t j = 0; j < N; ++j)
-        setW(m, b, rw, k, j,
-             uint8_t(bv[k * N + j] = bSigned ? randomInt(rng, -128, 127)
-                                             : randomInt(rng, 0, 255)));
-    auto c = mmCmd(1, Prec::Int8, Prec::Int32);
-    c.opd1_sign = bSigned;
-    c.opd0_n = M;
-    c.opd0_c = lc;
-    c.opd0_w = lw;
-    c.opd1_w = lastW;
-    c.res0_c = rc;
-    c.res0_w = rw;
-    c.opd0_addr = a.addr;
-    c.opd1_addr = b.addr;
-    c.res0_addr = y.addr;
-    c.opd2_const = 1; // no shift
-    runTiu(c, m);
-    for (uint32_t i = 0; i < M; ++i)
-      for (uint32_t j = 0; j < N; ++j) {
-        int64_t acc = 0;
-        for (uint32_t k = 0; k < K; ++k)
-          acc += av[i * K + k] * bv[k * N + j];
-        ASSERT_EQ(sext(getW(m, y, rw, i, j), 4), acc)
-            << (bSigned ? "signed " : "unsigned ") << i << " " << j;
-      }
+    runMmInt8(m, rng, 3, 32, 3, 6, 9, 5, laddr(60, 0x2000), bSigned);
   }
 }
 
