@@ -1209,7 +1209,7 @@ PendingCheckCode::PendingCheckCode(std::shared_ptr<const void> keepAlive,
 bool PendingCheckCode::hashSome(uint64_t maxBytes) {
   std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
   if (!lock)
-    return true;
+    return false;
   if (done_ == size_)
     return false;
   uint64_t n = std::min(maxBytes, size_ - done_);

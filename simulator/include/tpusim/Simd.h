@@ -64,12 +64,13 @@ void setKernelThreads(unsigned n);
 /// the other threads (the calling thread always works on its own kernels,
 /// so none waits for the helper). On a machine the kernels keep busy, that
 /// shares the cores between the two without a thread more than there are
-/// kernel threads. step must be safe to call from another thread than the
-/// caller's, also after its owner finished the work some other way (it
-/// then returns false). One piece of background work at a time: a new one
-/// replaces the one before. Returns false, keeping nothing, when there is
-/// no helper thread (kernelThreads() is 1); the caller then does the work
-/// some other way.
+/// kernel threads. step runs on one thread at a time; it must be safe to
+/// call from another thread than the caller's, also after its owner
+/// finished the work some other way (it then returns false). A step that
+/// throws ends the work (the owner finishes it and meets the error). One
+/// piece of background work at a time: a new one replaces the one before.
+/// Returns false, keeping nothing, when there is no helper thread
+/// (kernelThreads() is 1); the caller then does the work some other way.
 bool runOnHelper(std::function<bool()> step);
 
 } // namespace tpu::sim

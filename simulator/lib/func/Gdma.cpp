@@ -510,11 +510,6 @@ void writeTensor(Space &sp, const GTensor &t, const uint8_t *buf,
     }
 }
 
-/// Copies `src` to `dst` (same shape, different memories, whole-byte
-/// elements) a row at a time, an (n, c) plane per row where both sides
-/// allow it (planeRows). Channels in disabled lanes are read but not
-/// written: lanes of the destination when it is local (as writeTensor),
-/// else of the source when it is local (as sourceValidity).
 /// Loads from DDR into local memory of at least this many bytes run on the
 /// kernel threads (copyRowsParallel): below it, handing out the tasks
 /// costs about as much as the copy (a few microseconds).
@@ -523,10 +518,12 @@ constexpr uint64_t kParallelLoadBytes = uint64_t(64) << 10;
 /// copyRows for a large load from DDR into local memory whose every row is
 /// in range (checked first: each channel in its lane, the source's extent
 /// in DDR, strides not negative, whole-byte elements, w stride 1 on both
-/// sides): channels on the kernel threads, each row read from DDR straight
-/// into its place. Nothing overlaps (two memories; each channel writes its
-/// own bytes), so the bytes are those of copyRows. False, nothing done,
-/// when the load does not qualify.
+/// sides), each row read from DDR straight into its place, with the lanes
+/// shared among the kernel threads: a task takes every (n, c) in copyRows'
+/// order and writes those of its own lanes. Lanes are disjoint memory and
+/// each lane's rows are written in copyRows' order (which decides the
+/// bytes when strides make rows of one lane overlap), so the bytes are
+/// copyRows'. False, nothing done, when the load does not qualify.
 bool copyRowsParallel(Space &sp, MachineState &m, const GTensor &src,
                       const GTensor &dst, uint64_t laneMask) {
   const Shape4 &s = src.shape;
@@ -551,25 +548,31 @@ bool copyRowsParallel(Space &sp, MachineState &m, const GTensor &src,
   uint32_t count = planes ? s.h * s.w : s.w;
   uint32_t rows = planes ? 1 : s.h;
   uint64_t rowBytes = uint64_t(count) * eb;
-  int64_t planesTotal = int64_t(s.n) * s.c;
-  int64_t tasks = std::min<int64_t>(planesTotal, int64_t(kernelThreads()));
+  unsigned lanes = sp.geo().lanes;
+  int64_t tasks = std::min<int64_t>(std::min<int64_t>(s.c, lanes),
+                                    int64_t(kernelThreads()));
   detail::parallelTasks(tasks, [&](int64_t t) {
-    for (int64_t i = planesTotal * t / tasks, e = planesTotal * (t + 1) / tasks;
-         i < e; ++i) {
-      uint32_t n = uint32_t(i / s.c), c = uint32_t(i % s.c);
-      if (!((laneMask >> sp.laneOf(dst, c)) & 1))
-        continue;
-      for (uint32_t h = 0; h < rows; ++h)
-        m.gmem.read(sp.flatAddr(src, n, c, h, 0),
-                    bases[c] + uint64_t(int64_t(n) * dst.stride.n +
-                                        int64_t(h) * dst.stride.h) *
-                                   eb,
-                    rowBytes);
-    }
+    for (uint32_t n = 0; n < s.n; ++n)
+      for (uint32_t c = 0; c < s.c; ++c) {
+        unsigned lane = sp.laneOf(dst, c);
+        if (int64_t(lane) % tasks != t || !((laneMask >> lane) & 1))
+          continue;
+        for (uint32_t h = 0; h < rows; ++h)
+          m.gmem.read(sp.flatAddr(src, n, c, h, 0),
+                      bases[c] + uint64_t(int64_t(n) * dst.stride.n +
+                                          int64_t(h) * dst.stride.h) *
+                                     eb,
+                      rowBytes);
+      }
   });
   return true;
 }
 
+/// Copies `src` to `dst` (same shape, different memories, whole-byte
+/// elements) a row at a time, an (n, c) plane per row where both sides
+/// allow it (planeRows). Channels in disabled lanes are read but not
+/// written: lanes of the destination when it is local (as writeTensor),
+/// else of the source when it is local (as sourceValidity).
 void copyRows(Space &sp, const GTensor &src, const GTensor &dst,
               uint64_t laneMask) {
   const Shape4 &s = src.shape;

@@ -439,7 +439,14 @@ private:
         std::lock_guard<std::mutex> lock(bg.mu);
         w = bg.work;
       }
-      if (w && (*w)())
+      // A step that throws ends the work: its owner finishes it some other
+      // way and meets the error itself.
+      bool more = false;
+      try {
+        more = w && (*w)();
+      } catch (...) {
+      }
+      if (more)
         continue;
       std::lock_guard<std::mutex> lock(bg.mu);
       if (bg.work == w) {
@@ -469,9 +476,17 @@ std::mutex poolMu;
 /// The pool of `threads` - 1 helpers (made or remade for that count);
 /// under poolMu.
 Pool &poolOf(unsigned threads) {
+  // The slot the helpers read exists before the pool, so that it is
+  // destroyed after the pool has joined them (statics go in reverse
+  // order), whichever of parallelTasks and runOnHelper came first.
+  backgroundSlot();
   static std::unique_ptr<Pool> pool;
-  if (!pool || pool->helpers() != threads - 1)
+  if (!pool || pool->helpers() != threads - 1) {
+    // The old helpers (one perhaps in a background step) are joined
+    // before new ones start: a step never runs on two threads at once.
+    pool.reset();
     pool = std::make_unique<Pool>(threads - 1);
+  }
   return *pool;
 }
 } // namespace

@@ -9,6 +9,8 @@
 
 #include "FuncTestUtil.h"
 
+#include "tpusim/Simd.h"
+
 #include <gtest/gtest.h>
 
 using namespace tpu;
@@ -146,6 +148,60 @@ TEST(FuncGdma, LargeTensorDdrToLocalRowsAndPlanes) {
     checkDdrToLocal(N, C, H, W,
                     {kDdrBase + 0x2000, 2, C * H * hs, H * hs, hs, 1},
                     {12, 40});
+}
+
+// A large load whose destination rows overlap within a lane (n stride 0:
+// both batches on one place; slot stride 0: channels c, c + 64 and c + 128
+// on one place) gives the bytes of (n, c, h, w) order, the last write
+// winning, on 1 to 4 kernel threads and again and again (a race between
+// threads writing one lane would show as a different winner).
+TEST(FuncGdma, LargeLoadOverlappingRowsKeepOrder) {
+  const unsigned saved = kernelThreads();
+  const uint32_t N = 2, H = 8, W = 64;
+  for (unsigned threads : {1u, 2u, 4u})
+    for (bool slotsOverlap : {false, true}) {
+      setKernelThreads(threads);
+      const uint32_t C = slotsOverlap ? 130 : 70;
+      ASSERT_GE(uint64_t(N) * C * H * W * 2, uint64_t(64) << 10);
+      MachineState m(isa::ChipParams::bm1684x());
+      Ddr src{kDdrBase + 0x4000, 2, C * H * W, H * W, W, 1};
+      for (uint32_t n = 0; n < N; ++n)
+        for (uint32_t c = 0; c < C; ++c)
+          for (uint32_t h = 0; h < H; ++h)
+            for (uint32_t w = 0; w < W; ++w)
+              putDdr(m, src.at(n, c, h, w), 2, tag(n, c, h, w));
+      // EU-aligned rows, but the n (or slot) stride 0.
+      Ref dst = euRef(laddr(10, 0x400), Prec::Fp16, N, C, H, W);
+      if (slotsOverlap)
+        dst.cs = 0;
+      else
+        dst.ns = 0;
+      auto cmd = tensorCmd(0, isa::GdmaFormat::Fp16);
+      setSrc(cmd, src.addr);
+      setDst(cmd, kLmemBase + dst.addr);
+      setSrcShape(cmd, N, C, H, W, src.ns, src.cs, src.hs, src.ws);
+      setDstShape(cmd, N, C, H, W, dst.ns, dst.cs, dst.hs, dst.ws);
+      for (int round = 0; round < 10; ++round) {
+        runGdma(cmd, m);
+        // The last write to the place of (n, c): with the n stride 0,
+        // batch N - 1's; with the slot stride 0, the last channel of c's
+        // lane (each batch in its own place).
+        for (uint32_t n = 0; n < (slotsOverlap ? N : 1); ++n)
+          for (uint32_t c = 0; c < C; ++c) {
+            uint32_t last = c;
+            while (slotsOverlap && last + 64 < C)
+              last += 64;
+            uint32_t lastN = slotsOverlap ? n : N - 1;
+            for (uint32_t h = 0; h < H; ++h)
+              for (uint32_t w = 0; w < W; ++w)
+                ASSERT_EQ(refGetBits(m, dst, n, c, h, w),
+                          tag(lastN, last, h, w))
+                    << threads << " threads, slots " << slotsOverlap << ": n "
+                    << n << " c " << c << " " << h << " " << w;
+          }
+      }
+    }
+  setKernelThreads(saved);
 }
 
 TEST(FuncGdma, TensorLocalToDdrStridedAndMasked) {

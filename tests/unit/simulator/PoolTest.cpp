@@ -21,6 +21,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -132,6 +133,41 @@ TEST_P(Pool, NewBackgroundWorkReplacesOld) {
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
   EXPECT_EQ(first->load(), firstAfter);
   EXPECT_EQ(second->load(), 100);
+}
+
+// A step never runs on two threads at once, also while the pool is made
+// anew for another thread count again and again; and a step that throws
+// ends its work without ending the helper (later work still runs).
+TEST_P(Pool, BackgroundStepOnOneThreadAtATime) {
+  if (GetParam() == 1) { // no helper (BackgroundWorkRunsBesideJobs)
+    EXPECT_FALSE(runOnHelper([] { return true; }));
+    return;
+  }
+  auto inside = std::make_shared<std::atomic<int>>(0);
+  auto overlaps = std::make_shared<std::atomic<int>>(0);
+  auto calls = std::make_shared<std::atomic<int>>(0);
+  ASSERT_TRUE(runOnHelper([=] {
+    if (inside->fetch_add(1) != 0)
+      overlaps->fetch_add(1);
+    calls->fetch_add(1);
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+    inside->fetch_sub(1);
+    return true;
+  }));
+  for (int i = 0; i < 100; ++i) {
+    setKernelThreads(GetParam() + unsigned(i & 1));
+    runJobs(3, std::chrono::microseconds(0), std::chrono::microseconds(100));
+  }
+  setKernelThreads(GetParam());
+  EXPECT_EQ(overlaps->load(), 0) << calls->load() << " calls";
+
+  auto after = std::make_shared<std::atomic<int>>(0);
+  ASSERT_TRUE(runOnHelper([]() -> bool { throw std::runtime_error("step"); }));
+  runJobs(50, std::chrono::microseconds(0), std::chrono::microseconds(50));
+  ASSERT_TRUE(runOnHelper([after] { return after->fetch_add(1) + 1 < 10; }));
+  while (after->load() < 10)
+    std::this_thread::yield();
+  runJobs(50, std::chrono::microseconds(0), std::chrono::microseconds(0));
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, Pool, ::testing::Values(1u, 2u, 4u),

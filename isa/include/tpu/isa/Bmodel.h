@@ -238,8 +238,10 @@ public:
   /// throws the mismatch's Error.
   PendingCheckCode(std::shared_ptr<const void> keepAlive, const uint8_t *bytes,
                    uint64_t size, Check check);
-  /// Hashes up to `maxBytes` more bytes. False once every byte is hashed;
-  /// true, at once, while another thread hashes.
+  /// Hashes up to `maxBytes` more bytes. False once every byte is hashed,
+  /// and at once while another thread hashes (await, which hashes the
+  /// rest, or another slice): a caller with time to spare stops then
+  /// instead of spinning on the lock.
   bool hashSome(uint64_t maxBytes);
   /// Hashes the bytes left, then compares: throws the mismatch's Error, on
   /// every call.
@@ -322,8 +324,9 @@ Model parseModel(const uint8_t *data, size_t size,
 Model readModel(const std::string &path, const ParseOptions &options = {});
 
 /// Hashes up to `maxBytes` more of the deferred check codes
-/// (ParseOptions::deferCheckCode); false once all are hashed. For threads
-/// with time to spare, e.g. sim::runInIdleTime.
+/// (ParseOptions::deferCheckCode); false once none is left to this caller
+/// (all hashed, or the rest in another thread's hands: PendingCheckCode::
+/// hashSome). For threads with time to spare, e.g. sim::runOnHelper.
 bool hashCheckCodes(
     const std::vector<std::shared_ptr<PendingCheckCode>> &pending,
     uint64_t maxBytes);
