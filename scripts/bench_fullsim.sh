@@ -122,7 +122,10 @@ for arch in $ARCHS; do
       for r in "${runs[@]}"; do
         [ "${r%%:*}" = after ] || continue
         path="${r#*:}"
-        ms=$(SIM_BENCH_BMODEL="$d/$mode.bmodel" SIM_BENCH_INPUT="$d/input.npz"           TPUSIM_SIMD="$path" "$BIN/sim-bench" --benchmark_filter='^BM_ModelRun/'           --benchmark_repetitions="$REPEAT" --benchmark_min_time=0.3           --benchmark_report_aggregates_only=true --benchmark_format=json 2> /dev/null |
+        ms=$(SIM_BENCH_BMODEL="$d/$mode.bmodel" SIM_BENCH_INPUT="$d/input.npz" \
+          TPUSIM_SIMD="$path" "$BIN/sim-bench" --benchmark_filter='^BM_ModelRun/' \
+          --benchmark_repetitions="$REPEAT" --benchmark_min_time=0.3 \
+          --benchmark_report_aggregates_only=true --benchmark_format=json 2> /dev/null |
           $PY -c 'import json, sys
 print([b["real_time"] for b in json.load(sys.stdin)["benchmarks"]
        if b.get("aggregate_name") == "median"][0])')

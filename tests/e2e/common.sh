@@ -147,11 +147,10 @@ PY
 E2E_SIM_OPTS=()
 
 # e2e_simd_paths BMODEL OUT.npz STATS.json: the full simulation once more
-# on every SIMD path of the functional kernels this machine can run (tpusim
-# config --simd-paths; TPUSIM_SIMD,
-# simulator/include/tpusim/Simd.h) on one kernel thread; outputs and
-# statistics byte-identical to the run that wrote OUT.npz and STATS.json
-# (default path and threads).
+# on every SIMD path of the functional kernels this machine can run
+# (`tpusim config --simd-paths`; TPUSIM_SIMD, simulator/include/tpusim/
+# Simd.h) on one kernel thread; outputs and statistics byte-identical to
+# the run that wrote OUT.npz and STATS.json (default path and threads).
 e2e_simd_paths() {
   local p
   for p in $("$BIN/tpusim" config --simd-paths); do

@@ -2570,9 +2570,9 @@ void execPorD(const TiuOp &op, MachineState &m) {
       if (depthwise)
         weights.taps(c, w);
       T b = depthwise ? biasOf(c) : T(0);
-      // A row of outputs at a time, tap by tap across the row (loops the
-      // compiler vectorises); each output still takes its taps in (ky, kx)
-      // order, as poolTap would one output at a time.
+      // A row of outputs at a time, tap by tap across the row (a loop the
+      // compiler vectorises, its branches in poolTap the same for the whole
+      // row); each output still takes its taps in (ky, kx) order.
       bool isMax = op.eu == kEuMaxPool;
       uint32_t ow = g.ow;
       size_t sw = g.sw;
@@ -2583,17 +2583,9 @@ void execPorD(const TiuOp &op, MachineState &m) {
         for (uint32_t ky = 0; ky < g.kh; ++ky)
           for (uint32_t kx = 0; kx < g.kw; ++kx) {
             const T *x = row + size_t(ky) * g.dh * g.vw + size_t(kx) * g.dw;
-            if (isMax) {
-              for (uint32_t ox = 0; ox < ow; ++ox)
-                acc[ox] = std::max(acc[ox], x[ox * sw]);
-            } else if (depthwise) {
-              T wt = w[ky * g.kw + kx];
-              for (uint32_t ox = 0; ox < ow; ++ox)
-                acc[ox] = acc[ox] + x[ox * sw] * wt;
-            } else {
-              for (uint32_t ox = 0; ox < ow; ++ox)
-                acc[ox] = acc[ox] + x[ox * sw];
-            }
+            T wt = depthwise ? w[ky * g.kw + kx] : T(0);
+            for (uint32_t ox = 0; ox < ow; ++ox)
+              poolTap(acc[ox], x[ox * sw], wt, isMax, depthwise);
           }
         for (uint32_t ox = 0; ox < ow; ++ox)
           store(n, c, oy, ox, acc[ox], b);
@@ -2812,12 +2804,13 @@ void gemmRight(const T *a, const MatrixReader &b, T *y, uint32_t mRows,
     uint32_t c = uint32_t(blk);
     if constexpr (!std::is_same_v<T, float>) {
       if (bytes) {
-        const uint8_t *lane = v.laneStart(c);
+        // Row k of the block at first + k * (n stride).
+        const uint8_t *first = v.laneStart(c) + v.index(0, c, 0, 0);
         int64_t strideK = v.tensor().stride.n;
         for (uint32_t i = 0; i < mRows; ++i) {
           T *yr = y + size_t(i) * nCols + j0;
           const T *ar = a + size_t(i) * kDim;
-          const uint8_t *p = lane + v.index(0, c, 0, 0);
+          const uint8_t *p = first;
           for (uint32_t k = 0; k < kDim; ++k, p += strideK) {
             T av = ar[k];
             if (bSigned)

@@ -758,7 +758,7 @@ TEST(BmodelErrors, DeferredCheckCodeGivesTheSameError) {
   EXPECT_EQ(errorOf([&] { awaitCheckCodes(m); }), sync);
   EXPECT_EQ(errorOf([&] { awaitCheckCodes(m); }), sync);
   EXPECT_FALSE(hashCheckCodes(m.pendingCheckCodes, 1000));
-  // Hashed in slices (as tpusim's idle kernel thread does): more is left
+  // Hashed in slices (as tpusim's kernel helper does): more is left
   // after each of the first 10 slices of 100000 bytes, none after the 11th;
   // then the same error. Or a few slices, and the rest by awaitCheckCodes.
   int slices = 0;

@@ -89,18 +89,32 @@ void setDstShape(Cmd &c, uint32_t n, uint32_t ch, uint32_t h, uint32_t w,
   c.dst_wstride = ws;
 }
 
+/// Writes each element's tag into the fp16 DDR tensor `src` (the shape of
+/// `dst`) and returns the tensor command that loads it into the local
+/// tensor `dst`, all lanes enabled.
+isa::cmd::DmaTensor tagAndLoadCmd(MachineState &m, const Ddr &src,
+                                  const Ref &dst) {
+  for (uint32_t n = 0; n < dst.n; ++n)
+    for (uint32_t c = 0; c < dst.c; ++c)
+      for (uint32_t h = 0; h < dst.h; ++h)
+        for (uint32_t w = 0; w < dst.w; ++w)
+          putDdr(m, src.at(n, c, h, w), 2, tag(n, c, h, w));
+  auto cmd = tensorCmd(0, isa::GdmaFormat::Fp16);
+  setSrc(cmd, src.addr);
+  setDst(cmd, kLmemBase + dst.addr);
+  setSrcShape(cmd, dst.n, dst.c, dst.h, dst.w, src.ns, src.cs, src.hs, src.ws);
+  setDstShape(cmd, dst.n, dst.c, dst.h, dst.w, dst.ns, dst.cs, dst.hs, dst.ws);
+  return cmd;
+}
+
 /// Loads the fp16 DDR tensor `src` (N x C x H x W, each element its tag)
 /// into an EU-aligned local tensor from lane 10 with the lanes `off` masked
 /// off (a marker in their last element stays); checks every element.
 void checkDdrToLocal(uint32_t N, uint32_t C, uint32_t H, uint32_t W,
                      const Ddr &src, std::initializer_list<unsigned> off) {
   MachineState m(isa::ChipParams::bm1684x());
-  for (uint32_t n = 0; n < N; ++n)
-    for (uint32_t c = 0; c < C; ++c)
-      for (uint32_t h = 0; h < H; ++h)
-        for (uint32_t w = 0; w < W; ++w)
-          putDdr(m, src.at(n, c, h, w), 2, tag(n, c, h, w));
   Ref dst = euRef(laddr(10, 0x400), Prec::Fp16, N, C, H, W);
+  auto cmd = tagAndLoadCmd(m, src, dst);
   uint64_t mask = ~uint64_t(0);
   for (unsigned lane : off)
     mask &= ~(uint64_t(1) << lane);
@@ -109,11 +123,6 @@ void checkDdrToLocal(uint32_t N, uint32_t C, uint32_t H, uint32_t W,
     for (uint32_t c = 0; c < C; ++c)
       if (!enabled(c))
         refSetBits(m, dst, n, c, H - 1, W - 1, 0xBEEF);
-  auto cmd = tensorCmd(0, isa::GdmaFormat::Fp16);
-  setSrc(cmd, src.addr);
-  setDst(cmd, kLmemBase + dst.addr);
-  setSrcShape(cmd, N, C, H, W, src.ns, src.cs, src.hs, src.ws);
-  setDstShape(cmd, N, C, H, W, dst.ns, dst.cs, dst.hs, dst.ws);
   cmd.localmem_mask_l32 = mask & 0xFFFFFFFF;
   cmd.localmem_mask_h32 = mask >> 32;
   runGdma(cmd, m);
@@ -165,22 +174,13 @@ TEST(FuncGdma, LargeLoadOverlappingRowsKeepOrder) {
       ASSERT_GE(uint64_t(N) * C * H * W * 2, uint64_t(64) << 10);
       MachineState m(isa::ChipParams::bm1684x());
       Ddr src{kDdrBase + 0x4000, 2, C * H * W, H * W, W, 1};
-      for (uint32_t n = 0; n < N; ++n)
-        for (uint32_t c = 0; c < C; ++c)
-          for (uint32_t h = 0; h < H; ++h)
-            for (uint32_t w = 0; w < W; ++w)
-              putDdr(m, src.at(n, c, h, w), 2, tag(n, c, h, w));
       // EU-aligned rows, but the n (or slot) stride 0.
       Ref dst = euRef(laddr(10, 0x400), Prec::Fp16, N, C, H, W);
       if (slotsOverlap)
         dst.cs = 0;
       else
         dst.ns = 0;
-      auto cmd = tensorCmd(0, isa::GdmaFormat::Fp16);
-      setSrc(cmd, src.addr);
-      setDst(cmd, kLmemBase + dst.addr);
-      setSrcShape(cmd, N, C, H, W, src.ns, src.cs, src.hs, src.ws);
-      setDstShape(cmd, N, C, H, W, dst.ns, dst.cs, dst.hs, dst.ws);
+      auto cmd = tagAndLoadCmd(m, src, dst);
       for (int round = 0; round < 10; ++round) {
         runGdma(cmd, m);
         // The last write to the place of (n, c): with the n stride 0,
