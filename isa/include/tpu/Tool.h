@@ -1,16 +1,15 @@
-//===- Tool.h - What every tool's main() shares -------------------*- C++ -*-===//
+//===- Tool.h - What every tool's main() shares -------------------*- C++
+//-*-===//
 //
 // The tools parse their command lines with llvm::cl: --help (and -h),
 // --version, option categories and @response files. initTool() sets the
-// version printer (one version for the whole toolchain, tpu/Version.h) and
+// version printer (one version for the whole toolchain, toolchainVersion) and
 // the -h alias; parse() hides the options LLVM's libraries register and
 // parses argv.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPU_TOOL_H
 #define TPU_TOOL_H
-
-#include "tpu/Version.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -19,11 +18,18 @@
 
 #include <string>
 
+namespace tpu {
+/// The toolchain's version: the project version and, for a build from a git
+/// checkout, `git describe --always --dirty` at build time, as in
+/// "0.1.0 (b8444ed)" (generated: isa/lib/Version.cpp.in, library TpuVersion).
+const char *toolchainVersion();
+} // namespace tpu
+
 namespace tpu::tool {
 
 /// "<tool> (tpu-toolchain) <version>" on \p os.
 inline void printVersion(llvm::StringRef tool, llvm::raw_ostream &os) {
-  os << tool << " (tpu-toolchain) " << TPU_TOOLCHAIN_VERSION << "\n";
+  os << tool << " (tpu-toolchain) " << toolchainVersion() << "\n";
 }
 
 /// Registers -h as an alias of --help (in every subcommand) and the

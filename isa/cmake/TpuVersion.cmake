@@ -1,0 +1,21 @@
+# Writes the toolchain's version to OUT (a C++ source defining
+# tpu::toolchainVersion()): the project version and, when SRC is a git
+# checkout, `git describe --always --dirty` of it. Run at build time
+# (cmake -P, from the tpu_version target in the top CMakeLists.txt), so that
+# the version of a tool names the commit it was built from, not the one
+# CMake was configured at. configure_file leaves OUT untouched when the text
+# is the same, so an unchanged version rebuilds nothing.
+#
+#   cmake -DSRC=<source dir> -DGIT=<git or empty> -DPROJECT_VERSION=<x.y.z>
+#         -DIN=<Version.cpp.in> -DOUT=<Version.cpp> -P TpuVersion.cmake
+set(TPU_TOOLCHAIN_VERSION ${PROJECT_VERSION})
+if(GIT AND EXISTS ${SRC}/.git)
+  execute_process(COMMAND ${GIT} describe --always --dirty
+    WORKING_DIRECTORY ${SRC}
+    OUTPUT_VARIABLE describe OUTPUT_STRIP_TRAILING_WHITESPACE
+    ERROR_QUIET RESULT_VARIABLE result)
+  if(result EQUAL 0 AND describe)
+    set(TPU_TOOLCHAIN_VERSION "${PROJECT_VERSION} (${describe})")
+  endif()
+endif()
+configure_file(${IN} ${OUT} @ONLY)
