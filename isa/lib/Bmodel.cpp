@@ -1416,6 +1416,12 @@ void writeFileAtomically(const std::string &path,
   std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
   if (dir.empty())
     dir = "/";
+  // A missing directory is named as such (not through the temporary file
+  // that could not be made in it).
+  struct stat dirStat;
+  if (::stat(dir.c_str(), &dirStat) != 0 ? errno == ENOENT || errno == ENOTDIR
+                                         : !S_ISDIR(dirStat.st_mode))
+    throw Error(path + ": the directory '" + dir + "' does not exist");
   std::string prefix =
       hiddenTempPrefix(path) + std::to_string(::getpid()) + ".";
   int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, kFileMode);

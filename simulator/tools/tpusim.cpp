@@ -28,6 +28,7 @@
 #include "tpusim/Simd.h"
 #include "tpu/isa/OpMap.h"
 
+#include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -102,7 +103,8 @@ cl::opt<std::string> simdArg(
 cl::opt<unsigned> threadsArg(
     "threads",
     cl::desc("threads of the conv kernels (default: TPUSIM_THREADS, else "
-             "the hardware threads, at most 8); results do not depend on it"),
+             "the hardware threads, at most 8; 1 to 256); results do not "
+             "depend on it"),
     cl::value_desc("N"), cl::init(0), cl::sub(runCommand), cl::cat(category));
 cl::opt<std::string> statsArg(
     "stats",
@@ -175,6 +177,7 @@ struct Options {
   std::string mode = "full";
   std::string simd;
   unsigned threads = 0;
+  bool threadsGiven = false;
   uint64_t maxCommands = 0;
   bool defaultsFile = false;
   bool simdPaths = false;
@@ -213,6 +216,7 @@ Options parseArgs(int argc, char **argv) {
   o.mode = modeArg;
   o.simd = simdArg;
   o.threads = threadsArg;
+  o.threadsGiven = threadsArg.getNumOccurrences() > 0;
   o.maxCommands = maxCommandsArg;
   o.configFiles = configArg;
   for (const std::string &kv : chipParamArg)
@@ -267,10 +271,13 @@ int runConfig(const Options &o) {
   sim::SimConfig cfg = loadConfig(o);
   std::vector<std::pair<std::string, std::string>> values = cfg.list();
   std::vector<sim::ConfigKeyInfo> infos = sim::SimConfig::describe();
-  for (size_t i = 0; i < values.size(); ++i)
-    std::printf("%-26s = %-12s # %s; %s\n", values[i].first.c_str(),
-                values[i].second.c_str(), infos[i].unit.c_str(),
-                infos[i].description.c_str());
+  for (size_t i = 0; i < values.size(); ++i) {
+    std::string note = infos[i].unit.empty()
+                           ? infos[i].description
+                           : infos[i].unit + "; " + infos[i].description;
+    std::printf("%-26s = %-12s # %s\n", values[i].first.c_str(),
+                values[i].second.c_str(), note.c_str());
+  }
   return 0;
 }
 
@@ -317,8 +324,16 @@ int runModel(const Options &o) {
   } else {
     sim::simdPath(); // a bad TPUSIM_SIMD fails here, before any work
   }
-  if (o.threads != 0)
+  // A bad TPUSIM_THREADS fails here, before any work, even when --threads
+  // overrides it (the first kernel would otherwise report it as a fault of
+  // its command).
+  sim::kernelThreads();
+  if (o.threadsGiven) {
+    if (o.threads < 1 || o.threads > 256)
+      throw Error("--threads " + std::to_string(o.threads) +
+                  ": expected a thread count from 1 to 256");
     sim::setKernelThreads(o.threads);
+  }
   std::optional<sim::SimMode> mode = sim::simModeFromName(o.mode);
   if (!mode)
     throw Error("unknown --mode '" + o.mode +
@@ -353,9 +368,52 @@ int runModel(const Options &o) {
   }
 }
 
+/// Refuses, before any work, an output path that is an existing directory
+/// or lies in a directory that does not exist (`what` names the option).
+void checkOutputPath(const std::string &path, const char *what) {
+  if (path.empty())
+    return;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    throw Error(std::string(what) + " '" + path +
+                "' is an existing directory; give a file name");
+  fs::path dir = fs::path(path).parent_path();
+  if (!dir.empty() && !fs::is_directory(dir, ec))
+    throw Error(std::string(what) + " '" + path + "': the directory '" +
+                dir.string() + "' does not exist");
+}
+
+/// The files one run writes. If writing one fails, those this run already
+/// wrote are removed (each is written whole or not at all), so a failed run
+/// leaves no outputs of its own.
+class RunOutputs {
+public:
+  template <typename Write> void write(const std::string &path, Write fn) {
+    try {
+      fn();
+    } catch (...) {
+      for (const std::string &p : written_) {
+        std::error_code ec;
+        std::filesystem::remove(p, ec);
+      }
+      throw;
+    }
+    written_.push_back(path);
+  }
+
+private:
+  std::vector<std::string> written_;
+};
+
 /// runModel after the model is read.
 int runReadModel(const Options &o, sim::SimMode mode,
                  const isa::bmodel::Model &model) {
+  checkOutputPath(o.output, "-o");
+  checkOutputPath(o.dumpAll, "--dump-all");
+  checkOutputPath(o.stats, "--stats");
+  checkOutputPath(o.report, "--report");
+  checkOutputPath(o.trace, "--trace");
   sim::SimConfig cfg = loadConfig(o, &model);
   // What goes wrong while setting up or running the model names the file
   // (the reader's messages already do).
@@ -411,8 +469,10 @@ int runReadModel(const Options &o, sim::SimMode mode,
   std::optional<sim::OpProfile> profile;
   if (opMap)
     profile = sim::profileOps(s.trace(), *opMap, s.stats().cycles, cfg);
+  RunOutputs files;
   if (!o.output.empty())
-    npz::writeNpz(o.output, runner.outputs());
+    files.write(o.output, [&] { npz::writeNpz(o.output, runner.outputs()); });
+  std::optional<size_t> dumped;
   if (!o.dumpAll.empty()) {
     npz::Npz dump = runner.dump();
     std::vector<std::string> missing = runner.undumpedOps();
@@ -422,15 +482,15 @@ int runReadModel(const Options &o, sim::SimMode mode,
                    "their tensors are not dumped (first: %s)\n",
                    kTool, missing.size(), missing.front().c_str());
     // Stored, not deflated, as tpuc run --dump-all writes its dumps.
-    npz::writeNpz(o.dumpAll, dump, /*compress=*/false);
-    std::printf("dump            : %s (%zu tensors of %zu ops)\n",
-                o.dumpAll.c_str(), dump.size(), opMap->ops.size());
+    files.write(o.dumpAll,
+                [&] { npz::writeNpz(o.dumpAll, dump, /*compress=*/false); });
+    dumped = dump.size();
   }
   nlohmann::json statsJson = s.stats().toJson(cfg);
   if (profile)
     statsJson["ops"] = sim::opProfileToJson(*profile);
   if (!o.stats.empty())
-    writeJson(o.stats, statsJson);
+    files.write(o.stats, [&] { writeJson(o.stats, statsJson); });
   if (!o.report.empty()) {
     sim::ReportInput r;
     r.netName = runner.net().name;
@@ -439,19 +499,36 @@ int runReadModel(const Options &o, sim::SimMode mode,
     r.events = &s.trace();
     r.profile = profile ? &*profile : nullptr;
     std::string html = sim::renderReport(r, cfg);
-    isa::bmodel::writeFileAtomically(
-        o.report, std::vector<uint8_t>(html.begin(), html.end()));
+    files.write(o.report, [&] {
+      isa::bmodel::writeFileAtomically(
+          o.report, std::vector<uint8_t>(html.begin(), html.end()));
+    });
   }
   if (!o.trace.empty()) {
     nlohmann::json t = sim::traceToJson(s.trace());
     if (profile)
       sim::addOpTrack(t, *profile);
-    writeJson(o.trace, t);
+    files.write(o.trace, [&] { writeJson(o.trace, t); });
   }
 
+  if (dumped)
+    std::printf("dump            : %s (%zu tensors of %zu ops)\n",
+                o.dumpAll.c_str(), *dumped, opMap->ops.size());
   std::printf("net             : %s (%s, %zu command groups, mode %s)\n",
               runner.net().name.c_str(), model.chip.c_str(),
               runner.stage().groups.size(), sim::simModeName(mode));
+  if (mode == sim::SimMode::Functional) {
+    // No time passes in this mode: cycles, busy shares and the per-op
+    // table would all be zeros.
+    const sim::SimStats &st = s.stats();
+    std::printf("commands        : %" PRIu64 " TIU, %" PRIu64 " GDMA\n"
+                "DDR read        : %" PRIu64 " bytes\n"
+                "DDR written     : %" PRIu64 " bytes\n"
+                "(functional mode keeps no time: --mode full for cycles)\n",
+                st.tiuCommands, st.gdmaCommands, st.ddrReadBytes,
+                st.ddrWriteBytes);
+    return 0;
+  }
   std::fputs(s.stats().summary(cfg).c_str(), stdout);
   if (profile)
     std::fputs(sim::opProfileSummary(*profile, 10).c_str(), stdout);

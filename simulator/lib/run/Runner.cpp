@@ -5,6 +5,7 @@
 #include "tpu/isa/Format.h"
 #include "tpu/isa/Machine.h"
 #include "tpu/isa/Numerics.h"
+#include "tpusim/Simd.h"
 
 #include <array>
 #include <cstring>
@@ -266,6 +267,14 @@ ModelRunner::ModelRunner(const isa::bmodel::Model &model, const SimConfig &cfg,
           "the bmodel cannot run on the simulated machine: " + shortfall +
           " (tpusim simulates the machine a bmodel records unless "
           "--config or -p change it)");
+  }
+  // The kernels' settings from the environment (TPUSIM_SIMD,
+  // TPUSIM_THREADS) are read here, before any command: a bad value is
+  // reported as what it is, not as a fault of the first command that runs
+  // a kernel.
+  if (mode != SimMode::Timing) {
+    simdPath();
+    kernelThreads();
   }
   if (model.nets.empty())
     throw Error("the bmodel has no net");
