@@ -292,7 +292,7 @@ std::string chipShortfall(const ChipParams &compiledFor,
       return;
     out += std::string(out.empty() ? "" : "; ") + "it needs " +
            std::to_string(wants) + " " + what + " (chip." + key +
-           "), the simulated machine has " + std::to_string(has);
+           "), the machine has " + std::to_string(has);
   };
   need("npu_num", compiledFor.npuNum, simulated.npuNum, "lanes");
   need("lmem_bytes", compiledFor.lmemBytes, simulated.lmemBytes,

@@ -164,9 +164,18 @@ std::vector<uint8_t> assemble(const Options &opts) {
   try {
     doc = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error &e) {
-    // e.byte is the 1-based position where parsing stopped.
+    // e.byte is the 1-based position where parsing stopped. The message
+    // quotes what the parser last read, which can be the rest of a long
+    // line (kilobytes of hex): 40 characters of it are enough to find it.
+    std::string what = e.what();
+    const std::string lastRead = "; last read: '";
+    if (size_t at = what.find(lastRead); at != std::string::npos) {
+      size_t start = at + lastRead.size();
+      if (what.size() > start + 48)
+        what = what.substr(0, start + 40) + "...'";
+    }
     throw Error(name + ": invalid JSON at byte " + std::to_string(e.byte) +
-                ": " + e.what());
+                ": " + what);
   }
   bmodel::AssembleOptions aopts;
   aopts.autoEnd = opts.autoEnd;
@@ -206,6 +215,8 @@ std::vector<uint8_t> assemble(const Options &opts) {
 int main(int argc, char **argv) {
   Options opts = parseArgs(argc, argv);
   try {
+    if (std::string e = isa::sourceDateEpochError(); !e.empty())
+      throw Error(e);
     bmodel::writeFileAtomically(opts.output, assemble(opts));
   } catch (const Error &e) {
     std::fprintf(stderr, "%s: error: %s\n", kTool, e.what());

@@ -52,7 +52,8 @@ llvm::cl::list<std::string> chipParamArg(
     "chip-param", llvm::cl::desc(tpu::tool::kChipParamHelp),
     llvm::cl::value_desc("KEY=VALUE"), llvm::cl::cat(category));
 llvm::cl::alias chipParamShort("p", llvm::cl::desc("Alias for --chip-param"),
-                               llvm::cl::aliasopt(chipParamArg), llvm::cl::cat(category));
+                               llvm::cl::aliasopt(chipParamArg),
+                               llvm::cl::NotHidden, llvm::cl::cat(category));
 llvm::cl::alias chipParamOld("param", llvm::cl::desc("Alias for --chip-param"),
                              llvm::cl::aliasopt(chipParamArg),
                              llvm::cl::Hidden);
@@ -138,8 +139,9 @@ int run(const Options &o) {
       break;
     }
   if (!net)
-    throw Error(o.net.empty() ? "the bmodel has no net"
-                              : "the bmodel has no net called '" + o.net + "'");
+    throw Error(o.model + (o.net.empty() ? ": the bmodel has no net"
+                                         : ": the bmodel has no net called '" +
+                                               o.net + "'"));
   if (net->stages.empty())
     throw Error("net '" + net->name + "' has no stage");
   const bmodel::Stage &stage = net->stages[0];

@@ -221,10 +221,16 @@ void checkMachineKey(const std::string &key, const std::string &value,
                                "' needs its prefix (chip.npu_num, "
                                "ddr.bandwidth_gbps, ...; see tpusim config)"};
   try {
+    // The value alone on the default machine, then the machine's own rules
+    // (npu_num a power of two, ...), as tpusim and tpuc deploy apply them.
+    // Rules between keys a file sets together are left to the run, where
+    // the point or case fails with the same message.
     ::tpu::sim::SimConfig cfg = ::tpu::sim::SimConfig::defaults();
     cfg.set(key, value);
+    cfg.validate();
     ::tpu::isa::Machine m = ::tpu::isa::Machine::bm1684x();
     m.assign(key + "=" + value);
+    m.validate();
   } catch (const std::exception &e) {
     throw ParseError{line, key + " = " + value + ": " + e.what()};
   }

@@ -210,10 +210,13 @@ int readOptions(CalibrateOptions &opts) {
       (!llvm::to_integer(threadsArg.getValue(), opts.threads) ||
        opts.threads == 0))
     return fail("--threads needs a positive integer, got '" + threadsArg + "'");
-  if (opts.model.empty() || opts.dataset.empty() || opts.output.empty() ||
-      !opts.haveInputNum)
-    return fail("a model, --dataset, --input-num and -o are required (see "
-                "tpuc calibrate --help)");
+  if (std::string e = tpuc::tool::missingRequired(
+          "calibrate", {{"a model", !opts.model.empty()},
+                        {"--dataset", !opts.dataset.empty()},
+                        {"--input-num", opts.haveInputNum},
+                        {"-o", !opts.output.empty()}});
+      !e.empty())
+    return fail(e);
   if (opts.searchThreshold && opts.haveMethod)
     return fail("--search-threshold tries every method; drop --method");
   if (opts.searchThreshold && opts.tuneNum)

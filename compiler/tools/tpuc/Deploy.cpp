@@ -71,16 +71,20 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 namespace {
 
@@ -338,14 +342,61 @@ int readOptions(DeployOptions &opts) {
   opts.noWeightPrefetch = noWeightPrefetchArg;
   opts.groupPerOp = groupPerOpArg;
   opts.exposeAll = exposeAllArg;
-  if (opts.model.empty() || opts.output.empty() || opts.quantize.empty() ||
-      opts.chip.empty())
-    return fail("a model, --quantize, --chip and -o are required (see tpuc "
-                "deploy --help)");
+  if (std::string e = tpuc::tool::missingRequired(
+          "deploy", {{"a model", !opts.model.empty()},
+                     {"--quantize", !opts.quantize.empty()},
+                     {"--chip", !opts.chip.empty()},
+                     {"-o", !opts.output.empty()}});
+      !e.empty())
+    return fail(e);
   if (!opts.testReference.empty() && opts.testInput.empty())
     return fail("--test-reference needs --test-input");
   return -1;
 }
+
+/// The files one deploy writes, each first under a hidden temporary name in
+/// its own directory; commit() renames them into place once the compile has
+/// succeeded. Destroyed before that (a refusal: an overflow, a missed
+/// tolerance, any error), it removes them, so a refused deploy leaves the
+/// output paths as they were: never files of the new compile beside a
+/// bmodel of an older one.
+class StagedFiles {
+public:
+  StagedFiles() = default;
+  StagedFiles(const StagedFiles &) = delete;
+  StagedFiles &operator=(const StagedFiles &) = delete;
+  ~StagedFiles() {
+    for (const auto &[tmp, path] : staged_)
+      llvm::sys::fs::remove(tmp);
+  }
+
+  /// The name to write \p path under until commit().
+  std::string operator()(const std::string &path) {
+    llvm::SmallString<256> tmp(path);
+    llvm::sys::path::remove_filename(tmp);
+    llvm::sys::path::append(tmp, "." + llvm::sys::path::filename(path) +
+                                     ".tpuc-" + std::to_string(::getpid()) +
+                                     ".tmp");
+    staged_.emplace_back(tmp.str().str(), path);
+    return staged_.back().first;
+  }
+
+  /// Moves the files into place; returns their paths, in writing order.
+  std::vector<std::string> commit() {
+    std::vector<std::string> paths;
+    for (const auto &[tmp, path] : staged_) {
+      if (std::error_code ec = llvm::sys::fs::rename(tmp, path))
+        throw tpu::Error(path + ": cannot move the written file into place: " +
+                         ec.message());
+      paths.push_back(path);
+    }
+    staged_.clear();
+    return paths;
+  }
+
+private:
+  std::vector<std::pair<std::string, std::string>> staged_;
+};
 
 void writeText(const std::string &path, const std::string &text) {
   tpu::isa::bmodel::writeFileAtomically(
@@ -760,8 +811,12 @@ static int runDeploy() {
   std::string weightsPath = (stem + "_tpu_weights.npz").str();
   std::string outputsPath = (stem + "_tpu_outputs.npz").str();
   std::string weightsAttr = llvm::sys::path::filename(weightsPath).str();
-  std::vector<std::string> outputs = {opts.output, tpuPath, finalPath,
-                                      weightsPath};
+  std::vector<std::string> outputs = {opts.output,
+                                      tpuPath,
+                                      finalPath,
+                                      weightsPath,
+                                      (stem + "_groups.json").str(),
+                                      (stem + "_ops.json").str()};
   if (!opts.testInput.empty())
     outputs.push_back(outputsPath);
   if (std::string error = tpuc::tool::checkOutputPaths(outputs); !error.empty())
@@ -830,15 +885,16 @@ static int runDeploy() {
   pipeline.groupPerOp = opts.groupPerOp;
   tpuc::deploy::PipelineResult compiled;
   tpuc::deploy::PipelineHooks hooks;
+  StagedFiles staged;
   hooks.afterLowering = [&](mlir::ModuleOp module) -> std::string {
     if (opts.exposeAll)
       exposeAll(module);
-    writeWeights(module, weightsPath);
-    writeModule(module, tpuPath, weightsAttr);
+    writeWeights(module, staged(weightsPath));
+    writeModule(module, staged(tpuPath), weightsAttr);
     return "";
   };
   hooks.afterCodegen = [&](mlir::ModuleOp module) -> std::string {
-    writeModule(module, finalPath, weightsAttr);
+    writeModule(module, staged(finalPath), weightsAttr);
     if (opts.testInput.empty())
       return "";
     const std::vector<std::string> &modelOutputs = compiled.modelOutputs;
@@ -847,7 +903,7 @@ static int runDeploy() {
     tpu::npz::Npz outputs;
     for (const std::string &name : outputNames)
       outputs.set(name, *result.find(name));
-    tpu::npz::writeNpz(outputsPath, outputs, /*compress=*/false);
+    tpu::npz::writeNpz(staged(outputsPath), outputs, /*compress=*/false);
     std::string overflow =
         findOverflow(module, result, outputNames, opts.testReference);
     std::string kind = "overflow";
@@ -886,9 +942,11 @@ static int runDeploy() {
   std::vector<std::string> &floatOps = compiled.floatOps;
   tpuc::bm1684x::CodegenSummary &summary = compiled.summary;
   tpu::isa::bmodel::Model *model = &compiled.model;
-  tpu::isa::bmodel::writeModel(*model, opts.output);
-  writeGroupReport(groupReports, (stem + "_groups.json").str(), opts.layerGroup);
-  tpu::isa::writeOpMap(summary.opMap, (stem + "_ops.json").str());
+  tpu::isa::bmodel::writeModel(*model, staged(opts.output));
+  writeGroupReport(groupReports, staged((stem + "_groups.json").str()),
+                   opts.layerGroup);
+  tpu::isa::writeOpMap(summary.opMap, staged((stem + "_ops.json").str()));
+  std::vector<std::string> written = staged.commit();
   std::string modes = modeName.str();
   if (table) {
     std::map<std::string, unsigned> perMode;
@@ -910,6 +968,9 @@ static int runDeploy() {
                << " GDMA commands, " << summary.coeffBytes
                << " bytes of weights, " << summary.neuronBytes
                << " bytes of activations\n";
+  written.erase(std::remove(written.begin(), written.end(), opts.output),
+                written.end());
+  llvm::outs() << kTool << ": beside it: " << llvm::join(written, ", ") << "\n";
   tpuc::getWeightRegistry(context.get()).release(module);
   return 0;
 }

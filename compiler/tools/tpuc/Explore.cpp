@@ -464,6 +464,10 @@ int runSweep(const std::string &sweepPath, const std::string &outDir,
           rec["status"] = "failed";
           rec["reason"] = failure;
         }
+        // Every record has every key (the CSV's columns): "" for a point
+        // that ran.
+        if (!rec.contains("reason"))
+          rec["reason"] = "";
         std::error_code ec;
         if (rec["status"] == "ok")
           fs::remove(logPath(i), ec);

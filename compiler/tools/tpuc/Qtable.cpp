@@ -141,10 +141,13 @@ int readOptions(QtableOptions &opts) {
        opts.threads == 0))
     return fail("--threads needs a positive integer, got '" + qt::threads +
                 "'");
-  if (opts.model.empty() || opts.input.empty() || opts.output.empty() ||
-      opts.mode.empty())
-    return fail("a model, --test-input, --quantize and -o are required (see "
-                "tpuc qtable --help)");
+  if (std::string e = tpuc::tool::missingRequired(
+          "qtable", {{"a model", !opts.model.empty()},
+                     {"--test-input", !opts.input.empty()},
+                     {"--quantize", !opts.mode.empty()},
+                     {"-o", !opts.output.empty()}});
+      !e.empty())
+    return fail(e);
   return -1;
 }
 
@@ -232,7 +235,12 @@ static int runQtable() {
   if (int status = readOptions(opts); status >= 0)
     return status;
   std::optional<tpuc::QuantMode> mode = tpuc::parseQuantMode(opts.mode);
-  if (!mode || *mode == tpuc::QuantMode::F32)
+  if (mode == tpuc::QuantMode::INT8)
+    return fail("--quantize '" + opts.mode +
+                "': the overflow table is for F16 or BF16; for INT8, "
+                "--calibration-table with --dataset searches a mixed-precision "
+                "table");
+  if (mode != tpuc::QuantMode::F16 && mode != tpuc::QuantMode::BF16)
     return fail("--quantize '" + opts.mode +
                 "' is not a 16-bit float mode (F16 or BF16; F32 holds every "
                 "value of the top interpreter)");

@@ -192,10 +192,14 @@ int readOptions(MixedOptions &opts) {
        opts.threads == 0))
     return fail("--threads needs a positive integer, got '" + qt::threads +
                 "'");
-  if (opts.model.empty() || opts.cali.empty() || opts.dataset.empty() ||
-      opts.output.empty() || !opts.haveExpectedCos)
-    return fail("a model, --calibration-table, --dataset, --expected-cos and "
-                "-o are required (see tpuc qtable --help)");
+  if (std::string e = tpuc::tool::missingRequired(
+          "qtable", {{"a model", !opts.model.empty()},
+                     {"--calibration-table", !opts.cali.empty()},
+                     {"--dataset", !opts.dataset.empty()},
+                     {"--expected-cos", opts.haveExpectedCos},
+                     {"-o", !opts.output.empty()}});
+      !e.empty())
+    return fail(e);
   return -1;
 }
 

@@ -44,18 +44,20 @@ namespace {
 
 namespace cl = llvm::cl;
 
-cl::SubCommand command("run",
-                       "interpret a top module on the inputs of an .npz file");
+cl::SubCommand command("run", "interpret a top or tpu module on the inputs "
+                              "of an .npz file");
 tpuc::cli::Category category("tpuc run options");
 
 constexpr const char *kOverview =
-    R"(tpuc run: interpret the main function of a top module in float32
+    R"(tpuc run: interpret the main function of a top module (in float32) or
+of a tpu module (model_tpu.mlir / model_final.mlir of tpuc deploy, in its
+quantised types, as the chip computes)
 
-  tpuc run model_top.mlir -i in.npz|image.png -o out.npz [--dump-all]
-           [--threads N]
+  tpuc run model_top.mlir|model_tpu.mlir|model_final.mlir -i in.npz|image.png
+           -o out.npz [--dump-all] [--threads N]
 )";
 
-cl::opt<std::string> modelArg(cl::Positional, cl::desc("model_top.mlir"),
+cl::opt<std::string> modelArg(cl::Positional, cl::desc("MODULE.mlir"),
                               cl::sub(command), cl::cat(category));
 cl::opt<std::string> inputArg(
     "input",
@@ -107,8 +109,12 @@ int readOptions(RunOptions &opts) {
       (!llvm::to_integer(threadsArg.getValue(), opts.threads) ||
        opts.threads == 0))
     return fail("--threads needs a positive integer");
-  if (opts.model.empty() || opts.input.empty() || opts.output.empty())
-    return fail("a model, -i and -o are required (see tpuc run --help)");
+  if (std::string e =
+          tpuc::tool::missingRequired("run", {{"a model", !opts.model.empty()},
+                                              {"-i", !opts.input.empty()},
+                                              {"-o", !opts.output.empty()}});
+      !e.empty())
+    return fail(e);
   return -1;
 }
 

@@ -112,6 +112,13 @@ std::string loadCompileTables(mlir::ModuleOp module,
 /// "none" for no names, else "a, b, c".
 std::string joinNames(const std::vector<std::string> &names);
 
+/// The message for required arguments some of which are missing: "missing
+/// X and Y (SUBCOMMAND needs A, B and C; see tpuc SUBCOMMAND --help)", or ""
+/// when none is. \p required: each argument's name and whether it was given.
+std::string
+missingRequired(const std::string &subcommand,
+                const std::vector<std::pair<std::string, bool>> &required);
+
 /// Sets every input of \p interpreter from the array of the same name in
 /// \p inputs (read from \p inputPath), after tpu::npz::checkInputs (the
 /// rule of every tool: one float32 array per input with its shape, no other

@@ -235,8 +235,11 @@ int readOptions(TransformOptions &opts) {
   opts.keepAspectRatio = keepAspectRatioArg;
   if (opts.listOps || opts.listTfliteOps)
     return -1;
-  if (opts.model.empty() || opts.output.empty())
-    return fail("a model and -o are required (see tpuc transform --help)");
+  if (std::string e = tpuc::tool::missingRequired(
+          "transform",
+          {{"a model", !opts.model.empty()}, {"-o", !opts.output.empty()}});
+      !e.empty())
+    return fail(e);
   if (opts.testInput.empty() != opts.testResult.empty())
     return fail("--test-input and --test-result go together");
   if (opts.dumpAll && opts.testResult.empty())

@@ -12,6 +12,7 @@
 #include "Subcommands.h"
 
 #include "tpu/Tool.h"
+#include "tpu/isa/Format.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
@@ -101,8 +102,13 @@ int main(int argc, char **argv) {
   llvm::BumpPtrAllocator allocator;
   llvm::StringSaver saver(allocator);
   llvm::SmallVector<const char *> args(argv, argv + argc);
-  if (!cl::ExpandResponseFiles(saver, cl::TokenizeGNUCommandLine, args)) {
-    llvm::errs() << "tpuc: error: cannot read a response file (@FILE)\n";
+  if (std::string e = tpu::tool::expandResponseFiles(saver, args); !e.empty()) {
+    llvm::errs() << "tpuc: error: " << e << "\n";
+    return 1;
+  }
+  // Reproducible stamps (calibration tables, bmodels) or none.
+  if (std::string e = tpu::isa::sourceDateEpochError(); !e.empty()) {
+    llvm::errs() << "tpuc: error: " << e << "\n";
     return 1;
   }
   // `tpuc help [SUBCOMMAND]` is `tpuc [SUBCOMMAND] --help`.

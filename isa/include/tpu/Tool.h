@@ -13,9 +13,14 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Allocator.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/StringSaver.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdlib>
 #include <string>
 
 namespace tpu {
@@ -46,15 +51,48 @@ inline void initTool(llvm::StringRef tool) {
       [](llvm::raw_ostream &os) { printVersion(name, os); });
 }
 
+/// Expands the @FILE response files in \p args (the strings in \p saver).
+/// An @FILE left over is a file that could not be read (llvm::cl leaves it
+/// as an argument, where it would be taken for a model or an output):
+/// returns the message naming it, else "".
+inline std::string
+expandResponseFiles(llvm::StringSaver &saver,
+                    llvm::SmallVectorImpl<const char *> &args) {
+  if (!llvm::cl::ExpandResponseFiles(saver, llvm::cl::TokenizeGNUCommandLine,
+                                     args))
+    return "cannot read a response file (@FILE)";
+  for (size_t i = 1; i < args.size(); ++i) {
+    llvm::StringRef a = args[i];
+    if (a == "--")
+      break;
+    if (a.size() > 1 && a.front() == '@')
+      return "cannot read the response file '" + a.drop_front().str() + "' (" +
+             a.str() + "): " +
+             (llvm::sys::fs::exists(a.drop_front()) ? "not readable"
+                                                    : "no such file");
+  }
+  return "";
+}
+
 /// Hides every option not in \p categories (LLVM's own options), then
-/// parses argv; exits 1 with a message naming the option on bad input.
+/// parses argv (response files first); exits 1 with a message naming the
+/// option or response file on bad input.
 inline void parse(int argc, char **argv,
                   llvm::ArrayRef<const llvm::cl::OptionCategory *> categories,
                   llvm::StringRef overview) {
   llvm::cl::HideUnrelatedOptions(categories);
   for (llvm::cl::SubCommand *sub : llvm::cl::getRegisteredSubcommands())
     llvm::cl::HideUnrelatedOptions(categories, *sub);
-  llvm::cl::ParseCommandLineOptions(argc, argv, overview);
+  // The expanded strings outlive the parse (options may keep StringRefs).
+  static llvm::BumpPtrAllocator allocator;
+  static llvm::StringSaver saver(allocator);
+  llvm::SmallVector<const char *> args(argv, argv + argc);
+  if (std::string e = expandResponseFiles(saver, args); !e.empty()) {
+    llvm::errs() << llvm::sys::path::filename(argv[0]) << ": error: " << e
+                 << "\n";
+    std::exit(1);
+  }
+  llvm::cl::ParseCommandLineOptions(int(args.size()), args.data(), overview);
 }
 
 /// A machine parameter as the tools spell it (-p / --chip-param KEY=VALUE):

@@ -188,6 +188,15 @@ TEST(BatchToml, MachineKeys) {
   }
   EXPECT_THROW(checkMachineKey("chip.nope", "1", 1), ParseError);
   EXPECT_THROW(checkMachineKey("chip.npu_num", "x", 1), ParseError);
+  // A number the machine's rules refuse (lanes a power of two), as tpusim
+  // and tpuc deploy would at run time, named with its line at --check.
+  try {
+    checkMachineKey("chip.npu_num", "48", 9);
+    FAIL();
+  } catch (const ParseError &e) {
+    EXPECT_EQ(e.line, 9);
+    EXPECT_NE(e.message.find("power of two"), std::string::npos) << e.message;
+  }
 }
 
 TEST(BatchCommandLine, ShardsAndJobs) {

@@ -30,6 +30,23 @@ inline std::string formatHex(uint64_t v, unsigned minDigits = 1) {
 /// table's header), through strftime `format`: SOURCE_DATE_EPOCH in UTC when
 /// it is set to a decimal number of seconds (reproducible builds: reruns give
 /// identical files), else the local time now.
+/// "" when SOURCE_DATE_EPOCH is unset, empty or a number of seconds since
+/// 1970, else the message for it: reproducible-builds.org asks a tool to
+/// stop on a malformed value rather than fall back to the clock. The tools
+/// that stamp a time (tpuc, tpu-asm) check it before any work.
+inline std::string sourceDateEpochError() {
+  const char *epoch = std::getenv("SOURCE_DATE_EPOCH");
+  if (!epoch || !*epoch)
+    return "";
+  char *end = nullptr;
+  long long seconds = std::strtoll(epoch, &end, 10);
+  if (*end != '\0' || seconds < 0 || epoch[0] == '-' || epoch[0] == '+' ||
+      epoch[0] == ' ')
+    return std::string("SOURCE_DATE_EPOCH='") + epoch +
+           "' is not a number of seconds since 1970-01-01 UTC";
+  return "";
+}
+
 inline std::string formatTimestamp(const char *format) {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
