@@ -8,13 +8,28 @@
 #
 #   cmake -DSRC=<source dir> -DGIT=<git or empty> -DPROJECT_VERSION=<x.y.z>
 #         -DIN=<Version.cpp.in> -DOUT=<Version.cpp> -P TpuVersion.cmake
+#
+# `describe --long` names the commit even at a tag (v0.1.0-0-g<hash>). The
+# tree is "-dirty" when tracked files differ from HEAD; `status` with
+# --no-optional-locks tells without rewriting the index (`describe --dirty`
+# refreshes and writes it, which a git command the user runs during the
+# build could trip over).
 set(TPU_TOOLCHAIN_VERSION ${PROJECT_VERSION})
 if(GIT AND EXISTS ${SRC}/.git)
-  execute_process(COMMAND ${GIT} describe --always --dirty
+  execute_process(COMMAND ${GIT} describe --always --long
     WORKING_DIRECTORY ${SRC}
     OUTPUT_VARIABLE describe OUTPUT_STRIP_TRAILING_WHITESPACE
     ERROR_QUIET RESULT_VARIABLE result)
+  execute_process(
+    COMMAND ${GIT} --no-optional-locks status --porcelain
+      --untracked-files=no
+    WORKING_DIRECTORY ${SRC}
+    OUTPUT_VARIABLE changes OUTPUT_STRIP_TRAILING_WHITESPACE
+    ERROR_QUIET RESULT_VARIABLE statusResult)
   if(result EQUAL 0 AND describe)
+    if(statusResult EQUAL 0 AND changes)
+      set(describe "${describe}-dirty")
+    endif()
     set(TPU_TOOLCHAIN_VERSION "${PROJECT_VERSION} (${describe})")
   endif()
 endif()

@@ -1389,6 +1389,43 @@ void removeStaleTemporaries(const std::string &path) {
 
 } // namespace
 
+StagedFiles::~StagedFiles() {
+  for (const auto &[tmp, path] : staged_)
+    ::unlink(tmp.c_str());
+}
+
+void StagedFiles::write(
+    const std::string &path,
+    const std::function<void(const std::string &tmp)> &write) {
+  removeStaleTemporaries(path);
+  std::string tmp =
+      hiddenTempPrefix(path) + std::to_string(::getpid()) + ".staged";
+  staged_.emplace_back(tmp, path);
+  try {
+    write(tmp);
+  } catch (const Error &e) {
+    // The message names the path the user gave.
+    std::string what = e.what();
+    for (size_t at = what.find(tmp); at != std::string::npos;
+         at = what.find(tmp, at + path.size()))
+      what.replace(at, tmp.size(), path);
+    throw Error(what);
+  }
+}
+
+std::vector<std::string> StagedFiles::commit() {
+  std::vector<std::string> paths;
+  while (!staged_.empty()) {
+    auto [tmp, path] = staged_.front();
+    if (::rename(tmp.c_str(), path.c_str()) != 0)
+      throw Error(path + ": cannot move the written file into place: " +
+                  std::strerror(errno));
+    staged_.erase(staged_.begin());
+    paths.push_back(path);
+  }
+  return paths;
+}
+
 void writeFileAtomically(const std::string &path,
                          const std::vector<uint8_t> &bytes) {
   writeFileAtomically(path,
@@ -1419,9 +1456,12 @@ void writeFileAtomically(const std::string &path,
   // A missing directory is named as such (not through the temporary file
   // that could not be made in it).
   struct stat dirStat;
-  if (::stat(dir.c_str(), &dirStat) != 0 ? errno == ENOENT || errno == ENOTDIR
-                                         : !S_ISDIR(dirStat.st_mode))
-    throw Error(path + ": the directory '" + dir + "' does not exist");
+  if (::stat(dir.c_str(), &dirStat) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR)
+      throw Error(path + ": the directory '" + dir + "' does not exist");
+  } else if (!S_ISDIR(dirStat.st_mode)) {
+    throw Error(path + ": '" + dir + "' is not a directory");
+  }
   std::string prefix =
       hiddenTempPrefix(path) + std::to_string(::getpid()) + ".";
   int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, kFileMode);

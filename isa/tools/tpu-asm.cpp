@@ -166,13 +166,21 @@ std::vector<uint8_t> assemble(const Options &opts) {
   } catch (const nlohmann::json::parse_error &e) {
     // e.byte is the 1-based position where parsing stopped. The message
     // quotes what the parser last read, which can be the rest of a long
-    // line (kilobytes of hex): 40 characters of it are enough to find it.
+    // line (kilobytes of hex): its last 40 bytes (where it stopped, on a
+    // whole UTF-8 character) are enough to find it.
     std::string what = e.what();
     const std::string lastRead = "; last read: '";
     if (size_t at = what.find(lastRead); at != std::string::npos) {
       size_t start = at + lastRead.size();
-      if (what.size() > start + 48)
-        what = what.substr(0, start + 40) + "...'";
+      size_t close = what.find("'; expected", start);
+      if (close == std::string::npos)
+        close = what.size() - (what.back() == '\'' ? 1 : 0);
+      if (close > start + 48) {
+        size_t keep = close - 40;
+        while (keep < close && (uint8_t(what[keep]) & 0xC0) == 0x80)
+          ++keep;
+        what = what.substr(0, start) + "..." + what.substr(keep);
+      }
     }
     throw Error(name + ": invalid JSON at byte " + std::to_string(e.byte) +
                 ": " + what);

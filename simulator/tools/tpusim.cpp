@@ -368,52 +368,48 @@ int runModel(const Options &o) {
   }
 }
 
-/// Refuses, before any work, an output path that is an existing directory
-/// or lies in a directory that does not exist (`what` names the option).
-void checkOutputPath(const std::string &path, const char *what) {
-  if (path.empty())
-    return;
+/// Refuses, before any work, an output path that is an existing directory,
+/// lies in a directory that does not exist, or names the same file as
+/// another output or an input. `paths`: option and path, empty paths
+/// skipped; `inputs` likewise.
+void checkOutputPaths(
+    const std::vector<std::pair<const char *, std::string>> &paths,
+    const std::vector<std::pair<const char *, std::string>> &inputs) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (fs::is_directory(path, ec))
-    throw Error(std::string(what) + " '" + path +
-                "' is an existing directory; give a file name");
-  fs::path dir = fs::path(path).parent_path();
-  if (!dir.empty() && !fs::is_directory(dir, ec))
-    throw Error(std::string(what) + " '" + path + "': the directory '" +
-                dir.string() + "' does not exist");
-}
-
-/// The files one run writes. If writing one fails, those this run already
-/// wrote are removed (each is written whole or not at all), so a failed run
-/// leaves no outputs of its own.
-class RunOutputs {
-public:
-  template <typename Write> void write(const std::string &path, Write fn) {
-    try {
-      fn();
-    } catch (...) {
-      for (const std::string &p : written_) {
-        std::error_code ec;
-        std::filesystem::remove(p, ec);
-      }
-      throw;
-    }
-    written_.push_back(path);
+  std::vector<std::pair<const char *, fs::path>> seen;
+  for (const auto &[what, p] : inputs)
+    if (!p.empty())
+      seen.emplace_back(what, fs::weakly_canonical(p, ec));
+  for (const auto &[what, path] : paths) {
+    if (path.empty())
+      continue;
+    if (fs::is_directory(path, ec))
+      throw Error(std::string(what) + " '" + path +
+                  "' is an existing directory; give a file name");
+    fs::path dir = fs::path(path).parent_path();
+    if (!dir.empty() && !fs::is_directory(dir, ec))
+      throw Error(std::string(what) + " '" + path + "': '" + dir.string() +
+                  (fs::exists(dir, ec) ? "' is not a directory"
+                                       : "': no such directory"));
+    fs::path canonical = fs::weakly_canonical(path, ec);
+    for (const auto &[other, q] : seen)
+      if (!canonical.empty() && canonical == q)
+        throw Error(std::string(what) + " '" + path + "' is the file of " +
+                    other + " too; give each its own file");
+    seen.emplace_back(what, canonical);
   }
-
-private:
-  std::vector<std::string> written_;
-};
+}
 
 /// runModel after the model is read.
 int runReadModel(const Options &o, sim::SimMode mode,
                  const isa::bmodel::Model &model) {
-  checkOutputPath(o.output, "-o");
-  checkOutputPath(o.dumpAll, "--dump-all");
-  checkOutputPath(o.stats, "--stats");
-  checkOutputPath(o.report, "--report");
-  checkOutputPath(o.trace, "--trace");
+  checkOutputPaths({{"-o", o.output},
+                    {"--dump-all", o.dumpAll},
+                    {"--stats", o.stats},
+                    {"--report", o.report},
+                    {"--trace", o.trace}},
+                   {{"the model", o.model}, {"-i", o.input}});
   sim::SimConfig cfg = loadConfig(o, &model);
   // What goes wrong while setting up or running the model names the file
   // (the reader's messages already do).
@@ -469,9 +465,13 @@ int runReadModel(const Options &o, sim::SimMode mode,
   std::optional<sim::OpProfile> profile;
   if (opMap)
     profile = sim::profileOps(s.trace(), *opMap, s.stats().cycles, cfg);
-  RunOutputs files;
+  // The outputs are written as one set (isa::bmodel::StagedFiles): if one
+  // cannot be written, every path keeps what it held before the run.
+  isa::bmodel::StagedFiles files;
   if (!o.output.empty())
-    files.write(o.output, [&] { npz::writeNpz(o.output, runner.outputs()); });
+    files.write(o.output, [&](const std::string &t) {
+      npz::writeNpz(t, runner.outputs());
+    });
   std::optional<size_t> dumped;
   if (!o.dumpAll.empty()) {
     npz::Npz dump = runner.dump();
@@ -482,15 +482,17 @@ int runReadModel(const Options &o, sim::SimMode mode,
                    "their tensors are not dumped (first: %s)\n",
                    kTool, missing.size(), missing.front().c_str());
     // Stored, not deflated, as tpuc run --dump-all writes its dumps.
-    files.write(o.dumpAll,
-                [&] { npz::writeNpz(o.dumpAll, dump, /*compress=*/false); });
+    files.write(o.dumpAll, [&](const std::string &t) {
+      npz::writeNpz(t, dump, /*compress=*/false);
+    });
     dumped = dump.size();
   }
   nlohmann::json statsJson = s.stats().toJson(cfg);
   if (profile)
     statsJson["ops"] = sim::opProfileToJson(*profile);
   if (!o.stats.empty())
-    files.write(o.stats, [&] { writeJson(o.stats, statsJson); });
+    files.write(o.stats,
+                [&](const std::string &t) { writeJson(t, statsJson); });
   if (!o.report.empty()) {
     sim::ReportInput r;
     r.netName = runner.net().name;
@@ -499,17 +501,18 @@ int runReadModel(const Options &o, sim::SimMode mode,
     r.events = &s.trace();
     r.profile = profile ? &*profile : nullptr;
     std::string html = sim::renderReport(r, cfg);
-    files.write(o.report, [&] {
+    files.write(o.report, [&](const std::string &t) {
       isa::bmodel::writeFileAtomically(
-          o.report, std::vector<uint8_t>(html.begin(), html.end()));
+          t, std::vector<uint8_t>(html.begin(), html.end()));
     });
   }
   if (!o.trace.empty()) {
     nlohmann::json t = sim::traceToJson(s.trace());
     if (profile)
       sim::addOpTrack(t, *profile);
-    files.write(o.trace, [&] { writeJson(o.trace, t); });
+    files.write(o.trace, [&](const std::string &tmp) { writeJson(tmp, t); });
   }
+  files.commit();
 
   if (dumped)
     std::printf("dump            : %s (%zu tensors of %zu ops)\n",

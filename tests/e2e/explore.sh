@@ -115,4 +115,10 @@ bad ":2: empty range" $'models = ["cnn_top.mlir"]\nlg_max_length = { from = 8, t
 bad ":1: model 'missing_top.mlir' does not exist" $'models = ["missing_top.mlir"]'
 bad ": no models" $'quantize = "F16"'
 bad ":2: layer_group = best" $'models = ["cnn_top.mlir"]\nlayer_group = ["dp", "best"]'
+# A machine value no combination of the sweep makes valid (lanes are a
+# power of two); one valid only with other values (512 KiB of local memory
+# per lane needs fewer than 64 lanes) leaves those points to fail.
+bad ":3: chip.npu_num = 48: no machine of the sweep with it is valid" $'models = ["cnn_top.mlir"]\n[machine]\nchip.npu_num = [32, 48]'
+printf '%s\n' 'models = ["cnn_top.mlir"]' '[machine]' 'chip.lmem_bytes = [262144, 524288]' 'chip.npu_num = [32, 64]' > pair.toml
+"$BIN/tpuc" explore pair.toml --check -o pairout | grep -q "4 point(s)"
 echo "explore: OK"

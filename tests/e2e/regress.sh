@@ -425,6 +425,7 @@ bad ":3: case 'a': INT8 needs calibration_table" $'[case.a]\nmodel = "cnn.onnx"\
 bad ":4: case 'a': the quantize table's INT8 entries need calibration_table" $'[case.a]\nmodel = "cnn.onnx"\nquantize = "F16"\nqtable = "mixed.qtable"'
 bad ":1: unknown section \[cases.a\]" $'[cases.a]\nmodel = "cnn.onnx"'
 bad ":3: chip.npu_num = x" $'[case.a]\nmodel = "cnn.onnx"\nchip.npu_num = x'
+bad ":4: case 'a': the machine it sets is not valid: .*power of two" $'[case.a]\nmodel = "cnn.onnx"\nchip.lmem_bytes = 262144\nchip.npu_num = 48'
 bad ":3: case 'a': bit_exact needs the tpu module" $'[case.a]\nmodel = "ready.bmodel"\nbit_exact = true'
 bad ":3: case 'a': a reference .npz is for one input file" $'[case.a]\nmodel = "cnn.onnx"\nreference = "in.npz"\ninput = "calib"'
 bad ":2: input directory '.*empty' holds no .npz file" $'[case.a]\ninput = "empty"\nmodel = "cnn.onnx"'

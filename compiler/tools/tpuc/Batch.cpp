@@ -221,19 +221,30 @@ void checkMachineKey(const std::string &key, const std::string &value,
                                "' needs its prefix (chip.npu_num, "
                                "ddr.bandwidth_gbps, ...; see tpusim config)"};
   try {
-    // The value alone on the default machine, then the machine's own rules
-    // (npu_num a power of two, ...), as tpusim and tpuc deploy apply them.
-    // Rules between keys a file sets together are left to the run, where
-    // the point or case fails with the same message.
     ::tpu::sim::SimConfig cfg = ::tpu::sim::SimConfig::defaults();
     cfg.set(key, value);
-    cfg.validate();
     ::tpu::isa::Machine m = ::tpu::isa::Machine::bm1684x();
     m.assign(key + "=" + value);
-    m.validate();
   } catch (const std::exception &e) {
     throw ParseError{line, key + " = " + value + ": " + e.what()};
   }
+}
+
+std::string
+machineError(const std::vector<std::pair<std::string, std::string>> &keys) {
+  try {
+    ::tpu::sim::SimConfig cfg = ::tpu::sim::SimConfig::defaults();
+    ::tpu::isa::Machine m = ::tpu::isa::Machine::bm1684x();
+    for (const auto &[key, value] : keys) {
+      cfg.set(key, value);
+      m.assign(key + "=" + value);
+    }
+    cfg.validate();
+    m.validate();
+  } catch (const std::exception &e) {
+    return e.what();
+  }
+  return "";
 }
 
 const std::vector<std::pair<std::string, std::string>> kCompileKnobs = {

@@ -81,6 +81,15 @@ void readEntries(const std::string &path, const std::string &what,
 void checkMachineKey(const std::string &key, const std::string &value,
                      int line);
 
+/// "" when the default machine with `keys` (machine keys, checked by
+/// checkMachineKey, applied in order) passes the compiler's and the
+/// simulator's rules (chip.npu_num a power of two, memory regions apart,
+/// ...), else the rule it breaks. Rules that involve several keys are why
+/// this is separate from checkMachineKey: a sweep may set lanes and local
+/// memory that are only valid together.
+std::string
+machineError(const std::vector<std::pair<std::string, std::string>> &keys);
+
 //===----------------------------------------------------------------------===//
 // Compiling in memory
 //===----------------------------------------------------------------------===//

@@ -84,8 +84,6 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
 namespace {
 
 constexpr const char *kTool = "tpuc deploy";
@@ -353,50 +351,6 @@ int readOptions(DeployOptions &opts) {
     return fail("--test-reference needs --test-input");
   return -1;
 }
-
-/// The files one deploy writes, each first under a hidden temporary name in
-/// its own directory; commit() renames them into place once the compile has
-/// succeeded. Destroyed before that (a refusal: an overflow, a missed
-/// tolerance, any error), it removes them, so a refused deploy leaves the
-/// output paths as they were: never files of the new compile beside a
-/// bmodel of an older one.
-class StagedFiles {
-public:
-  StagedFiles() = default;
-  StagedFiles(const StagedFiles &) = delete;
-  StagedFiles &operator=(const StagedFiles &) = delete;
-  ~StagedFiles() {
-    for (const auto &[tmp, path] : staged_)
-      llvm::sys::fs::remove(tmp);
-  }
-
-  /// The name to write \p path under until commit().
-  std::string operator()(const std::string &path) {
-    llvm::SmallString<256> tmp(path);
-    llvm::sys::path::remove_filename(tmp);
-    llvm::sys::path::append(tmp, "." + llvm::sys::path::filename(path) +
-                                     ".tpuc-" + std::to_string(::getpid()) +
-                                     ".tmp");
-    staged_.emplace_back(tmp.str().str(), path);
-    return staged_.back().first;
-  }
-
-  /// Moves the files into place; returns their paths, in writing order.
-  std::vector<std::string> commit() {
-    std::vector<std::string> paths;
-    for (const auto &[tmp, path] : staged_) {
-      if (std::error_code ec = llvm::sys::fs::rename(tmp, path))
-        throw tpu::Error(path + ": cannot move the written file into place: " +
-                         ec.message());
-      paths.push_back(path);
-    }
-    staged_.clear();
-    return paths;
-  }
-
-private:
-  std::vector<std::pair<std::string, std::string>> staged_;
-};
 
 void writeText(const std::string &path, const std::string &text) {
   tpu::isa::bmodel::writeFileAtomically(
@@ -885,16 +839,25 @@ static int runDeploy() {
   pipeline.groupPerOp = opts.groupPerOp;
   tpuc::deploy::PipelineResult compiled;
   tpuc::deploy::PipelineHooks hooks;
-  StagedFiles staged;
+  // Every file goes under a temporary name until the compile has
+  // succeeded: a refusal (an overflow, a missed tolerance, an error) leaves
+  // the paths as they were, never files of this compile beside a bmodel of
+  // an older one.
+  tpu::isa::bmodel::StagedFiles staged;
   hooks.afterLowering = [&](mlir::ModuleOp module) -> std::string {
     if (opts.exposeAll)
       exposeAll(module);
-    writeWeights(module, staged(weightsPath));
-    writeModule(module, staged(tpuPath), weightsAttr);
+    staged.write(weightsPath,
+                 [&](const std::string &t) { writeWeights(module, t); });
+    staged.write(tpuPath, [&](const std::string &t) {
+      writeModule(module, t, weightsAttr);
+    });
     return "";
   };
   hooks.afterCodegen = [&](mlir::ModuleOp module) -> std::string {
-    writeModule(module, staged(finalPath), weightsAttr);
+    staged.write(finalPath, [&](const std::string &t) {
+      writeModule(module, t, weightsAttr);
+    });
     if (opts.testInput.empty())
       return "";
     const std::vector<std::string> &modelOutputs = compiled.modelOutputs;
@@ -903,7 +866,9 @@ static int runDeploy() {
     tpu::npz::Npz outputs;
     for (const std::string &name : outputNames)
       outputs.set(name, *result.find(name));
-    tpu::npz::writeNpz(staged(outputsPath), outputs, /*compress=*/false);
+    staged.write(outputsPath, [&](const std::string &t) {
+      tpu::npz::writeNpz(t, outputs, /*compress=*/false);
+    });
     std::string overflow =
         findOverflow(module, result, outputNames, opts.testReference);
     std::string kind = "overflow";
@@ -942,11 +907,20 @@ static int runDeploy() {
   std::vector<std::string> &floatOps = compiled.floatOps;
   tpuc::bm1684x::CodegenSummary &summary = compiled.summary;
   tpu::isa::bmodel::Model *model = &compiled.model;
-  tpu::isa::bmodel::writeModel(*model, staged(opts.output));
-  writeGroupReport(groupReports, staged((stem + "_groups.json").str()),
-                   opts.layerGroup);
-  tpu::isa::writeOpMap(summary.opMap, staged((stem + "_ops.json").str()));
+  staged.write(opts.output, [&](const std::string &t) {
+    tpu::isa::bmodel::writeModel(*model, t);
+  });
+  staged.write((stem + "_groups.json").str(), [&](const std::string &t) {
+    writeGroupReport(groupReports, t, opts.layerGroup);
+  });
+  staged.write((stem + "_ops.json").str(), [&](const std::string &t) {
+    tpu::isa::writeOpMap(summary.opMap, t);
+  });
   std::vector<std::string> written = staged.commit();
+  // The interpreter's outputs of an earlier deploy with --test-input would
+  // sit beside this bmodel as if they were its own.
+  if (opts.testInput.empty())
+    llvm::sys::fs::remove(outputsPath);
   std::string modes = modeName.str();
   if (table) {
     std::map<std::string, unsigned> perMode;

@@ -130,6 +130,54 @@ using tpuc::batch::ParseError;
 
 /// Parses and checks the sweep file; throws tpu::Error naming the file and
 /// the line.
+/// Refuses a machine value no machine of the sweep can have: every
+/// combination of the [machine] values that holds it breaks a rule of the
+/// compiler or the simulator (chip.npu_num = 48: lanes are a power of two).
+/// A value valid in some combinations only leaves the others to fail as
+/// points. Sweeps of more than 100,000 machines are not checked here.
+void checkMachines(const std::string &path, const std::vector<Dim> &dims) {
+  size_t total = 1;
+  for (const Dim &d : dims) {
+    total *= d.values.size();
+    if (total > 100000)
+      return;
+  }
+  if (dims.empty())
+    return;
+  // Per dimension and value: valid somewhere, else the first error.
+  std::vector<std::vector<bool>> ok;
+  std::vector<std::vector<std::string>> why;
+  for (const Dim &d : dims) {
+    ok.emplace_back(d.values.size(), false);
+    why.emplace_back(d.values.size());
+  }
+  std::vector<size_t> idx(dims.size(), 0);
+  for (size_t n = 0; n < total; ++n) {
+    std::vector<std::pair<std::string, std::string>> keys;
+    for (size_t i = 0; i < dims.size(); ++i)
+      keys.push_back({dims[i].key, dims[i].values[idx[i]]});
+    std::string e = tpuc::batch::machineError(keys);
+    for (size_t i = 0; i < dims.size(); ++i) {
+      if (e.empty())
+        ok[i][idx[i]] = true;
+      else if (why[i][idx[i]].empty())
+        why[i][idx[i]] = e;
+    }
+    for (size_t i = dims.size(); i-- > 0;) {
+      if (++idx[i] < dims[i].values.size())
+        break;
+      idx[i] = 0;
+    }
+  }
+  for (size_t i = 0; i < dims.size(); ++i)
+    for (size_t v = 0; v < dims[i].values.size(); ++v)
+      if (!ok[i][v])
+        throw tpu::Error(path + ":" + std::to_string(dims[i].line) + ": " +
+                         dims[i].key + " = " + dims[i].values[v] +
+                         ": no machine of the sweep with it is valid (" +
+                         why[i][v] + ")");
+}
+
 Sweep readSweep(const std::string &path) {
   Sweep sw;
   sw.path = path;
@@ -201,6 +249,7 @@ Sweep readSweep(const std::string &path) {
     throw tpu::Error(path + ": no models (models = [\"model_top.mlir\"])");
   for (const auto &[key, def] : kKnobs)
     sw.knobs.push_back(knobs.count(key) ? knobs[key] : Dim{key, {def}, 0});
+  checkMachines(path, sw.machine);
   const Dim &q = sw.knobs[0];
   if (std::count(q.values.begin(), q.values.end(), "INT8"))
     for (const std::string &m : sw.models)
@@ -355,7 +404,12 @@ std::vector<json> readResults(const std::string &dir) {
   }
   if (!j.contains("points") || !j["points"].is_array())
     throw tpu::Error(path + ": no \"points\" array");
-  return j["points"].get<std::vector<json>>();
+  std::vector<json> points = j["points"].get<std::vector<json>>();
+  // Records of earlier versions had "reason" on failed points only.
+  for (json &p : points)
+    if (p.is_object() && !p.contains("reason"))
+      p["reason"] = "";
+  return points;
 }
 
 std::string csvField(const json &v) {

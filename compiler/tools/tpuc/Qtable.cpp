@@ -238,8 +238,8 @@ static int runQtable() {
   if (mode == tpuc::QuantMode::INT8)
     return fail("--quantize '" + opts.mode +
                 "': the overflow table is for F16 or BF16; for INT8, "
-                "--calibration-table with --dataset searches a mixed-precision "
-                "table");
+                "--calibration-table with --dataset and --expected-cos "
+                "searches a mixed-precision table");
   if (mode != tpuc::QuantMode::F16 && mode != tpuc::QuantMode::BF16)
     return fail("--quantize '" + opts.mode +
                 "' is not a 16-bit float mode (F16 or BF16; F32 holds every "

@@ -36,6 +36,7 @@
 #include "tpuc/Interpreter/Interpreter.h"
 #include "tpuc/Support/Compare.h"
 
+#include "tpu/Tool.h"
 #include "tpu/isa/Bmodel.h"
 #include "tpu/isa/Error.h"
 #include "tpu/isa/Npz.h"
@@ -51,11 +52,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <regex>
@@ -460,6 +462,11 @@ Suite readSuite(const std::string &path) {
     std::string what = "case '" + c.name + "': ";
     if (c.model.empty())
       throw err(c.line, what + "no model (model = \"FILE.onnx|.mlir|.bmodel\")");
+    // The case's machine as a whole (rules between keys too).
+    if (!c.machine.empty())
+      if (std::string e = tpuc::batch::machineError(c.machine); !e.empty())
+        throw err(lineOf(c.machine.back().first),
+                  what + "the machine it sets is not valid: " + e);
     if (c.kind == "bmodel") {
       for (const char *k :
            {"quantize", "calibration_table", "calibration_dataset",
@@ -554,12 +561,15 @@ std::vector<Run> enumerate(const Suite &su) {
 // The cache
 //===----------------------------------------------------------------------===//
 
-/// fileDigest, remembered in \p cacheDir per (path, inode, size, mtime):
-/// suites hash the same large models and datasets in every case and run.
-std::string memoDigest(const std::string &cacheDir, const std::string &path) {
+/// digest(path) (default: fileDigest), remembered in \p cacheDir per (path,
+/// inode, size, mtime): suites hash the same large models and datasets in
+/// every case and run.
+std::string memoDigest(
+    const std::string &cacheDir, const std::string &path,
+    std::string (*digest)(const std::string &) = tpuc::batch::fileDigest) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0)
-    return tpuc::batch::fileDigest(path);
+    return digest(path);
   std::string memo =
       cacheDir + "/digest-" +
       tpuc::batch::hexDigest(fs::absolute(path).string() + "\n" +
@@ -572,15 +582,31 @@ std::string memoDigest(const std::string &cacheDir, const std::string &path) {
   std::string id;
   if (in >> id && id.size() == 64)
     return id;
-  id = tpuc::batch::fileDigest(path);
+  id = digest(path);
   tpuc::batch::writeText(memo, id + "\n");
   return id;
 }
 
+/// The digest of the executable at \p path with its version text
+/// (tpu::toolchainVersion(), git describe at build time, in an array of
+/// fixed size) blanked: a commit that changes no code gives the same.
+std::string executableDigest(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)),
+                    std::istreambuf_iterator<char>());
+  std::string version = tpu::toolchainVersion();
+  if (!version.empty())
+    for (size_t at = bytes.find(version); at != std::string::npos;
+         at = bytes.find(version, at + version.size()))
+      std::fill_n(bytes.begin() + at, version.size(), '\0');
+  return tpuc::batch::hexDigest(bytes);
+}
+
 /// The toolchain's identity: a hash of the tpuc executable (the compiler
-/// and the simulator linked in), read once per build.
+/// and the simulator linked in) without its version text, read once per
+/// build.
 std::string toolchainId(const std::string &cacheDir) {
-  return memoDigest(cacheDir, "/proc/self/exe");
+  return memoDigest(cacheDir, "/proc/self/exe", executableDigest);
 }
 
 /// A hash of a top module: its text and the weight file it names (its

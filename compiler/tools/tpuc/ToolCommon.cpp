@@ -61,8 +61,9 @@ std::string parseModule(mlir::MLIRContext &context, const std::string &path,
     return "'" + path + "' is " +
            (ext.equals_insensitive(".onnx") ? "an ONNX" : "a TFLite") +
            " model, not an .mlir module (import it with tpuc transform)";
-  if (head.contains('\0'))
-    return "'" + path + "' is a binary file, not an .mlir module (text)";
+  // MLIR bytecode ("ML\xEFR", tpuc-opt --emit-bytecode) is binary too.
+  if (head.contains('\0') && !head.starts_with("ML\xEFR"))
+    return "'" + path + "' is a binary file, not an .mlir module";
   return parseModuleBuffer(context, std::move(buffer), path, requireTop, out);
 }
 
@@ -167,8 +168,10 @@ std::string checkOutputPaths(const std::vector<std::string> &paths) {
     if (dir.empty())
       continue;
     if (!llvm::sys::fs::is_directory(dir))
-      return "output '" + p + "': the directory '" + dir.str().str() +
-             "' does not exist";
+      return "output '" + p + "': " +
+             (llvm::sys::fs::exists(dir)
+                  ? "'" + dir.str().str() + "' is not a directory"
+                  : "the directory '" + dir.str().str() + "' does not exist");
   }
   return "";
 }

@@ -106,8 +106,16 @@ int main(int argc, char **argv) {
     llvm::errs() << "tpuc: error: " << e << "\n";
     return 1;
   }
-  // Reproducible stamps (calibration tables, bmodels) or none.
-  if (std::string e = tpu::isa::sourceDateEpochError(); !e.empty()) {
+  // Reproducible stamps (calibration tables, bmodels) or none; --help and
+  // --version stamp nothing.
+  bool infoOnly =
+      llvm::any_of(llvm::ArrayRef(args).drop_front(), [](const char *a) {
+        llvm::StringRef s(a);
+        return s == "--help" || s == "-h" || s == "--help-hidden" ||
+               s == "--help-list" || s == "--version" || s == "help";
+      });
+  if (std::string e = tpu::isa::sourceDateEpochError();
+      !e.empty() && !infoOnly) {
     llvm::errs() << "tpuc: error: " << e << "\n";
     return 1;
   }

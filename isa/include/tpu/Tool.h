@@ -1,5 +1,4 @@
-//===- Tool.h - What every tool's main() shares -------------------*- C++
-//-*-===//
+//===- Tool.h - What every tool's main() shares ------------*- C++ -*-===//
 //
 // The tools parse their command lines with llvm::cl: --help (and -h),
 // --version, option categories and @response files. initTool() sets the
@@ -22,6 +21,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace tpu {
 /// The toolchain's version: the project version and, for a build from a git
@@ -58,18 +58,32 @@ inline void initTool(llvm::StringRef tool) {
 inline std::string
 expandResponseFiles(llvm::StringSaver &saver,
                     llvm::SmallVectorImpl<const char *> &args) {
+  auto cannotRead = [](llvm::StringRef file, const char *why) {
+    return "cannot read the response file '" + file.str() + "' (@" +
+           file.str() + "): " + why;
+  };
+  // The @FILE arguments given, to name the one that fails.
+  std::vector<std::string> given;
+  for (size_t i = 1; i < args.size(); ++i)
+    if (llvm::StringRef a = args[i]; a.size() > 1 && a.front() == '@')
+      given.push_back(a.drop_front().str());
   if (!llvm::cl::ExpandResponseFiles(saver, llvm::cl::TokenizeGNUCommandLine,
-                                     args))
+                                     args)) {
+    // One exists but cannot be read (a directory, no permission).
+    for (const std::string &file : given)
+      if (llvm::sys::fs::is_directory(file))
+        return cannotRead(file, "a directory");
+      else if (llvm::sys::fs::exists(file))
+        return cannotRead(file, "not readable");
     return "cannot read a response file (@FILE)";
+  }
+  // llvm::cl leaves an @FILE it did not find as an argument.
   for (size_t i = 1; i < args.size(); ++i) {
     llvm::StringRef a = args[i];
     if (a == "--")
       break;
     if (a.size() > 1 && a.front() == '@')
-      return "cannot read the response file '" + a.drop_front().str() + "' (" +
-             a.str() + "): " +
-             (llvm::sys::fs::exists(a.drop_front()) ? "not readable"
-                                                    : "no such file");
+      return cannotRead(a.drop_front(), "no such file");
   }
   return "";
 }

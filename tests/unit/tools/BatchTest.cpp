@@ -188,15 +188,22 @@ TEST(BatchToml, MachineKeys) {
   }
   EXPECT_THROW(checkMachineKey("chip.nope", "1", 1), ParseError);
   EXPECT_THROW(checkMachineKey("chip.npu_num", "x", 1), ParseError);
-  // A number the machine's rules refuse (lanes a power of two), as tpusim
-  // and tpuc deploy would at run time, named with its line at --check.
-  try {
-    checkMachineKey("chip.npu_num", "48", 9);
-    FAIL();
-  } catch (const ParseError &e) {
-    EXPECT_EQ(e.line, 9);
-    EXPECT_NE(e.message.find("power of two"), std::string::npos) << e.message;
-  }
+}
+
+TEST(BatchToml, MachineRules) {
+  // The machine's rules, as tpusim and tpuc deploy apply them: lanes a
+  // power of two; 512 KiB of local memory per lane only with fewer lanes
+  // (the region would reach static memory at 64).
+  EXPECT_EQ(machineError({{"chip.npu_num", "32"}}), "");
+  EXPECT_NE(machineError({{"chip.npu_num", "48"}}).find("power of two"),
+            std::string::npos);
+  EXPECT_NE(machineError({{"chip.lmem_bytes", "524288"}}), "");
+  EXPECT_EQ(
+      machineError({{"chip.lmem_bytes", "524288"}, {"chip.npu_num", "32"}}),
+      "");
+  // Each value alone passes checkMachineKey.
+  EXPECT_NO_THROW(checkMachineKey("chip.npu_num", "48", 1));
+  EXPECT_NO_THROW(checkMachineKey("chip.lmem_bytes", "524288", 1));
 }
 
 TEST(BatchCommandLine, ShardsAndJobs) {

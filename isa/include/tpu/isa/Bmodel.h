@@ -361,6 +361,33 @@ struct ByteSpan {
 void writeFileAtomically(const std::string &path,
                          const std::vector<ByteSpan> &parts);
 
+/// Files a tool writes as one set (a bmodel and the files beside it, a
+/// simulation's outputs): each is written under a hidden temporary name in
+/// its own directory (".NAME.tmp.PID.staged", which the next write to the
+/// path removes if this process died) and commit() renames them into place.
+/// Until then every path keeps what it held; destroyed before commit() (an
+/// error, a refusal), the temporaries are removed. Errors name the path,
+/// not the temporary.
+class StagedFiles {
+public:
+  StagedFiles() = default;
+  ~StagedFiles();
+  StagedFiles(const StagedFiles &) = delete;
+  StagedFiles &operator=(const StagedFiles &) = delete;
+
+  /// Runs `write(tmp)`, which must create the file `tmp` (the temporary
+  /// name of `path`). Throws Error.
+  void write(const std::string &path,
+             const std::function<void(const std::string &tmp)> &write);
+  /// Renames every file into place, in writing order, and returns their
+  /// paths. A rename that fails throws Error (the files renamed before it
+  /// stay in place, the others are removed).
+  std::vector<std::string> commit();
+
+private:
+  std::vector<std::pair<std::string, std::string>> staged_; ///< tmp, path
+};
+
 /// Reads a whole file. Throws Error naming the path when it cannot.
 std::vector<uint8_t> readFile(const std::string &path);
 

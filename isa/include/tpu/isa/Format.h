@@ -8,6 +8,7 @@
 #ifndef TPU_ISA_FORMAT_H
 #define TPU_ISA_FORMAT_H
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -26,10 +27,6 @@ inline std::string formatHex(uint64_t v, unsigned minDigits = 1) {
   return buf;
 }
 
-/// The time a tool writes into a file (a bmodel's time field, a calibration
-/// table's header), through strftime `format`: SOURCE_DATE_EPOCH in UTC when
-/// it is set to a decimal number of seconds (reproducible builds: reruns give
-/// identical files), else the local time now.
 /// "" when SOURCE_DATE_EPOCH is unset, empty or a number of seconds since
 /// 1970, else the message for it: reproducible-builds.org asks a tool to
 /// stop on a malformed value rather than fall back to the clock. The tools
@@ -39,14 +36,21 @@ inline std::string sourceDateEpochError() {
   if (!epoch || !*epoch)
     return "";
   char *end = nullptr;
+  errno = 0;
   long long seconds = std::strtoll(epoch, &end, 10);
-  if (*end != '\0' || seconds < 0 || epoch[0] == '-' || epoch[0] == '+' ||
-      epoch[0] == ' ')
+  // Digits only, and a time gmtime can give (years of 4 digits: before
+  // 10000-01-01).
+  if (*end != '\0' || errno == ERANGE || seconds < 0 ||
+      seconds >= 253402300800LL || epoch[0] < '0' || epoch[0] > '9')
     return std::string("SOURCE_DATE_EPOCH='") + epoch +
            "' is not a number of seconds since 1970-01-01 UTC";
   return "";
 }
 
+/// The time a tool writes into a file (a bmodel's time field, a calibration
+/// table's header), through strftime `format`: SOURCE_DATE_EPOCH in UTC when
+/// it is set to a decimal number of seconds (reproducible builds: reruns give
+/// identical files), else the local time now.
 inline std::string formatTimestamp(const char *format) {
   std::time_t t = std::time(nullptr);
   std::tm tm{};

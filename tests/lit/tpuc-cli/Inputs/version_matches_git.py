@@ -8,6 +8,7 @@ checkout's HEAD (the build directory's tools are rebuilt, and the version
 re-taken, by every build); outside one (a source tarball) there is no commit
 to name and the version must be the bare project version.
 """
+import os
 import re
 import shutil
 import subprocess
@@ -18,12 +19,19 @@ def main():
     src, tools = sys.argv[1], sys.argv[2:]
     git = shutil.which("git")
     head = None
-    if git:
+    # A checkout as the build sees one: SRC/.git (a source tree unpacked
+    # inside another repository is not one).
+    if git and os.path.exists(os.path.join(src, ".git")):
         r = subprocess.run([git, "-C", src, "rev-parse", "HEAD"],
                            capture_output=True, text=True)
         if r.returncode == 0:
             head = r.stdout.strip()
     failed = False
+    # Tools of a part not built (TPU_ENABLE_SIMULATOR=OFF) are skipped.
+    tools = [t for t in tools if shutil.which(t)]
+    if not tools:
+        print("none of the tools is on PATH")
+        sys.exit(1)
     for tool in tools:
         # The line with the toolchain's version (tpuc-opt prints LLVM's
         # first, as mlir-opt does).
