@@ -24,6 +24,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -335,6 +336,30 @@ std::string fileDigest(const std::string &path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return hexDigest(ss.str());
+}
+
+std::string executableDigest(const std::string &path,
+                             const std::string &version) {
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)),
+                    std::istreambuf_iterator<char>());
+  if (!version.empty())
+    for (size_t at = bytes.find(version); at != std::string::npos;
+         at = bytes.find(version, at + version.size()))
+      std::fill_n(bytes.begin() + at, version.size(), '\0');
+  // The ELF note NT_GNU_BUILD_ID: namesz 4, descsz, type 3, "GNU\0", then
+  // descsz bytes (little-endian words; the first such note, near the start).
+  const std::string tag("\x03\0\0\0GNU\0", 8);
+  size_t at = bytes.find(tag);
+  if (at != std::string::npos && at >= 8 && at < 4096 &&
+      bytes.compare(at - 8, 4, std::string("\x04\0\0\0", 4)) == 0) {
+    uint32_t descsz = 0;
+    std::memcpy(&descsz, bytes.data() + at - 4, 4);
+    size_t desc = at + tag.size();
+    if (descsz <= 64 && desc + descsz <= bytes.size())
+      std::fill_n(bytes.begin() + desc, descsz, '\0');
+  }
+  return hexDigest(bytes);
 }
 
 Shard parseShard(const std::string &text) {

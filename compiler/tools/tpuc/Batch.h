@@ -125,6 +125,13 @@ std::string hexDigest(const std::string &data);
 /// SHA-256 of the file's bytes in hex (of "" when it cannot be read).
 std::string fileDigest(const std::string &path);
 
+/// fileDigest of an executable with `version` (its tpu::toolchainVersion(),
+/// git describe at build time, kept in a fixed-size array) and the linker's
+/// build ID (NT_GNU_BUILD_ID, a hash of the whole file) blanked: two builds
+/// that differ only in the version give the same (tpuc regress's cache key).
+std::string executableDigest(const std::string &path,
+                             const std::string &version);
+
 //===----------------------------------------------------------------------===//
 // Command line
 //===----------------------------------------------------------------------===//

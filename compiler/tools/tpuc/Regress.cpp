@@ -587,26 +587,13 @@ std::string memoDigest(
   return id;
 }
 
-/// The digest of the executable at \p path with its version text
-/// (tpu::toolchainVersion(), git describe at build time, in an array of
-/// fixed size) blanked: a commit that changes no code gives the same.
-std::string executableDigest(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)),
-                    std::istreambuf_iterator<char>());
-  std::string version = tpu::toolchainVersion();
-  if (!version.empty())
-    for (size_t at = bytes.find(version); at != std::string::npos;
-         at = bytes.find(version, at + version.size()))
-      std::fill_n(bytes.begin() + at, version.size(), '\0');
-  return tpuc::batch::hexDigest(bytes);
-}
-
 /// The toolchain's identity: a hash of the tpuc executable (the compiler
 /// and the simulator linked in) without its version text, read once per
 /// build.
 std::string toolchainId(const std::string &cacheDir) {
-  return memoDigest(cacheDir, "/proc/self/exe", executableDigest);
+  return memoDigest(cacheDir, "/proc/self/exe", [](const std::string &p) {
+    return tpuc::batch::executableDigest(p, tpu::toolchainVersion());
+  });
 }
 
 /// A hash of a top module: its text and the weight file it names (its

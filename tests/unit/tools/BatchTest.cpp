@@ -220,6 +220,36 @@ TEST(BatchCommandLine, ShardsAndJobs) {
   EXPECT_EQ(listSome({"a", "b"}, 2), "a, b");
 }
 
+TEST(BatchHash, ExecutableDigestIgnoresVersionAndBuildId) {
+  // Two "executables" that differ in the version text and the build ID
+  // note only; a third that differs elsewhere.
+  auto elf = [](const std::string &version, char id, char code) {
+    std::string note("\x04\0\0\0\x14\0\0\0\x03\0\0\0GNU\0", 16);
+    std::string v = version;
+    v.resize(32, '\0');
+    return std::string("\x7f"
+                       "ELF") +
+           std::string(60, 'h') + note + std::string(20, id) +
+           std::string(100, code) + v + std::string(50, 't');
+  };
+  TempDir dir;
+  std::ofstream(dir.path / "a", std::ios::binary)
+      << elf("0.1.0 (abc1234)", 'x', 'c');
+  std::ofstream(dir.path / "b", std::ios::binary)
+      << elf("0.1.0 (def5678-dirty)", 'y', 'c');
+  std::ofstream(dir.path / "c", std::ios::binary)
+      << elf("0.1.0 (def5678-dirty)", 'y', 'd');
+  std::string a =
+      executableDigest((dir.path / "a").string(), "0.1.0 (abc1234)");
+  std::string b =
+      executableDigest((dir.path / "b").string(), "0.1.0 (def5678-dirty)");
+  std::string c =
+      executableDigest((dir.path / "c").string(), "0.1.0 (def5678-dirty)");
+  EXPECT_EQ(a, b);
+  EXPECT_NE(b, c);
+  EXPECT_NE(a, fileDigest((dir.path / "a").string()));
+}
+
 TEST(BatchHash, Sha256) {
   // FIPS 180-2 test vector.
   EXPECT_EQ(hexDigest("abc"),
