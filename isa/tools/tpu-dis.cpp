@@ -8,7 +8,8 @@
 //                               GDMA) buffer
 //
 // A stage whose coefficients do not match their check code is shown (marked
-// MISMATCH) and then reported as an error: exit status 1.
+// MISMATCH) and then reported as an error: exit status 1. So is a recorded
+// machine that does not read (shown as "not readable").
 //
 //===----------------------------------------------------------------------===//
 
@@ -319,6 +320,9 @@ Options parseArgs(int argc, char **argv) {
   }
   if (o.input.empty())
     usageError("no input file");
+  if (noDataArg && !o.json)
+    usageError("--no-data leaves the data out of the JSON; it needs --json "
+               "(the text listing never prints the data)");
   return o;
 }
 
@@ -338,7 +342,8 @@ std::vector<std::string> checkCodeMismatches(const bmodel::Model &model) {
   return out;
 }
 
-std::string run(const Options &opts, std::vector<std::string> &mismatches) {
+std::string run(const Options &opts, std::vector<std::string> &mismatches,
+                std::string &machineError) {
   std::vector<uint8_t> bytes = bmodel::readFile(opts.input);
   if (opts.raw) {
     const char *key = *opts.raw == Engine::Tiu ? "tiu" : "gdma";
@@ -363,6 +368,14 @@ std::string run(const Options &opts, std::vector<std::string> &mismatches) {
   bmodel::Model model =
       bmodel::parseModel(bytes.data(), bytes.size(), opts.input, popts);
   mismatches = checkCodeMismatches(model);
+  if (!model.machine.empty()) {
+    try {
+      Machine recorded;
+      recorded.loadText(model.machine, "machine");
+    } catch (const Error &e) {
+      machineError = e.what();
+    }
+  }
   if (opts.json) {
     nlohmann::json j = nlohmann::json::object();
     j["file"] = opts.input;
@@ -386,7 +399,8 @@ int main(int argc, char **argv) {
   Options opts = parseArgs(argc, argv);
   try {
     std::vector<std::string> mismatches;
-    std::string out = run(opts, mismatches);
+    std::string machineError;
+    std::string out = run(opts, mismatches, machineError);
     if (opts.output.empty()) {
       std::fwrite(out.data(), 1, out.size(), stdout);
       if (std::fflush(stdout) != 0)
@@ -404,6 +418,9 @@ int main(int argc, char **argv) {
                   " do not match their check code (MISMATCH above): the "
                   "file is corrupt");
     }
+    if (!machineError.empty())
+      throw Error(opts.input + ": the recorded machine does not read (" +
+                  machineError + "): the file is corrupt");
   } catch (const Error &e) {
     std::fprintf(stderr, "%s: error: %s\n", kTool, e.what());
     return 1;
