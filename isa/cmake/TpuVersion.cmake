@@ -1,6 +1,6 @@
 # Writes the toolchain's version to OUT (a C++ source defining
 # tpu::toolchainVersion()): the project version and, when SRC is a git
-# checkout, `git describe --always --dirty` of it. Run at build time
+# checkout, `git describe` of it (below). Run at build time
 # (cmake -P, from the tpu_version target in the top CMakeLists.txt), so that
 # the version of a tool names the commit it was built from, not the one
 # CMake was configured at. configure_file leaves OUT untouched when the text

@@ -764,13 +764,11 @@ static int runDeploy() {
   std::string finalPath = (stem + "_final.mlir").str();
   std::string weightsPath = (stem + "_tpu_weights.npz").str();
   std::string outputsPath = (stem + "_tpu_outputs.npz").str();
+  std::string groupsPath = (stem + "_groups.json").str();
+  std::string opsPath = (stem + "_ops.json").str();
   std::string weightsAttr = llvm::sys::path::filename(weightsPath).str();
-  std::vector<std::string> outputs = {opts.output,
-                                      tpuPath,
-                                      finalPath,
-                                      weightsPath,
-                                      (stem + "_groups.json").str(),
-                                      (stem + "_ops.json").str()};
+  std::vector<std::string> outputs = {opts.output, tpuPath,    finalPath,
+                                      weightsPath, groupsPath, opsPath};
   if (!opts.testInput.empty())
     outputs.push_back(outputsPath);
   if (std::string error = tpuc::tool::checkOutputPaths(outputs); !error.empty())
@@ -910,10 +908,10 @@ static int runDeploy() {
   staged.write(opts.output, [&](const std::string &t) {
     tpu::isa::bmodel::writeModel(*model, t);
   });
-  staged.write((stem + "_groups.json").str(), [&](const std::string &t) {
+  staged.write(groupsPath, [&](const std::string &t) {
     writeGroupReport(groupReports, t, opts.layerGroup);
   });
-  staged.write((stem + "_ops.json").str(), [&](const std::string &t) {
+  staged.write(opsPath, [&](const std::string &t) {
     tpu::isa::writeOpMap(summary.opMap, t);
   });
   std::vector<std::string> written = staged.commit();

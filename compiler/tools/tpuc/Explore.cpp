@@ -128,56 +128,67 @@ const std::vector<std::pair<std::string, std::string>> &kKnobs =
 
 using tpuc::batch::ParseError;
 
-/// Parses and checks the sweep file; throws tpu::Error naming the file and
-/// the line.
+/// Steps `idx` (one index per dimension of `sizes`, the last fastest) to
+/// the next combination; false after the last one.
+bool nextCombination(std::vector<size_t> &idx,
+                     const std::vector<size_t> &sizes) {
+  for (size_t i = idx.size(); i-- > 0;) {
+    if (++idx[i] < sizes[i])
+      return true;
+    idx[i] = 0;
+  }
+  return false;
+}
+
 /// Refuses a machine value no machine of the sweep can have: every
 /// combination of the [machine] values that holds it breaks a rule of the
 /// compiler or the simulator (chip.npu_num = 48: lanes are a power of two).
 /// A value valid in some combinations only leaves the others to fail as
 /// points. Sweeps of more than 100,000 machines are not checked here.
 void checkMachines(const std::string &path, const std::vector<Dim> &dims) {
+  std::vector<size_t> sizes;
   size_t total = 1;
   for (const Dim &d : dims) {
+    sizes.push_back(d.values.size());
     total *= d.values.size();
     if (total > 100000)
       return;
   }
   if (dims.empty())
     return;
-  // Per dimension and value: valid somewhere, else the first error.
-  std::vector<std::vector<bool>> ok;
-  std::vector<std::vector<std::string>> why;
-  for (const Dim &d : dims) {
-    ok.emplace_back(d.values.size(), false);
-    why.emplace_back(d.values.size());
-  }
+  // Per dimension and value: valid in some machine, else the first rule
+  // one broke.
+  struct Verdict {
+    bool valid = false;
+    std::string why;
+  };
+  std::vector<std::vector<Verdict>> verdicts;
+  for (size_t size : sizes)
+    verdicts.emplace_back(size);
   std::vector<size_t> idx(dims.size(), 0);
-  for (size_t n = 0; n < total; ++n) {
+  do {
     std::vector<std::pair<std::string, std::string>> keys;
     for (size_t i = 0; i < dims.size(); ++i)
       keys.push_back({dims[i].key, dims[i].values[idx[i]]});
     std::string e = tpuc::batch::machineError(keys);
     for (size_t i = 0; i < dims.size(); ++i) {
-      if (e.empty())
-        ok[i][idx[i]] = true;
-      else if (why[i][idx[i]].empty())
-        why[i][idx[i]] = e;
+      Verdict &v = verdicts[i][idx[i]];
+      v.valid = v.valid || e.empty();
+      if (v.why.empty())
+        v.why = e;
     }
-    for (size_t i = dims.size(); i-- > 0;) {
-      if (++idx[i] < dims[i].values.size())
-        break;
-      idx[i] = 0;
-    }
-  }
+  } while (nextCombination(idx, sizes));
   for (size_t i = 0; i < dims.size(); ++i)
     for (size_t v = 0; v < dims[i].values.size(); ++v)
-      if (!ok[i][v])
+      if (!verdicts[i][v].valid)
         throw tpu::Error(path + ":" + std::to_string(dims[i].line) + ": " +
                          dims[i].key + " = " + dims[i].values[v] +
                          ": no machine of the sweep with it is valid (" +
-                         why[i][v] + ")");
+                         verdicts[i][v].why + ")");
 }
 
+/// Parses and checks the sweep file; throws tpu::Error naming the file and
+/// the line.
 Sweep readSweep(const std::string &path) {
   Sweep sw;
   sw.path = path;
@@ -286,6 +297,9 @@ std::vector<Point> enumerate(const Sweep &sw) {
     dims.push_back(&d);
   for (const Dim &d : sw.machine)
     dims.push_back(&d);
+  std::vector<size_t> sizes;
+  for (const Dim *d : dims)
+    sizes.push_back(d->values.size());
   std::map<std::string, std::string> digests;
   std::vector<Point> points;
   for (size_t m = 0; m < sw.models.size(); ++m) {
@@ -312,18 +326,7 @@ std::vector<Point> enumerate(const Sweep &sw) {
         canon += k + "=" + v + "\n";
       p.hash = tpuc::batch::hexDigest(canon).substr(0, 16);
       points.push_back(std::move(p));
-      size_t i = dims.size();
-      while (i > 0) {
-        --i;
-        if (++idx[i] < dims[i]->values.size())
-          break;
-        idx[i] = 0;
-        if (i == 0) {
-          i = size_t(-1);
-          break;
-        }
-      }
-      if (dims.empty() || i == size_t(-1))
+      if (!nextCombination(idx, sizes))
         break;
     }
   }

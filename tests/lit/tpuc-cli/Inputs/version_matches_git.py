@@ -2,8 +2,9 @@
 
 usage: version_matches_git.py SRC_ROOT TOOL...
 
-The version is "<x.y.z>" or "<x.y.z> (<git describe --always --dirty>)",
-taken at build time. In a git checkout the commit it names must be the
+The version is "<x.y.z>" or "<x.y.z> (<describe>)", describe being
+`git describe --always --long` with "-dirty" when tracked files changed,
+taken at build time (isa/cmake/TpuVersion.cmake). In a git checkout the commit it names must be the
 checkout's HEAD (the build directory's tools are rebuilt, and the version
 re-taken, by every build); outside one (a source tarball) there is no commit
 to name and the version must be the bare project version.
