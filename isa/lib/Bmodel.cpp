@@ -23,6 +23,7 @@
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
+#include <filesystem>
 #include <future>
 #include <limits>
 #include <memory>
@@ -1388,6 +1389,40 @@ void removeStaleTemporaries(const std::string &path) {
 }
 
 } // namespace
+
+std::string checkOutputPaths(const std::vector<NamedPath> &outputs,
+                             const std::vector<NamedPath> &inputs) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  // Files compared by their canonical paths (".", "..", symbolic links of
+  // the directories resolved; a path that does not exist yet is resolved
+  // as far as it exists).
+  std::vector<std::pair<const NamedPath *, fs::path>> seen;
+  for (const NamedPath &in : inputs)
+    if (!in.path.empty())
+      seen.emplace_back(&in, fs::weakly_canonical(in.path, ec));
+  for (const NamedPath &out : outputs) {
+    if (out.path.empty())
+      continue;
+    std::string named = out.what + " '" + out.path + "'";
+    if (fs::is_directory(out.path, ec))
+      return named + " is an existing directory; give a file name";
+    fs::path dir = fs::path(out.path).parent_path();
+    if (!dir.empty() && !fs::is_directory(dir, ec))
+      return named + ": " +
+             (fs::exists(dir, ec)
+                  ? "'" + dir.string() + "' is not a directory"
+                  : "the directory '" + dir.string() + "' does not exist");
+    fs::path canonical = fs::weakly_canonical(out.path, ec);
+    for (const auto &[other, file] : seen)
+      if (!canonical.empty() && canonical == file)
+        return named + " is the file of " + other->what +
+               (other->path == out.path ? "" : " '" + other->path + "'") +
+               " too; give each its own file";
+    seen.emplace_back(&out, canonical);
+  }
+  return "";
+}
 
 StagedFiles::~StagedFiles() {
   for (const auto &[tmp, path] : staged_)

@@ -368,48 +368,18 @@ int runModel(const Options &o) {
   }
 }
 
-/// Refuses, before any work, an output path that is an existing directory,
-/// lies in a directory that does not exist, or names the same file as
-/// another output or an input. `paths`: option and path, empty paths
-/// skipped; `inputs` likewise.
-void checkOutputPaths(
-    const std::vector<std::pair<const char *, std::string>> &paths,
-    const std::vector<std::pair<const char *, std::string>> &inputs) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  std::vector<std::pair<const char *, fs::path>> seen;
-  for (const auto &[what, p] : inputs)
-    if (!p.empty())
-      seen.emplace_back(what, fs::weakly_canonical(p, ec));
-  for (const auto &[what, path] : paths) {
-    if (path.empty())
-      continue;
-    if (fs::is_directory(path, ec))
-      throw Error(std::string(what) + " '" + path +
-                  "' is an existing directory; give a file name");
-    fs::path dir = fs::path(path).parent_path();
-    if (!dir.empty() && !fs::is_directory(dir, ec))
-      throw Error(std::string(what) + " '" + path + "': '" + dir.string() +
-                  (fs::exists(dir, ec) ? "' is not a directory"
-                                       : "': no such directory"));
-    fs::path canonical = fs::weakly_canonical(path, ec);
-    for (const auto &[other, q] : seen)
-      if (!canonical.empty() && canonical == q)
-        throw Error(std::string(what) + " '" + path + "' is the file of " +
-                    other + " too; give each its own file");
-    seen.emplace_back(what, canonical);
-  }
-}
-
 /// runModel after the model is read.
 int runReadModel(const Options &o, sim::SimMode mode,
                  const isa::bmodel::Model &model) {
-  checkOutputPaths({{"-o", o.output},
-                    {"--dump-all", o.dumpAll},
-                    {"--stats", o.stats},
-                    {"--report", o.report},
-                    {"--trace", o.trace}},
-                   {{"the model", o.model}, {"-i", o.input}});
+  if (std::string e = isa::bmodel::checkOutputPaths(
+          {{"-o", o.output},
+           {"--dump-all", o.dumpAll},
+           {"--stats", o.stats},
+           {"--report", o.report},
+           {"--trace", o.trace}},
+          {{"the model", o.model}, {"-i", o.input}});
+      !e.empty())
+    throw Error(e);
   sim::SimConfig cfg = loadConfig(o, &model);
   // What goes wrong while setting up or running the model names the file
   // (the reader's messages already do).

@@ -333,7 +333,8 @@ static int runCalibrate() {
   if (!method)
     return fail("unknown --method '" + opts.method + "' (one of " +
                 cal::methodNames() + ")");
-  if (std::string error = tpuc::tool::checkOutputPaths({opts.output});
+  if (std::string error = tpuc::tool::checkOutputPaths(
+          {opts.output}, {{"the module", opts.model}});
       !error.empty())
     return fail(error);
 

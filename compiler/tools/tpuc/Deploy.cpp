@@ -771,7 +771,13 @@ static int runDeploy() {
                                       weightsPath, groupsPath, opsPath};
   if (!opts.testInput.empty())
     outputs.push_back(outputsPath);
-  if (std::string error = tpuc::tool::checkOutputPaths(outputs); !error.empty())
+  if (std::string error = tpuc::tool::checkOutputPaths(
+          outputs, {{"the module", opts.model},
+                    {"--test-input", opts.testInput},
+                    {"--test-reference", opts.testReference},
+                    {"--calibration-table", opts.calibrationTable},
+                    {"--quantize-table", opts.quantizeTable}});
+      !error.empty())
     return fail(error + "; nothing written");
 
   std::unique_ptr<mlir::MLIRContext> context = tpuc::tool::createContext();

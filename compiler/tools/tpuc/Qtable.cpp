@@ -148,6 +148,11 @@ int readOptions(QtableOptions &opts) {
                      {"-o", !opts.output.empty()}});
       !e.empty())
     return fail(e);
+  if (std::string e = tpuc::tool::checkOutputPaths(
+          {opts.output},
+          {{"the module", opts.model}, {"--test-input", opts.input}});
+      !e.empty())
+    return fail(e);
   return -1;
 }
 

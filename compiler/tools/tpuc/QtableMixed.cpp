@@ -306,8 +306,9 @@ static int runQtableMixed() {
   llvm::SmallString<256> lossPath(opts.output);
   llvm::sys::path::replace_extension(lossPath, "");
   lossPath += "_loss.txt";
-  if (std::string error =
-          tpuc::tool::checkOutputPaths({opts.output, lossPath.str().str()});
+  if (std::string error = tpuc::tool::checkOutputPaths(
+          {opts.output, lossPath.str().str()},
+          {{"the module", opts.model}, {"--calibration-table", opts.cali}});
       !error.empty())
     return fail(error + "; nothing written");
 

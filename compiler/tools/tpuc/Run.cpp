@@ -15,8 +15,9 @@
 // `tpuc compare` matches against `tpusim run --dump-all`). Tensors of a
 // !quant.uniform type are written in their storage type (int8 / uint8
 // arrays of the integers the interpreter holds), as tpusim writes them;
-// `tpuc compare --dequant` turns them into real values. Every other tensor
-// is written as float32.
+// `tpuc compare --dequant` turns them into real values. Integer tensors
+// (the int8 filters and int32 biases of an INT8 module, indices) are
+// written in their own type, float tensors (f32, f16, bf16) as float32.
 //
 //===----------------------------------------------------------------------===//
 #include "Subcommands.h"
@@ -36,8 +37,12 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+#include <limits>
+#include <optional>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -115,7 +120,108 @@ int readOptions(RunOptions &opts) {
                                               {"-o", !opts.output.empty()}});
       !e.empty())
     return fail(e);
+  if (std::string e = tpuc::tool::checkOutputPaths(
+          {opts.output}, {{"the model", opts.model}, {"-i", opts.input}});
+      !e.empty())
+    return fail(e);
   return -1;
+}
+
+} // namespace
+
+namespace {
+
+/// The npz type a tensor of element type `t` is written in when it is an
+/// integer one: a !quant.uniform type's storage type, an integer type
+/// itself (signless as signed, i1 as bool). nullopt for the float types,
+/// written as float32.
+std::optional<tpu::npz::DType> npzDType(mlir::Type t) {
+  using tpu::npz::DType;
+  bool isSigned;
+  unsigned width;
+  if (auto q = mlir::dyn_cast<mlir::quant::QuantizedType>(t)) {
+    isSigned = q.isSigned();
+    width = q.getStorageTypeIntegralWidth();
+  } else if (auto i = mlir::dyn_cast<mlir::IntegerType>(t)) {
+    isSigned = !i.isUnsigned();
+    width = i.getWidth();
+  } else {
+    return std::nullopt;
+  }
+  switch (width) {
+  case 1:
+    return DType::Bool;
+  case 8:
+    return isSigned ? DType::I8 : DType::U8;
+  case 16:
+    return isSigned ? DType::I16 : DType::U16;
+  case 32:
+    return isSigned ? DType::I32 : DType::U32;
+  case 64:
+    return isSigned ? DType::I64 : DType::U64;
+  default:
+    return std::nullopt;
+  }
+}
+
+/// The interpreter's values of an integer tensor (integers held as
+/// floats) as an array of `dtype`: rounded to the nearest, clamped to its
+/// range (a NaN, which no integer op makes, as 0).
+template <typename T>
+void fillIntegers(tpu::npz::Array &a, const std::vector<float> &data) {
+  T *out = a.as<T>();
+  for (size_t i = 0; i < data.size(); ++i) {
+    double v = std::nearbyint(double(data[i]));
+    if constexpr (std::is_same_v<T, bool>) {
+      out[i] = v != 0;
+    } else {
+      constexpr double lo = double(std::numeric_limits<T>::min());
+      constexpr double hi = double(std::numeric_limits<T>::max());
+      out[i] = std::isnan(v) ? T(0)
+               : v <= lo     ? std::numeric_limits<T>::min()
+               : v >= hi     ? std::numeric_limits<T>::max()
+                             : T(v);
+    }
+  }
+}
+
+tpu::npz::Array integerArray(tpu::npz::DType dtype,
+                             const std::vector<int64_t> &shape,
+                             const std::vector<float> &data) {
+  using tpu::npz::DType;
+  tpu::npz::Array a(dtype, shape);
+  switch (dtype) {
+  case DType::Bool:
+    fillIntegers<bool>(a, data);
+    break;
+  case DType::I8:
+    fillIntegers<int8_t>(a, data);
+    break;
+  case DType::U8:
+    fillIntegers<uint8_t>(a, data);
+    break;
+  case DType::I16:
+    fillIntegers<int16_t>(a, data);
+    break;
+  case DType::U16:
+    fillIntegers<uint16_t>(a, data);
+    break;
+  case DType::I32:
+    fillIntegers<int32_t>(a, data);
+    break;
+  case DType::U32:
+    fillIntegers<uint32_t>(a, data);
+    break;
+  case DType::I64:
+    fillIntegers<int64_t>(a, data);
+    break;
+  case DType::U64:
+    fillIntegers<uint64_t>(a, data);
+    break;
+  default:
+    break;
+  }
+  return a;
 }
 
 } // namespace
@@ -157,34 +263,22 @@ static int runRun() {
   if (mlir::failed(interpreter.run(/*keepAll=*/opts.dumpAll)))
     return fail("interpreting '" + opts.model + "' failed");
 
-  // The storage type of every quantised tensor (tpu modules only).
-  llvm::StringMap<mlir::quant::UniformQuantizedType> quantTypes;
+  // The integer type of every tensor that has one (npzDType).
+  llvm::StringMap<tpu::npz::DType> intTypes;
   module.walk([&](mlir::Operation *op) {
     for (mlir::Value r : op->getResults())
       if (auto t = mlir::dyn_cast<mlir::RankedTensorType>(r.getType()))
-        if (auto q = mlir::dyn_cast<mlir::quant::UniformQuantizedType>(
-                t.getElementType()))
-          quantTypes[tpuc::top::getTensorName(r)] = q;
+        if (std::optional<tpu::npz::DType> d = npzDType(t.getElementType()))
+          intTypes[tpuc::top::getTensorName(r)] = *d;
   });
   tpu::npz::Npz outputs;
   auto add = [&](const std::string &name) {
     const std::vector<float> &data = interpreter.tensor(name);
     std::vector<int64_t> shape = interpreter.shape(name);
-    auto it = quantTypes.find(name);
-    if (it != quantTypes.end() &&
-        it->second.getStorageTypeIntegralWidth() == 8) {
-      // The interpreter holds the integers exactly (as floats).
-      tpu::npz::Array a(it->second.isSigned() ? tpu::npz::DType::I8
-                                              : tpu::npz::DType::U8,
-                        shape);
-      for (size_t i = 0; i < data.size(); ++i)
-        a.data[i] = it->second.isSigned()
-                        ? uint8_t(static_cast<int8_t>(data[i]))
-                        : static_cast<uint8_t>(data[i]);
-      outputs.set(name, std::move(a));
-      return;
-    }
-    outputs.set(name, tpu::npz::Array::from<float>(shape, data));
+    auto it = intTypes.find(name);
+    outputs.set(name, it == intTypes.end()
+                          ? tpu::npz::Array::from<float>(shape, data)
+                          : integerArray(it->second, shape, data));
   };
   if (opts.dumpAll)
     for (const std::string &name : interpreter.tensorNames())

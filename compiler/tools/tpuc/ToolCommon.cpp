@@ -159,21 +159,13 @@ std::vector<::tpu::npz::InputSpec> inputSpecs(mlir::ModuleOp module) {
   return specs;
 }
 
-std::string checkOutputPaths(const std::vector<std::string> &paths) {
-  for (const std::string &p : paths) {
-    if (llvm::sys::fs::is_directory(p))
-      return "output '" + p + "' is an existing directory; give a file name";
-    llvm::SmallString<256> dir(p);
-    llvm::sys::path::remove_filename(dir);
-    if (dir.empty())
-      continue;
-    if (!llvm::sys::fs::is_directory(dir))
-      return "output '" + p + "': " +
-             (llvm::sys::fs::exists(dir)
-                  ? "'" + dir.str().str() + "' is not a directory"
-                  : "the directory '" + dir.str().str() + "' does not exist");
-  }
-  return "";
+std::string
+checkOutputPaths(const std::vector<std::string> &paths,
+                 const std::vector<::tpu::isa::bmodel::NamedPath> &inputs) {
+  std::vector<::tpu::isa::bmodel::NamedPath> outputs;
+  for (const std::string &p : paths)
+    outputs.push_back({"output", p});
+  return ::tpu::isa::bmodel::checkOutputPaths(outputs, inputs);
 }
 
 std::string checkTensorSizes(mlir::ModuleOp module, uint64_t elemBytes,

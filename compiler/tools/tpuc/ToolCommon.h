@@ -7,6 +7,8 @@
 #ifndef TPUC_TOOLS_TPUC_TOOLCOMMON_H
 #define TPUC_TOOLS_TPUC_TOOLCOMMON_H
 
+#include "tpu/isa/Bmodel.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -77,10 +79,13 @@ void checkFitsHostMemory(mlir::ModuleOp module, const std::string &path);
 /// .npz: name, shape and float32.
 std::vector<::tpu::npz::InputSpec> inputSpecs(mlir::ModuleOp module);
 
-/// An error naming the first of \p paths that is an existing directory or
-/// whose directory does not exist; empty when all can be written. Tools
-/// call it before writing anything.
-std::string checkOutputPaths(const std::vector<std::string> &paths);
+/// An error naming the first of \p paths (each called "output") that is an
+/// existing directory, whose directory does not exist, or that is the file
+/// of another output or of one of \p inputs; empty when all can be written
+/// (isa::bmodel::checkOutputPaths). Tools call it before writing anything.
+std::string
+checkOutputPaths(const std::vector<std::string> &paths,
+                 const std::vector<::tpu::isa::bmodel::NamedPath> &inputs = {});
 
 /// An error naming the first tensor of \p module whose byte size at
 /// \p elemBytes per element overflows or exceeds \p limit (described as

@@ -472,7 +472,10 @@ static int runTransform() {
     imageInputPath = (p + "_in_f32.npz").str();
     outputs.push_back(imageInputPath);
   }
-  if (std::string error = tpuc::tool::checkOutputPaths(outputs); !error.empty())
+  if (std::string error = tpuc::tool::checkOutputPaths(
+          outputs,
+          {{"the model", opts.model}, {"--test-input", opts.testInput}});
+      !error.empty())
     return fail(error + "; nothing written");
   llvm::SmallString<256> outDir(opts.output), weightsDir(weightsPath);
   llvm::sys::path::remove_filename(outDir);

@@ -90,9 +90,45 @@ expandResponseFiles(llvm::StringSaver &saver,
   return "";
 }
 
+/// llvm::cl's messages about the command line `args`, mended: its pointer
+/// to the help names the subcommand given ("Try: 'tpuc deploy --help'", not
+/// the top level's, and the tool by name, not by the path it ran from); and
+/// after an unknown option, the complaint about one positional argument too
+/// many goes (the unknown option's value, taken for one, is not a second
+/// mistake of the user's).
+inline std::string tidyParseErrors(std::string text,
+                                   llvm::ArrayRef<const char *> args) {
+  std::string tool = llvm::sys::path::filename(args[0]).str();
+  std::string help = tool;
+  if (args.size() >= 2 && args[1][0] != '-')
+    for (llvm::cl::SubCommand *sub : llvm::cl::getRegisteredSubcommands())
+      if (!sub->getName().empty() && sub->getName() == args[1])
+        help += " " + sub->getName().str();
+  help += " --help";
+  auto replaceAll = [&](const std::string &from, const std::string &to) {
+    for (size_t at = text.find(from); at != std::string::npos;
+         at = text.find(from, at + to.size()))
+      text.replace(at, from.size(), to);
+  };
+  std::string given = std::string(args[0]) + " --help";
+  replaceAll("'" + given + "'", "'" + help + "'");
+  replaceAll("See: " + given, "See: " + help);
+  if (text.find("Unknown command line argument") != std::string::npos) {
+    // "<tool>: Too many positional arguments specified!\n" and the line
+    // after it ("Can specify at most N positional arguments: ...").
+    std::string tooMany = tool + ": Too many positional arguments specified!\n";
+    if (size_t at = text.find(tooMany); at != std::string::npos) {
+      size_t next = text.find('\n', at + tooMany.size());
+      text.erase(at,
+                 next == std::string::npos ? std::string::npos : next + 1 - at);
+    }
+  }
+  return text;
+}
+
 /// Hides every option not in \p categories (LLVM's own options), then
 /// parses argv (response files first); exits 1 with a message naming the
-/// option or response file on bad input.
+/// option or response file on bad input (tidyParseErrors).
 inline void parse(int argc, char **argv,
                   llvm::ArrayRef<const llvm::cl::OptionCategory *> categories,
                   llvm::StringRef overview) {
@@ -108,7 +144,13 @@ inline void parse(int argc, char **argv,
                  << "\n";
     std::exit(1);
   }
-  llvm::cl::ParseCommandLineOptions(int(args.size()), args.data(), overview);
+  std::string errors;
+  llvm::raw_string_ostream os(errors);
+  if (!llvm::cl::ParseCommandLineOptions(int(args.size()), args.data(),
+                                         overview, &os)) {
+    llvm::errs() << tidyParseErrors(errors, args);
+    std::exit(1);
+  }
 }
 
 /// A machine parameter as the tools spell it (-p / --chip-param KEY=VALUE):

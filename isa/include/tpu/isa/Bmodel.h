@@ -388,6 +388,22 @@ private:
   std::vector<std::pair<std::string, std::string>> staged_; ///< tmp, path
 };
 
+/// A file a tool reads or writes and what its messages call it: an option
+/// ("-o", "--stats") or a role ("output", "the model").
+struct NamedPath {
+  std::string what;
+  std::string path;
+};
+
+/// What stops a tool from writing `outputs` (checked before any work, so
+/// that a refusal leaves nothing behind): an output that is an existing
+/// directory, lies in a directory that does not exist (or is not one), or
+/// is the same file as another output or one of `inputs` (a typo that
+/// would overwrite the model). Empty paths are skipped. The error names
+/// the output and the cause; empty when every output can be written.
+std::string checkOutputPaths(const std::vector<NamedPath> &outputs,
+                             const std::vector<NamedPath> &inputs = {});
+
 /// Reads a whole file. Throws Error naming the path when it cannot.
 std::vector<uint8_t> readFile(const std::string &path);
 
