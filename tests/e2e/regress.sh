@@ -75,7 +75,7 @@ reference = "top"
 bit_exact = true
 cosine = 0.9999
 euclid = 0.99
-# F16 measures 62.5 dB against the top interpreter, BF16 43.6 dB.
+# F16 measures 64.8 dB against the top interpreter, BF16 43.8 dB.
 sqnr = 55
 ${MACHINE:-}
 
@@ -223,8 +223,36 @@ MACHINE="ddr.bandwidth_gbps = 256" write_suite
 "$T" regress suite.toml -o out --jobs 2 > better.txt || { cat better.txt; exit 1; }
 cat better.txt
 grep -q "^f16/F16: NOTE: cycles [0-9]* vs baseline [0-9]* (-[0-9.]* %): better than the baseline" better.txt
+# A slower clock: fewer cycles (DDR's nanoseconds take fewer of them), a
+# longer run: fails on the time.
+MACHINE="tiu.freq_mhz = 500" write_suite
+must_fail "a slower clock" \
+  "^f16/F16: FAIL: time (us) [0-9.]* vs baseline [0-9.]* (+[0-9.]* %, allowed 0.5 %)"
 write_suite
 must_pass
+
+# drift = 0: a run right after --update-baseline compares equal (the
+# fractions as the file writes them); a baseline block of a case the suite
+# does not have is named.
+sed 's/^drift = 0.5$/drift = 0/' suite.toml > zero.toml
+cp cnn.baseline zero.baseline
+printf 'case gone/F16\n  cycles 5\n' >> zero.baseline
+"$T" regress zero.toml -o zout --cache out/cache --baseline zero.baseline > zero.txt ||
+  { cat zero.txt; exit 1; }
+grep -q "4 passed, 0 failed" zero.txt
+grep -q "note: the baseline zero.baseline holds 1 case(s) the suite does not have (gone/F16)" zero.txt
+"$T" regress zero.toml -o zout --cache out/cache --baseline zero.baseline --update-baseline > /dev/null
+if grep -q gone zero.baseline; then echo "--update-baseline kept gone/F16" >&2; exit 1; fi
+grep -q "^  time_us [0-9.]*$" zero.baseline
+# Outputs over each other or the suite: refused before any case.
+for args in "--json zout/x --junit zout/x" "--junit zero.toml" "--json zero.baseline --update-baseline"; do
+  # shellcheck disable=SC2086
+  if "$T" regress zero.toml -o zout --cache out/cache --baseline zero.baseline $args 2> clash.err; then
+    echo "regress accepted $args" >&2; exit 1
+  fi
+  grep -q "give each its own file; nothing run" clash.err || { cat clash.err; exit 1; }
+done
+grep -q "^\[case" zero.toml
 
 # A case that does not compile (1 KiB of local memory fits no kernel) and
 # one that is killed after its timeout (16 512-channel 3x3 convs on 64 x 64,
@@ -259,9 +287,15 @@ input = "big.npz"
 quantize = "F32"
 timeout = 1
 T
-must_fail "a failing compile and a timeout" "^nolmem/F16: ERROR: " \
-  "^slow/F32: ERROR: timed out after 1 s (killed)" "4 passed, 0 failed, 2 error(s)"
+must_fail "a failing compile and a timeout" "^nolmem/F16: ERROR: compile: " \
+  "^slow/F32: ERROR: compile: timed out after 1 s (killed)" "4 passed, 0 failed, 2 error(s)"
 check_junit out/junit.xml 6 0 2
+# The cases that did not run have their time (the killed one its second).
+$PY - <<'P'
+import json
+t = {c['id']: c['wall_seconds'] for c in json.load(open('out/results.json'))['cases']}
+assert t['slow/F32'] >= 1 and t['nolmem/F16'] > 0, t
+P
 mv suite.good suite.toml
 must_pass
 
@@ -284,6 +318,10 @@ if "$T" regress merge s0 --suite suite.toml -o bad > m.err 2>&1; then exit 1; fi
 grep -q "2 of 4 case(s) of suite.toml are missing" m.err
 if "$T" regress merge s0 s0 --suite suite.toml -o bad > m.err 2>&1; then exit 1; fi
 grep -q "is in both" m.err
+# The wrong suite: its cases missing and the shards' cases foreign, both.
+printf '[case.other]\nmodel = "cnn.onnx"\ninput_shapes = "[[1,3,32,32]]"\n' > other.toml
+if "$T" regress merge s0 s1 --suite other.toml -o bad > m.err 2>&1; then exit 1; fi
+grep -q "1 of 1 case(s) of other.toml are missing (other/F16); 4 case(s) of the results are not cases of other.toml" m.err
 
 # A ready bmodel (with its op map beside it) and a calibration dataset.
 bm=$($PY -c "import json; print(next(c['bmodel'] for c in json.load(open('out/results.json'))['cases'] if c['id'] == 'int8/INT8'))")
@@ -430,6 +468,9 @@ bad ":3: case 'a': bit_exact needs the tpu module" $'[case.a]\nmodel = "ready.bm
 bad ":3: case 'a': a reference .npz is for one input file" $'[case.a]\nmodel = "cnn.onnx"\nreference = "in.npz"\ninput = "calib"'
 bad ":2: input directory '.*empty' holds no .npz file" $'[case.a]\ninput = "empty"\nmodel = "cnn.onnx"'
 bad ":4: case 'a' given twice" $'[case.a]\nmodel = "cnn.onnx"\n\n[case.a]'
+bad ':5: cosine = "0.99" is a string; write the value without quotes' $'[case.a]\nmodel = "cnn.onnx"\ninput = "in.npz"\nreference = "top"\ncosine = "0.99"'
+bad ':3: bit_exact = "true" is a string' $'[case.a]\nmodel = "cnn.onnx"\nbit_exact = "true"'
+bad ':2: drift = "1" is a string' $'[suite]\ndrift = "1"\n[case.a]\nmodel = "cnn.onnx"'
 # A quantised .tflite (tests/lit/frontend/Inputs/tflite_quant.py): transformed
 # in the worker; F32 against its real-valued reference, INT8 with the model's
 # own scales (no calibration table) against the numpy port of TFLite's int8
@@ -455,6 +496,27 @@ T
 "$T" regress tfl.toml -o tflout --update-baseline > tfl.txt || { cat tfl.txt; exit 1; }
 cat tfl.txt
 grep -q "2 case(s): 2 passed, 0 failed, 0 error(s)" tfl.txt
+
+# A reference of zeros with a NaN: the failure says the NaN is the
+# reference's; the SQNR against zeros is -inf, "-inf" in the JSON.
+$PY -c "import numpy as np; r = np.zeros((1, 10), np.float32); r[0, 3] = np.nan; np.savez('nanref.npz', prob=r)"
+cat > nan.toml <<'T'
+[case.nan]
+model = "cnn.onnx"
+input_shapes = "[[1,3,32,32]]"
+input = "in.npz"
+quantize = "F32"
+reference = "nanref.npz"
+cosine = -1
+euclid = 0
+T
+if "$T" regress nan.toml -o nanout --cache out/cache --update-baseline > nan.txt; then
+  cat nan.txt; exit 1
+fi
+cat nan.txt
+grep -q "^nan/F32: FAIL: output prob: the reference holds 1 inf/NaN where the output holds another value" nan.txt
+grep -q " -inf dB " nan.txt
+$PY -c "import json; c = json.load(open('nanout/results.json'))['cases'][0]; assert c['outputs'][0]['sqnr_db'] == '-inf', c['outputs']"
 
 # So does a bad baseline.
 printf 'case f16/F16\n  cycles many\n' > bad.baseline

@@ -52,8 +52,11 @@ Similarity similarityOf(llvm::ArrayRef<T> actual, llvm::ArrayRef<T> reference) {
     if (!std::isfinite(a) || !std::isfinite(b)) {
       if (sameNonFinite(a, b))
         ++sim.nonFiniteAgreed;
-      else
+      else {
         ++sim.nonFiniteMismatched;
+        sim.nonFiniteInActual += !std::isfinite(a);
+        sim.nonFiniteInReference += !std::isfinite(b);
+      }
       continue;
     }
     ++sim.compared;

@@ -108,6 +108,16 @@ std::string scalar(const std::string &raw, int line) {
   return s;
 }
 
+std::string bareScalar(const std::string &raw, const std::string &key,
+                       int line) {
+  std::string s = trim(raw);
+  if (!s.empty() && s.front() == '"')
+    throw ParseError{line, key + " = " + s +
+                               " is a string; write the value without "
+                               "quotes"};
+  return scalar(s, line);
+}
+
 double number(const std::string &s, const std::string &what, int line) {
   char *end = nullptr;
   errno = 0;
@@ -573,7 +583,11 @@ void runPool(size_t n, const PoolOptions &options,
             : "worker exited with status " +
                   std::to_string(WEXITSTATUS(status)) + " without a record";
     std::string diag = tailOf(log, 3);
-    done(r.index, json(), why + (diag.empty() ? "" : " [" + diag + "]"));
+    json ran = {
+        {"wall_seconds",
+         std::chrono::duration<double>(Clock::now() - r.started).count()}};
+    done(r.index, std::move(ran),
+         why + (diag.empty() ? "" : " [" + diag + "]"));
   }
 }
 

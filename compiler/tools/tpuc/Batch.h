@@ -50,6 +50,11 @@ struct ParseError {
 std::string trim(const std::string &s);
 /// A scalar: "string" (quotes removed), true/false, a number or a bare word.
 std::string scalar(const std::string &raw, int line);
+/// A number or true/false as TOML writes them, without quotes: scalar's
+/// text, or an error naming `key` for a quoted string ("0.99" is a string,
+/// which TOML would not compare as a number).
+std::string bareScalar(const std::string &raw, const std::string &key,
+                       int line);
 /// A value: a scalar, a list or a range (see the file comment), as text.
 std::vector<std::string> values(const std::string &raw, int line);
 /// `raw` as a number; `what` names it in the error.
@@ -195,7 +200,8 @@ struct PoolOptions {
 /// first "error:" line of its log, or its last lines). \p done(i, record,
 /// failure) is called in this process as each job ends: failure is empty
 /// when the job delivered its record, else says why it did not (killed by
-/// a signal, exited without a record, timed out) and record is empty.
+/// a signal, exited without a record, timed out) and record holds only
+/// "wall_seconds", how long the job ran.
 /// Throws tpu::Error when fork or waitpid fail.
 void runPool(size_t n, const PoolOptions &options,
              const std::function<std::string(size_t)> &logPath,

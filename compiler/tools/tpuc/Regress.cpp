@@ -315,11 +315,11 @@ Suite readSuite(const std::string &path) {
       else if (key == "baseline") {
         su.baseline = resolve(tpuc::batch::scalar(e.value, line), line);
       } else if (key == "drift")
-        su.drift = inRange(tpuc::batch::scalar(e.value, line), key, 0, 1000,
-                           line);
+        su.drift = inRange(tpuc::batch::bareScalar(e.value, key, line), key, 0,
+                           1000, line);
       else if (key == "timeout")
-        su.timeout = inRange(tpuc::batch::scalar(e.value, line), key, 1,
-                             86400, line);
+        su.timeout = inRange(tpuc::batch::bareScalar(e.value, key, line), key,
+                             1, 86400, line);
       else
         throw ParseError{line, "unknown key '" + key +
                                    "' in [suite] (name, baseline, drift, "
@@ -379,7 +379,7 @@ Suite readSuite(const std::string &path) {
         throw ParseError{line, "calibration dataset '" + c.dataset +
                                    "' is not a directory"};
     } else if (key == "calibration_num") {
-      c.caliNum = tpuc::batch::scalar(e.value, line);
+      c.caliNum = tpuc::batch::bareScalar(e.value, key, line);
       inRange(c.caliNum, key, 1, 100000, line);
     } else if (key == "calibration_method") {
       c.caliMethod = tpuc::batch::scalar(e.value, line);
@@ -391,7 +391,7 @@ Suite readSuite(const std::string &path) {
                                    ": not kld, minmax, percentile9999, mse, "
                                    "aciq_gauss or aciq_laplace"};
     } else if (key == "calibration_tune_num") {
-      c.caliTune = tpuc::batch::scalar(e.value, line);
+      c.caliTune = tpuc::batch::bareScalar(e.value, key, line);
       inRange(c.caliTune, key, 0, 10000, line);
     } else if (key == "qtable")
       c.qtable = existing(e, "quantize table");
@@ -422,23 +422,25 @@ Suite readSuite(const std::string &path) {
       } else
         c.reference = existing(e, "reference");
     } else if (key == "cosine")
-      c.cosine = inRange(tpuc::batch::scalar(e.value, line), key, -1, 1, line);
+      c.cosine = inRange(tpuc::batch::bareScalar(e.value, key, line), key, -1,
+                         1, line);
     else if (key == "euclid")
-      c.euclid = inRange(tpuc::batch::scalar(e.value, line), key, 0, 1, line);
+      c.euclid =
+          inRange(tpuc::batch::bareScalar(e.value, key, line), key, 0, 1, line);
     else if (key == "sqnr")
-      c.sqnr = inRange(tpuc::batch::scalar(e.value, line), key, -100, 400,
-                       line);
+      c.sqnr = inRange(tpuc::batch::bareScalar(e.value, key, line), key, -100,
+                       400, line);
     else if (key == "bit_exact") {
-      std::string v = tpuc::batch::scalar(e.value, line);
+      std::string v = tpuc::batch::bareScalar(e.value, key, line);
       if (v != "true" && v != "false")
         throw ParseError{line, "bit_exact = " + v + ": not true or false"};
       c.bitExact = v == "true";
     } else if (key == "drift")
-      c.drift =
-          inRange(tpuc::batch::scalar(e.value, line), key, 0, 1000, line);
+      c.drift = inRange(tpuc::batch::bareScalar(e.value, key, line), key, 0,
+                        1000, line);
     else if (key == "timeout")
-      c.timeout =
-          inRange(tpuc::batch::scalar(e.value, line), key, 1, 86400, line);
+      c.timeout = inRange(tpuc::batch::bareScalar(e.value, key, line), key, 1,
+                          86400, line);
     else {
       std::string v = tpuc::batch::scalar(e.value, line);
       if (std::string why = tpuc::batch::checkCompileKnob(key, v);
@@ -708,6 +710,23 @@ std::string key16(const std::string &canon) {
   return tpuc::batch::hexDigest(canon).substr(0, 16);
 }
 
+/// A figure as the JSON result holds it: a number, or, as JSON has no
+/// infinities, the text "inf" / "-inf" (an output equal to its reference,
+/// one holding nothing of it; SQNR), "nan" for a NaN.
+json figureJson(double v) {
+  if (std::isfinite(v))
+    return v;
+  return std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
+}
+
+/// figureJson's value back.
+double figureValue(const json &v) {
+  if (v.is_number())
+    return v.get<double>();
+  std::string s = v.is_string() ? v.get<std::string>() : "nan";
+  return s == "inf" ? INFINITY : s == "-inf" ? -INFINITY : NAN;
+}
+
 /// One output's figures over the samples: the worst of each.
 struct Figures {
   bool compared = false, exactKnown = false, exact = true;
@@ -719,7 +738,7 @@ struct Figures {
     if (compared) {
       o["cosine"] = cosine;
       o["euclid"] = euclid;
-      o["sqnr_db"] = std::isfinite(sqnr) ? json(sqnr) : json("inf");
+      o["sqnr_db"] = figureJson(sqnr);
       o["max_abs_error"] = maxAbsError;
     }
     if (exactKnown)
@@ -759,10 +778,16 @@ void checkOutputs(const Case &c, const tpu::npz::Npz &actual,
         f.sqnr = std::min(f.sqnr, sm.sqnrDb);
         f.maxAbsError = std::max(f.maxAbsError, sm.maxAbsError);
         char buf[160];
-        if (sm.nonFiniteMismatched)
+        // Which side holds the inf / NaN: the output's own (a model that
+        // overflows) or the reference's (a bad reference file).
+        if (sm.nonFiniteInActual)
           failed("output " + name + ": " +
-                 std::to_string(sm.nonFiniteMismatched) +
-                 " inf/NaN not in the reference");
+                 std::to_string(sm.nonFiniteInActual) +
+                 " inf/NaN where the reference holds another value");
+        if (sm.nonFiniteInReference)
+          failed("output " + name + ": the reference holds " +
+                 std::to_string(sm.nonFiniteInReference) +
+                 " inf/NaN where the output holds another value");
         if (c.cosine && !(sm.cosine >= *c.cosine)) {
           std::snprintf(buf, sizeof buf, "output %s: cosine %.6f < %g",
                         name.c_str(), sm.cosine, *c.cosine);
@@ -804,14 +829,37 @@ void checkOutputs(const Case &c, const tpu::npz::Npz &actual,
   }
 }
 
-void runCase(const Run &run, const Context &ctx, json &rec) {
+/// The line runCase logs as it enters a step (lastStep finds it).
+constexpr const char *kStepLine = "regress: step ";
+
+/// The step whose line is the last of the log at \p path: where a case
+/// that was killed or crashed was. Empty when there is none.
+std::string lastStep(const std::string &path) {
+  std::ifstream in(path);
+  std::string line, step;
+  while (std::getline(in, line))
+    if (line.rfind(kStepLine, 0) == 0)
+      step = line.substr(std::strlen(kStepLine));
+  return step;
+}
+
+/// Runs one case into \p rec; \p step names the step it is in (transform,
+/// reference, onnxruntime, calibrate, compile, simulate, compare), which it
+/// also logs, for the message of a case that fails.
+void runCase(const Run &run, const Context &ctx, json &rec, std::string &step) {
   const Case &c = *run.c;
   auto wall0 = std::chrono::steady_clock::now();
   double cpu0 = tpuc::batch::cpuSeconds();
   json steps = json::array();
+  auto enter = [&](const char *name) {
+    step = name;
+    llvm::outs() << kStepLine << name << "\n";
+    llvm::outs().flush();
+  };
   // 1. The top module.
   std::string top = c.model, topDigest;
   if (c.kind == "onnx" || c.kind == "tflite") {
+    enter("transform");
     std::string key = key16("transform\n" + ctx.toolchain + "\n" +
                             memoDigest(ctx.cacheDir, c.model) + "\n" +
                             c.inputShapes);
@@ -841,6 +889,7 @@ void runCase(const Run &run, const Context &ctx, json &rec) {
   if (!c.reference.empty())
     references = {c.reference};
   if (c.referenceTop) {
+    enter("reference");
     std::string dir =
         ctx.cacheDir + "/ref-" +
         key16("reference\n" + ctx.toolchain + "\n" + topDigest + "\n" +
@@ -854,6 +903,7 @@ void runCase(const Run &run, const Context &ctx, json &rec) {
     for (size_t k = 0; k < c.samples.size(); ++k)
       references.push_back(sampleFile(dir, "reference", k));
   } else if (!c.ortRun.empty()) {
+    enter("onnxruntime");
     // ONNX Runtime's outputs do not depend on this toolchain.
     std::string dir = ctx.cacheDir + "/ort-" +
                       key16("onnxruntime\n" + memoDigest(ctx.cacheDir, c.model) +
@@ -870,6 +920,7 @@ void runCase(const Run &run, const Context &ctx, json &rec) {
   // 3. The calibration table.
   std::string cali = c.cali;
   if (c.calibrates(run.mode) && !c.dataset.empty()) {
+    enter("calibrate");
     std::string dir = ctx.cacheDir + "/cali-" +
                       key16("calibrate\n" + ctx.toolchain + "\n" + topDigest +
                             "\n" + directoryDigest(ctx.cacheDir, c.dataset) + "\n" +
@@ -898,6 +949,7 @@ void runCase(const Run &run, const Context &ctx, json &rec) {
     if (!fs::is_regular_file(opsPath))
       opsPath.clear();
   } else {
+    enter("compile");
     std::vector<std::pair<std::string, std::string>> params = {
         {"quantize", run.mode}};
     for (auto &kv : c.knobs)
@@ -971,6 +1023,7 @@ void runCase(const Run &run, const Context &ctx, json &rec) {
   rec["steps"] = steps;
   double cpu1 = tpuc::batch::cpuSeconds();
   // 5. Simulate.
+  enter("simulate");
   tpu::isa::bmodel::Model model = tpu::isa::bmodel::readModel(bmodel);
   tpu::sim::SimConfig cfg =
       tpu::sim::recordedConfig(model, tpu::sim::SimConfig::defaults());
@@ -1014,6 +1067,7 @@ void runCase(const Run &run, const Context &ctx, json &rec) {
   double cpu2 = tpuc::batch::cpuSeconds();
   // 6. Accuracy, sample by sample (the first sample's run above; each
   // other sample simulated in full mode here).
+  enter("compare");
   json reasons = json::array();
   std::vector<std::string> names;
   std::map<std::string, Figures> figures;
@@ -1060,12 +1114,23 @@ void runCase(const Run &run, const Context &ctx, json &rec) {
 
 struct Perf {
   uint64_t cycles = 0, ddrBytes = 0;
-  double macUtilisation = 0;
+  /// As the baseline stores them (asStored); time 0 in a baseline written
+  /// before it held the time (not compared).
+  double timeUs = 0, macUtilisation = 0;
   std::vector<std::pair<std::string, uint64_t>> ops; ///< program order
 };
 
-/// The baseline file: blocks "case ID" followed by indented
-/// "cycles N", "ddr_bytes N", "mac_utilisation X" and "op NAME CYCLES".
+/// A fraction as the baseline writes it: 9 significant digits, so that a
+/// run compares with the baseline it just wrote as equal.
+double asStored(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return std::strtod(buf, nullptr);
+}
+
+/// The baseline file: blocks "case ID" followed by indented "cycles N",
+/// "time_us X" (simulated time: the cycles alone miss a change of clock),
+/// "ddr_bytes N", "mac_utilisation X" and "op NAME CYCLES".
 std::map<std::string, Perf> readBaseline(const std::string &path) {
   std::map<std::string, Perf> out;
   std::ifstream in(path);
@@ -1113,13 +1178,15 @@ std::map<std::string, Perf> readBaseline(const std::string &path) {
       throw bad(word + " '" + rest + "' is not a number");
     if (word == "cycles")
       p.cycles = uint64_t(v);
+    else if (word == "time_us")
+      p.timeUs = v;
     else if (word == "ddr_bytes")
       p.ddrBytes = uint64_t(v);
     else if (word == "mac_utilisation")
       p.macUtilisation = v;
     else
       throw bad("unknown baseline field '" + word +
-                "' (cycles, ddr_bytes, mac_utilisation, op)");
+                "' (cycles, time_us, ddr_bytes, mac_utilisation, op)");
   }
   return out;
 }
@@ -1129,7 +1196,8 @@ Perf perfOf(const json &rec) {
   const json &m = rec["metrics"];
   p.cycles = m["cycles"].get<uint64_t>();
   p.ddrBytes = m["ddr_bytes"].get<uint64_t>();
-  p.macUtilisation = m["mac_utilisation"].get<double>();
+  p.timeUs = asStored(m["time_us"].get<double>());
+  p.macUtilisation = asStored(m["mac_utilisation"].get<double>());
   if (rec["stats"].contains("ops"))
     for (const json &o : rec["stats"]["ops"])
       p.ops.push_back({o["name"].get<std::string>(),
@@ -1141,6 +1209,8 @@ std::string formatBlock(const std::string &id, const Perf &p) {
   char buf[64];
   std::string s = "case " + id + "\n";
   s += "  cycles " + std::to_string(p.cycles) + "\n";
+  std::snprintf(buf, sizeof buf, "%.9g", p.timeUs);
+  s += std::string("  time_us ") + buf + "\n";
   s += "  ddr_bytes " + std::to_string(p.ddrBytes) + "\n";
   std::snprintf(buf, sizeof buf, "%.9g", p.macUtilisation);
   s += std::string("  mac_utilisation ") + buf + "\n";
@@ -1243,21 +1313,25 @@ void judge(std::vector<json> &records, const std::vector<Run> &runs,
       const Perf &b = it->second;
       Perf now = perfOf(rec);
       json diff = opDiff(now, b, 5);
-      rec["baseline"] = {{"cycles", b.cycles},
-                         {"ddr_bytes", b.ddrBytes},
-                         {"mac_utilisation", b.macUtilisation},
-                         {"cycles_percent", percent(now.cycles, b.cycles)},
-                         {"ddr_bytes_percent",
-                          percent(now.ddrBytes, b.ddrBytes)},
-                         {"mac_utilisation_percent",
-                          percent(now.macUtilisation, b.macUtilisation)},
-                         {"ops_moved_most", diff}};
+      rec["baseline"] = {
+          {"cycles", b.cycles},
+          {"time_us", b.timeUs},
+          {"ddr_bytes", b.ddrBytes},
+          {"mac_utilisation", b.macUtilisation},
+          {"cycles_percent", percent(now.cycles, b.cycles)},
+          {"time_percent", percent(now.timeUs, b.timeUs)},
+          {"ddr_bytes_percent", percent(now.ddrBytes, b.ddrBytes)},
+          {"mac_utilisation_percent",
+           percent(now.macUtilisation, b.macUtilisation)},
+          {"ops_moved_most", diff}};
       if (!updating) {
         char buf[256];
         std::string most;
         for (size_t i = 0; i < diff.size() && i < 3; ++i)
           most += (i ? ", " : "") + describeOp(diff[i]);
-        // A regression: more cycles or DDR bytes, less MAC utilisation.
+        // A regression: more cycles, time or DDR bytes, less MAC
+        // utilisation. The time, because fewer cycles of a slower clock
+        // can take longer.
         auto check = [&](const char *what, double now, double before,
                          double sign, const std::string &more) {
           double d = percent(now, before);
@@ -1278,6 +1352,7 @@ void judge(std::vector<json> &records, const std::vector<Run> &runs,
         };
         check("cycles", double(now.cycles), double(b.cycles), 1,
               most.empty() ? "" : "; moved most: " + most);
+        check("time (us)", now.timeUs, b.timeUs, 1, "");
         check("DDR bytes", double(now.ddrBytes), double(b.ddrBytes), 1, "");
         check("MAC utilisation", now.macUtilisation, b.macUtilisation, -1,
               "");
@@ -1370,15 +1445,16 @@ std::string junit(const std::string &suite, const std::vector<json> &records,
 std::string accuracyText(const json &r) {
   if (!r.contains("outputs") || r["outputs"].empty())
     return "-";
-  double cos = 2, euc = 2, sq = 1e300;
+  double cos = 2, euc = 2, sq = INFINITY;
   bool any = false, exactKnown = false, exact = true;
   for (const json &o : r["outputs"]) {
     if (o.contains("cosine")) {
       any = true;
       cos = std::min(cos, o["cosine"].get<double>());
       euc = std::min(euc, o["euclid"].get<double>());
-      if (o["sqnr_db"].is_number())
-        sq = std::min(sq, o["sqnr_db"].get<double>());
+      // A NaN figure (none is made today) shows as the worst.
+      double v = figureValue(o["sqnr_db"]);
+      sq = std::isnan(v) ? -INFINITY : std::min(sq, v);
     }
     if (o.contains("bit_exact")) {
       exactKnown = true;
@@ -1387,11 +1463,8 @@ std::string accuracyText(const json &r) {
   }
   char buf[128] = "";
   if (any) {
-    if (sq < 1e300)
-      std::snprintf(buf, sizeof buf, "cos %.5f euc %.4f %.1f dB", cos, euc,
-                    sq);
-    else
-      std::snprintf(buf, sizeof buf, "cos %.5f euc %.4f inf dB", cos, euc);
+    // %.1f prints infinities as "inf" / "-inf".
+    std::snprintf(buf, sizeof buf, "cos %.5f euc %.4f %.1f dB", cos, euc, sq);
   }
   std::string s = buf;
   if (exactKnown)
@@ -1501,6 +1574,24 @@ int report(const Suite &su, const std::vector<Run> &runs,
   tpuc::batch::writeText(out.json, all.dump(1) + "\n");
   tpuc::batch::writeText(out.junit, junit(su.name, records, seconds));
   llvm::outs() << table(records);
+  if (!out.updateBaseline) {
+    // Blocks of cases the suite no longer has (renamed, removed) are not
+    // compared; say so, as a renamed case would otherwise only fail for
+    // want of a baseline.
+    std::set<std::string> ids;
+    for (const Run &r : runs)
+      ids.insert(r.id);
+    std::vector<std::string> stale;
+    for (auto &[id, p] : baseline)
+      if (!ids.count(id))
+        stale.push_back(id);
+    if (!stale.empty())
+      llvm::outs() << kTool << ": note: the baseline " << baselinePath
+                   << " holds " << stale.size()
+                   << " case(s) the suite does not have ("
+                   << tpuc::batch::listSome(stale)
+                   << "); --update-baseline drops them\n";
+  }
   if (out.updateBaseline) {
     // Keep the blocks of the suite's other cases (other shards); drop
     // those of cases the suite no longer has.
@@ -1517,9 +1608,9 @@ int report(const Suite &su, const std::vector<Run> &runs,
     std::string text = "# tpuc regress baseline of " +
                        fs::path(su.path).filename().string() +
                        " (written by tpuc regress --update-baseline).\n"
-                       "# One block per case: simulated cycles, DDR bytes "
-                       "read + written, MAC\n# utilisation, then each op's "
-                       "cycles in program order.\n";
+                       "# One block per case: simulated cycles and time, "
+                       "DDR bytes read + written,\n# MAC utilisation, then "
+                       "each op's cycles in program order.\n";
     for (const Run &r : runs)
       if (auto it = next.find(r.id); it != next.end())
         text += "\n" + formatBlock(r.id, it->second);
@@ -1538,6 +1629,19 @@ int report(const Suite &su, const std::vector<Run> &runs,
                << "\n";
   llvm::outs().flush();
   return pass == records.size() ? 0 : 1;
+}
+
+/// What stops the run from writing its files: tpuc::tool::checkOutputPaths
+/// on the results, the JUnit file and, when updating it, the baseline,
+/// against each other and the suite (and the baseline it reads).
+std::string checkOutputs(const Suite &su, const Outputs &out) {
+  std::string baselinePath = out.baseline.empty() ? su.baseline : out.baseline;
+  std::vector<tpu::isa::bmodel::NamedPath> outputs = {{"--json", out.json},
+                                                      {"--junit", out.junit}};
+  std::vector<tpu::isa::bmodel::NamedPath> inputs = {{"the suite", su.path}};
+  (out.updateBaseline ? outputs : inputs)
+      .push_back({"the baseline", baselinePath});
+  return tpu::isa::bmodel::checkOutputPaths(outputs, inputs);
 }
 
 json baseRecord(const Run &r) {
@@ -1562,8 +1666,7 @@ int runSuite(const std::string &suitePath, Outputs out,
     if (shard.mine(r.index))
       mine.push_back(&r);
   tpuc::batch::createDirectory(out.dir + "/logs");
-  if (std::string e = tpuc::tool::checkOutputPaths({out.json, out.junit});
-      !e.empty())
+  if (std::string e = checkOutputs(su, out); !e.empty())
     return fail(e + "; nothing run");
   Context ctx;
   const char *envCache = std::getenv("TPUC_REGRESS_CACHE");
@@ -1588,13 +1691,29 @@ int runSuite(const std::string &suitePath, Outputs out,
       mine.size(), pool, logPath,
       [&](size_t i, json &rec) {
         rec = baseRecord(*mine[i]);
-        runCase(*mine[i], ctx, rec);
+        auto t0 = std::chrono::steady_clock::now();
+        std::string step;
+        try {
+          runCase(*mine[i], ctx, rec, step);
+        } catch (const std::exception &e) {
+          // The failed case's time and step (its record says how far it
+          // got; the reason where it stopped).
+          rec["wall_seconds"] = std::chrono::duration<double>(
+                                    std::chrono::steady_clock::now() - t0)
+                                    .count();
+          throw tpu::Error(step.empty() ? e.what() : step + ": " + e.what());
+        }
       },
       [&](size_t i, json &&rec, const std::string &failure) {
         if (!failure.empty()) {
+          // Killed or crashed: the pool's time, the step from the log.
+          json wall = rec.value("wall_seconds", json());
+          std::string step = lastStep(logPath(i));
           rec = baseRecord(*mine[i]);
           rec["status"] = "failed";
-          rec["reason"] = failure;
+          rec["reason"] = step.empty() ? failure : step + ": " + failure;
+          if (!wall.is_null())
+            rec["wall_seconds"] = wall;
         }
         rec["log"] = logPath(i);
         if (rec["status"] != "ok")
@@ -1643,22 +1762,30 @@ int runMerge(const std::vector<std::string> &dirs, const std::string &suitePath,
       byId[id] = {r, d};
     }
   }
-  std::vector<std::string> missing;
+  std::vector<std::string> missing, foreign;
   std::set<std::string> want;
   for (const Run &r : runs) {
     want.insert(r.id);
     if (!byId.count(r.id))
       missing.push_back(r.id);
   }
+  for (auto &[id, rd] : byId)
+    if (!want.count(id))
+      foreign.push_back(id + " (from " + rd.second + ")");
+  // Both at once: a wrong --suite shows as cases missing and cases foreign.
+  std::string wrong;
   if (!missing.empty())
-    return fail(std::to_string(missing.size()) + " of " +
-                std::to_string(runs.size()) + " case(s) of " + suitePath +
-                " are missing (" + tpuc::batch::listSome(missing) + ")");
+    wrong = std::to_string(missing.size()) + " of " +
+            std::to_string(runs.size()) + " case(s) of " + suitePath +
+            " are missing (" + tpuc::batch::listSome(missing) + ")";
+  if (!foreign.empty())
+    wrong += (wrong.empty() ? "" : "; ") + std::to_string(foreign.size()) +
+             " case(s) of the results are not cases of " + suitePath + " (" +
+             tpuc::batch::listSome(foreign) + ")";
+  if (!wrong.empty())
+    return fail(wrong);
   std::vector<json> records;
   for (auto &[id, rd] : byId) {
-    if (!want.count(id))
-      return fail("case " + id + " (from " + rd.second + ") is not a case of " +
-                  suitePath);
     // The index of this suite's enumeration.
     for (const Run &r : runs)
       if (r.id == id)
@@ -1666,8 +1793,7 @@ int runMerge(const std::vector<std::string> &dirs, const std::string &suitePath,
     records.push_back(rd.first);
   }
   tpuc::batch::createDirectory(out.dir);
-  if (std::string e = tpuc::tool::checkOutputPaths({out.json, out.junit});
-      !e.empty())
+  if (std::string e = checkOutputs(su, out); !e.empty())
     return fail(e + "; nothing run");
   return report(su, runs, baseline, records, out, seconds, false);
 }

@@ -49,6 +49,9 @@ struct Similarity {
   size_t nonFiniteAgreed = 0;
   /// Positions where either value is non-finite and they differ.
   size_t nonFiniteMismatched = 0;
+  /// Of those, the positions where the actual value is non-finite, and
+  /// where the reference's is (both when both are, as NaN against inf).
+  size_t nonFiniteInActual = 0, nonFiniteInReference = 0;
   /// The two tensors hold different numbers of elements (nothing compared).
   bool lengthMismatch = false;
   double cosine = 1.0;
