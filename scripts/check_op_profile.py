@@ -29,8 +29,21 @@ def main():
             print(f"{sys.argv[1]}: per-op {per_op} add up to {got}, "
                   f"{total} is {c[total]}", file=sys.stderr)
             return 1
+    # Busy time is a union of intervals: an op's GDMA commands in flight
+    # together count once, so no op is busier than the whole run's GDMA;
+    # ops whose transfers overlap each count the overlap, so the ops
+    # together are at least as busy as the run.
+    for engine in ("tiu", "gdma"):
+        per_op = [o[f"{engine}_busy_cycles"] for o in ops]
+        total = c[f"{engine}.busy_cycles"]
+        if max(per_op) > total or sum(per_op) < total:
+            print(f"{sys.argv[1]}: per-op {engine}_busy_cycles (largest "
+                  f"{max(per_op)}, sum {sum(per_op)}) against "
+                  f"{engine}.busy_cycles {total}", file=sys.stderr)
+            return 1
     print(f"op profile: {len(ops) - 1} ops; cycles, DDR bytes, MACs and "
-          f"commands add up to the totals ({c['total_cycles']} cycles)")
+          f"commands add up to the totals ({c['total_cycles']} cycles), "
+          "busy cycles within them")
     return 0
 
 

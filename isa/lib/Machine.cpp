@@ -3,12 +3,14 @@
 
 #include "tpu/isa/Error.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <set>
 #include <sstream>
+#include <vector>
 
 namespace tpu::isa {
 
@@ -123,10 +125,40 @@ int TimingParams::find(std::string_view key) {
   return -1;
 }
 
+namespace {
+/// Levenshtein distance of two short keys.
+size_t editDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min(
+          {row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+} // namespace
+
 void TimingParams::set(std::string_view key, std::string_view value) {
   int row = find(key);
-  if (row < 0)
-    throw Error("unknown configuration key '" + std::string(key) + "'");
+  if (row < 0) {
+    // A misspelt key: the nearest machine key, when it is near (a third of
+    // the key's letters at most).
+    std::string best;
+    size_t bestDistance = key.size() / 3 + 1;
+    for (const MachineKeyInfo &info : Machine::describe())
+      if (size_t d = editDistance(key, info.key); d < bestDistance)
+        best = info.key, bestDistance = d;
+    throw Error("unknown configuration key '" + std::string(key) + "'" +
+                (best.empty() ? "" : " (did you mean '" + best + "'?)") +
+                "; `tpusim config` lists the keys");
+  }
   kRows[row].put(*this, value, "key '" + std::string(key) + "'");
 }
 
@@ -208,7 +240,10 @@ std::pair<std::string, std::string> splitKeyValue(std::string_view text) {
   size_t eq = text.find('=');
   if (eq == std::string_view::npos)
     throw Error("expected key=value, got '" + std::string(text) + "'");
-  return {trim(text.substr(0, eq)), trim(text.substr(eq + 1))};
+  std::string key = trim(text.substr(0, eq));
+  if (key.empty())
+    throw Error("expected key=value, got '" + std::string(text) + "' (no key)");
+  return {key, trim(text.substr(eq + 1))};
 }
 
 void Machine::assign(std::string_view keyEqualsValue) {

@@ -30,8 +30,9 @@ slurm_array() {
   root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
   tpuc="${TPUC:-$(command -v tpuc || echo "$root/build/bin/tpuc")}"
   tpuc="$(realpath "$tpuc")"
-  mkdir -p "$out/slurm"
+  # Checked before anything is made: a bad file leaves no OUTDIR behind.
   "$tpuc" "$sub" "$file" --check
+  mkdir -p "$out/slurm"
   local jobsArg=""
   [ -n "${JOBS:-}" ] && jobsArg="--jobs $JOBS"
   local array merge dirs="" i

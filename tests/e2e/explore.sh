@@ -96,6 +96,42 @@ assert [p['status'] for p in pts] == ['failed', 'ok'], pts
 assert pts[0]['reason'], pts[0]
 print('failed point:', pts[0]['reason'][:160])
 P
+# Its log says why, too.
+tail -n 1 failing/logs/*.log | grep -q "^failed: "
+# Rerunning another sweep into those results would drop their points:
+# refused, the results kept.
+if "$BIN/tpuc" explore sweep.toml -o failing 2> foreign.err; then exit 1; fi
+grep -q "failing/results.json holds 2 point(s) that are not points of sweep.toml" foreign.err
+$PY -c "import json; assert len(json.load(open('failing/results.json'))['points']) == 2"
+
+# A point past the sweep's timeout is killed and recorded as failed (16
+# 512-channel 3x3 convs on 64 x 64: compiling them takes about a second);
+# a DDR faster than the time resolution (1e12 GB/s) runs to its end (it
+# used to hang the simulator; `timeout` turns a hang into a failure).
+$PY - <<'P'
+import numpy as np, onnx
+from onnx import helper, TensorProto, numpy_helper
+w = numpy_helper.from_array(np.full((512, 512, 3, 3), 0.01, np.float32), 'w')
+names = ['x'] + [f'c{i}' for i in range(15)] + ['y']
+nodes = [helper.make_node('Conv', [names[i], 'w'], [names[i + 1]], pads=[1, 1, 1, 1])
+         for i in range(16)]
+g = helper.make_graph(nodes, 'big', [helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, 512, 64, 64])],
+                      [helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, 512, 64, 64])], [w])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)]), 'big.onnx')
+P
+"$BIN/tpuc" transform big.onnx -o big_top.mlir > /dev/null
+printf 'models = ["big_top.mlir", "cnn_top.mlir"]\ntimeout = 0.1\n' > slow.toml
+"$BIN/tpuc" explore slow.toml -o slow 2> slow.log
+$PY - <<'P'
+import json
+pts = {p['params']['model']: p for p in json.load(open('slow/results.json'))['points']}
+big = pts['big_top.mlir']
+assert big['status'] == 'failed' and 'timed out after 0.1 s (killed)' in big['reason'], big
+print('killed point:', big['reason'][:120])
+P
+printf 'models = ["cnn_top.mlir"]\n[machine]\nddr.bandwidth_gbps = [64, 1e12]\n' > fast.toml
+timeout 300 "$BIN/tpuc" explore fast.toml -o fast 2> fast.log
+grep -q "2 point(s) run (0 failed)" fast.log
 
 # Bad sweep files fail before any point runs, naming the line.
 bad() { # LINE-PATTERN FILE-CONTENT
@@ -115,10 +151,17 @@ bad ":2: empty range" $'models = ["cnn_top.mlir"]\nlg_max_length = { from = 8, t
 bad ":1: model 'missing_top.mlir' does not exist" $'models = ["missing_top.mlir"]'
 bad ": no models" $'quantize = "F16"'
 bad ":2: layer_group = best" $'models = ["cnn_top.mlir"]\nlayer_group = ["dp", "best"]'
+bad ":3: 'chip.lmem_bytes' lists a value twice (64K and 65536)" $'models = ["cnn_top.mlir"]\n[machine]\nchip.lmem_bytes = [64K, 65536]'
+bad ':2: timeout = 0 is out of range' $'models = ["cnn_top.mlir"]\ntimeout = 0'
 # A machine value no combination of the sweep makes valid (lanes are a
 # power of two); one valid only with other values (512 KiB of local memory
 # per lane needs fewer than 64 lanes) leaves those points to fail.
 bad ":3: chip.npu_num = 48: no machine of the sweep with it is valid" $'models = ["cnn_top.mlir"]\n[machine]\nchip.npu_num = [32, 48]'
 printf '%s\n' 'models = ["cnn_top.mlir"]' '[machine]' 'chip.lmem_bytes = [262144, 524288]' 'chip.npu_num = [32, 64]' > pair.toml
 "$BIN/tpuc" explore pair.toml --check -o pairout | grep -q "4 point(s)"
+# scripts/slurm_explore.sh checks the sweep before it makes anything (no
+# Slurm needed to get there).
+if TPUC="$BIN/tpuc" "$ROOT/scripts/slurm_explore.sh" bad.toml 2 slurmout 2> slurm.err; then exit 1; fi
+grep -q "bad.toml:3" slurm.err
+[ ! -e slurmout ]
 echo "explore: OK"

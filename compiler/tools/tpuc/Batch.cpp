@@ -241,6 +241,16 @@ void checkMachineKey(const std::string &key, const std::string &value,
   }
 }
 
+std::string canonicalMachineValue(const std::string &key,
+                                  const std::string &value) {
+  ::tpu::sim::SimConfig cfg = ::tpu::sim::SimConfig::defaults();
+  cfg.set(key, value);
+  for (const auto &[k, v] : cfg.list())
+    if (k == key)
+      return v;
+  return value;
+}
+
 std::string
 machineError(const std::vector<std::pair<std::string, std::string>> &keys) {
   try {
@@ -484,6 +494,9 @@ namespace {
     std::string reason = rec.value("reason", "");
     if (!diag.empty() && reason.find(diag) == std::string::npos)
       rec["reason"] = reason + " [" + diag + "]";
+    // The log says it too (a job that throws may have printed nothing).
+    std::fprintf(stderr, "failed: %s\n", reason.c_str());
+    std::fflush(stderr);
   }
   {
     std::ofstream out(recPath + ".tmp");
@@ -583,6 +596,10 @@ void runPool(size_t n, const PoolOptions &options,
             : "worker exited with status " +
                   std::to_string(WEXITSTATUS(status)) + " without a record";
     std::string diag = tailOf(log, 3);
+    if (std::FILE *f = std::fopen(log.c_str(), "a")) {
+      std::fprintf(f, "failed: %s\n", why.c_str());
+      std::fclose(f);
+    }
     json ran = {
         {"wall_seconds",
          std::chrono::duration<double>(Clock::now() - r.started).count()}};

@@ -86,6 +86,12 @@ void readEntries(const std::string &path, const std::string &what,
 void checkMachineKey(const std::string &key, const std::string &value,
                      int line);
 
+/// A machine key's value as the simulator's configuration prints it
+/// (64K and 65536 alike as 65536, 16.0 as 16): what makes two spellings
+/// the same value. `value` must pass checkMachineKey.
+std::string canonicalMachineValue(const std::string &key,
+                                  const std::string &value);
+
 /// "" when the default machine with `keys` (machine keys, checked by
 /// checkMachineKey, applied in order) passes the compiler's and the
 /// simulator's rules (chip.npu_num a power of two, memory regions apart,
@@ -197,7 +203,8 @@ struct PoolOptions {
 /// Runs \p work(i, record) for every i < n, each in a forked process with
 /// its stdout and stderr in \p logPath(i). A job that throws has its
 /// record's "status" set to "failed" and "reason" to the message (with the
-/// first "error:" line of its log, or its last lines). \p done(i, record,
+/// first "error:" line of its log, or its last lines); the log of a job
+/// that failed ends with a line "failed: WHY". \p done(i, record,
 /// failure) is called in this process as each job ends: failure is empty
 /// when the job delivered its record, else says why it did not (killed by
 /// a signal, exited without a record, timed out) and record holds only

@@ -742,8 +742,13 @@ static int runDeploy() {
   // A key with a prefix (chip.*, tiu.*, ...) is a machine key; a bare key
   // is a chip parameter, as it always was.
   tpu::isa::Machine machine = tpu::isa::Machine::bm1684x();
-  for (const std::string &kv : opts.chipParams)
-    machine.assign(tpu::tool::machineKey(kv));
+  for (const std::string &kv : opts.chipParams) {
+    try {
+      machine.assign(tpu::tool::machineKey(kv));
+    } catch (const tpu::Error &e) {
+      return fail("-p " + kv + ": " + e.what());
+    }
+  }
   machine.validate();
   const tpu::isa::ChipParams &chip = machine.chip;
   bool int8Defaults = opts.tolerance.empty() && *mode == tpuc::QuantMode::INT8;

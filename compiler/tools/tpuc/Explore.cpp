@@ -119,6 +119,8 @@ struct Sweep {
   std::map<std::string, std::string> calibration; ///< resolved model -> table
   /// Compile knobs in fixed order, then machine keys in file order.
   std::vector<Dim> knobs, machine;
+  /// Seconds a point may take before it is killed (a failed point).
+  double timeout = 900;
 };
 
 /// The compile knobs and their defaults (a knob the file does not give has
@@ -215,13 +217,31 @@ Sweep readSweep(const std::string &path) {
       sw.calibration[resolve(key)] = table;
       return;
     }
+    if (section == "sweep" && key == "timeout") {
+      std::string v = tpuc::batch::bareScalar(e.value, key, line);
+      double t = tpuc::batch::number(v, key, line);
+      if (t < 0.1 || t > 86400)
+        throw ParseError{line,
+                         "timeout = " + v + " is out of range [0.1, 86400]"};
+      sw.timeout = t;
+      return;
+    }
     std::vector<std::string> vals = tpuc::batch::values(e.value, line);
     std::set<std::string> distinct(vals.begin(), vals.end());
     if (distinct.size() != vals.size())
       throw ParseError{line, "'" + key + "' lists a value twice"};
     if (section == "machine") {
-      for (const std::string &v : vals)
+      // The same value spelt twice (64K and 65536) would run one machine
+      // twice.
+      std::map<std::string, std::string> canonical;
+      for (const std::string &v : vals) {
         tpuc::batch::checkMachineKey(key, v, line);
+        auto [it, fresh] =
+            canonical.emplace(tpuc::batch::canonicalMachineValue(key, v), v);
+        if (!fresh)
+          throw ParseError{line, "'" + key + "' lists a value twice (" +
+                                     it->second + " and " + v + ")"};
+      }
       sw.machine.push_back(Dim{key, vals, line});
       return;
     }
@@ -244,12 +264,13 @@ Sweep readSweep(const std::string &path) {
     auto known = std::find_if(kKnobs.begin(), kKnobs.end(),
                               [&](auto &k) { return k.first == key; });
     if (known == kKnobs.end())
-      throw ParseError{line, "unknown key '" + key +
-                                 "' (models, quantize, layer_group, "
-                                 "lg_max_length, lg_max_h_slices, lg_h_first, "
-                                 "weight_resident, lg_kernels; machine "
-                                 "keys go under "
-                                 "[machine])"};
+      throw ParseError{line,
+                       "unknown key '" + key +
+                           "' (models, quantize, layer_group, "
+                           "lg_max_length, lg_max_h_slices, lg_h_first, "
+                           "weight_resident, lg_kernels, timeout; machine "
+                           "keys go under "
+                           "[machine])"};
     for (std::string &v : vals)
       if (std::string why = tpuc::batch::checkCompileKnob(key, v); !why.empty())
         throw ParseError{line, key + " = " + v + ": " + why};
@@ -490,6 +511,22 @@ int runSweep(const std::string &sweepPath, const std::string &outDir,
   std::map<std::string, json> have;
   for (json &r : readResults(outDir))
     have[r["hash"].get<std::string>()] = r;
+  // Records of points this sweep does not have (another sweep's, or this
+  // one before an edit) would be dropped when the results are written:
+  // refused instead.
+  std::set<std::string> ours;
+  for (const Point &p : points)
+    ours.insert(p.hash);
+  size_t foreign = 0;
+  for (auto &[hash, r] : have)
+    foreign += !ours.count(hash);
+  if (foreign)
+    throw tpu::Error(outDir + "/results.json holds " + std::to_string(foreign) +
+                     " point(s) that are not points of " + sweepPath +
+                     " as it is now (another sweep's, or from before an "
+                     "edit of the sweep, its models or tables); "
+                     "rerunning would drop them: give another -o, or "
+                     "remove that directory");
   std::vector<json> records;
   std::vector<const Point *> todo;
   for (const Point *p : mine) {
@@ -509,6 +546,7 @@ int runSweep(const std::string &sweepPath, const std::string &outDir,
   };
   tpuc::batch::PoolOptions pool;
   pool.jobs = jobs;
+  pool.timeoutSeconds = [&](size_t) { return sw.timeout; };
   tpuc::batch::runPool(
       todo.size(), pool, logPath,
       [&](size_t i, json &rec) {

@@ -158,7 +158,9 @@ inline void parse(int argc, char **argv,
 /// given; a bare key (npu_num, gmem_bytes) is a chip parameter, chip.<key>.
 inline std::string machineKey(const std::string &keyValue) {
   std::string key = keyValue.substr(0, keyValue.find('='));
-  if (key.find('.') != std::string::npos)
+  // No key ("=5"): left for the parser to name.
+  if (key.find('.') != std::string::npos ||
+      key.find_first_not_of(" \t") == std::string::npos)
     return keyValue;
   return "chip." + keyValue;
 }

@@ -40,6 +40,10 @@ struct OpStats {
   /// command of the op was in flight (the rest of an op's cycles is none).
   uint64_t tiuOwnedCycles = 0, gdmaOwnedCycles = 0;
   uint64_t firstPs = 0, lastPs = 0;
+  /// The time a command of the op ran: TIU cycles; GDMA cycles (the GDMA
+  /// clock, as the gdma.busy_cycles counter) with at least one of the op's
+  /// GDMA commands in flight (two in flight at once count once; the
+  /// transfers of two ops that overlap count for each).
   uint64_t tiuBusyCycles = 0, gdmaBusyCycles = 0;
   uint64_t tiuCommands = 0, gdmaCommands = 0;
   uint64_t macs = 0;
@@ -65,7 +69,8 @@ OpProfile profileOps(const std::vector<TraceEvent> &events,
 nlohmann::json opProfileToJson(const OpProfile &p);
 
 /// Adds an "ops" track (one slice per op over its span) to a Chrome trace
-/// made by traceToJson.
+/// made by traceToJson; an op that starts before the last one ended goes
+/// on a further row ("ops 2", ...), as slices of one row must nest.
 void addOpTrack(nlohmann::json &trace, const OpProfile &p);
 
 /// The `top` ops with the most cycles as text lines for the terminal.

@@ -241,7 +241,17 @@ void DdrChannel::onChange() {
   // let the transfers whose start has come join.
   advance();
   uint64_t now = nowPs();
-  auto drained = [](const Port *p) { return p->remaining <= kDrainedBytes; };
+  // Drained: no byte left, or the bytes left take less than the slack (a
+  // channel of more than 1000 GB/s moves a byte in under a picosecond:
+  // without this, a residue of rounding that drains in less than the time
+  // resolution would be rescheduled at the same time forever). Below 1000
+  // GB/s the second test implies the first.
+  double psPerByteNow =
+      psPerByte_ * double(std::max<size_t>(1, active_.size()));
+  auto drained = [psPerByteNow](const Port *p) {
+    return p->remaining <= kDrainedBytes ||
+           p->remaining * psPerByteNow <= kTimeSlackPs;
+  };
   for (Port *p : active_)
     if (drained(p)) {
       p->drained_ = true;

@@ -20,6 +20,8 @@ OpProfile profileOps(const std::vector<TraceEvent> &events,
   p.ops.push_back(other);
   const size_t otherIndex = nOps;
   uint64_t period = cfg.tiuPeriodPs();
+  // Each op's GDMA commands as (start, end): busy is their union.
+  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> gdmaSpans(nOps + 1);
 
   // The op of every event.
   std::vector<size_t> opOf(events.size(), otherIndex);
@@ -42,11 +44,25 @@ OpProfile profileOps(const std::vector<TraceEvent> &events,
       s.idealCubeCycles += ev.idealCycles;
     } else {
       ++s.gdmaCommands;
-      s.gdmaBusyCycles += (ev.endPs - ev.startPs) / period;
+      gdmaSpans[op].push_back({ev.startPs, ev.endPs});
       s.ddrReadBytes += ev.ddrReadBytes;
       s.ddrWriteBytes += ev.ddrWriteBytes;
       s.gdmaConflictCycles += ev.conflictCycles;
     }
+  }
+
+  uint64_t gdmaPeriod = cfg.gdmaPeriodPs();
+  for (size_t op = 0; op < gdmaSpans.size(); ++op) {
+    std::vector<std::pair<uint64_t, uint64_t>> &spans = gdmaSpans[op];
+    std::sort(spans.begin(), spans.end());
+    uint64_t busyPs = 0, until = 0;
+    for (auto [start, end] : spans) {
+      uint64_t from = std::max(start, until);
+      if (end > from)
+        busyPs += end - from;
+      until = std::max(until, end);
+    }
+    p.ops[op].gdmaBusyCycles = busyPs / gdmaPeriod;
   }
 
   // Exclusive cycles: sweep the run's timeline in TIU cycles; each cycle
@@ -142,25 +158,54 @@ nlohmann::json opProfileToJson(const OpProfile &p) {
 
 void addOpTrack(nlohmann::json &trace, const OpProfile &p) {
   nlohmann::json &list = trace["traceEvents"];
+  // Ops overlap (a group's first loads run beside the one before it), and
+  // the slices of one trace thread must nest: each op goes on the first row
+  // free at its start, rows 99, 98, ... ("ops", "ops 2", ...) above the
+  // engines.
   constexpr int kOpTrack = 99;
-  list.push_back({{"name", "thread_name"},
-                  {"ph", "M"},
-                  {"pid", 0},
-                  {"tid", kOpTrack},
-                  {"args", {{"name", "ops"}}}});
-  list.push_back({{"name", "thread_sort_index"},
-                  {"ph", "M"},
-                  {"pid", 0},
-                  {"tid", kOpTrack},
-                  {"args", {{"sort_index", -1}}}});
-  for (const OpStats &s : p.ops) {
-    if (s.tiuCommands + s.gdmaCommands == 0 || s.name == "(other)")
-      continue;
+  std::vector<size_t> order;
+  for (size_t i = 0; i < p.ops.size(); ++i)
+    if (p.ops[i].tiuCommands + p.ops[i].gdmaCommands != 0 &&
+        p.ops[i].name != "(other)")
+      order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return p.ops[a].firstPs < p.ops[b].firstPs;
+  });
+  std::vector<uint64_t> rowEnd; // ps
+  std::vector<int> rowOf(p.ops.size(), 0);
+  for (size_t i : order) {
+    const OpStats &s = p.ops[i];
+    size_t row = 0;
+    while (row < rowEnd.size() && rowEnd[row] > s.firstPs)
+      ++row;
+    if (row == rowEnd.size())
+      rowEnd.push_back(0);
+    rowEnd[row] = s.lastPs;
+    rowOf[i] = int(row);
+  }
+  for (size_t row = 0; row < std::max<size_t>(1, rowEnd.size()); ++row) {
+    int tid = kOpTrack - int(row);
+    list.push_back({{"name", "thread_name"},
+                    {"ph", "M"},
+                    {"pid", 0},
+                    {"tid", tid},
+                    {"args",
+                     {{"name", row == 0 ? std::string("ops")
+                                        : "ops " + std::to_string(row + 1)}}}});
+    list.push_back(
+        {{"name", "thread_sort_index"},
+         {"ph", "M"},
+         {"pid", 0},
+         {"tid", tid},
+         {"args", {{"sort_index", -1 - int(rowEnd.size()) + int(row)}}}});
+  }
+  for (size_t i : order) {
+    const OpStats &s = p.ops[i];
     list.push_back({{"name", s.name},
                     {"cat", s.type},
                     {"ph", "X"},
                     {"pid", 0},
-                    {"tid", kOpTrack},
+                    {"tid", kOpTrack - rowOf[i]},
                     {"ts", double(s.firstPs) / 1e6},
                     {"dur", double(s.lastPs - s.firstPs) / 1e6},
                     {"args",
@@ -187,9 +232,8 @@ std::string opProfileSummary(const OpProfile &p, size_t top) {
   for (size_t k = 0; k < order.size() && k < top; ++k) {
     const OpStats &s = p.ops[order[k]];
     std::snprintf(line, sizeof(line),
-                  "  %-40.40s %-14.14s %10llu cycles %5.1f %%  DDR %.2f MB\n",
-                  s.name.c_str(), s.type.c_str(),
-                  (unsigned long long)s.cycles,
+                  "  %-40.40s %-23.23s %10llu cycles %5.1f %%  DDR %.2f MB\n",
+                  s.name.c_str(), s.type.c_str(), (unsigned long long)s.cycles,
                   total ? 100.0 * double(s.cycles) / double(total) : 0.0,
                   double(s.ddrReadBytes + s.ddrWriteBytes) / 1e6);
     out += line;
