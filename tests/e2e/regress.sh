@@ -218,6 +218,11 @@ MACHINE="ddr.bandwidth_gbps = 4" write_suite
 must_fail "a timing change" \
   "^f16/F16: FAIL: cycles [0-9]* vs baseline [0-9]* (+[0-9.]* %, allowed 0.5 %); moved most: " \
   "^f16/F16: ops moved most against the baseline:" "^    group0 +"
+# The same groups as the baseline's (so no note that the ops differ).
+$PY -c "import json; b = next(c for c in json.load(open('out/results.json'))['cases'] if c['id'] == 'f16/F16')['baseline']; assert (b['ops_new'], b['ops_gone']) == (0, 0), b"
+# Other groups (layer_group none for the f16 case): named as such.
+MACHINE='layer_group = "none"' write_suite
+must_fail "other groups" "^f16/F16: ops moved most against the baseline (the ops differ from the baseline's, [0-9]* new and [0-9]* gone"
 # Faster than the baseline (4x the default 64 GB/s): passes, with a note.
 MACHINE="ddr.bandwidth_gbps = 256" write_suite
 "$T" regress suite.toml -o out --jobs 2 > better.txt || { cat better.txt; exit 1; }

@@ -1313,6 +1313,19 @@ void judge(std::vector<json> &records, const std::vector<Run> &runs,
       const Perf &b = it->second;
       Perf now = perfOf(rec);
       json diff = opDiff(now, b, 5);
+      // Ops are matched by name: when the lists differ, the compiler
+      // grouped the layers otherwise and a group of one name may hold
+      // other layers than the baseline's.
+      std::set<std::string> before, after;
+      for (auto &o : b.ops)
+        before.insert(o.first);
+      for (auto &o : now.ops)
+        after.insert(o.first);
+      size_t opsNew = 0, opsGone = 0;
+      for (const std::string &n : after)
+        opsNew += !before.count(n);
+      for (const std::string &n : before)
+        opsGone += !after.count(n);
       rec["baseline"] = {
           {"cycles", b.cycles},
           {"time_us", b.timeUs},
@@ -1323,7 +1336,9 @@ void judge(std::vector<json> &records, const std::vector<Run> &runs,
           {"ddr_bytes_percent", percent(now.ddrBytes, b.ddrBytes)},
           {"mac_utilisation_percent",
            percent(now.macUtilisation, b.macUtilisation)},
-          {"ops_moved_most", diff}};
+          {"ops_moved_most", diff},
+          {"ops_new", opsNew},
+          {"ops_gone", opsGone}};
       if (!updating) {
         char buf[256];
         std::string most;
@@ -1524,8 +1539,16 @@ std::string table(const std::vector<json> &records) {
              why.get<std::string>() + "\n";
     if (r.contains("baseline") && r["baseline"].is_object() &&
         !r["baseline"]["ops_moved_most"].empty()) {
+      const json &b = r["baseline"];
+      size_t opsNew = b.value("ops_new", 0), opsGone = b.value("ops_gone", 0);
       s += r["id"].get<std::string>() + ": ops moved most against the "
-                                        "baseline:";
+                                        "baseline";
+      if (opsNew + opsGone)
+        s += " (the ops differ from the baseline's, " + std::to_string(opsNew) +
+             " new and " + std::to_string(opsGone) +
+             " gone: the layers were grouped otherwise, and ops are matched "
+             "by name)";
+      s += ":";
       for (const json &d : r["baseline"]["ops_moved_most"])
         s += "\n    " + describeOp(d);
       s += "\n";
