@@ -469,6 +469,7 @@ int runReadModel(const Options &o, sim::SimMode mode,
     r.modelPath = o.model;
     r.stats = statsJson;
     r.events = &s.trace();
+    r.ddrBusy = &s.ddrBusy();
     r.profile = profile ? &*profile : nullptr;
     std::string html = sim::renderReport(r, cfg);
     files.write(o.report, [&](const std::string &t) {

@@ -5,7 +5,9 @@
 # script ran to the end ("rendered: N ops"), that no console error was
 # logged, that the summary and every row of the per-op table show the stats
 # JSON's numbers, and that the charts were drawn; writes a screenshot to
-# the build tree for people to look at.
+# the build tree for people to look at. Then tpuc explore's report: one
+# Pareto front per workload, each equal to the one computed from
+# results.json.
 #
 #   report_test.sh --bin BUILD/bin --work DIR --screenshot FILE.png
 set -euo pipefail
@@ -104,4 +106,56 @@ for chart in ("timeline", "roofline", "ddr", "lmem"):
 assert dom.count("<path") >= 4 and "roof-point" in dom, "charts not drawn"
 print(f"report: rendered, {len(rows)} op rows and the summary equal the stats "
       "JSON, no console errors")
+PY
+
+# The DDR chart is the channel's record of when it moved bytes: no bin above
+# the peak, and its bytes are the run's bus bytes (ResNet-style overlap of
+# two GDMA commands used to put bins at 93 GB/s of a 64 GB/s channel).
+/usr/bin/python3 - report.html stats.json <<'PY'
+import json, re, sys
+html = open(sys.argv[1]).read()
+d = json.loads(re.search(r'<script id="data" type="application/json">(.*?)</script>',
+                         html, re.S).group(1))
+c = {x["name"]: x["value"] for x in json.load(open(sys.argv[2]))["counters"]}
+series = d["ddrSeries"]
+assert max(v for _, v in series) <= d["ddrPeakGBps"] * (1 + 1e-12), series
+# Seconds per bin: cycles per bin over the clock (peak bytes per second
+# over peak bytes per cycle).
+bin_s = c["total_cycles"] / len(series) * d["ddrBytesPerCycle"] / (d["ddrPeakGBps"] * 1e9)
+chart = sum(v * 1e9 * bin_s for _, v in series)
+assert abs(chart - c["ddr.bus_bytes"]) <= 1e-6 * c["ddr.bus_bytes"], (chart, c["ddr.bus_bytes"])
+print(f"report: the DDR chart holds the run's {c['ddr.bus_bytes']} bus bytes, none above the peak")
+PY
+
+# tpuc explore's report: one Pareto front per workload (model and
+# quantisation: two models' latencies do not compete), each front the one
+# computed here from results.json.
+printf '%s\n' 'models = ["top.mlir"]' 'quantize = ["F16", "BF16"]' \
+  'layer_group = ["none", "dp"]' '[machine]' 'chip.npu_num = [32, 64]' \
+  'ddr.bandwidth_gbps = [16, 64]' > sweep.toml
+"$BIN/tpuc" explore sweep.toml -o sweep 2> /dev/null
+timeout 120 chromium "${flags[@]}" --dump-dom "file://$WORK/sweep/report.html" \
+  > sweep_dom.html 2> sweep_console.txt
+/usr/bin/python3 - sweep/results.json sweep_dom.html sweep_console.txt <<'PY'
+import json, re, sys
+pts = [p for p in json.load(open(sys.argv[1]))["points"] if p["status"] == "ok"]
+dom = open(sys.argv[2]).read()
+errors = [l for l in open(sys.argv[3]).read().splitlines()
+          if "CONSOLE" in l and ("Uncaught" in l or "Error" in l)]
+assert not errors, "console errors:\n" + "\n".join(errors)
+workloads = re.findall(r'data-workload="([^"]*)"', dom)
+assert workloads == ["top.mlir F16", "top.mlir BF16"], workloads
+# The front tables' first cells (the point indices), one table per workload
+# in that order.
+shown = [sorted(int(i) for i in re.findall(r'<tr class="front-row"><td>(\d+)</td>', t))
+         for t in re.split(r'data-workload=', dom)[1:]]
+for w, got in zip(["F16", "BF16"], shown):
+    mine = [p for p in pts if p["params"]["quantize"] == w]
+    want = sorted(a["index"] for a in mine if not any(
+        b is not a and b["cost_proxy"] <= a["cost_proxy"] and
+        b["latency_us"] <= a["latency_us"] and
+        (b["cost_proxy"] < a["cost_proxy"] or b["latency_us"] < a["latency_us"])
+        for b in mine))
+    assert got == want, (w, got, want)
+print(f"explore report: a front per workload ({len(workloads)}), as results.json gives them")
 PY

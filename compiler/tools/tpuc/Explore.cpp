@@ -647,12 +647,14 @@ td,th{border:1px solid #ddd;padding:2px 6px;font-size:12px}
 <section><h2>Pareto front: latency against cost</h2>
 <p>Cost proxy = lanes x local memory per lane (chip.npu_num x chip.lmem_bytes,
 in bytes): the local-memory area the point pays for. Orange: the points no
-other point beats in both latency and cost (the Pareto front), joined.</p>
-<svg id="pareto" width="760" height="420"></svg>
-<table id="front-table"></table></section>
+other point beats in both latency and cost (the Pareto front), joined. One
+front per workload (model and quantisation): the latencies of two models
+do not compete.</p>
+<div id="fronts"></div></section>
 <section><h2>Latency and DDR traffic against each swept parameter</h2>
-<p>One chart per parameter that takes more than one value; each dot is a
-point (the other parameters vary across the dots of one x value).</p>
+<p>One chart per parameter that takes more than one value, per workload;
+each dot is a point (the other parameters vary across the dots of one x
+value).</p>
 <div id="params"></div></section>
 <section><h2>Failed points</h2><table id="failed"></table></section>
 <script>
@@ -725,42 +727,60 @@ function label(p) {
   return '#' + p.index + ' ' + Object.entries(p.params).map(([k, v]) => k + '=' + v).join(' ') +
     '\nlatency ' + p.latency_us + ' us, ' + p.cycles + ' cycles, DDR ' + p.ddr_bytes + ' B';
 }
-// Pareto front: no other point has both lower-or-equal latency and cost,
-// one of them strictly lower.
-const pp = ok.map(p => ({x: p.cost_proxy, y: p.latency_us, label: label(p), rec: p}));
-for (const a of pp)
-  a.front = !pp.some(b => b !== a && b.x <= a.x && b.y <= a.y && (b.x < a.x || b.y < a.y));
-if (pp.length) scatter(document.getElementById('pareto'), pp,
-  'cost proxy: lanes x local memory per lane (bytes)', 'latency (us)',
-  {front: pp.filter(p => p.front)});
-const ft = document.getElementById('front-table');
-const front = pp.filter(p => p.front).sort((a, b) => a.x - b.x);
-if (front.length) {
+// The workloads: a model in one quantisation, in the order of the points.
+const workloadOf = p => p.params.model + (p.params.quantize ? ' ' + p.params.quantize : '');
+const workloads = [...new Set(ok.map(workloadOf))];
+const many = workloads.length > 1;
+function heading(parent, tag, text) {
+  const h = document.createElement(tag);
+  h.textContent = text;
+  parent.appendChild(h);
+}
+// Pareto front of each workload: no other point of it has both
+// lower-or-equal latency and cost, one of them strictly lower.
+const fronts = document.getElementById('fronts');
+for (const w of workloads) {
+  const pp = ok.filter(p => workloadOf(p) === w)
+               .map(p => ({x: p.cost_proxy, y: p.latency_us, label: label(p), rec: p}));
+  for (const a of pp)
+    a.front = !pp.some(b => b !== a && b.x <= a.x && b.y <= a.y && (b.x < a.x || b.y < a.y));
+  heading(fronts, 'h3', w);
+  const svg = el('svg', {width: 760, height: 420, 'data-workload': w});
+  fronts.appendChild(svg);
+  scatter(svg, pp, 'cost proxy: lanes x local memory per lane (bytes)', 'latency (us)',
+          {front: pp.filter(p => p.front)});
+  const ft = document.createElement('table');
+  fronts.appendChild(ft);
+  const front = pp.filter(p => p.front).sort((a, b) => a.x - b.x);
   const keys = Object.keys(front[0].rec.params);
   const h = ft.insertRow();
   for (const k of ['#', ...keys, 'cost proxy', 'latency (us)', 'DDR bytes'])
     h.appendChild(document.createElement('th')).textContent = k;
   for (const p of front) {
     const r = ft.insertRow();
+    r.className = 'front-row';
     for (const v of [p.rec.index, ...keys.map(k => p.rec.params[k]), fmt(p.x), p.y, p.rec.ddr_bytes])
       r.insertCell().textContent = v;
   }
 }
-// Per swept parameter.
+// Per swept parameter, per workload.
 const keys = [...new Set(DATA.points.flatMap(p => Object.keys(p.params)))];
 const div = document.getElementById('params');
 for (const k of keys) {
-  const vals = new Set(ok.map(p => p.params[k]));
-  if (vals.size < 2) continue;
-  const h = document.createElement('h3');
-  h.textContent = k;
-  div.appendChild(h);
-  const num = [...vals].every(v => v !== '' && !isNaN(Number(v)));
-  const xOf = p => num ? Number(p.params[k]) : p.params[k];
-  for (const [m, name] of [['latency_us', 'latency (us)'], ['ddr_bytes', 'DDR bytes']]) {
-    const svg = el('svg', {width: 560, height: 300});
-    div.appendChild(svg);
-    scatter(svg, ok.map(p => ({x: xOf(p), y: p[m], label: label(p)})), k, name);
+  if (new Set(ok.map(p => p.params[k])).size < 2) continue;
+  heading(div, 'h3', k);
+  for (const w of workloads) {
+    const mine = ok.filter(p => workloadOf(p) === w);
+    const vals = new Set(mine.map(p => p.params[k]));
+    if (vals.size < 2) continue;
+    if (many) heading(div, 'h4', w);
+    const num = [...vals].every(v => v !== '' && !isNaN(Number(v)));
+    const xOf = p => num ? Number(p.params[k]) : p.params[k];
+    for (const [m, name] of [['latency_us', 'latency (us)'], ['ddr_bytes', 'DDR bytes']]) {
+      const svg = el('svg', {width: 560, height: 300});
+      div.appendChild(svg);
+      scatter(svg, mine.map(p => ({x: xOf(p), y: p[m], label: label(p)})), k, name);
+    }
   }
 }
 const fl = document.getElementById('failed');

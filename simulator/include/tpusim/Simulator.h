@@ -88,6 +88,10 @@ public:
   /// Records one TraceEvent per command from now on.
   void setTracing(bool on);
   const std::vector<TraceEvent> &trace() const;
+  /// While tracing: the intervals [start, end), ps since the run's start,
+  /// in which the DDR channel moved bytes (at its peak rate, which its
+  /// transfers share), in time order.
+  const std::vector<std::pair<uint64_t, uint64_t>> &ddrBusy() const;
 
   /// Calls `observer` after every command from now on (an empty function
   /// removes it). The observer may read and write the machine state.

@@ -109,6 +109,10 @@ struct RunContext {
   MachineState *state = nullptr;
   SimStats *stats = nullptr;
   std::vector<TraceEvent> *trace = nullptr; ///< Null: tracing off.
+  /// With tracing: the intervals [start, end) (ps since the run's start)
+  /// during which the DDR channel moved bytes, at its peak rate (a fluid
+  /// channel shares that rate among its transfers; Simulator::ddrBusy).
+  std::vector<std::pair<uint64_t, uint64_t>> *ddrBusy = nullptr;
   unsigned group = 0;
   /// Called right after each command has executed (Simulator::
   /// setCommandObserver); null: none.
@@ -267,7 +271,11 @@ public:
     sc_core::sc_event *wake_ = nullptr;
   };
 
-  void configure(double psPerByte, uint64_t latencyPs);
+  /// `busyLog` (may be null): where the intervals the channel moves bytes
+  /// go, as ps since `originPs` (adjacent ones merged).
+  void configure(double psPerByte, uint64_t latencyPs,
+                 std::vector<std::pair<uint64_t, uint64_t>> *busyLog = nullptr,
+                 uint64_t originPs = 0);
   /// Blocks the calling thread until `busBytes` have been moved for `port`;
   /// the transfer joins the channel `startDelayPs` from now (the requester's
   /// own start-up, folded in so that it costs no extra wake-up).
@@ -290,6 +298,8 @@ private:
   double psPerByte_ = 1;
   uint64_t latencyPs_ = 0;
   uint64_t lastPs_ = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> *busyLog_ = nullptr;
+  uint64_t originPs_ = 0;
   std::vector<Port *> active_;
   std::vector<Port *> pending_; ///< Joining later (startDelayPs > 0).
   sc_core::sc_event change_;

@@ -38,6 +38,7 @@ struct Simulator::Impl {
   Tpu &tpu;
   SimStats stats;
   std::vector<TraceEvent> trace;
+  std::vector<std::pair<uint64_t, uint64_t>> ddrBusy;
   bool tracing = false;
   CommandObserver observer;
   unsigned groups = 0;
@@ -64,6 +65,7 @@ void Simulator::Impl::run(const CommandStream &tiu, const CommandStream &gdma) {
   ctx.state = &state;
   ctx.stats = &stats;
   ctx.trace = tracing ? &trace : nullptr;
+  ctx.ddrBusy = tracing ? &ddrBusy : nullptr;
   ctx.group = groups;
   ctx.observer = observer ? &observer : nullptr;
   ctx.runStartPs = startPs;
@@ -102,6 +104,9 @@ void Simulator::setCommandObserver(CommandObserver observer) {
   impl_->observer = std::move(observer);
 }
 const std::vector<TraceEvent> &Simulator::trace() const { return impl_->trace; }
+const std::vector<std::pair<uint64_t, uint64_t>> &Simulator::ddrBusy() const {
+  return impl_->ddrBusy;
+}
 void Simulator::setCommandBudget(uint64_t maxCommands) {
   impl_->budget = maxCommands;
 }

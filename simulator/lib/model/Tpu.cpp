@@ -85,7 +85,8 @@ void Tpu::runGroup(RunContext &ctx, const CommandStream &tiuStream,
   gdmaQueue.load(&gdmaStream);
   lmem.bind(ctx.state->chip, *ctx.stats);
   lmem.tiuBanks().clear();
-  ddr.configure(ctx.cfg->ddrPsPerByte(), ctx.cfg->ddrLatencyPs());
+  ddr.configure(ctx.cfg->ddrPsPerByte(), ctx.cfg->ddrLatencyPs(), ctx.ddrBusy,
+                ctx.runStartPs);
   // The MCU starts both engines on the group (timing.md, "MCU").
   uint64_t launch = ctx.timed() ? ctx.cfg->mcuGroupLaunchPs() : 0;
   ctx.stats->launchPs += launch;

@@ -176,9 +176,13 @@ DdrChannel::DdrChannel(sc_core::sc_module_name name)
   dont_initialize();
 }
 
-void DdrChannel::configure(double psPerByte, uint64_t latencyPs) {
+void DdrChannel::configure(double psPerByte, uint64_t latencyPs,
+                           std::vector<std::pair<uint64_t, uint64_t>> *busyLog,
+                           uint64_t originPs) {
   psPerByte_ = psPerByte;
   latencyPs_ = latencyPs;
+  busyLog_ = busyLog;
+  originPs_ = originPs;
 }
 
 void DdrChannel::transfer(Port &port, uint64_t busBytes,
@@ -214,6 +218,13 @@ void DdrChannel::advance() {
     double drained = double(now - lastPs_) / (psPerByte_ * active_.size());
     for (Port *p : active_)
       p->remaining -= drained;
+    if (busyLog_) {
+      uint64_t a = lastPs_ - originPs_, b = now - originPs_;
+      if (!busyLog_->empty() && busyLog_->back().second == a)
+        busyLog_->back().second = b;
+      else
+        busyLog_->push_back({a, b});
+    }
   }
   lastPs_ = now;
 }

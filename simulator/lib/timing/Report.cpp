@@ -330,33 +330,29 @@ std::string renderReport(const ReportInput &in, const SimConfig &cfg) {
       ev.push_back({0, s.firstPs / period, s.lastPs / period, int(i)});
     }
   d["events"] = std::move(ev);
-  // DDR bandwidth over time: each GDMA command's DDR bytes spread evenly
-  // over its duration, in 300 bins, as GB/s.
+  // DDR bandwidth over time, in 300 bins, as GB/s: the channel's own
+  // record of when it moved bytes (at its peak rate, which the transfers in
+  // flight share), so no bin exceeds the peak. (Spreading each command's
+  // bytes over its whole duration, start-up and latency included, put
+  // overlapping commands above it.)
   const size_t bins = 300;
-  std::vector<double> bytes(bins, 0.0);
+  std::vector<double> busyPs(bins, 0.0);
   uint64_t end = std::max<uint64_t>(total, 1);
-  for (const TraceEvent &e : events) {
-    if (e.engine != isa::Engine::Gdma)
-      continue;
-    double b = double(e.ddrReadBytes + e.ddrWriteBytes);
-    if (b == 0)
-      continue;
-    double a = double(e.startPs) / double(period), z = double(e.endPs) / double(period);
-    if (z <= a)
-      z = a + 1;
-    double binW = double(end) / double(bins);
-    for (size_t k = size_t(a / binW); k < bins && double(k) * binW < z; ++k) {
-      double lo = std::max(a, double(k) * binW), hi = std::min(z, double(k + 1) * binW);
-      if (hi > lo)
-        bytes[k] += b * (hi - lo) / (z - a);
-    }
-  }
+  double binPs = double(end) * double(period) / double(bins);
+  if (in.ddrBusy)
+    for (auto [a, z] : *in.ddrBusy)
+      for (size_t k = size_t(double(a) / binPs);
+           k < bins && double(k) * binPs < double(z); ++k) {
+        double lo = std::max(double(a), double(k) * binPs);
+        double hi = std::min(double(z), double(k + 1) * binPs);
+        if (hi > lo)
+          busyPs[k] += hi - lo;
+      }
   double cyclesPerSecond = cfg.tiuFreqMhz * 1e6;
-  double binSeconds = double(end) / double(bins) / cyclesPerSecond;
   nlohmann::json ddr = nlohmann::json::array();
   for (size_t k = 0; k < bins; ++k)
     ddr.push_back({double(k) * double(end) / double(bins),
-                   bytes[k] / binSeconds / 1e9});
+                   std::min(1.0, busyPs[k] / binPs) * cfg.ddrBandwidthGBps});
   d["ddrSeries"] = std::move(ddr);
   d["ddrPeakGBps"] = cfg.ddrBandwidthGBps;
   d["ddrBytesPerCycle"] = cfg.ddrBandwidthGBps * 1e9 / cyclesPerSecond;
