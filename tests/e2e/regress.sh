@@ -323,6 +323,8 @@ if "$T" regress merge s0 --suite suite.toml -o bad > m.err 2>&1; then exit 1; fi
 grep -q "2 of 4 case(s) of suite.toml are missing" m.err
 if "$T" regress merge s0 s0 --suite suite.toml -o bad > m.err 2>&1; then exit 1; fi
 grep -q "is in both" m.err
+if "$T" regress merge s0 s1 --suite suite.toml -o bad --shard 0/2 2> m.err; then exit 1; fi
+grep -q "drop --shard" m.err
 # The wrong suite: its cases missing and the shards' cases foreign, both.
 printf '[case.other]\nmodel = "cnn.onnx"\ninput_shapes = "[[1,3,32,32]]"\n' > other.toml
 if "$T" regress merge s0 s1 --suite other.toml -o bad > m.err 2>&1; then exit 1; fi

@@ -71,4 +71,14 @@ for c in cases:
     assert {'onnxruntime': 'cached'} in c['steps'], c['steps']
 print('ONNX Runtime references from the cache:', len(cases))
 P
+# A script that does not run (TPUC_ORT_RUN): the case fails at its
+# onnxruntime step, naming node's error rather than its stack's last lines.
+printf 'this is not javascript(\n' > broken.js
+printf '[case.c]\nmodel = "cnn.onnx"\ninput_shapes = "[[1,3,32,32]]"\ninput = "in2.npz"\nreference = "onnxruntime"\n' > broken.toml
+cp in.npz in2.npz
+if TPUC_ORT_RUN="$PWD/broken.js" "$BIN/tpuc" regress broken.toml -o bout > broken.txt; then
+  cat broken.txt; exit 1
+fi
+cat broken.txt
+grep -q "^c/F16: ERROR: onnxruntime: .*SyntaxError" broken.txt
 echo "regress_ort: OK"

@@ -431,6 +431,13 @@ CommandLine readCommandLine(const CommonOptions &options) {
     cl.merge = true;
     cl.positional.erase(cl.positional.begin());
   }
+  // Options that mean nothing to a merge: refused rather than ignored.
+  if (cl.merge && options.shard.getNumOccurrences())
+    throw ::tpu::Error("--shard is for running a shard; merge joins them "
+                       "(drop --shard)");
+  if (cl.merge && options.jobs.getNumOccurrences())
+    throw ::tpu::Error("--jobs is for running; merge runs nothing (drop "
+                       "--jobs)");
   return cl;
 }
 
@@ -451,7 +458,10 @@ std::string tailOf(const std::string &path, size_t lines) {
   std::vector<std::string> all;
   std::string l;
   while (std::getline(in, l)) {
-    if (l.find("error:") != std::string::npos)
+    // Our tools' "error:" and node's / Python's "Error:" ("SyntaxError:
+    // Unexpected token", "Error: Cannot find module").
+    if (l.find("error:") != std::string::npos ||
+        l.find("Error:") != std::string::npos)
       return trim(l).substr(0, 400);
     if (!trim(l).empty())
       all.push_back(l.substr(0, 200));

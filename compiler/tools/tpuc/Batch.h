@@ -180,7 +180,7 @@ struct CommandLine {
   Shard shard;
 };
 /// Reads \p options once llvm::cl parsed them; throws tpu::Error naming a
-/// bad --jobs or --shard.
+/// bad --jobs or --shard, or either given to a merge.
 CommandLine readCommandLine(const CommonOptions &options);
 /// "I/N" with 0 <= I < N; throws tpu::Error otherwise.
 Shard parseShard(const std::string &text);
@@ -216,8 +216,8 @@ void runPool(size_t n, const PoolOptions &options,
              const std::function<void(size_t, nlohmann::json &&,
                                       const std::string &failure)> &done);
 
-/// The first "error:" line of the file at \p path, else its last \p lines
-/// non-empty lines joined with " | ".
+/// The first "error:" (or "Error:", node's and Python's) line of the file at \p
+/// path, else its last \p lines non-empty lines joined with " | ".
 std::string tailOf(const std::string &path, size_t lines);
 
 //===----------------------------------------------------------------------===//
