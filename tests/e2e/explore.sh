@@ -108,17 +108,7 @@ $PY -c "import json; assert len(json.load(open('failing/results.json'))['points'
 # 512-channel 3x3 convs on 64 x 64: compiling them takes about a second);
 # a DDR faster than the time resolution (1e12 GB/s) runs to its end (it
 # used to hang the simulator; `timeout` turns a hang into a failure).
-$PY - <<'P'
-import numpy as np, onnx
-from onnx import helper, TensorProto, numpy_helper
-w = numpy_helper.from_array(np.full((512, 512, 3, 3), 0.01, np.float32), 'w')
-names = ['x'] + [f'c{i}' for i in range(15)] + ['y']
-nodes = [helper.make_node('Conv', [names[i], 'w'], [names[i + 1]], pads=[1, 1, 1, 1])
-         for i in range(16)]
-g = helper.make_graph(nodes, 'big', [helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, 512, 64, 64])],
-                      [helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, 512, 64, 64])], [w])
-onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)]), 'big.onnx')
-P
+$PY "$ROOT/tests/e2e/make_big_conv.py"
 "$BIN/tpuc" transform big.onnx -o big_top.mlir > /dev/null
 printf 'models = ["big_top.mlir", "cnn_top.mlir"]\ntimeout = 0.1\n' > slow.toml
 "$BIN/tpuc" explore slow.toml -o slow 2> slow.log
