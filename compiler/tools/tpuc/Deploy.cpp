@@ -259,7 +259,8 @@ cl::opt<bool> lgKernelsArg(
 cl::opt<bool> noChannelSlicesArg(
     "no-channel-slices",
     cl::desc("a layer group never cuts the channels (default: it does when "
-             "no slicing of the batch and rows fits local memory)"),
+             "no slicing of the batch and rows fits local memory, or when "
+             "the cost model finds it faster)"),
     cl::sub(command), cl::cat(groupCategory));
 cl::opt<bool> noWidthSlicesArg(
     "no-width-slices",

@@ -178,9 +178,11 @@ struct GroupOptions {
   /// Keep the weights in local memory for the whole group (default), or
   /// load them again before every slice.
   bool weightResident = true;
-  /// When no slicing of the batch and rows fits, try cutting the channels
-  /// too (whole lane slots; each slice then loads its channels' weights):
-  /// a convolution whose weights exceed local memory.
+  /// Also try cutting the channels (whole lane slots; each slice then
+  /// loads its channels' weights): what runs a convolution whose weights
+  /// exceed local memory, and is taken wherever the cost model finds it
+  /// faster (weight slices small enough for two copies load while the
+  /// previous slice computes).
   bool channelSlices = true;
   /// When nothing else fits (not even one row of every value), cut each
   /// row's columns too, into 2, 3, ... slices (columnSliceError says which

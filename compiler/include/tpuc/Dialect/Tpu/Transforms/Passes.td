@@ -49,7 +49,7 @@ def LayerGroup : Pass<"tpu-layer-group", "mlir::ModuleOp"> {
     Option<"noChannelSlices", "no-channel-slices", "bool",
            /*default=*/"false",
            "Never cut a group's channels (else: when no slicing of the "
-           "batch and rows fits)">,
+           "batch and rows fits, or the cost model finds it faster)">,
     Option<"noWidthSlices", "no-width-slices", "bool",
            /*default=*/"false",
            "Never cut a group's rows into column slices (else: the last "
