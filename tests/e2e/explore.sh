@@ -59,6 +59,10 @@ done
 # A rerun skips every point.
 "$BIN/tpuc" explore sweep.toml -o all 2> rerun.log
 grep -q "0 point(s) run (0 failed), 8 skipped" rerun.log
+# A shard run into those results keeps the other shard's points.
+"$BIN/tpuc" explore sweep.toml -o all --shard 0/2 2> rerun.log
+grep -q "0 point(s) run (0 failed), 4 skipped" rerun.log
+$PY -c "import json; assert len(json.load(open('all/results.json'))['points']) == 8"
 
 # Shards + merge equal the one-process run.
 "$BIN/tpuc" explore sweep.toml -o s0 --shard 0/2 2>/dev/null

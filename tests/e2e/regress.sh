@@ -257,6 +257,14 @@ for args in "--json zout/x --junit zout/x" "--junit zero.toml" "--json zero.base
   fi
   grep -q "give each its own file; nothing run" clash.err || { cat clash.err; exit 1; }
 done
+# A refusal leaves no output directory behind.
+if "$T" regress zero.toml -o fresh/out --cache out/cache --junit zero.toml 2> clash.err; then exit 1; fi
+[ ! -e fresh ]
+# A baseline from before time_us: the time is not compared, and the JSON
+# says none (null), not +100 %.
+grep -v "^  time_us " zero.baseline > notime.baseline
+"$T" regress zero.toml -o notime --cache out/cache --baseline notime.baseline > /dev/null
+$PY -c "import json; b = json.load(open('notime/results.json'))['cases'][0]['baseline']; assert b['time_us'] is None and b['time_percent'] is None, b"
 grep -q "^\[case" zero.toml
 
 # A case that does not compile (1 KiB of local memory fits no kernel) and
@@ -286,8 +294,12 @@ check_junit out/junit.xml 6 0 2
 # The cases that did not run have their time (the killed one its second).
 $PY - <<'P'
 import json
-t = {c['id']: c['wall_seconds'] for c in json.load(open('out/results.json'))['cases']}
+cases = json.load(open('out/results.json'))['cases']
+t = {c['id']: c['wall_seconds'] for c in cases}
 assert t['slow/F32'] >= 1 and t['nolmem/F16'] > 0, t
+# The step is named once, not again among the log's last lines.
+for c in cases:
+    assert '== step' not in c.get('reason', ''), c['reason']
 P
 mv suite.good suite.toml
 must_pass

@@ -145,6 +145,9 @@ errors = [l for l in open(sys.argv[3]).read().splitlines()
 assert not errors, "console errors:\n" + "\n".join(errors)
 workloads = re.findall(r'data-workload="([^"]*)"', dom)
 assert workloads == ["top.mlir F16", "top.mlir BF16"], workloads
+# A key that only tells the workloads apart has no (empty) chart heading.
+assert "<h3>quantize</h3>" not in dom, "an empty heading for quantize"
+assert "<h3>chip.npu_num</h3>" in dom
 # The front tables' first cells (the point indices), one table per workload
 # in that order.
 shown = [sorted(int(i) for i in re.findall(r'<tr class="front-row"><td>(\d+)</td>', t))

@@ -463,7 +463,7 @@ std::string tailOf(const std::string &path, size_t lines) {
     if (l.find("error:") != std::string::npos ||
         l.find("Error:") != std::string::npos)
       return trim(l).substr(0, 400);
-    if (!trim(l).empty())
+    if (!trim(l).empty() && l.rfind(kLogMarker, 0) != 0)
       all.push_back(l.substr(0, 200));
   }
   std::string out;

@@ -216,8 +216,13 @@ void runPool(size_t n, const PoolOptions &options,
              const std::function<void(size_t, nlohmann::json &&,
                                       const std::string &failure)> &done);
 
-/// The first "error:" (or "Error:", node's and Python's) line of the file at \p
-/// path, else its last \p lines non-empty lines joined with " | ".
+/// How a job's log lines that mark its progress begin ("== step compile"):
+/// tailOf leaves them out of a failure's diagnostic.
+constexpr const char *kLogMarker = "== ";
+
+/// The first "error:" (or "Error:", node's and Python's) line of the file
+/// at \p path, else its last \p lines non-empty lines (markers left out)
+/// joined with " | ".
 std::string tailOf(const std::string &path, size_t lines);
 
 //===----------------------------------------------------------------------===//

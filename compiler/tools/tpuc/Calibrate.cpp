@@ -334,7 +334,9 @@ static int runCalibrate() {
     return fail("unknown --method '" + opts.method + "' (one of " +
                 cal::methodNames() + ")");
   if (std::string error = tpuc::tool::checkOutputPaths(
-          {opts.output}, {{"the module", opts.model}});
+          {opts.output}, {{"the module", opts.model},
+                          {"the module's weight file",
+                           tpuc::tool::moduleWeightFile(opts.model)}});
       !error.empty())
     return fail(error);
 

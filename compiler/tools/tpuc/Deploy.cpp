@@ -779,6 +779,8 @@ static int runDeploy() {
     outputs.push_back(outputsPath);
   if (std::string error = tpuc::tool::checkOutputPaths(
           outputs, {{"the module", opts.model},
+                    {"the module's weight file",
+                     tpuc::tool::moduleWeightFile(opts.model)},
                     {"--test-input", opts.testInput},
                     {"--test-reference", opts.testReference},
                     {"--calibration-table", opts.calibrationTable},

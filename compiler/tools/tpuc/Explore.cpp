@@ -506,7 +506,6 @@ int runSweep(const std::string &sweepPath, const std::string &outDir,
   for (const Point &p : points)
     if (shard.mine(p.index))
       mine.push_back(&p);
-  tpuc::batch::createDirectory(outDir + "/logs");
   // Keep the records of this run's points already there; rerun the rest.
   std::map<std::string, json> have;
   for (json &r : readResults(outDir))
@@ -527,9 +526,12 @@ int runSweep(const std::string &sweepPath, const std::string &outDir,
                      "edit of the sweep, its models or tables); "
                      "rerunning would drop them: give another -o, or "
                      "remove that directory");
+  tpuc::batch::createDirectory(outDir + "/logs");
   std::vector<json> records;
   std::vector<const Point *> todo;
+  std::set<std::string> mineHashes;
   for (const Point *p : mine) {
+    mineHashes.insert(p->hash);
     auto it = have.find(p->hash);
     if (it != have.end()) {
       json r = it->second;
@@ -538,6 +540,15 @@ int runSweep(const std::string &sweepPath, const std::string &outDir,
     } else
       todo.push_back(p);
   }
+  // The sweep's other points already there (another shard's, or a full
+  // run's before this shard) stay in the results.
+  for (const Point &p : points)
+    if (!mineHashes.count(p.hash))
+      if (auto it = have.find(p.hash); it != have.end()) {
+        json r = it->second;
+        r["index"] = p.index;
+        records.push_back(r);
+      }
   tpuc::batch::Progress progress("points", todo.size(),
                                  mine.size() - todo.size());
   progress.update();
@@ -767,12 +778,15 @@ for (const w of workloads) {
 const keys = [...new Set(DATA.points.flatMap(p => Object.keys(p.params)))];
 const div = document.getElementById('params');
 for (const k of keys) {
-  if (new Set(ok.map(p => p.params[k])).size < 2) continue;
-  heading(div, 'h3', k);
+  // The heading once a chart follows (a key that only tells the workloads
+  // apart, model or quantize, has none within one).
+  let titled = false;
   for (const w of workloads) {
     const mine = ok.filter(p => workloadOf(p) === w);
     const vals = new Set(mine.map(p => p.params[k]));
     if (vals.size < 2) continue;
+    if (!titled) heading(div, 'h3', k);
+    titled = true;
     if (many) heading(div, 'h4', w);
     const num = [...vals].every(v => v !== '' && !isNaN(Number(v)));
     const xOf = p => num ? Number(p.params[k]) : p.params[k];

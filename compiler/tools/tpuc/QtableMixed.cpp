@@ -308,7 +308,10 @@ static int runQtableMixed() {
   lossPath += "_loss.txt";
   if (std::string error = tpuc::tool::checkOutputPaths(
           {opts.output, lossPath.str().str()},
-          {{"the module", opts.model}, {"--calibration-table", opts.cali}});
+          {{"the module", opts.model},
+           {"the module's weight file",
+            tpuc::tool::moduleWeightFile(opts.model)},
+           {"--calibration-table", opts.cali}});
       !error.empty())
     return fail(error + "; nothing written");
 

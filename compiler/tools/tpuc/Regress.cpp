@@ -830,7 +830,7 @@ void checkOutputs(const Case &c, const tpu::npz::Npz &actual,
 }
 
 /// The line runCase logs as it enters a step (lastStep finds it).
-constexpr const char *kStepLine = "regress: step ";
+const std::string kStepLine = std::string(tpuc::batch::kLogMarker) + "step ";
 
 /// The step whose line is the last of the log at \p path: where a case
 /// that was killed or crashed was. Empty when there is none.
@@ -839,7 +839,7 @@ std::string lastStep(const std::string &path) {
   std::string line, step;
   while (std::getline(in, line))
     if (line.rfind(kStepLine, 0) == 0)
-      step = line.substr(std::strlen(kStepLine));
+      step = line.substr(kStepLine.size());
   return step;
 }
 
@@ -1328,11 +1328,13 @@ void judge(std::vector<json> &records, const std::vector<Run> &runs,
         opsGone += !after.count(n);
       rec["baseline"] = {
           {"cycles", b.cycles},
-          {"time_us", b.timeUs},
+          // A baseline from before time_us: no time, none compared.
+          {"time_us", b.timeUs > 0 ? json(b.timeUs) : json()},
           {"ddr_bytes", b.ddrBytes},
           {"mac_utilisation", b.macUtilisation},
           {"cycles_percent", percent(now.cycles, b.cycles)},
-          {"time_percent", percent(now.timeUs, b.timeUs)},
+          {"time_percent",
+           b.timeUs > 0 ? json(percent(now.timeUs, b.timeUs)) : json()},
           {"ddr_bytes_percent", percent(now.ddrBytes, b.ddrBytes)},
           {"mac_utilisation_percent",
            percent(now.macUtilisation, b.macUtilisation)},
@@ -1667,6 +1669,25 @@ std::string checkOutputs(const Suite &su, const Outputs &out) {
   return tpu::isa::bmodel::checkOutputPaths(outputs, inputs);
 }
 
+/// Creates the output directory (the default --json and --junit lie in
+/// it) and checks the outputs (checkOutputs); on a refusal removes the
+/// directories it made, so that nothing is left behind.
+std::string makeOutputDirectory(const Suite &su, const Outputs &out) {
+  std::error_code ec;
+  fs::path top; // the outermost directory made now
+  for (fs::path p = fs::absolute(out.dir, ec).lexically_normal();
+       !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
+    top = p;
+    if (p == p.parent_path())
+      break;
+  }
+  tpuc::batch::createDirectory(out.dir);
+  std::string e = checkOutputs(su, out);
+  if (!e.empty() && !top.empty())
+    fs::remove_all(top, ec);
+  return e;
+}
+
 json baseRecord(const Run &r) {
   return json{{"index", r.index},
               {"id", r.id},
@@ -1688,9 +1709,9 @@ int runSuite(const std::string &suitePath, Outputs out,
   for (const Run &r : runs)
     if (shard.mine(r.index))
       mine.push_back(&r);
-  tpuc::batch::createDirectory(out.dir + "/logs");
-  if (std::string e = checkOutputs(su, out); !e.empty())
+  if (std::string e = makeOutputDirectory(su, out); !e.empty())
     return fail(e + "; nothing run");
+  tpuc::batch::createDirectory(out.dir + "/logs");
   Context ctx;
   const char *envCache = std::getenv("TPUC_REGRESS_CACHE");
   ctx.cacheDir = !cacheArg.empty() ? cacheArg
@@ -1815,8 +1836,7 @@ int runMerge(const std::vector<std::string> &dirs, const std::string &suitePath,
         rd.first["index"] = r.index;
     records.push_back(rd.first);
   }
-  tpuc::batch::createDirectory(out.dir);
-  if (std::string e = checkOutputs(su, out); !e.empty())
+  if (std::string e = makeOutputDirectory(su, out); !e.empty())
     return fail(e + "; nothing run");
   return report(su, runs, baseline, records, out, seconds, false);
 }

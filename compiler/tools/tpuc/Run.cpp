@@ -121,7 +121,10 @@ int readOptions(RunOptions &opts) {
       !e.empty())
     return fail(e);
   if (std::string e = tpuc::tool::checkOutputPaths(
-          {opts.output}, {{"the model", opts.model}, {"-i", opts.input}});
+          {opts.output}, {{"the model", opts.model},
+                          {"the model's weight file",
+                           tpuc::tool::moduleWeightFile(opts.model)},
+                          {"-i", opts.input}});
       !e.empty())
     return fail(e);
   return -1;

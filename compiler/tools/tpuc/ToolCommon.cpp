@@ -23,6 +23,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <fstream>
 #include <unistd.h>
 
 namespace tpuc::tool {
@@ -166,6 +167,25 @@ checkOutputPaths(const std::vector<std::string> &paths,
   for (const std::string &p : paths)
     outputs.push_back({"output", p});
   return ::tpu::isa::bmodel::checkOutputPaths(outputs, inputs);
+}
+
+std::string moduleWeightFile(const std::string &modulePath) {
+  std::ifstream in(modulePath, std::ios::binary);
+  std::string head(64 * 1024, '\0');
+  in.read(head.data(), std::streamsize(head.size()));
+  head.resize(size_t(in.gcount()));
+  const std::string key = "top.weight_file = \"";
+  size_t at = head.find(key);
+  if (at == std::string::npos)
+    return "";
+  size_t end = head.find('"', at + key.size());
+  if (end == std::string::npos)
+    return "";
+  llvm::SmallString<256> path(modulePath);
+  llvm::sys::path::remove_filename(path);
+  llvm::sys::path::append(path,
+                          head.substr(at + key.size(), end - at - key.size()));
+  return path.str().str();
 }
 
 std::string checkTensorSizes(mlir::ModuleOp module, uint64_t elemBytes,

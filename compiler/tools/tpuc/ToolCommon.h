@@ -87,6 +87,11 @@ std::string
 checkOutputPaths(const std::vector<std::string> &paths,
                  const std::vector<::tpu::isa::bmodel::NamedPath> &inputs = {});
 
+/// The weight file a top or tpu module's text names (top.weight_file,
+/// beside the module), to guard it as an input; empty when the first 64
+/// KiB of the file name none (MLIR bytecode, a module without weights).
+std::string moduleWeightFile(const std::string &modulePath);
+
 /// An error naming the first tensor of \p module whose byte size at
 /// \p elemBytes per element overflows or exceeds \p limit (described as
 /// \p limitName, e.g. "global memory"); empty when all fit.

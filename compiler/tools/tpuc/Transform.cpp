@@ -459,9 +459,11 @@ static int runTransform() {
       llvm::sys::path::replace_extension(p, "");
     weightsPath = (p + "_weights.npz").str();
   }
-  std::vector<std::string> outputs = {opts.output, weightsPath};
+  // Named as the options are, so that a clash says which two.
+  std::vector<tpu::isa::bmodel::NamedPath> outputs = {
+      {"-o", opts.output}, {"the weight file", weightsPath}};
   if (!opts.testResult.empty())
-    outputs.push_back(opts.testResult);
+    outputs.push_back({"--test-result", opts.testResult});
   // An image test input: its tensor as <output stem>_in_f32.npz (TPU-MLIR's
   // <model>_in_f32.npz), for tpuc deploy --test-input and tpusim.
   std::string imageInputPath;
@@ -470,9 +472,9 @@ static int runTransform() {
     if (llvm::sys::path::extension(p) == ".mlir")
       llvm::sys::path::replace_extension(p, "");
     imageInputPath = (p + "_in_f32.npz").str();
-    outputs.push_back(imageInputPath);
+    outputs.push_back({"the image's tensor", imageInputPath});
   }
-  if (std::string error = tpuc::tool::checkOutputPaths(
+  if (std::string error = tpu::isa::bmodel::checkOutputPaths(
           outputs,
           {{"the model", opts.model}, {"--test-input", opts.testInput}});
       !error.empty())
