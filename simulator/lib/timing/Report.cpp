@@ -119,7 +119,7 @@ constexpr const char *kTail = R"HTML(</script>
     ['name', 'op', 'l'], ['type', 'type', 'l'], ['cycles', 'cycles'],
     ['share', '% of run'], ['bar', 'where the cycles went', 'l'],
     ['span_cycles', 'span'], ['tiu_busy_cycles', 'TIU busy'],
-    ['gdma_busy_cycles', 'GDMA busy'], ['macs', 'MACs'],
+    ['gdma_busy_cycles', 'GDMA busy (GDMA clock)'], ['macs', 'MACs'],
     ['mac_utilisation', 'MAC util.'], ['ddr_read_bytes', 'DDR read'],
     ['ddr_write_bytes', 'DDR written']
   ];
