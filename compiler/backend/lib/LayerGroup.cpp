@@ -3213,6 +3213,14 @@ bool planInLayout(const GroupSpec &spec, const isa::ChipParams &chip,
   GroupPlan best;
   bool found = false;
   size_t bestIndex = 0;
+  // Keeps candidate k's plan when it is the fastest so far.
+  auto consider = [&](size_t k, const GroupPlan &plan) {
+    if (!found || plan.estimatedCycles < best.estimatedCycles) {
+      best = plan;
+      bestIndex = k;
+      found = true;
+    }
+  };
   // Searches run [b, e); false when none of it fits.
   auto searchRun = [&](size_t b, size_t e) {
     size_t f = b;
@@ -3222,11 +3230,7 @@ bool planInLayout(const GroupSpec &spec, const isa::ChipParams &chip,
     if (f == e)
       return false;
     uint64_t runBest = next.estimatedCycles;
-    if (!found || next.estimatedCycles < best.estimatedCycles) {
-      best = next;
-      bestIndex = f;
-      found = true;
-    }
+    consider(f, next);
     int64_t steps = cands[f].steps();
     int slower = 0;
     for (size_t k = f + 1; k < e && slower < 2; ++k) {
@@ -3235,10 +3239,7 @@ bool planInLayout(const GroupSpec &spec, const isa::ChipParams &chip,
       if (!tryPlan(k, next))
         break;
       steps = cands[k].steps();
-      if (next.estimatedCycles < best.estimatedCycles) {
-        best = next;
-        bestIndex = k;
-      }
+      consider(k, next);
       if (next.estimatedCycles < runBest) {
         runBest = next.estimatedCycles;
         slower = 0;
@@ -3248,12 +3249,16 @@ bool planInLayout(const GroupSpec &spec, const isa::ChipParams &chip,
     }
     return true;
   };
-  for (size_t b = 0; b < cands.size(); b = runEnd(b))
+  for (size_t b = 0, e; b < cands.size(); b = e) {
+    e = runEnd(b);
     if (!lastResort(b))
-      searchRun(b, runEnd(b));
-  for (size_t b = 0; !found && b < cands.size(); b = runEnd(b))
-    if (lastResort(b) && searchRun(b, runEnd(b)))
-      break;
+      searchRun(b, e);
+  }
+  for (size_t b = 0, e; !found && b < cands.size(); b = e) {
+    e = runEnd(b);
+    if (lastResort(b))
+      searchRun(b, e);
+  }
   if (!found)
     return false;
   // The other weight orders on the chosen slicing, the fastest wins. They

@@ -334,9 +334,7 @@ static int runCalibrate() {
     return fail("unknown --method '" + opts.method + "' (one of " +
                 cal::methodNames() + ")");
   if (std::string error = tpuc::tool::checkOutputPaths(
-          {opts.output}, {{"the module", opts.model},
-                          {"the module's weight file",
-                           tpuc::tool::moduleWeightFile(opts.model)}});
+          {opts.output}, tpuc::tool::moduleInputs(opts.model, "the module"));
       !error.empty())
     return fail(error);
 

@@ -778,13 +778,12 @@ static int runDeploy() {
   if (!opts.testInput.empty())
     outputs.push_back(outputsPath);
   if (std::string error = tpuc::tool::checkOutputPaths(
-          outputs, {{"the module", opts.model},
-                    {"the module's weight file",
-                     tpuc::tool::moduleWeightFile(opts.model)},
-                    {"--test-input", opts.testInput},
-                    {"--test-reference", opts.testReference},
-                    {"--calibration-table", opts.calibrationTable},
-                    {"--quantize-table", opts.quantizeTable}});
+          outputs, tpuc::tool::moduleInputs(
+                       opts.model, "the module",
+                       {{"--test-input", opts.testInput},
+                        {"--test-reference", opts.testReference},
+                        {"--calibration-table", opts.calibrationTable},
+                        {"--quantize-table", opts.quantizeTable}}));
       !error.empty())
     return fail(error + "; nothing written");
 

@@ -502,11 +502,9 @@ int runSweep(const std::string &sweepPath, const std::string &outDir,
              unsigned jobs, tpuc::batch::Shard shard) {
   Sweep sw = readSweep(sweepPath);
   std::vector<Point> points = enumerate(sw);
-  std::vector<const Point *> mine;
-  for (const Point &p : points)
-    if (shard.mine(p.index))
-      mine.push_back(&p);
-  // Keep the records of this run's points already there; rerun the rest.
+  // Keep the records of the sweep's points already there (this shard's
+  // and, run into the same directory, another's); run the rest of this
+  // shard's.
   std::map<std::string, json> have;
   for (json &r : readResults(outDir))
     have[r["hash"].get<std::string>()] = r;
@@ -529,28 +527,18 @@ int runSweep(const std::string &sweepPath, const std::string &outDir,
   tpuc::batch::createDirectory(outDir + "/logs");
   std::vector<json> records;
   std::vector<const Point *> todo;
-  std::set<std::string> mineHashes;
-  for (const Point *p : mine) {
-    mineHashes.insert(p->hash);
-    auto it = have.find(p->hash);
-    if (it != have.end()) {
+  size_t skipped = 0;
+  for (const Point &p : points) {
+    if (auto it = have.find(p.hash); it != have.end()) {
       json r = it->second;
-      r["index"] = p->index; // same parameters and model: same point
+      r["index"] = p.index; // same parameters and model: same point
       records.push_back(r);
-    } else
-      todo.push_back(p);
+      skipped += shard.mine(p.index);
+    } else if (shard.mine(p.index)) {
+      todo.push_back(&p);
+    }
   }
-  // The sweep's other points already there (another shard's, or a full
-  // run's before this shard) stay in the results.
-  for (const Point &p : points)
-    if (!mineHashes.count(p.hash))
-      if (auto it = have.find(p.hash); it != have.end()) {
-        json r = it->second;
-        r["index"] = p.index;
-        records.push_back(r);
-      }
-  tpuc::batch::Progress progress("points", todo.size(),
-                                 mine.size() - todo.size());
+  tpuc::batch::Progress progress("points", todo.size(), skipped);
   progress.update();
   auto logPath = [&](size_t i) {
     return outDir + "/logs/" + todo[i]->hash + ".log";

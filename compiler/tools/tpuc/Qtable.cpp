@@ -149,10 +149,9 @@ int readOptions(QtableOptions &opts) {
       !e.empty())
     return fail(e);
   if (std::string e = tpuc::tool::checkOutputPaths(
-          {opts.output}, {{"the module", opts.model},
-                          {"the module's weight file",
-                           tpuc::tool::moduleWeightFile(opts.model)},
-                          {"--test-input", opts.input}});
+          {opts.output},
+          tpuc::tool::moduleInputs(opts.model, "the module",
+                                   {{"--test-input", opts.input}}));
       !e.empty())
     return fail(e);
   return -1;

@@ -308,10 +308,8 @@ static int runQtableMixed() {
   lossPath += "_loss.txt";
   if (std::string error = tpuc::tool::checkOutputPaths(
           {opts.output, lossPath.str().str()},
-          {{"the module", opts.model},
-           {"the module's weight file",
-            tpuc::tool::moduleWeightFile(opts.model)},
-           {"--calibration-table", opts.cali}});
+          tpuc::tool::moduleInputs(opts.model, "the module",
+                                   {{"--calibration-table", opts.cali}}));
       !error.empty())
     return fail(error + "; nothing written");
 

@@ -848,7 +848,6 @@ std::string lastStep(const std::string &path) {
 /// also logs, for the message of a case that fails.
 void runCase(const Run &run, const Context &ctx, json &rec, std::string &step) {
   const Case &c = *run.c;
-  auto wall0 = std::chrono::steady_clock::now();
   double cpu0 = tpuc::batch::cpuSeconds();
   json steps = json::array();
   auto enter = [&](const char *name) {
@@ -1103,9 +1102,6 @@ void runCase(const Run &run, const Context &ctx, json &rec, std::string &step) {
                         {"compile", compileCpu},
                         {"simulate", cpu2 - cpu1},
                         {"compare", tpuc::batch::cpuSeconds() - cpu2}};
-  rec["wall_seconds"] = std::chrono::duration<double>(
-                            std::chrono::steady_clock::now() - wall0)
-                            .count();
 }
 
 //===----------------------------------------------------------------------===//
@@ -1120,12 +1116,18 @@ struct Perf {
   std::vector<std::pair<std::string, uint64_t>> ops; ///< program order
 };
 
-/// A fraction as the baseline writes it: 9 significant digits, so that a
-/// run compares with the baseline it just wrote as equal.
-double asStored(double v) {
+/// A fraction (time, MAC utilisation) as the baseline writes it: 9
+/// significant digits.
+std::string storedText(double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.9g", v);
-  return std::strtod(buf, nullptr);
+  return buf;
+}
+
+/// The value of storedText(v), so that a run compares with the baseline it
+/// just wrote as equal.
+double asStored(double v) {
+  return std::strtod(storedText(v).c_str(), nullptr);
 }
 
 /// The baseline file: blocks "case ID" followed by indented "cycles N",
@@ -1206,14 +1208,11 @@ Perf perfOf(const json &rec) {
 }
 
 std::string formatBlock(const std::string &id, const Perf &p) {
-  char buf[64];
   std::string s = "case " + id + "\n";
   s += "  cycles " + std::to_string(p.cycles) + "\n";
-  std::snprintf(buf, sizeof buf, "%.9g", p.timeUs);
-  s += std::string("  time_us ") + buf + "\n";
+  s += "  time_us " + storedText(p.timeUs) + "\n";
   s += "  ddr_bytes " + std::to_string(p.ddrBytes) + "\n";
-  std::snprintf(buf, sizeof buf, "%.9g", p.macUtilisation);
-  s += std::string("  mac_utilisation ") + buf + "\n";
+  s += "  mac_utilisation " + storedText(p.macUtilisation) + "\n";
   for (auto &[name, cycles] : p.ops)
     s += "  op " + name + " " + std::to_string(cycles) + "\n";
   return s;
@@ -1227,14 +1226,23 @@ double percent(double now, double before) {
   return before == 0 ? (now == 0 ? 0 : 100) : (now - before) / before * 100;
 }
 
-/// The ops whose cycles moved most against the baseline, largest first.
-json opDiff(const Perf &now, const Perf &before, size_t top) {
+/// The ops against the baseline's, matched by name: those whose cycles
+/// moved most (largest first, `top` of them), and how many are new and
+/// gone (when some are, the compiler grouped the layers otherwise and a
+/// group of one name may hold other layers than the baseline's).
+struct OpDiff {
+  json moved;
+  size_t added = 0, gone = 0;
+};
+OpDiff opDiff(const Perf &now, const Perf &before, size_t top) {
+  OpDiff diff;
   std::map<std::string, uint64_t> old(before.ops.begin(), before.ops.end());
   std::set<std::string> seen;
   std::vector<json> moved;
   for (auto &[name, cycles] : now.ops) {
     seen.insert(name);
     auto it = old.find(name);
+    diff.added += it == old.end();
     int64_t b = it == old.end() ? 0 : int64_t(it->second);
     int64_t d = int64_t(cycles) - b;
     if (d != 0 || it == old.end())
@@ -1243,12 +1251,15 @@ json opDiff(const Perf &now, const Perf &before, size_t top) {
                        {"cycles", cycles},
                        {"delta", d}});
   }
-  for (auto &[name, cycles] : before.ops)
-    if (!seen.count(name))
-      moved.push_back({{"op", name},
-                       {"baseline", cycles},
-                       {"cycles", json()},
-                       {"delta", -int64_t(cycles)}});
+  for (auto &[name, cycles] : before.ops) {
+    if (seen.count(name))
+      continue;
+    ++diff.gone;
+    moved.push_back({{"op", name},
+                     {"baseline", cycles},
+                     {"cycles", json()},
+                     {"delta", -int64_t(cycles)}});
+  }
   // Largest move first; ties in program order (the order built above).
   for (size_t i = 0; i < moved.size(); ++i)
     moved[i]["order"] = i;
@@ -1261,7 +1272,8 @@ json opDiff(const Perf &now, const Perf &before, size_t top) {
     m.erase("order");
   if (moved.size() > top)
     moved.resize(top);
-  return moved;
+  diff.moved = std::move(moved);
+  return diff;
 }
 
 std::string describeOp(const json &d) {
@@ -1312,20 +1324,8 @@ void judge(std::vector<json> &records, const std::vector<Run> &runs,
     } else {
       const Perf &b = it->second;
       Perf now = perfOf(rec);
-      json diff = opDiff(now, b, 5);
-      // Ops are matched by name: when the lists differ, the compiler
-      // grouped the layers otherwise and a group of one name may hold
-      // other layers than the baseline's.
-      std::set<std::string> before, after;
-      for (auto &o : b.ops)
-        before.insert(o.first);
-      for (auto &o : now.ops)
-        after.insert(o.first);
-      size_t opsNew = 0, opsGone = 0;
-      for (const std::string &n : after)
-        opsNew += !before.count(n);
-      for (const std::string &n : before)
-        opsGone += !after.count(n);
+      OpDiff ops = opDiff(now, b, 5);
+      const json &diff = ops.moved;
       rec["baseline"] = {
           {"cycles", b.cycles},
           // A baseline from before time_us: no time, none compared.
@@ -1339,8 +1339,8 @@ void judge(std::vector<json> &records, const std::vector<Run> &runs,
           {"mac_utilisation_percent",
            percent(now.macUtilisation, b.macUtilisation)},
           {"ops_moved_most", diff},
-          {"ops_new", opsNew},
-          {"ops_gone", opsGone}};
+          {"ops_new", ops.added},
+          {"ops_gone", ops.gone}};
       if (!updating) {
         char buf[256];
         std::string most;
@@ -1599,13 +1599,14 @@ int report(const Suite &su, const std::vector<Run> &runs,
   tpuc::batch::writeText(out.json, all.dump(1) + "\n");
   tpuc::batch::writeText(out.junit, junit(su.name, records, seconds));
   llvm::outs() << table(records);
+  // The suite's cases: a baseline's blocks of others (renamed, removed)
+  // are noted, and dropped when it is written.
+  std::set<std::string> ids;
+  for (const Run &r : runs)
+    ids.insert(r.id);
   if (!out.updateBaseline) {
-    // Blocks of cases the suite no longer has (renamed, removed) are not
-    // compared; say so, as a renamed case would otherwise only fail for
+    // Not compared; said, as a renamed case would otherwise only fail for
     // want of a baseline.
-    std::set<std::string> ids;
-    for (const Run &r : runs)
-      ids.insert(r.id);
     std::vector<std::string> stale;
     for (auto &[id, p] : baseline)
       if (!ids.count(id))
@@ -1618,11 +1619,7 @@ int report(const Suite &su, const std::vector<Run> &runs,
                    << "); --update-baseline drops them\n";
   }
   if (out.updateBaseline) {
-    // Keep the blocks of the suite's other cases (other shards); drop
-    // those of cases the suite no longer has.
-    std::set<std::string> ids;
-    for (const Run &r : runs)
-      ids.insert(r.id);
+    // Keep the blocks of the suite's other cases (other shards).
     std::map<std::string, Perf> next;
     for (auto &[id, p] : baseline)
       if (ids.count(id))
@@ -1736,17 +1733,21 @@ int runSuite(const std::string &suitePath, Outputs out,
       [&](size_t i, json &rec) {
         rec = baseRecord(*mine[i]);
         auto t0 = std::chrono::steady_clock::now();
+        // The case's time, whether it ran or failed.
+        auto timed = [&] {
+          rec["wall_seconds"] = std::chrono::duration<double>(
+                                    std::chrono::steady_clock::now() - t0)
+                                    .count();
+        };
         std::string step;
         try {
           runCase(*mine[i], ctx, rec, step);
         } catch (const std::exception &e) {
-          // The failed case's time and step (its record says how far it
-          // got; the reason where it stopped).
-          rec["wall_seconds"] = std::chrono::duration<double>(
-                                    std::chrono::steady_clock::now() - t0)
-                                    .count();
+          timed();
+          // The reason says where it stopped.
           throw tpu::Error(step.empty() ? e.what() : step + ": " + e.what());
         }
+        timed();
       },
       [&](size_t i, json &&rec, const std::string &failure) {
         if (!failure.empty()) {

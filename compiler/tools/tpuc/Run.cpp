@@ -30,6 +30,7 @@
 #include "tpuc/Support/Weights.h"
 
 #include "tpu/isa/Npz.h"
+#include "tpu/isa/Numerics.h"
 
 #include "mlir/Dialect/Quant/QuantTypes.h"
 #include "llvm/ADT/StringExtras.h"
@@ -37,7 +38,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <cmath>
+#include <algorithm>
 #include <limits>
 #include <optional>
 #include <set>
@@ -121,18 +122,12 @@ int readOptions(RunOptions &opts) {
       !e.empty())
     return fail(e);
   if (std::string e = tpuc::tool::checkOutputPaths(
-          {opts.output}, {{"the model", opts.model},
-                          {"the model's weight file",
-                           tpuc::tool::moduleWeightFile(opts.model)},
-                          {"-i", opts.input}});
+          {opts.output}, tpuc::tool::moduleInputs(opts.model, "the model",
+                                                  {{"-i", opts.input}}));
       !e.empty())
     return fail(e);
   return -1;
 }
-
-} // namespace
-
-namespace {
 
 /// The npz type a tensor of element type `t` is written in when it is an
 /// integer one: a !quant.uniform type's storage type, an integer type
@@ -168,23 +163,21 @@ std::optional<tpu::npz::DType> npzDType(mlir::Type t) {
 }
 
 /// The interpreter's values of an integer tensor (integers held as
-/// floats) as an array of `dtype`: rounded to the nearest, clamped to its
-/// range (a NaN, which no integer op makes, as 0).
+/// floats) as an array of `dtype`: rounded to the nearest (isa::roundToInt:
+/// ties to even, NaN, which no integer op makes, as 0), clamped to its
+/// range.
 template <typename T>
 void fillIntegers(tpu::npz::Array &a, const std::vector<float> &data) {
   T *out = a.as<T>();
   for (size_t i = 0; i < data.size(); ++i) {
-    double v = std::nearbyint(double(data[i]));
-    if constexpr (std::is_same_v<T, bool>) {
+    int64_t v = tpu::isa::roundToInt(data[i], tpu::isa::RoundMode::HalfToEven);
+    if constexpr (std::is_same_v<T, bool>)
       out[i] = v != 0;
-    } else {
-      constexpr double lo = double(std::numeric_limits<T>::min());
-      constexpr double hi = double(std::numeric_limits<T>::max());
-      out[i] = std::isnan(v) ? T(0)
-               : v <= lo     ? std::numeric_limits<T>::min()
-               : v >= hi     ? std::numeric_limits<T>::max()
-                             : T(v);
-    }
+    else if constexpr (std::is_same_v<T, uint64_t>)
+      out[i] = v < 0 ? 0 : T(v);
+    else
+      out[i] = T(std::clamp<int64_t>(v, std::numeric_limits<T>::min(),
+                                     std::numeric_limits<T>::max()));
   }
 }
 

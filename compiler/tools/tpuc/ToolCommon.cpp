@@ -169,6 +169,8 @@ checkOutputPaths(const std::vector<std::string> &paths,
   return ::tpu::isa::bmodel::checkOutputPaths(outputs, inputs);
 }
 
+namespace {
+/// The weight file a module's text names (moduleInputs); "" when none.
 std::string moduleWeightFile(const std::string &modulePath) {
   std::ifstream in(modulePath, std::ios::binary);
   std::string head(64 * 1024, '\0');
@@ -186,6 +188,17 @@ std::string moduleWeightFile(const std::string &modulePath) {
   llvm::sys::path::append(path,
                           head.substr(at + key.size(), end - at - key.size()));
   return path.str().str();
+}
+} // namespace
+
+std::vector<::tpu::isa::bmodel::NamedPath>
+moduleInputs(const std::string &modulePath, const std::string &what,
+             std::vector<::tpu::isa::bmodel::NamedPath> others) {
+  std::vector<::tpu::isa::bmodel::NamedPath> inputs = {
+      {what, modulePath},
+      {what + "'s weight file", moduleWeightFile(modulePath)}};
+  inputs.insert(inputs.end(), others.begin(), others.end());
+  return inputs;
 }
 
 std::string checkTensorSizes(mlir::ModuleOp module, uint64_t elemBytes,

@@ -87,10 +87,14 @@ std::string
 checkOutputPaths(const std::vector<std::string> &paths,
                  const std::vector<::tpu::isa::bmodel::NamedPath> &inputs = {});
 
-/// The weight file a top or tpu module's text names (top.weight_file,
-/// beside the module), to guard it as an input; empty when the first 64
-/// KiB of the file name none (MLIR bytecode, a module without weights).
-std::string moduleWeightFile(const std::string &modulePath);
+/// The inputs of a tool that reads the module at \p modulePath, for
+/// checkOutputPaths: the module, called \p what ("the module", "the
+/// model"), and the weight file its text names (top.weight_file, beside the
+/// module; none when the first 64 KiB of the file name none: MLIR bytecode,
+/// a module without weights), "<what>'s weight file"; then \p others.
+std::vector<::tpu::isa::bmodel::NamedPath>
+moduleInputs(const std::string &modulePath, const std::string &what,
+             std::vector<::tpu::isa::bmodel::NamedPath> others = {});
 
 /// An error naming the first tensor of \p module whose byte size at
 /// \p elemBytes per element overflows or exceeds \p limit (described as

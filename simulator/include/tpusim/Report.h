@@ -37,8 +37,8 @@ struct ReportInput {
   /// The stats JSON the run writes (Stats::toJson, with "ops" when known).
   nlohmann::json stats;
   const std::vector<TraceEvent> *events = nullptr;
-  /// Simulator::ddrBusy (may be null: the DDR chart is left out).
-  const std::vector<std::pair<uint64_t, uint64_t>> *ddrBusy = nullptr;
+  /// Simulator::ddrBusy (null: the DDR chart shows no traffic).
+  const PsIntervals *ddrBusy = nullptr;
   const OpProfile *profile = nullptr; ///< may be null (no op map)
 };
 

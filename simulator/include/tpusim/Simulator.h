@@ -91,7 +91,7 @@ public:
   /// While tracing: the intervals [start, end), ps since the run's start,
   /// in which the DDR channel moved bytes (at its peak rate, which its
   /// transfers share), in time order.
-  const std::vector<std::pair<uint64_t, uint64_t>> &ddrBusy() const;
+  const PsIntervals &ddrBusy() const;
 
   /// Calls `observer` after every command from now on (an empty function
   /// removes it). The observer may read and write the machine state.

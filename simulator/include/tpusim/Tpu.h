@@ -112,7 +112,7 @@ struct RunContext {
   /// With tracing: the intervals [start, end) (ps since the run's start)
   /// during which the DDR channel moved bytes, at its peak rate (a fluid
   /// channel shares that rate among its transfers; Simulator::ddrBusy).
-  std::vector<std::pair<uint64_t, uint64_t>> *ddrBusy = nullptr;
+  PsIntervals *ddrBusy = nullptr;
   unsigned group = 0;
   /// Called right after each command has executed (Simulator::
   /// setCommandObserver); null: none.
@@ -274,8 +274,7 @@ public:
   /// `busyLog` (may be null): where the intervals the channel moves bytes
   /// go, as ps since `originPs` (adjacent ones merged).
   void configure(double psPerByte, uint64_t latencyPs,
-                 std::vector<std::pair<uint64_t, uint64_t>> *busyLog = nullptr,
-                 uint64_t originPs = 0);
+                 PsIntervals *busyLog = nullptr, uint64_t originPs = 0);
   /// Blocks the calling thread until `busBytes` have been moved for `port`;
   /// the transfer joins the channel `startDelayPs` from now (the requester's
   /// own start-up, folded in so that it costs no extra wake-up).
@@ -298,7 +297,7 @@ private:
   double psPerByte_ = 1;
   uint64_t latencyPs_ = 0;
   uint64_t lastPs_ = 0;
-  std::vector<std::pair<uint64_t, uint64_t>> *busyLog_ = nullptr;
+  PsIntervals *busyLog_ = nullptr;
   uint64_t originPs_ = 0;
   std::vector<Port *> active_;
   std::vector<Port *> pending_; ///< Joining later (startDelayPs > 0).

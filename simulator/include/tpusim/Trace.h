@@ -18,9 +18,14 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tpu::sim {
+
+/// Intervals of simulated time [start, end), in ps since the run's start,
+/// in time order (Simulator::ddrBusy).
+using PsIntervals = std::vector<std::pair<uint64_t, uint64_t>>;
 
 struct TraceEvent {
   isa::Engine engine = isa::Engine::Tiu;

@@ -38,7 +38,7 @@ struct Simulator::Impl {
   Tpu &tpu;
   SimStats stats;
   std::vector<TraceEvent> trace;
-  std::vector<std::pair<uint64_t, uint64_t>> ddrBusy;
+  PsIntervals ddrBusy;
   bool tracing = false;
   CommandObserver observer;
   unsigned groups = 0;
@@ -104,9 +104,7 @@ void Simulator::setCommandObserver(CommandObserver observer) {
   impl_->observer = std::move(observer);
 }
 const std::vector<TraceEvent> &Simulator::trace() const { return impl_->trace; }
-const std::vector<std::pair<uint64_t, uint64_t>> &Simulator::ddrBusy() const {
-  return impl_->ddrBusy;
-}
+const PsIntervals &Simulator::ddrBusy() const { return impl_->ddrBusy; }
 void Simulator::setCommandBudget(uint64_t maxCommands) {
   impl_->budget = maxCommands;
 }

@@ -177,8 +177,7 @@ DdrChannel::DdrChannel(sc_core::sc_module_name name)
 }
 
 void DdrChannel::configure(double psPerByte, uint64_t latencyPs,
-                           std::vector<std::pair<uint64_t, uint64_t>> *busyLog,
-                           uint64_t originPs) {
+                           PsIntervals *busyLog, uint64_t originPs) {
   psPerByte_ = psPerByte;
   latencyPs_ = latencyPs;
   busyLog_ = busyLog;

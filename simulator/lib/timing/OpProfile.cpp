@@ -21,7 +21,7 @@ OpProfile profileOps(const std::vector<TraceEvent> &events,
   const size_t otherIndex = nOps;
   uint64_t period = cfg.tiuPeriodPs();
   // Each op's GDMA commands as (start, end): busy is their union.
-  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> gdmaSpans(nOps + 1);
+  std::vector<PsIntervals> gdmaSpans(nOps + 1);
 
   // The op of every event.
   std::vector<size_t> opOf(events.size(), otherIndex);
@@ -53,7 +53,7 @@ OpProfile profileOps(const std::vector<TraceEvent> &events,
 
   uint64_t gdmaPeriod = cfg.gdmaPeriodPs();
   for (size_t op = 0; op < gdmaSpans.size(); ++op) {
-    std::vector<std::pair<uint64_t, uint64_t>> &spans = gdmaSpans[op];
+    PsIntervals &spans = gdmaSpans[op];
     std::sort(spans.begin(), spans.end());
     uint64_t busyPs = 0, until = 0;
     for (auto [start, end] : spans) {
