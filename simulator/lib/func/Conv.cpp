@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -903,6 +904,27 @@ TPUSIM_TARGET_AVX2 size_t interleave6Avx2(const void *rowsBits, unsigned nb,
   return k;
 }
 
+/// The eight rows r[0..7] of an 8 x 8 float matrix transposed into t (t[k]
+/// holds element k of every row; shuffles only, the bits move unchanged).
+TPUSIM_TARGET_AVX2 TPUSIM_INLINE void transpose8x8(const __m256 r[8],
+                                                   __m256 t[8]) {
+  __m256 u[8];
+  for (unsigned j = 0; j < 4; ++j) {
+    u[2 * j] = _mm256_unpacklo_ps(r[2 * j], r[2 * j + 1]);
+    u[2 * j + 1] = _mm256_unpackhi_ps(r[2 * j], r[2 * j + 1]);
+  }
+  // s[j] holds rows 0..3 of elements j and j + 4; s[j + 4] rows 4..7.
+  __m256 s[8] = {
+      _mm256_shuffle_ps(u[0], u[2], 0x44), _mm256_shuffle_ps(u[0], u[2], 0xEE),
+      _mm256_shuffle_ps(u[1], u[3], 0x44), _mm256_shuffle_ps(u[1], u[3], 0xEE),
+      _mm256_shuffle_ps(u[4], u[6], 0x44), _mm256_shuffle_ps(u[4], u[6], 0xEE),
+      _mm256_shuffle_ps(u[5], u[7], 0x44), _mm256_shuffle_ps(u[5], u[7], 0xEE)};
+  for (unsigned j = 0; j < 4; ++j) {
+    t[j] = _mm256_permute2f128_ps(s[j], s[j + 4], 0x20);
+    t[j + 4] = _mm256_permute2f128_ps(s[j], s[j + 4], 0x31);
+  }
+}
+
 /// interleaveChunk<T, 8> for 4-byte T (the AVX-512 tiles' blocks): 8
 /// weights of the 8 rows at a time transposed in registers (shuffles only)
 /// and stored as 8 runs of 8. Returns the weights done (a multiple of 8);
@@ -914,30 +936,12 @@ TPUSIM_TARGET_AVX2 size_t interleave8Avx2(const void *rowsBits, unsigned nb,
   const __m256 zero = _mm256_setzero_ps();
   size_t k = 0;
   for (; k + 8 <= count; k += 8) {
-    __m256 r[8];
+    __m256 r[8], t[8];
     for (unsigned b = 0; b < 8; ++b)
       r[b] = b < nb ? _mm256_loadu_ps(rows + b * kPackChunk + k) : zero;
-    __m256 t[8];
-    for (unsigned j = 0; j < 4; ++j) {
-      t[2 * j] = _mm256_unpacklo_ps(r[2 * j], r[2 * j + 1]);
-      t[2 * j + 1] = _mm256_unpackhi_ps(r[2 * j], r[2 * j + 1]);
-    }
-    // s[j] holds rows 0..3 of weights j and j + 4; s[j + 4] rows 4..7.
-    __m256 s8[8] = {_mm256_shuffle_ps(t[0], t[2], 0x44),
-                    _mm256_shuffle_ps(t[0], t[2], 0xEE),
-                    _mm256_shuffle_ps(t[1], t[3], 0x44),
-                    _mm256_shuffle_ps(t[1], t[3], 0xEE),
-                    _mm256_shuffle_ps(t[4], t[6], 0x44),
-                    _mm256_shuffle_ps(t[4], t[6], 0xEE),
-                    _mm256_shuffle_ps(t[5], t[7], 0x44),
-                    _mm256_shuffle_ps(t[5], t[7], 0xEE)};
-    float *d = dst + k * 8;
-    for (unsigned j = 0; j < 4; ++j)
-      _mm256_storeu_ps(d + j * 8,
-                       _mm256_permute2f128_ps(s8[j], s8[j + 4], 0x20));
-    for (unsigned j = 0; j < 4; ++j)
-      _mm256_storeu_ps(d + (j + 4) * 8,
-                       _mm256_permute2f128_ps(s8[j], s8[j + 4], 0x31));
+    transpose8x8(r, t);
+    for (unsigned j = 0; j < 8; ++j)
+      _mm256_storeu_ps(dst + (k + j) * 8, t[j]);
   }
   return k;
 }
@@ -1092,6 +1096,67 @@ float *packFloatWeights(const ConvGeom &g, SimdPath path, Load load,
   }
   return packed;
 }
+
+#if TPUSIM_X86_PATHS
+/// One block of packFloatWeights' layout for fp16 weights and blocks of 8
+/// channels (the AVX-512 tiles), straight from the channels' slots: `slot`
+/// (nb of them) the slots' first bytes, a weight (ic, tap) at element
+/// (ic / icp) * taps * icp + src[tap] * icp + ic % icp (src: the tap a
+/// kernel_rotate reads), icp a multiple of 8. Eight input channels at one
+/// tap lie together in a slot, so each step loads them for the 8 channels
+/// (8 x 16 bytes), converts them (vcvtph2ps: fp16ToFp32's bits for every
+/// value but a NaN), transposes them in registers and stores the 8 weights
+/// of each (ic, tap); input channels past the last multiple of 8 go one by
+/// one. Returns false if a weight is a NaN (tested on the bits): then the
+/// block holds garbage and the caller packs the general way, whose
+/// conversion keeps NaN payloads.
+__attribute__((target("avx2,f16c"))) bool
+packHalfBlock8(const uint8_t *const *slot, unsigned nb, uint32_t ic,
+               uint32_t icp, const std::vector<uint32_t> &src, float *w) {
+  size_t taps = src.size();
+  const __m128i magMask = _mm_set1_epi16(0x7FFF), inf = _mm_set1_epi16(0x7C00);
+  __m128i nan = _mm_setzero_si128();
+  uint32_t ic8 = ic / 8 * 8;
+  for (uint32_t c0 = 0; c0 < ic8; c0 += 8) {
+    size_t base = size_t(c0 / icp) * taps * icp + c0 % icp;
+    float *wc = w + size_t(c0) * taps * 8;
+    for (size_t t = 0; t < taps; ++t) {
+      size_t at = 2 * (base + size_t(src[t]) * icp);
+      __m256 r[8], o[8];
+      for (unsigned b = 0; b < 8; ++b) {
+        if (b >= nb) {
+          r[b] = _mm256_setzero_ps();
+          continue;
+        }
+        __m128i h =
+            _mm_loadu_si128(reinterpret_cast<const __m128i *>(slot[b] + at));
+        nan =
+            _mm_or_si128(nan, _mm_cmpgt_epi16(_mm_and_si128(h, magMask), inf));
+        r[b] = _mm256_cvtph_ps(h);
+      }
+      transpose8x8(r, o);
+      // Input channel c0 + j at tap t: weight k = (c0 + j) * taps + t.
+      for (unsigned j = 0; j < 8; ++j)
+        _mm256_storeu_ps(wc + (size_t(j) * taps + t) * 8, o[j]);
+    }
+  }
+  bool anyNan = _mm_movemask_epi8(nan) != 0;
+  for (uint32_t c = ic8; c < ic; ++c) {
+    size_t base = size_t(c / icp) * taps * icp + c % icp;
+    for (size_t t = 0; t < taps; ++t) {
+      float *d = w + (size_t(c) * taps + t) * 8;
+      for (unsigned b = 0; b < 8; ++b) {
+        uint16_t h = 0;
+        if (b < nb)
+          std::memcpy(&h, slot[b] + 2 * (base + size_t(src[t]) * icp), 2);
+        anyNan |= (h & 0x7FFF) > 0x7C00;
+        d[b] = fp16ToFp32Fast(h);
+      }
+    }
+  }
+  return !anyNan;
+}
+#endif
 
 /// Where a walk kernel leaves its sums: channel oc's output (oy, ox) at
 /// data[oc * chanStride + oy * rowStride + ox] (the walk's positions, with
@@ -1838,7 +1903,39 @@ void execConv(const TiuOp &op, MachineState &m) {
     };
     // Magnitudes matter for bf16 only (see fmaExact).
     bool bf16 = inPrec == Prec::Bf16;
-    const float *packed = packFloatWeights(g, path, loadW, &wRange, bf16);
+    const float *packed = nullptr;
+#if TPUSIM_X86_PATHS
+    // fp16 weights for the AVX-512 tiles: straight from the slots (the
+    // same floats as loadW and interleaveChunk give; a NaN weight, rare,
+    // sends the whole pack the general way).
+    if (wType.prec == Prec::Fp16 && !f.opd1_const && icp % 8 == 0 &&
+        tileShape(path).nb == 8 && useF16c()) {
+      std::vector<uint32_t> src(kArea);
+      for (uint32_t ky = 0; ky < g.kh; ++ky)
+        for (uint32_t kx = 0; kx < g.kw; ++kx)
+          src[ky * g.kw + kx] = f.kernel_rotate
+                                    ? (g.kh - 1 - ky) * g.kw + (g.kw - 1 - kx)
+                                    : ky * g.kw + kx;
+      int64_t blocks = int64_t(ceilDiv(g.oc, 8u));
+      float *dst = scratch<float, 2>(size_t(blocks) * wPerOc * 8);
+      std::atomic<bool> clean{true};
+      parallelTasks(blocks, [&](int64_t blk) {
+        uint32_t oc0 = uint32_t(blk) * 8;
+        unsigned nb = std::min(8u, g.oc - oc0);
+        const uint8_t *slot[8];
+        for (unsigned b = 0; b < nb; ++b)
+          slot[b] = wView->laneStart(oc0 + b) +
+                    uint64_t(wView->index(0, oc0 + b, 0, 0)) * 2;
+        if (!packHalfBlock8(slot, nb, g.ic, icp, src,
+                            dst + size_t(blk) * wPerOc * 8))
+          clean.store(false, std::memory_order_relaxed);
+      });
+      if (clean.load())
+        packed = dst; // wRange: no NaN (fp16 magnitudes are not needed)
+    }
+#endif
+    if (!packed)
+      packed = packFloatWeights(g, path, loadW, &wRange, bf16);
     // The weights for the portable tiles, packed at the first NaN batch
     // (when `path` is another).
     const float *portablePacked = path == SimdPath::Portable ? packed : nullptr;
@@ -1855,21 +1952,56 @@ void execConv(const TiuOp &op, MachineState &m) {
     bool anyOrder = out.elementsApart() &&
                     (!bias.view || channelOrderFree(out, *bias.view));
     std::vector<FloatRange> planeRanges(g.ic);
+    // fp16 inputs with contiguous rows convert from local memory directly
+    // (halfRowToFloat), whole planes at once where the plane has no
+    // columns of padding or inserted values and the rows lie back to back.
+    const Stride4 &inStride = in.tensor().stride;
+    bool halfRows = inPrec == Prec::Fp16 && inStride.w == 1;
+    bool mergedRows = halfRows && g.vw == g.iw && g.insH == 0 &&
+                      (g.ih == 1 || inStride.h == int64_t(g.iw));
     for (uint32_t n = 0; n < g.n; ++n) {
       // The planes on the kernel threads: each reads its channel of the
       // input and writes only its own plane of the scratch (and range).
       parallelTasks(g.ic, [&](int64_t c) {
         uint32_t ic = uint32_t(c);
         float *plane = planes + ic * planeStride;
+        float pad = pads.pad<float>(ic, true), ins = pads.ins<float>(ic, true);
+        planeRanges[ic] = FloatRange();
+        if (halfRows) {
+          // fp16 rows straight from local memory; the NaN test (all an
+          // fp16 range needs) from the conversion and the two fill
+          // values, which every plane holds (the overrun is padding) or
+          // may hold (inserted values).
+          const uint8_t *lane = in.laneStart(ic);
+          auto rowAt = [&](uint32_t y) {
+            return lane + uint64_t(in.index(n, ic, y, 0)) * 2;
+          };
+          bool nan = std::isnan(pad) || std::isnan(ins);
+          if (mergedRows) {
+            // No columns of padding or inserted values: the rows follow
+            // one another in the plane as in local memory.
+            size_t top = size_t(g.padT) * g.vw, len = size_t(g.ih) * g.iw;
+            std::fill(plane, plane + top, pad);
+            nan |= halfRowToFloat(rowAt(0), plane + top, len);
+            std::fill(plane + top + len, plane + planeStride, pad);
+          } else {
+            buildPlaneRows<float>(
+                g, planeStride, pad, ins,
+                [&](uint32_t y, float *dst) {
+                  nan |= halfRowToFloat(rowAt(y), dst, g.iw);
+                },
+                plane, scratch<float, 8>(g.iw));
+          }
+          planeRanges[ic].nan = nan;
+          return;
+        }
         buildPlaneRows<float>(
-            g, planeStride, pads.pad<float>(ic, true),
-            pads.ins<float>(ic, true),
+            g, planeStride, pad, ins,
             [&](uint32_t y, float *dst) { in.rowFloat(n, ic, y, dst, g.iw); },
             plane, scratch<float, 8>(g.iw));
         // The whole plane, padding and overrun included: everything a
         // tile reads (a strided conv's phases are copied from here, with
         // zeros where no element maps).
-        planeRanges[ic] = FloatRange();
         planeRanges[ic].scan(plane, planeStride, bf16);
       });
       FloatRange xRange;
@@ -1885,25 +2017,32 @@ void execConv(const TiuOp &op, MachineState &m) {
         acc = convFloatFast(planes, packed, g, path,
                             halfOperands && fmaExact(wRange, xRange));
       }
+      // Rows of the sums and of the result that both lie back to back
+      // (1x1 convs without padding or stride) are one row of oh * ow.
+      const Stride4 &outStride = out.tensor().stride;
+      bool oneRow = acc.rowStride == g.ow && outStride.w == 1 &&
+                    (g.oh == 1 || outStride.h == int64_t(g.ow));
+      uint32_t rows = oneRow ? 1 : g.oh;
+      uint32_t len = oneRow ? g.oh * g.ow : g.ow;
       forEachChannel(out, g.oc, anyOrder, [&](uint32_t oc) {
         float b = bias.getFloat(oc);
         const float *a = acc.data + oc * acc.chanStride;
-        float *row = scratch<float, 10>(g.ow);
-        float *prev = scratch<float, 11>(g.ow);
-        for (uint32_t oy = 0; oy < g.oh; ++oy) {
-          for (uint32_t ox = 0; ox < g.ow; ++ox)
+        float *row = scratch<float, 10>(len);
+        float *prev = scratch<float, 11>(len);
+        for (uint32_t oy = 0; oy < rows; ++oy) {
+          for (uint32_t ox = 0; ox < len; ++ox)
             row[ox] = a[size_t(oy) * acc.rowStride + ox] + b;
           if (resAdd) {
-            out.rowFloat(n, oc, oy, prev, g.ow);
-            for (uint32_t ox = 0; ox < g.ow; ++ox)
+            out.rowFloat(n, oc, oy, prev, len);
+            for (uint32_t ox = 0; ox < len; ++ox)
               row[ox] = prev[ox] + row[ox];
           }
           // As a select (NaN and -0 kept), which vectorises; the
           // conditional store did not.
           if (relu)
-            for (uint32_t ox = 0; ox < g.ow; ++ox)
+            for (uint32_t ox = 0; ox < len; ++ox)
               row[ox] = row[ox] < 0 ? 0.0f : row[ox];
-          out.storeRowFloat(n, oc, oy, row, g.ow);
+          out.storeRowFloat(n, oc, oy, row, len);
         }
       });
     }

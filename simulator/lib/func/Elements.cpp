@@ -556,13 +556,7 @@ void OperandView::rowFloat(uint32_t n, uint32_t c, uint32_t h, float *out,
   case Prec::Fp16:
     if (step == 2) {
       // Contiguous (the usual case): the vectorised row conversion.
-      constexpr uint32_t kChunk = 256;
-      uint16_t bits[kChunk];
-      for (uint32_t w0 = 0; w0 < width; w0 += kChunk) {
-        uint32_t k = std::min(kChunk, width - w0);
-        std::memcpy(bits, base + size_t(w0) * 2, size_t(k) * 2);
-        fp16RowToFp32(bits, out + w0, k);
-      }
+      halfRowToFloat(base, out, width);
       return;
     }
     for (uint32_t w = 0; w < width; ++w)
@@ -670,13 +664,7 @@ void ResultView::storeRowFloat(uint32_t n, uint32_t c, uint32_t h,
     return;
   case Prec::Fp16:
     if (mode == isa::RoundMode::HalfToEven && step == 2) {
-      constexpr uint32_t kChunk = 256;
-      uint16_t bits[kChunk];
-      for (uint32_t w0 = 0; w0 < width; w0 += kChunk) {
-        uint32_t k = std::min(kChunk, width - w0);
-        fp32RowToFp16(v + w0, bits, k);
-        std::memcpy(base + size_t(w0) * 2, bits, size_t(k) * 2);
-      }
+      floatRowToHalf(v, base, width);
       return;
     }
     if (mode == isa::RoundMode::HalfToEven) {

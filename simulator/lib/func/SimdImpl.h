@@ -260,6 +260,11 @@ TPUSIM_INLINE void fp32RowToFp16Portable(const float *in, uint16_t *out,
     }
 }
 
+/// Whether the kernels may use F16C (vcvtph2ps / vcvtps2ph): the CPU has
+/// it and the path is not the portable one (which the tests force to
+/// check the portable code).
+bool useF16c();
+
 /// The row conversions the kernels call: the portable ones above, or on
 /// the AVX2 and AVX-512 paths with the CPU's F16C, vcvtph2ps / vcvtps2ph
 /// (round to nearest even), which give the same bits for every input but
@@ -267,6 +272,13 @@ TPUSIM_INLINE void fp32RowToFp16Portable(const float *in, uint16_t *out,
 /// is): a row with a NaN in it is converted again by the portable routine.
 void fp16RowToFp32(const uint16_t *in, float *out, size_t n);
 void fp32RowToFp16(const float *in, uint16_t *out, size_t n);
+
+/// The same conversions on rows of fp16 bits at any address (local
+/// memory), on the AVX-512 paths 16 elements a step with a masked last
+/// step. halfRowToFloat returns whether the row holds a NaN (|h| above
+/// 0x7C00), which the callers need for the fused conv tiles (fmaExact).
+bool halfRowToFloat(const void *in, float *out, size_t n);
+void floatRowToHalf(const float *in, void *out, size_t n);
 
 /// loadFloat / loadInt with the common types inline (same values).
 TPUSIM_INLINE float loadFloatFast(const uint8_t *base, uint64_t index,

@@ -284,10 +284,21 @@ void checkFloatConv(const ConvCase &k, unsigned seed) {
     refSetFloat(m, pads, 0, c, 0, 0, padV[c]);
     refSetFloat(m, pads, 0, c, 0, 1, insV[c]);
   }
+  // res_add: the result goes on from what the output holds.
+  std::vector<float> old;
+  if (k.resAdd)
+    for (uint32_t n = 0; n < k.n; ++n)
+      for (uint32_t oc = 0; oc < k.oc; ++oc)
+        for (uint32_t oy = 0; oy < k.oh(); ++oy)
+          for (uint32_t ox = 0; ox < k.ow(); ++ox) {
+            refSetFloat(m, out, n, oc, oy, ox, randomFloat(rng, k.res));
+            old.push_back(refGetFloat(m, out, n, oc, oy, ox));
+          }
   isa::cmd::SConv c = shortConv(k);
   c.opd2_addr = k.biasAddr;
   c.opd3_addr = k.padAddr;
   runTiu(c, m);
+  size_t at = 0;
   for (uint32_t n = 0; n < k.n; ++n)
     for (uint32_t oc = 0; oc < k.oc; ++oc)
       for (uint32_t oy = 0; oy < k.oh(); ++oy)
@@ -309,6 +320,8 @@ void checkFloatConv(const ConvCase &k, unsigned seed) {
                 acc = acc + prod;
               }
           acc = acc + b[oc];
+          if (k.resAdd)
+            acc = old[at++] + acc;
           uint64_t expect = fToBits(acc, k.res);
           ASSERT_EQ(refGetBits(m, out, n, oc, oy, ox), expect)
               << "n " << n << " oc " << oc << " oy " << oy << " ox " << ox
@@ -385,6 +398,42 @@ TEST(FuncConv, Fp16And32ICLayout) {
   k.insH = 1;
   k.rotate = true;
   checkFloatConv(k, 11);
+}
+
+/// fp16 convs whose planes and sums the kernel handles whole (1x1, no
+/// padding, no stride: the input plane converted in one piece, the result
+/// rows of a channel stored as one), beside the same convs with padding,
+/// a stride and a rotated 3x3 kernel (row by row); input channels a
+/// multiple of 8 and not (the AVX-512 weight packer takes eight input
+/// channels at a time), output channels filling whole blocks of 8 and
+/// not, with and without res_add.
+TEST(FuncConv, Fp16WholePlanesAndRowsAgainstTheReference) {
+  unsigned seed = 60;
+  for (uint32_t ic : {16u, 19u, 40u})
+    for (bool resAdd : {false, true}) {
+      SCOPED_TRACE("ic " + std::to_string(ic) + (resAdd ? " res_add" : ""));
+      ConvCase k;
+      k.in = k.res = Prec::Fp16;
+      k.n = 2;
+      k.ic = ic;
+      k.ih = 9;
+      k.iw = 7;
+      k.oc = ic == 16 ? 16 : 21;
+      k.kh = k.kw = 1;
+      k.resAdd = resAdd;
+      checkFloatConv(k, seed++);
+      k.padL = 1;
+      k.padB = 2;
+      checkFloatConv(k, seed++);
+      k.padL = k.padB = 0;
+      k.sh = k.sw = 2;
+      checkFloatConv(k, seed++);
+      k.sh = k.sw = 1;
+      k.kh = k.kw = 3;
+      k.padT = k.padL = k.padR = 1;
+      k.rotate = true;
+      checkFloatConv(k, seed++);
+    }
 }
 
 TEST(FuncConv, Bf16WithFp32Result) {

@@ -432,6 +432,68 @@ TEST(SimdConversions, Fp16ToFp32EveryPattern) {
   setSimdPath(saved);
 }
 
+/// The conversions of rows at any address (halfRowToFloat /
+/// floatRowToHalf, which the kernels run on local memory): every length up
+/// to three vectors and more (the AVX-512 routines' masked last step), rows
+/// starting at odd and even bytes, a NaN (signalling and quiet, payloads
+/// kept) at each position or none, against isa::Numerics element by
+/// element; halfRowToFloat also tells whether the row held a NaN, and
+/// neither writes past the row.
+TEST(SimdConversions, RowsAtAnyAddressEveryLength) {
+  SimdPath saved = simdPath();
+  std::mt19937 rng(77);
+  for (SimdPath p : availableSimdPaths()) {
+    setSimdPath(p);
+    for (size_t n = 0; n <= 50; ++n)
+      for (size_t shift : {size_t(0), size_t(1), size_t(2), size_t(6)})
+        for (int nanAt = -1; nanAt < int(n); nanAt += (n > 20 ? 7 : 1)) {
+          std::string what = std::string(simdPathName(p)) + " n " +
+                             std::to_string(n) + " shift " +
+                             std::to_string(shift) + " NaN at " +
+                             std::to_string(nanAt);
+          std::vector<uint16_t> half(n);
+          for (uint16_t &h : half) {
+            h = uint16_t(rng());
+            if ((h & 0x7C00) == 0x7C00) // keep NaN where placed only
+              h &= 0xBFFF;
+          }
+          if (nanAt >= 0)
+            half[size_t(nanAt)] = nanAt % 2 ? 0x7D55 : 0xFE01;
+          std::vector<uint8_t> bytes(2 * n + shift + 8, 0xA5);
+          std::memcpy(bytes.data() + shift, half.data(), 2 * n);
+          std::vector<float> out(n + 4, 1.25f);
+          bool nan =
+              detail::halfRowToFloat(bytes.data() + shift, out.data(), n);
+          EXPECT_EQ(nan, nanAt >= 0) << what;
+          for (size_t i = 0; i < n; ++i)
+            ASSERT_EQ(isa::floatToBits(out[i]),
+                      isa::floatToBits(isa::fp16ToFp32(half[i])))
+                << what << " element " << i;
+          for (size_t i = n; i < out.size(); ++i)
+            ASSERT_EQ(out[i], 1.25f) << what << ": wrote past the row";
+
+          std::vector<float> vals(n);
+          for (size_t i = 0; i < n; ++i)
+            vals[i] = isa::bitsToFloat(uint32_t(rng()));
+          if (nanAt >= 0)
+            vals[size_t(nanAt)] = isa::bitsToFloat(0x7FA00055);
+          std::fill(bytes.begin(), bytes.end(), 0xA5);
+          detail::floatRowToHalf(vals.data(), bytes.data() + shift, n);
+          for (size_t i = 0; i < n; ++i) {
+            uint16_t got;
+            std::memcpy(&got, bytes.data() + shift + 2 * i, 2);
+            ASSERT_EQ(got, isa::fp32ToFp16(vals[i]))
+                << what << " element " << i;
+          }
+          for (size_t i = 0; i < shift; ++i)
+            ASSERT_EQ(bytes[i], 0xA5) << what << ": wrote before the row";
+          for (size_t i = shift + 2 * n; i < bytes.size(); ++i)
+            ASSERT_EQ(bytes[i], 0xA5) << what << ": wrote past the row";
+        }
+  }
+  setSimdPath(saved);
+}
+
 TEST(SimdConversions, Fp32ToFp16AndBf16DenseSample) {
   // Every 97th fp32 pattern, plus every pattern whose low 13 / 16 bits sit
   // at a rounding boundary (ties, one either side) for every high part.
