@@ -152,7 +152,11 @@ bad ':2: timeout = 0 is out of range' $'models = ["cnn_top.mlir"]\ntimeout = 0'
 # per lane needs fewer than 64 lanes) leaves those points to fail.
 bad ":3: chip.npu_num = 48: no machine of the sweep with it is valid" $'models = ["cnn_top.mlir"]\n[machine]\nchip.npu_num = [32, 48]'
 printf '%s\n' 'models = ["cnn_top.mlir"]' '[machine]' 'chip.lmem_bytes = [262144, 524288]' 'chip.npu_num = [32, 64]' > pair.toml
-"$BIN/tpuc" explore pair.toml --check -o pairout | grep -q "4 point(s)"
+"$BIN/tpuc" explore pair.toml --check | grep -q "4 point(s)"
+# --check runs nothing: an output directory is refused, not ignored.
+if "$BIN/tpuc" explore pair.toml --check -o pairout 2> check.err; then exit 1; fi
+grep -q "output is for running; --check runs and writes nothing (drop --output)" check.err
+[ ! -e pairout ]
 # scripts/slurm_explore.sh checks the sweep before it makes anything (no
 # Slurm needed to get there).
 if TPUC="$BIN/tpuc" "$ROOT/scripts/slurm_explore.sh" bad.toml 2 slurmout 2> slurm.err; then exit 1; fi

@@ -325,6 +325,14 @@ if "$T" regress merge s0 s0 --suite suite.toml -o bad > m.err 2>&1; then exit 1;
 grep -q "is in both" m.err
 if "$T" regress merge s0 s1 --suite suite.toml -o bad --shard 0/2 2> m.err; then exit 1; fi
 grep -q "drop --shard" m.err
+# --check reads the suite only: options for a run are refused, nothing is
+# written.
+for opt in "-o chk" "--jobs 2" "--update-baseline" "--json chk.json"; do
+  if "$T" regress suite.toml --check $opt > m.err 2>&1; then exit 1; fi
+  grep -q "is for running; --check runs and writes nothing" m.err
+done
+[ ! -e chk ] && [ ! -e chk.json ]
+"$T" regress suite.toml --check | grep -q "3 case(s), 4 run(s)"
 # The wrong suite: its cases missing and the shards' cases foreign, both.
 printf '[case.other]\nmodel = "cnn.onnx"\ninput_shapes = "[[1,3,32,32]]"\n' > other.toml
 if "$T" regress merge s0 s1 --suite other.toml -o bad > m.err 2>&1; then exit 1; fi

@@ -438,6 +438,20 @@ CommandLine readCommandLine(const CommonOptions &options) {
   if (cl.merge && options.jobs.getNumOccurrences())
     throw ::tpu::Error("--jobs is for running; merge runs nothing (drop "
                        "--jobs)");
+  // --check reads one file and writes nothing: what would run or write
+  // is refused too.
+  if (cl.check) {
+    if (cl.merge)
+      throw ::tpu::Error("--check checks one file; merge joins results (drop "
+                         "--check or merge)");
+    for (const auto *o : std::initializer_list<const llvm::cl::Option *>{
+             &options.outDir, &options.jobs, &options.shard})
+      if (o->getNumOccurrences())
+        throw ::tpu::Error("--" + o->ArgStr.str() +
+                           " is for running; --check runs and writes nothing "
+                           "(drop --" +
+                           o->ArgStr.str() + ")");
+  }
   return cl;
 }
 
