@@ -556,7 +556,7 @@ void OperandView::rowFloat(uint32_t n, uint32_t c, uint32_t h, float *out,
   case Prec::Fp16:
     if (step == 2) {
       // Contiguous (the usual case): the vectorised row conversion.
-      halfRowToFloat(base, out, width);
+      halfRowToFloat(base, out, width, /*testNan=*/false);
       return;
     }
     for (uint32_t w = 0; w < width; ++w)

@@ -239,19 +239,21 @@ fp32RowToFp16F16c(const float *in, uint16_t *out, size_t n) {
 
 TPUSIM_TARGET_AVX512_F16C bool fp16RowToFp32Avx512(const void *inBytes,
                                                    float *out, size_t n) {
-  const auto *in = static_cast<const uint16_t *>(inBytes);
+  // Byte addresses: a row may start at an odd byte (static memory).
+  const auto *in = static_cast<const uint8_t *>(inBytes);
   const __m256i magMask = _mm256_set1_epi16(0x7FFF),
                 inf = _mm256_set1_epi16(0x7C00);
   __mmask16 nan = 0;
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
-    __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(in + i));
+    __m256i h =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i *>(in + 2 * i));
     nan |= _mm256_cmpgt_epi16_mask(_mm256_and_si256(h, magMask), inf);
     _mm512_storeu_ps(out + i, _mm512_cvtph_ps(h));
   }
   if (i < n) {
     __mmask16 k = __mmask16((1u << (n - i)) - 1);
-    __m256i h = _mm256_maskz_loadu_epi16(k, in + i);
+    __m256i h = _mm256_maskz_loadu_epi16(k, in + 2 * i);
     nan |= _mm256_cmpgt_epi16_mask(_mm256_and_si256(h, magMask), inf);
     _mm512_mask_storeu_ps(out + i, k, _mm512_cvtph_ps(h));
   }
@@ -260,7 +262,7 @@ TPUSIM_TARGET_AVX512_F16C bool fp16RowToFp32Avx512(const void *inBytes,
 
 TPUSIM_TARGET_AVX512_F16C bool fp32RowToFp16Avx512(const float *in,
                                                    void *outBytes, size_t n) {
-  auto *out = static_cast<uint16_t *>(outBytes);
+  auto *out = static_cast<uint8_t *>(outBytes);
   const __m512i magMask = _mm512_set1_epi32(0x7FFFFFFF),
                 inf = _mm512_set1_epi32(0x7F800000);
   __mmask16 nan = 0;
@@ -269,7 +271,7 @@ TPUSIM_TARGET_AVX512_F16C bool fp32RowToFp16Avx512(const float *in,
     __m512 v = _mm512_loadu_ps(in + i);
     nan |= _mm512_cmpgt_epi32_mask(
         _mm512_and_si512(_mm512_castps_si512(v), magMask), inf);
-    _mm256_storeu_si256(reinterpret_cast<__m256i *>(out + i),
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(out + 2 * i),
                         _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
   }
   if (i < n) {
@@ -277,7 +279,7 @@ TPUSIM_TARGET_AVX512_F16C bool fp32RowToFp16Avx512(const float *in,
     __m512 v = _mm512_maskz_loadu_ps(k, in + i);
     nan |= _mm512_cmpgt_epi32_mask(
         _mm512_and_si512(_mm512_castps_si512(v), magMask), inf);
-    _mm256_mask_storeu_epi16(out + i, k,
+    _mm256_mask_storeu_epi16(out + 2 * i, k,
                              _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
   }
   return nan == 0;
@@ -311,7 +313,7 @@ void fp32RowToFp16(const float *in, uint16_t *out, size_t n) {
   fp32RowToFp16Portable(in, out, n);
 }
 
-bool halfRowToFloat(const void *in, float *out, size_t n) {
+bool halfRowToFloat(const void *in, float *out, size_t n, bool testNan) {
   const auto *bytes = static_cast<const uint8_t *>(in);
   constexpr size_t kChunk = 256;
   uint16_t bits[kChunk];
@@ -334,8 +336,9 @@ bool halfRowToFloat(const void *in, float *out, size_t n) {
     size_t k = std::min(kChunk, n - i);
     std::memcpy(bits, bytes + 2 * i, 2 * k);
     fp16RowToFp32(bits, out + i, k);
-    for (size_t j = 0; j < k; ++j)
-      nan |= uint16_t((bits[j] & 0x7FFF) > 0x7C00);
+    if (testNan)
+      for (size_t j = 0; j < k; ++j)
+        nan |= uint16_t((bits[j] & 0x7FFF) > 0x7C00);
   }
   return nan != 0;
 }

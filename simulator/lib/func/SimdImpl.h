@@ -276,8 +276,10 @@ void fp32RowToFp16(const float *in, uint16_t *out, size_t n);
 /// The same conversions on rows of fp16 bits at any address (local
 /// memory), on the AVX-512 paths 16 elements a step with a masked last
 /// step. halfRowToFloat returns whether the row holds a NaN (|h| above
-/// 0x7C00), which the callers need for the fused conv tiles (fmaExact).
-bool halfRowToFloat(const void *in, float *out, size_t n);
+/// 0x7C00), which the callers need for the fused conv tiles (fmaExact);
+/// without `testNan` the answer may be false for a row with a NaN (the
+/// paths other than AVX-512 then skip the test).
+bool halfRowToFloat(const void *in, float *out, size_t n, bool testNan = true);
 void floatRowToHalf(const float *in, void *out, size_t n);
 
 /// loadFloat / loadInt with the common types inline (same values).

@@ -263,6 +263,23 @@ void checkFloatConv(const ConvCase &k, unsigned seed) {
       for (uint32_t y = 0; y < k.ih; ++y)
         for (uint32_t x = 0; x < k.iw; ++x)
           refSetFloat(m, in, n, c, y, x, randomFloat(rng, k.in));
+  // Random bytes where no weight lies (the channels past ic of a last
+  // IC_PARALLEL group), as checkIntConv has: a kernel reading them as
+  // weights fails the sums.
+  {
+    unsigned p = k.icp();
+    uint64_t slotBytes =
+        uint64_t(k.ic + p - 1) / p * k.kh * k.kw * p * bytesOf(k.in);
+    uint64_t slots =
+        (uint64_t(k.wAddr >> kLaneShift) + k.oc + kLanes - 1) / kLanes;
+    uint32_t off = k.wAddr & (kLaneBytes - 1);
+    std::mt19937 junk(seed + 1000);
+    for (unsigned lane = 0; lane < kLanes; ++lane) {
+      uint8_t *at = m.lmem.at(lane, off, slots * slotBytes);
+      for (uint64_t i = 0; i < slots * slotBytes; ++i)
+        at[i] = uint8_t(randomInt(junk, 0, 255));
+    }
+  }
   std::vector<float> w(size_t(k.oc) * k.ic * k.kh * k.kw);
   for (uint32_t oc = 0; oc < k.oc; ++oc)
     for (uint32_t ic = 0; ic < k.ic; ++ic)
@@ -400,13 +417,17 @@ TEST(FuncConv, Fp16And32ICLayout) {
   checkFloatConv(k, 11);
 }
 
-/// fp16 convs whose planes and sums the kernel handles whole (1x1, no
-/// padding, no stride: the input plane converted in one piece, the result
-/// rows of a channel stored as one), beside the same convs with padding,
-/// a stride and a rotated 3x3 kernel (row by row); input channels a
-/// multiple of 8 and not (the AVX-512 weight packer takes eight input
-/// channels at a time), output channels filling whole blocks of 8 and
-/// not, with and without res_add.
+/// fp16 convs on each of the kernel's ways with their planes and sums:
+/// 1x1 without padding (the input plane converted in one piece, a
+/// channel's result rows stored as one), with top and bottom padding only
+/// (one piece between pad rows), with left padding (planes row by row,
+/// results as one), with a stride (phases copied from a one-piece plane)
+/// and a rotated 3x3 kernel with padding (row by row both ways); input
+/// channels a multiple of 8 and not (the AVX-512 weight packer takes
+/// eight at a time), output channels filling whole blocks of 8 and not,
+/// with and without res_add; and more than 64 output channels from a
+/// lane other than the first (the packer's slots in the next row of
+/// lanes).
 TEST(FuncConv, Fp16WholePlanesAndRowsAgainstTheReference) {
   unsigned seed = 60;
   for (uint32_t ic : {16u, 19u, 40u})
@@ -422,10 +443,13 @@ TEST(FuncConv, Fp16WholePlanesAndRowsAgainstTheReference) {
       k.kh = k.kw = 1;
       k.resAdd = resAdd;
       checkFloatConv(k, seed++);
-      k.padL = 1;
-      k.padB = 2;
+      k.padT = 2;
+      k.padB = 1;
       checkFloatConv(k, seed++);
-      k.padL = k.padB = 0;
+      k.padT = k.padB = 0;
+      k.padL = 1;
+      checkFloatConv(k, seed++);
+      k.padL = 0;
       k.sh = k.sw = 2;
       checkFloatConv(k, seed++);
       k.sh = k.sw = 1;
@@ -434,6 +458,16 @@ TEST(FuncConv, Fp16WholePlanesAndRowsAgainstTheReference) {
       k.rotate = true;
       checkFloatConv(k, seed++);
     }
+  ConvCase k;
+  k.in = k.res = Prec::Fp16;
+  k.ic = 24;
+  k.ih = 5;
+  k.iw = 6;
+  k.oc = 70;
+  k.kh = k.kw = 1;
+  k.wAddr = laddr(5, 0x10000);
+  k.outAddr = laddr(3, 0x20000);
+  checkFloatConv(k, seed++);
 }
 
 TEST(FuncConv, Bf16WithFp32Result) {

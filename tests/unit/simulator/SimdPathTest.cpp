@@ -295,11 +295,13 @@ TEST(SimdPaths, FusedHalfConvsAreByteIdenticalOnEveryPath) {
 }
 
 // fp16 (and fp32) convs with NaNs (quiet and signalling, payloads of both
-// signs) and infinities in the input, with NaNs in the weights, and with
-// infinities only: a NaN operand puts every path on the portable tiles
-// (which of two NaN payloads wins depends on the build of the tile),
-// infinities alone take the fused ones; either way the bytes match the
-// portable path.
+// signs) and infinities in the input, with NaNs in the weights (at least 8
+// input channels and one NaN among the first 8, which the AVX-512 fp16
+// weight packer loads together), with infinities only, and with a NaN pad
+// value: a NaN operand puts every path on the portable tiles (which of
+// two NaN payloads wins depends on the build of the tile), infinities
+// alone take the fused ones; either way the bytes match the portable
+// path.
 TEST(SimdPaths, ConvsWithNanAndInfAreByteIdenticalOnEveryPath) {
   const uint64_t kNans16[] = {0x7E01, 0xFE77, 0x7D55, 0xFC01};
   const uint64_t kNans32[] = {0x7FC01234, 0xFFE00077, 0x7FA00055,
@@ -310,6 +312,12 @@ TEST(SimdPaths, ConvsWithNanAndInfAreByteIdenticalOnEveryPath) {
     if (k.prec == Prec::Fp16 && i % 2)
       k.res = Prec::Fp32;
     bool f16 = k.prec == Prec::Fp16;
+    // NaN + Inf in the input, NaN weights, Inf only, a NaN pad value.
+    unsigned variant = i % 4;
+    if (variant == 1)
+      k.g.ic = 8 + uint32_t(rng() % 9);
+    if (variant == 3)
+      k.hasBias = true; // pad values from memory (convCmd)
     fillLocal(init, k.prec, rng);
     const ConvGeom &g = k.g;
     const uint32_t icp = init.chip.icParallel(k.prec);
@@ -321,7 +329,6 @@ TEST(SimdPaths, ConvsWithNanAndInfAreByteIdenticalOnEveryPath) {
       refSetBits(init, in, uint32_t(rng() % g.n), uint32_t(rng() % g.ic),
                  uint32_t(rng() % g.ih), uint32_t(rng() % g.iw), bits);
     };
-    unsigned variant = i % 3; // NaN + Inf in the input, NaN weights, Inf
     for (int j = 0; j < 3; ++j) {
       pokeInput(f16 ? 0x7C00 : 0x7F800000);
       pokeInput(f16 ? 0xFC00 : 0xFF800000);
@@ -331,11 +338,16 @@ TEST(SimdPaths, ConvsWithNanAndInfAreByteIdenticalOnEveryPath) {
       if (variant == 0)
         pokeInput(nan);
       if (variant == 1) {
-        uint32_t oc = uint32_t(rng() % g.oc), ic = uint32_t(rng() % g.ic);
+        uint32_t oc = uint32_t(rng() % g.oc);
+        uint32_t ic = uint32_t(rng() % (j == 0 ? 8 : g.ic));
         uint32_t tap = uint32_t(rng() % (g.kh * g.kw));
         uint32_t e = (ic / icp) * g.kh * g.kw * icp + tap * icp + ic % icp;
         std::memcpy(init.lmem.at(oc, 0x18000 + e * bytes, bytes), &nan, bytes);
       }
+      if (variant == 3 && j == 0)
+        // Channel 0's pad value (convCmd's pad pairs: lane c, pad then
+        // inserted value).
+        std::memcpy(init.lmem.at(0, 0x3C000, bytes), &nan, bytes);
     }
     return " variant " + std::to_string(variant);
   });
@@ -460,7 +472,8 @@ TEST(SimdConversions, RowsAtAnyAddressEveryLength) {
           if (nanAt >= 0)
             half[size_t(nanAt)] = nanAt % 2 ? 0x7D55 : 0xFE01;
           std::vector<uint8_t> bytes(2 * n + shift + 8, 0xA5);
-          std::memcpy(bytes.data() + shift, half.data(), 2 * n);
+          if (n != 0) // half.data() may be null
+            std::memcpy(bytes.data() + shift, half.data(), 2 * n);
           std::vector<float> out(n + 4, 1.25f);
           bool nan =
               detail::halfRowToFloat(bytes.data() + shift, out.data(), n);
