@@ -89,6 +89,25 @@ isa::cmd::SConv shortConv(const ConvCase &k) {
   return c;
 }
 
+/// Fills every weight slot of `k` with random bytes (`seed`), before the
+/// weights are written: where no weight lies (the channels past ic of a
+/// last IC_PARALLEL group) they stay, so that a kernel reading them as
+/// weights fails the sums.
+void fillWeightSlots(MachineState &m, const ConvCase &k, unsigned seed) {
+  unsigned p = k.icp();
+  uint64_t slotBytes =
+      uint64_t(k.ic + p - 1) / p * k.kh * k.kw * p * bytesOf(k.in);
+  uint64_t slots =
+      (uint64_t(k.wAddr >> kLaneShift) + k.oc + kLanes - 1) / kLanes;
+  uint32_t off = k.wAddr & (kLaneBytes - 1);
+  std::mt19937 junk(seed + 1000);
+  for (unsigned lane = 0; lane < kLanes; ++lane) {
+    uint8_t *at = m.lmem.at(lane, off, slots * slotBytes);
+    for (uint64_t i = 0; i < slots * slotBytes; ++i)
+      at[i] = uint8_t(randomInt(junk, 0, 255));
+  }
+}
+
 /// Int8 conv: random input, weights, kernel zero points and pad pairs;
 /// result compared exactly.
 void checkIntConv(const ConvCase &k, unsigned seed) {
@@ -106,22 +125,7 @@ void checkIntConv(const ConvCase &k, unsigned seed) {
       for (uint32_t y = 0; y < k.ih; ++y)
         for (uint32_t x = 0; x < k.iw; ++x)
           refSetBits(m, in, n, c, y, x, uint64_t(randomInt(rng, lo, hi)));
-  // The weight slots hold random bytes where no weight lies (the channels
-  // past ic of a last IC_PARALLEL group): a kernel that reads them as
-  // weights fails the sums.
-  {
-    unsigned p = k.icp();
-    uint64_t slotBytes = uint64_t(k.ic + p - 1) / p * k.kh * k.kw * p;
-    uint64_t slots =
-        (uint64_t(k.wAddr >> kLaneShift) + k.oc + kLanes - 1) / kLanes;
-    uint32_t off = k.wAddr & (kLaneBytes - 1);
-    std::mt19937 junk(seed + 1000);
-    for (unsigned lane = 0; lane < kLanes; ++lane) {
-      uint8_t *at = m.lmem.at(lane, off, slots * slotBytes);
-      for (uint64_t i = 0; i < slots * slotBytes; ++i)
-        at[i] = uint8_t(randomInt(junk, 0, 255));
-    }
-  }
+  fillWeightSlots(m, k, seed);
   std::vector<int64_t> w(size_t(k.oc) * k.ic * k.kh * k.kw);
   int64_t wlo = k.wSigned ? -128 : 0, whi = k.wSigned ? 127 : 255;
   for (uint32_t oc = 0; oc < k.oc; ++oc)
@@ -263,23 +267,7 @@ void checkFloatConv(const ConvCase &k, unsigned seed) {
       for (uint32_t y = 0; y < k.ih; ++y)
         for (uint32_t x = 0; x < k.iw; ++x)
           refSetFloat(m, in, n, c, y, x, randomFloat(rng, k.in));
-  // Random bytes where no weight lies (the channels past ic of a last
-  // IC_PARALLEL group), as checkIntConv has: a kernel reading them as
-  // weights fails the sums.
-  {
-    unsigned p = k.icp();
-    uint64_t slotBytes =
-        uint64_t(k.ic + p - 1) / p * k.kh * k.kw * p * bytesOf(k.in);
-    uint64_t slots =
-        (uint64_t(k.wAddr >> kLaneShift) + k.oc + kLanes - 1) / kLanes;
-    uint32_t off = k.wAddr & (kLaneBytes - 1);
-    std::mt19937 junk(seed + 1000);
-    for (unsigned lane = 0; lane < kLanes; ++lane) {
-      uint8_t *at = m.lmem.at(lane, off, slots * slotBytes);
-      for (uint64_t i = 0; i < slots * slotBytes; ++i)
-        at[i] = uint8_t(randomInt(junk, 0, 255));
-    }
-  }
+  fillWeightSlots(m, k, seed);
   std::vector<float> w(size_t(k.oc) * k.ic * k.kh * k.kw);
   for (uint32_t oc = 0; oc < k.oc; ++oc)
     for (uint32_t ic = 0; ic < k.ic; ++ic)
