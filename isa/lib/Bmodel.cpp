@@ -1243,10 +1243,20 @@ void awaitCheckCodes(const Model &model) {
     p->await();
 }
 
-std::vector<uint8_t> readFile(const std::string &path) {
+std::string notAFile(const std::string &path) {
   struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-    throw Error(path + ": is a directory, not a file");
+  if (::stat(path.c_str(), &st) != 0)
+    return "";
+  if (S_ISDIR(st.st_mode))
+    return "is a directory, not a file";
+  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+    return "is a device, not a file";
+  return "";
+}
+
+std::vector<uint8_t> readFile(const std::string &path) {
+  if (std::string why = notAFile(path); !why.empty())
+    throw Error(path + ": " + why);
   FILE *f = std::fopen(path.c_str(), "rb");
   if (!f)
     throw Error(path + ": cannot open: " + std::strerror(errno));

@@ -131,6 +131,10 @@ llvm::Expected<CaliTable> parseCaliTable(llvm::StringRef text,
 }
 
 llvm::Expected<CaliTable> readCaliTable(llvm::StringRef path) {
+  if (std::string why = tpu::isa::bmodel::notAFile(path.str()); !why.empty())
+    return llvm::createStringError(
+        std::make_error_code(std::errc::invalid_argument),
+        "cannot read '" + path.str() + "': it " + why);
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
       llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!buffer)

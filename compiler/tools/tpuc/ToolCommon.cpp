@@ -1,6 +1,8 @@
 //===- ToolCommon.cpp - What the tpuc subcommands share -------------------===//
 #include "ToolCommon.h"
 
+#include "tpu/isa/Bmodel.h"
+
 #include "tpuc/Conversion/TopToTpu/TopToTpu.h"
 #include "tpuc/Dialect/Top/IR/TopOps.h"
 #include "tpuc/Frontend/TfliteImporter.h"
@@ -45,6 +47,8 @@ std::string parseModule(mlir::MLIRContext &context, const std::string &path,
                         bool requireTop, ParsedModule &out) {
   if (llvm::sys::fs::is_directory(path))
     return "'" + path + "' is a directory, not an .mlir module";
+  if (std::string why = ::tpu::isa::bmodel::notAFile(path); !why.empty())
+    return "'" + path + "' " + why;
   std::string errorMessage;
   std::unique_ptr<llvm::MemoryBuffer> buffer =
       mlir::openInputFile(path, &errorMessage);

@@ -1,6 +1,7 @@
 //===- Config.cpp - Typed configuration of the simulator ------------------===//
 #include "tpusim/Config.h"
 
+#include "tpu/isa/Bmodel.h"
 #include "tpu/isa/Error.h"
 
 #include <fstream>
@@ -49,6 +50,10 @@ SimConfig SimConfig::defaults() {
 }
 
 void SimConfig::loadFile(const std::string &path) {
+  // A directory or a device is refused by name (an ifstream opens a
+  // directory and reads nothing from it: the defaults, silently).
+  if (std::string why = isa::bmodel::notAFile(path); !why.empty())
+    throw Error(path + ": config file " + why);
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw Error(path + ": cannot open config file");

@@ -6,6 +6,7 @@
 // "onnx::Conv_5" are fine). Every error names the file and the line.
 //
 //===----------------------------------------------------------------------===//
+#include "tpu/isa/Bmodel.h"
 #include "tpuc/Conversion/TopToTpu/TopToTpu.h"
 #include "tpuc/Dialect/Top/IR/TopOps.h"
 #include "tpuc/Support/Module.h"
@@ -88,6 +89,10 @@ llvm::Expected<QuantTable> parseQuantTable(StringRef text, StringRef path) {
 }
 
 llvm::Expected<QuantTable> readQuantTable(StringRef path) {
+  if (std::string why = ::tpu::isa::bmodel::notAFile(path.str()); !why.empty())
+    return llvm::createStringError(
+        std::make_error_code(std::errc::invalid_argument),
+        "cannot read the quantize table '" + path.str() + "': it " + why);
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
       llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!buffer)

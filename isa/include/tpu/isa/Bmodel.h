@@ -404,6 +404,12 @@ struct NamedPath {
 std::string checkOutputPaths(const std::vector<NamedPath> &outputs,
                              const std::vector<NamedPath> &inputs = {});
 
+/// Why `path` cannot be read as a file: "is a directory" or "is a device,
+/// not a file" (a character or block device such as /dev/zero, which
+/// reads without end); empty for anything else (a regular file, a FIFO,
+/// a path that does not exist, left to the open that follows).
+std::string notAFile(const std::string &path);
+
 /// Reads a whole file. Throws Error naming the path when it cannot.
 std::vector<uint8_t> readFile(const std::string &path);
 
