@@ -247,6 +247,9 @@ Sweep readSweep(const std::string &path) {
     }
     // [sweep]
     if (key == "models") {
+      // One file named two ways (tiny.mlir and ./tiny.mlir) would run its
+      // points twice.
+      std::map<std::string, std::string> files;
       for (const std::string &m : vals) {
         std::string r = resolve(m);
         if (!fs::is_regular_file(r))
@@ -256,6 +259,12 @@ Sweep readSweep(const std::string &path) {
           throw ParseError{line, "model '" + m +
                                      "' is not a top .mlir (make one with "
                                      "tpuc transform)"};
+        std::error_code ec;
+        fs::path same = fs::canonical(r, ec);
+        auto [it, fresh] = files.emplace(ec ? r : same.string(), m);
+        if (!fresh)
+          throw ParseError{line, "'models' names one file twice (" +
+                                     it->second + " and " + m + ")"};
         sw.models.push_back(r);
         sw.modelText.push_back(m);
       }
