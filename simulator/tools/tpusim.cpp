@@ -343,6 +343,16 @@ int runModel(const Options &o) {
   if (*mode == sim::SimMode::Timing && !o.dumpAll.empty())
     throw Error("--mode timing computes no values; drop --dump-all or use "
                 "--mode full");
+  // Functional mode keeps no time: its statistics, trace and report
+  // would be all zeros (the MAC counts too), read as results.
+  if (*mode == sim::SimMode::Functional)
+    for (auto [flag, path] :
+         {std::pair<const char *, const std::string &>{"--stats", o.stats},
+          {"--trace", o.trace},
+          {"--report", o.report}})
+      if (!path.empty())
+        throw Error(std::string("--mode functional keeps no time; drop ") +
+                    flag + " or use --mode full");
   if (!o.corruptOp.empty() && o.dumpAll.empty())
     throw Error("--debug-corrupt-op needs --dump-all");
   // Timing needs the commands only: the coefficients (most of the file)
