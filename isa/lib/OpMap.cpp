@@ -153,7 +153,10 @@ OpMap readOpMap(const std::string &path) {
 void checkOpMap(const OpMap &map, const bmodel::Stage &stage,
                 const std::string &path) {
   auto other = [&](const std::string &what) {
-    return Error(path + ": " + what + "; it describes another bmodel");
+    return Error(path + ": " + what +
+                 "; it describes another bmodel (a stale copy? deploy again "
+                 "to write the matching one beside the bmodel, or remove it "
+                 "to run without per-op statistics)");
   };
   if (map.groups.size() != stage.groups.size())
     throw other("the op map has " + std::to_string(map.groups.size()) +
