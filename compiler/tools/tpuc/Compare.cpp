@@ -206,6 +206,36 @@ static int runCompare() {
   if (names.empty())
     return fail("no tensor name is in both " + files[0] + " and " + files[1]);
 
+  // --dequant: the integer tensors its file does not list stay raw codes,
+  // which compare as nonsense against floats: said, and refused when the
+  // file lists none of the compared tensors (another model's file).
+  if (!dequantPath.empty()) {
+    std::vector<std::string> raw;
+    size_t listed = 0;
+    for (const std::string &name : names) {
+      bool integer = isInteger(actual.get(name).dtype) ||
+                     isInteger(reference.get(name).dtype);
+      if (quant.count(name))
+        ++listed;
+      else if (integer)
+        raw.push_back(name);
+    }
+    if (listed == 0 && !raw.empty())
+      return fail("--dequant " + dequantPath +
+                  " lists none of the compared tensors (the file of another "
+                  "model?); their integer codes would compare raw");
+    if (!raw.empty()) {
+      llvm::errs() << "tpuc compare: warning: --dequant " << dequantPath
+                   << " does not list " << raw.size()
+                   << " integer tensor(s), compared as raw codes:";
+      for (size_t i = 0; i < raw.size() && i < 5; ++i)
+        llvm::errs() << " " << raw[i];
+      llvm::errs() << (raw.size() > 5 ? " ..." : "")
+                   << " (an op map lists DDR tensors only; a tpu module "
+                      "lists every tensor)\n";
+    }
+  }
+
   std::vector<tpuc::TensorComparison> rows;
   rows.reserve(names.size());
   for (const std::string &name : names) {
