@@ -308,6 +308,14 @@ ModelRunner::ModelRunner(const isa::bmodel::Model &model, const SimConfig &cfg,
     throw Error("the bmodel was read without its " +
                 std::to_string(stage_->coeffNotLoaded) +
                 " coefficient bytes; only a timing simulation can run it");
+  // The activation memory the stage declares lies in global memory (a
+  // corrupt ctx_size past it went unnoticed: no command need reach its
+  // end).
+  if (stage_->ctxSize != 0 && !gmem.contains(stage_->ctxAddr, stage_->ctxSize))
+    throw Error("the activation memory (ctx_addr " +
+                isa::formatHex(stage_->ctxAddr) + ", ctx_size " +
+                std::to_string(stage_->ctxSize) +
+                " bytes) does not fit global memory");
   if (stage_->coeffBytes() != 0) {
     if (!gmem.contains(stage_->coeffAddr, stage_->coeffBytes()))
       throw Error("the coefficients (" + std::to_string(stage_->coeffBytes()) +
