@@ -102,6 +102,17 @@ print('failed point:', pts[0]['reason'][:160])
 P
 # Its log says why, too.
 tail -n 1 failing/logs/*.log | grep -q "^failed: "
+# A rerun runs the failed point again (its cause may be gone) and keeps
+# the one that ran.
+"$BIN/tpuc" explore fail.toml -o failing 2> refail.log
+grep -q "1 point(s) run (1 failed), 1 skipped" refail.log
+# A sweep none of whose points runs fails (exit 1); a shard of one only
+# warns (its merge must go ahead).
+printf 'models = ["cnn_top.mlir"]\nlayer_group = "none"\n[machine]\nchip.lmem_bytes = [512]\n' > none.toml
+if "$BIN/tpuc" explore none.toml -o nonerun 2> none.err; then exit 1; fi
+grep -q "error: no point ran" none.err
+"$BIN/tpuc" explore none.toml -o noneshard --shard 0/2 2> noneshard.err
+grep -q "warning: no point ran" noneshard.err
 # Rerunning another sweep into those results would drop their points:
 # refused, the results kept.
 if "$BIN/tpuc" explore sweep.toml -o failing 2> foreign.err; then exit 1; fi

@@ -14,7 +14,8 @@
 // tpuc regress: Batch.h). Results:
 // DIR/results.json, DIR/results.csv, DIR/report.html; a point's record is
 // keyed by a hash of its parameters and its model's (and calibration
-// table's) content, and a rerun skips the points DIR already holds.
+// table's) content, and a rerun skips the points DIR holds that ran
+// (failed ones run again).
 //
 //===----------------------------------------------------------------------===//
 #include "Batch.h"
@@ -82,7 +83,7 @@ Compiles (in memory) and simulates (timing mode, in process) every point
 of a sweep: the cross product of the models, quantisation modes,
 layer-group strategies and knobs and machine keys the sweep file lists.
 Writes DIR/results.json, DIR/results.csv and DIR/report.html; a rerun
-skips the points DIR already holds. Sweep format: README.md,
+skips the points DIR holds that ran (failed ones run again). Sweep format: README.md,
 "Design-space sweeps". `merge DIR...` joins the results of shards into
 -o DIR; with --sweep every point of the sweep must be there exactly once.
 )";
@@ -537,8 +538,14 @@ int runSweep(const std::string &sweepPath, const std::string &outDir,
   std::vector<json> records;
   std::vector<const Point *> todo;
   size_t skipped = 0;
+  // Failed points run again (their cause, a timeout or a crash, may be
+  // gone); points that ran are kept.
   for (const Point &p : points) {
-    if (auto it = have.find(p.hash); it != have.end()) {
+    auto it = have.find(p.hash);
+    if (it != have.end() && it->second.value("status", "") != "ok" &&
+        shard.mine(p.index)) {
+      todo.push_back(&p);
+    } else if (it != have.end()) {
       json r = it->second;
       r["index"] = p.index; // same parameters and model: same point
       records.push_back(r);
@@ -588,6 +595,18 @@ int runSweep(const std::string &sweepPath, const std::string &outDir,
                "the results), %.1f s\n",
                kTool, progress.done, progress.failed, progress.skipped,
                progress.elapsed());
+  // No point that ran: nothing to compare. A whole sweep so fails (exit
+  // 1); a shard only warns, since a shard of points no machine of the
+  // sweep can run is no error and its merge must still go ahead.
+  bool anyOk = std::any_of(records.begin(), records.end(), [](const json &r) {
+    return r.value("status", "") == "ok";
+  });
+  if (!anyOk && !records.empty()) {
+    std::fprintf(stderr, "%s: %s: no point ran (see %s/logs)\n", kTool,
+                 shard.count > 1 ? "warning" : "error", outDir.c_str());
+    if (shard.count <= 1)
+      return 1;
+  }
   return 0;
 }
 int runMerge(const std::vector<std::string> &dirs, const std::string &outDir,
