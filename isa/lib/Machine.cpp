@@ -1,6 +1,8 @@
 //===- Machine.cpp - The machine: chip shape and timing constants ---------===//
 #include "tpu/isa/Machine.h"
 
+#include "tpu/isa/Bmodel.h"
+
 #include "tpu/isa/Error.h"
 
 #include <algorithm>
@@ -283,6 +285,13 @@ void Machine::loadText(std::string_view text, const std::string &sourceName) {
                   [this](const std::string &key, const std::string &value) {
                     set(key, value);
                   });
+}
+
+void Machine::loadFile(const std::string &path) {
+  std::vector<uint8_t> bytes = bmodel::readFile(path);
+  loadText(std::string_view(reinterpret_cast<const char *>(bytes.data()),
+                            bytes.size()),
+           path);
 }
 
 void parseConfigText(

@@ -54,6 +54,12 @@ llvm::cl::list<std::string> chipParamArg(
 llvm::cl::alias chipParamShort("p", llvm::cl::desc("Alias for --chip-param"),
                                llvm::cl::aliasopt(chipParamArg),
                                llvm::cl::NotHidden, llvm::cl::cat(category));
+llvm::cl::list<std::string> configArg(
+    "config",
+    llvm::cl::desc("apply a machine configuration file (KEY = VALUE lines, "
+                   "as `tpusim config --defaults-file` prints) on top of the "
+                   "machine the bmodel records, before -p"),
+    llvm::cl::value_desc("FILE"), llvm::cl::cat(category));
 llvm::cl::alias chipParamOld("param", llvm::cl::desc("Alias for --chip-param"),
                              llvm::cl::aliasopt(chipParamArg),
                              llvm::cl::Hidden);
@@ -71,7 +77,7 @@ llvm::cl::opt<std::string>
 
 struct Options {
   std::string model, net, json;
-  std::vector<std::string> overrides;
+  std::vector<std::string> overrides, configFiles;
   bool groups = false;
 };
 
@@ -85,6 +91,7 @@ Options parseArgs(int argc, char **argv) {
   o.groups = groupsArg;
   for (const std::string &kv : chipParamArg)
     o.overrides.push_back(tpu::tool::machineKey(kv));
+  o.configFiles = configArg;
   if (o.model.empty())
     throw Error("missing MODEL.bmodel (see tpu-estimate --help)");
   return o;
@@ -122,6 +129,8 @@ int run(const Options &o) {
     recorded.loadText(model.machine, "the bmodel's machine");
     m = recorded;
   }
+  for (const std::string &f : o.configFiles)
+    m.loadFile(f);
   for (const std::string &p : o.overrides) {
     try {
       m.assign(p);

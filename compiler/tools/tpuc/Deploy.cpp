@@ -147,6 +147,12 @@ cl::list<std::string> chipParamArg(
 cl::alias chipParamShort("p", cl::desc("Alias for --chip-param"),
                          cl::aliasopt(chipParamArg), cl::NotHidden,
                          cl::cat(category));
+cl::list<std::string> configArg(
+    "config",
+    cl::desc("apply a machine configuration file (KEY = VALUE lines, as "
+             "`tpusim config --defaults-file` prints; the file tpusim run "
+             "--config takes) on top of the defaults, before -p"),
+    cl::value_desc("FILE"), cl::sub(command), cl::cat(category));
 cl::alias chipParamOld("param", cl::desc("Alias for --chip-param"),
                        cl::aliasopt(chipParamArg), cl::Hidden);
 cl::opt<bool> exposeAllArg(
@@ -285,7 +291,7 @@ struct DeployOptions {
   /// Empty: the mode's default (kFloatTolerance; INT8: kInt8OutputTolerance
   /// for the outputs, kInt8LayerTolerance for the other tensors).
   std::string testInput, testReference, tolerance;
-  std::vector<std::string> chipParams;
+  std::vector<std::string> chipParams, configFiles;
   std::string layerGroup = "dp";
   std::string lgMaxLength = "24", lgMaxHSlices = "0";
   bool lgHFirst = false;
@@ -320,6 +326,7 @@ int readOptions(DeployOptions &opts) {
   opts.testReference = testReferenceArg;
   opts.tolerance = toleranceArg;
   opts.chipParams = chipParamArg;
+  opts.configFiles = configArg;
   switch (layerGroupArg) {
   case LayerGroup::None:
     opts.layerGroup = "none";
@@ -743,6 +750,8 @@ static int runDeploy() {
   // A key with a prefix (chip.*, tiu.*, ...) is a machine key; a bare key
   // is a chip parameter, as it always was.
   tpu::isa::Machine machine = tpu::isa::Machine::bm1684x();
+  for (const std::string &f : opts.configFiles)
+    machine.loadFile(f); // its errors name the file and line
   for (const std::string &kv : opts.chipParams) {
     try {
       machine.assign(tpu::tool::machineKey(kv));

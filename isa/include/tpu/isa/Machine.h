@@ -119,6 +119,9 @@ struct Machine {
   /// Applies config text (`key = value` lines, `#` comments; parseConfigText)
   /// with set(); `sourceName` names it in errors.
   void loadText(std::string_view text, const std::string &sourceName);
+  /// loadText() of a config file (`--config FILE` of the tools; a
+  /// directory or a device is refused by name).
+  void loadFile(const std::string &path);
 
   /// The defaults as a config file of `key = value  # unit; reason` lines,
   /// one section per group of TimingParams.def (simulator/configs/
