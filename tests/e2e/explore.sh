@@ -150,6 +150,7 @@ bad() { # LINE-PATTERN FILE-CONTENT
   [ ! -e badout/results.json ]
 }
 bad ":1: 'models' names one file twice (cnn_top.mlir and ./cnn_top.mlir)" $'models = ["cnn_top.mlir", "./cnn_top.mlir"]'
+bad ":3: chip.name = BM1688: tpuc compiles for the BM1684X only" $'models = ["cnn_top.mlir"]\n[machine]\nchip.name = ["BM1688"]'
 bad ":3: unknown key 'lg_max_lenght'" $'models = ["cnn_top.mlir"]\n# typo\nlg_max_lenght = 4'
 bad ":3: chip.npu_num = x" $'models = ["cnn_top.mlir"]\n[machine]\nchip.npu_num = [32, x]'
 bad ":3: unknown key 'chip.nope'\|3: chip.nope" $'models = ["cnn_top.mlir"]\n[machine]\nchip.nope = 1'

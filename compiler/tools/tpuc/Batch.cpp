@@ -239,6 +239,12 @@ void checkMachineKey(const std::string &key, const std::string &value,
   } catch (const std::exception &e) {
     throw ParseError{line, key + " = " + value + ": " + e.what()};
   }
+  // tpuc compiles for the BM1684X only (tpuc deploy refuses another name;
+  // every point would fail).
+  if (key == "chip.name" && value != "BM1684X")
+    throw ParseError{line, key + " = " + value +
+                               ": tpuc compiles for the BM1684X only (the "
+                               "machine keeps its name)"};
 }
 
 std::string canonicalMachineValue(const std::string &key,

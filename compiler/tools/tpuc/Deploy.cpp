@@ -760,6 +760,13 @@ static int runDeploy() {
     }
   }
   machine.validate();
+  // The machine's name is the chip's: the bmodel says BM1684X (--chip), and
+  // tpusim refuses a bmodel whose machine names another.
+  if (machine.chip.name != "BM1684X")
+    return fail("chip.name = " + machine.chip.name +
+                ": tpuc deploy compiles for the BM1684X (--chip bm1684x); "
+                "the machine keeps its name (other keys make another "
+                "machine of it)");
   const tpu::isa::ChipParams &chip = machine.chip;
   bool int8Defaults = opts.tolerance.empty() && *mode == tpuc::QuantMode::INT8;
   std::string tolText = !opts.tolerance.empty() ? opts.tolerance
