@@ -109,7 +109,9 @@ cl::opt<unsigned> threadsArg(
 cl::opt<std::string> statsArg(
     "stats",
     cl::desc("write the run's statistics as JSON: cycles, time, per-engine "
-             "busy share, MAC utilisation, DDR bytes, per command group"),
+             "busy share, MAC utilisation, DDR bytes, the configuration, and "
+             "per op (with the <stem>_ops.json beside the bmodel) its "
+             "cycles, busy cycles, MACs, DDR bytes and commands"),
     cl::value_desc("STATS.json"), cl::sub(runCommand), cl::cat(category));
 cl::opt<std::string> traceArg(
     "trace",
