@@ -227,13 +227,14 @@ void ChipParams::validate() const {
             ") must not reach lmem_base = " + formatHex(lmemBase));
 
   struct Region {
-    const char *name;
+    const char *name, *baseKey;
     uint64_t base, bytes;
   };
-  const Region regions[] = {{"local memory", lmemBase, lmemTotal()},
-                            {"static memory", smemBase, smemBytes},
-                            {"L2 SRAM", l2Base, l2Bytes},
-                            {"global memory", gmemBase, gmemBytes}};
+  const Region regions[] = {
+      {"local memory", "lmem_base", lmemBase, lmemTotal()},
+      {"static memory", "smem_base", smemBase, smemBytes},
+      {"L2 SRAM", "l2_base", l2Base, l2Bytes},
+      {"global memory", "gmem_base", gmemBase, gmemBytes}};
   constexpr uint64_t addrLimit = uint64_t(1) << kGdmaAddrBits;
   for (const Region &r : regions)
     if (r.base >= addrLimit || r.bytes > addrLimit - r.base)
@@ -245,7 +246,10 @@ void ChipParams::validate() const {
       if (&a < &b && a.base < b.base + b.bytes && b.base < a.base + a.bytes)
         invalid(std::string(a.name) + " [" + formatHex(a.base) + ", +" +
                 formatHex(a.bytes) + ") overlaps " + b.name + " [" +
-                formatHex(b.base) + ", +" + formatHex(b.bytes) + ")");
+                formatHex(b.base) + ", +" + formatHex(b.bytes) +
+                "): move it, e.g. chip." + b.baseKey + " = " +
+                formatHex(a.base + a.bytes) + " (just past " + a.name +
+                "), or move chip." + a.baseKey);
 
   unsigned idBits = tiuFieldWidth("cmd_id");
   if (idWidth == 0 || idWidth > idBits)

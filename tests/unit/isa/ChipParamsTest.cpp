@@ -191,6 +191,12 @@ TEST(ChipParamsTest, ValidateRejectsInconsistentMachines) {
       {"smem_base", "0x10001000",
        "static memory [0x10001000, +0x4000) "
        "overlaps L2 SRAM"},
+      // 64 lanes x 512 KiB reach static memory: the message says which
+      // key moves it out of the way.
+      {"lmem_bytes", "512K",
+       "local memory [0x8000000, +0x2000000) overlaps static memory "
+       "[0x9000000, +0x4000): move it, e.g. chip.smem_base = 0xa000000 "
+       "(just past local memory), or move chip.lmem_base"},
       {"gmem_bytes", "1024G",
        "global memory [0x100000000, +0x10000000000) "
        "does not fit the 40-bit GDMA address space"},
