@@ -61,6 +61,8 @@ void writeOpMap(const OpMap &map, const std::string &path) {
 }
 
 OpMap readOpMap(const std::string &path) {
+  if (std::string why = bmodel::notAFile(path); !why.empty())
+    throw Error(path + ": the op map " + why);
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw Error(path + ": cannot open the op map");

@@ -148,7 +148,8 @@ cl::opt<uint64_t> maxCommandsArg(
 cl::list<std::string> configArg(
     "config",
     cl::desc("apply a configuration file (KEY = VALUE lines, as `tpusim "
-             "config --defaults-file` prints) on top of the defaults"),
+             "config --defaults-file` prints) on top of the machine the "
+             "bmodel records (run) or of the defaults (config), before -p"),
     cl::value_desc("FILE"), cl::sub(runCommand), cl::sub(configCommand),
     cl::cat(category));
 cl::list<std::string> chipParamArg(

@@ -113,6 +113,11 @@ if "$BIN/tpuc" explore none.toml -o nonerun 2> none.err; then exit 1; fi
 grep -q "error: no point ran" none.err
 "$BIN/tpuc" explore none.toml -o noneshard --shard 0/2 2> noneshard.err
 grep -q "warning: no point ran" noneshard.err
+"$BIN/tpuc" explore none.toml -o noneshard1 --shard 0/1 2> noneshard1.err
+grep -q "warning: no point ran" noneshard1.err
+# Their merge is a whole sweep again: it fails.
+if "$BIN/tpuc" explore merge noneshard1 -o nonemerged 2> nonemerge.err; then exit 1; fi
+grep -q "merge: error: no point ran" nonemerge.err
 # Rerunning another sweep into those results would drop their points:
 # refused, the results kept.
 if "$BIN/tpuc" explore sweep.toml -o failing 2> foreign.err; then exit 1; fi

@@ -3200,10 +3200,10 @@ bool planInLayout(const GroupSpec &spec, const isa::ChipParams &chip,
   // and 8 slices (162,843, 163,670 and 164,494 cycles), before 16
   // (92,956). In the matrix(w) layout the column blocks, the C slices, are
   // also what overlaps the weight's load with the multiplies. When a
-  // slicing of those runs fits, the reduced-axis runs (a group of one that
-  // reduces an axis) compete with it on cost: cutting K is what overlaps a
-  // matmul's weight load with its multiplies (two copies of a K slice, the
-  // next loading while this one multiplies), and without them more local
+  // slicing of those runs fits a matmul alone, its reduced-axis runs
+  // compete with it on cost: cutting K is what overlaps the weight's load
+  // with the multiplies (two copies of a K slice, the next loading while
+  // this one multiplies), and without them more local
   // memory was slower: a 32768 x 256 F16 linear layer on 512 KiB lanes
   // fit whole and cost 329,184 cycles, where 8 K slices cost 272,780
   // (and on 256 KiB, where it did not fit whole, 14 cost 275,380). When
@@ -3263,11 +3263,14 @@ bool planInLayout(const GroupSpec &spec, const isa::ChipParams &chip,
     if (!lastResort(b))
       searchRun(b, e);
   }
-  // Something fits: the reduced-axis runs compete with it.
-  if (found)
+  // Something fits: a matmul's reduced-axis runs (whole columns) compete
+  // with it. Not a reduction's: its input loads slice by slice either way,
+  // and cutting its extent only rounds its sums otherwise.
+  if (found && spec.ops.size() == 1 &&
+      std::holds_alternative<MatMulParams>(spec.ops[0].params))
     for (size_t b = 0, e; b < cands.size(); b = e) {
       e = runEnd(b);
-      if (cands[b].k > 1)
+      if (cands[b].k > 1 && cands[b].w == 1)
         searchRun(b, e);
     }
   for (size_t b = 0, e; !found && b < cands.size(); b = e) {

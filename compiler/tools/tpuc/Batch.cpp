@@ -194,6 +194,8 @@ std::vector<std::string> values(const std::string &raw, int line) {
 void readEntries(const std::string &path, const std::string &what,
                  const std::function<void(const std::string &, int)> &onSection,
                  const std::function<void(const Entry &)> &onEntry) {
+  if (std::string why = ::tpu::isa::bmodel::notAFile(path); !why.empty())
+    throw ::tpu::Error(path + ": the " + what + " " + why);
   std::ifstream in(path);
   if (!in)
     throw ::tpu::Error(path + ": cannot read the " + what);
@@ -394,7 +396,7 @@ Shard parseShard(const std::string &text) {
   if (std::sscanf(text.c_str(), "%llu%c%llu%c", &i, &slash, &n, &extra) != 3 ||
       slash != '/' || n == 0 || i >= n)
     throw ::tpu::Error("--shard '" + text + "' is not I/N with 0 <= I < N");
-  return Shard{size_t(i), size_t(n)};
+  return Shard{size_t(i), size_t(n), /*given=*/true};
 }
 
 CommonOptions::CommonOptions(llvm::cl::SubCommand &sub,

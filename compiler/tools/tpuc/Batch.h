@@ -149,6 +149,8 @@ std::string executableDigest(const std::string &path,
 
 struct Shard {
   size_t index = 0, count = 1;
+  /// Whether --shard was given (I/1 too: one shard of a sharded run).
+  bool given = false;
   bool mine(size_t i) const { return i % count == index; }
 };
 

@@ -206,18 +206,20 @@ static int runCompare() {
   if (names.empty())
     return fail("no tensor name is in both " + files[0] + " and " + files[1]);
 
-  // --dequant: the integer tensors its file does not list stay raw codes,
-  // which compare as nonsense against floats: said, and refused when the
-  // file lists none of the compared tensors (another model's file).
+  // --dequant: an integer array against a float one that its file does
+  // not list stays raw codes, which compare as nonsense: said, and refused
+  // when the file lists none of the compared tensors (another model's
+  // file). Arrays integer on both sides (indices, argmax) compare as they
+  // are.
   if (!dequantPath.empty()) {
     std::vector<std::string> raw;
     size_t listed = 0;
     for (const std::string &name : names) {
-      bool integer = isInteger(actual.get(name).dtype) ||
-                     isInteger(reference.get(name).dtype);
+      bool mixed = isInteger(actual.get(name).dtype) !=
+                   isInteger(reference.get(name).dtype);
       if (quant.count(name))
         ++listed;
-      else if (integer)
+      else if (mixed)
         raw.push_back(name);
     }
     if (listed == 0 && !raw.empty())

@@ -539,11 +539,15 @@ int runSweep(const std::string &sweepPath, const std::string &outDir,
   std::vector<const Point *> todo;
   size_t skipped = 0;
   // Failed points run again (their cause, a timeout or a crash, may be
-  // gone); points that ran are kept.
+  // gone); points that ran are kept. A failed record stays until its
+  // point's new one replaces it (an interrupted rerun keeps it).
   for (const Point &p : points) {
     auto it = have.find(p.hash);
     if (it != have.end() && it->second.value("status", "") != "ok" &&
         shard.mine(p.index)) {
+      json r = it->second;
+      r["index"] = p.index;
+      records.push_back(r);
       todo.push_back(&p);
     } else if (it != have.end()) {
       json r = it->second;
@@ -584,7 +588,14 @@ int runSweep(const std::string &sweepPath, const std::string &outDir,
         else
           ++progress.failed;
         ++progress.done;
-        records.push_back(rec);
+        auto old =
+            std::find_if(records.begin(), records.end(), [&](const json &r) {
+              return r["hash"] == rec["hash"];
+            });
+        if (old != records.end())
+          *old = rec;
+        else
+          records.push_back(rec);
         writeResults(outDir, records, /*report=*/false);
         progress.update();
       });
@@ -603,8 +614,8 @@ int runSweep(const std::string &sweepPath, const std::string &outDir,
   });
   if (!anyOk && !records.empty()) {
     std::fprintf(stderr, "%s: %s: no point ran (see %s/logs)\n", kTool,
-                 shard.count > 1 ? "warning" : "error", outDir.c_str());
-    if (shard.count <= 1)
+                 shard.given ? "warning" : "error", outDir.c_str());
+    if (!shard.given)
       return 1;
   }
   return 0;
@@ -649,6 +660,14 @@ int runMerge(const std::vector<std::string> &dirs, const std::string &outDir,
   writeResults(outDir, records, /*report=*/true);
   std::fprintf(stderr, "%s merge: %zu point(s) from %zu dir(s) into %s\n",
                kTool, records.size(), dirs.size(), outDir.c_str());
+  // As a whole sweep: none of its points ran, nothing to compare.
+  if (!records.empty() &&
+      std::none_of(records.begin(), records.end(), [](const json &r) {
+        return r.value("status", "") == "ok";
+      })) {
+    std::fprintf(stderr, "%s merge: error: no point ran\n", kTool);
+    return 1;
+  }
   return 0;
 }
 

@@ -1,6 +1,7 @@
 //===- TfliteReader.cpp - Checked view of a .tflite flatbuffer ------------===//
 
 #include "TfliteReader.h"
+#include "tpu/isa/Bmodel.h"
 
 #include "tpu/isa/Error.h"
 
@@ -185,6 +186,8 @@ std::string describeTensor(const Subgraph &m, int32_t index) {
 }
 
 Model readModelFile(const std::string &path) {
+  if (std::string why = ::tpu::isa::bmodel::notAFile(path); !why.empty())
+    fail(path, why);
   std::ifstream in(path, std::ios::binary);
   if (!in)
     fail(path, std::string("cannot open TFLite model: ") + std::strerror(errno));

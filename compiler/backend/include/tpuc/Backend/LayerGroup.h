@@ -27,7 +27,8 @@
 //    loaded from or stored to DDR double-buffered; values that live only
 //    inside a slice share memory by lifetime (first fit over the op order);
 //  - reduced-axis slices, for a group of one whose reduction (a reduce's
-//    extent, a matmul's K) fits no other slicing: the reduced axis cut in
+//    extent, a matmul's K) fits no other slicing, or a matmul by a weight
+//    where the cost model finds them faster: the reduced axis cut in
 //    shares whose partial results accumulate in a scratch tile of its own,
 //    the last slice finishing and storing the result (accumulatedAxis);
 //  - the weights are loaded once, before the first slice (or, for an
