@@ -841,6 +841,21 @@ static int runDeploy() {
         return fail(opts.quantizeTable +
                     ": INT8 entries need --calibration-table (made by tpuc "
                     "calibrate)");
+  // A table given for a float deploy that lowers nothing to INT8 (no
+  // INT8 entry in the quantize table) does nothing: said, not refused
+  // (TPU-MLIR's model_deploy takes it so too).
+  if (*mode != tpuc::QuantMode::INT8 && !opts.calibrationTable.empty()) {
+    bool int8Entries = false;
+    if (table)
+      for (const auto &entry : table->entries)
+        int8Entries |= entry.second.mode == tpuc::QuantMode::INT8;
+    if (!int8Entries)
+      llvm::errs() << "tpuc deploy: warning: --calibration-table "
+                   << opts.calibrationTable << " is not used: --quantize "
+                   << tpuc::quantModeName(*mode)
+                   << " lowers no op to INT8 (only the INT8 entries of a "
+                      "--quantize-table would)\n";
+  }
   llvm::StringRef modeName = tpuc::quantModeName(*mode);
   tpuc::deploy::PipelineOptions pipeline;
   pipeline.mode = *mode;
