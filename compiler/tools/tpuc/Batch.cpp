@@ -243,7 +243,7 @@ void checkMachineKey(const std::string &key, const std::string &value,
   }
   // tpuc compiles for the BM1684X only (tpuc deploy refuses another name;
   // every point would fail).
-  if (key == "chip.name" && value != "BM1684X")
+  if (key == "chip.name" && value != ::tpu::isa::bmodel::kChipName)
     throw ParseError{line, key + " = " + value +
                                ": tpuc compiles for the BM1684X only (the "
                                "machine keeps its name)"};
@@ -452,15 +452,18 @@ CommandLine readCommandLine(const CommonOptions &options) {
     if (cl.merge)
       throw ::tpu::Error("--check checks one file; merge joins results (drop "
                          "--check or merge)");
-    for (const auto *o : std::initializer_list<const llvm::cl::Option *>{
-             &options.outDir, &options.jobs, &options.shard})
-      if (o->getNumOccurrences())
-        throw ::tpu::Error("--" + o->ArgStr.str() +
-                           " is for running; --check runs and writes nothing "
-                           "(drop --" +
-                           o->ArgStr.str() + ")");
+    refuseWithCheck({&options.outDir, &options.jobs, &options.shard});
   }
   return cl;
+}
+
+void refuseWithCheck(std::initializer_list<const llvm::cl::Option *> options) {
+  for (const llvm::cl::Option *o : options)
+    if (o->getNumOccurrences())
+      throw ::tpu::Error("--" + o->ArgStr.str() +
+                         " is for running; --check runs and writes nothing "
+                         "(drop --" +
+                         o->ArgStr.str() + ")");
 }
 
 unsigned parsePositive(const std::string &v, const std::string &option) {

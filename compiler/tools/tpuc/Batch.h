@@ -181,6 +181,10 @@ struct CommandLine {
   unsigned jobs = 0; ///< the cores unless given
   Shard shard;
 };
+/// Throws tpu::Error naming the first of \p options given on the command
+/// line: options of a run, which --check (it runs and writes nothing)
+/// refuses.
+void refuseWithCheck(std::initializer_list<const llvm::cl::Option *> options);
 /// Reads \p options once llvm::cl parsed them; throws tpu::Error naming a
 /// bad --jobs or --shard, or either given to a merge.
 CommandLine readCommandLine(const CommonOptions &options);

@@ -762,7 +762,7 @@ static int runDeploy() {
   machine.validate();
   // The machine's name is the chip's: the bmodel says BM1684X (--chip), and
   // tpusim refuses a bmodel whose machine names another.
-  if (machine.chip.name != "BM1684X")
+  if (machine.chip.name != tpu::isa::bmodel::kChipName)
     return fail("chip.name = " + machine.chip.name +
                 ": tpuc deploy compiles for the BM1684X (--chip bm1684x); "
                 "the machine keeps its name (other keys make another "

@@ -504,6 +504,9 @@ void writeResults(const std::string &dir, std::vector<json> records,
 // Driver
 //===----------------------------------------------------------------------===//
 
+/// Whether a point's record says it ran (compiled and simulated).
+bool ran(const json &record) { return record.value("status", "") == "ok"; }
+
 json baseRecord(const Point &p) {
   return json{{"index", p.index}, {"hash", p.hash}, {"params", pointParams(p)}};
 }
@@ -543,20 +546,18 @@ int runSweep(const std::string &sweepPath, const std::string &outDir,
   // point's new one replaces it (an interrupted rerun keeps it).
   for (const Point &p : points) {
     auto it = have.find(p.hash);
-    if (it != have.end() && it->second.value("status", "") != "ok" &&
-        shard.mine(p.index)) {
-      json r = it->second;
-      r["index"] = p.index;
-      records.push_back(r);
-      todo.push_back(&p);
-    } else if (it != have.end()) {
-      json r = it->second;
-      r["index"] = p.index; // same parameters and model: same point
-      records.push_back(r);
-      skipped += shard.mine(p.index);
-    } else if (shard.mine(p.index)) {
-      todo.push_back(&p);
+    if (it == have.end()) {
+      if (shard.mine(p.index))
+        todo.push_back(&p);
+      continue;
     }
+    json r = it->second;
+    r["index"] = p.index; // same parameters and model: same point
+    records.push_back(r);
+    if (!ran(r) && shard.mine(p.index))
+      todo.push_back(&p);
+    else
+      skipped += shard.mine(p.index);
   }
   tpuc::batch::Progress progress("points", todo.size(), skipped);
   progress.update();
@@ -609,10 +610,7 @@ int runSweep(const std::string &sweepPath, const std::string &outDir,
   // No point that ran: nothing to compare. A whole sweep so fails (exit
   // 1); a shard only warns, since a shard of points no machine of the
   // sweep can run is no error and its merge must still go ahead.
-  bool anyOk = std::any_of(records.begin(), records.end(), [](const json &r) {
-    return r.value("status", "") == "ok";
-  });
-  if (!anyOk && !records.empty()) {
+  if (!records.empty() && std::none_of(records.begin(), records.end(), ran)) {
     std::fprintf(stderr, "%s: %s: no point ran (see %s/logs)\n", kTool,
                  shard.given ? "warning" : "error", outDir.c_str());
     if (!shard.given)
@@ -661,10 +659,7 @@ int runMerge(const std::vector<std::string> &dirs, const std::string &outDir,
   std::fprintf(stderr, "%s merge: %zu point(s) from %zu dir(s) into %s\n",
                kTool, records.size(), dirs.size(), outDir.c_str());
   // As a whole sweep: none of its points ran, nothing to compare.
-  if (!records.empty() &&
-      std::none_of(records.begin(), records.end(), [](const json &r) {
-        return r.value("status", "") == "ok";
-      })) {
+  if (!records.empty() && std::none_of(records.begin(), records.end(), ran)) {
     std::fprintf(stderr, "%s merge: error: no point ran\n", kTool);
     return 1;
   }

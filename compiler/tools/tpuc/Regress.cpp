@@ -1868,13 +1868,8 @@ static int runRegress() {
     suitePath = positional[0];
   }
   if (check) {
-    for (const cl::Option *o : std::initializer_list<const cl::Option *>{
-             &updateBaselineArg, &baselineArg, &junitArg, &jsonArg, &cacheArg})
-      if (o->getNumOccurrences())
-        return fail("--" + o->ArgStr.str() +
-                    " is for running; --check runs and writes nothing (drop "
-                    "--" +
-                    o->ArgStr.str() + ")");
+    tpuc::batch::refuseWithCheck(
+        {&updateBaselineArg, &baselineArg, &junitArg, &jsonArg, &cacheArg});
     Suite su = readSuite(suitePath);
     llvm::outs() << suitePath << ": " << su.cases.size() << " case(s), "
                  << enumerate(su).size() << " run(s)\n";

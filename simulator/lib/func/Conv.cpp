@@ -1100,28 +1100,25 @@ float *packFloatWeights(const ConvGeom &g, SimdPath path, Load load,
 #if TPUSIM_X86_PATHS
 /// One block of packFloatWeights' layout for fp16 weights and blocks of 8
 /// channels (the AVX-512 tiles), straight from the channels' slots: `slot`
-/// (nb of them) the slots' first bytes, a weight (ic, tap) at element
-/// (ic / icp) * taps * icp + src[tap] * icp + ic % icp (src: the tap a
-/// kernel_rotate reads), icp a multiple of 8. Eight input channels at one
-/// tap lie together in a slot, so each step loads them for the 8 channels
-/// (8 x 16 bytes), converts them (vcvtph2ps: fp16ToFp32's bits for every
-/// value but a NaN), transposes them in registers and stores the 8 weights
-/// of each (ic, tap); input channels past the last multiple of 8 go one by
-/// one. Returns false if a weight is a NaN (tested on the bits): then the
-/// block holds garbage and the caller packs the general way, whose
-/// conversion keeps NaN payloads.
+/// (nb of them) the slots' first bytes, weight k = ic * taps + tap of a
+/// channel at element off[k] of its slot (execConv's weightOffsets). With
+/// an IC_PARALLEL that is a multiple of 8, eight input channels from a
+/// multiple of 8 at one tap lie together in a slot, so each step loads
+/// them for the 8 channels (8 x 16 bytes), converts them (vcvtph2ps:
+/// fp16ToFp32's bits for every value but a NaN), transposes them in
+/// registers and stores the 8 weights of each (ic, tap); input channels
+/// past the last multiple of 8 go one by one. Returns false if a weight is
+/// a NaN (tested on the bits): then the block holds garbage and the caller
+/// packs the general way, whose conversion keeps NaN payloads.
 __attribute__((target("avx2,f16c"))) bool
 packHalfBlock8(const uint8_t *const *slot, unsigned nb, uint32_t ic,
-               uint32_t icp, const std::vector<uint32_t> &src, float *w) {
-  size_t taps = src.size();
+               size_t taps, const uint64_t *off, float *w) {
   const __m128i magMask = _mm_set1_epi16(0x7FFF), inf = _mm_set1_epi16(0x7C00);
   __m128i nan = _mm_setzero_si128();
   uint32_t ic8 = ic / 8 * 8;
-  for (uint32_t c0 = 0; c0 < ic8; c0 += 8) {
-    size_t base = size_t(c0 / icp) * taps * icp + c0 % icp;
-    float *wc = w + size_t(c0) * taps * 8;
+  for (uint32_t c0 = 0; c0 < ic8; c0 += 8)
     for (size_t t = 0; t < taps; ++t) {
-      size_t at = 2 * (base + size_t(src[t]) * icp);
+      size_t at = 2 * off[c0 * taps + t];
       __m256 r[8], o[8];
       for (unsigned b = 0; b < 8; ++b) {
         if (b >= nb) {
@@ -1135,25 +1132,19 @@ packHalfBlock8(const uint8_t *const *slot, unsigned nb, uint32_t ic,
         r[b] = _mm256_cvtph_ps(h);
       }
       transpose8x8(r, o);
-      // Input channel c0 + j at tap t: weight k = (c0 + j) * taps + t.
+      // Input channel c0 + j at tap t: weight (c0 + j) * taps + t.
       for (unsigned j = 0; j < 8; ++j)
-        _mm256_storeu_ps(wc + (size_t(j) * taps + t) * 8, o[j]);
+        _mm256_storeu_ps(w + ((c0 + j) * taps + t) * 8, o[j]);
     }
-  }
   bool anyNan = _mm_movemask_epi8(nan) != 0;
-  for (uint32_t c = ic8; c < ic; ++c) {
-    size_t base = size_t(c / icp) * taps * icp + c % icp;
-    for (size_t t = 0; t < taps; ++t) {
-      float *d = w + (size_t(c) * taps + t) * 8;
-      for (unsigned b = 0; b < 8; ++b) {
-        uint16_t h = 0;
-        if (b < nb)
-          std::memcpy(&h, slot[b] + 2 * (base + size_t(src[t]) * icp), 2);
-        anyNan |= (h & 0x7FFF) > 0x7C00;
-        d[b] = fp16ToFp32Fast(h);
-      }
+  for (size_t k = size_t(ic8) * taps; k < size_t(ic) * taps; ++k)
+    for (unsigned b = 0; b < 8; ++b) {
+      uint16_t h = 0;
+      if (b < nb)
+        std::memcpy(&h, slot[b] + 2 * off[k], 2);
+      anyNan |= (h & 0x7FFF) > 0x7C00;
+      w[k * 8 + b] = fp16ToFp32Fast(h);
     }
-  }
   return !anyNan;
 }
 #endif
@@ -1910,12 +1901,6 @@ void execConv(const TiuOp &op, MachineState &m) {
     // sends the whole pack the general way).
     if (wType.prec == Prec::Fp16 && !f.opd1_const && icp % 8 == 0 &&
         tileShape(path).nb == 8 && useF16c()) {
-      std::vector<uint32_t> src(kArea);
-      for (uint32_t ky = 0; ky < g.kh; ++ky)
-        for (uint32_t kx = 0; kx < g.kw; ++kx)
-          src[ky * g.kw + kx] = f.kernel_rotate
-                                    ? (g.kh - 1 - ky) * g.kw + (g.kw - 1 - kx)
-                                    : ky * g.kw + kx;
       int64_t blocks = int64_t(ceilDiv(g.oc, 8u));
       float *dst = scratch<float, 2>(size_t(blocks) * wPerOc * 8);
       std::atomic<bool> clean{true};
@@ -1926,7 +1911,7 @@ void execConv(const TiuOp &op, MachineState &m) {
         for (unsigned b = 0; b < nb; ++b)
           slot[b] = wView->laneStart(oc0 + b) +
                     uint64_t(wView->index(0, oc0 + b, 0, 0)) * 2;
-        if (!packHalfBlock8(slot, nb, g.ic, icp, src,
+        if (!packHalfBlock8(slot, nb, g.ic, kArea, wOff.data(),
                             dst + size_t(blk) * wPerOc * 8))
           clean.store(false, std::memory_order_relaxed);
       });

@@ -313,27 +313,35 @@ void fp32RowToFp16(const float *in, uint16_t *out, size_t n) {
   fp32RowToFp16Portable(in, out, n);
 }
 
-bool halfRowToFloat(const void *in, float *out, size_t n, bool testNan) {
-  const auto *bytes = static_cast<const uint8_t *>(in);
-  constexpr size_t kChunk = 256;
-  uint16_t bits[kChunk];
+namespace {
+/// Whether the row conversions of local memory take the AVX-512 routines.
+bool avx512Rows() {
 #if TPUSIM_X86_PATHS
-  if (useF16c() && vectorBuild(simdPath()) == SimdPath::Avx512) {
-    if (fp16RowToFp32Avx512(in, out, n))
-      return false;
-    for (size_t i = 0; i < n; i += kChunk) {
-      size_t k = std::min(kChunk, n - i);
-      std::memcpy(bits, bytes + 2 * i, 2 * k);
-      fp16RowToFp32Portable(bits, out + i, k);
-    }
-    return true;
-  }
+  return vectorBuild(simdPath()) == SimdPath::Avx512 && cpuHasF16c();
+#else
+  return false;
+#endif
+}
+
+/// Rows at any address go through a copy of their bits, this many at a
+/// time.
+constexpr size_t kBounceChunk = 256;
+} // namespace
+
+bool halfRowToFloat(const void *in, float *out, size_t n, bool testNan) {
+#if TPUSIM_X86_PATHS
+  // A row with a NaN goes the general way below (whose F16C routine hands
+  // it to the portable one, which keeps payloads).
+  if (avx512Rows() && fp16RowToFp32Avx512(in, out, n))
+    return false;
 #endif
   // The path's row conversion through a copy of the bits (any address),
   // then the NaN test on them.
+  const auto *bytes = static_cast<const uint8_t *>(in);
+  uint16_t bits[kBounceChunk];
   uint16_t nan = 0;
-  for (size_t i = 0; i < n; i += kChunk) {
-    size_t k = std::min(kChunk, n - i);
+  for (size_t i = 0; i < n; i += kBounceChunk) {
+    size_t k = std::min(kBounceChunk, n - i);
     std::memcpy(bits, bytes + 2 * i, 2 * k);
     fp16RowToFp32(bits, out + i, k);
     if (testNan)
@@ -345,15 +353,13 @@ bool halfRowToFloat(const void *in, float *out, size_t n, bool testNan) {
 
 void floatRowToHalf(const float *in, void *out, size_t n) {
 #if TPUSIM_X86_PATHS
-  if (useF16c() && vectorBuild(simdPath()) == SimdPath::Avx512 &&
-      fp32RowToFp16Avx512(in, out, n))
+  if (avx512Rows() && fp32RowToFp16Avx512(in, out, n))
     return;
 #endif
   auto *bytes = static_cast<uint8_t *>(out);
-  constexpr size_t kChunk = 256;
-  uint16_t bits[kChunk];
-  for (size_t i = 0; i < n; i += kChunk) {
-    size_t k = std::min(kChunk, n - i);
+  uint16_t bits[kBounceChunk];
+  for (size_t i = 0; i < n; i += kBounceChunk) {
+    size_t k = std::min(kBounceChunk, n - i);
     fp32RowToFp16(in + i, bits, k);
     std::memcpy(bytes + 2 * i, bits, 2 * k);
   }
